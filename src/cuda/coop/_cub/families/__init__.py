@@ -1,0 +1,1 @@
+"""One C++ emitter per operation family: a spec in, a Provider out."""

@@ -1,0 +1,75 @@
+"""CUB BlockLoad/BlockStore and WarpLoad/WarpStore providers (SPEC 8.1, 8.2)."""
+from __future__ import annotations
+
+from ..._semantics.common import BLOCK, c_type
+from ..._semantics.load_store import LoadStoreSpec
+from ..provider import Provider
+
+_ENUM = {
+    "direct": "DIRECT", "striped": "STRIPED", "vectorize": "VECTORIZE", "transpose": "TRANSPOSE",
+    "warp_transpose": "WARP_TRANSPOSE", "warp_transpose_timesliced": "WARP_TRANSPOSE_TIMESLICED",
+}
+
+
+def emit(spec: LoadStoreSpec) -> Provider:
+    t, k = c_type(spec.dtype), spec.items_per_thread
+    bx, by, bz = spec.block
+    tile = spec.tile_items
+    is_block = spec.group.kind == BLOCK
+    kind = "Load" if spec.op == "load" else "Store"
+    enum = f"cub::{'BLOCK' if is_block else 'WARP'}_{kind.upper()}_{_ENUM[spec.algorithm]}"
+    if is_block:
+        algo = f"cub::Block{kind}<{t}, {bx}, {k}, {enum}, {by}, {bz}>"
+        header = f"cub/block/block_{kind.lower()}.cuh"
+    else:
+        algo = f"cub::Warp{kind}<{t}, {k}, {enum}, {spec.group.size}>"
+        header = f"cub/warp/warp_{kind.lower()}.cuh"
+
+    lines = [f"  using Algo = {algo};"]
+    if not is_block:
+        # The group's tile origin and scratch slice come from its instance index.
+        lines += [
+            f"  const unsigned rank = cuda_coop::linear_rank<{bx}, {by}, {bz}>();",
+            f"  const unsigned instance = rank / {spec.group.size}u;",
+            f"  array += (long long)instance * {tile};",
+            "  scratch += instance * stride;",
+        ]
+    valid_arg = ""
+    if spec.has_valid_items:
+        if is_block:
+            lines += [f"  cuda_coop::check_range(valid_items, {tile});", "  const int valid = (int)valid_items;"]
+        else:
+            total = spec.group.instances * tile
+            lines += [
+                f"  cuda_coop::check_range(valid_items, {total});",
+                f"  long long mine = valid_items - (long long)instance * {tile};",
+                f"  const int valid = (int)(mine < 0 ? 0 : (mine > {tile} ? {tile} : mine));",
+            ]
+        valid_arg = ", valid" + (", oob_default" if spec.has_oob_default else "")
+    if spec.uses_scratch:
+        lines.append("  Algo algo(*reinterpret_cast<typename Algo::TempStorage*>(scratch));")
+    else:
+        lines += ["  typename Algo::TempStorage unused;  // storage-free algorithm", "  Algo algo(unused);"]
+    if spec.op == "load":
+        params = f"const {t}* array, {t}* items, long long offset, long long valid_items, {t} oob_default"
+        lines += [f"  {t} (&out)[{k}] = *reinterpret_cast<{t} (*)[{k}]>(items);",
+                  f"  algo.Load(array + offset, out{valid_arg});"]
+    else:
+        # Store leaves its input unchanged: CUB's transposes work in place, so copy first.
+        source = "{value}" if spec.scalar_value else ""
+        params = f"{t}* array, {'' if spec.scalar_value else 'const '}{t}{' value' if spec.scalar_value else '* items'}" \
+                 ", long long offset, long long valid_items"
+        lines.append(f"  {t} copy[{k}]{' = ' + source if source else ''};")
+        if not spec.scalar_value:
+            lines.append(f"  for (int i = 0; i < {k}; ++i) copy[i] = items[i];")
+        lines.append(f"  algo.Store(array + offset, copy{valid_arg});")
+    if spec.barrier:
+        if is_block:
+            lines.append("  __syncthreads();  // reuse barrier for the scratch")
+        else:
+            lines.append(f"  __syncwarp(cuda_coop::logical_warp_mask(rank, {spec.group.size}u));")
+    body = (
+        f'extern "C" __device__ void @SYM@({params}, char* scratch, unsigned long long stride) {{\n'
+        + "\n".join(lines) + "\n}\n"
+    )
+    return Provider.make(spec.op, (header,), body, "typename " + algo + "::TempStorage" if spec.uses_scratch else None)

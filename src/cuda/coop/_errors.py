@@ -1,0 +1,46 @@
+"""The cuda.coop exception hierarchy (SPEC 10.1) and message helpers."""
+from __future__ import annotations
+
+
+class CoopError(Exception):
+    """Base class of every error cuda.coop raises."""
+
+
+class CoopTypeError(CoopError, TypeError):
+    """Wrong kind of value, dtype, or a value that is not compile-time."""
+
+
+class CoopValueError(CoopError, ValueError):
+    """Value out of range, incompatible combination or resource limit."""
+
+
+class CoopUnsupportedError(CoopError, NotImplementedError):
+    """Unsupported group kind or variant, or an unimplemented operation."""
+
+
+class CoopBuildError(CoopError, RuntimeError):
+    """Toolchain or header failure while building CUB code."""
+
+
+class CoopCompilerContextRequiredError(CoopError, RuntimeError):
+    """A kernel-only marker was executed as ordinary Python."""
+
+
+class CudaCoopAutoRegistrationWarning(UserWarning):
+    """Automatic backend registration failed while importing cuda.coop."""
+
+
+def at(loc: object) -> str:
+    """Render a source location as ``file:line`` for messages."""
+    filename = getattr(loc, "filename", None)
+    line = getattr(loc, "line", None)
+    if filename is None:
+        return "<unknown location>"
+    return f"{filename}:{line}"
+
+
+def located(exc: CoopError, loc: object) -> CoopError:
+    """Prefix an error message with the kernel source location of the call."""
+    exc.args = (f"{at(loc)}: {exc.args[0]}",) + tuple(exc.args[1:])
+    exc.coop_location = at(loc)  # type: ignore[attr-defined]
+    return exc

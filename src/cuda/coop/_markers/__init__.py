@@ -1,0 +1,1 @@
+"""Layer 1: public markers. Backend-free signatures, docs and kernel-only guards."""

@@ -1,0 +1,64 @@
+"""load and store markers (SPEC 8.1, 8.2)."""
+from __future__ import annotations
+
+from typing import Any
+
+from .base import operation
+from .groups import ThreadGroup
+from .temp_storage import TempStorage
+from .thread_data import ThreadData
+
+LOAD_ALGORITHMS = ("direct", "striped", "vectorize", "transpose", "warp_transpose", "warp_transpose_timesliced")
+
+
+@operation("load")
+def load(
+    group: ThreadGroup,
+    source: Any,
+    output: ThreadData,
+    /,
+    *,
+    algorithm: str = "direct",
+    valid_items: int | None = None,
+    oob_default: Any = None,
+    offset: int | None = None,
+    temp_storage: TempStorage | None = None,
+) -> None:
+    """Load the group's tile ``source[offset : offset + G*K]`` into ``output``.
+
+    Args:
+        group: ``this_block()``, ``this_warp()`` or ``this_warp().group_by(W)``.
+        source: a 1-D contiguous array; its dtype types an untyped ``output``.
+        output: the ThreadData receiving ``K`` items per thread.
+        algorithm: one of ``direct``, ``striped``, ``vectorize``, ``transpose``,
+            ``warp_transpose``, ``warp_transpose_timesliced`` (the last two: blocks only).
+        valid_items: number of valid elements at the start of the tile (runtime values
+            outside ``[0, tile]`` trap on the device).
+        oob_default: value written to slots beyond ``valid_items`` (needs ``valid_items``).
+        offset: element offset of the block's tile in ``source``; warp groups add their own origin.
+        temp_storage: an explicit ``TempStorage`` (block groups only).
+
+    Example::
+
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items, algorithm="transpose", offset=base)
+    """
+
+
+@operation("store")
+def store(
+    group: ThreadGroup,
+    destination: Any,
+    value: Any,
+    /,
+    *,
+    algorithm: str = "direct",
+    valid_items: int | None = None,
+    offset: int | None = None,
+    temp_storage: TempStorage | None = None,
+) -> None:
+    """Store ``value`` (a ThreadData, or a scalar as one item per thread) to the group's tile.
+
+    Only positions below ``valid_items`` are written; ``value`` is left unchanged. Its
+    dtype must equal ``destination``'s exactly. Options as in :func:`load`.
+    """

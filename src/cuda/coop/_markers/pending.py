@@ -1,0 +1,24 @@
+"""Operations of the contract whose backends are not implemented yet (they raise R9)."""
+from __future__ import annotations
+
+from typing import Any
+
+from .base import operation
+
+PENDING = (
+    "exchange", "shuffle", "reduce", "sum", "reduce_batched", "scan", "exclusive_sum", "inclusive_sum",
+    "exclusive_scan", "inclusive_scan", "merge_sort_keys", "merge_sort_pairs", "radix_sort_keys",
+    "radix_sort_pairs", "radix_rank", "topk_min_keys", "topk_max_keys", "topk_min_pairs", "topk_max_pairs",
+    "adjacent_difference", "discontinuity", "histogram", "run_length_decode", "run_length_decode_into",
+)
+
+
+def _pending(name: str) -> Any:
+    def signature(group: Any, /, *operands: Any, **options: Any) -> Any:
+        """Cooperative operation (SPEC 8); not implemented by this release's backend yet."""
+
+    signature.__name__ = name
+    return operation(name)(signature)
+
+
+globals().update({name: _pending(name) for name in PENDING})

@@ -1,0 +1,47 @@
+"""ThreadData: a fixed-size per-thread payload (SPEC 4)."""
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from .base import OP_ATTR, kernel_only
+
+
+class ThreadData:
+    """``ThreadData(items_per_thread, dtype=None, *, alignment=None)``: per-thread items.
+
+    ``items_per_thread`` is a compile-time positive integer (literal, constant or
+    integer kernel argument). The dtype comes from ``dtype`` or is inferred from the
+    kernel (a ``load`` source, a ``store`` destination, typed indexed assignments).
+    The payload is not initialised.
+    """
+
+    __module__ = "cuda.coop"
+    items_per_thread: int
+    dtype: Any
+
+    def __new__(cls, items_per_thread: int, dtype: Any = None, *, alignment: int | None = None) -> "ThreadData":
+        raise kernel_only("cuda.coop.ThreadData")
+
+    def __len__(self) -> int:
+        raise kernel_only("cuda.coop.ThreadData.__len__")
+
+    def __getitem__(self, index: int) -> Any:
+        raise kernel_only("cuda.coop.ThreadData.__getitem__")
+
+    def __setitem__(self, index: int, value: Any) -> None:
+        raise kernel_only("cuda.coop.ThreadData.__setitem__")
+
+
+setattr(ThreadData, OP_ATTR, "ThreadData")
+
+
+@runtime_checkable
+class ThreadDataLike(Protocol):
+    """Annotation protocol for helpers taking payloads."""
+
+    items_per_thread: int
+    dtype: Any
+
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: int) -> Any: ...
+    def __setitem__(self, index: int, value: Any) -> None: ...

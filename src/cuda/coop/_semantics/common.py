@@ -1,0 +1,133 @@
+"""Shared vocabulary of the planning layer: dtypes, selectors, launch shapes, scratch needs."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from .._errors import CoopTypeError, CoopValueError
+
+# Numeric dtypes of the common API: name -> (C++ type, size in bytes).
+NUMERIC_DTYPES: dict[str, tuple[str, int]] = {
+    "int8": ("signed char", 1),
+    "int16": ("short", 2),
+    "int32": ("int", 4),
+    "int64": ("long long", 8),
+    "uint8": ("unsigned char", 1),
+    "uint16": ("unsigned short", 2),
+    "uint32": ("unsigned int", 4),
+    "uint64": ("unsigned long long", 8),
+    "float32": ("float", 4),
+    "float64": ("double", 8),
+}
+INTEGER_DTYPES = tuple(name for name in NUMERIC_DTYPES if "int" in name)
+
+BLOCK, WARP, LOGICAL_WARP = "block", "warp", "threads_within_warp"
+THREAD, CLUSTER, GRID, WARPS_IN_BLOCK = "thread", "cluster", "grid", "warps_within_block"
+WARP_SCOPE = (WARP, LOGICAL_WARP)
+
+
+def c_type(dtype: str) -> str:
+    return NUMERIC_DTYPES[dtype][0]
+
+
+def itemsize(dtype: str) -> int:
+    return NUMERIC_DTYPES[dtype][1]
+
+
+def normalize_selector(op: str, param: str, value: object, allowed: Sequence[str]) -> str:
+    """Match a selector string (SPEC 2.3): trimmed, case-insensitive, '-' as '_'."""
+    if not isinstance(value, str):
+        raise CoopTypeError(f"{op} {param} must be a string; got {type(value).__name__}")
+    canonical = value.strip().lower().replace("-", "_")
+    if canonical not in allowed:
+        raise CoopValueError(f"{op} {param} must be one of: {', '.join(allowed)}; got {value!r}")
+    return canonical
+
+
+def is_power_of_two(value: int) -> bool:
+    return value > 0 and value & (value - 1) == 0
+
+
+@dataclass(frozen=True)
+class LaunchShape:
+    """The block shape a kernel specialisation is compiled for."""
+
+    block: tuple[int, int, int]
+
+    @property
+    def threads(self) -> int:
+        x, y, z = self.block
+        return x * y * z
+
+
+@dataclass(frozen=True)
+class GroupSpec:
+    """A resolved group: kind, size ``G`` of one group, and instances per block."""
+
+    kind: str
+    size: int
+    instances: int
+    exhaustive: bool = True
+
+    @property
+    def is_warp_scope(self) -> bool:
+        return self.kind in WARP_SCOPE
+
+
+@dataclass(frozen=True)
+class ScratchNeed:
+    """Shared memory one call needs; size and alignment come from the compiled provider."""
+
+    size: int
+    alignment: int
+
+
+@dataclass(frozen=True)
+class Static:
+    """An option whose value the compiler knows."""
+
+    value: object
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """An option known only at run time; ``dtype`` when the planner can tell it."""
+
+    dtype: str | None = None
+
+
+Control = Static | Runtime | None
+
+RUNTIME_INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32")
+
+
+def check_runtime_int(op: str, param: str, control: Control) -> None:
+    """SPEC 2.5: signed integers up to 64 bits, unsigned up to 32 bits."""
+    if isinstance(control, Runtime) and control.dtype is not None and control.dtype not in RUNTIME_INT_DTYPES:
+        raise CoopTypeError(
+            f"{op} {param} must be a signed integer of at most 64 bits or an unsigned integer of at most "
+            f"32 bits; got {control.dtype}"
+        )
+    if isinstance(control, Static) and (isinstance(control.value, bool) or not isinstance(control.value, int)):
+        raise CoopTypeError(
+            f"{op} {param} must be a signed integer of at most 64 bits or an unsigned integer of at most "
+            f"32 bits; got {type(control.value).__name__}"
+        )
+
+
+def literal_as(op: str, param: str, value: object, dtype: str) -> int | float:
+    """Convert a Python literal to ``dtype`` at compile time (SPEC 2.6, C10)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise CoopTypeError(f"{op} {param} must have the payload dtype {dtype}; got {type(value).__name__}; cast it")
+    if dtype.startswith(("int", "uint")):
+        if isinstance(value, float) and not value.is_integer():
+            raise CoopValueError(f"{op} {param} literal {value!r} is not representable as {dtype}")
+        bits = itemsize(dtype) * 8
+        lo, hi = (0, 2**bits - 1) if dtype.startswith("u") else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+        if not lo <= int(value) <= hi:
+            raise CoopValueError(f"{op} {param} literal {value!r} is not representable as {dtype}")
+        return int(value)
+    if dtype == "float32" and isinstance(value, (int, float)) and abs(value) != float("inf"):
+        if abs(value) > 3.4028234663852886e38:
+            raise CoopValueError(f"{op} {param} literal {value!r} is not representable as {dtype}")
+    return float(value)

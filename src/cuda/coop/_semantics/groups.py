@@ -1,0 +1,142 @@
+"""Group construction and validation (SPEC 3)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
+from .common import BLOCK, CLUSTER, GRID, LOGICAL_WARP, THREAD, WARP, WARPS_IN_BLOCK, GroupSpec, LaunchShape
+
+LOGICAL_WARP_WIDTHS = (1, 2, 4, 8, 16, 32)
+QUERY_LEVELS = ("thread", "warp", "block", "cluster", "grid")
+INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+
+
+def factory_group(kind: str, launch: LaunchShape) -> GroupSpec:
+    threads = launch.threads
+    if kind == BLOCK:
+        return GroupSpec(BLOCK, threads, 1)
+    if kind == WARP:
+        return GroupSpec(WARP, 32, -(-threads // 32))
+    if kind == THREAD:
+        return GroupSpec(THREAD, 1, threads)
+    return GroupSpec(kind, threads, 1)  # cluster and grid: queries only
+
+
+def group_by(parent: GroupSpec, count: object, exhaustive: object, launch: LaunchShape) -> GroupSpec:
+    if parent.kind in (LOGICAL_WARP, WARPS_IN_BLOCK):
+        raise CoopUnsupportedError("nested ThreadGroup.group_by is not supported")
+    if parent.kind not in (WARP, BLOCK):
+        raise CoopUnsupportedError("ThreadGroup.group_by supports only physical warp and block parents")
+    if isinstance(count, bool) or not isinstance(count, int):
+        raise CoopTypeError("ThreadGroup.group_by count must be a compile-time integer")
+    if not isinstance(exhaustive, bool):
+        raise CoopTypeError("ThreadGroup.group_by exhaustive must be a compile-time bool")
+    if count <= 0:
+        raise CoopValueError("ThreadGroup.group_by count must be positive")
+    threads = launch.threads
+    if threads % 32:
+        raise CoopValueError(
+            f"group_by requires an enclosing block composed of complete warps; block has {threads} threads"
+        )
+    if parent.kind == WARP:
+        if count > 32:
+            raise CoopValueError("warp group_by count cannot exceed 32 threads")
+        units = 32
+    else:
+        units = threads // 32
+        if count > units:
+            raise CoopValueError(f"block group_by count cannot exceed the parent warp count ({units})")
+    if exhaustive and units % count:
+        raise CoopValueError(
+            f"exhaustive ThreadGroup.group_by requires the count to divide the parent unit count ({units})"
+        )
+    if parent.kind == WARP:
+        return GroupSpec(LOGICAL_WARP, count, (threads // 32) * (32 // count), exhaustive)
+    return GroupSpec(WARPS_IN_BLOCK, 32 * count, units // count, exhaustive)
+
+
+def require_complete_warps(op: str, group: GroupSpec, launch: LaunchShape) -> None:
+    if group.is_warp_scope and launch.threads % 32:
+        raise CoopValueError(
+            f"{op} on {group.kind} groups requires a block made of complete warps; block has {launch.threads} threads"
+        )
+
+
+def require_kind(op: str, group: GroupSpec, supported: tuple[str, ...], widths: tuple[int, ...] | None = None) -> None:
+    if group.kind not in supported:
+        raise CoopUnsupportedError(
+            f"{op} does not support group kind '{group.kind}'; supported group kinds: {', '.join(supported)}"
+        )
+    if group.kind == LOGICAL_WARP and widths is not None and (group.size not in widths or not group.exhaustive):
+        raise CoopUnsupportedError(
+            f"{op} supports logical-warp widths {', '.join(map(str, widths))}; got {group.size}"
+        )
+
+
+def query_level(method: str, level: object) -> str:
+    if not isinstance(level, str):
+        raise CoopTypeError(f"ThreadGroup.{method} level must be a string; got {type(level).__name__}")
+    canonical = level.strip().lower().replace("-", "_")
+    if canonical == "gpu_thread":
+        canonical = "thread"
+    if canonical not in QUERY_LEVELS:
+        raise CoopValueError(
+            f"ThreadGroup.{method} level must be one of: thread, gpu_thread, warp, block, cluster, grid"
+        )
+    return canonical
+
+
+# Levels each kind answers (SPEC 3.4): finer levels and coarser levels.
+_LEVELS = {
+    THREAD: ("thread", "warp", "block", "cluster", "grid"),
+    WARP: ("thread", "warp", "block", "cluster", "grid"),
+    LOGICAL_WARP: ("thread", "warp"),
+    WARPS_IN_BLOCK: ("thread", "warp", "block"),
+    BLOCK: ("thread", "warp", "block", "cluster", "grid"),
+    CLUSTER: ("thread", "warp", "block", "cluster", "grid"),
+    GRID: ("thread", "warp", "block", "cluster", "grid"),
+}
+
+
+def check_level(method: str, group: GroupSpec, level: str) -> None:
+    if level not in _LEVELS[group.kind]:
+        raise CoopValueError(f"level '{level}' is not available for group kind '{group.kind}'")
+
+
+def query_dtype(method: str, dtype: str | None) -> None:
+    if dtype is not None and dtype not in INT_DTYPES:
+        raise CoopTypeError(
+            f"ThreadGroup.{method} dtype must be one of int8, int16, int32, int64, uint8, uint16, uint32, uint64"
+        )
+
+
+@dataclass(frozen=True)
+class QuerySpec:
+    """One group method call: rank/count/is_member/sync and friends."""
+
+    method: str
+    group: GroupSpec
+    block: tuple[int, int, int]
+    level: str = "thread"
+    dtype: str | None = None  # result dtype; None for sync
+
+    @property
+    def result_dtype(self) -> str | None:
+        return self.dtype
+
+
+def plan_query(method: str, group: GroupSpec, launch: LaunchShape, level: object, dtype: str | None,
+               target_cc: int) -> QuerySpec:
+    if group.kind == CLUSTER and target_cc < 90:
+        raise CoopUnsupportedError(f"cluster groups require compute capability 9.0 or newer; target is sm_{target_cc}")
+    if method in ("sync", "sync_aligned"):
+        if group.kind in (WARPS_IN_BLOCK, GRID):
+            raise CoopUnsupportedError(f"ThreadGroup.{method} is not supported for group kind '{group.kind}'")
+        return QuerySpec(method, group, launch.block)
+    if method == "is_member":
+        return QuerySpec(method, group, launch.block, dtype="uint8")
+    lvl = query_level(method, level)
+    check_level(method, group, lvl)
+    query_dtype(method, dtype)
+    natural = "uint64" if GRID in (group.kind, lvl) else "uint32"
+    return QuerySpec(method, group, launch.block, lvl, dtype or natural)

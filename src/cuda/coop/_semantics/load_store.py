@@ -1,0 +1,109 @@
+"""Planning of load and store calls (SPEC 8.1, 8.2)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .._errors import CoopTypeError, CoopValueError
+from .common import (
+    BLOCK, LOGICAL_WARP, NUMERIC_DTYPES, WARP, Control, GroupSpec, LaunchShape, Runtime, Static,
+    check_runtime_int, literal_as, normalize_selector,
+)
+from .groups import LOGICAL_WARP_WIDTHS, require_complete_warps, require_kind
+from .temp_storage import Descriptor
+
+ALGORITHMS = ("direct", "striped", "vectorize", "transpose", "warp_transpose", "warp_transpose_timesliced")
+BLOCK_ONLY = ("warp_transpose", "warp_transpose_timesliced")
+SCRATCH_ALGORITHMS = ("transpose", "warp_transpose", "warp_transpose_timesliced")
+
+
+@dataclass(frozen=True)
+class LoadStoreSpec:
+    """Everything the code generator needs for one load or store call."""
+
+    op: str  # "load" or "store"
+    group: GroupSpec
+    block: tuple[int, int, int]
+    dtype: str
+    items_per_thread: int
+    algorithm: str
+    has_valid_items: bool
+    has_oob_default: bool
+    scalar_value: bool  # store of a scalar (K = 1)
+    barrier: bool  # trailing reuse barrier after the call
+
+    @property
+    def uses_scratch(self) -> bool:
+        return self.algorithm in SCRATCH_ALGORITHMS
+
+    @property
+    def tile_items(self) -> int:
+        return self.group.size * self.items_per_thread
+
+
+def plan_load_store(
+    op: str,
+    name: str,
+    group: GroupSpec,
+    launch: LaunchShape,
+    array_dtype: str,
+    payload_dtype: str,
+    items_per_thread: int,
+    algorithm: object,
+    valid_items: Control,
+    oob_default: Control,
+    offset: Control,
+    descriptor: Descriptor | None,
+    scalar_value: bool = False,
+) -> LoadStoreSpec:
+    """Validate one call and return its spec; ``name`` is the public name for messages."""
+    require_kind(name, group, (BLOCK, WARP, LOGICAL_WARP), LOGICAL_WARP_WIDTHS)
+    require_complete_warps(name, group, launch)
+    algorithm = normalize_selector(name, "algorithm", algorithm, ALGORITHMS)
+    if algorithm in BLOCK_ONLY:
+        if group.kind != BLOCK:
+            raise CoopValueError(
+                f"{name} algorithm must be one of: direct, striped, vectorize, transpose for {group.kind} groups; "
+                f"got {algorithm!r}"
+            )
+        if launch.threads % 32:
+            raise CoopValueError(
+                f"{name} on block groups with algorithm {algorithm!r} requires a block made of complete warps; "
+                f"block has {launch.threads} threads"
+            )
+    if array_dtype not in NUMERIC_DTYPES:
+        raise CoopTypeError(f"{name} does not support {'source' if op == 'load' else 'destination'} dtype "
+                            f"{array_dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
+    if array_dtype != payload_dtype:
+        param = "source" if op == "load" else "destination"
+        suffix = "; cast the value" if op == "store" else ""
+        raise CoopTypeError(f"{name} {param} dtype {array_dtype} does not match payload dtype {payload_dtype}{suffix}")
+    if descriptor is not None and group.is_warp_scope:
+        raise CoopValueError(
+            f"{name} does not accept temp_storage for {group.kind} groups; their scratch is always compiler-owned"
+        )
+    tile = group.size * items_per_thread
+    if valid_items is not None:
+        check_runtime_int(name, "valid_items", valid_items)
+        if isinstance(valid_items, Static):
+            hi = launch.threads * items_per_thread if group.is_warp_scope else tile
+            if not 0 <= valid_items.value <= hi:  # type: ignore[operator]
+                raise CoopValueError(f"{name} static valid_items must be between 0 and {hi}; got {valid_items.value}")
+    if oob_default is not None:
+        if valid_items is None:
+            raise CoopValueError(f"{name} oob_default requires valid_items")
+        if isinstance(oob_default, Static):
+            literal_as(name, "oob_default", oob_default.value, payload_dtype)
+        elif oob_default.dtype is not None and oob_default.dtype != payload_dtype:
+            raise CoopTypeError(
+                f"{name} oob_default must have the payload dtype {payload_dtype}; got {oob_default.dtype}; cast it"
+            )
+    if offset is not None:
+        check_runtime_int(name, "offset", offset)
+        if isinstance(offset, Static) and offset.value < 0:  # type: ignore[operator]
+            raise CoopValueError(f"{name} static offset must be nonnegative; got {offset.value}")
+    uses_scratch = algorithm in SCRATCH_ALGORITHMS
+    barrier = uses_scratch and (descriptor is None or descriptor.auto_sync)
+    return LoadStoreSpec(
+        op, group, launch.block, payload_dtype, items_per_thread, algorithm,
+        valid_items is not None, oob_default is not None, scalar_value, barrier,
+    )

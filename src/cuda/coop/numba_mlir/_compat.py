@@ -1,0 +1,113 @@
+"""The only module that imports numba-cuda-mlir internals (version-checked at import)."""
+from __future__ import annotations
+
+_HINT = ('install "cuda-coop[numba-cuda-mlir-cu13]" (CUDA 13) or "cuda-coop[numba-cuda-mlir-cu12]" (CUDA 12).')
+
+try:
+    import numba_cuda_mlir
+except ImportError as exc:
+    raise ImportError(
+        "cuda.coop backend 'numba-cuda-mlir' requires numba-cuda-mlir>=0.6,<0.7, which is not installed; " + _HINT
+    ) from exc
+
+VERSION = getattr(numba_cuda_mlir, "__version__", "unknown")
+
+
+def _version_ok(version: str) -> bool:
+    try:
+        major, minor = (int(p) for p in version.split(".")[:2])
+    except ValueError:
+        return False
+    return (major, minor) == (0, 6)
+
+
+if not _version_ok(VERSION):
+    raise ImportError(f"cuda.coop supports numba-cuda-mlir>=0.6,<0.7; found {VERSION}. To fix it, {_HINT}")
+
+try:
+    from numba_cuda_mlir import cuda as nb_cuda, extending
+    from numba_cuda_mlir.numba_cuda import types
+    from numba_cuda_mlir.extending import (
+        WholeFunctionPlanner,
+        register_planner,
+        require_launch_config,
+        set_required_dynamic_shared_memory,
+    )
+    from numba_cuda_mlir._whole_function_planners import _planner_registry
+    from numba_cuda_mlir.numba_cuda.core import ir
+    from numba_cuda_mlir.numba_cuda.core.errors import ForceLiteralArg, NumbaError
+    from numba_cuda_mlir.numba_cuda.extending import _Intrinsic
+    from numba_cuda_mlir.numba_cuda.typing.templates import make_intrinsic_template
+    from numba_cuda_mlir.numba_cuda import typing as nb_typing
+    from numba_cuda_mlir.lowering_utilities import convert, constant, get_or_insert_function, memref_data_pointer
+    from numba_cuda_mlir._mlir import ir as mlir
+    from numba_cuda_mlir._mlir.dialects import func as mlir_func, llvm as mlir_llvm
+except ImportError as exc:  # a hook this package relies on is gone
+    missing = getattr(exc, "name", None) or str(exc)
+    raise ImportError(f"numba-cuda-mlir {VERSION} does not provide {missing}, which cuda.coop requires. To fix it, {_HINT}") from exc
+
+__all__ = [
+    "VERSION", "nb_cuda", "extending", "types", "WholeFunctionPlanner", "register_planner", "require_launch_config",
+    "set_required_dynamic_shared_memory", "_planner_registry", "ir", "ForceLiteralArg", "NumbaError", "nb_typing",
+    "convert", "constant", "get_or_insert_function", "memref_data_pointer", "mlir", "mlir_func", "mlir_llvm",
+    "new_site_function", "target_cc", "dtype_name", "numba_dtype",
+]
+
+_sites: list[object] = []  # typing contexts hold globals weakly: keep site functions alive
+
+
+def new_site_function(name: str, typer: object, typingctx: object) -> object:
+    """A fresh intrinsic-like callee typed by ``typer``, known only to this compile's typing context."""
+    site = _Intrinsic(name, typer)
+    _sites.append(site)
+    typingctx.refresh()  # type: ignore[attr-defined]
+    typingctx.insert_user_function(site, make_intrinsic_template(site, typer, name))  # type: ignore[attr-defined]
+    return site
+
+
+def target_cc(state: object) -> int:
+    """The compute capability the kernel is compiled for, as an integer (90 for sm_90)."""
+    from numba_cuda_mlir import tools
+
+    options = state.metadata.get("targetoptions", {})  # type: ignore[attr-defined]
+    major, minor = tools.resolve_gpu_target(options)["cc"][:2]
+    return major * 10 + minor
+
+
+def dtype_name(ty: object) -> str | None:
+    """numba scalar type -> numeric dtype name, or None."""
+    name = str(types.unliteral(ty)) if isinstance(ty, types.Type) else str(ty)
+    return name if name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                            "float32", "float64") else None
+
+
+def numba_dtype(name: str) -> object:
+    return getattr(types, name)
+
+
+def compile_for_launch(py_func: object, argtypes: list, options: dict) -> object:
+    """Compile a kernel to a cubin for a given launch configuration, without a driver."""
+    from numba_cuda_mlir import mlir_compiler, tools
+    from numba_cuda_mlir.mlir_optimization import optimize
+
+    if tools._cached_cc is None:  # no driver: take the target as the device's compute capability
+        try:
+            tools.get_gpu_compute_capability(tuple)
+        except Exception:
+            chip = options.get("chip", "sm_90").replace("sm_", "").rstrip("af")
+            tools._cached_cc = (int(chip[:-1]), int(chip[-1]))
+    cres = mlir_compiler.compile_mlir(py_func, types.none, argtypes, targetoptions=options)
+    optimize(cres)
+    return cres
+
+
+def typeof(value: object) -> object:
+    from numba_cuda_mlir.numba_cuda.typing.typeof import typeof as _typeof
+
+    return _typeof(value)
+
+
+def literal_type(value: object) -> object:
+    from numba_cuda_mlir.numba_cuda import types as _types
+
+    return _types.literal(value)

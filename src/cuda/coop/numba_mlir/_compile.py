@@ -1,0 +1,117 @@
+"""compile_kernel: build a cooperative kernel for one launch shape without a GPU (SPEC 9.11)."""
+from __future__ import annotations
+
+import shutil
+import struct
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from . import _compat as nb
+
+
+def _dim3(value: int | Sequence[int]) -> tuple[int, int, int]:
+    dims = (value,) if isinstance(value, int) else tuple(value)
+    return tuple(dims) + (1,) * (3 - len(dims))  # type: ignore[return-value]
+
+
+def _elf_sections(cubin: bytes) -> dict[str, tuple[int, int, int]]:
+    """name -> (offset, size, sh_info) of every section of a 64-bit ELF."""
+    shoff, = struct.unpack_from("<Q", cubin, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQIIQQ", cubin, shoff + i * shentsize) for i in range(shnum)]
+    strtab = headers[shstrndx]
+    names = cubin[strtab[4]:strtab[4] + strtab[5]]
+    out = {}
+    for h in headers:
+        name = names[h[0]:names.index(b"\0", h[0])].decode()
+        out[name] = (h[4], h[5], h[7])
+    return out
+
+
+def _tool(name: str) -> str | None:
+    try:
+        from cuda.pathfinder import find_nvidia_binary_utility
+
+        found = find_nvidia_binary_utility(name)
+        if found:
+            return str(found)
+    except Exception:
+        pass
+    return shutil.which(name)
+
+
+@dataclass
+class CompiledKernel:
+    """A kernel built for one launch shape: its cubin and what it uses."""
+
+    cubin: bytes
+    name: str
+    cpp_source: str
+    registers: int
+    shared_memory_bytes: int
+    local_memory_bytes: int
+    dynamic_shared_memory_bytes: int = 0
+    metadata: dict = field(default_factory=dict, repr=False)
+
+    def sass(self) -> str:
+        """Disassembly (needs cuobjdump or nvdisasm from the CUDA toolkit)."""
+        tool = _tool("cuobjdump")
+        if tool is None:
+            raise RuntimeError("cuda.coop compile_kernel(...).sass() needs cuobjdump; install cuda-toolkit[cuobjdump]")
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "kernel.cubin"
+            path.write_bytes(self.cubin)
+            return subprocess.run([tool, "-sass", str(path)], check=True, capture_output=True, text=True).stdout
+
+
+def compile_kernel(kernel: Any, args: Sequence[Any], /, *, block: int | Sequence[int], grid: int | Sequence[int] = 1,
+                   target: str = "sm_90") -> CompiledKernel:
+    """Build ``kernel`` for ``kernel[grid, block](*args)`` on ``target`` without launching it.
+
+    ``args`` are sample arguments or numba types; integer values are specialised
+    exactly as a launch would. Raises the same compile-time errors as a launch.
+    """
+    py_func = getattr(kernel, "py_func", kernel)
+    options = dict(getattr(kernel, "targetoptions", {}) or {})
+    options["chip"] = target
+    options["__launch_config__"] = {"grid": _dim3(grid), "block": _dim3(block), "sharedmem": 0, "cluster": None}
+    argtypes = [a if isinstance(a, nb.types.Type) else nb.typeof(a) for a in args]
+    while True:
+        try:
+            cres = nb.compile_for_launch(py_func, list(argtypes), options)
+            break
+        except nb.ForceLiteralArg as request:
+            progressed = False
+            for index in request.requested_args:
+                value = args[index]
+                if isinstance(value, nb.types.Type) or isinstance(argtypes[index], nb.types.Literal):
+                    raise
+                argtypes[index] = nb.literal_type(value)
+                progressed = True
+            if not progressed:
+                raise
+    cubin = cres.metadata["cubin"]
+    sections = _elf_sections(cubin)
+    text = next(n for n in sections if n.startswith(".text."))
+    name = text[len(".text."):]
+    registers = sections[text][2] >> 24
+    dynamic = cres.metadata.get("required_dynamic_shared_memory", 0)
+    shared = sections.get(f".nv.shared.{name}", (0, 0, 0))[1]
+    local = 0
+    info = sections.get(f".nv.info.{name}")
+    if info is not None:  # EIATTR records: format u8, attribute u8, size u16, payload
+        pos, end = info[0], info[0] + info[1]
+        while pos + 4 <= end:
+            fmt, attr, size = struct.unpack_from("<BBH", cubin, pos)
+            if fmt != 0x04:  # fixed-size formats carry their value in the size field
+                pos += 4
+                continue
+            if attr == 0x11 and size >= 8:  # EIATTR_FRAME_SIZE: (symbol, bytes)
+                local = struct.unpack_from("<I", cubin, pos + 8)[0]
+            pos += 4 + size
+    coop = cres.metadata.get("cuda_coop", {})
+    return CompiledKernel(cubin, name, coop.get("cpp_source", ""), registers, shared + dynamic, local, dynamic,
+                          dict(coop))

@@ -1,0 +1,178 @@
+"""Reading numba IR before typing: what each variable statically is.
+
+The planner runs after inlining and before type inference, so the only facts
+available are IR definitions, the kernel's argument types and Python objects
+referenced as globals. ``Resolver`` folds those into abstract values.
+"""
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from . import _compat as nb
+
+
+class Unknown:
+    """A value the planner cannot know before typing."""
+
+    def __repr__(self) -> str:
+        return "<runtime>"
+
+
+UNKNOWN = Unknown()
+
+
+@dataclass(frozen=True)
+class Obj:
+    """A compile-time Python object (literal, global, closure value, literal argument)."""
+
+    value: Any
+
+
+@dataclass(frozen=True)
+class ArgRef:
+    """A kernel argument whose value is not a literal."""
+
+    index: int
+    type: Any
+
+
+@dataclass(eq=False)
+class GroupVal:
+    spec: Any
+    loc: Any
+
+
+@dataclass(frozen=True)
+class MethodVal:
+    group: GroupVal
+    name: str
+
+
+@dataclass(eq=False)
+class PayloadVal:
+    """One ThreadData construction site."""
+
+    stmt: Any
+    var: str
+    items_per_thread: int
+    dtype: str | None
+    explicit: bool
+    loc: Any
+    evidence: list = field(default_factory=list)  # (dtype, where)
+
+
+@dataclass(eq=False)
+class DescVal:
+    descriptor: Any
+    stmt: Any
+    loc: Any
+
+
+_BINOPS: dict[Any, Callable[[Any, Any], Any]] = {
+    operator.add: operator.add, operator.sub: operator.sub, operator.mul: operator.mul,
+    operator.floordiv: operator.floordiv, operator.mod: operator.mod, operator.pow: operator.pow,
+    operator.lshift: operator.lshift, operator.rshift: operator.rshift,
+    operator.iadd: operator.add, operator.isub: operator.sub, operator.imul: operator.mul,
+    operator.ifloordiv: operator.floordiv, operator.imod: operator.mod,
+}
+
+
+class Resolver:
+    """Memoised static evaluation of IR variables."""
+
+    def __init__(self, func_ir: Any, arg_types: tuple, on_call: Callable[[Any], Any]):
+        self.func_ir = func_ir
+        self.arg_types = arg_types
+        self.on_call = on_call  # evaluates marker constructor calls (groups, payloads, descriptors)
+        self.memo: dict[str, Any] = {}
+        self.stmt_of: dict[int, Any] = {}
+        for block in func_ir.blocks.values():
+            for stmt in block.body:
+                if isinstance(stmt, nb.ir.Assign):
+                    self.stmt_of[id(stmt.value)] = stmt
+
+    def definitions(self, name: str) -> list:
+        return list(self.func_ir._definitions.get(name, ()))
+
+    def var(self, name: str) -> Any:
+        if name in self.memo:
+            return self.memo[name]
+        self.memo[name] = UNKNOWN  # cycles (loop-carried values) are runtime
+        defs = self.definitions(name)
+        values = [self.expr(d) for d in defs]
+        result: Any = UNKNOWN
+        if len(values) == 1:
+            result = values[0]
+        elif values and all(v is values[0] for v in values):
+            result = values[0]
+        elif values and any(isinstance(v, (PayloadVal, DescVal, GroupVal)) for v in values):
+            result = ("merge", tuple(values))
+        self.memo[name] = result
+        return result
+
+    def expr(self, value: Any) -> Any:
+        ir = nb.ir
+        if isinstance(value, ir.Var):
+            return self.var(value.name)
+        if isinstance(value, (ir.Global, ir.FreeVar, ir.Const)):
+            return Obj(value.value)
+        if isinstance(value, ir.Arg):
+            ty = self.arg_types[value.index]
+            if isinstance(ty, nb.types.Literal):
+                return Obj(ty.literal_value)
+            return ArgRef(value.index, ty)
+        if not isinstance(value, ir.Expr):
+            return UNKNOWN
+        if value.op == "getattr":
+            base = self.var(value.value.name)
+            if isinstance(base, Obj):
+                try:
+                    return Obj(getattr(base.value, value.attr))
+                except AttributeError:
+                    return UNKNOWN
+            if isinstance(base, GroupVal):
+                return MethodVal(base, value.attr)
+            if isinstance(base, PayloadVal) and value.attr == "items_per_thread":
+                return Obj(base.items_per_thread)
+            return UNKNOWN
+        if value.op == "call":
+            return self.on_call(self.stmt_of.get(id(value)))
+        if value.op in ("binop", "inplace_binop"):
+            fn = _BINOPS.get(value.fn)
+            lhs, rhs = self.var(value.lhs.name), self.var(value.rhs.name)
+            if fn and isinstance(lhs, Obj) and isinstance(rhs, Obj) and _is_int(lhs.value) and _is_int(rhs.value):
+                return Obj(fn(lhs.value, rhs.value))
+            return UNKNOWN
+        if value.op == "unary" and value.fn in (operator.neg, "-"):
+            inner = self.var(value.value.name)
+            return Obj(-inner.value) if isinstance(inner, Obj) and _is_int(inner.value) else UNKNOWN
+        if value.op == "cast":
+            return self.var(value.value.name)
+        return UNKNOWN
+
+    def callee(self, stmt: Any) -> Any:
+        return self.var(stmt.value.func.name)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def dtype_of_object(value: Any) -> str | None:
+    """A NumPy/numba scalar type (or Python int/float) -> dtype name."""
+    if value is int:
+        return "int32"
+    if value is float:
+        return "float32"
+    if isinstance(value, nb.types.NumberClass):
+        value = value.instance_type
+    if isinstance(value, nb.types.Type):
+        return nb.dtype_name(value)
+    try:
+        return nb.dtype_name(np.dtype(value).name)
+    except TypeError:
+        return None

@@ -1,0 +1,127 @@
+"""Lowering of planned call sites to calls of the generated C ABI functions.
+
+A site is a fresh callee the planner puts in place of a marker call. Its typer
+checks what only typing can know (runtime operand dtypes); its codegen links the
+kernel's LTO-IR, computes pointers (arrays, payloads, scratch) and emits the call.
+Family modules only describe parameter lists; they never touch MLIR.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .. import _compat as nb
+
+BACKING_SYMBOL = "__cuda_coop_backing"
+
+
+@dataclass(frozen=True)
+class Backing:
+    size: int
+    alignment: int
+    dynamic: bool
+
+
+@dataclass(frozen=True)
+class Param:
+    """One C ABI parameter: taken from call operand ``operand`` or the constant ``value``."""
+
+    abi: str  # "ptr" | "i64" | "elem" | "value" | "scratch" | "stride"
+    operand: int | None = None
+    value: object = 0
+
+
+@dataclass
+class SiteCall:
+    symbol: str
+    params: list[Param]
+    elem_dtype: str | None = None
+    result_dtype: str | None = None
+    check: Callable[[tuple], None] | None = None  # raises user errors at typing time
+    ltoir: object = None
+    backing: Backing | None = None
+    scratch_offset: int = 0
+    stride: int = 0
+    extra: dict = field(default_factory=dict)
+
+
+def _ensure_backing(gmod: object, backing: Backing) -> None:
+    body = gmod.bodyRegion.blocks[0]  # type: ignore[attr-defined]
+    for op in body.operations:
+        name = getattr(op, "sym_name", None)
+        if name is not None and getattr(name, "value", None) == BACKING_SYMBOL:
+            return
+    llvm = nb.mlir_llvm
+    with nb.mlir.InsertionPoint.at_block_begin(body):
+        if backing.dynamic:  # extern __shared__ array: the launch supplies the bytes
+            llvm.GlobalOp(nb.mlir.Type.parse("!llvm.array<0 x i8>"), BACKING_SYMBOL,
+                          nb.mlir.Attribute.parse("#llvm.linkage<external>"), addr_space=3,
+                          alignment=backing.alignment)
+        else:
+            llvm.GlobalOp(nb.mlir.Type.parse(f"!llvm.array<{backing.size} x i8>"), BACKING_SYMBOL,
+                          nb.mlir.Attribute.parse("#llvm.linkage<internal>"), addr_space=3,
+                          alignment=backing.alignment)
+
+
+def _scratch_pointer(builder: object, site: SiteCall) -> object:
+    llvm, mlir = nb.mlir_llvm, nb.mlir
+    generic = llvm.PointerType.get()
+    if site.backing is None:
+        return llvm.mlir_zero(generic)
+    _ensure_backing(builder.mlir_gpu_module, site.backing)  # type: ignore[attr-defined]
+    base = llvm.addrspacecast(generic, llvm.mlir_addressof(llvm.PointerType.get(3), BACKING_SYMBOL))
+    if not site.scratch_offset:
+        return base
+    i8 = mlir.IntegerType.get_signless(8)
+    offset = nb.constant(site.scratch_offset, mlir.IntegerType.get_signless(64))
+    return llvm.getelementptr(generic, base, [offset], [-2147483648], i8)
+
+
+def make_site(name: str, site: SiteCall, typingctx: object) -> object:
+    """Create the callee object that replaces one marker call."""
+
+    def typer(context: object, *argtys: object) -> object:
+        if site.check is not None:
+            site.check(argtys)
+        result = nb.numba_dtype(site.result_dtype) if site.result_dtype else nb.types.none
+        return nb.nb_typing.signature(result, *argtys), codegen
+
+    def codegen(builder: object, target: object, args: list, kwargs: list) -> None:
+        mlir = nb.mlir
+        i64 = mlir.IntegerType.get_signless(64)
+        builder.link_external_item(site.ltoir)  # type: ignore[attr-defined]
+        values, types_ = [], []
+        for param in site.params:
+            if param.abi == "ptr":
+                value = nb.memref_data_pointer(builder.load_var(args[param.operand]))  # type: ignore[attr-defined]
+            elif param.abi == "i64":
+                if param.operand is None:
+                    value = nb.constant(int(param.value), i64)  # type: ignore[call-overload]
+                else:
+                    ty = builder.get_numba_type(args[param.operand])  # type: ignore[attr-defined]
+                    value = nb.convert(builder.load_var(args[param.operand]), i64,  # type: ignore[attr-defined]
+                                       signed=getattr(ty, "signed", True))
+            elif param.abi in ("elem", "value"):
+                elem = builder.get_mlir_type(nb.numba_dtype(site.elem_dtype))  # type: ignore[attr-defined]
+                if param.operand is None:
+                    value = nb.constant(param.value, elem)  # type: ignore[arg-type]
+                else:
+                    value = nb.convert(builder.load_var(args[param.operand]), elem)  # type: ignore[attr-defined]
+            elif param.abi == "scratch":
+                value = _scratch_pointer(builder, site)
+            elif param.abi == "stride":
+                value = nb.constant(site.stride, i64)
+            else:  # pragma: no cover - families only use the kinds above
+                raise AssertionError(param.abi)
+            values.append(value)
+            types_.append(value.type)
+        results = []
+        if site.result_dtype:
+            results = [builder.get_mlir_type(nb.numba_dtype(site.result_dtype))]  # type: ignore[attr-defined]
+        callee = nb.get_or_insert_function(site.symbol, mlir.FunctionType.get(types_, results),
+                                           builder.mlir_gpu_module)  # type: ignore[attr-defined]
+        call = nb.mlir_func.call(result=results, callee=callee.name.value, operands_=values)
+        if site.result_dtype:
+            builder.store_var(target, call)  # type: ignore[attr-defined]
+
+    return nb.new_site_function(name, typer, typingctx)

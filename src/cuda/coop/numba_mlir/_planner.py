@@ -1,0 +1,618 @@
+"""The whole-function planner: finds cuda.coop calls in a kernel and replaces them.
+
+Runs after inlining and before typing, once per kernel specialisation:
+1. resolve groups, payloads and descriptors (``_ir.Resolver``);
+2. infer payload dtypes from all evidence, then plan every call (layer 2);
+3. build all providers in one NVRTC run (layer 3) and lay out the scratch;
+4. rewrite the IR: payloads become local arrays, calls become site callees.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._markers import groups as _groups_markers, pending as _pending, temp_storage as _ts_markers
+from .._cub import nvrtc
+from .._cub.families import groups as cub_groups, load_store as cub_load_store
+from .._errors import (
+    CoopError, CoopTypeError, CoopUnsupportedError, CoopValueError, located,
+)
+from .._markers.base import OP_ATTR, op_name
+from .._markers.groups import GROUP_METHODS, ThreadGroup
+from .._semantics import groups as sem_groups
+from .._semantics.common import BLOCK, CLUSTER, GRID, THREAD, WARP, LaunchShape, Runtime, ScratchNeed, Static
+from .._semantics.load_store import plan_load_store
+from .._semantics.temp_storage import ScratchUse, layout, make_descriptor
+from .._version import __version__
+from . import _compat as nb
+from ._ir import UNKNOWN, ArgRef, DescVal, GroupVal, MethodVal, Obj, PayloadVal, Resolver, dtype_of_object
+from ._lowering import Backing, SiteCall, make_site
+from ._lowering import load_store as lower_load_store
+
+_FACTORIES = {"this_block": BLOCK, "this_warp": WARP, "this_thread": THREAD, "this_cluster": CLUSTER,
+              "this_grid": GRID}
+_IMPLEMENTED = {"load", "store"}
+
+
+def _is_coop_object(value: Any) -> bool:
+    if isinstance(value, type(np)) and (value.__name__ == "cuda.coop" or value.__name__.startswith("cuda.coop.")):
+        return True
+    return getattr(value, OP_ATTR, None) is not None or value is ThreadGroup
+
+
+def mentions_coop(func_ir: Any) -> bool:
+    for block in func_ir.blocks.values():
+        for stmt in block.body:
+            if isinstance(stmt, nb.ir.Assign) and isinstance(stmt.value, (nb.ir.Global, nb.ir.FreeVar)):
+                if _is_coop_object(stmt.value.value):
+                    return True
+    return False
+
+
+@dataclass
+class _Site:
+    stmt: Any
+    block: Any
+    name: str
+    operands: list
+    site: SiteCall
+    provider: Any
+    scratch: ScratchUse | None = None
+
+
+class KernelPlan:
+    def __init__(self, state: Any):
+        self.state = state
+        self.func_ir = state.func_ir
+        config = nb.require_launch_config(state)
+        block = tuple(config["block"]) + (1,) * (3 - len(tuple(config["block"])))
+        self.launch = LaunchShape(block)  # type: ignore[arg-type]
+        self.cc = nb.target_cc(state)
+        self.kernel = state.func_id.func_qualname
+        self.resolver = Resolver(self.func_ir, tuple(state.args), self._constructor)
+        self.payloads: list[PayloadVal] = []
+        self.descriptors: list[DescVal] = []
+        self.groups: list[GroupVal] = []
+        self.constructor_stmts: dict[int, Any] = {}
+        self.sites: list[_Site] = []
+
+    # ---------------------------------------------------------------- values
+    def _constructor(self, stmt: Any) -> Any:
+        """Evaluate a call expression that may construct a group, payload or descriptor."""
+        if stmt is None:
+            return UNKNOWN
+        key = id(stmt)
+        if key in self.constructor_stmts:
+            return self.constructor_stmts[key]
+        self.constructor_stmts[key] = UNKNOWN
+        callee = self.resolver.callee(stmt)
+        result: Any = UNKNOWN
+        try:
+            if isinstance(callee, Obj):
+                name = op_name(callee.value)
+                if name in _FACTORIES:
+                    spec = sem_groups.factory_group(_FACTORIES[name], self.launch)
+                    result = GroupVal(spec, stmt.loc)
+                    self.groups.append(result)
+                elif name == "ThreadData":
+                    result = self._thread_data(stmt, callee.value)
+                elif name == "TempStorage":
+                    result = self._temp_storage(stmt, callee.value)
+                elif callee.value is len and len(stmt.value.args) == 1:
+                    arg = self.resolver.var(stmt.value.args[0].name)
+                    if isinstance(arg, PayloadVal):
+                        result = Obj(arg.items_per_thread)
+                elif callee.value in (min, max) and stmt.value.args:
+                    args = [self.resolver.var(a.name) for a in stmt.value.args]
+                    if all(isinstance(a, Obj) and isinstance(a.value, int) for a in args):
+                        result = Obj(callee.value(*(a.value for a in args)))
+            elif isinstance(callee, MethodVal) and callee.name == "group_by":
+                bound = self._bind(stmt, _groups_markers.ThreadGroup.group_by, "ThreadGroup.group_by", skip_self=True)
+                count = self._static(bound.get("count"), stmt, "ThreadGroup.group_by count", must=False)
+                exhaustive = self._static(bound.get("exhaustive", True), stmt, "", must=False)
+                if isinstance(count, Runtime) or count is None:
+                    raise CoopTypeError("ThreadGroup.group_by count must be a compile-time integer")
+                if isinstance(exhaustive, Runtime):
+                    raise CoopTypeError("ThreadGroup.group_by exhaustive must be a compile-time bool")
+                spec = sem_groups.group_by(callee.group.spec, count, exhaustive, self.launch)
+                result = GroupVal(spec, stmt.loc)
+                self.groups.append(result)
+        except CoopError as exc:
+            raise located(exc, stmt.loc) from None
+        self.constructor_stmts[key] = result
+        return result
+
+    def _bind(self, stmt: Any, signature_of: Any, name: str, skip_self: bool = False) -> dict:
+        expr = stmt.value
+        args = list(expr.args)
+        if skip_self:
+            args = [None] + args
+        kws = dict(expr.kws)
+        if expr.vararg is not None or getattr(expr, "varkwarg", None) is not None:
+            raise CoopTypeError(f"{name} does not accept *args or **kwargs")
+        sig = inspect.signature(signature_of)
+        try:
+            bound = sig.bind(*args, **kws)
+        except TypeError as exc:
+            unknown = [k for k in kws if k not in sig.parameters]
+            if unknown:
+                raise CoopTypeError(f"{name} got an unexpected keyword argument {unknown[0]!r}") from None
+            positional = sum(p.kind == p.POSITIONAL_ONLY for p in sig.parameters.values()) - skip_self
+            if len(expr.args) > positional:
+                raise CoopTypeError(f"{name} takes {positional} positional operands; pass options by keyword") from None
+            raise CoopTypeError(f"{name}: {exc}") from None
+        out = dict(bound.arguments)
+        if skip_self:
+            out.pop(next(iter(sig.parameters)))
+        return out
+
+    def _static(self, var: Any, stmt: Any, what: str, must: bool = True) -> Any:
+        """The compile-time value of ``var`` (a Python default passes through)."""
+        if not isinstance(var, nb.ir.Var):
+            return var
+        value = self.resolver.var(var.name)
+        if isinstance(value, Obj):
+            return value.value
+        if isinstance(value, ArgRef) and isinstance(value.type, nb.types.Integer):
+            # SPEC 7.2: specialise the kernel on this integer argument.
+            raise nb.ForceLiteralArg({value.index}, loc=stmt.loc)
+        if must:
+            raise CoopTypeError(f"{what} must be a compile-time value")
+        return Runtime(nb.dtype_name(value.type) if isinstance(value, ArgRef) else None)
+
+    def _thread_data(self, stmt: Any, marker: Any) -> PayloadVal:
+        bound = self._bind(stmt, marker.__new__, "cuda.coop.ThreadData", skip_self=True)
+        k = self._static(bound.get("items_per_thread"), stmt, "", must=False)
+        if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
+            raise CoopTypeError("ThreadData items_per_thread must be a compile-time integer")
+        if k <= 0:
+            raise CoopValueError("ThreadData items_per_thread must be positive")
+        dtype_obj = self._static(bound.get("dtype"), stmt, "ThreadData dtype")
+        dtype = None
+        if dtype_obj is not None:
+            dtype = None if isinstance(dtype_obj, str) else dtype_of_object(dtype_obj)
+            if dtype is None:
+                raise CoopTypeError(f"ThreadData dtype must be a NumPy or Numba scalar type; got {dtype_obj!r}")
+        alignment = self._static(bound.get("alignment"), stmt, "ThreadData alignment")
+        if alignment is not None and (isinstance(alignment, bool) or not isinstance(alignment, int)):
+            raise CoopTypeError(f"ThreadData alignment must be a compile-time integer; got {alignment!r}")
+        if alignment is not None and (alignment <= 0 or alignment & (alignment - 1)):
+            raise CoopValueError(f"ThreadData alignment must be a positive power of two; got {alignment}")
+        payload = PayloadVal(stmt, stmt.target.name, int(k), dtype, dtype is not None, stmt.loc)
+        self.payloads.append(payload)
+        return payload
+
+    def _temp_storage(self, stmt: Any, marker: Any) -> DescVal:
+        bound = self._bind(stmt, marker.__new__, "cuda.coop.TempStorage", skip_self=True)
+        values = {k: self._static(bound.get(k, d), stmt, f"TempStorage {k}")
+                  for k, d in (("size_in_bytes", None), ("alignment", None), ("auto_sync", False),
+                               ("sharing", "shared"))}
+        desc = make_descriptor(len(self.descriptors), **values)
+        result = DescVal(desc, stmt, stmt.loc)
+        self.descriptors.append(result)
+        return result
+
+    # ------------------------------------------------------------- the plan
+    def run(self) -> bool:
+        calls = []
+        for block in self.func_ir.blocks.values():
+            for stmt in block.body:
+                if isinstance(stmt, nb.ir.Assign) and isinstance(stmt.value, nb.ir.Expr) and stmt.value.op == "call":
+                    callee = self.resolver.callee(stmt)
+                    value = self.resolver.var(stmt.target.name)  # constructs groups/payloads in order
+                    calls.append((stmt, block, callee, value))
+        self._infer_dtypes()
+        for stmt, block, callee, _ in calls:
+            try:
+                if isinstance(callee, Obj) and op_name(callee.value) in _pending.PENDING + ("load", "store"):
+                    self._operation(stmt, block, callee.value)
+                elif isinstance(callee, MethodVal) and callee.name in GROUP_METHODS and callee.name != "group_by":
+                    self._query(stmt, block, callee)
+            except CoopError as exc:
+                raise located(exc, stmt.loc) from None
+        self._check_escapes()
+        self._build()
+        self._rewrite()
+        return True
+
+    def _operation(self, stmt: Any, block: Any, marker: Any) -> None:
+        op = op_name(marker)
+        name = f"{marker.__module__}.{op}"
+        if op not in _IMPLEMENTED:
+            raise CoopUnsupportedError(f"{name} is not implemented by the numba-cuda-mlir backend in cuda-coop {__version__}")
+        bound = self._bind(stmt, marker, name)
+        group = self.resolver.var(bound["group"].name)
+        if not isinstance(group, GroupVal):
+            raise CoopTypeError(f"{name} requires a compile-time ThreadGroup created by this_*() or group_by() in this kernel")
+        array_param, payload_param = ("source", "output") if op == "load" else ("destination", "value")
+        payload = self.resolver.var(bound[payload_param].name)
+        if isinstance(payload, tuple):
+            raise self._merge_error(payload)
+        scalar = not isinstance(payload, PayloadVal)
+        if scalar and op == "load":
+            raise CoopTypeError(f"{name} requires a fixed-size ThreadData output payload in the common API; "
+                                "use cuda.coop.numba_mlir for array payloads")
+        array_dtype = self._array_dtype(bound[array_param])
+        dtype = array_dtype if scalar else payload.dtype
+        controls: dict[str, Any] = {}
+        literals: dict[str, Any] = {}
+        for key in ("valid_items", "oob_default", "offset"):
+            var = bound.get(key)
+            if var is None:
+                controls[key] = None
+                continue
+            value = self.resolver.var(var.name)
+            if isinstance(value, Obj) and value.value is None:
+                controls[key] = None
+            elif isinstance(value, Obj):
+                controls[key] = Static(value.value)
+                literals[key] = value.value
+            else:
+                controls[key] = Runtime(nb.dtype_name(value.type) if isinstance(value, ArgRef) else None)
+        algorithm = self._static(bound.get("algorithm", "direct"), stmt, f"{name} algorithm", must=False)
+        if isinstance(algorithm, Runtime):
+            raise CoopTypeError(f"{name} algorithm must be a compile-time string")
+        desc = self._descriptor(bound.get("temp_storage"), name)
+        k = 1 if scalar else payload.items_per_thread
+        spec = plan_load_store(
+            op, name, group.spec, self.launch, array_dtype or dtype, dtype or array_dtype, k, algorithm,
+            controls["valid_items"], controls["oob_default"] if op == "load" else None, controls["offset"],
+            desc.descriptor if desc else None, scalar_value=scalar,
+        )
+        if "oob_default" in literals:
+            from .._semantics.common import literal_as
+
+            literals["oob_default"] = literal_as(name, "oob_default", literals["oob_default"], spec.dtype)
+        operands = [bound[array_param], bound[payload_param]]
+        index = {"array": 0, "payload": 1}
+        for key in ("offset", "valid_items", "oob_default"):
+            if isinstance(controls.get(key), Runtime):
+                index[key] = len(operands)
+                operands.append(bound[key])
+        provider = cub_load_store.emit(spec)
+        site = SiteCall(provider.symbol, lower_load_store.params(spec, index, literals), spec.dtype,
+                        check=lower_load_store.checker(spec, name, index))
+        entry = _Site(stmt, block, name, operands, site, provider)
+        if spec.uses_scratch:
+            domain = ("block",) if not group.spec.is_warp_scope else (group.spec.kind, group.spec.size)
+            entry.scratch = ScratchUse(len(self.sites), ScratchNeed(0, 1), desc.descriptor if desc else None,
+                                       domain, group.spec.instances if group.spec.is_warp_scope else 1,
+                                       f"{name} at line {stmt.loc.line}")
+        self.sites.append(entry)
+
+    def _descriptor(self, var: Any, name: str) -> DescVal | None:
+        if var is None:
+            return None
+        value = self.resolver.var(var.name)
+        if isinstance(value, Obj) and value.value is None:
+            return None
+        if isinstance(value, tuple):
+            raise CoopTypeError(f"{name} temp_storage must resolve to exactly one TempStorage constructor in this kernel")
+        if isinstance(value, Obj) and isinstance(value.value, (_ts_markers.TempStorage,)):
+            raise CoopTypeError("TempStorage descriptors must be constructed inside the kernel or an inlined helper")
+        if not isinstance(value, DescVal):
+            raise CoopTypeError(
+                f"{name} temp_storage must be a TempStorage descriptor constructed in the kernel with cuda.coop.TempStorage()"
+            )
+        return value
+
+    def _array_dtype(self, var: Any) -> str | None:
+        """The element dtype of an array operand when it can be seen before typing."""
+        value = self.resolver.var(var.name)
+        if isinstance(value, ArgRef) and isinstance(value.type, nb.types.Array):
+            return nb.dtype_name(value.type.dtype)
+        for definition in self.resolver.definitions(var.name):
+            if isinstance(definition, nb.ir.Expr) and definition.op in ("getitem", "static_getitem"):
+                return self._array_dtype(definition.value)  # a slice of an array
+            if isinstance(definition, nb.ir.Expr) and definition.op == "call":
+                callee = self.resolver.callee(self.resolver.stmt_of[id(definition)])
+                if isinstance(callee, Obj) and callee.value is nb.nb_cuda.shared.array and len(definition.args) > 1:
+                    dtype = self.resolver.var(definition.args[1].name)
+                    return dtype_of_object(dtype.value) if isinstance(dtype, Obj) else None
+        return None
+
+    def _merge_error(self, merged: tuple) -> CoopError:
+        kinds = {type(v).__name__ for v in merged[1]}
+        if kinds == {"PayloadVal"}:
+            shapes = sorted({(p.items_per_thread, p.dtype) for p in merged[1]}, key=str)
+            if len(shapes) == 1:
+                return CoopTypeError("a payload variable must refer to a single ThreadData construction here")
+            a, b = shapes[:2]
+            return CoopTypeError(f"variable may refer to payloads with different extents or dtypes "
+                                 f"(items_per_thread={a[0]}, dtype={a[1]}; items_per_thread={b[0]}, dtype={b[1]})")
+        return CoopTypeError("a cuda.coop value must resolve to exactly one construction site")
+
+    def _query(self, stmt: Any, block: Any, method: MethodVal) -> None:
+        name = f"ThreadGroup.{method.name}"
+        bound = self._bind(stmt, getattr(ThreadGroup, method.name), name, skip_self=True)
+        level = self._static(bound.get("level", "thread"), stmt, f"{name} level")
+        dtype = None
+        if "dtype" in bound or method.name in ("rank_as", "count_as"):
+            raw = self._static(bound.get("dtype"), stmt, f"{name} dtype")
+            if raw is not None:
+                dtype = None if isinstance(raw, str) else dtype_of_object(raw)
+                if dtype is None:
+                    sem_groups.query_dtype(method.name, "?")
+        spec = sem_groups.plan_query(method.name, method.group.spec, self.launch, level, dtype, self.cc)
+        provider = cub_groups.emit(spec)
+        site = SiteCall(provider.symbol, [], None, spec.result_dtype)
+        self.sites.append(_Site(stmt, block, name, [], site, provider))
+
+    # ------------------------------------------------------------ inference
+    def _infer_dtypes(self) -> None:
+        """SPEC 4: explicit dtype, then cooperative operations, then indexed assignments, then literals."""
+        by_var: dict[str, PayloadVal] = {}
+        for payload in self.payloads:
+            by_var[payload.var] = payload
+        for block in self.func_ir.blocks.values():
+            for stmt in block.body:
+                if isinstance(stmt, nb.ir.Assign) and isinstance(stmt.value, nb.ir.Expr) and stmt.value.op == "call":
+                    callee = self.resolver.callee(stmt)
+                    if isinstance(callee, Obj) and op_name(callee.value) in ("load", "store"):
+                        self._operation_evidence(stmt, callee.value)
+        weak: dict[int, list] = {}
+        for _ in range(4):  # payload-to-payload assignments propagate in a few rounds
+            for block in self.func_ir.blocks.values():
+                for stmt in block.body:
+                    if isinstance(stmt, (nb.ir.SetItem, nb.ir.StaticSetItem)):
+                        target = self.resolver.var(stmt.target.name)
+                        if isinstance(target, PayloadVal) and target.dtype is None and not target.evidence:
+                            dtype, is_weak = self._value_dtype(stmt.value)
+                            if dtype is not None:
+                                (weak.setdefault(id(target), []) if is_weak else target.evidence).append(
+                                    (dtype, f"assignment at line {stmt.loc.line}"))
+            for payload in self.payloads:
+                if payload.dtype is None and payload.evidence:
+                    payload.dtype = self._decide(payload)
+        for payload in self.payloads:
+            if payload.dtype is None:
+                if id(payload) in weak:
+                    payload.evidence = weak[id(payload)]
+                    payload.dtype = self._decide(payload)
+                else:
+                    raise located(CoopTypeError(
+                        f"could not infer the dtype of ThreadData {payload.var}; pass dtype= or assign values of "
+                        "known type (cast helper results, e.g. numpy.int32(x))"), payload.loc)
+
+    def _decide(self, payload: PayloadVal) -> str:
+        first = payload.evidence[0]
+        for other in payload.evidence[1:]:
+            if other[0] != first[0]:
+                raise located(CoopTypeError(
+                    f"ThreadData {payload.var} has conflicting dtypes {first[0]} ({first[1]}) and {other[0]} ({other[1]})"
+                ), payload.loc)
+        return first[0]
+
+    def _operation_evidence(self, stmt: Any, marker: Any) -> None:
+        op = op_name(marker)
+        args = stmt.value.args
+        if len(args) < 3:
+            return
+        payload = self.resolver.var(args[2].name)
+        if not isinstance(payload, PayloadVal):
+            return
+        dtype = self._array_dtype(args[1])
+        if dtype is None:
+            return
+        where = f"{marker.__module__}.{op} at line {stmt.loc.line}"
+        if payload.explicit:
+            if payload.dtype != dtype:
+                param = "source" if op == "load" else "destination"
+                raise located(CoopTypeError(
+                    f"{marker.__module__}.{op} {param} dtype {dtype} does not match payload dtype {payload.dtype}"
+                    + ("; cast the value" if op == "store" else "")), stmt.loc)
+            return
+        payload.evidence.append((dtype, where))
+
+    def _value_dtype(self, var: Any) -> tuple[str | None, bool]:
+        """(dtype, weak) of an assigned value, from what is visible before typing."""
+        value = self.resolver.var(var.name)
+        if isinstance(value, Obj):
+            if isinstance(value.value, bool):
+                return None, False
+            if isinstance(value.value, int):
+                return "int32", True
+            if isinstance(value.value, float):
+                return "float32", True
+            return None, False
+        for definition in self.resolver.definitions(var.name):
+            if not isinstance(definition, nb.ir.Expr):
+                if isinstance(definition, nb.ir.Var):
+                    return self._value_dtype(definition)
+                continue
+            if definition.op in ("getitem", "static_getitem"):
+                base = self.resolver.var(definition.value.name)
+                if isinstance(base, PayloadVal):
+                    return base.dtype, False
+                if isinstance(base, ArgRef) and isinstance(base.type, nb.types.Array):
+                    return nb.dtype_name(base.type.dtype), False
+            if definition.op == "call":
+                callee = self.resolver.callee(self.resolver.stmt_of[id(definition)])
+                if isinstance(callee, Obj) and not isinstance(callee.value, str):
+                    dtype = dtype_of_object(callee.value) if callee.value not in (int, float) else None
+                    if dtype is not None:
+                        return dtype, False
+            if definition.op in ("binop", "inplace_binop"):
+                (a, wa), (b, wb) = self._value_dtype(definition.lhs), self._value_dtype(definition.rhs)
+                if a is None or b is None:
+                    return None, False
+                if wa and not wb:
+                    return b, False
+                if wb and not wa:
+                    return a, False
+                return np.result_type(a, b).name, wa and wb
+        return None, False
+
+    # --------------------------------------------------------------- checks
+    def _check_escapes(self) -> None:
+        """Groups, payloads and descriptors may only flow into cooperative calls and their own methods."""
+        ir = nb.ir
+        site_stmts = {id(s.stmt) for s in self.sites}
+        for block in self.func_ir.blocks.values():
+            for stmt in block.body:
+                if id(stmt) in site_stmts or (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Var)):
+                    continue
+                if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
+                    expr = stmt.value
+                    if expr.op == "getattr" or expr.op in ("getitem", "static_getitem"):
+                        continue
+                    if expr.op == "call":
+                        callee = self.resolver.callee(stmt)
+                        if isinstance(callee, (MethodVal,)) or (isinstance(callee, Obj) and (
+                                _is_coop_object(callee.value) or callee.value is len)):
+                            continue
+                if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+                    used = [stmt.value]
+                else:
+                    used = stmt.list_vars()
+                for var in used:
+                    value = self.resolver.memo.get(var.name)
+                    kind = {GroupVal: "ThreadGroup", PayloadVal: "ThreadData", DescVal: "TempStorage"}.get(type(value))
+                    if kind is None:
+                        continue
+                    use = f"{type(stmt).__name__.lower()} `{stmt}`"
+                    if kind == "ThreadGroup":
+                        raise located(CoopTypeError(
+                            f"ThreadGroup {var.name} escapes to runtime through {use}; groups may only be used with "
+                            "cuda.coop operations, group methods and inlined helpers"), stmt.loc)
+                    raise located(CoopTypeError(f"{kind} {var.name} escapes to runtime through {use}"), stmt.loc)
+
+    # ---------------------------------------------------------------- build
+    def _build(self) -> None:
+        if not self.sites:
+            return
+        arch = f"sm_{self.cc}"
+        providers = [s.provider for s in self.sites]
+        try:
+            built = nvrtc.build(providers, arch, f"kernel {self.kernel}")
+        except CoopError as exc:
+            raise located(exc, self.sites[0].stmt.loc) from None
+        self.cpp_source = built.source
+        ltoir = nb.nb_cuda.LTOIR(built.ltoir, name=f"cuda_coop_{self.kernel}.ltoir")
+        uses = []
+        for entry in self.sites:
+            entry.site.ltoir = ltoir
+            if entry.scratch is not None:
+                size, align = built.scratch[entry.provider.symbol]
+                entry.scratch.need = ScratchNeed(max(size, 1), align)
+                uses.append(entry.scratch)
+        user_static, user_dynamic = self._user_shared()
+        try:
+            plan = layout(uses, [d.descriptor for d in self.descriptors], user_static, user_dynamic, self.kernel)
+        except CoopError as exc:
+            raise located(exc, (self.sites[0].stmt if not uses else self._site_of(uses[0])).loc) from None
+        backing = Backing(plan.size, plan.alignment, plan.dynamic) if plan.size else None
+        for entry in self.sites:
+            if entry.scratch is not None:
+                entry.site.backing = backing
+                entry.site.scratch_offset = entry.scratch.offset
+                entry.site.stride = entry.scratch.stride
+        self.state.metadata["cuda_coop"] = {"cpp_source": built.source, "scratch_bytes": plan.size,
+                                            "dynamic": plan.dynamic, "from_cache": built.from_cache}
+        if plan.dynamic:
+            nb.set_required_dynamic_shared_memory(self.state, plan.size)
+
+    def _site_of(self, use: ScratchUse) -> Any:
+        return self.sites[use.site].stmt
+
+    def _user_shared(self) -> tuple[int, str | None]:
+        """Bytes of the user's static shared arrays, and the name of a dynamic one if any."""
+        static, dynamic = 0, None
+        for block in self.func_ir.blocks.values():
+            for stmt in block.body:
+                if not (isinstance(stmt, nb.ir.Assign) and isinstance(stmt.value, nb.ir.Expr)
+                        and stmt.value.op == "call"):
+                    continue
+                callee = self.resolver.callee(stmt)
+                if not (isinstance(callee, Obj) and callee.value is nb.nb_cuda.shared.array):
+                    continue
+                args = [self.resolver.var(a.name) for a in stmt.value.args]
+                kws = {k: self.resolver.var(v.name) for k, v in stmt.value.kws}
+                shape = args[0] if args else kws.get("shape")
+                dtype = args[1] if len(args) > 1 else kws.get("dtype")
+                shape_value = shape.value if isinstance(shape, Obj) else None
+                count = int(np.prod(shape_value)) if isinstance(shape_value, (int, tuple)) else 0
+                dtype_name = dtype_of_object(dtype.value) if isinstance(dtype, Obj) else None
+                if count == 0 or dtype_name is None:
+                    dynamic = stmt.target.name
+                else:
+                    static += count * np.dtype(dtype_name).itemsize
+        return static, dynamic
+
+    # -------------------------------------------------------------- rewrite
+    def _rewrite(self) -> None:
+        ir = nb.ir
+        typingctx = self.state.typingctx
+        sites = {id(s.stmt): s for s in self.sites}
+        payload_stmts = {id(p.stmt): p for p in self.payloads}
+        constant_stmts = {id(g.loc) for g in self.groups}
+        for block in self.func_ir.blocks.values():
+            body = []
+            for stmt in block.body:
+                loc = stmt.loc
+                if isinstance(stmt, ir.Assign):
+                    value = stmt.value
+                    if id(stmt) in sites:
+                        entry = sites[id(stmt)]
+                        callee = make_site(entry.site.symbol, entry.site, typingctx)
+                        fn = ir.Var(block.scope, block.scope.redefine("$cuda_coop_site", loc).name, loc)
+                        body.append(ir.Assign(ir.Global(entry.site.symbol, callee, loc), fn, loc))
+                        stmt.value = ir.Expr.call(fn, list(entry.operands), (), loc)
+                    elif id(stmt) in payload_stmts:
+                        body.extend(self._local_array(block, stmt, payload_stmts[id(stmt)]))
+                    elif isinstance(value, (ir.Global, ir.FreeVar)) and _is_coop_object(value.value):
+                        stmt.value = ir.Const(0, loc)
+                    elif isinstance(value, ir.Expr) and value.op in ("getattr", "call"):
+                        resolved = self.resolver.memo.get(stmt.target.name)
+                        callee_is_coop = value.op == "call" and isinstance(
+                            self.resolver.memo.get(value.func.name), (MethodVal,)) or (
+                            value.op == "call" and isinstance(self.resolver.memo.get(value.func.name), Obj)
+                            and _is_coop_object(self.resolver.memo[value.func.name].value))
+                        if value.op == "getattr":
+                            base = self.resolver.memo.get(value.value.name)
+                            if isinstance(resolved, Obj) and isinstance(base, PayloadVal):
+                                stmt.value = ir.Const(resolved.value, loc)
+                            elif isinstance(resolved, MethodVal) or (isinstance(base, Obj) and _is_coop_object(base.value)):
+                                stmt.value = ir.Const(0, loc)
+                        elif isinstance(resolved, (GroupVal, DescVal)) or callee_is_coop:
+                            stmt.value = ir.Const(0, loc)
+                body.append(stmt)
+            block.body = body
+        del constant_stmts
+
+    def _local_array(self, block: Any, stmt: Any, payload: PayloadVal) -> list:
+        ir = nb.ir
+        loc, scope = stmt.loc, block.scope
+
+        def fresh(prefix: str) -> Any:
+            return ir.Var(scope, scope.redefine(prefix, loc).name, loc)
+
+        cuda_var, local_var, array_fn = fresh("$cuda_coop_cuda"), fresh("$cuda_coop_local"), fresh("$cuda_coop_array")
+        size_var, dtype_var = fresh("$cuda_coop_k"), fresh("$cuda_coop_dtype")
+        stmt.value = ir.Expr.call(array_fn, [size_var, dtype_var], (), loc)
+        return [
+            ir.Assign(ir.Global("cuda", nb.nb_cuda, loc), cuda_var, loc),
+            ir.Assign(ir.Expr.getattr(cuda_var, "local", loc), local_var, loc),
+            ir.Assign(ir.Expr.getattr(local_var, "array", loc), array_fn, loc),
+            ir.Assign(ir.Const(payload.items_per_thread, loc), size_var, loc),
+            ir.Assign(ir.Global(payload.dtype, nb.numba_dtype(payload.dtype), loc), dtype_var, loc),
+        ]
+
+
+class CoopPlanner(nb.WholeFunctionPlanner):
+    """Registered once per process; returns quickly for code without cuda.coop."""
+
+    def run(self) -> bool:
+        func_ir = self.state.func_ir
+        if not mentions_coop(func_ir):
+            return False
+        if self.is_device_function:
+            name = self.state.func_id.func_qualname
+            raise CoopTypeError(
+                f"device function {name} contains cuda.coop operations but is not inlined into the kernel; "
+                'declare it with @cuda.jit(device=True, inline="always")'
+            )
+        return KernelPlan(self.state).run()
