@@ -43,6 +43,22 @@ def _tool(name: str) -> str | None:
     return shutil.which(name)
 
 
+def _eiattrs(cubin: bytes, infos: list[tuple[int, int, int]]) -> dict[int, int]:
+    """EIATTR records (format u8, attribute u8, size u16, payload) that carry (symbol, value)."""
+    found: dict[int, int] = {}
+    for offset, size, _ in infos:
+        pos, end = offset, offset + size
+        while pos + 4 <= end:
+            fmt, attr, length = struct.unpack_from("<BBH", cubin, pos)
+            if fmt != 0x04:  # other formats keep their value in the length field
+                pos += 4
+                continue
+            if length == 8:
+                found[attr] = struct.unpack_from("<I", cubin, pos + 8)[0]
+            pos += 4 + length
+    return found
+
+
 @dataclass
 class CompiledKernel:
     """A kernel built for one launch shape: its cubin and what it uses."""
@@ -97,21 +113,11 @@ def compile_kernel(kernel: Any, args: Sequence[Any], /, *, block: int | Sequence
     sections = _elf_sections(cubin)
     text = next(n for n in sections if n.startswith(".text."))
     name = text[len(".text."):]
-    registers = sections[text][2] >> 24
     dynamic = cres.metadata.get("required_dynamic_shared_memory", 0)
     shared = sections.get(f".nv.shared.{name}", (0, 0, 0))[1]
-    local = 0
-    info = sections.get(f".nv.info.{name}")
-    if info is not None:  # EIATTR records: format u8, attribute u8, size u16, payload
-        pos, end = info[0], info[0] + info[1]
-        while pos + 4 <= end:
-            fmt, attr, size = struct.unpack_from("<BBH", cubin, pos)
-            if fmt != 0x04:  # fixed-size formats carry their value in the size field
-                pos += 4
-                continue
-            if attr == 0x11 and size >= 8:  # EIATTR_FRAME_SIZE: (symbol, bytes)
-                local = struct.unpack_from("<I", cubin, pos + 8)[0]
-            pos += 4 + size
+    attributes = _eiattrs(cubin, [sections[s] for s in (".nv.info", f".nv.info.{name}") if s in sections])
+    registers = attributes.get(0x2F, 0)  # EIATTR_REGCOUNT
+    local = attributes.get(0x11, 0)  # EIATTR_FRAME_SIZE
     coop = cres.metadata.get("cuda_coop", {})
     return CompiledKernel(cubin, name, coop.get("cpp_source", ""), registers, shared + dynamic, local, dynamic,
                           dict(coop))

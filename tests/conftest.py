@@ -1,0 +1,35 @@
+"""Shared test set-up: GPU detection, compile-only target and a private provider cache."""
+from __future__ import annotations
+
+import functools
+import os
+
+import pytest
+
+
+@functools.lru_cache(maxsize=None)
+def gpu_available() -> bool:
+    try:
+        from cuda.bindings import driver
+
+        (err,) = driver.cuInit(0)
+        if int(err) != 0:
+            return False
+        err, count = driver.cuDeviceGetCount()
+        return int(err) == 0 and count > 0
+    except Exception:
+        return False
+
+
+def pytest_collection_modifyitems(config, items):
+    if gpu_available():
+        return
+    skip = pytest.mark.skip(reason="needs an NVIDIA GPU (run on the H200 through the device tool)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+def pytest_configure(config):
+    # Keep the suite's provider cache away from the user's unless a test chooses one.
+    os.environ.setdefault("XDG_CACHE_HOME", os.path.join(str(config.rootpath), ".pytest_cache", "xdg"))

@@ -1,0 +1,218 @@
+"""The public surface of ``cuda.coop``: imports, names, registration, markers and exceptions (SPEC 1.3, 1.4, 2.1, 10.1)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+# SPEC 1.3, in order.
+EXPECTED_ALL = [
+    "__version__", "register",
+    "this_thread", "this_warp", "this_block", "this_cluster", "this_grid", "ThreadGroup",
+    "ThreadData", "ThreadDataLike", "TempStorage", "TempStorageLike",
+    "load", "store", "exchange", "shuffle", "reduce", "sum", "reduce_batched", "scan", "exclusive_sum",
+    "inclusive_sum", "exclusive_scan", "inclusive_scan", "merge_sort_keys", "merge_sort_pairs", "radix_sort_keys",
+    "radix_sort_pairs", "radix_rank", "topk_min_keys", "topk_max_keys", "topk_min_pairs", "topk_max_pairs",
+    "adjacent_difference", "discontinuity", "histogram", "run_length_decode", "run_length_decode_into",
+    "CoopError", "CoopTypeError", "CoopValueError", "CoopUnsupportedError", "CoopBuildError",
+    "CoopCompilerContextRequiredError", "CudaCoopAutoRegistrationWarning",
+]
+OPERATIONS = EXPECTED_ALL[EXPECTED_ALL.index("load"):EXPECTED_ALL.index("CoopError")]
+
+
+def _run_python(code: str, **extra_env: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "CUDA_COOP_DISABLE_AUTO_DSL_REGISTRATION"}
+    env["PYTHONPATH"] = str(SRC)
+    env.update(extra_env)
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+
+
+# ------------------------------------------------------------------ imports and packaging
+
+
+def test_import_needs_only_the_standard_library():
+    result = _run_python(
+        "import cuda.coop, sys; "
+        "assert 'numpy' not in sys.modules, 'numpy imported'; "
+        "assert 'numba_cuda_mlir' not in sys.modules, 'numba_cuda_mlir imported'; "
+        "assert 'cuda.coop.numba_mlir' not in sys.modules, 'backend imported'"
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_import_auto_registers_when_numba_cuda_mlir_was_imported_first():
+    result = _run_python(
+        "import warnings; warnings.simplefilter('error'); "
+        "import numba_cuda_mlir, cuda.coop, sys; "
+        "assert 'cuda.coop.numba_mlir' in sys.modules; "
+        "assert sys.modules['cuda.coop.numba_mlir']._registered"
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_auto_registration_can_be_disabled():
+    result = _run_python(
+        "import numba_cuda_mlir, cuda.coop, sys; assert 'cuda.coop.numba_mlir' not in sys.modules",
+        CUDA_COOP_DISABLE_AUTO_DSL_REGISTRATION="1",
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_no_namespace_init_file():
+    assert not (SRC / "cuda" / "__init__.py").exists()
+    assert (SRC / "cuda" / "coop" / "__init__.py").exists()
+
+
+# ------------------------------------------------------------------ names
+
+
+def test_all_matches_spec():
+    import cuda.coop as coop
+
+    assert coop.__all__ == EXPECTED_ALL
+    for name in EXPECTED_ALL:
+        assert hasattr(coop, name), name
+
+
+def test_version_is_a_string():
+    import cuda.coop as coop
+
+    assert isinstance(coop.__version__, str) and coop.__version__
+
+
+def test_qualified_namespace_reexports_common_objects():
+    import cuda.coop as coop
+    import cuda.coop.numba_mlir as numba_coop
+
+    assert numba_coop.ThreadData is coop.ThreadData
+    assert numba_coop.TempStorage is coop.TempStorage
+    assert numba_coop.ThreadGroup is coop.ThreadGroup
+    assert numba_coop.this_block is coop.this_block
+    assert numba_coop.CoopError is coop.CoopError
+    assert not hasattr(numba_coop, "register")
+    assert "register" not in numba_coop.__all__
+    assert "compile_kernel" in numba_coop.__all__
+    for op in OPERATIONS:
+        assert getattr(numba_coop, op) is not getattr(coop, op), op
+    assert numba_coop.load is not coop.load
+
+
+# ------------------------------------------------------------------ markers as Python (R1)
+
+
+def test_load_marker_outside_kernel():
+    import cuda.coop as coop
+
+    with pytest.raises(coop.CoopCompilerContextRequiredError) as info:
+        coop.load(None, None, None)
+    assert str(info.value) == "cuda.coop.load must be called from a supported GPU kernel."
+
+
+@pytest.mark.parametrize("name", OPERATIONS + ["this_thread", "this_warp", "this_block", "this_cluster", "this_grid"])
+def test_every_function_marker_outside_kernel(name):
+    import cuda.coop as coop
+
+    with pytest.raises(coop.CoopCompilerContextRequiredError) as info:
+        getattr(coop, name)()
+    assert str(info.value) == f"cuda.coop.{name} must be called from a supported GPU kernel."
+    assert isinstance(info.value, RuntimeError)
+
+
+def test_class_markers_outside_kernel():
+    import cuda.coop as coop
+
+    with pytest.raises(coop.CoopCompilerContextRequiredError, match=r"^cuda\.coop\.ThreadData must be called"):
+        coop.ThreadData(4)
+    with pytest.raises(coop.CoopCompilerContextRequiredError, match=r"^cuda\.coop\.TempStorage must be called"):
+        coop.TempStorage()
+    with pytest.raises(coop.CoopCompilerContextRequiredError, match=r"^cuda\.coop\.ThreadGroup must be called"):
+        coop.ThreadGroup()
+
+
+def test_group_method_marker_message():
+    import cuda.coop as coop
+
+    with pytest.raises(coop.CoopCompilerContextRequiredError) as info:
+        coop.ThreadGroup.rank(None)
+    assert str(info.value) == "cuda.coop.ThreadGroup.rank must be called from a supported GPU kernel."
+
+
+def test_qualified_marker_message():
+    import cuda.coop.numba_mlir as numba_coop
+
+    with pytest.raises(numba_coop.CoopCompilerContextRequiredError) as info:
+        numba_coop.store(None, None, None)
+    assert str(info.value) == "cuda.coop.numba_mlir.store must be called from a supported GPU kernel."
+
+
+def test_markers_carry_module_and_qualname():
+    import cuda.coop as coop
+    import cuda.coop.numba_mlir as numba_coop
+
+    assert (coop.load.__module__, coop.load.__qualname__) == ("cuda.coop", "load")
+    assert (numba_coop.load.__module__, numba_coop.load.__qualname__) == ("cuda.coop.numba_mlir", "load")
+    assert list(__import__("inspect").signature(coop.load).parameters)[:3] == ["group", "source", "output"]
+
+
+# ------------------------------------------------------------------ register (R2, R3)
+
+
+@pytest.mark.parametrize("value, type_name", [(5, "int"), (None, "NoneType"), (b"numba-cuda-mlir", "bytes")])
+def test_register_rejects_non_strings(value, type_name):
+    import cuda.coop as coop
+
+    with pytest.raises(TypeError) as info:
+        coop.register(value)
+    assert str(info.value) == f"cuda.coop.register expects a backend name string; got {type_name}."
+
+
+@pytest.mark.parametrize("value", ["x", "numba", "NUMBA-CUDA-MLIR", ""])
+def test_register_rejects_unknown_names(value):
+    import cuda.coop as coop
+
+    with pytest.raises(ValueError) as info:
+        coop.register(value)
+    assert str(info.value) == (
+        f"Unsupported cuda.coop backend {value!r}; expected 'numba-cuda-mlir' or 'numba_cuda_mlir'."
+    )
+
+
+def test_register_is_idempotent_with_both_spellings():
+    import cuda.coop as coop
+    import cuda.coop.numba_mlir as numba_coop
+    from cuda.coop.numba_mlir import _compat
+
+    coop.register("numba-cuda-mlir")
+    before = list(_compat._planner_registry)
+    for name in ("numba-cuda-mlir", "numba_cuda_mlir", "numba_cuda_mlir", "numba-cuda-mlir"):
+        assert coop.register(name) is None
+    assert numba_coop._registered
+    assert list(_compat._planner_registry) == before
+
+
+def test_register_is_positional_only():
+    import cuda.coop as coop
+
+    with pytest.raises(TypeError):
+        coop.register(backend="numba-cuda-mlir")
+
+
+# ------------------------------------------------------------------ exceptions (SPEC 10.1)
+
+
+def test_exception_hierarchy():
+    import cuda.coop as coop
+
+    assert coop.CoopError.__bases__ == (Exception,)
+    assert coop.CoopTypeError.__bases__ == (coop.CoopError, TypeError)
+    assert coop.CoopValueError.__bases__ == (coop.CoopError, ValueError)
+    assert coop.CoopUnsupportedError.__bases__ == (coop.CoopError, NotImplementedError)
+    assert coop.CoopBuildError.__bases__ == (coop.CoopError, RuntimeError)
+    assert coop.CoopCompilerContextRequiredError.__bases__ == (coop.CoopError, RuntimeError)
+    assert coop.CudaCoopAutoRegistrationWarning.__bases__ == (UserWarning,)
+    assert not issubclass(coop.CudaCoopAutoRegistrationWarning, coop.CoopError)
