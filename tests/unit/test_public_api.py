@@ -188,11 +188,12 @@ def test_register_is_idempotent_with_both_spellings():
     from cuda.coop.numba_mlir import _compat
 
     coop.register("numba-cuda-mlir")
-    before = list(_compat._planner_registry)
+    before = list(_compat._planner_registry._planners)
+    assert before.count(numba_coop._planner.CoopPlanner) == 1
     for name in ("numba-cuda-mlir", "numba_cuda_mlir", "numba_cuda_mlir", "numba-cuda-mlir"):
         assert coop.register(name) is None
     assert numba_coop._registered
-    assert list(_compat._planner_registry) == before
+    assert list(_compat._planner_registry._planners) == before
 
 
 def test_register_is_positional_only():

@@ -67,7 +67,7 @@ def require_kind(op: str, group: GroupSpec, supported: tuple[str, ...], widths: 
         raise CoopUnsupportedError(
             f"{op} does not support group kind '{group.kind}'; supported group kinds: {', '.join(supported)}"
         )
-    if group.kind == LOGICAL_WARP and widths is not None and (group.size not in widths or not group.exhaustive):
+    if group.kind == LOGICAL_WARP and widths is not None and group.size not in widths:
         raise CoopUnsupportedError(
             f"{op} supports logical-warp widths {', '.join(map(str, widths))}; got {group.size}"
         )

@@ -39,7 +39,9 @@ try:
     from numba_cuda_mlir.numba_cuda.extending import _Intrinsic
     from numba_cuda_mlir.numba_cuda.typing.templates import make_intrinsic_template
     from numba_cuda_mlir.numba_cuda import typing as nb_typing
-    from numba_cuda_mlir.lowering_utilities import convert, constant, get_or_insert_function, memref_data_pointer
+    from numba_cuda_mlir.lowering_utilities import (
+        convert, constant, get_or_insert_function, llvm_ptr_add_bytes, memref_data_pointer,
+    )
     from numba_cuda_mlir._mlir import ir as mlir
     from numba_cuda_mlir._mlir.dialects import func as mlir_func, llvm as mlir_llvm
 except ImportError as exc:  # a hook this package relies on is gone
@@ -49,7 +51,7 @@ except ImportError as exc:  # a hook this package relies on is gone
 __all__ = [
     "VERSION", "nb_cuda", "extending", "types", "WholeFunctionPlanner", "register_planner", "require_launch_config",
     "set_required_dynamic_shared_memory", "_planner_registry", "ir", "ForceLiteralArg", "NumbaError", "nb_typing",
-    "convert", "constant", "get_or_insert_function", "memref_data_pointer", "mlir", "mlir_func", "mlir_llvm",
+    "convert", "constant", "llvm_ptr_add_bytes", "get_or_insert_function", "memref_data_pointer", "mlir", "mlir_func", "mlir_llvm",
     "new_site_function", "target_cc", "dtype_name", "numba_dtype",
 ]
 

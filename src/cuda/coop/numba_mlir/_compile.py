@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from .._errors import CoopTypeError
 from . import _compat as nb
 
 
@@ -29,6 +30,15 @@ def _elf_sections(cubin: bytes) -> dict[str, tuple[int, int, int]]:
         name = names[h[0]:names.index(b"\0", h[0])].decode()
         out[name] = (h[4], h[5], h[7])
     return out
+
+
+def _arg_name(py_func: Any, index: int) -> str:
+    import inspect
+
+    try:
+        return list(inspect.signature(py_func).parameters)[index]
+    except (TypeError, ValueError, IndexError):
+        return str(index)
 
 
 def _tool(name: str) -> str | None:
@@ -104,7 +114,10 @@ def compile_kernel(kernel: Any, args: Sequence[Any], /, *, block: int | Sequence
             for index in request.requested_args:
                 value = args[index]
                 if isinstance(value, nb.types.Type) or isinstance(argtypes[index], nb.types.Literal):
-                    raise
+                    raise CoopTypeError(
+                        f"compile_kernel argument {_arg_name(py_func, index)!r} is used as a compile-time integer (e.g. items_per_thread); "
+                        f"pass its value instead of the type {value}"
+                    ) from None
                 argtypes[index] = nb.literal_type(value)
                 progressed = True
             if not progressed:

@@ -274,7 +274,7 @@ class KernelPlan:
                 operands.append(bound[key])
         provider = cub_load_store.emit(spec)
         site = SiteCall(provider.symbol, lower_load_store.params(spec, index, literals), spec.dtype,
-                        check=lower_load_store.checker(spec, name, index))
+                        check=lower_load_store.checker(spec, name, index), loc=stmt.loc)
         entry = _Site(stmt, block, name, operands, site, provider)
         if spec.uses_scratch:
             domain = ("block",) if not group.spec.is_warp_scope else (group.spec.kind, group.spec.size)
@@ -611,8 +611,8 @@ class CoopPlanner(nb.WholeFunctionPlanner):
             return False
         if self.is_device_function:
             name = self.state.func_id.func_qualname
-            raise CoopTypeError(
+            raise located(CoopTypeError(
                 f"device function {name} contains cuda.coop operations but is not inlined into the kernel; "
                 'declare it with @cuda.jit(device=True, inline="always")'
-            )
+            ), func_ir.loc)
         return KernelPlan(self.state).run()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from ..._errors import CoopError, located
 from .. import _compat as nb
 
 BACKING_SYMBOL = "__cuda_coop_backing"
@@ -42,7 +43,7 @@ class SiteCall:
     backing: Backing | None = None
     scratch_offset: int = 0
     stride: int = 0
-    extra: dict = field(default_factory=dict)
+    loc: object = None  # the kernel source location of the call, for typing-time errors
 
 
 def _ensure_backing(gmod: object, backing: Backing) -> None:
@@ -72,9 +73,7 @@ def _scratch_pointer(builder: object, site: SiteCall) -> object:
     base = llvm.addrspacecast(generic, llvm.mlir_addressof(llvm.PointerType.get(3), BACKING_SYMBOL))
     if not site.scratch_offset:
         return base
-    i8 = mlir.IntegerType.get_signless(8)
-    offset = nb.constant(site.scratch_offset, mlir.IntegerType.get_signless(64))
-    return llvm.getelementptr(generic, base, [offset], [-2147483648], i8)
+    return nb.llvm_ptr_add_bytes(base, nb.constant(site.scratch_offset, mlir.IntegerType.get_signless(64)))
 
 
 def make_site(name: str, site: SiteCall, typingctx: object) -> object:
@@ -82,7 +81,10 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
 
     def typer(context: object, *argtys: object) -> object:
         if site.check is not None:
-            site.check(argtys)
+            try:
+                site.check(argtys)
+            except CoopError as exc:
+                raise located(exc, site.loc) from None
         result = nb.numba_dtype(site.result_dtype) if site.result_dtype else nb.types.none
         return nb.nb_typing.signature(result, *argtys), codegen
 
