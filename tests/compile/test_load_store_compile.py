@@ -1,0 +1,123 @@
+"""Real sm_90 builds without a GPU: CUB fully inlined, planned shared memory, warm cache in a new process."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cuda.coop.numba_mlir as numba_coop
+from cuda import coop
+from numba_cuda_mlir import cuda
+
+ROOT = Path(__file__).resolve().parents[2]
+X32 = np.zeros(1024, np.int32)
+
+
+def make_copy(load_algorithm, store_algorithm, width=0):
+    @cuda.jit
+    def kernel(src, dst, k):
+        group = coop.this_block() if width == 0 else coop.this_warp()
+        items = coop.ThreadData(k)
+        tile = np.int64(cuda.blockIdx.x) * cuda.blockDim.x * k
+        coop.load(group, src, items, algorithm=load_algorithm, offset=tile)
+        coop.store(group, dst, items, algorithm=store_algorithm, offset=tile)
+
+    return kernel
+
+
+@pytest.mark.parametrize("load_algorithm,store_algorithm,width", [
+    ("direct", "direct", 0), ("striped", "striped", 0), ("vectorize", "vectorize", 0),
+    ("transpose", "transpose", 0), ("warp_transpose", "warp_transpose_timesliced", 0), ("transpose", "striped", 32),
+])
+def test_cub_is_inlined_without_local_memory(load_algorithm, store_algorithm, width):
+    built = numba_coop.compile_kernel(make_copy(load_algorithm, store_algorithm, width), (X32, X32, 4), block=128)
+    sass = built.sass()
+    assert "CALL" not in sass
+    assert built.local_memory_bytes == 0
+    assert "LDG" in sass and "STG" in sass
+    assert "cub::Block" in built.cpp_source or "cub::Warp" in built.cpp_source
+
+
+def test_shared_memory_matches_the_planned_backing():
+    baseline = numba_coop.compile_kernel(make_copy("direct", "direct"), (X32, X32, 4), block=128)
+    transposed = numba_coop.compile_kernel(make_copy("transpose", "transpose"), (X32, X32, 4), block=128)
+    # BlockLoad/BlockStore<int, 128, 4, TRANSPOSE> share one compiler-owned region sized for the larger
+    # (BlockStore keeps valid_items beside the 2048-byte exchange buffer).
+    assert transposed.metadata["scratch_bytes"] == 128 * 4 * 4 + 16
+    assert baseline.shared_memory_bytes == 0
+    # The cubin's shared section is the backing plus the 1 KiB sm_90 reserves once a kernel uses shared memory.
+    assert transposed.shared_memory_bytes == transposed.metadata["scratch_bytes"] + 1024
+    assert "BAR.SYNC" in transposed.sass() and "BAR.SYNC" not in baseline.sass()
+
+
+def test_exclusive_storage_takes_one_slice_per_call_site():
+    @cuda.jit
+    def kernel(src, dst, k):
+        block = coop.this_block()
+        scratch = coop.TempStorage(sharing="exclusive", auto_sync=True)
+        items = coop.ThreadData(k)
+        coop.load(block, src, items, algorithm="transpose", temp_storage=scratch)
+        coop.store(block, dst, items, algorithm="transpose", temp_storage=scratch)
+
+    built = numba_coop.compile_kernel(kernel, (X32, X32, 4), block=128)
+    assert built.metadata["scratch_bytes"] == 2 * 128 * 4 * 4 + 16  # load slice, then the store slice
+
+
+def test_large_explicit_storage_becomes_dynamic():
+    @cuda.jit
+    def kernel(src, dst, k):
+        block = coop.this_block()
+        scratch = coop.TempStorage(64 * 1024)
+        items = coop.ThreadData(k)
+        coop.load(block, src, items, algorithm="transpose", temp_storage=scratch)
+        block.sync()
+        coop.store(block, dst, items, algorithm="transpose", temp_storage=scratch)
+
+    built = numba_coop.compile_kernel(kernel, (X32, X32, 4), block=128)
+    assert built.metadata["dynamic"] is True
+    assert built.dynamic_shared_memory_bytes == 64 * 1024
+
+
+_CHILD = textwrap.dedent("""
+    import numpy as np
+    from numba_cuda_mlir import cuda
+    import cuda.coop.numba_mlir as numba_coop
+    from cuda import coop
+    from cuda.coop._cub import nvrtc
+    from numba_cuda_mlir import cuda
+
+    @cuda.jit
+    def kernel(src, dst, k):
+        block = coop.this_block()
+        items = coop.ThreadData(k)
+        coop.load(block, src, items, algorithm="warp_transpose")
+        coop.store(block, dst, items, algorithm="warp_transpose")
+
+    x = np.zeros(2048, np.float64)
+    numba_coop.compile_kernel(kernel, (x, x, 8), block=256)
+    print("NVRTC_RUNS", nvrtc.stats["nvrtc_runs"])
+""")
+
+
+def test_second_compile_in_a_fresh_process_runs_no_nvrtc(tmp_path):
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "PYTHONPATH": str(ROOT / "src")}
+    env.pop("CUDA_COOP_DISABLE_CACHE", None)
+    runs = []
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        runs.append(int(out.stdout.split("NVRTC_RUNS")[1]))
+    assert runs == [1, 0]
+    assert list((tmp_path / "cuda-coop").glob("*.bin"))
+
+
+def test_source_dump_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDA_COOP_SOURCE_DUMP_DIR", str(tmp_path / "dump"))
+    numba_coop.compile_kernel(make_copy("striped", "striped"), (X32, X32, 2), block=64)
+    dumped = list((tmp_path / "dump").glob("cuda_coop_numba_mlir_*.cu"))
+    assert dumped and "cub::BLOCK_LOAD_STRIPED" in dumped[0].read_text()
