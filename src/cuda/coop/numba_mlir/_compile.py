@@ -90,7 +90,10 @@ class CompiledKernel:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "kernel.cubin"
             path.write_bytes(self.cubin)
-            return subprocess.run([tool, "-sass", str(path)], check=True, capture_output=True, text=True).stdout
+            done = subprocess.run([tool, "-sass", str(path)], capture_output=True, text=True)
+            if done.returncode != 0:  # cuobjdump needs nvdisasm beside it for SASS
+                raise RuntimeError(f"cuobjdump -sass failed: {done.stderr.strip()}; install cuda-toolkit[nvdisasm]")
+            return done.stdout
 
 
 def compile_kernel(kernel: Any, args: Sequence[Any], /, *, block: int | Sequence[int], grid: int | Sequence[int] = 1,
