@@ -16,7 +16,7 @@ import numpy as np
 
 from .._markers import groups as _groups_markers, pending as _pending, temp_storage as _ts_markers
 from .._cub import nvrtc
-from .._cub.families import groups as cub_groups, load_store as cub_load_store
+from .._cub.families import groups as cub_groups
 from .._errors import (
     CoopError, CoopTypeError, CoopUnsupportedError, CoopValueError, located,
 )
@@ -24,17 +24,15 @@ from .._markers.base import OP_ATTR, op_name
 from .._markers.groups import GROUP_METHODS, ThreadGroup
 from .._semantics import groups as sem_groups
 from .._semantics.common import BLOCK, CLUSTER, GRID, THREAD, WARP, LaunchShape, Runtime, ScratchNeed, Static
-from .._semantics.load_store import plan_load_store
 from .._semantics.temp_storage import ScratchUse, layout, make_descriptor
 from .._version import __version__
 from . import _compat as nb
 from ._ir import UNKNOWN, ArgRef, DescVal, GroupVal, MethodVal, Obj, PayloadVal, Resolver, dtype_of_object
 from ._lowering import Backing, SiteCall, make_site
-from ._lowering import load_store as lower_load_store
+from ._lowering import FAMILIES
 
 _FACTORIES = {"this_block": BLOCK, "this_warp": WARP, "this_thread": THREAD, "this_cluster": CLUSTER,
               "this_grid": GRID}
-_IMPLEMENTED = {"load", "store"}
 
 
 def _is_coop_object(value: Any) -> bool:
@@ -50,6 +48,18 @@ def mentions_coop(func_ir: Any) -> bool:
                 if _is_coop_object(stmt.value.value):
                     return True
     return False
+
+
+@dataclass
+class OpCall:
+    """One operation call: its statement, marker, public name and bound arguments."""
+
+    stmt: Any
+    block: Any
+    marker: Any
+    op: str
+    name: str
+    args: dict
 
 
 @dataclass
@@ -219,71 +229,62 @@ class KernelPlan:
         return True
 
     def _operation(self, stmt: Any, block: Any, marker: Any) -> None:
+        call = self.op_call(stmt, block, marker)
+        family = FAMILIES.get(call.op)
+        if family is None:
+            raise CoopUnsupportedError(
+                f"{call.name} is not implemented by the numba-cuda-mlir backend in cuda-coop {__version__}")
+        family.plan(self, call)
+
+    def op_call(self, stmt: Any, block: Any, marker: Any) -> OpCall:
         op = op_name(marker)
         name = f"{marker.__module__}.{op}"
-        if op not in _IMPLEMENTED:
-            raise CoopUnsupportedError(f"{name} is not implemented by the numba-cuda-mlir backend in cuda-coop {__version__}")
-        bound = self._bind(stmt, marker, name)
-        group = self.resolver.var(bound["group"].name)
-        if not isinstance(group, GroupVal):
-            raise CoopTypeError(f"{name} requires a compile-time ThreadGroup created by this_*() or group_by() in this kernel")
-        array_param, payload_param = ("source", "output") if op == "load" else ("destination", "value")
-        payload = self.resolver.var(bound[payload_param].name)
-        if isinstance(payload, tuple):
-            raise self._merge_error(payload)
-        scalar = not isinstance(payload, PayloadVal)
-        if scalar and op == "load":
-            raise CoopTypeError(f"{name} requires a fixed-size ThreadData output payload in the common API; "
-                                "use cuda.coop.numba_mlir for array payloads")
-        array_dtype = self._array_dtype(bound[array_param])
-        dtype = array_dtype if scalar else payload.dtype
-        controls: dict[str, Any] = {}
-        literals: dict[str, Any] = {}
-        for key in ("valid_items", "oob_default", "offset"):
-            var = bound.get(key)
-            if var is None:
-                controls[key] = None
-                continue
-            value = self.resolver.var(var.name)
-            if isinstance(value, Obj) and value.value is None:
-                controls[key] = None
-            elif isinstance(value, Obj):
-                controls[key] = Static(value.value)
-                literals[key] = value.value
-            else:
-                controls[key] = Runtime(nb.dtype_name(value.type) if isinstance(value, ArgRef) else None)
-        algorithm = self._static(bound.get("algorithm", "direct"), stmt, f"{name} algorithm", must=False)
-        if isinstance(algorithm, Runtime):
-            raise CoopTypeError(f"{name} algorithm must be a compile-time string")
-        desc = self._descriptor(bound.get("temp_storage"), name)
-        k = 1 if scalar else payload.items_per_thread
-        spec = plan_load_store(
-            op, name, group.spec, self.launch, array_dtype or dtype, dtype or array_dtype, k, algorithm,
-            controls["valid_items"], controls["oob_default"] if op == "load" else None, controls["offset"],
-            desc.descriptor if desc else None, scalar_value=scalar,
-        )
-        if "oob_default" in literals:
-            from .._semantics.common import literal_as
+        return OpCall(stmt, block, marker, op, name, self._bind(stmt, marker, name))
 
-            literals["oob_default"] = literal_as(name, "oob_default", literals["oob_default"], spec.dtype)
-        operands = [bound[array_param], bound[payload_param]]
-        index = {"array": 0, "payload": 1}
-        for key in ("offset", "valid_items", "oob_default"):
-            if isinstance(controls.get(key), Runtime):
-                index[key] = len(operands)
-                operands.append(bound[key])
-        provider = cub_load_store.emit(spec)
-        site = SiteCall(provider.symbol, lower_load_store.params(spec, index, literals), spec.dtype,
-                        check=lower_load_store.checker(spec, name, index), loc=stmt.loc)
-        entry = _Site(stmt, block, name, operands, site, provider)
-        if spec.uses_scratch:
-            domain = ("block",) if not group.spec.is_warp_scope else (group.spec.kind, group.spec.size)
+    def add_site(self, call: OpCall, operands: list, site: SiteCall, provider: Any,
+                 scratch: tuple[Any, Any] | None = None) -> None:
+        """Record a planned call; ``scratch`` is (group spec, descriptor or None) when it needs scratch."""
+        site.loc = call.stmt.loc
+        entry = _Site(call.stmt, call.block, call.name, operands, site, provider)
+        if scratch is not None:
+            group, desc = scratch
+            domain = ("block",) if not group.is_warp_scope else (group.kind, group.size)
             entry.scratch = ScratchUse(len(self.sites), ScratchNeed(0, 1), desc.descriptor if desc else None,
-                                       domain, group.spec.instances if group.spec.is_warp_scope else 1,
-                                       f"{name} at line {stmt.loc.line}")
+                                       domain, group.instances if group.is_warp_scope else 1,
+                                       f"{call.name} at line {call.stmt.loc.line}")
         self.sites.append(entry)
 
-    def _descriptor(self, var: Any, name: str) -> DescVal | None:
+    def group(self, call: OpCall) -> GroupVal:
+        group = self.resolver.var(call.args["group"].name)
+        if not isinstance(group, GroupVal):
+            raise CoopTypeError(
+                f"{call.name} requires a compile-time ThreadGroup created by this_*() or group_by() in this kernel")
+        return group
+
+    def payload(self, var: Any) -> PayloadVal | None:
+        """The payload a variable refers to, or None for a scalar."""
+        value = self.resolver.var(var.name)
+        if isinstance(value, tuple):
+            raise self._merge_error(value)
+        return value if isinstance(value, PayloadVal) else None
+
+    def control(self, call: OpCall, key: str) -> Any:
+        """None, Static(value) or Runtime(dtype if visible) for an optional runtime control."""
+        var = call.args.get(key)
+        if var is None:
+            return None
+        value = self.resolver.var(var.name)
+        if isinstance(value, Obj):
+            return None if value.value is None else Static(value.value)
+        return Runtime(nb.dtype_name(value.type) if isinstance(value, ArgRef) else None)
+
+    def selector(self, call: OpCall, key: str, default: str) -> Any:
+        value = self._static(call.args.get(key, default), call.stmt, f"{call.name} {key}", must=False)
+        if isinstance(value, Runtime):
+            raise CoopTypeError(f"{call.name} {key} must be a compile-time string")
+        return value
+
+    def descriptor(self, var: Any, name: str) -> DescVal | None:
         if var is None:
             return None
         value = self.resolver.var(var.name)
@@ -299,14 +300,14 @@ class KernelPlan:
             )
         return value
 
-    def _array_dtype(self, var: Any) -> str | None:
+    def array_dtype(self, var: Any) -> str | None:
         """The element dtype of an array operand when it can be seen before typing."""
         value = self.resolver.var(var.name)
         if isinstance(value, ArgRef) and isinstance(value.type, nb.types.Array):
             return nb.dtype_name(value.type.dtype)
         for definition in self.resolver.definitions(var.name):
             if isinstance(definition, nb.ir.Expr) and definition.op in ("getitem", "static_getitem"):
-                return self._array_dtype(definition.value)  # a slice of an array
+                return self.array_dtype(definition.value)  # a slice of an array
             if isinstance(definition, nb.ir.Expr) and definition.op == "call":
                 callee = self.resolver.callee(self.resolver.stmt_of[id(definition)])
                 if isinstance(callee, Obj) and callee.value is nb.nb_cuda.shared.array and len(definition.args) > 1:
@@ -351,8 +352,13 @@ class KernelPlan:
             for stmt in block.body:
                 if isinstance(stmt, nb.ir.Assign) and isinstance(stmt.value, nb.ir.Expr) and stmt.value.op == "call":
                     callee = self.resolver.callee(stmt)
-                    if isinstance(callee, Obj) and op_name(callee.value) in ("load", "store"):
-                        self._operation_evidence(stmt, callee.value)
+                    family = FAMILIES.get(op_name(callee.value)) if isinstance(callee, Obj) else None
+                    if family is not None and hasattr(family, "evidence"):
+                        try:
+                            call = self.op_call(stmt, block, callee.value)
+                        except CoopError:
+                            continue  # reported with its location when the call is planned
+                        family.evidence(self, call)
         weak: dict[int, list] = {}
         for _ in range(4):  # payload-to-payload assignments propagate in a few rounds
             for block in self.func_ir.blocks.values():
@@ -386,26 +392,18 @@ class KernelPlan:
                 ), payload.loc)
         return first[0]
 
-    def _operation_evidence(self, stmt: Any, marker: Any) -> None:
-        op = op_name(marker)
-        args = stmt.value.args
-        if len(args) < 3:
-            return
-        payload = self.resolver.var(args[2].name)
-        if not isinstance(payload, PayloadVal):
-            return
-        dtype = self._array_dtype(args[1])
+    def add_evidence(self, payload: PayloadVal, dtype: str | None, call: OpCall, param: str) -> None:
+        """Record that ``call`` types ``payload`` as ``dtype`` (an explicit dtype must agree)."""
         if dtype is None:
             return
-        where = f"{marker.__module__}.{op} at line {stmt.loc.line}"
         if payload.explicit:
             if payload.dtype != dtype:
-                param = "source" if op == "load" else "destination"
+                suffix = "; cast the value" if call.op == "store" else ""
                 raise located(CoopTypeError(
-                    f"{marker.__module__}.{op} {param} dtype {dtype} does not match payload dtype {payload.dtype}"
-                    + ("; cast the value" if op == "store" else "")), stmt.loc)
+                    f"{call.name} {param} dtype {dtype} does not match payload dtype {payload.dtype}{suffix}"),
+                    call.stmt.loc)
             return
-        payload.evidence.append((dtype, where))
+        payload.evidence.append((dtype, f"{call.name} at line {call.stmt.loc.line}"))
 
     def _value_dtype(self, var: Any) -> tuple[str | None, bool]:
         """(dtype, weak) of an assigned value, from what is visible before typing."""

@@ -127,3 +127,13 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
             builder.store_var(target, call)  # type: ignore[attr-defined]
 
     return nb.new_site_function(name, typer, typingctx)
+
+
+def _families() -> dict:
+    """op name -> family module (each defines OPS, plan(ctx, call) and optionally evidence(ctx, call))."""
+    from . import load_store
+
+    return {op: module for module in (load_store,) for op in module.OPS}
+
+
+FAMILIES = _families()

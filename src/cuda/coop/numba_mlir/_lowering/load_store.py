@@ -1,11 +1,63 @@
-"""C ABI parameter lists of load/store sites (the C++ side is _cub.families.load_store)."""
+"""load/store in the numba-cuda-mlir backend: planning a call and its C ABI (C++: _cub.families.load_store)."""
 from __future__ import annotations
 
+from typing import Any
+
+from ..._cub.families import load_store as cub_load_store
 from ..._errors import CoopTypeError
-from ..._semantics.common import RUNTIME_INT_DTYPES
-from ..._semantics.load_store import LoadStoreSpec
+from ..._semantics.common import RUNTIME_INT_DTYPES, Runtime, literal_as
+from ..._semantics.load_store import LoadStoreSpec, plan_load_store
 from .. import _compat as nb
-from . import Param
+from . import Param, SiteCall
+
+OPS = ("load", "store")
+
+
+def _params_of(op: str) -> tuple[str, str]:
+    return ("source", "output") if op == "load" else ("destination", "value")
+
+
+def evidence(ctx: Any, call: Any) -> None:
+    """SPEC 4: load types its output from the source, store its value from the destination."""
+    array_param, payload_param = _params_of(call.op)
+    if payload_param not in call.args or array_param not in call.args:
+        return
+    payload = ctx.payload(call.args[payload_param])
+    if payload is not None:
+        ctx.add_evidence(payload, ctx.array_dtype(call.args[array_param]), call, array_param)
+
+
+def plan(ctx: Any, call: Any) -> None:
+    name, args = call.name, call.args
+    group = ctx.group(call)
+    array_param, payload_param = _params_of(call.op)
+    payload = ctx.payload(args[payload_param])
+    scalar = payload is None
+    if scalar and call.op == "load":
+        raise CoopTypeError(f"{name} requires a fixed-size ThreadData output payload in the common API; "
+                            "use cuda.coop.numba_mlir for array payloads")
+    array_dtype = ctx.array_dtype(args[array_param])
+    dtype = array_dtype if scalar else payload.dtype
+    controls = {key: ctx.control(call, key) for key in ("valid_items", "oob_default", "offset")}
+    desc = ctx.descriptor(args.get("temp_storage"), name)
+    spec = plan_load_store(
+        call.op, name, group.spec, ctx.launch, array_dtype or dtype, dtype or array_dtype,
+        1 if scalar else payload.items_per_thread, ctx.selector(call, "algorithm", "direct"),
+        controls["valid_items"], controls["oob_default"] if call.op == "load" else None, controls["offset"],
+        desc.descriptor if desc else None, scalar_value=scalar,
+    )
+    literals = {key: c.value for key, c in controls.items() if c is not None and not isinstance(c, Runtime)}
+    if "oob_default" in literals:
+        literals["oob_default"] = literal_as(name, "oob_default", literals["oob_default"], spec.dtype)
+    operands = [args[array_param], args[payload_param]]
+    index: dict[str, int | None] = {"array": 0, "payload": 1}
+    for key in ("offset", "valid_items", "oob_default"):
+        if isinstance(controls[key], Runtime):
+            index[key] = len(operands)
+            operands.append(args[key])
+    provider = cub_load_store.emit(spec)
+    site = SiteCall(provider.symbol, params(spec, index, literals), spec.dtype, check=checker(spec, name, index))
+    ctx.add_site(call, operands, site, provider, (group.spec, desc) if spec.uses_scratch else None)
 
 
 def params(spec: LoadStoreSpec, operands: dict[str, int | None], literals: dict[str, object]) -> list[Param]:
