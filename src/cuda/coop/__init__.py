@@ -31,40 +31,34 @@ from ._markers.groups import (
 from ._markers.thread_data import ThreadData as ThreadData, ThreadDataLike as ThreadDataLike
 from ._markers.temp_storage import TempStorage as TempStorage, TempStorageLike as TempStorageLike
 from ._markers.load_store import load as load, store as store
+from ._markers.exchange_shuffle import exchange as exchange, shuffle as shuffle
+from ._markers.reduce import reduce as reduce, sum as sum
+from ._markers.scan import (
+    exclusive_scan as exclusive_scan,
+    exclusive_sum as exclusive_sum,
+    inclusive_scan as inclusive_scan,
+    inclusive_sum as inclusive_sum,
+    scan as scan,
+)
 from ._markers.pending import (  # type: ignore[attr-defined]
     adjacent_difference as adjacent_difference,
     discontinuity as discontinuity,
-    exchange as exchange,
-    exclusive_scan as exclusive_scan,
-    exclusive_sum as exclusive_sum,
     histogram as histogram,
-    inclusive_scan as inclusive_scan,
-    inclusive_sum as inclusive_sum,
     merge_sort_keys as merge_sort_keys,
     merge_sort_pairs as merge_sort_pairs,
     radix_rank as radix_rank,
     radix_sort_keys as radix_sort_keys,
     radix_sort_pairs as radix_sort_pairs,
-    reduce as reduce,
     reduce_batched as reduce_batched,
     run_length_decode as run_length_decode,
     run_length_decode_into as run_length_decode_into,
-    scan as scan,
-    shuffle as shuffle,
-    sum as sum,
     topk_max_keys as topk_max_keys,
     topk_max_pairs as topk_max_pairs,
     topk_min_keys as topk_min_keys,
     topk_min_pairs as topk_min_pairs,
 )
 
-OPERATIONS = (
-    "load", "store", "exchange", "shuffle", "reduce", "sum", "reduce_batched", "scan", "exclusive_sum",
-    "inclusive_sum", "exclusive_scan", "inclusive_scan", "merge_sort_keys", "merge_sort_pairs",
-    "radix_sort_keys", "radix_sort_pairs", "radix_rank", "topk_min_keys", "topk_max_keys", "topk_min_pairs",
-    "topk_max_pairs", "adjacent_difference", "discontinuity", "histogram", "run_length_decode",
-    "run_length_decode_into",
-)
+from ._markers import OPERATIONS
 
 __all__ = [
     "__version__", "register",

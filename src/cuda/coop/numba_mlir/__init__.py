@@ -16,11 +16,20 @@ from .. import (  # noqa: F401  (re-exported common names)
 )
 from .. import _markers  # noqa: F401
 from .._markers.base import qualified as _qualified
-from .._markers import load_store as _load_store, pending as _pending
+from .._markers import exchange_shuffle as _xs, load_store as _load_store, pending as _pending, reduce as _reduce, scan as _scan
 from ._compile import CompiledKernel as CompiledKernel, compile_kernel as compile_kernel
 
 load = _qualified(_load_store.load)
 store = _qualified(_load_store.store)
+exchange = _qualified(_xs.exchange)
+shuffle = _qualified(_xs.shuffle)
+reduce = _qualified(_reduce.reduce)
+sum = _qualified(_reduce.sum)
+scan = _qualified(_scan.scan)
+exclusive_sum = _qualified(_scan.exclusive_sum)
+inclusive_sum = _qualified(_scan.inclusive_sum)
+exclusive_scan = _qualified(_scan.exclusive_scan)
+inclusive_scan = _qualified(_scan.inclusive_scan)
 globals().update({_name: _qualified(getattr(_pending, _name)) for _name in _pending.PENDING})
 
 _lock = threading.Lock()
@@ -44,7 +53,8 @@ register_backend()
 
 __all__ = [
     "__version__", "this_thread", "this_warp", "this_block", "this_cluster", "this_grid", "ThreadGroup",
-    "ThreadData", "ThreadDataLike", "TempStorage", "TempStorageLike", "load", "store", *_pending.PENDING,
+    "ThreadData", "ThreadDataLike", "TempStorage", "TempStorageLike", "load", "store", "exchange", "shuffle",
+    "reduce", "sum", "scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan", *_pending.PENDING,
     "CoopError", "CoopTypeError", "CoopValueError", "CoopUnsupportedError", "CoopBuildError",
     "CoopCompilerContextRequiredError", "CudaCoopAutoRegistrationWarning", "compile_kernel", "CompiledKernel",
 ]

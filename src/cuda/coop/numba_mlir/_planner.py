@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .._markers import groups as _groups_markers, pending as _pending, temp_storage as _ts_markers
+from .._markers import OPERATIONS, groups as _groups_markers, temp_storage as _ts_markers
 from .._cub import nvrtc
 from .._cub.families import groups as cub_groups
 from .._errors import (
@@ -217,7 +217,7 @@ class KernelPlan:
         self._infer_dtypes()
         for stmt, block, callee, _ in calls:
             try:
-                if isinstance(callee, Obj) and op_name(callee.value) in _pending.PENDING + ("load", "store"):
+                if isinstance(callee, Obj) and op_name(callee.value) in OPERATIONS:
                     self._operation(stmt, block, callee.value)
                 elif isinstance(callee, MethodVal) and callee.name in GROUP_METHODS and callee.name != "group_by":
                     self._query(stmt, block, callee)

@@ -1,0 +1,35 @@
+"""reduce and sum markers (SPEC 8.5)."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .base import operation
+from .groups import ThreadGroup
+from .temp_storage import TempStorage
+
+
+@operation("reduce")
+def reduce(group: ThreadGroup, value: Any, /, *, binary_op: str | Callable[[Any, Any], Any] | None = None,
+           broadcast: bool = True, valid_items: int | None = None, algorithm: str | None = None,
+           temp_storage: TempStorage | None = None) -> Any:
+    """Combine every member's value (scalar or ThreadData) with ``binary_op``.
+
+    Args:
+        group: a block, warp or logical warp.
+        value: a scalar or a ThreadData (each thread folds its slots first).
+        binary_op: ``"sum"``, ``"multiplies"``, ``"min"``, ``"max"``, ``"bit_and"``, ``"bit_or"``,
+            ``"bit_xor"`` (and their aliases), or a Python/device function ``f(a, b)``. ``None`` is sum.
+        broadcast: ``True``: the result is defined in every member; ``False``: in rank 0 only.
+        valid_items: reduce only members with rank below it (scalar values; result at rank 0 only).
+        algorithm: blocks only: ``"warp_reductions"`` (default), ``"raking"``, ``"raking_commutative_only"``.
+        temp_storage: an explicit ``TempStorage`` (block groups only).
+
+    Returns:
+        A scalar of the value's dtype.
+    """
+
+
+@operation("sum")
+def sum(group: ThreadGroup, value: Any, /, *, broadcast: bool = True, valid_items: int | None = None,
+        algorithm: str | None = None, temp_storage: TempStorage | None = None) -> Any:
+    """``reduce(group, value, binary_op="sum", ...)``."""
