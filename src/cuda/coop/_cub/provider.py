@@ -17,7 +17,8 @@ class Provider:
         """Name the provider by its content so identical calls share one definition."""
         digest = hashlib.sha256(f"{template}\0{scratch_type}".encode()).hexdigest()[:16]
         symbol = f"cuda_coop_{family}_{digest}"
-        return Provider(symbol, headers, template.replace("@SYM@", symbol), scratch_type)
+        return Provider(symbol, headers, template.replace("@SYM@", symbol),
+                        scratch_type.replace("@SYM@", symbol) if scratch_type else None)
 
 
 PRELUDE = """\
@@ -27,8 +28,13 @@ template <int BX, int BY, int BZ>
 __device__ __forceinline__ unsigned linear_rank() {
   return threadIdx.x + BX * (threadIdx.y + BY * threadIdx.z);
 }
-__device__ __forceinline__ void check_range(long long value, long long hi) {
-  if (value < 0 || value > hi) __trap();  // SPEC 2.5: out-of-range runtime controls trap
+__device__ __forceinline__ void check_range(long long value, long long lo, long long hi) {
+  if (value < lo || value > hi) __trap();  // SPEC 2.5: out-of-range runtime controls trap
+}
+// Index of the caller's group among groups of W lanes (W need not divide 32: non-exhaustive groups).
+template <unsigned W>
+__device__ __forceinline__ unsigned group_instance(unsigned rank) {
+  return (rank / 32u) * (32u / W) + (rank % 32u) / W;
 }
 __device__ __forceinline__ unsigned logical_warp_mask(unsigned rank, unsigned width) {
   unsigned lanes = width >= 32 ? 0xffffffffu : ((1u << width) - 1u);

@@ -113,3 +113,11 @@ def literal_type(value: object) -> object:
     from numba_cuda_mlir.numba_cuda import types as _types
 
     return _types.literal(value)
+
+
+def compile_operator(function: object, dtype: str, cc: int, symbol: str) -> bytes:
+    """LTO-IR of ``dtype function(dtype, dtype)`` with a C ABI under ``symbol``."""
+    ty = numba_dtype(dtype)
+    code, _ = nb_cuda.compile(function, ty(ty, ty), device=True, abi="c", abi_info={"abi_name": symbol},
+                              output="ltoir", cc=(cc // 10, cc % 10))
+    return bytes(code)

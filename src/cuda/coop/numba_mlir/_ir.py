@@ -63,6 +63,13 @@ class PayloadVal:
     explicit: bool
     loc: Any
     evidence: list = field(default_factory=list)  # (dtype, where)
+    same_as: "PayloadVal | None" = None  # an operation result shares its input's dtype
+
+    def root(self) -> "PayloadVal":
+        node = self
+        while node.same_as is not None:
+            node = node.same_as
+        return node
 
 
 @dataclass(eq=False)

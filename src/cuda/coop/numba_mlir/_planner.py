@@ -119,6 +119,11 @@ class KernelPlan:
                     args = [self.resolver.var(a.name) for a in stmt.value.args]
                     if all(isinstance(a, Obj) and isinstance(a.value, int) for a in args):
                         result = Obj(callee.value(*(a.value for a in args)))
+                elif name in FAMILIES and hasattr(FAMILIES[name], "result_payload"):
+                    call = self.op_call(stmt, None, callee.value)
+                    result = FAMILIES[name].result_payload(self, call)
+                    if isinstance(result, PayloadVal):
+                        self.payloads.append(result)
             elif isinstance(callee, MethodVal) and callee.name == "group_by":
                 bound = self._bind(stmt, _groups_markers.ThreadGroup.group_by, "ThreadGroup.group_by", skip_self=True)
                 count = self._static(bound.get("count"), stmt, "ThreadGroup.group_by count", must=False)
@@ -278,11 +283,32 @@ class KernelPlan:
             return None if value.value is None else Static(value.value)
         return Runtime(nb.dtype_name(value.type) if isinstance(value, ArgRef) else None)
 
+    def static(self, call: OpCall, key: str, default: Any) -> Any:
+        """A compile-time option (selectors, bools, operator callables); runtime values are C4 errors."""
+        value = self._static(call.args.get(key, default), call.stmt, f"{call.name} {key}", must=False)
+        if isinstance(value, Runtime):
+            raise CoopTypeError(f"{call.name} {key} must be a compile-time value")
+        return value
+
     def selector(self, call: OpCall, key: str, default: str) -> Any:
         value = self._static(call.args.get(key, default), call.stmt, f"{call.name} {key}", must=False)
         if isinstance(value, Runtime):
             raise CoopTypeError(f"{call.name} {key} must be a compile-time string")
         return value
+
+    def new_result_payload(self, call: OpCall, items_per_thread: int, like: PayloadVal | None,
+                           dtype: str | None = None) -> PayloadVal:
+        """A fresh payload an operation returns: a local array created where the call was."""
+        return PayloadVal(call.stmt, call.stmt.target.name, items_per_thread, dtype, False, call.stmt.loc,
+                          same_as=like if dtype is None else None)
+
+    def scalar_dtype(self, var: Any, call: OpCall, param: str) -> str:
+        """The dtype of a scalar operand, as far as it can be seen before typing (SPEC 4 rules)."""
+        dtype, _ = self._value_dtype(var)
+        if dtype is None:
+            raise CoopTypeError(f"could not infer the dtype of {call.name} {param}; cast it to a NumPy scalar type "
+                                "(e.g. numpy.int32(x)) or compute it from a typed array element")
+        return dtype
 
     def descriptor(self, var: Any, name: str) -> DescVal | None:
         if var is None:
@@ -365,23 +391,33 @@ class KernelPlan:
                 for stmt in block.body:
                     if isinstance(stmt, (nb.ir.SetItem, nb.ir.StaticSetItem)):
                         target = self.resolver.var(stmt.target.name)
-                        if isinstance(target, PayloadVal) and target.dtype is None and not target.evidence:
+                        if not isinstance(target, PayloadVal):
+                            continue
+                        root = target.root()
+                        if root.dtype is None and not root.evidence:
                             dtype, is_weak = self._value_dtype(stmt.value)
                             if dtype is not None:
-                                (weak.setdefault(id(target), []) if is_weak else target.evidence).append(
+                                (weak.setdefault(id(root), []) if is_weak else root.evidence).append(
                                     (dtype, f"assignment at line {stmt.loc.line}"))
-            for payload in self.payloads:
-                if payload.dtype is None and payload.evidence:
-                    payload.dtype = self._decide(payload)
+            self._settle_dtypes()
+        for payload in self.payloads:
+            root = payload.root()
+            if root.dtype is None and id(root) in weak:
+                root.evidence = weak[id(root)]
+                root.dtype = self._decide(root)
+        self._settle_dtypes()
         for payload in self.payloads:
             if payload.dtype is None:
-                if id(payload) in weak:
-                    payload.evidence = weak[id(payload)]
-                    payload.dtype = self._decide(payload)
-                else:
-                    raise located(CoopTypeError(
-                        f"could not infer the dtype of ThreadData {payload.var}; pass dtype= or assign values of "
-                        "known type (cast helper results, e.g. numpy.int32(x))"), payload.loc)
+                raise located(CoopTypeError(
+                    f"could not infer the dtype of ThreadData {payload.var}; pass dtype= or assign values of "
+                    "known type (cast helper results, e.g. numpy.int32(x))"), payload.loc)
+
+    def _settle_dtypes(self) -> None:
+        for payload in self.payloads:
+            root = payload.root()
+            if root.dtype is None and root.evidence:
+                root.dtype = self._decide(root)
+            payload.dtype = root.dtype
 
     def _decide(self, payload: PayloadVal) -> str:
         first = payload.evidence[0]
@@ -396,6 +432,7 @@ class KernelPlan:
         """Record that ``call`` types ``payload`` as ``dtype`` (an explicit dtype must agree)."""
         if dtype is None:
             return
+        payload = payload.root()
         if payload.explicit:
             if payload.dtype != dtype:
                 suffix = "; cast the value" if call.op == "store" else ""
@@ -408,6 +445,8 @@ class KernelPlan:
     def _value_dtype(self, var: Any) -> tuple[str | None, bool]:
         """(dtype, weak) of an assigned value, from what is visible before typing."""
         value = self.resolver.var(var.name)
+        if isinstance(value, ArgRef):
+            return nb.dtype_name(value.type), False
         if isinstance(value, Obj):
             if isinstance(value.value, bool):
                 return None, False
@@ -545,6 +584,15 @@ class KernelPlan:
         ir = nb.ir
         typingctx = self.state.typingctx
         sites = {id(s.stmt): s for s in self.sites}
+        # Compile-time operands a site consumed (operator callables, dtypes) must not reach typing.
+        dropped: set[str] = set()
+        for entry in self.sites:
+            kept = {v.name for v in entry.operands}
+            expr = entry.stmt.value
+            for var in [*expr.args, *(v for _, v in expr.kws)]:
+                if var.name not in kept and all(isinstance(d, (ir.Global, ir.FreeVar))
+                                                for d in self.resolver.definitions(var.name)):
+                    dropped.add(var.name)
         payload_stmts = {id(p.stmt): p for p in self.payloads}
         constant_stmts = {id(g.loc) for g in self.groups}
         for block in self.func_ir.blocks.values():
@@ -558,10 +606,18 @@ class KernelPlan:
                         callee = make_site(entry.site.symbol, entry.site, typingctx)
                         fn = ir.Var(block.scope, block.scope.redefine("$cuda_coop_site", loc).name, loc)
                         body.append(ir.Assign(ir.Global(entry.site.symbol, callee, loc), fn, loc))
-                        stmt.value = ir.Expr.call(fn, list(entry.operands), (), loc)
+                        call = ir.Expr.call(fn, list(entry.operands), (), loc)
+                        if id(stmt) in payload_stmts:  # the result is a fresh payload the call fills
+                            body.extend(self._local_array(block, stmt, payload_stmts[id(stmt)]))
+                            body.append(stmt)
+                            unused = ir.Var(block.scope, block.scope.redefine("$cuda_coop_void", loc).name, loc)
+                            stmt = ir.Assign(call, unused, loc)
+                        else:
+                            stmt.value = call
                     elif id(stmt) in payload_stmts:
                         body.extend(self._local_array(block, stmt, payload_stmts[id(stmt)]))
-                    elif isinstance(value, (ir.Global, ir.FreeVar)) and _is_coop_object(value.value):
+                    elif isinstance(value, (ir.Global, ir.FreeVar)) and (
+                            _is_coop_object(value.value) or stmt.target.name in dropped):
                         stmt.value = ir.Const(0, loc)
                     elif isinstance(value, ir.Expr) and value.op in ("getattr", "call"):
                         resolved = self.resolver.memo.get(stmt.target.name)

@@ -30,18 +30,18 @@ def emit(spec: LoadStoreSpec) -> Provider:
         # The group's tile origin and scratch slice come from its instance index.
         lines += [
             f"  const unsigned rank = cuda_coop::linear_rank<{bx}, {by}, {bz}>();",
-            f"  const unsigned instance = rank / {spec.group.size}u;",
+            f"  const unsigned instance = cuda_coop::group_instance<{spec.group.size}>(rank);",
             f"  array += (long long)instance * {tile};",
             "  scratch += instance * stride;",
         ]
     valid_arg = ""
     if spec.has_valid_items:
         if is_block:
-            lines += [f"  cuda_coop::check_range(valid_items, {tile});", "  const int valid = (int)valid_items;"]
+            lines += [f"  cuda_coop::check_range(valid_items, 0, {tile});", "  const int valid = (int)valid_items;"]
         else:
             total = spec.group.instances * tile
             lines += [
-                f"  cuda_coop::check_range(valid_items, {total});",
+                f"  cuda_coop::check_range(valid_items, 0, {total});",
                 f"  long long mine = valid_items - (long long)instance * {tile};",
                 f"  const int valid = (int)(mine < 0 ? 0 : (mine > {tile} ? {tile} : mine));",
             ]

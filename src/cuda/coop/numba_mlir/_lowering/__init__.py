@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..._errors import CoopError, located
+from ..._errors import CoopError, CoopTypeError, located
 from .. import _compat as nb
 
 BACKING_SYMBOL = "__cuda_coop_backing"
@@ -44,6 +44,7 @@ class SiteCall:
     scratch_offset: int = 0
     stride: int = 0
     loc: object = None  # the kernel source location of the call, for typing-time errors
+    extra: dict = field(default_factory=dict)
 
 
 def _ensure_backing(gmod: object, backing: Backing) -> None:
@@ -92,6 +93,8 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
         mlir = nb.mlir
         i64 = mlir.IntegerType.get_signless(64)
         builder.link_external_item(site.ltoir)  # type: ignore[attr-defined]
+        for item in site.extra.get("link", ()):  # user operators compiled to LTO-IR
+            builder.link_external_item(item)  # type: ignore[attr-defined]
         values, types_ = [], []
         for param in site.params:
             if param.abi == "ptr":
@@ -129,11 +132,37 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
     return nb.new_site_function(name, typer, typingctx)
 
 
+_operator_memo: dict[tuple, object] = {}
+
+
+def operator_link(spec: object, dtype: str, cc: int, name: str, param: str) -> list:
+    """LTO-IR link items for a user operator (none for built-in functors); memoised per process."""
+    if getattr(spec, "builtin", True):
+        return []
+    key = (spec.name, dtype, cc)  # type: ignore[attr-defined]
+    if key not in _operator_memo:
+        function = spec.function  # type: ignore[attr-defined]
+        label = getattr(function, "__qualname__", repr(function))
+        try:
+            ltoir = nb.compile_operator(function, dtype, cc, spec.name)  # type: ignore[attr-defined]
+        except CoopError as exc:
+            if "contains cuda.coop operations" in str(exc):
+                raise CoopTypeError(f"{name} {param} {label} contains cuda.coop operations; callbacks may only do "
+                                    "per-thread computation") from None
+            raise
+        except Exception as exc:  # numba-cuda-mlir typing/lowering failures of the user function
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise CoopTypeError(
+                f"{name} {param} {label} could not be compiled for ({dtype}, {dtype}): {reason}") from None
+        _operator_memo[key] = nb.nb_cuda.LTOIR(ltoir, name=f"{spec.name}.ltoir")  # type: ignore[attr-defined]
+    return [_operator_memo[key]]
+
+
 def _families() -> dict:
     """op name -> family module (each defines OPS, plan(ctx, call) and optionally evidence(ctx, call))."""
-    from . import load_store
+    from . import load_store, reduce
 
-    return {op: module for module in (load_store,) for op in module.OPS}
+    return {op: module for module in (load_store, reduce) for op in module.OPS}
 
 
 FAMILIES = _families()

@@ -1,0 +1,163 @@
+"""What every benchmark family shares: the case record, device buffers, timing and checks.
+
+GPU packages (cupy, torch) are imported inside functions so that ``--dry-run`` works on
+a machine that has neither a GPU nor those packages.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+BENCH_DIR = Path(__file__).resolve().parent
+ROOT = BENCH_DIR.parent
+IMPLS = ("coop", "cub_cpp", "handwritten", "triton", "copy")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One tile kernel at one shape, and the implementations that run it."""
+
+    family: str
+    kernel: str  # unique name, also the C++ symbol suffix
+    group: str  # "block", "warp" or "" (shape-level cases such as Triton's)
+    algorithm: str
+    threads: int
+    items_per_thread: int
+    dtype: str
+    impls: tuple[str, ...]
+    variant: str = ""  # which hand-written kernel, for example
+
+    @property
+    def tile(self) -> int:
+        return self.threads * self.items_per_thread
+
+    def grid(self, n: int) -> int:
+        return n // self.tile
+
+    def describe(self) -> dict:
+        return {"family": self.family, "kernel": self.kernel, "group": self.group, "algorithm": self.algorithm,
+                "threads": self.threads, "items_per_thread": self.items_per_thread, "dtype": self.dtype}
+
+
+@dataclass
+class Buffers:
+    """One input and one output of ``n`` elements, with the views each framework launches with."""
+
+    dtype: str
+    n: int
+    src: object  # cupy arrays
+    dst: object
+    views: dict = field(default_factory=dict)
+
+    def numba(self) -> tuple:
+        # Wrap once: numba-cuda-mlir synchronises the exporting stream on every launch
+        # that receives a foreign __cuda_array_interface__ object (NUMBA_CUDA_ARRAY_INTERFACE_SYNC),
+        # which would put a host round trip into every timed launch. DeviceNDArrays skip that.
+        if "numba" not in self.views:
+            from numba_cuda_mlir import cuda
+
+            self.views["numba"] = (cuda.as_cuda_array(self.src), cuda.as_cuda_array(self.dst))
+        return self.views["numba"]
+
+    def torch(self) -> tuple:
+        if "torch" not in self.views:
+            import torch
+
+            self.views["torch"] = (torch.from_dlpack(self.src), torch.from_dlpack(self.dst))
+        return self.views["torch"]
+
+    @property
+    def nbytes(self) -> int:
+        return self.src.nbytes
+
+
+def make_buffers(dtype: str, n: int, seed: int) -> Buffers:
+    """Random input (never an all-zero array that a broken kernel could match) and an output."""
+    import cupy as cp
+
+    rs = cp.random.RandomState(seed)
+    if dtype.startswith("float"):
+        src = (rs.standard_normal(n, dtype=cp.float64) * 1000).astype(dtype)
+    else:
+        info = cp.iinfo(dtype)
+        src = rs.randint(info.min, info.max, size=n, dtype=cp.int64).astype(dtype)
+    dst = cp.empty_like(src)
+    cp.cuda.runtime.deviceSynchronize()
+    return Buffers(dtype, n, src, dst)
+
+
+def _bits(array):
+    """Bit-exact view: float outputs must match the input bit for bit, NaN payloads included."""
+    return array.view(f"u{array.dtype.itemsize}")
+
+
+def poison(buffers: Buffers) -> None:
+    _bits(buffers.dst).fill(0x5A5A5A5A5A5A5A5A & ((1 << (8 * buffers.dst.dtype.itemsize)) - 1))
+
+
+def outputs_equal(buffers: Buffers) -> bool:
+    import cupy as cp
+
+    return bool(cp.array_equal(_bits(buffers.dst), _bits(buffers.src)))
+
+
+@dataclass
+class Timing:
+    ms: float  # median over batches of one launch's time
+    ms_min: float
+    samples: int
+
+
+def time_launches(fn: Callable[[], None], warmup: int, reps: int, inner: int) -> Timing:
+    """Median per-launch time from CUDA events around batches of ``inner`` back-to-back launches.
+
+    Every launcher in the benchmark goes to the legacy default stream (numba-cuda-mlir,
+    cupy and torch all default to it), so the events order with the kernels. Batches
+    hide the host's launch overhead behind the previous launch (a 1 GiB copy runs
+    about 0.5 ms); the inputs are far larger than L2, so no cache flush is needed.
+    """
+    import cupy as cp
+
+    for _ in range(warmup):
+        fn()
+    cp.cuda.runtime.deviceSynchronize()
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    samples = []
+    for _ in range(reps):
+        start.record()
+        for _ in range(inner):
+            fn()
+        end.record()
+        end.synchronize()
+        samples.append(cp.cuda.get_elapsed_time(start, end) / inner)
+    return Timing(statistics.median(samples), min(samples), reps * inner)
+
+
+def gbps(nbytes: int, ms: float) -> float:
+    return nbytes / (ms * 1e-3) / 1e9
+
+
+class Stopwatch:
+    """``with Stopwatch() as sw: ...; sw.seconds``"""
+
+    def __enter__(self) -> "Stopwatch":
+        self.start = time.perf_counter()
+        self.seconds = 0.0
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.seconds = time.perf_counter() - self.start
+
+
+def median_record(records: list[dict]) -> dict:
+    """Field-wise median of numeric fields (the first record's other fields are kept)."""
+    out = dict(records[0])
+    for key, value in records[0].items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            values = [r[key] for r in records if isinstance(r.get(key), (int, float))]
+            out[key] = statistics.median(values)
+    out["repeats"] = len(records)
+    return out

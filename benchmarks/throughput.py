@@ -1,0 +1,187 @@
+"""Throughput of every implementation of every case, in one process and one run.
+
+Implementations of one case are timed in alternating rounds (coop, cub_cpp, ... then
+again), so that clock or thermal drift during the run cannot favour one of them; each
+round poisons the output first and verifies it exactly after its timed launches.
+"""
+from __future__ import annotations
+
+import re
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import cub_build
+from .common import Buffers, Case, Stopwatch, gbps, make_buffers, poison, time_launches
+
+
+@dataclass
+class Settings:
+    n: int
+    warmup: int
+    reps: int
+    inner: int
+    rounds: int
+    seed: int = 20240611
+
+
+def _resources_coop(family, impl: str, case: Case, buffers: Buffers) -> dict:
+    """Registers / shared / local memory of the exact specialisation that was launched."""
+    import cuda.coop.numba_mlir as numba_coop
+
+    sample = buffers.numba()[0]
+    built = numba_coop.compile_kernel(family.numba_kernel(impl, case), family.compile_args(impl, case, sample),
+                                      block=case.threads, grid=case.grid(buffers.n))
+    return {"registers": built.registers, "shared_bytes": built.shared_memory_bytes,
+            "local_bytes": built.local_memory_bytes, "_built": built}
+
+
+def _error_record(case: Case, impl: str, exc: BaseException) -> dict:
+    text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    print(f"  {impl:11s} FAILED: {text.splitlines()[0][:200]}", flush=True)
+    return {"type": "throughput", **case.describe(), "impl": impl, "error": text[-2000:]}
+
+
+def run_family(family, settings: Settings, outdir: Path, only: str | None, sass: bool) -> list[dict]:
+    import cupy as cp
+
+    cases = [c for c in family.cases() if only is None or re.search(only, c.kernel)]
+    records: list[dict] = []
+    build = None
+    instances = family.cub_instances(cases)
+    if instances:
+        build = cub_build.start(family.CUB_SOURCE, instances, outdir / "cub_build")
+    buffers: dict[str, Buffers] = {}
+    launchers: dict[tuple[str, str], object] = {}
+    extra: dict[tuple[str, str], dict] = {}
+
+    # 1. Buffers and the copy ceiling, per dtype.
+    for dtype in sorted({c.dtype for c in cases}):
+        buffers[dtype] = b = make_buffers(dtype, settings.n, settings.seed)
+        for name, fn in family.copy_launchers(b).items():
+            records.append(_time_one(Case(family.FAMILY, name, "", "", 0, 0, dtype, ("copy",)), "copy", fn, b,
+                                     settings, family))
+
+    # 2. Compile every Python implementation at its first launch (timed: it includes NVRTC on a cold cache).
+    for case in cases:
+        b = buffers[case.dtype]
+        for impl in case.impls:
+            if impl == "cub_cpp":
+                continue
+            try:
+                fn = family.launcher(impl, case, b)
+                with Stopwatch() as sw:
+                    fn()
+                    cp.cuda.runtime.deviceSynchronize()
+                launchers[(case.kernel, impl)] = fn
+                extra[(case.kernel, impl)] = {"first_launch_seconds": sw.seconds}
+                if impl in ("coop", "handwritten"):
+                    extra[(case.kernel, impl)].update(_resources_coop(family, impl, case, b))
+            except Exception as exc:
+                records.append(_error_record(case, impl, exc))
+
+    # 3. The CUB C++ kernels (nvcc has been running in the background).
+    module = None
+    if build is not None:
+        try:
+            module = cub_build.load(build.wait())
+            print(f"nvcc built {len(instances)} CUB kernels in {build.seconds:.1f} s "
+                  f"({cub_build.nvcc_version(build.command[0])})", flush=True)
+            records.append({"type": "build", "family": family.FAMILY, "impl": "cub_cpp",
+                            "seconds": build.seconds, "kernels": len(instances), "command": " ".join(build.command)})
+        except Exception as exc:
+            records.append({"type": "build", "family": family.FAMILY, "impl": "cub_cpp", "error": str(exc)[-4000:]})
+            print(f"CUB build failed: {str(exc)[:2000]}", flush=True)
+        for case in cases:
+            if "cub_cpp" in case.impls and module is not None:
+                try:
+                    launchers[(case.kernel, "cub_cpp")] = family.launcher("cub_cpp", case, buffers[case.dtype], module)
+                    extra[(case.kernel, "cub_cpp")] = cub_build.resources(module.get_function(family.cub_symbol(case)))
+                except Exception as exc:
+                    records.append(_error_record(case, "cub_cpp", exc))
+
+    # 4. Timed rounds, alternating implementations within each case.
+    for case in cases:
+        b = buffers[case.dtype]
+        impls = [i for i in case.impls if (case.kernel, i) in launchers]
+        if not impls:
+            continue
+        print(f"{case.kernel}", flush=True)
+        samples: dict[str, list] = {i: [] for i in impls}
+        ok = {i: True for i in impls}
+        failed: dict[str, BaseException] = {}
+        for _ in range(settings.rounds):
+            for impl in impls:
+                if impl in failed:
+                    continue
+                try:
+                    poison(b)
+                    samples[impl].append(time_launches(launchers[(case.kernel, impl)], settings.warmup,
+                                                       settings.reps, settings.inner))
+                    ok[impl] &= family.verify(case, b)
+                except Exception as exc:
+                    failed[impl] = exc
+        for impl in impls:
+            if impl in failed:
+                records.append(_error_record(case, impl, failed[impl]))
+                continue
+            info = {k: v for k, v in extra.get((case.kernel, impl), {}).items() if k != "_built"}
+            records.append(_record(case, impl, samples[impl], b, family, ok[impl], info))
+    _ratios(records)
+    _dump_sass(records, cases, extra, build, family, outdir, everything=sass)
+    return records
+
+
+def _time_one(case: Case, impl: str, fn, b: Buffers, settings: Settings, family) -> dict:
+    try:
+        poison(b)
+        samples = [time_launches(fn, settings.warmup, settings.reps, settings.inner) for _ in range(settings.rounds)]
+        return _record(case, impl, samples, b, family, family.verify(case, b), {})
+    except Exception as exc:
+        return _error_record(case, impl, exc)
+
+
+def _record(case: Case, impl: str, samples: list, b: Buffers, family, verified: bool, info: dict) -> dict:
+    ms = sorted(s.ms for s in samples)[len(samples) // 2]  # median of the rounds' medians
+    nbytes = family.bytes_moved(case, b.n, b.src.dtype.itemsize)
+    record = {"type": "throughput", **case.describe(), "impl": impl, "variant": case.variant, "n": b.n,
+              "bytes": nbytes, "ms": ms, "ms_min": min(s.ms_min for s in samples), "gbps": gbps(nbytes, ms),
+              "launches_timed": sum(s.samples for s in samples), "verified": bool(verified), **info}
+    print(f"  {impl:11s} {record['gbps']:8.1f} GB/s  {ms * 1e3:8.1f} us  {'ok' if verified else 'WRONG OUTPUT'}",
+          flush=True)
+    return record
+
+
+def _ratios(records: list[dict]) -> None:
+    """ratio_vs_cub_cpp on coop (and hand-written) rows, ratio_vs_copy on every row."""
+    ok = [r for r in records if r.get("type") == "throughput" and "gbps" in r]
+    ceiling = max((r["gbps"] for r in ok if r["impl"] == "copy"), default=None)
+    cub = {r["kernel"]: r["gbps"] for r in ok if r["impl"] == "cub_cpp"}
+    for r in ok:
+        if r["impl"] in ("coop", "handwritten") and r["kernel"] in cub:
+            r["ratio_vs_cub_cpp"] = r["gbps"] / cub[r["kernel"]]
+        if ceiling:
+            r["ratio_vs_copy"] = r["gbps"] / ceiling
+
+
+def _dump_sass(records, cases, extra, build, family, outdir: Path, everything: bool) -> None:
+    """SASS of cuda.coop and CUB side by side: for every case, or for those below 0.98x CUB."""
+    missed = {r["kernel"] for r in records if r.get("impl") == "coop" and r.get("ratio_vs_cub_cpp", 1.0) < 0.98}
+    for case in cases:
+        if not (everything or case.kernel in missed):
+            continue
+        for impl in ("coop", "handwritten", "cub_cpp"):
+            built = extra.get((case.kernel, impl), {}).get("_built")
+            if built is not None:
+                produce = built.sass
+            elif impl == "cub_cpp" and build is not None and impl in case.impls:
+                produce = lambda case=case: cub_build.sass(build.cubin, family.cub_symbol(case))  # noqa: E731
+            else:
+                continue
+            try:
+                text = produce()
+            except Exception as exc:
+                text = f"no SASS: {exc}"
+            path = outdir / "sass" / f"{case.kernel}.{impl}.sass"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)

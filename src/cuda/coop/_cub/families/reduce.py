@@ -1,0 +1,68 @@
+"""CUB BlockReduce / WarpReduce providers (SPEC 8.5)."""
+from __future__ import annotations
+
+from ..._semantics.common import BLOCK, c_type, is_power_of_two
+from ..._semantics.reduce import ReduceSpec
+from ..provider import Provider
+from . import operators
+
+
+def emit(spec: ReduceSpec) -> Provider:
+    t, k = c_type(spec.dtype), spec.items_per_thread
+    bx, by, bz = spec.block
+    decl, op = operators.functor(spec.operator, t)
+    use_sum = spec.operator.is_sum
+    value_param = f"{t}* items" if k else f"{t} value"
+    lines = [f"  const unsigned rank = cuda_coop::linear_rank<{bx}, {by}, {bz}>();"]
+    if k:
+        lines.append(f"  {t} (&in)[{k}] = *reinterpret_cast<{t} (*)[{k}]>(items);")
+    source = "in" if k else "value"
+    if spec.group.kind == BLOCK:
+        algo = f"cub::BlockReduce<{t}, {bx}, cub::BLOCK_REDUCE_{spec.algorithm.upper()}, {by}, {bz}>"
+        header = "cub/block/block_reduce.cuh"
+        pre = [f"struct @SYM@_scratch {{ typename {algo}::TempStorage reduce; {t} result; }};"]
+        lines += [f"  using Algo = {algo};", "  auto& storage = *reinterpret_cast<@SYM@_scratch*>(scratch);"]
+        if spec.has_valid_items:
+            lines.append(f"  cuda_coop::check_range(valid_items, 1, {spec.group.size});")
+            call = f"Sum({source}, (int)valid_items)" if use_sum else f"Reduce({source}, {op}, (int)valid_items)"
+        else:
+            call = f"Sum({source})" if use_sum else f"Reduce({source}, {op})"
+        lines.append(f"  {t} result = Algo(storage.reduce).{call};")
+        if spec.broadcast and not spec.has_valid_items:
+            lines += ["  if (rank == 0) storage.result = result;", "  __syncthreads();", "  result = storage.result;"]
+        if spec.barrier:
+            lines.append("  __syncthreads();  // reuse barrier for the scratch")
+        scratch_type = "@SYM@_scratch"
+    else:
+        w = spec.group.size
+        algo = f"cub::WarpReduce<{t}, {w}>"
+        header = "cub/warp/warp_reduce.cuh"
+        pre = []
+        lines += [f"  using Algo = {algo};", f"  const unsigned mask = cuda_coop::logical_warp_mask(rank, {w}u);"]
+        if spec.uses_scratch:
+            lines += [f"  scratch += cuda_coop::group_instance<{w}>(rank) * stride;",
+                      "  Algo algo(*reinterpret_cast<typename Algo::TempStorage*>(scratch));"]
+        else:
+            lines += ["  typename Algo::TempStorage unused;  // shuffle-based: no shared memory", "  Algo algo(unused);"]
+        if k:  # each lane folds its own slots first, in slot order
+            lines.append(f"  const {t} partial = cub::ThreadReduce(in, {op});")
+            source = "partial"
+        if spec.has_valid_items:
+            lines.append(f"  cuda_coop::check_range(valid_items, 1, {w});")
+            call = f"Sum({source}, (int)valid_items)" if use_sum else f"Reduce({source}, {op}, (int)valid_items)"
+        else:
+            call = f"Sum({source})" if use_sum else f"Reduce({source}, {op})"
+        lines.append(f"  {t} result = algo.{call};")
+        if spec.broadcast and not spec.has_valid_items:
+            width = w if is_power_of_two(w) else 32  # odd widths: one group per warp, starting at lane 0
+            lines.append(f"  result = cub::ShuffleIndex<{width}>(result, 0, mask);")
+        if spec.barrier:
+            lines.append("  __syncwarp(mask);")
+    body = (
+        decl + "\n".join(pre) + "\n"
+        + f'extern "C" __device__ {t} @SYM@({value_param}, long long valid_items, char* scratch, '
+        f"unsigned long long stride) {{\n" + "\n".join(lines) + "\n  return result;\n}\n"
+    )
+    headers = (header, "cub/thread/thread_reduce.cuh", "cub/util_ptx.cuh", *operators.HEADERS)
+    return Provider.make("reduce", headers, body, scratch_type if spec.group.kind == BLOCK else
+                         ("typename " + algo + "::TempStorage" if spec.uses_scratch else None))

@@ -1,0 +1,80 @@
+"""Planning of reduce and sum (SPEC 8.5)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
+from .common import (
+    BLOCK, GRID, LOGICAL_WARP, NUMERIC_DTYPES, WARP, Control, GroupSpec, LaunchShape, Static, check_runtime_int,
+    is_power_of_two, normalize_selector,
+)
+from .groups import LOGICAL_WARP_WIDTHS, require_complete_warps
+from .operators import OperatorSpec, resolve_operator
+from .temp_storage import Descriptor
+
+ALGORITHMS = ("warp_reductions", "raking", "raking_commutative_only")
+
+
+@dataclass(frozen=True)
+class ReduceSpec:
+    group: GroupSpec
+    block: tuple[int, int, int]
+    dtype: str
+    items_per_thread: int  # 0: a scalar value
+    operator: OperatorSpec
+    broadcast: bool
+    has_valid_items: bool
+    algorithm: str
+    barrier: bool
+
+    @property
+    def uses_scratch(self) -> bool:
+        # Power-of-two warp reductions shuffle; blocks and other widths go through shared memory.
+        return self.group.kind == BLOCK or not is_power_of_two(self.group.size)
+
+
+def require_reduce_group(name: str, group: GroupSpec, launch: LaunchShape) -> None:
+    if group.kind == GRID:
+        raise CoopUnsupportedError(
+            f"{name} does not support grid groups because grid reduction requires hidden per-launch workspace")
+    if group.kind not in (BLOCK, WARP, LOGICAL_WARP):
+        raise CoopUnsupportedError(
+            f"{name} does not support group kind '{group.kind}'; supported group kinds: block, warp, "
+            "threads_within_warp; cuda.coop.numba_mlir.reduce also supports thread, warps_within_block, cluster")
+    if group.kind == LOGICAL_WARP and group.size not in LOGICAL_WARP_WIDTHS and not (
+            17 <= group.size <= 31 and not group.exhaustive):
+        raise CoopUnsupportedError(
+            f"{name} supports logical-warp widths 1, 2, 4, 8, 16, 32, or 17-31 from group_by(W, exhaustive=False); "
+            f"got {group.size}")
+    require_complete_warps(name, group, launch)
+
+
+def plan_reduce(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, items_per_thread: int,
+                binary_op: object, broadcast: object, valid_items: Control, algorithm: object,
+                descriptor: Descriptor | None) -> ReduceSpec:
+    require_reduce_group(name, group, launch)
+    if dtype not in NUMERIC_DTYPES:
+        raise CoopTypeError(f"{name} does not support value dtype {dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
+    operator = resolve_operator(name, "binary_op", binary_op, dtype)
+    if not isinstance(broadcast, bool):
+        raise CoopTypeError(f"{name} broadcast must be a compile-time bool")
+    if valid_items is not None:
+        if items_per_thread:
+            raise CoopTypeError(f"{name} valid_items supports scalar values only")
+        check_runtime_int(name, "valid_items", valid_items)
+        if isinstance(valid_items, Static) and not 1 <= valid_items.value <= group.size:  # type: ignore[operator]
+            raise CoopValueError(
+                f"{name} static valid_items must be between 1 and {group.size}; got {valid_items.value}")
+    if algorithm is not None and group.kind != BLOCK:
+        raise CoopValueError(f"{name} algorithm is supported only for block groups")
+    chosen = normalize_selector(name, "algorithm", "warp_reductions" if algorithm is None else algorithm, ALGORITHMS)
+    if chosen == "raking_commutative_only" and not operator.builtin:
+        raise CoopValueError(f"{name} algorithm 'raking_commutative_only' requires a built-in commutative operator")
+    if descriptor is not None and group.is_warp_scope:
+        raise CoopValueError(
+            f"{name} does not accept temp_storage for {group.kind} groups; their scratch is always compiler-owned")
+    spec = ReduceSpec(group, launch.block, dtype, items_per_thread, operator, broadcast, valid_items is not None,
+                      chosen, False)
+    barrier = spec.uses_scratch and (descriptor is None or descriptor.auto_sync)
+    return ReduceSpec(group, launch.block, dtype, items_per_thread, operator, broadcast, valid_items is not None,
+                      chosen, barrier)

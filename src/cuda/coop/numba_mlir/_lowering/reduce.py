@@ -1,0 +1,46 @@
+"""reduce/sum in the numba-cuda-mlir backend (C++: _cub.families.reduce)."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..._cub.families import reduce as cub_reduce
+from ..._errors import CoopTypeError
+from ..._semantics.common import RUNTIME_INT_DTYPES, Runtime
+from ..._semantics.reduce import plan_reduce
+from .. import _compat as nb
+from . import Param, SiteCall, operator_link
+
+OPS = ("reduce", "sum")
+
+
+def plan(ctx: Any, call: Any) -> None:
+    name, args = call.name, call.args
+    group = ctx.group(call)
+    payload = ctx.payload(args["value"])
+    dtype = payload.dtype if payload is not None else ctx.scalar_dtype(args["value"], call, "value")
+    binary_op = "sum" if call.op == "sum" else ctx.static(call, "binary_op", None)
+    valid = ctx.control(call, "valid_items")
+    desc = ctx.descriptor(args.get("temp_storage"), name)
+    spec = plan_reduce(name, group.spec, ctx.launch, dtype, payload.items_per_thread if payload else 0, binary_op,
+                       ctx.static(call, "broadcast", True), valid, ctx.static(call, "algorithm", None),
+                       desc.descriptor if desc else None)
+    operands = [args["value"]]
+    params = [Param("ptr" if payload is not None else "value", 0)]
+    if isinstance(valid, Runtime):
+        params.append(Param("i64", len(operands)))
+        operands.append(args["valid_items"])
+    else:
+        params.append(Param("i64", None, valid.value if valid is not None else 0))
+    params += [Param("scratch"), Param("stride")]
+    provider = cub_reduce.emit(spec)
+
+    def check(argtys: tuple) -> None:
+        if payload is None and not isinstance(argtys[0], nb.types.Number):
+            raise CoopTypeError(f"{name} value must be a scalar or a ThreadData; got {argtys[0]}")
+        if len(argtys) > 1 and nb.dtype_name(argtys[1]) not in RUNTIME_INT_DTYPES:
+            raise CoopTypeError(f"{name} valid_items must be a signed integer of at most 64 bits or an unsigned "
+                                f"integer of at most 32 bits; got {argtys[1]}")
+
+    site = SiteCall(provider.symbol, params, spec.dtype, spec.dtype, check=check)
+    site.extra["link"] = operator_link(spec.operator, spec.dtype, ctx.cc, name, "binary_op")
+    ctx.add_site(call, operands, site, provider, (group.spec, desc) if spec.uses_scratch else None)
