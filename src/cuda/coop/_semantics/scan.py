@@ -1,0 +1,76 @@
+"""Planning of the scan family (SPEC 8.7)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
+from .common import (
+    BLOCK, LOGICAL_WARP, NUMERIC_DTYPES, WARP, Control, GroupSpec, LaunchShape, Runtime, Static, literal_as,
+    normalize_selector,
+)
+from .groups import LOGICAL_WARP_WIDTHS, require_complete_warps, require_kind
+from .operators import OperatorSpec, resolve_operator
+from .temp_storage import Descriptor
+
+ALGORITHMS = ("raking", "raking_memoize", "warp_scans")
+MODES = ("exclusive", "inclusive")
+# The named forms: (mode, operator) fixed by the function; None means "from the arguments".
+FORMS: dict[str, tuple[str | None, str | None]] = {
+    "scan": (None, None), "exclusive_sum": ("exclusive", "sum"), "inclusive_sum": ("inclusive", "sum"),
+    "exclusive_scan": ("exclusive", None), "inclusive_scan": ("inclusive", None),
+}
+
+
+@dataclass(frozen=True)
+class ScanSpec:
+    group: GroupSpec
+    block: tuple[int, int, int]
+    dtype: str
+    items_per_thread: int  # 0: a scalar value
+    mode: str
+    operator: OperatorSpec
+    has_initial_value: bool
+    algorithm: str
+    barrier: bool
+
+    @property
+    def uses_scratch(self) -> bool:
+        return self.group.kind == BLOCK  # power-of-two warp scans shuffle
+
+
+def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype: str, items_per_thread: int,
+              mode: object, scan_op: object, initial_value: Control, algorithm: object,
+              descriptor: Descriptor | None) -> tuple[ScanSpec, object]:
+    """The spec and the initial value converted to the dtype (a literal) or None."""
+    require_kind(name, group, (BLOCK, WARP, LOGICAL_WARP), LOGICAL_WARP_WIDTHS)
+    require_complete_warps(name, group, launch)
+    if dtype not in NUMERIC_DTYPES:
+        raise CoopTypeError(f"{name} does not support value dtype {dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
+    if group.is_warp_scope and items_per_thread:
+        raise CoopTypeError(f"{name} on warp groups accepts one scalar per lane")
+    fixed_mode, fixed_op = FORMS[form]
+    mode = fixed_mode or normalize_selector(name, "mode", mode, MODES)
+    operator = resolve_operator(name, "scan_op", fixed_op if fixed_op else scan_op, dtype)
+    if initial_value is not None and mode == "inclusive":
+        raise CoopValueError(f"{name} initial_value is not supported for inclusive scans")
+    if initial_value is None and mode == "exclusive" and not operator.is_sum:
+        raise CoopValueError(f"{name} non-sum exclusive scans require initial_value")
+    literal = None
+    if isinstance(initial_value, Static):
+        literal = literal_as(name, "initial_value", initial_value.value, dtype)
+    elif isinstance(initial_value, Runtime) and initial_value.dtype not in (None, dtype):
+        raise CoopTypeError(
+            f"{name} initial_value must have the payload dtype {dtype}; got {initial_value.dtype}; cast it")
+    if algorithm is not None and group.kind != BLOCK:
+        raise CoopValueError(f"{name} algorithm is supported only for block groups")
+    chosen = normalize_selector(name, "algorithm", "raking" if algorithm is None else algorithm, ALGORITHMS)
+    if chosen == "warp_scans" and launch.threads % 32:
+        raise CoopUnsupportedError(
+            f"{name} requires a block made of complete warps for algorithm 'warp_scans'; block shape is {launch.block}")
+    if descriptor is not None and group.is_warp_scope:
+        raise CoopValueError(
+            f"{name} does not accept temp_storage for {group.kind} groups; their scratch is always compiler-owned")
+    barrier = group.kind == BLOCK and (descriptor is None or descriptor.auto_sync)
+    spec = ScanSpec(group, launch.block, dtype, items_per_thread, mode, operator, initial_value is not None, chosen,
+                    barrier)
+    return spec, literal

@@ -1,0 +1,44 @@
+"""exchange and shuffle in the numba-cuda-mlir backend (C++: _cub.families.exchange_shuffle)."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..._cub.families import exchange_shuffle as cub_exchange
+from ..._errors import CoopTypeError
+from ..._semantics.exchange_shuffle import plan_exchange, plan_shuffle
+from . import Param, SiteCall
+
+OPS = ("exchange", "shuffle")
+
+
+def _input(ctx: Any, call: Any) -> Any:
+    payload = ctx.payload(call.args["value"])
+    if payload is None:
+        raise CoopTypeError(f"{call.name} requires a fixed-size ThreadData value payload in the common API; "
+                            "use cuda.coop.numba_mlir for scalar shuffles")
+    return payload
+
+
+def result_payload(ctx: Any, call: Any) -> Any:
+    payload = ctx.payload(call.args["value"]) if "value" in call.args else None
+    return ctx.new_result_payload(call, payload.items_per_thread, payload) if payload is not None else None
+
+
+def plan(ctx: Any, call: Any) -> None:
+    name = call.name
+    group = ctx.group(call)
+    payload = _input(ctx, call)
+    desc = ctx.descriptor(call.args.get("temp_storage"), name)
+    qualified = getattr(call.marker, "__coop_qualified__", False)
+    if call.op == "exchange":
+        spec = plan_exchange(name, group.spec, ctx.launch, payload.dtype, payload.items_per_thread,
+                             ctx.static(call, "mode", "striped_to_blocked"), desc.descriptor if desc else None,
+                             qualified)
+    else:
+        spec = plan_shuffle(name, group.spec, ctx.launch, payload.dtype, payload.items_per_thread,
+                            ctx.static(call, "mode", "down"), ctx.static(call, "distance", 1),
+                            desc.descriptor if desc else None)
+    provider = cub_exchange.emit(spec)
+    site = SiteCall(provider.symbol, [Param("ptr", 0), Param("ptr", 1), Param("scratch"), Param("stride")],
+                    spec.dtype)
+    ctx.add_site(call, [call.args["value"], call.stmt.target], site, provider, (group.spec, desc))
