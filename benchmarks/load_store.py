@@ -55,25 +55,31 @@ def verify(case: Case, buffers: Buffers) -> bool:
 # --- cuda.coop kernels ---------------------------------------------------------------
 
 @functools.lru_cache(maxsize=None)
-def coop_kernel(group: str, algorithm: str):
-    """One dispatcher per (group, algorithm); it specialises on dtype, K and launch shape."""
+def coop_kernel(group: str, algorithm: str, k: int):
+    """One dispatcher per (group, algorithm, K); it specialises on dtype and launch shape.
+
+    The tile size is a compile-time constant, as in the CUB C++ kernels, so that the
+    comparison measures the cooperative calls and not differences in index arithmetic
+    (a runtime ``blockDim.x * items_per_thread`` costs a few extra integer instructions).
+    """
+    tile = THREADS * k
     if group == "block":
         @cuda.jit
-        def block_copy(src, dst, items_per_thread):
+        def block_copy(src, dst):
             block = coop.this_block()
-            base = np.int64(cuda.blockIdx.x) * cuda.blockDim.x * items_per_thread
-            items = coop.ThreadData(items_per_thread)
+            base = np.int64(cuda.blockIdx.x) * tile
+            items = coop.ThreadData(k)
             coop.load(block, src, items, algorithm=algorithm, offset=base)
             coop.store(block, dst, items, algorithm=algorithm, offset=base)
 
         return block_copy
 
     @cuda.jit
-    def warp_copy(src, dst, items_per_thread):
+    def warp_copy(src, dst):
         warp = coop.this_warp()
         # The block's tile origin; each warp adds its own (SPEC: warp groups add their origin).
-        base = np.int64(cuda.blockIdx.x) * cuda.blockDim.x * items_per_thread
-        items = coop.ThreadData(items_per_thread)
+        base = np.int64(cuda.blockIdx.x) * tile
+        items = coop.ThreadData(k)
         coop.load(warp, src, items, algorithm=algorithm, offset=base)
         coop.store(warp, dst, items, algorithm=algorithm, offset=base)
 
@@ -84,7 +90,8 @@ def coop_kernel(group: str, algorithm: str):
 
 @functools.lru_cache(maxsize=None)
 def handwritten_kernel(variant: str, k: int, dtype: str):
-    """Per-thread loads into a local array, then stores: what a user writes today.
+    """Per-thread loads into a local array, then stores: what a user writes today
+    (with the same compile-time tile size as the other implementations).
 
     ``blocked`` gives each thread K consecutive elements (like ``direct``); ``striped``
     strides by the block size so that each load instruction is coalesced.
@@ -94,7 +101,7 @@ def handwritten_kernel(variant: str, k: int, dtype: str):
     if variant == "blocked":
         @cuda.jit
         def blocked_copy(src, dst):
-            base = (np.int64(cuda.blockIdx.x) * cuda.blockDim.x + cuda.threadIdx.x) * k
+            base = (np.int64(cuda.blockIdx.x) * THREADS + cuda.threadIdx.x) * k
             items = cuda.local.array(k, nbtype)
             for i in range(k):
                 items[i] = src[base + i]
@@ -105,34 +112,31 @@ def handwritten_kernel(variant: str, k: int, dtype: str):
 
     @cuda.jit
     def striped_copy(src, dst):
-        base = np.int64(cuda.blockIdx.x) * cuda.blockDim.x * k + cuda.threadIdx.x
-        stride = cuda.blockDim.x
+        base = np.int64(cuda.blockIdx.x) * (THREADS * k) + cuda.threadIdx.x
         items = cuda.local.array(k, nbtype)
         for i in range(k):
-            items[i] = src[base + i * stride]
+            items[i] = src[base + i * THREADS]
         for i in range(k):
-            dst[base + i * stride] = items[i]
+            dst[base + i * THREADS] = items[i]
 
     return striped_copy
 
 
 def compile_args(impl: str, case: Case, sample) -> tuple:
     """Arguments for numba_coop.compile_kernel, matching the launch exactly."""
-    if impl == "coop":
-        return (sample, sample, case.items_per_thread)
     return (sample, sample)
 
 
 # --- launchers -----------------------------------------------------------------------
 
-def cub_instances(all_cases: list[Case]) -> list[str]:
-    """One extern "C" instantiation line per CUB kernel (macros of cub/load_store.cu)."""
+def cub_instances(all_cases: list[Case]) -> list[tuple[str, str]]:
+    """(symbol, extern "C" instantiation line) per CUB kernel (macros of cub/load_store.cu)."""
     lines = []
     for case in all_cases:
         if "cub_cpp" in case.impls:
             macro = "BENCH_BLOCK_COPY" if case.group == "block" else "BENCH_WARP_COPY"
-            lines.append(f"{macro}({cub_symbol(case)}, {_CTYPE[case.dtype]}, {case.threads}, "
-                         f"{case.items_per_thread}, {case.algorithm.upper()})")
+            lines.append((cub_symbol(case), f"{macro}({cub_symbol(case)}, {_CTYPE[case.dtype]}, {case.threads}, "
+                                            f"{case.items_per_thread}, {case.algorithm.upper()})"))
     return lines
 
 
@@ -142,24 +146,23 @@ def cub_symbol(case: Case) -> str:
 
 def numba_kernel(impl: str, case: Case):
     if impl == "coop":
-        return coop_kernel(case.group, case.algorithm)
+        return coop_kernel(case.group, case.algorithm, case.items_per_thread)
     return handwritten_kernel(case.variant, case.items_per_thread, case.dtype)
 
 
-def launcher(impl: str, case: Case, buffers: Buffers, cub_module=None):
+def launcher(impl: str, case: Case, buffers: Buffers, cub_functions: dict | None = None):
     """A no-argument callable that launches ``impl`` of ``case`` once, asynchronously."""
     grid = case.grid(buffers.n)
     if impl == "coop":
         src, dst = buffers.numba()
-        configured = coop_kernel(case.group, case.algorithm)[grid, case.threads]
-        k = case.items_per_thread
-        return lambda: configured(src, dst, k)
+        configured = coop_kernel(case.group, case.algorithm, case.items_per_thread)[grid, case.threads]
+        return lambda: configured(src, dst)
     if impl == "handwritten":
         src, dst = buffers.numba()
         configured = handwritten_kernel(case.variant, case.items_per_thread, case.dtype)[grid, case.threads]
         return lambda: configured(src, dst)
     if impl == "cub_cpp":
-        fn = cub_module.get_function(cub_symbol(case))
+        fn = cub_functions[cub_symbol(case)]
         args = (buffers.src, buffers.dst)
         return lambda: fn((grid,), (case.threads,), args)
     if impl == "triton":

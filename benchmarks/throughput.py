@@ -32,8 +32,11 @@ def _resources_coop(family, impl: str, case: Case, buffers: Buffers) -> dict:
     sample = buffers.numba()[0]
     built = numba_coop.compile_kernel(family.numba_kernel(impl, case), family.compile_args(impl, case, sample),
                                       block=case.threads, grid=case.grid(buffers.n))
-    return {"registers": built.registers, "shared_bytes": built.shared_memory_bytes,
-            "local_bytes": built.local_memory_bytes, "_built": built}
+    usage = cub_build.res_usage(built.cubin).get(built.name)  # the same tool as for the CUB cubin
+    if usage is None:
+        usage = {"registers": built.registers, "shared_bytes": built.shared_memory_bytes,
+                 "local_bytes": built.local_memory_bytes}
+    return {**usage, "_built": built}
 
 
 def _error_record(case: Case, impl: str, exc: BaseException) -> dict:
@@ -81,22 +84,27 @@ def run_family(family, settings: Settings, outdir: Path, only: str | None, sass:
                 records.append(_error_record(case, impl, exc))
 
     # 3. The CUB C++ kernels (nvcc has been running in the background).
-    module = None
+    where: dict[str, Path] = {}
     if build is not None:
         try:
-            module = cub_build.load(build.wait())
-            print(f"nvcc built {len(instances)} CUB kernels in {build.seconds:.1f} s "
-                  f"({cub_build.nvcc_version(build.command[0])})", flush=True)
-            records.append({"type": "build", "family": family.FAMILY, "impl": "cub_cpp",
-                            "seconds": build.seconds, "kernels": len(instances), "command": " ".join(build.command)})
+            where = build.wait()
+            functions = cub_build.load(where)
+            print(f"nvcc built {len(instances)} CUB kernels in {build.seconds:.1f} s ({len(build.parts)} parallel runs, "
+                  f"{cub_build.nvcc_version(build.command[0])})", flush=True)
+            records.append({"type": "build", "family": family.FAMILY, "impl": "cub_cpp", "seconds": build.seconds,
+                            "kernels": len(instances), "command": " ".join(build.command)})
         except Exception as exc:
+            functions = {}
             records.append({"type": "build", "family": family.FAMILY, "impl": "cub_cpp", "error": str(exc)[-4000:]})
             print(f"CUB build failed: {str(exc)[:2000]}", flush=True)
+        usage = {k: v for cubin in set(where.values()) for k, v in cub_build.res_usage(cubin).items()}
         for case in cases:
-            if "cub_cpp" in case.impls and module is not None:
+            symbol = family.cub_symbol(case)
+            if "cub_cpp" in case.impls and symbol in functions:
                 try:
-                    launchers[(case.kernel, "cub_cpp")] = family.launcher("cub_cpp", case, buffers[case.dtype], module)
-                    extra[(case.kernel, "cub_cpp")] = cub_build.resources(module.get_function(family.cub_symbol(case)))
+                    launchers[(case.kernel, "cub_cpp")] = family.launcher("cub_cpp", case, buffers[case.dtype],
+                                                                          functions)
+                    extra[(case.kernel, "cub_cpp")] = usage.get(symbol) or cub_build.resources(functions[symbol])
                 except Exception as exc:
                     records.append(_error_record(case, "cub_cpp", exc))
 
@@ -128,7 +136,7 @@ def run_family(family, settings: Settings, outdir: Path, only: str | None, sass:
             info = {k: v for k, v in extra.get((case.kernel, impl), {}).items() if k != "_built"}
             records.append(_record(case, impl, samples[impl], b, family, ok[impl], info))
     _ratios(records)
-    _dump_sass(records, cases, extra, build, family, outdir, everything=sass)
+    _dump_sass(records, cases, extra, where, family, outdir, everything=sass)
     return records
 
 
@@ -164,7 +172,7 @@ def _ratios(records: list[dict]) -> None:
             r["ratio_vs_copy"] = r["gbps"] / ceiling
 
 
-def _dump_sass(records, cases, extra, build, family, outdir: Path, everything: bool) -> None:
+def _dump_sass(records, cases, extra, where: dict, family, outdir: Path, everything: bool) -> None:
     """SASS of cuda.coop and CUB side by side: for every case, or for those below 0.98x CUB."""
     missed = {r["kernel"] for r in records if r.get("impl") == "coop" and r.get("ratio_vs_cub_cpp", 1.0) < 0.98}
     for case in cases:
@@ -173,9 +181,10 @@ def _dump_sass(records, cases, extra, build, family, outdir: Path, everything: b
         for impl in ("coop", "handwritten", "cub_cpp"):
             built = extra.get((case.kernel, impl), {}).get("_built")
             if built is not None:
-                produce = built.sass
-            elif impl == "cub_cpp" and build is not None and impl in case.impls:
-                produce = lambda case=case: cub_build.sass(build.cubin, family.cub_symbol(case))  # noqa: E731
+                produce = lambda built=built: cub_build.sass(built.cubin)  # noqa: E731
+            elif impl == "cub_cpp" and family.cub_symbol(case) in where:
+                symbol = family.cub_symbol(case)
+                produce = lambda symbol=symbol: cub_build.sass(where[symbol], symbol)  # noqa: E731
             else:
                 continue
             try:

@@ -1,0 +1,1 @@
+"""cuda.coop benchmarks (issue 3): `python -m benchmarks OUTDIR`; see __main__.py."""
