@@ -55,7 +55,10 @@ def main(argv: list[str]) -> int:
     def save() -> None:  # after every section, so a crash later keeps what was measured
         (outdir / "results.json").write_text(json.dumps(records, indent=1, default=str) + "\n")
 
-    from . import load_store  # imports numba-cuda-mlir and registers cuda.coop's backend
+    from . import cub_build, load_store  # load_store imports numba-cuda-mlir and registers cuda.coop's backend
+
+    nvcc = cub_build.find_nvcc()
+    env["nvcc"] = f"{cub_build.nvcc_version(nvcc)} ({nvcc})" if nvcc else None
 
     families = [load_store]
     try:
@@ -69,11 +72,9 @@ def main(argv: list[str]) -> int:
             records += compile_time.run(settings["compile_repeats"])
             save()
         if not args.dry_run and not args.skip_throughput:
-            from . import cub_build, throughput
+            from . import throughput
 
             run_settings = throughput.Settings(**{k: settings[k] for k in ("n", "warmup", "reps", "inner", "rounds")})
-            nvcc = cub_build.find_nvcc()
-            env["nvcc"] = cub_build.nvcc_version(nvcc) if nvcc else None
             with environment.ClockSampler() as clocks:
                 for family in families:
                     records += throughput.run_family(family, run_settings, outdir, args.only, args.sass)

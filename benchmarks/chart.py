@@ -38,9 +38,11 @@ def draw(records: list[dict], path: Path) -> bool:
 def _groups(records: list[dict]) -> list[tuple[int, str, list[tuple[str, float]]]]:
     by = {}
     for r in throughput(records):
-        by.setdefault(r["kernel"], []).append((r["impl"], r["gbps"]))
+        if r.get("verified"):  # a kernel that wrote the wrong output has no meaningful bar
+            by.setdefault(r["kernel"], []).append((r["impl"], r["gbps"]))
     order = list(IMPL_NAMES)
-    return [(i + 1, k, sorted(by[k], key=lambda b: order.index(b[0]))) for i, k in enumerate(kernel_order(records))]
+    return [(i + 1, k, sorted(by[k], key=lambda b: order.index(b[0])))
+            for i, k in enumerate(kernel_order(records)) if k in by]
 
 
 def _draw_matplotlib(groups, top: float | None, path: Path) -> None:
@@ -92,13 +94,16 @@ def _draw_numpy(groups, top: float | None, path: Path) -> None:
     width = left + sum(len(g[2]) * bar + gap for g in groups) + 20
     img = np.full((height + bottom + 20, width, 3), 255, dtype=np.uint8)
     y0 = 10 + height  # pixel row of 0 GB/s
-    peak = max([v for g in groups for _, v in g[2]] + [top or 0.0])
-    scale_max = 1000.0 * int(peak / 1000.0 + 1)
+    peak = max([v for g in groups for _, v in g[2]] + [top or 0.0, 1e-9])
+    step = next(m * 10 ** e for e in range(-3, 9) for m in (1, 2, 5) if m * 10 ** e >= peak / 8)
+    ticks = int(peak / step) + 1
+    scale_max = step * ticks
     to_y = lambda v: int(round(y0 - v / scale_max * height))  # noqa: E731
-    for tick in range(0, int(scale_max) + 1, 1000):  # grid lines and labels every 1000 GB/s
+    for i in range(ticks + 1):  # at most nine grid lines, labelled in GB/s
+        tick = i * step
         y = to_y(tick)
         img[y, left:width - 10] = (225, 225, 225)
-        _text(img, 4, y - 5, str(tick))
+        _text(img, 4, y - 5, f"{tick:.0f}" if step >= 1 else "")
     x = left + gap // 2
     for index, _, bars in groups:
         start = x

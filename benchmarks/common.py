@@ -5,6 +5,7 @@ a machine that has neither a GPU nor those packages.
 """
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -109,15 +110,40 @@ class Timing:
     ms: float  # median over batches of one launch's time
     ms_min: float
     samples: int
+    host_us: float  # median host time to enqueue one launch
+
+
+_SPIN = r"""
+extern "C" __global__ void bench_spin(long long cycles) {
+  long long start = clock64();
+  while (clock64() - start < cycles) {}
+}
+"""
+
+
+@functools.lru_cache(maxsize=None)
+def _spin_kernel():
+    import cupy as cp
+
+    return cp.RawKernel(_SPIN, "bench_spin")
+
+
+def _spin(ms: float) -> None:
+    """Keep the GPU busy for about ``ms`` (at up to 2 GHz), so that the batch queued behind it
+    runs back to back however slowly the host enqueues it."""
+    import cupy as cp
+
+    _spin_kernel()((1,), (1,), (cp.int64(int(ms * 2e6)),))
 
 
 def time_launches(fn: Callable[[], None], warmup: int, reps: int, inner: int) -> Timing:
     """Median per-launch time from CUDA events around batches of ``inner`` back-to-back launches.
 
     Every launcher in the benchmark goes to the legacy default stream (numba-cuda-mlir,
-    cupy and torch all default to it), so the events order with the kernels. Batches
-    hide the host's launch overhead behind the previous launch (a 1 GiB copy runs
-    about 0.5 ms); the inputs are far larger than L2, so no cache flush is needed.
+    cupy and torch all default to it), so the events order with the kernels. A spin
+    kernel ahead of each batch hides the host's launch overhead (numba-cuda-mlir's
+    dispatch costs tens of microseconds) unless a launcher synchronises, which
+    ``host_us`` then shows. The inputs are far larger than L2, so no cache flush is needed.
     """
     import cupy as cp
 
@@ -125,15 +151,18 @@ def time_launches(fn: Callable[[], None], warmup: int, reps: int, inner: int) ->
         fn()
     cp.cuda.runtime.deviceSynchronize()
     start, end = cp.cuda.Event(), cp.cuda.Event()
-    samples = []
+    samples, host = [], []
     for _ in range(reps):
+        _spin(2.0)
         start.record()
+        t0 = time.perf_counter()
         for _ in range(inner):
             fn()
+        host.append((time.perf_counter() - t0) / inner * 1e6)
         end.record()
         end.synchronize()
         samples.append(cp.cuda.get_elapsed_time(start, end) / inner)
-    return Timing(statistics.median(samples), min(samples), reps * inner)
+    return Timing(statistics.median(samples), min(samples), reps * inner, statistics.median(host))
 
 
 def gbps(nbytes: int, ms: float) -> float:

@@ -26,7 +26,7 @@ def nvidia_smi(fields: str = _FIELDS) -> list[str] | None:
 class ClockSampler:
     """Polls nvidia-smi while the timed kernels run: the clocks the numbers were measured at."""
 
-    def __init__(self, period_s: float = 0.5):
+    def __init__(self, period_s: float = 1.0):
         self.period_s = period_s
         self.samples: list[tuple[float, float]] = []
         self._stop = threading.Event()

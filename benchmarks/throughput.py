@@ -76,12 +76,16 @@ def run_family(family, settings: Settings, outdir: Path, only: str | None, sass:
                 with Stopwatch() as sw:
                     fn()
                     cp.cuda.runtime.deviceSynchronize()
-                launchers[(case.kernel, impl)] = fn
-                extra[(case.kernel, impl)] = {"first_launch_seconds": sw.seconds}
-                if impl in ("coop", "handwritten"):
-                    extra[(case.kernel, impl)].update(_resources_coop(family, impl, case, b))
             except Exception as exc:
                 records.append(_error_record(case, impl, exc))
+                continue
+            launchers[(case.kernel, impl)] = fn
+            extra[(case.kernel, impl)] = {"first_launch_seconds": sw.seconds}
+            if impl in ("coop", "handwritten"):
+                try:  # diagnostics only: a failure here must not drop the measurement
+                    extra[(case.kernel, impl)].update(_resources_coop(family, impl, case, b))
+                except Exception as exc:
+                    extra[(case.kernel, impl)]["resources_error"] = f"{type(exc).__name__}: {exc}"[:500]
 
     # 3. The CUB C++ kernels (nvcc has been running in the background).
     where: dict[str, Path] = {}
@@ -141,6 +145,7 @@ def run_family(family, settings: Settings, outdir: Path, only: str | None, sass:
 
 
 def _time_one(case: Case, impl: str, fn, b: Buffers, settings: Settings, family) -> dict:
+    print(case.kernel, flush=True)
     try:
         poison(b)
         samples = [time_launches(fn, settings.warmup, settings.reps, settings.inner) for _ in range(settings.rounds)]
@@ -154,15 +159,16 @@ def _record(case: Case, impl: str, samples: list, b: Buffers, family, verified: 
     nbytes = family.bytes_moved(case, b.n, b.src.dtype.itemsize)
     record = {"type": "throughput", **case.describe(), "impl": impl, "variant": case.variant, "n": b.n,
               "bytes": nbytes, "ms": ms, "ms_min": min(s.ms_min for s in samples), "gbps": gbps(nbytes, ms),
-              "launches_timed": sum(s.samples for s in samples), "verified": bool(verified), **info}
+              "launches_timed": sum(s.samples for s in samples), "host_us_per_launch": min(s.host_us for s in samples),
+              "verified": bool(verified), **info}
     print(f"  {impl:11s} {record['gbps']:8.1f} GB/s  {ms * 1e3:8.1f} us  {'ok' if verified else 'WRONG OUTPUT'}",
           flush=True)
     return record
 
 
 def _ratios(records: list[dict]) -> None:
-    """ratio_vs_cub_cpp on coop (and hand-written) rows, ratio_vs_copy on every row."""
-    ok = [r for r in records if r.get("type") == "throughput" and "gbps" in r]
+    """ratio_vs_cub_cpp on coop (and hand-written) rows, ratio_vs_copy on every row; verified rows only."""
+    ok = [r for r in records if r.get("type") == "throughput" and "gbps" in r and r.get("verified")]
     ceiling = max((r["gbps"] for r in ok if r["impl"] == "copy"), default=None)
     cub = {r["kernel"]: r["gbps"] for r in ok if r["impl"] == "cub_cpp"}
     for r in ok:

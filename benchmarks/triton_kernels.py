@@ -1,6 +1,7 @@
-"""Triton versions of the tile kernels (imported only where Triton is installed)."""
-from __future__ import annotations
+"""Triton versions of the tile kernels (imported only where Triton is installed).
 
+No ``from __future__ import annotations`` here: Triton reads ``tl.constexpr`` annotations.
+"""
 import triton
 import triton.language as tl
 

@@ -121,3 +121,17 @@ def test_source_dump_dir(tmp_path, monkeypatch):
     numba_coop.compile_kernel(make_copy("striped", "striped"), (X32, X32, 2), block=64)
     dumped = list((tmp_path / "dump").glob("cuda_coop_numba_mlir_*.cu"))
     assert dumped and "cub::BLOCK_LOAD_STRIPED" in dumped[0].read_text()
+
+
+def test_block_reduce_scratch_covers_the_raking_grid():
+    @cuda.jit
+    def kernel(src, dst):
+        block = coop.this_block()
+        total = coop.sum(block, src[block.rank()], algorithm="raking")
+        if block.rank() == 0:
+            dst[0] = total
+
+    built = numba_coop.compile_kernel(kernel, (X32, X32), block=128)
+    # BlockReduceRaking<int, 128> shares one int per thread in its raking grid, plus the broadcast slot.
+    assert built.metadata["scratch_bytes"] >= 128 * 4 + 4
+    assert "CALL" not in built.sass()

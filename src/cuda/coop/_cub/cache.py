@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .. import _config
 
-SCHEMA = 1
+SCHEMA = 2
 _MAGIC = b"CUDACOOP1\n"
 _log = logging.getLogger("cuda.coop")
 _writes_failed = False

@@ -73,7 +73,7 @@ def _nvrtc_ltoir(source: str, arch: str, include_paths: list[str], what: str, du
         nvrtc.nvrtcDestroyProgram(prog)
 
 
-_SCRATCH_RE = re.compile(r"\.global \.align \d+ \.b8 (\w+)_scratch\[16\] = \{([\d, ]+)\}")
+_SCRATCH_RE = re.compile(r"\.global \.align \d+ \.b8 (\w+)_scratch_size\[16\] = \{([\d, ]+)\}")
 
 
 def _scratch_sizes(ltoir: bytes, arch: str) -> dict[str, tuple[int, int]]:

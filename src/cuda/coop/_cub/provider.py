@@ -53,7 +53,7 @@ def translation_unit(providers: list[Provider]) -> str:
         parts.append(p.body)
         if p.scratch_type is not None:
             parts.append(
-                f'extern "C" __device__ const unsigned long long {p.symbol}_scratch[2] = '
+                f'extern "C" __device__ const unsigned long long {p.symbol}_scratch_size[2] = '
                 f"{{sizeof({p.scratch_type}), alignof({p.scratch_type})}};"
             )
     return "\n".join(parts) + "\n"

@@ -20,8 +20,8 @@ def emit(spec: ReduceSpec) -> Provider:
     if spec.group.kind == BLOCK:
         algo = f"cub::BlockReduce<{t}, {bx}, cub::BLOCK_REDUCE_{spec.algorithm.upper()}, {by}, {bz}>"
         header = "cub/block/block_reduce.cuh"
-        pre = [f"struct @SYM@_scratch {{ typename {algo}::TempStorage reduce; {t} result; }};"]
-        lines += [f"  using Algo = {algo};", "  auto& storage = *reinterpret_cast<@SYM@_scratch*>(scratch);"]
+        pre = [f"struct @SYM@_storage {{ typename {algo}::TempStorage reduce; {t} result; }};"]
+        lines += [f"  using Algo = {algo};", "  auto& storage = *reinterpret_cast<@SYM@_storage*>(scratch);"]
         if spec.has_valid_items:
             lines.append(f"  cuda_coop::check_range(valid_items, 1, {spec.group.size});")
             call = f"Sum({source}, (int)valid_items)" if use_sum else f"Reduce({source}, {op}, (int)valid_items)"
@@ -32,7 +32,7 @@ def emit(spec: ReduceSpec) -> Provider:
             lines += ["  if (rank == 0) storage.result = result;", "  __syncthreads();", "  result = storage.result;"]
         if spec.barrier:
             lines.append("  __syncthreads();  // reuse barrier for the scratch")
-        scratch_type = "@SYM@_scratch"
+        scratch_type = "@SYM@_storage"
     else:
         w = spec.group.size
         algo = f"cub::WarpReduce<{t}, {w}>"
