@@ -107,9 +107,8 @@ def outputs_equal(buffers: Buffers) -> bool:
 
 @dataclass
 class Timing:
-    ms: float  # median over batches of one launch's time
-    ms_min: float
-    samples: int
+    batches_ms: list[float]  # per-launch time of each batch
+    launches: int
     host_us: float  # median host time to enqueue one launch
 
 
@@ -162,7 +161,7 @@ def time_launches(fn: Callable[[], None], warmup: int, reps: int, inner: int) ->
         end.record()
         end.synchronize()
         samples.append(cp.cuda.get_elapsed_time(start, end) / inner)
-    return Timing(statistics.median(samples), min(samples), reps * inner, statistics.median(host))
+    return Timing(samples, reps * inner, statistics.median(host))
 
 
 def gbps(nbytes: int, ms: float) -> float:

@@ -7,6 +7,7 @@ round poisons the output first and verifies it exactly after its timed launches.
 from __future__ import annotations
 
 import re
+import statistics
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,12 +59,15 @@ def run_family(family, settings: Settings, outdir: Path, only: str | None, sass:
     launchers: dict[tuple[str, str], object] = {}
     extra: dict[tuple[str, str], dict] = {}
 
-    # 1. Buffers and the copy ceiling, per dtype.
+    # 1. Buffers and the copy ceiling, per dtype (timed first and again last, so that it sees the
+    #    same clock and thermal conditions as the kernels in between; see step 5).
+    copies = []
     for dtype in sorted({c.dtype for c in cases}):
         buffers[dtype] = b = make_buffers(dtype, settings.n, settings.seed)
         for name, fn in family.copy_launchers(b).items():
-            records.append(_time_one(Case(family.FAMILY, name, "", "", 0, 0, dtype, ("copy",)), "copy", fn, b,
-                                     settings, family))
+            copies.append((Case(family.FAMILY, name, "", "", 0, 0, dtype, ("copy",)), fn, []))
+    for case, fn, samples in copies:
+        _time_copy(case, fn, buffers[case.dtype], settings, family, samples)
 
     # 2. Compile every Python implementation at its first launch (timed: it includes NVRTC on a cold cache).
     for case in cases:
@@ -139,27 +143,42 @@ def run_family(family, settings: Settings, outdir: Path, only: str | None, sass:
                 continue
             info = {k: v for k, v in extra.get((case.kernel, impl), {}).items() if k != "_built"}
             records.append(_record(case, impl, samples[impl], b, family, ok[impl], info))
+    # 5. The copy ceiling again; its row pools the batches of both passes, like the others' rounds.
+    for case, fn, samples in copies:
+        print(case.kernel, flush=True)
+        if not _time_copy(case, fn, buffers[case.dtype], settings, family, samples):
+            records.append(_error_record(case, "copy", samples[-1]))
+        else:
+            records.append(_record(case, "copy", samples, buffers[case.dtype], family, True, {}))
     _ratios(records)
     _dump_sass(records, cases, extra, where, family, outdir, everything=sass)
     return records
 
 
-def _time_one(case: Case, impl: str, fn, b: Buffers, settings: Settings, family) -> dict:
-    print(case.kernel, flush=True)
+def _time_copy(case: Case, fn, b: Buffers, settings: Settings, family, samples: list) -> bool:
+    """Append a Timing (or, on failure, the exception) to ``samples``; False once anything failed."""
+    if samples and not all(hasattr(s, "batches_ms") for s in samples):
+        return False
     try:
         poison(b)
-        samples = [time_launches(fn, settings.warmup, settings.reps, settings.inner) for _ in range(settings.rounds)]
-        return _record(case, impl, samples, b, family, family.verify(case, b), {})
+        timing = time_launches(fn, settings.warmup, settings.reps, settings.inner)
+        if not family.verify(case, b):
+            raise RuntimeError(f"{case.kernel} wrote the wrong output")
+        samples.append(timing)
+        return True
     except Exception as exc:
-        return _error_record(case, impl, exc)
+        samples.append(exc)
+        return False
 
 
 def _record(case: Case, impl: str, samples: list, b: Buffers, family, verified: bool, info: dict) -> dict:
-    ms = sorted(s.ms for s in samples)[len(samples) // 2]  # median of the rounds' medians
+    batches = [ms for s in samples for ms in s.batches_ms]
+    ms = statistics.median(batches)  # over every batch of every round
     nbytes = family.bytes_moved(case, b.n, b.src.dtype.itemsize)
     record = {"type": "throughput", **case.describe(), "impl": impl, "variant": case.variant, "n": b.n,
-              "bytes": nbytes, "ms": ms, "ms_min": min(s.ms_min for s in samples), "gbps": gbps(nbytes, ms),
-              "launches_timed": sum(s.samples for s in samples), "host_us_per_launch": min(s.host_us for s in samples),
+              "bytes": nbytes, "ms": ms, "ms_min": min(batches), "gbps": gbps(nbytes, ms),
+              "gbps_per_round": [gbps(nbytes, statistics.median(s.batches_ms)) for s in samples],
+              "launches_timed": sum(s.launches for s in samples), "host_us_per_launch": min(s.host_us for s in samples),
               "verified": bool(verified), **info}
     print(f"  {impl:11s} {record['gbps']:8.1f} GB/s  {ms * 1e3:8.1f} us  {'ok' if verified else 'WRONG OUTPUT'}",
           flush=True)
