@@ -1,0 +1,49 @@
+"""Runtime preconditions trap on the device (SPEC 2.5); each case runs in a child process."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+ROOT = Path(__file__).resolve().parents[2]
+
+CHILD = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from numba_cuda_mlir import cuda
+    import cuda.coop.numba_mlir
+    from cuda import coop
+    from numba_cuda_mlir import cuda
+
+    @cuda.jit
+    def kernel(src, dst, valid):
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items, valid_items=valid, oob_default=0)
+        coop.store(coop.this_block(), dst, items)
+
+    src = np.arange(512, dtype=np.int32) + 1
+    dst = np.zeros_like(src)
+    kernel[1, 128](src, dst, np.int32(512))   # in range: runs
+    cuda.synchronize()
+    assert (dst == src).all()
+    print("IN_RANGE_OK", flush=True)
+    kernel[1, 128](src, dst, np.int32(int(sys.argv[1])))
+    cuda.synchronize()
+    print("NO_TRAP", flush=True)
+""")
+
+
+@pytest.mark.parametrize("valid", [513, -1])
+def test_out_of_range_valid_items_traps(valid):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", CHILD, str(valid)], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert "IN_RANGE_OK" in done.stdout, done.stderr[-2000:]
+    assert "NO_TRAP" not in done.stdout
+    assert done.returncode != 0
+    assert "CUDA_ERROR" in done.stderr or "CudaAPIError" in done.stderr, done.stderr[-2000:]
