@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from .._errors import CoopTypeError, CoopValueError
 from .common import BLOCK, LOGICAL_WARP, NUMERIC_DTYPES, WARP, GroupSpec, LaunchShape, normalize_selector
-from .groups import LOGICAL_WARP_WIDTHS, require_complete_warps, require_kind
+from .groups import LOGICAL_WARP_WIDTHS, require_complete_warps, reject_warp_descriptor, require_kind
 from .temp_storage import Descriptor
 
 EXCHANGE_MODES = ("striped_to_blocked", "blocked_to_striped")
@@ -28,9 +28,7 @@ class ExchangeSpec:
 def _check_common(name: str, dtype: str, descriptor: Descriptor | None, group: GroupSpec) -> None:
     if dtype not in NUMERIC_DTYPES:
         raise CoopTypeError(f"{name} does not support value dtype {dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
-    if descriptor is not None and group.is_warp_scope:
-        raise CoopValueError(
-            f"{name} does not accept temp_storage for {group.kind} groups; their scratch is always compiler-owned")
+    reject_warp_descriptor(name, group, descriptor)
 
 
 def plan_exchange(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, items_per_thread: int, mode: object,

@@ -140,3 +140,10 @@ def plan_query(method: str, group: GroupSpec, launch: LaunchShape, level: object
     query_dtype(method, dtype)
     natural = "uint64" if GRID in (group.kind, lvl) else "uint32"
     return QuerySpec(method, group, launch.block, lvl, dtype or natural)
+
+
+def reject_warp_descriptor(name: str, group: GroupSpec, descriptor: object) -> None:
+    """SPEC 6.1: warp-scope operations always use compiler-owned scratch (S2)."""
+    if descriptor is not None and group.is_warp_scope:
+        raise CoopValueError(
+            f"{name} does not accept temp_storage for {group.kind} groups; their scratch is always compiler-owned")

@@ -8,7 +8,7 @@ from .common import (
     BLOCK, LOGICAL_WARP, NUMERIC_DTYPES, WARP, Control, GroupSpec, LaunchShape, Runtime, Static,
     check_runtime_int, literal_as, normalize_selector,
 )
-from .groups import LOGICAL_WARP_WIDTHS, require_complete_warps, require_kind
+from .groups import reject_warp_descriptor, LOGICAL_WARP_WIDTHS, require_complete_warps, require_kind
 from .temp_storage import Descriptor
 
 ALGORITHMS = ("direct", "striped", "vectorize", "transpose", "warp_transpose", "warp_transpose_timesliced")
@@ -77,10 +77,7 @@ def plan_load_store(
         param = "source" if op == "load" else "destination"
         suffix = "; cast the value" if op == "store" else ""
         raise CoopTypeError(f"{name} {param} dtype {array_dtype} does not match payload dtype {payload_dtype}{suffix}")
-    if descriptor is not None and group.is_warp_scope:
-        raise CoopValueError(
-            f"{name} does not accept temp_storage for {group.kind} groups; their scratch is always compiler-owned"
-        )
+    reject_warp_descriptor(name, group, descriptor)
     tile = group.size * items_per_thread
     if valid_items is not None:
         check_runtime_int(name, "valid_items", valid_items)

@@ -8,7 +8,7 @@ from .common import (
     BLOCK, GRID, LOGICAL_WARP, NUMERIC_DTYPES, WARP, Control, GroupSpec, LaunchShape, Static, check_runtime_int,
     is_power_of_two, normalize_selector,
 )
-from .groups import LOGICAL_WARP_WIDTHS, require_complete_warps
+from .groups import LOGICAL_WARP_WIDTHS, reject_warp_descriptor, require_complete_warps
 from .operators import OperatorSpec, resolve_operator
 from .temp_storage import Descriptor
 
@@ -70,9 +70,7 @@ def plan_reduce(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, it
     chosen = normalize_selector(name, "algorithm", "warp_reductions" if algorithm is None else algorithm, ALGORITHMS)
     if chosen == "raking_commutative_only" and not operator.builtin:
         raise CoopValueError(f"{name} algorithm 'raking_commutative_only' requires a built-in commutative operator")
-    if descriptor is not None and group.is_warp_scope:
-        raise CoopValueError(
-            f"{name} does not accept temp_storage for {group.kind} groups; their scratch is always compiler-owned")
+    reject_warp_descriptor(name, group, descriptor)
     spec = ReduceSpec(group, launch.block, dtype, items_per_thread, operator, broadcast, valid_items is not None,
                       chosen, False)
     barrier = spec.uses_scratch and (descriptor is None or descriptor.auto_sync)

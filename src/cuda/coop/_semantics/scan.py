@@ -8,7 +8,7 @@ from .common import (
     BLOCK, LOGICAL_WARP, NUMERIC_DTYPES, WARP, Control, GroupSpec, LaunchShape, Runtime, Static, literal_as,
     normalize_selector,
 )
-from .groups import LOGICAL_WARP_WIDTHS, require_complete_warps, require_kind
+from .groups import LOGICAL_WARP_WIDTHS, require_complete_warps, reject_warp_descriptor, require_kind
 from .operators import OperatorSpec, resolve_operator
 from .temp_storage import Descriptor
 
@@ -67,9 +67,7 @@ def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype
     if chosen == "warp_scans" and launch.threads % 32:
         raise CoopUnsupportedError(
             f"{name} requires a block made of complete warps for algorithm 'warp_scans'; block shape is {launch.block}")
-    if descriptor is not None and group.is_warp_scope:
-        raise CoopValueError(
-            f"{name} does not accept temp_storage for {group.kind} groups; their scratch is always compiler-owned")
+    reject_warp_descriptor(name, group, descriptor)
     barrier = group.kind == BLOCK and (descriptor is None or descriptor.auto_sync)
     spec = ScanSpec(group, launch.block, dtype, items_per_thread, mode, operator, initial_value is not None, chosen,
                     barrier)

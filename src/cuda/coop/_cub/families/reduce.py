@@ -7,11 +7,20 @@ from ..provider import Provider
 from . import operators
 
 
+def _call(spec: ReduceSpec, source: str, op: str, lines: list[str]) -> str:
+    """The CUB method call; a partial reduction first checks its runtime range (SPEC 2.5)."""
+    name = "Sum" if spec.operator.is_sum else "Reduce"
+    args = [source] + ([] if spec.operator.is_sum else [op])
+    if spec.has_valid_items:
+        lines.append(f"  cuda_coop::check_range(valid_items, 1, {spec.group.size});")
+        args.append("(int)valid_items")
+    return f"{name}({', '.join(args)})"
+
+
 def emit(spec: ReduceSpec) -> Provider:
     t, k = c_type(spec.dtype), spec.items_per_thread
     bx, by, bz = spec.block
     decl, op = operators.functor(spec.operator, t)
-    use_sum = spec.operator.is_sum
     value_param = f"{t}* items" if k else f"{t} value"
     lines = [f"  const unsigned rank = cuda_coop::linear_rank<{bx}, {by}, {bz}>();"]
     if k:
@@ -22,11 +31,7 @@ def emit(spec: ReduceSpec) -> Provider:
         header = "cub/block/block_reduce.cuh"
         pre = [f"struct @SYM@_storage {{ typename {algo}::TempStorage reduce; {t} result; }};"]
         lines += [f"  using Algo = {algo};", "  auto& storage = *reinterpret_cast<@SYM@_storage*>(scratch);"]
-        if spec.has_valid_items:
-            lines.append(f"  cuda_coop::check_range(valid_items, 1, {spec.group.size});")
-            call = f"Sum({source}, (int)valid_items)" if use_sum else f"Reduce({source}, {op}, (int)valid_items)"
-        else:
-            call = f"Sum({source})" if use_sum else f"Reduce({source}, {op})"
+        call = _call(spec, source, op, lines)
         lines.append(f"  {t} result = Algo(storage.reduce).{call};")
         if spec.broadcast and not spec.has_valid_items:
             lines += ["  if (rank == 0) storage.result = result;", "  __syncthreads();", "  result = storage.result;"]
@@ -47,11 +52,7 @@ def emit(spec: ReduceSpec) -> Provider:
         if k:  # each lane folds its own slots first, in slot order
             lines.append(f"  const {t} partial = cub::ThreadReduce(in, {op});")
             source = "partial"
-        if spec.has_valid_items:
-            lines.append(f"  cuda_coop::check_range(valid_items, 1, {w});")
-            call = f"Sum({source}, (int)valid_items)" if use_sum else f"Reduce({source}, {op}, (int)valid_items)"
-        else:
-            call = f"Sum({source})" if use_sum else f"Reduce({source}, {op})"
+        call = _call(spec, source, op, lines)
         lines.append(f"  {t} result = algo.{call};")
         if spec.broadcast and not spec.has_valid_items:
             width = w if is_power_of_two(w) else 32  # odd widths: one group per warp, starting at lane 0

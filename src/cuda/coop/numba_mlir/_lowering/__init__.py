@@ -132,6 +132,15 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
     return nb.new_site_function(name, typer, typingctx)
 
 
+def same_shape_result(ctx: object, call: object) -> object:
+    """Operations on a payload return a fresh payload of the same extent and dtype."""
+    args = call.args  # type: ignore[attr-defined]
+    payload = ctx.payload(args["value"]) if "value" in args else None  # type: ignore[attr-defined]
+    if payload is None:
+        return None
+    return ctx.new_result_payload(call, payload.items_per_thread, payload)  # type: ignore[attr-defined]
+
+
 _operator_memo: dict[tuple, object] = {}
 
 

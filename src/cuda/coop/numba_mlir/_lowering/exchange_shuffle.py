@@ -6,7 +6,7 @@ from typing import Any
 from ..._cub.families import exchange_shuffle as cub_exchange
 from ..._errors import CoopTypeError
 from ..._semantics.exchange_shuffle import plan_exchange, plan_shuffle
-from . import Param, SiteCall
+from . import Param, SiteCall, same_shape_result
 
 OPS = ("exchange", "shuffle")
 
@@ -19,9 +19,7 @@ def _input(ctx: Any, call: Any) -> Any:
     return payload
 
 
-def result_payload(ctx: Any, call: Any) -> Any:
-    payload = ctx.payload(call.args["value"]) if "value" in call.args else None
-    return ctx.new_result_payload(call, payload.items_per_thread, payload) if payload is not None else None
+result_payload = same_shape_result
 
 
 def plan(ctx: Any, call: Any) -> None:

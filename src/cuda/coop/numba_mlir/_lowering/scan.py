@@ -8,15 +8,12 @@ from ..._errors import CoopTypeError
 from ..._semantics.common import Runtime
 from ..._semantics.scan import plan_scan
 from .. import _compat as nb
-from . import Param, SiteCall, operator_link
+from . import Param, SiteCall, same_shape_result, operator_link
 
 OPS = ("scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan")
 
 
-def result_payload(ctx: Any, call: Any) -> Any:
-    """A payload input gives a fresh payload of the same extent and dtype."""
-    payload = ctx.payload(call.args["value"]) if "value" in call.args else None
-    return ctx.new_result_payload(call, payload.items_per_thread, payload) if payload is not None else None
+result_payload = same_shape_result
 
 
 def plan(ctx: Any, call: Any) -> None:
