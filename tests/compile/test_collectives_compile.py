@@ -1,0 +1,195 @@
+"""sm_90 builds of reduce/scan/exchange/shuffle without a GPU, and their compile-time errors (SPEC 8.3-8.7)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cuda.coop.numba_mlir as numba_coop
+from cuda import coop
+from numba_cuda_mlir import cuda
+
+X32 = np.zeros(1024, np.int32)
+F64 = np.zeros(1024, np.float64)
+
+
+def larger(a, b):
+    return a if a > b else b
+
+
+@cuda.jit(device=True)
+def device_larger(a, b):
+    return a if a > b else b
+
+
+def _group(width):
+    return coop.this_block() if width == 0 else (coop.this_warp() if width == 32 else coop.this_warp().group_by(width))
+
+
+def reduce_kernel(width, algorithm, op, payload):
+    @cuda.jit
+    def kernel(src, dst):
+        block = coop.this_block()
+        group = coop.this_block() if width == 0 else (coop.this_warp() if width == 32 else coop.this_warp().group_by(width))
+        if payload:
+            items = coop.ThreadData(3)
+            coop.load(block, src, items)
+            r = coop.reduce(group, items, binary_op=op, algorithm=algorithm)
+        else:
+            r = coop.reduce(group, src[block.rank()], binary_op=op, algorithm=algorithm)
+        dst[block.rank()] = r
+
+    return kernel
+
+
+def scan_kernel(width, algorithm, op, payload):
+    @cuda.jit
+    def kernel(src, dst):
+        block = coop.this_block()
+        group = coop.this_block() if width == 0 else (coop.this_warp() if width == 32 else coop.this_warp().group_by(width))
+        if payload:
+            items = coop.ThreadData(3)
+            coop.load(block, src, items)
+            r = coop.inclusive_scan(group, items, scan_op=op, algorithm=algorithm)
+            coop.store(block, dst, r)
+        else:
+            dst[block.rank()] = coop.exclusive_scan(group, src[block.rank()], scan_op=op, initial_value=1,
+                                                    algorithm=algorithm)
+
+    return kernel
+
+
+CASES = [(0, alg, op, payload) for alg in (None, "raking") for op in ("max", larger) for payload in (False, True)]
+CASES += [(0, "raking_commutative_only", "sum", True), (32, None, "sum", False), (16, None, device_larger, False),
+          (8, None, "bit_or", False)]
+
+
+@pytest.mark.parametrize("width,algorithm,op,payload", CASES)
+def test_reduce_builds_inline(width, algorithm, op, payload):
+    built = numba_coop.compile_kernel(reduce_kernel(width, algorithm, op, payload), (X32, X32), block=128)
+    sass = built.sass()
+    assert "CALL" not in sass and built.local_memory_bytes == 0
+
+
+SCAN_CASES = [(0, alg, op, payload) for alg in (None, "raking_memoize", "warp_scans") for op in ("sum", larger)
+              for payload in (False, True)]
+SCAN_CASES += [(32, None, "max", False), (4, None, larger, False)]
+
+
+@pytest.mark.parametrize("width,algorithm,op,payload", SCAN_CASES)
+def test_scan_builds_inline(width, algorithm, op, payload):
+    built = numba_coop.compile_kernel(scan_kernel(width, algorithm, op, payload), (X32, X32), block=128)
+    assert "CALL" not in built.sass() and built.local_memory_bytes == 0
+
+
+@pytest.mark.parametrize("width", [0, 32, 8])
+def test_exchange_and_shuffle_build(width):
+    @cuda.jit
+    def kernel(src, dst):
+        block = coop.this_block()
+        group = coop.this_block() if width == 0 else (coop.this_warp() if width == 32 else coop.this_warp().group_by(width))
+        items = coop.ThreadData(4)
+        coop.load(block, src, items, algorithm="striped")
+        blocked = coop.exchange(group, items)
+        shifted = coop.shuffle(block, blocked, mode="up")
+        coop.store(block, dst, shifted)
+
+    built = numba_coop.compile_kernel(kernel, (F64, F64), block=128)
+    assert "CALL" not in built.sass() and built.local_memory_bytes == 0
+    assert built.metadata["scratch_bytes"] > 0
+
+
+def _error(kernel, args, cls, fragment):
+    with pytest.raises(cls) as info:
+        numba_coop.compile_kernel(kernel, args, block=128)
+    assert fragment in str(info.value), str(info.value)
+    assert "test_collectives_compile.py:" in str(info.value)
+
+
+def test_grid_reduce_is_rejected():
+    @cuda.jit
+    def kernel(src, dst):
+        dst[0] = coop.sum(coop.this_grid(), src[0])
+
+    _error(kernel, (X32, X32), coop.CoopUnsupportedError,
+           "cuda.coop.sum does not support grid groups because grid reduction requires hidden per-launch workspace")
+
+
+def test_valid_items_with_payload_is_rejected():
+    @cuda.jit
+    def kernel(src, dst):
+        items = coop.ThreadData(2)
+        coop.load(coop.this_block(), src, items)
+        dst[0] = coop.sum(coop.this_block(), items, valid_items=3)
+
+    _error(kernel, (X32, X32), coop.CoopTypeError, "cuda.coop.sum valid_items supports scalar values only")
+
+
+def test_commutative_only_needs_builtin_operator():
+    _error(reduce_kernel(0, "raking_commutative_only", larger, False), (X32, X32), coop.CoopValueError,
+           "algorithm 'raking_commutative_only' requires a built-in commutative operator")
+
+
+def test_algorithm_on_warp_is_rejected():
+    _error(reduce_kernel(32, "raking", "sum", False), (X32, X32), coop.CoopValueError,
+           "cuda.coop.reduce algorithm is supported only for block groups")
+
+
+def test_bit_operator_on_floats_is_rejected():
+    _error(reduce_kernel(0, None, "bit_and", False), (F64, F64), coop.CoopTypeError,
+           "cuda.coop.reduce binary_op 'bit_and' requires an integer dtype; got float64")
+
+
+def test_warp_scan_with_payload_is_rejected():
+    _error(scan_kernel(32, None, "sum", True), (X32, X32), coop.CoopTypeError,
+           "cuda.coop.inclusive_scan on warp groups accepts one scalar per lane")
+
+
+def test_exclusive_scan_needs_initial_value():
+    @cuda.jit
+    def kernel(src, dst):
+        dst[0] = coop.exclusive_scan(coop.this_block(), src[0], scan_op="max")
+
+    _error(kernel, (X32, X32), coop.CoopValueError, "cuda.coop.exclusive_scan non-sum exclusive scans require initial_value")
+
+
+def test_inclusive_scan_rejects_initial_value():
+    @cuda.jit
+    def kernel(src, dst):
+        dst[0] = coop.scan(coop.this_block(), src[0], mode="inclusive", initial_value=0)
+
+    _error(kernel, (X32, X32), coop.CoopValueError, "cuda.coop.scan initial_value is not supported for inclusive scans")
+
+
+def test_shuffle_distance_must_be_one():
+    @cuda.jit
+    def kernel(src, dst):
+        items = coop.ThreadData(2)
+        coop.load(coop.this_block(), src, items)
+        coop.store(coop.this_block(), dst, coop.shuffle(coop.this_block(), items, distance=2))
+
+    _error(kernel, (X32, X32), coop.CoopValueError, "cuda.coop.shuffle distance must be exactly 1 in the common API")
+
+
+def test_qualified_exchange_mode_in_common_call():
+    @cuda.jit
+    def kernel(src, dst):
+        items = coop.ThreadData(2)
+        coop.load(coop.this_block(), src, items)
+        coop.store(coop.this_block(), dst, coop.exchange(coop.this_block(), items, mode="scatter_to_blocked"))
+
+    _error(kernel, (X32, X32), coop.CoopValueError,
+           "cuda.coop.exchange mode 'scatter_to_blocked' requires cuda.coop.numba_mlir")
+
+
+def test_operator_that_does_not_compile():
+    def broken(a, b):
+        return a.no_such_attribute
+
+    _error(reduce_kernel(0, None, broken, False), (X32, X32), coop.CoopTypeError,
+           "cuda.coop.reduce binary_op test_operator_that_does_not_compile.<locals>.broken could not be compiled "
+           "for (int32, int32)")
+
+
+def test_non_string_operator_object():
+    _error(reduce_kernel(0, None, 3, False), (X32, X32), coop.CoopTypeError,
+           "cuda.coop.reduce binary_op must be an operator string or a Python/device function; got 3")
