@@ -55,12 +55,13 @@ def main(argv: list[str]) -> int:
     def save() -> None:  # after every section, so a crash later keeps what was measured
         (outdir / "results.json").write_text(json.dumps(records, indent=1, default=str) + "\n")
 
-    from . import cub_build, load_store  # load_store imports numba-cuda-mlir and registers cuda.coop's backend
+    # The families import numba-cuda-mlir and register cuda.coop's backend.
+    from . import collectives, cub_build, load_store
 
     nvcc = cub_build.find_nvcc()
     env["nvcc"] = f"{cub_build.nvcc_version(nvcc)} ({nvcc})" if nvcc else None
 
-    families = [load_store]
+    families = [load_store, collectives]
     try:
         if args.dry_run:
             from . import dry_run

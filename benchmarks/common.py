@@ -30,6 +30,7 @@ class Case:
     dtype: str
     impls: tuple[str, ...]
     variant: str = ""  # which hand-written kernel, for example
+    operation: str = "copy"  # what the tile kernel computes: one benchmark per operation, group and shape
 
     @property
     def tile(self) -> int:
@@ -40,7 +41,8 @@ class Case:
 
     def describe(self) -> dict:
         return {"family": self.family, "kernel": self.kernel, "group": self.group, "algorithm": self.algorithm,
-                "threads": self.threads, "items_per_thread": self.items_per_thread, "dtype": self.dtype}
+                "threads": self.threads, "items_per_thread": self.items_per_thread, "dtype": self.dtype,
+                "operation": self.operation}
 
 
 @dataclass

@@ -11,7 +11,6 @@
 #include <cub/block/block_scan.cuh>
 #include <cub/block/block_store.cuh>
 #include <cub/thread/thread_reduce.cuh>
-#include <cub/warp/warp_load.cuh>
 #include <cub/warp/warp_reduce.cuh>
 
 #include <cuda/std/functional>
@@ -32,13 +31,11 @@ constexpr bool block_store_uses_shared = A == cub::BLOCK_STORE_TRANSPOSE || A ==
 template <typename T, int THREADS, int K, cub::BlockReduceAlgorithm A, bool ATOMIC>
 __device__ __forceinline__ void block_sum(const T* src, T* out)
 {
-  using Load   = cub::BlockLoad<T, THREADS, K, cub::BLOCK_LOAD_STRIPED>;
   using Reduce = cub::BlockReduce<T, THREADS, A>;
   __shared__ typename Reduce::TempStorage temp; // the striped load needs none
   const long long base = static_cast<long long>(blockIdx.x) * (THREADS * K);
   T items[K];
-  typename Load::TempStorage unused;
-  Load(unused).Load(src + base, items);
+  cub::LoadDirectStriped<THREADS>(threadIdx.x, src + base, items); // = BlockLoad BLOCK_LOAD_STRIPED
   const T total = Reduce(temp).Sum(items); // defined in thread 0 only
   if (threadIdx.x == 0)
   {
@@ -89,14 +86,13 @@ template <typename T, int THREADS, int K>
 __device__ __forceinline__ void warp_sum(const T* src, T* out)
 {
   constexpr int WARPS = THREADS / 32;
-  using Load          = cub::WarpLoad<T, K, cub::WARP_LOAD_STRIPED, 32>;
   using Reduce        = cub::WarpReduce<T, 32>;
   __shared__ typename Reduce::TempStorage temp[WARPS]; // shuffle-based: empty
   const int warp       = threadIdx.x / 32;
   const int lane       = threadIdx.x % 32;
   const long long base = static_cast<long long>(blockIdx.x) * (THREADS * K) + warp * (32 * K);
   T items[K];
-  Load().Load(src + base, items);
+  cub::LoadDirectStriped<32>(lane, src + base, items); // = WarpLoad WARP_LOAD_STRIPED
   const T partial = cub::ThreadReduce(items, ::cuda::std::plus<>{});
   const T total   = Reduce(temp[warp]).Sum(partial); // defined in lane 0 only
   if (lane == 0)

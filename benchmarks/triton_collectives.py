@@ -1,0 +1,43 @@
+"""Triton versions of the collectives tile kernels (imported only where Triton is installed).
+
+``tl.sum`` and ``tl.cumsum`` keep int32 in int32, so they wrap like the other
+implementations. Triton has no exchange: data layouts are the compiler's business.
+No ``from __future__ import annotations`` here: Triton reads ``tl.constexpr`` annotations.
+"""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _tile_sum_atomic(src, out, TILE: tl.constexpr):
+    offsets = tl.program_id(0).to(tl.int64) * TILE + tl.arange(0, TILE)
+    # relaxed, like CUDA's atomicAdd (Triton's default is acq_rel)
+    tl.atomic_add(out, tl.sum(tl.load(src + offsets), axis=0), sem="relaxed")
+
+
+@triton.jit
+def _tile_sum_partials(src, out, TILE: tl.constexpr):
+    pid = tl.program_id(0)
+    offsets = pid.to(tl.int64) * TILE + tl.arange(0, TILE)
+    tl.store(out + pid, tl.sum(tl.load(src + offsets), axis=0))
+
+
+@triton.jit
+def _tile_exclusive_sum(src, dst, TILE: tl.constexpr):
+    offsets = tl.program_id(0).to(tl.int64) * TILE + tl.arange(0, TILE)
+    x = tl.load(src + offsets)
+    tl.store(dst + offsets, tl.cumsum(x, axis=0) - x)
+
+
+_KERNELS = {"sum_atomic": _tile_sum_atomic, "sum_partials": _tile_sum_partials, "sum": _tile_sum_partials,
+            "exclusive_sum": _tile_exclusive_sum}
+
+
+def launcher(operation: str, src, out, tile: int, num_warps: int):
+    """A launcher of ``operation`` over ``src`` (torch tensors), one ``tile`` per program.
+
+    ``sum`` is the warp sum: a 32 x K tile per program with ``num_warps=1``.
+    """
+    kernel = _KERNELS[operation]
+    grid = (src.numel() // tile,)
+    return lambda: kernel[grid](src, out, TILE=tile, num_warps=num_warps)
