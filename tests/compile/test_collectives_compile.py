@@ -21,10 +21,6 @@ def device_larger(a, b):
     return a if a > b else b
 
 
-def _group(width):
-    return coop.this_block() if width == 0 else (coop.this_warp() if width == 32 else coop.this_warp().group_by(width))
-
-
 def reduce_kernel(width, algorithm, op, payload):
     @cuda.jit
     def kernel(src, dst):

@@ -25,7 +25,7 @@ class Toolchain:
 def _cccl_include() -> Path:
     root = _config.cccl_root()
     if root is not None:
-        for candidate in (root, root / "include", root / "cub" / "..", root / "lib" / "cmake" / ".."):
+        for candidate in (root, root / "include"):
             if (candidate / "cub" / "version.cuh").is_file():
                 return candidate.resolve()
         if (root / "cub" / "cub" / "version.cuh").is_file():  # a CCCL source checkout

@@ -594,7 +594,6 @@ class KernelPlan:
                                                 for d in self.resolver.definitions(var.name)):
                     dropped.add(var.name)
         payload_stmts = {id(p.stmt): p for p in self.payloads}
-        constant_stmts = {id(g.loc) for g in self.groups}
         for block in self.func_ir.blocks.values():
             body = []
             for stmt in block.body:
@@ -635,7 +634,6 @@ class KernelPlan:
                             stmt.value = ir.Const(0, loc)
                 body.append(stmt)
             block.body = body
-        del constant_stmts
 
     def _local_array(self, block: Any, stmt: Any, payload: PayloadVal) -> list:
         ir = nb.ir
