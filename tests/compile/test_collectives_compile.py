@@ -189,3 +189,48 @@ def test_operator_that_does_not_compile():
 def test_non_string_operator_object():
     _error(reduce_kernel(0, None, 3, False), (X32, X32), coop.CoopTypeError,
            "cuda.coop.reduce binary_op must be an operator string or a Python/device function; got 3")
+
+
+def seed_of(aggregate):
+    return aggregate * 0 + 7
+
+
+def test_prefix_op_is_qualified_only():
+    @cuda.jit
+    def kernel(src, dst):
+        dst[0] = coop.exclusive_sum(coop.this_block(), src[0], prefix_op=seed_of)
+
+    _error(kernel, (X32, X32), coop.CoopValueError,
+           "cuda.coop.exclusive_sum prefix_op requires cuda.coop.numba_mlir")
+
+
+def test_prefix_op_on_warp_groups_is_rejected():
+    @cuda.jit
+    def kernel(src, dst):
+        dst[0] = numba_coop.inclusive_sum(coop.this_warp(), src[0], prefix_op=seed_of)
+
+    _error(kernel, (X32, X32), coop.CoopValueError,
+           "cuda.coop.numba_mlir.inclusive_sum prefix_op is supported only for block groups")
+
+
+def test_prefix_op_with_initial_value_is_rejected():
+    @cuda.jit
+    def kernel(src, dst):
+        dst[0] = numba_coop.exclusive_scan(coop.this_block(), src[0], scan_op="max", initial_value=1,
+                                           prefix_op=seed_of)
+
+    _error(kernel, (X32, X32), coop.CoopValueError,
+           "cuda.coop.numba_mlir.exclusive_scan prefix_op cannot be combined with initial_value")
+
+
+def test_prefix_op_builds_inline():
+    @cuda.jit
+    def kernel(src, dst):
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items)
+        coop.store(coop.this_block(), dst, numba_coop.exclusive_scan(coop.this_block(), items, scan_op="max",
+                                                                      prefix_op=seed_of))
+
+    built = numba_coop.compile_kernel(kernel, (X32, X32), block=128)
+    assert "CALL" not in built.sass() and built.local_memory_bytes == 0
+    assert "seed_of" not in built.cpp_source and "_prefix" in built.cpp_source

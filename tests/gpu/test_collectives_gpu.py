@@ -310,3 +310,53 @@ def test_shuffle(block, k, mode, dtype):
             np.testing.assert_array_equal(got[1:], x[:-1])
         else:
             np.testing.assert_array_equal(got[:-1], x[1:])
+
+
+def block_seed(aggregate):
+    """A stateless block prefix: every tile starts at 1000 (the aggregate must still be passed)."""
+    return aggregate * 0 + 1000
+
+
+@pytest.mark.parametrize("k", [0, 4])
+@pytest.mark.parametrize("form", ["exclusive_sum", "inclusive_sum", "exclusive_scan"])
+def test_block_prefix_callback(form, k):
+    import cuda.coop.numba_mlir as numba_coop
+
+    @cuda.jit
+    def kernel(src, out):
+        block = coop.this_block()
+        rank = np.int64(block.rank())
+        base = np.int64(cuda.blockIdx.x) * block.count() * max(k, 1)
+        if k == 0:
+            value = src[base + rank]
+            if form == "exclusive_sum":
+                r = numba_coop.exclusive_sum(block, value, prefix_op=block_seed)
+            elif form == "inclusive_sum":
+                r = numba_coop.inclusive_sum(block, value, prefix_op=block_seed)
+            else:
+                r = numba_coop.exclusive_scan(block, value, scan_op="max", prefix_op=block_seed)
+            out[base + rank] = r
+        else:
+            items = coop.ThreadData(k)
+            coop.load(block, src, items, offset=base)
+            if form == "exclusive_sum":
+                r = numba_coop.exclusive_sum(block, items, prefix_op=block_seed)
+            elif form == "inclusive_sum":
+                r = numba_coop.inclusive_sum(block, items, prefix_op=block_seed)
+            else:
+                r = numba_coop.exclusive_scan(block, items, scan_op="max", prefix_op=block_seed)
+            coop.store(block, out, r, offset=base)
+
+    threads = 128
+    src = rng.integers(-500, 2000, GRID * threads * max(k, 1)).astype(np.int32)
+    out = poisoned(src.size, np.int32)
+    run(kernel, (threads,), src, out)
+    tile = threads * max(k, 1)
+    seed = np.int32(1000)
+    for start in range(0, src.size, tile):
+        x = src[start:start + tile]
+        fn = np.maximum if form == "exclusive_scan" else np.add
+        want = scan_oracle(x, fn, form.startswith("exclusive"), seed, np.int32)
+        if form == "inclusive_sum":
+            want = (np.cumsum(x, dtype=np.int64) + 1000).astype(np.int32)
+        np.testing.assert_array_equal(out[start:start + tile], want)

@@ -32,6 +32,7 @@ class ScanSpec:
     has_initial_value: bool
     algorithm: str
     barrier: bool
+    prefix: OperatorSpec | None = None  # qualified block prefix callback f(block_aggregate) -> prefix
 
     @property
     def uses_scratch(self) -> bool:
@@ -40,7 +41,7 @@ class ScanSpec:
 
 def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype: str, items_per_thread: int,
               mode: object, scan_op: object, initial_value: Control, algorithm: object,
-              descriptor: Descriptor | None) -> tuple[ScanSpec, object]:
+              descriptor: Descriptor | None, prefix_op: object = None) -> tuple[ScanSpec, object]:
     """The spec and the initial value converted to the dtype (a literal) or None."""
     require_kind(name, group, (BLOCK, WARP, LOGICAL_WARP), LOGICAL_WARP_WIDTHS)
     require_complete_warps(name, group, launch)
@@ -53,7 +54,17 @@ def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype
     operator = resolve_operator(name, "scan_op", fixed_op if fixed_op else scan_op, dtype)
     if initial_value is not None and mode == "inclusive":
         raise CoopValueError(f"{name} initial_value is not supported for inclusive scans")
-    if initial_value is None and mode == "exclusive" and not operator.is_sum:
+    prefix = None
+    if prefix_op is not None:
+        if group.kind != BLOCK:
+            raise CoopValueError(f"{name} prefix_op is supported only for block groups")
+        if initial_value is not None:
+            raise CoopValueError(f"{name} prefix_op cannot be combined with initial_value")
+        prefix = resolve_operator(name, "prefix_op", prefix_op, dtype)
+        if prefix.builtin:
+            raise CoopTypeError(f"{name} prefix_op must be a Python/device function f(block_aggregate) -> prefix; "
+                                f"got {prefix_op!r}")
+    if initial_value is None and prefix is None and mode == "exclusive" and not operator.is_sum:
         raise CoopValueError(f"{name} non-sum exclusive scans require initial_value")
     literal = None
     if isinstance(initial_value, Static):
@@ -70,5 +81,5 @@ def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype
     reject_warp_descriptor(name, group, descriptor)
     barrier = group.kind == BLOCK and (descriptor is None or descriptor.auto_sync)
     spec = ScanSpec(group, launch.block, dtype, items_per_thread, mode, operator, initial_value is not None, chosen,
-                    barrier)
+                    barrier, prefix)
     return spec, literal

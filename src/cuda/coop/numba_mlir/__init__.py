@@ -15,22 +15,23 @@ from .. import (  # noqa: F401  (re-exported common names)
     ThreadGroup, __version__, this_block, this_cluster, this_grid, this_thread, this_warp,
 )
 from .. import _markers  # noqa: F401
-from .._markers.base import qualified as _qualified
+from .._markers.base import qualified as _qualify
+from ._qualified import extended as _extended
 from .._markers import exchange_shuffle as _xs, load_store as _load_store, pending as _pending, reduce as _reduce, scan as _scan
 from ._compile import CompiledKernel as CompiledKernel, compile_kernel as compile_kernel
 
-load = _qualified(_load_store.load)
-store = _qualified(_load_store.store)
-exchange = _qualified(_xs.exchange)
-shuffle = _qualified(_xs.shuffle)
-reduce = _qualified(_reduce.reduce)
-sum = _qualified(_reduce.sum)
-scan = _qualified(_scan.scan)
-exclusive_sum = _qualified(_scan.exclusive_sum)
-inclusive_sum = _qualified(_scan.inclusive_sum)
-exclusive_scan = _qualified(_scan.exclusive_scan)
-inclusive_scan = _qualified(_scan.inclusive_scan)
-globals().update({_name: _qualified(getattr(_pending, _name)) for _name in _pending.PENDING})
+load = _qualify(_load_store.load)
+store = _qualify(_load_store.store)
+exchange = _qualify(_xs.exchange)
+shuffle = _qualify(_xs.shuffle)
+reduce = _qualify(_reduce.reduce)
+sum = _qualify(_reduce.sum)
+scan = _extended(_scan.scan)
+exclusive_sum = _extended(_scan.exclusive_sum)
+inclusive_sum = _extended(_scan.inclusive_sum)
+exclusive_scan = _extended(_scan.exclusive_scan)
+inclusive_scan = _extended(_scan.inclusive_scan)
+globals().update({_name: _qualify(getattr(_pending, _name)) for _name in _pending.PENDING})
 
 _lock = threading.Lock()
 _registered = False

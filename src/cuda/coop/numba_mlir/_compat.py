@@ -115,9 +115,9 @@ def literal_type(value: object) -> object:
     return _types.literal(value)
 
 
-def compile_operator(function: object, dtype: str, cc: int, symbol: str) -> bytes:
-    """LTO-IR of ``dtype function(dtype, dtype)`` with a C ABI under ``symbol``."""
+def compile_operator(function: object, dtype: str, cc: int, symbol: str, arity: int = 2) -> bytes:
+    """LTO-IR of ``dtype function(dtype, ...)`` (``arity`` arguments) with a C ABI under ``symbol``."""
     ty = numba_dtype(dtype)
-    code, _ = nb_cuda.compile(function, ty(ty, ty), device=True, abi="c", abi_info={"abi_name": symbol},
+    code, _ = nb_cuda.compile(function, ty(*([ty] * arity)), device=True, abi="c", abi_info={"abi_name": symbol},
                               output="ltoir", cc=(cc // 10, cc % 10))
     return bytes(code)

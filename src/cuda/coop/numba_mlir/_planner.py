@@ -30,6 +30,7 @@ from . import _compat as nb
 from ._ir import UNKNOWN, ArgRef, DescVal, GroupVal, MethodVal, Obj, PayloadVal, Resolver, dtype_of_object
 from ._lowering import Backing, SiteCall, make_site
 from ._lowering import FAMILIES
+from ._qualified import QUALIFIED_OPTIONS
 
 _FACTORIES = {"this_block": BLOCK, "this_warp": WARP, "this_thread": THREAD, "this_cluster": CLUSTER,
               "this_grid": GRID}
@@ -153,6 +154,10 @@ class KernelPlan:
             bound = sig.bind(*args, **kws)
         except TypeError as exc:
             unknown = [k for k in kws if k not in sig.parameters]
+            qualified_only = [k for k in unknown if k in QUALIFIED_OPTIONS.get(name.rsplit(".", 1)[-1], ())]
+            if qualified_only and name.startswith("cuda.coop.") and not name.startswith("cuda.coop.numba_mlir."):
+                raise CoopValueError(f"{name} {qualified_only[0]} requires cuda.coop.numba_mlir; the common API "
+                                     f"accepts: {', '.join(p for p in sig.parameters if p not in ('group', 'value'))}")
             if unknown:
                 raise CoopTypeError(f"{name} got an unexpected keyword argument {unknown[0]!r}") from None
             positional = sum(p.kind == p.POSITIONAL_ONLY for p in sig.parameters.values()) - skip_self

@@ -11,12 +11,21 @@ def emit(spec: ScanSpec) -> Provider:
     t, k = c_type(spec.dtype), spec.items_per_thread
     bx, by, bz = spec.block
     decl, op = operators.functor(spec.operator, t)
+    callback = ""
+    if spec.prefix is not None:  # CUB calls it in the first warp with the block aggregate; it returns the seed
+        decl += (f'extern "C" __device__ {t} {spec.prefix.name}_1({t});\n'
+                 f"struct @SYM@_prefix {{\n"
+                 f"  __device__ __forceinline__ {t} operator()({t} aggregate) {{ return {spec.prefix.name}_1(aggregate); }}\n"
+                 f"}};\n")
+        callback = ", prefix"
     if spec.mode == "inclusive":
-        method = "InclusiveSum(in, out)" if spec.operator.is_sum else f"InclusiveScan(in, out, {op})"
+        method = f"InclusiveSum(in, out{callback})" if spec.operator.is_sum else f"InclusiveScan(in, out, {op}{callback})"
     elif spec.has_initial_value:
         method = f"ExclusiveScan(in, out, initial_value, {op})"
-    else:
-        method = "ExclusiveSum(in, out)"
+    elif spec.operator.is_sum:
+        method = f"ExclusiveSum(in, out{callback})"
+    else:  # a non-sum exclusive scan seeded by its prefix callback
+        method = f"ExclusiveScan(in, out, {op}{callback})"
     if spec.group.kind == BLOCK:
         algo = f"cub::BlockScan<{t}, {bx}, cub::BLOCK_SCAN_{spec.algorithm.upper()}, {by}, {bz}>"
         header = "cub/block/block_scan.cuh"
@@ -32,7 +41,10 @@ def emit(spec: ScanSpec) -> Provider:
         ret, result = "void", ""
     else:
         params, io, ret, result = f"{t} in", [f"  {t} out;"], t, "  return out;\n"
-    lines = [f"  using Algo = {algo};", *io, make, f"  algo.{method};"]
+    lines = [f"  using Algo = {algo};", *io, make]
+    if spec.prefix is not None:
+        lines.append("  @SYM@_prefix prefix;")
+    lines.append(f"  algo.{method};")
     if spec.barrier:
         lines.append("  __syncthreads();  // reuse barrier for the scratch")
     body = (decl + f'extern "C" __device__ {ret} @SYM@({params}, {t} initial_value, char* scratch, '

@@ -144,16 +144,20 @@ def same_shape_result(ctx: object, call: object) -> object:
 _operator_memo: dict[tuple, object] = {}
 
 
-def operator_link(spec: object, dtype: str, cc: int, name: str, param: str) -> list:
-    """LTO-IR link items for a user operator (none for built-in functors); memoised per process."""
-    if getattr(spec, "builtin", True):
+def operator_link(spec: object, dtype: str, cc: int, name: str, param: str, arity: int = 2) -> list:
+    """LTO-IR link items for a user operator (none for built-in functors); memoised per process.
+
+    Unary callbacks (scan prefix_op) get the symbol suffix ``_1`` so one function may serve both roles.
+    """
+    if spec is None or getattr(spec, "builtin", True):
         return []
-    key = (spec.name, dtype, cc)  # type: ignore[attr-defined]
+    symbol = spec.name + ("_1" if arity == 1 else "")  # type: ignore[attr-defined]
+    key = (symbol, dtype, cc)
     if key not in _operator_memo:
         function = spec.function  # type: ignore[attr-defined]
         label = getattr(function, "__qualname__", repr(function))
         try:
-            ltoir = nb.compile_operator(function, dtype, cc, spec.name)  # type: ignore[attr-defined]
+            ltoir = nb.compile_operator(function, dtype, cc, symbol, arity)
         except CoopError as exc:
             if "contains cuda.coop operations" in str(exc):
                 raise CoopTypeError(f"{name} {param} {label} contains cuda.coop operations; callbacks may only do "
@@ -162,8 +166,8 @@ def operator_link(spec: object, dtype: str, cc: int, name: str, param: str) -> l
         except Exception as exc:  # numba-cuda-mlir typing/lowering failures of the user function
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise CoopTypeError(
-                f"{name} {param} {label} could not be compiled for ({dtype}, {dtype}): {reason}") from None
-        _operator_memo[key] = nb.nb_cuda.LTOIR(ltoir, name=f"{spec.name}.ltoir")  # type: ignore[attr-defined]
+                f"{name} {param} {label} could not be compiled for ({', '.join([dtype] * arity)}): {reason}") from None
+        _operator_memo[key] = nb.nb_cuda.LTOIR(ltoir, name=f"{symbol}.ltoir")
     return [_operator_memo[key]]
 
 

@@ -26,7 +26,7 @@ def plan(ctx: Any, call: Any) -> None:
     spec, literal = plan_scan(
         name, call.op, group.spec, ctx.launch, dtype, payload.items_per_thread if payload else 0,
         ctx.static(call, "mode", "exclusive"), ctx.static(call, "scan_op", None), initial,
-        ctx.static(call, "algorithm", None), desc.descriptor if desc else None)
+        ctx.static(call, "algorithm", None), desc.descriptor if desc else None, ctx.static(call, "prefix_op", None))
     operands = [args["value"]]
     params = [Param("ptr" if payload is not None else "value", 0)]
     if payload is not None:
@@ -49,5 +49,6 @@ def plan(ctx: Any, call: Any) -> None:
                                 f"got {argtys[initial_index]}; cast it")
 
     site = SiteCall(provider.symbol, params, spec.dtype, None if payload is not None else spec.dtype, check=check)
-    site.extra["link"] = operator_link(spec.operator, spec.dtype, ctx.cc, name, "scan_op")
+    site.extra["link"] = (operator_link(spec.operator, spec.dtype, ctx.cc, name, "scan_op")
+                          + operator_link(spec.prefix, spec.dtype, ctx.cc, name, "prefix_op", arity=1))
     ctx.add_site(call, operands, site, provider, (group.spec, desc) if spec.uses_scratch else None)

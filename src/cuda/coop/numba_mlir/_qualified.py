@@ -1,0 +1,24 @@
+"""Qualified operations: the common contract plus the backend's extra options (SPEC 9)."""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+from .._markers.base import qualified
+
+# Options only the qualified namespace accepts, per operation (a common call naming one is C3, not C5).
+QUALIFIED_OPTIONS: dict[str, tuple[str, ...]] = {
+    name: ("prefix_op",) for name in ("scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan")
+}
+
+
+def extended(common: Callable[..., Any]) -> Callable[..., Any]:
+    """The qualified marker of ``common``, with its qualified-only keyword options added (default None)."""
+    marker = qualified(common)
+    extra = QUALIFIED_OPTIONS.get(marker.__qualname__, ())
+    if extra:
+        sig = inspect.signature(marker)
+        params = list(sig.parameters.values()) + [
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None) for name in extra]
+        marker.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    return marker
