@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from .._errors import CoopTypeError, CoopValueError
 from .common import (
-    BLOCK, LOGICAL_WARP, NUMERIC_DTYPES, WARP, Control, GroupSpec, LaunchShape, Runtime, Static,
+    BLOCK, LOGICAL_WARP, NUMERIC_DTYPES, WARP, Control, GroupSpec, LaunchShape, Static,
     check_runtime_int, literal_as, normalize_selector,
 )
 from .groups import reject_warp_descriptor, LOGICAL_WARP_WIDTHS, require_complete_warps, require_kind

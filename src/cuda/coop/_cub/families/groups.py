@@ -1,7 +1,7 @@
 """Group queries and barriers (SPEC 3.4) as tiny C ABI functions inlined by LTO."""
 from __future__ import annotations
 
-from ..._semantics.common import BLOCK, CLUSTER, GRID, LOGICAL_WARP, THREAD, WARP, WARPS_IN_BLOCK, c_type
+from ..._semantics.common import BLOCK, CLUSTER, LOGICAL_WARP, THREAD, WARP, WARPS_IN_BLOCK, c_type
 from ..._semantics.groups import QuerySpec
 from ..provider import Provider
 
@@ -59,7 +59,7 @@ def emit(spec: QuerySpec) -> Provider:
         if g.kind == BLOCK:
             stmt = "__syncthreads();" if aligned else 'asm volatile("barrier.sync 0;" ::: "memory");'
         elif g.kind == WARP:
-            stmt = f"__syncwarp(warp == nwarps - 1 && (T % 32) ? (1u << (T % 32)) - 1u : 0xffffffffu);"
+            stmt = "__syncwarp(warp == nwarps - 1 && (T % 32) ? (1u << (T % 32)) - 1u : 0xffffffffu);"
         elif g.kind == LOGICAL_WARP:
             stmt = f"__syncwarp(cuda_coop::logical_warp_mask((unsigned)lin, {g.size}u));"
         elif g.kind == CLUSTER:
