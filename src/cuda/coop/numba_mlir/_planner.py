@@ -511,10 +511,9 @@ class KernelPlan(DtypeInference):
                         stmt.value = ir.Const(0, loc)
                     elif isinstance(value, ir.Expr) and value.op in ("getattr", "call"):
                         resolved = self.resolver.memo.get(stmt.target.name)
-                        callee_is_coop = value.op == "call" and isinstance(
-                            self.resolver.memo.get(value.func.name), (MethodVal,)) or (
-                            value.op == "call" and isinstance(self.resolver.memo.get(value.func.name), Obj)
-                            and _is_coop_object(self.resolver.memo[value.func.name].value))
+                        callee = self.resolver.memo.get(value.func.name) if value.op == "call" else None
+                        callee_is_coop = isinstance(callee, MethodVal) or (
+                            isinstance(callee, Obj) and _is_coop_object(callee.value))
                         if value.op == "getattr":
                             base = self.resolver.memo.get(value.value.name)
                             if isinstance(resolved, Obj) and isinstance(base, PayloadVal):
