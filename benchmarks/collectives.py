@@ -31,6 +31,9 @@ DTYPE = "int32"
 REDUCE_ALGORITHMS = ("warp_reductions", "raking", "raking_commutative_only")  # CUB's default first
 SCAN_ALGORITHMS = ("raking", "raking_memoize", "warp_scans")  # CUB's default first
 SCAN_LOAD = "transpose"  # load and store of the tile exclusive sum (BLOCK_LOAD/STORE_TRANSPOSE)
+# At 4 items a thread's items are one 16-byte vector: the vectorized load/store is coalesced
+# without the transpose's shared-memory round trip and its two barriers.
+SCAN_VECTORIZE_ITEMS = 4
 SUM_LOAD = "striped"  # a sum does not care about the order: coalesced loads, no shared memory
 ATOMIC_ITEMS = 16  # block sum with one atomicAdd per block
 PARTIALS_ITEMS = 4  # block sum writing one partial per block
@@ -44,8 +47,8 @@ _CTYPE = {"int32": "int"}
 def cases() -> list[Case]:
     out: list[Case] = []
 
-    def add(kernel, group, algorithm, threads, k, impls, variant, operation):
-        out.append(Case(FAMILY, kernel, group, algorithm, threads, k, DTYPE, impls, variant, operation))
+    def add(kernel, group, algorithm, threads, k, impls, variant, operation, io=""):
+        out.append(Case(FAMILY, kernel, group, algorithm, threads, k, DTYPE, impls, variant, operation, io))
 
     # The hand-written kernel is paired with the default algorithm; Triton has no algorithm choice.
     for op, k in (("sum_atomic", ATOMIC_ITEMS), ("sum_partials", PARTIALS_ITEMS)):
@@ -58,7 +61,10 @@ def cases() -> list[Case]:
         for alg in SCAN_ALGORITHMS:
             hand = ("handwritten",) if alg == SCAN_ALGORITHMS[0] else ()
             add(f"block_exclusive_sum_{alg}_{THREADS}x{k}_{DTYPE}", "block", alg, THREADS, k,
-                ("coop", "cub_cpp") + hand, "smem_scan" if hand else "", "exclusive_sum")
+                ("coop", "cub_cpp") + hand, "smem_scan" if hand else "", "exclusive_sum", SCAN_LOAD)
+            if k == SCAN_VECTORIZE_ITEMS:
+                add(f"block_exclusive_sum_{alg}_vectorize_{THREADS}x{k}_{DTYPE}", "block", alg, THREADS, k,
+                    ("coop", "cub_cpp"), "", "exclusive_sum", "vectorize")
         add(f"tile_exclusive_sum_{THREADS}x{k}_{DTYPE}", "", "", THREADS, k, ("triton",), "", "exclusive_sum")
     for k in WARP_ITEMS:
         add(f"warp_sum_{THREADS}x{k}_{DTYPE}", "warp", "", THREADS, k, ("coop", "cub_cpp", "handwritten"), "shuffle",
@@ -68,6 +74,10 @@ def cases() -> list[Case]:
     for k in EXCHANGE_ITEMS:  # Triton has no exchange: its layouts are the compiler's business
         add(f"block_exchange_striped_to_blocked_{THREADS}x{k}_{DTYPE}", "block", "striped_to_blocked", THREADS, k,
             ("coop", "cub_cpp", "handwritten"), "smem_exchange", "exchange")
+        # How a kernel usually uses an exchange: coalesced striped accesses at both ends, blocked
+        # order in between (striped_to_blocked, then blocked_to_striped back).
+        add(f"block_exchange_round_trip_{THREADS}x{k}_{DTYPE}", "block", "round_trip", THREADS, k,
+            ("coop", "cub_cpp"), "", "exchange")
     return out
 
 
@@ -189,8 +199,8 @@ def _untouched(array) -> bool:
 # --- cuda.coop kernels ---------------------------------------------------------------
 
 @functools.lru_cache(maxsize=None)
-def coop_kernel(operation: str, algorithm: str, k: int):
-    """One dispatcher per (operation, algorithm, K), with the compile-time tile size of the CUB kernels."""
+def coop_kernel(operation: str, algorithm: str, k: int, io: str = ""):
+    """One dispatcher per (operation, algorithm, K, load/store), with the compile-time tile size of the CUB kernels."""
     tile = THREADS * k
     if operation == "sum_atomic":
         @cuda.jit
@@ -222,9 +232,9 @@ def coop_kernel(operation: str, algorithm: str, k: int):
             block = coop.this_block()
             base = np.int64(cuda.blockIdx.x) * tile
             items = coop.ThreadData(k)
-            coop.load(block, src, items, algorithm=SCAN_LOAD, offset=base)
+            coop.load(block, src, items, algorithm=io, offset=base)
             scanned = coop.exclusive_sum(block, items, algorithm=algorithm)
-            coop.store(block, dst, scanned, algorithm=SCAN_LOAD, offset=base)
+            coop.store(block, dst, scanned, algorithm=io, offset=base)
 
         return block_exclusive_sum
     if operation == "sum":
@@ -239,6 +249,18 @@ def coop_kernel(operation: str, algorithm: str, k: int):
                 totals[np.int64(cuda.blockIdx.x) * WARPS + (cuda.threadIdx.x >> 5)] = total
 
         return warp_sum
+    if operation == "exchange" and algorithm == "round_trip":
+        @cuda.jit
+        def block_exchange_round_trip(src, dst):
+            block = coop.this_block()
+            base = np.int64(cuda.blockIdx.x) * tile
+            items = coop.ThreadData(k)
+            coop.load(block, src, items, algorithm="striped", offset=base)
+            blocked = coop.exchange(block, items, mode="striped_to_blocked")
+            striped = coop.exchange(block, blocked, mode="blocked_to_striped")
+            coop.store(block, dst, striped, algorithm="striped", offset=base)
+
+        return block_exchange_round_trip
     if operation == "exchange":
         @cuda.jit
         def block_exchange(src, dst):
@@ -369,14 +391,15 @@ def compile_args(impl: str, case: Case, sample) -> tuple:
 
 def numba_kernel(impl: str, case: Case):
     if impl == "coop":
-        return coop_kernel(case.operation, case.algorithm, case.items_per_thread)
+        return coop_kernel(case.operation, case.algorithm, case.items_per_thread, case.io)
     return handwritten_kernel(case.operation, case.items_per_thread, case.dtype)
 
 
 # --- launchers -----------------------------------------------------------------------
 
 _MACROS = {"sum_atomic": "BENCH_BLOCK_SUM_ATOMIC", "sum_partials": "BENCH_BLOCK_SUM_PARTIALS",
-           "exclusive_sum": "BENCH_TILE_EXCLUSIVE_SUM", "sum": "BENCH_WARP_SUM", "exchange": "BENCH_BLOCK_EXCHANGE"}
+           "exclusive_sum": "BENCH_TILE_EXCLUSIVE_SUM", "sum": "BENCH_WARP_SUM", "exchange": "BENCH_BLOCK_EXCHANGE",
+           "round_trip": "BENCH_BLOCK_EXCHANGE_ROUND_TRIP"}
 
 
 def cub_instances(all_cases: list[Case]) -> list[tuple[str, str]]:
@@ -387,10 +410,11 @@ def cub_instances(all_cases: list[Case]) -> list[tuple[str, str]]:
             continue
         args = [cub_symbol(case), _CTYPE[case.dtype], str(case.threads), str(case.items_per_thread)]
         if case.operation == "exclusive_sum":
-            args.append(SCAN_LOAD.upper())
+            args.append(case.io.upper())
         if case.operation in ("sum_atomic", "sum_partials", "exclusive_sum"):
             args.append(case.algorithm.upper())
-        lines.append((cub_symbol(case), f"{_MACROS[case.operation]}({', '.join(args)})"))
+        macro = _MACROS["round_trip" if case.algorithm == "round_trip" else case.operation]
+        lines.append((cub_symbol(case), f"{macro}({', '.join(args)})"))
     return lines
 
 

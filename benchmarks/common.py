@@ -31,6 +31,7 @@ class Case:
     impls: tuple[str, ...]
     variant: str = ""  # which hand-written kernel, for example
     operation: str = "copy"  # what the tile kernel computes: one benchmark per operation, group and shape
+    io: str = ""  # the load/store algorithm around a collective, where a family varies it
 
     @property
     def tile(self) -> int:
@@ -42,7 +43,7 @@ class Case:
     def describe(self) -> dict:
         return {"family": self.family, "kernel": self.kernel, "group": self.group, "algorithm": self.algorithm,
                 "threads": self.threads, "items_per_thread": self.items_per_thread, "dtype": self.dtype,
-                "operation": self.operation}
+                "operation": self.operation, "io": self.io}
 
 
 @dataclass

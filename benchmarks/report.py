@@ -40,6 +40,12 @@ def _res(r: dict | None) -> str:
     return f"{r['registers']}/{r.get('shared_bytes', '?')}/{r.get('local_bytes', '?')}"
 
 
+def _variant(row: dict) -> str:
+    """The algorithm of a benchmark's row, with the load/store algorithm around it where the family varies it."""
+    name = row["algorithm"] or row["kernel"]
+    return f"{name}, {row['io']} load/store" if row.get("io") else name
+
+
 def _benchmarks(records: list[dict]) -> dict[tuple, list[dict]]:
     """Memory-bound benchmarks: one per family, operation, group, items per thread and dtype; rows are its
     algorithms."""
@@ -75,7 +81,7 @@ def analysis(records: list[dict]) -> list[str]:
             ok = best["gbps"] / top >= BEST_VS_COPY
             cub = cub_gbps.get(best["kernel"])
             lines.append(f"- {'MET' if ok else 'MISSED'}: best cuda.coop {key[2]} {key[1]} at {key[3]} items, "
-                         f"{key[4]} ({best['algorithm'] or best['kernel']}) {best['gbps']:.0f} GB/s = "
+                         f"{key[4]} ({_variant(best)}) {best['gbps']:.0f} GB/s = "
                          f"{best['gbps'] / top:.3f}x the copy ceiling {top:.0f} GB/s (target {BEST_VS_COPY}x"
                          + (f"; CUB C++ there {cub / top:.3f}x)." if cub else ")."))
     compiles = {(r["kernel"], r["phase"], r.get("variant", "")): r for r in records

@@ -115,6 +115,22 @@ __device__ __forceinline__ void block_exchange(const T* src, T* dst)
   cub::StoreDirectBlocked(threadIdx.x, dst + base, items);
 }
 
+// Striped load, StripedToBlocked, BlockedToStriped, striped store: both exchanges, with
+// coalesced global accesses at both ends (the usual way a kernel uses an exchange).
+template <typename T, int THREADS, int K>
+__device__ __forceinline__ void block_exchange_round_trip(const T* src, T* dst)
+{
+  using Exchange = cub::BlockExchange<T, THREADS, K>;
+  __shared__ typename Exchange::TempStorage temp;
+  const long long base = static_cast<long long>(blockIdx.x) * (THREADS * K);
+  T items[K];
+  cub::LoadDirectStriped<THREADS>(threadIdx.x, src + base, items);
+  Exchange(temp).StripedToBlocked(items, items);
+  __syncthreads(); // the second exchange reuses the shared memory
+  Exchange(temp).BlockedToStriped(items, items);
+  cub::StoreDirectStriped<THREADS>(threadIdx.x, dst + base, items);
+}
+
 } // namespace bench
 
 #define BENCH_BLOCK_SUM_ATOMIC(NAME, T, THREADS, K, ALG)                                              \
@@ -146,4 +162,10 @@ __device__ __forceinline__ void block_exchange(const T* src, T* dst)
   extern "C" __global__ void NAME(const T* src, T* dst)                                              \
   {                                                                                                  \
     bench::block_exchange<T, THREADS, K>(src, dst);                                                  \
+  }
+
+#define BENCH_BLOCK_EXCHANGE_ROUND_TRIP(NAME, T, THREADS, K)                                          \
+  extern "C" __global__ void NAME(const T* src, T* dst)                                              \
+  {                                                                                                  \
+    bench::block_exchange_round_trip<T, THREADS, K>(src, dst);                                       \
   }
