@@ -94,6 +94,27 @@ def test_exchange_and_shuffle_build(width):
     assert built.metadata["scratch_bytes"] > 0
 
 
+def test_scratch_uses_32_bit_shared_addresses():
+    """Kernels with cuda.coop calls get NVRTC's 32-bit shared pointers (numba_mlir/_compat.py): CUB's shared
+    indexing then folds each item's constant offset into the STS/LDS, as in nvcc-built CUB (40 registers for
+    this round trip with CUDA 13.0 and 13.5; 56 with numba-cuda-mlir's default 64-bit shared pointers)."""
+    @cuda.jit
+    def round_trip(src, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(16)
+        base = np.int64(cuda.blockIdx.x) * 4096
+        coop.load(block, src, items, algorithm="striped", offset=base)
+        blocked = coop.exchange(block, items, mode="striped_to_blocked")
+        striped = coop.exchange(block, blocked, mode="blocked_to_striped")
+        coop.store(block, dst, striped, algorithm="striped", offset=base)
+
+    built = numba_coop.compile_kernel(round_trip, (X32, X32), block=256)
+    assert built.registers <= 44, built.registers
+    sass = built.sass()
+    folded = [line for line in sass.splitlines() if "STS [R" in line and "+0x" in line]
+    assert len(folded) >= 8, sass  # immediate offsets: one address register serves many items
+
+
 def _error(kernel, args, cls, fragment):
     with pytest.raises(cls) as info:
         numba_coop.compile_kernel(kernel, args, block=128)

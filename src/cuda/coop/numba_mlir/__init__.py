@@ -46,6 +46,7 @@ def register_backend() -> None:
         from ._planner import CoopPlanner
 
         _compat.extending.refresh_registries()
+        _compat.install_short_shared_pointers()
         _compat.register_planner(CoopPlanner)  # last: 0.6.0 cannot unregister a planner
         _registered = True
 

@@ -121,3 +121,75 @@ def compile_operator(function: object, dtype: str, cc: int, symbol: str, arity: 
     code, _ = nb_cuda.compile(function, ty(*([ty] * arity)), device=True, abi="c", abi_info={"abi_name": symbol},
                               output="ltoir", cc=(cc // 10, cc % 10))
     return bytes(code)
+
+
+# --- 32-bit shared-memory pointers for kernels that call CUB -------------------------------
+# nvcc and NVRTC address shared memory with 32-bit pointers (data layout "p3:32:32:32"), so
+# CUB's index arithmetic folds constant offsets into the shared loads and stores. numba-cuda-mlir
+# 0.6 translates kernels for sm_< 100 through its LLVM 7 C API with 64-bit shared pointers; the
+# inlined CUB code then sign-extends every index and keeps an address register per item
+# (a 256x16 exchange round trip: 56 registers instead of CUB C++'s 40). Kernels that contain
+# cuda.coop calls are translated with the same layout NVRTC uses; other kernels are untouched.
+COOP_SYMBOL_PREFIXES = ("cuda_coop_", "__cuda_coop_")
+_SHORT_SHARED_POINTER = "p3:32:32:32"
+_short_shared_installed = False
+
+
+def _has_coop_symbols(gpu_module: object) -> bool:
+    for op in gpu_module.bodyRegion.blocks[0].operations:  # type: ignore[attr-defined]
+        name = getattr(op, "sym_name", None)
+        if name is not None and str(getattr(name, "value", "")).startswith(COOP_SYMBOL_PREFIXES):
+            return True
+    return False
+
+
+def install_short_shared_pointers() -> None:
+    """Idempotent; a numba-cuda-mlir without these private hooks keeps its default (slower, still correct)."""
+    global _short_shared_installed
+    if _short_shared_installed:
+        return
+    _short_shared_installed = True
+    try:
+        from numba_cuda_mlir import mlir_optimization as mo
+        from numba_cuda_mlir.lowering_utilities.llvm_utils import NVPTX64_DATALAYOUT
+
+        translate, get_capi, single_gpu_module = mo._call_llvm70_capi, mo._get_llvm70_capi, mo._get_single_gpu_module
+    except (ImportError, AttributeError):
+        return
+    if "-p3:" in NVPTX64_DATALAYOUT or not NVPTX64_DATALAYOUT.startswith("e-p:64:64:64-"):
+        return  # a layout we do not know how to amend
+    layout = NVPTX64_DATALAYOUT.replace("e-p:64:64:64-", f"e-p:64:64:64-{_SHORT_SHARED_POINTER}-", 1).encode()
+    import threading
+
+    state = threading.local()
+
+    class _CapiWithLayout:
+        """The LLVM 7 C API, passing the short-pointer layout while a cuda.coop kernel is translated."""
+
+        def __init__(self, lib: object) -> None:
+            self._lib = lib
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self._lib, name)
+
+        def llvm70_translate_gpu_module_from_op(self, op, chip, data_layout, *rest):  # noqa: ANN001
+            if data_layout is None and getattr(state, "coop", False):
+                data_layout = layout
+            return self._lib.llvm70_translate_gpu_module_from_op(op, chip, data_layout, *rest)
+
+    def get_capi_with_layout() -> object:
+        return _CapiWithLayout(get_capi())
+
+    def translate_coop_aware(module, *args, **kwargs):  # noqa: ANN001, ANN202
+        previous = getattr(state, "coop", False)
+        try:
+            state.coop = _has_coop_symbols(single_gpu_module(module))
+        except Exception:  # never fail a compile over the optimisation
+            state.coop = False
+        try:
+            return translate(module, *args, **kwargs)
+        finally:
+            state.coop = previous
+
+    mo._get_llvm70_capi = get_capi_with_layout
+    mo._call_llvm70_capi = translate_coop_aware
