@@ -74,6 +74,10 @@ def cases() -> list[Case]:
     for k in EXCHANGE_ITEMS:  # Triton has no exchange: its layouts are the compiler's business
         add(f"block_exchange_striped_to_blocked_{THREADS}x{k}_{DTYPE}", "block", "striped_to_blocked", THREADS, k,
             ("coop", "cub_cpp", "handwritten"), "smem_exchange", "exchange")
+        # The same kernel with an explicit descriptor (auto_sync=False): no trailing reuse barrier,
+        # the synchronisation of the CUB C++ kernel (compiler-owned scratch adds one by SPEC 6.3).
+        add(f"block_exchange_striped_to_blocked_explicit_storage_{THREADS}x{k}_{DTYPE}", "block",
+            "striped_to_blocked_explicit_storage", THREADS, k, ("coop", "cub_cpp"), "", "exchange")
         # How a kernel usually uses an exchange: coalesced striped accesses at both ends, blocked
         # order in between (striped_to_blocked, then blocked_to_striped back).
         add(f"block_exchange_round_trip_{THREADS}x{k}_{DTYPE}", "block", "round_trip", THREADS, k,
@@ -261,6 +265,18 @@ def coop_kernel(operation: str, algorithm: str, k: int, io: str = ""):
             coop.store(block, dst, striped, algorithm="striped", offset=base)
 
         return block_exchange_round_trip
+    if operation == "exchange" and algorithm == "striped_to_blocked_explicit_storage":
+        @cuda.jit
+        def block_exchange_explicit_storage(src, dst):
+            block = coop.this_block()
+            temp = coop.TempStorage()  # auto_sync=False: the kernel synchronises any reuse (there is none)
+            base = np.int64(cuda.blockIdx.x) * tile
+            items = coop.ThreadData(k)
+            coop.load(block, src, items, algorithm="striped", offset=base)
+            blocked = coop.exchange(block, items, mode="striped_to_blocked", temp_storage=temp)
+            coop.store(block, dst, blocked, algorithm="direct", offset=base)
+
+        return block_exchange_explicit_storage
     if operation == "exchange":
         @cuda.jit
         def block_exchange(src, dst):

@@ -26,7 +26,10 @@ PRELUDE = """\
 namespace cuda_coop {
 template <int BX, int BY, int BZ>
 __device__ __forceinline__ unsigned linear_rank() {
-  return threadIdx.x + BX * (threadIdx.y + BY * threadIdx.z);
+  // An index along an extent-1 dimension is 0: skip its special-register read, as CUB does.
+  const unsigned y = BY == 1 ? 0u : threadIdx.y;
+  const unsigned z = BZ == 1 ? 0u : threadIdx.z;
+  return threadIdx.x + BX * (y + BY * z);
 }
 __device__ __forceinline__ void check_range(long long value, long long lo, long long hi) {
   if (value < lo || value > hi) __trap();  // SPEC 2.5: out-of-range runtime controls trap
