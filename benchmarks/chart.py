@@ -45,29 +45,39 @@ def _groups(records: list[dict]) -> list[tuple[int, str, list[tuple[str, float]]
             for i, k in enumerate(kernel_order(records)) if k in by]
 
 
+ROW_KERNELS = 16  # kernels per panel: long runs wrap into stacked panels that stay readable
+
+
 def _draw_matplotlib(groups, top: float | None, path: Path) -> None:
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(max(8, 0.45 * sum(len(g[2]) + 1 for g in groups)), 6))
-    x, ticks, labels, used = 0.0, [], [], set()
-    for index, kernel, bars in groups:
-        start = x
-        for impl, value in bars:
-            ax.bar(x, value, width=0.9, color=[c / 255 for c in COLOURS[impl]],
-                   label=IMPL_NAMES[impl] if impl not in used else None)
-            used.add(impl)
+    rows = [groups[i:i + ROW_KERNELS] for i in range(0, len(groups), ROW_KERNELS)]
+    extent = max(sum(len(g[2]) + 1 for g in row) for row in rows)  # one bar width in every panel
+    width = max(8, 0.42 * extent)
+    fig, axes = plt.subplots(len(rows), 1, figsize=(width, 5.2 * len(rows)), squeeze=False)
+    used = set()
+    for ax, row in zip(axes[:, 0], rows):
+        x, ticks, labels = 0.0, [], []
+        for index, kernel, bars in row:
+            start = x
+            for impl, value in bars:
+                ax.bar(x, value, width=0.9, color=[c / 255 for c in COLOURS[impl]],
+                       label=IMPL_NAMES[impl] if impl not in used else None)
+                used.add(impl)
+                x += 1
+            ticks.append((start + x - 1) / 2)
+            labels.append(f"{index} {kernel}")
             x += 1
-        ticks.append((start + x - 1) / 2)
-        labels.append(f"{index} {kernel}")
-        x += 1
-    if top:
-        ax.axhline(top, color=[c / 255 for c in LINE], linewidth=1.5, label=f"copy ceiling {top:.0f} GB/s")
-    ax.set_xticks(ticks)
-    ax.set_xticklabels(labels, rotation=75, ha="right", fontsize=7)
-    ax.set_ylabel("GB/s (read + write)")
-    ax.legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+        if top:
+            ax.axhline(top, color=[c / 255 for c in LINE], linewidth=1.5,
+                       label=f"copy ceiling {top:.0f} GB/s" if ax is axes[0, 0] else None)
+        ax.set_xlim(-1, extent)
+        ax.set_xticks(ticks)
+        ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=7)
+        ax.set_ylabel("GB/s (read + write)")
+    fig.legend(fontsize=8, loc="upper right")
+    fig.tight_layout(rect=(0, 0, 0.93, 1))
+    fig.savefig(path, dpi=100)
     plt.close(fig)
 
 
