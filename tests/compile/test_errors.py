@@ -525,29 +525,3 @@ def test_items_per_thread_argument_given_as_type():
     with pytest.raises(coop.CoopTypeError) as info:
         numba_coop.compile_kernel(k_items_from_argument, (I32, I32, types.int32), block=128, target="sm_90")
     assert "'k'" in str(info.value)
-
-
-# ------------------------------------------------------------------ explicit signatures (H4's precondition)
-
-
-def test_explicit_signature_is_rejected_with_the_fix():
-    """numba-cuda-mlir 0.6 compiles an explicit signature eagerly, with no launch configuration, which every
-    cooperative kernel is specialised on (SPEC 5, 7.2): the error names the kernel, the cause and the fix."""
-    numba_coop.compile_kernel(k_h1_plain_copy, (I32, I32), block=128, target="sm_90")  # a compute capability without a driver
-    with pytest.raises(coop.CoopTypeError) as info:
-        @cuda.jit("void(int32[::1], int32[::1], int64)")
-        def k_signed(src, dst, items_per_thread):
-            items = coop.ThreadData(items_per_thread)
-            coop.load(coop.this_block(), src, items)
-            coop.store(coop.this_block(), dst, items)
-    message = str(info.value)
-    assert "kernel test_explicit_signature_is_rejected_with_the_fix.<locals>.k_signed contains cuda.coop operations" in message
-    assert "remove the signature and launch it as kernel[grid, block](...)" in message
-    assert "test_errors.py:" in message
-
-
-@cuda.jit
-def k_h1_plain_copy(src, dst):
-    items = coop.ThreadData(4)
-    coop.load(coop.this_block(), src, items)
-    coop.store(coop.this_block(), dst, items)

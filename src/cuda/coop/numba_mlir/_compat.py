@@ -33,7 +33,7 @@ try:
         require_launch_config,
         set_required_dynamic_shared_memory,
     )
-    from numba_cuda_mlir._whole_function_planners import _planner_registry, _RequireLaunchConfig as RequireLaunchConfig
+    from numba_cuda_mlir._whole_function_planners import _planner_registry
     from numba_cuda_mlir.numba_cuda.core import ir
     from numba_cuda_mlir.numba_cuda.core.errors import ForceLiteralArg, NumbaError
     from numba_cuda_mlir.numba_cuda.extending import _Intrinsic
@@ -50,7 +50,7 @@ except ImportError as exc:  # a hook this package relies on is gone
 
 __all__ = [
     "VERSION", "nb_cuda", "extending", "types", "WholeFunctionPlanner", "register_planner", "require_launch_config",
-    "set_required_dynamic_shared_memory", "_planner_registry", "RequireLaunchConfig", "ir", "ForceLiteralArg", "NumbaError", "nb_typing",
+    "set_required_dynamic_shared_memory", "_planner_registry", "ir", "ForceLiteralArg", "NumbaError", "nb_typing",
     "convert", "constant", "llvm_ptr_add_bytes", "get_or_insert_function", "memref_data_pointer", "mlir", "mlir_func", "mlir_llvm",
     "new_site_function", "target_cc", "dtype_name", "numba_dtype",
 ]

@@ -557,14 +557,4 @@ class CoopPlanner(nb.WholeFunctionPlanner):
                 f"device function {name} contains cuda.coop operations but is not inlined into the kernel; "
                 'declare it with @cuda.jit(device=True, inline="always")'
             ), func_ir.loc)
-        try:
-            plan = KernelPlan(self.state)
-        except nb.RequireLaunchConfig:  # an explicit signature or dispatcher.compile(): no launch to specialise on
-            name = self.state.func_id.func_qualname
-            raise located(CoopTypeError(
-                f"kernel {name} contains cuda.coop operations, which are specialised on the launch configuration, "
-                "but it is being compiled without a launch (an explicit signature in @cuda.jit(...) or .compile()); "
-                "remove the signature and launch it as kernel[grid, block](...), or build it for one launch with "
-                "cuda.coop.numba_mlir.compile_kernel"
-            ), func_ir.loc) from None
-        return plan.run()
+        return KernelPlan(self.state).run()
