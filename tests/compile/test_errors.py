@@ -525,3 +525,26 @@ def test_items_per_thread_argument_given_as_type():
     with pytest.raises(coop.CoopTypeError) as info:
         numba_coop.compile_kernel(k_items_from_argument, (I32, I32, types.int32), block=128, target="sm_90")
     assert "'k'" in str(info.value)
+
+
+# ------------------------------------------------------------------ R8
+
+
+@cuda.jit
+def k_r8_plain_copy(src, dst):
+    items = coop.ThreadData(4)
+    coop.load(coop.this_block(), src, items)
+    coop.store(coop.this_block(), dst, items)
+
+
+def test_r8_explicit_signature_needs_a_launch():
+    """R8: a cooperative kernel compiled without a launch configuration (here eagerly, from an explicit
+    signature) reports numba-cuda-mlir's own RuntimeError."""
+    numba_coop.compile_kernel(k_r8_plain_copy, (I32, I32), block=128, target="sm_90")  # a compute capability without a driver
+    with pytest.raises(RuntimeError, match="whole-function planner requires") as info:
+        @cuda.jit("void(int32[::1], int32[::1])")
+        def k_signed(src, dst):
+            items = coop.ThreadData(4)
+            coop.load(coop.this_block(), src, items)
+            coop.store(coop.this_block(), dst, items)
+    assert not isinstance(info.value, coop.CoopError)
