@@ -126,7 +126,7 @@ def compile_operator(function: object, dtype: str, cc: int, symbol: str, arity: 
 # --- 32-bit shared-memory pointers for kernels that call CUB -------------------------------
 # nvcc and NVRTC address shared memory with 32-bit pointers (data layout "p3:32:32:32"), so
 # CUB's index arithmetic folds constant offsets into the shared loads and stores. numba-cuda-mlir
-# 0.6 translates kernels for sm_< 100 through its LLVM 7 C API with 64-bit shared pointers; the
+# 0.6 translates kernels below sm_100 through its LLVM 7 C API with 64-bit shared pointers; the
 # inlined CUB code then sign-extends every index and keeps an address register per item
 # (a 256x16 exchange round trip: 56 registers instead of CUB C++'s 40). Kernels that contain
 # cuda.coop calls are translated with the same layout NVRTC uses; other kernels are untouched.
