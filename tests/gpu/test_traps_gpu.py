@@ -47,3 +47,50 @@ def test_out_of_range_valid_items_traps(valid):
     assert "NO_TRAP" not in done.stdout
     assert done.returncode != 0
     assert "CUDA_ERROR" in done.stderr or "CudaAPIError" in done.stderr, done.stderr[-2000:]
+
+
+SORT_CHILD = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from numba_cuda_mlir import cuda
+    import cuda.coop.numba_mlir
+    from cuda import coop
+    from numba_cuda_mlir import cuda
+
+    @cuda.jit
+    def radix(src, dst, begin, end):
+        keys = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, keys)
+        coop.store(coop.this_block(), dst, coop.radix_sort_keys(coop.this_block(), keys, begin_bit=begin, end_bit=end))
+
+    @cuda.jit
+    def merge(src, dst, valid, unused):
+        keys = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, keys)
+        out = coop.merge_sort_keys(coop.this_block(), keys, valid_items=valid, oob_default=np.int32(2**31 - 1))
+        coop.store(coop.this_block(), dst, out)
+
+    kernel = radix if sys.argv[1] == "radix" else merge
+    good = (0, 32) if sys.argv[1] == "radix" else (512, 0)
+    src = np.arange(512, dtype=np.int32)[::-1].copy()
+    dst = np.zeros_like(src)
+    kernel[1, 128](src, dst, np.int32(good[0]), np.int32(good[1]))   # in range: runs
+    cuda.synchronize()
+    assert (dst == np.sort(src)).all()
+    print("IN_RANGE_OK", flush=True)
+    kernel[1, 128](src, dst, np.int32(int(sys.argv[2])), np.int32(int(sys.argv[3])))
+    cuda.synchronize()
+    print("NO_TRAP", flush=True)
+""")
+
+
+@pytest.mark.parametrize("case", [("radix", 0, 33), ("radix", 5, 5), ("radix", -1, 8), ("merge", 513, 0),
+                                  ("merge", -1, 0)])
+def test_out_of_range_sort_controls_trap(case):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", SORT_CHILD, *map(str, case)], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert "IN_RANGE_OK" in done.stdout, done.stderr[-2000:]
+    assert "NO_TRAP" not in done.stdout
+    assert done.returncode != 0
+    assert "CUDA_ERROR" in done.stderr or "CudaAPIError" in done.stderr, done.stderr[-2000:]

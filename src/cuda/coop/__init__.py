@@ -40,15 +40,17 @@ from ._markers.scan import (
     inclusive_sum as inclusive_sum,
     scan as scan,
 )
+from ._markers.sort import (
+    merge_sort_keys as merge_sort_keys,
+    merge_sort_pairs as merge_sort_pairs,
+    radix_sort_keys as radix_sort_keys,
+    radix_sort_pairs as radix_sort_pairs,
+)
 from ._markers.pending import (  # type: ignore[attr-defined]
     adjacent_difference as adjacent_difference,
     discontinuity as discontinuity,
     histogram as histogram,
-    merge_sort_keys as merge_sort_keys,
-    merge_sort_pairs as merge_sort_pairs,
     radix_rank as radix_rank,
-    radix_sort_keys as radix_sort_keys,
-    radix_sort_pairs as radix_sort_pairs,
     reduce_batched as reduce_batched,
     run_length_decode as run_length_decode,
     run_length_decode_into as run_length_decode_into,

@@ -116,7 +116,15 @@ def check_runtime_int(op: str, param: str, control: Control) -> None:
 
 
 def literal_as(op: str, param: str, value: object, dtype: str) -> int | float:
-    """Convert a Python literal to ``dtype`` at compile time (SPEC 2.6, C10)."""
+    """Convert a Python literal to ``dtype`` at compile time (SPEC 2.6, C10).
+
+    A NumPy scalar constant (a closure or global) is typed: like a runtime value it must have exactly ``dtype`` (C9).
+    """
+    typed = getattr(getattr(value, "dtype", None), "name", None)  # duck-typed: no NumPy import in this layer
+    if typed is not None and hasattr(value, "item"):
+        if typed != dtype:
+            raise CoopTypeError(f"{op} {param} must have the payload dtype {dtype}; got {typed}; cast it")
+        return value.item()  # type: ignore[attr-defined,no-any-return]
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise CoopTypeError(f"{op} {param} must have the payload dtype {dtype}; got {type(value).__name__}; cast it")
     if dtype.startswith(("int", "uint")):

@@ -17,7 +17,9 @@ from .. import (  # noqa: F401  (re-exported common names)
 from .. import _markers  # noqa: F401
 from .._markers.base import qualified as _qualify
 from ._qualified import extended as _extended
-from .._markers import exchange_shuffle as _xs, load_store as _load_store, pending as _pending, reduce as _reduce, scan as _scan
+from .._markers import (
+    exchange_shuffle as _xs, load_store as _load_store, pending as _pending, reduce as _reduce, scan as _scan, sort as _sort,
+)
 from ._compile import CompiledKernel as CompiledKernel, compile_kernel as compile_kernel
 
 load = _qualify(_load_store.load)
@@ -31,6 +33,10 @@ exclusive_sum = _extended(_scan.exclusive_sum)
 inclusive_sum = _extended(_scan.inclusive_sum)
 exclusive_scan = _extended(_scan.exclusive_scan)
 inclusive_scan = _extended(_scan.inclusive_scan)
+merge_sort_keys = _extended(_sort.merge_sort_keys)
+merge_sort_pairs = _extended(_sort.merge_sort_pairs)
+radix_sort_keys = _extended(_sort.radix_sort_keys)
+radix_sort_pairs = _extended(_sort.radix_sort_pairs)
 globals().update({_name: _qualify(getattr(_pending, _name)) for _name in _pending.PENDING})
 
 _lock = threading.Lock()
@@ -56,7 +62,8 @@ register_backend()
 __all__ = [
     "__version__", "this_thread", "this_warp", "this_block", "this_cluster", "this_grid", "ThreadGroup",
     "ThreadData", "ThreadDataLike", "TempStorage", "TempStorageLike", "load", "store", "exchange", "shuffle",
-    "reduce", "sum", "scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan", *_pending.PENDING,
+    "reduce", "sum", "scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan", "merge_sort_keys",
+    "merge_sort_pairs", "radix_sort_keys", "radix_sort_pairs", *_pending.PENDING,
     "CoopError", "CoopTypeError", "CoopValueError", "CoopUnsupportedError", "CoopBuildError",
     "CoopCompilerContextRequiredError", "CudaCoopAutoRegistrationWarning", "compile_kernel", "CompiledKernel",
 ]

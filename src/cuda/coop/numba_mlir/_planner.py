@@ -289,11 +289,11 @@ class KernelPlan(DtypeInference):
             return None if value.value is None else Static(value.value)
         return Runtime(nb.dtype_name(value.type) if isinstance(value, ArgRef) else None)
 
-    def static(self, call: OpCall, key: str, default: Any) -> Any:
+    def static(self, call: OpCall, key: str, default: Any, kind: str = "value") -> Any:
         """A compile-time option (selectors, bools, operator callables); runtime values are C4 errors."""
         value = self._static(call.args.get(key, default), call.stmt, f"{call.name} {key}", must=False)
         if isinstance(value, Runtime):
-            raise CoopTypeError(f"{call.name} {key} must be a compile-time value")
+            raise CoopTypeError(f"{call.name} {key} must be a compile-time {kind}")
         return value
 
     def selector(self, call: OpCall, key: str, default: str) -> Any:

@@ -8,7 +8,9 @@ from .._markers.base import qualified
 
 # Options only the qualified namespace accepts, per operation (a common call naming one is C3, not C5).
 QUALIFIED_OPTIONS: dict[str, tuple[str, ...]] = {
-    name: ("prefix_op",) for name in ("scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan")
+    **{name: ("prefix_op",) for name in ("scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan")},
+    "merge_sort_keys": ("compare_op",), "merge_sort_pairs": ("compare_op",),  # SPEC 9.7
+    "radix_sort_keys": ("blocked_to_striped",), "radix_sort_pairs": ("blocked_to_striped",),  # SPEC 9.8
 }
 
 

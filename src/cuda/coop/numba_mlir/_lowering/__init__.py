@@ -173,9 +173,9 @@ def operator_link(spec: object, dtype: str, cc: int, name: str, param: str, arit
 
 def _families() -> dict:
     """op name -> family module (each defines OPS, plan(ctx, call) and optionally evidence(ctx, call))."""
-    from . import exchange_shuffle, load_store, reduce, scan
+    from . import exchange_shuffle, load_store, reduce, scan, sort
 
-    return {op: module for module in (load_store, exchange_shuffle, reduce, scan) for op in module.OPS}
+    return {op: module for module in (load_store, exchange_shuffle, reduce, scan, sort) for op in module.OPS}
 
 
 FAMILIES = _families()

@@ -1,0 +1,110 @@
+"""Planning of merge sort and radix sort (SPEC 8.8, 8.9; qualified radix extensions 9.8)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
+from .common import (
+    BLOCK, LOGICAL_WARP, NUMERIC_DTYPES, WARP, Control, GroupSpec, LaunchShape, Runtime, Static, check_runtime_int,
+    is_power_of_two, itemsize, literal_as,
+)
+from .groups import LOGICAL_WARP_WIDTHS, reject_warp_descriptor, require_complete_warps, require_kind
+from .temp_storage import Descriptor
+
+RADIX_KEY_DTYPES = ("int32", "uint32", "int64", "uint64")
+QUALIFIED_RADIX_KEY_DTYPES = RADIX_KEY_DTYPES + ("float32", "float64")
+
+
+@dataclass(frozen=True)
+class SortSpec:
+    """Everything the code generator needs for one sort call."""
+
+    op: str  # "merge_sort_keys" or "radix_sort_keys"
+    group: GroupSpec
+    block: tuple[int, int, int]
+    key_dtype: str
+    items_per_thread: int
+    descending: bool
+    has_valid_items: bool  # merge sort partial tiles (valid_items with oob_default)
+    begin_bit: int | None  # radix sort: a static bound, or None when it arrives at run time
+    end_bit: int | None
+    blocked_to_striped: bool  # qualified radix option: striped output
+    barrier: bool
+
+    @property
+    def tile_items(self) -> int:
+        return self.group.size * self.items_per_thread
+
+    @property
+    def key_bits(self) -> int:
+        return itemsize(self.key_dtype) * 8
+
+
+def _descending(name: str, descending: object) -> bool:
+    if not isinstance(descending, bool):
+        raise CoopTypeError(f"{name} descending must be a compile-time bool")
+    return descending
+
+
+def plan_merge_sort(name: str, group: GroupSpec, launch: LaunchShape, key_dtype: str, items_per_thread: int,
+                    descending: object, valid_items: Control, oob_default: Control, compare_op: object,
+                    descriptor: Descriptor | None) -> SortSpec:
+    require_kind(name, group, (BLOCK, WARP, LOGICAL_WARP), LOGICAL_WARP_WIDTHS)
+    require_complete_warps(name, group, launch)
+    if group.kind == BLOCK and not is_power_of_two(launch.threads):
+        raise CoopUnsupportedError(f"{name} requires a power-of-two thread count; block shape is {launch.block}")
+    if key_dtype not in NUMERIC_DTYPES:
+        raise CoopTypeError(f"{name} does not support keys dtype {key_dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
+    descending = _descending(name, descending)
+    if compare_op is not None:
+        if descending:
+            raise CoopValueError(f"{name} compare_op cannot be combined with descending=True")
+        raise CoopUnsupportedError(f"{name} compare_op is not implemented by the numba-cuda-mlir backend yet")
+    if (valid_items is None) != (oob_default is None):
+        raise CoopValueError("valid_items and oob_default must be provided together")
+    tile = group.size * items_per_thread
+    if valid_items is not None:
+        check_runtime_int(name, "valid_items", valid_items)
+        if isinstance(valid_items, Static) and not 0 <= valid_items.value <= tile:  # type: ignore[operator]
+            raise CoopValueError(f"{name} static valid_items must be between 0 and {tile}; got {valid_items.value}")
+        if isinstance(oob_default, Static):
+            literal_as(name, "oob_default", oob_default.value, key_dtype)
+        elif isinstance(oob_default, Runtime) and oob_default.dtype not in (None, key_dtype):
+            raise CoopTypeError(
+                f"{name} oob_default must have the payload dtype {key_dtype}; got {oob_default.dtype}; cast it")
+    reject_warp_descriptor(name, group, descriptor)
+    return SortSpec("merge_sort_keys", group, launch.block, key_dtype, items_per_thread, descending,
+                    valid_items is not None, None, None, False, descriptor is None or descriptor.auto_sync)
+
+
+def _static_bit(name: str, param: str, control: Control, lo: int, hi: int) -> int | None:
+    """A static bit bound checked against [lo, hi] (C7); None for a runtime bound (checked on the device)."""
+    check_runtime_int(name, param, control)
+    if isinstance(control, Static):
+        value = control.value
+        if not lo <= value <= hi:  # type: ignore[operator]
+            raise CoopValueError(f"{name} static {param} must be between {lo} and {hi}; got {value}")
+        return value  # type: ignore[return-value]
+    return None
+
+
+def plan_radix_sort(name: str, group: GroupSpec, launch: LaunchShape, key_dtype: str, items_per_thread: int,
+                    begin_bit: Control, end_bit: Control, descending: object, blocked_to_striped: object,
+                    descriptor: Descriptor | None, qualified: bool) -> SortSpec:
+    require_kind(name, group, (BLOCK,))
+    allowed = QUALIFIED_RADIX_KEY_DTYPES if qualified else RADIX_KEY_DTYPES
+    if key_dtype not in allowed:
+        if key_dtype in QUALIFIED_RADIX_KEY_DTYPES:
+            raise CoopTypeError(f"{name} supports keys dtypes {', '.join(RADIX_KEY_DTYPES)} through the common API; "
+                                f"use cuda.coop.numba_mlir for {key_dtype}")
+        raise CoopTypeError(f"{name} does not support keys dtype {key_dtype}; supported: {', '.join(allowed)}")
+    descending = _descending(name, descending)
+    if blocked_to_striped is None:
+        blocked_to_striped = False
+    if not isinstance(blocked_to_striped, bool):
+        raise CoopTypeError(f"{name} blocked_to_striped must be a compile-time bool")
+    width = itemsize(key_dtype) * 8
+    begin = 0 if begin_bit is None else _static_bit(name, "begin_bit", begin_bit, 0, width - 1)
+    end = width if end_bit is None else _static_bit(name, "end_bit", end_bit, 1 if begin is None else begin + 1, width)
+    return SortSpec("radix_sort_keys", group, launch.block, key_dtype, items_per_thread, descending, False, begin,
+                    end, blocked_to_striped, descriptor is None or descriptor.auto_sync)

@@ -1,0 +1,82 @@
+"""merge_sort_keys and radix_sort_keys in the numba-cuda-mlir backend (C++: _cub.families.sort).
+
+The ``*_pairs`` forms return two payloads; the backend does not plan tuple results yet, so they
+stay R9 (no entry in OPS)."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..._cub.families import sort as cub_sort
+from ..._errors import CoopTypeError
+from ..._semantics.common import RUNTIME_INT_DTYPES, Runtime, literal_as
+from ..._semantics.sort import plan_merge_sort, plan_radix_sort
+from .. import _compat as nb
+from . import Param, SiteCall
+
+OPS = ("merge_sort_keys", "radix_sort_keys")
+
+
+def _keys(ctx: Any, call: Any) -> Any:
+    payload = ctx.payload(call.args["keys"])
+    if payload is None:
+        raise CoopTypeError(f"{call.name} requires a fixed-size ThreadData keys payload in the common API; "
+                            "use cuda.coop.numba_mlir for array payloads")
+    return payload
+
+
+def result_payload(ctx: Any, call: Any) -> Any:
+    """A fresh payload of the keys' extent and dtype."""
+    payload = ctx.payload(call.args["keys"]) if "keys" in call.args else None
+    return None if payload is None else ctx.new_result_payload(call, payload.items_per_thread, payload)
+
+
+def plan(ctx: Any, call: Any) -> None:
+    name, args = call.name, call.args
+    group = ctx.group(call)
+    keys = _keys(ctx, call)
+    desc = ctx.descriptor(args.get("temp_storage"), name)
+    descending = ctx.static(call, "descending", False, kind="bool")
+    qualified = getattr(call.marker, "__coop_qualified__", False)
+    if call.op == "merge_sort_keys":
+        controls = {key: ctx.control(call, key) for key in ("valid_items", "oob_default")}
+        spec = plan_merge_sort(name, group.spec, ctx.launch, keys.dtype, keys.items_per_thread, descending,
+                               controls["valid_items"], controls["oob_default"],
+                               ctx.static(call, "compare_op", None) if qualified else None,
+                               desc.descriptor if desc else None)
+        abis = {"valid_items": "i64", "oob_default": "elem"}
+    else:
+        controls = {key: ctx.control(call, key) for key in ("begin_bit", "end_bit")}
+        spec = plan_radix_sort(name, group.spec, ctx.launch, keys.dtype, keys.items_per_thread, controls["begin_bit"],
+                               controls["end_bit"], descending,
+                               ctx.static(call, "blocked_to_striped", False, kind="bool") if qualified else False,
+                               desc.descriptor if desc else None, qualified)
+        abis = {"begin_bit": "i64", "end_bit": "i64"}
+    defaults = {"valid_items": 0, "oob_default": 0, "begin_bit": spec.begin_bit, "end_bit": spec.end_bit}
+    operands = [args["keys"], call.stmt.target]
+    params = [Param("ptr", 0), Param("ptr", 1)]
+    runtime: dict[str, int] = {}
+    for key, abi in abis.items():
+        control = controls[key]
+        if isinstance(control, Runtime):
+            runtime[key] = len(operands)
+            params.append(Param(abi, len(operands)))
+            operands.append(args[key])
+        elif key == "oob_default" and control is not None:
+            params.append(Param(abi, None, literal_as(name, key, control.value, spec.key_dtype)))
+        else:
+            params.append(Param(abi, None, control.value if control is not None else defaults[key]))
+    params += [Param("scratch"), Param("stride")]
+    provider = cub_sort.emit(spec)
+
+    def check(argtys: tuple) -> None:
+        for key, index in runtime.items():
+            if key == "oob_default":
+                if nb.dtype_name(argtys[index]) != spec.key_dtype:
+                    raise CoopTypeError(f"{name} oob_default must have the payload dtype {spec.key_dtype}; "
+                                        f"got {argtys[index]}; cast it")
+            elif nb.dtype_name(argtys[index]) not in RUNTIME_INT_DTYPES:
+                raise CoopTypeError(f"{name} {key} must be a signed integer of at most 64 bits or an unsigned integer "
+                                    f"of at most 32 bits; got {argtys[index]}")
+
+    site = SiteCall(provider.symbol, params, spec.key_dtype, check=check)
+    ctx.add_site(call, operands, site, provider, (group.spec, desc))

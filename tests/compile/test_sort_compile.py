@@ -1,0 +1,212 @@
+"""sm_90 builds of merge sort and radix sort without a GPU, and their compile-time errors (SPEC 8.8, 8.9, 9.8)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cuda.coop.numba_mlir as numba_coop
+from cuda import coop
+from numba_cuda_mlir import cuda
+
+I32 = np.zeros(1024, np.int32)
+U64 = np.zeros(1024, np.uint64)
+F32 = np.zeros(1024, np.float32)
+I16 = np.zeros(1024, np.int16)
+
+
+def _build(kernel, args, block=128):
+    built = numba_coop.compile_kernel(kernel, args, block=block)
+    assert "CALL" not in built.sass() and built.local_memory_bytes == 0
+    return built
+
+
+def _error(kernel, args, cls, fragment, block=128):
+    with pytest.raises(cls) as info:
+        numba_coop.compile_kernel(kernel, args, block=block)
+    assert fragment in str(info.value), str(info.value)
+    assert "test_sort_compile.py:" in str(info.value)
+    return info.value
+
+
+@pytest.mark.parametrize("width", [0, 32, 16])
+def test_merge_sort_builds_with_scratch(width):
+    @cuda.jit
+    def kernel(src, dst):
+        block = coop.this_block()
+        group = coop.this_block() if width == 0 else (coop.this_warp() if width == 32 else coop.this_warp().group_by(width))
+        keys = coop.ThreadData(4)
+        coop.load(block, src, keys)
+        coop.store(block, dst, coop.merge_sort_keys(group, keys))
+
+    built = _build(kernel, (I32, I32))
+    assert built.metadata["scratch_bytes"] > 0
+    assert "BlockMergeSort" in built.cpp_source if width == 0 else "WarpMergeSort" in built.cpp_source
+
+
+def test_radix_sort_runtime_bits_build_with_range_traps():
+    @cuda.jit
+    def kernel(src, dst, begin, end):
+        block = coop.this_block()
+        keys = coop.ThreadData(2)
+        coop.load(block, src, keys)
+        coop.store(block, dst, coop.radix_sort_keys(block, keys, begin_bit=begin, end_bit=end, descending=True))
+
+    built = _build(kernel, (U64, U64, np.int32(0), np.int32(64)))
+    assert "SortDescending(out, (int)begin_bit, (int)end_bit)" in built.cpp_source
+    assert "check_range(end_bit, begin_bit + 1, 64)" in built.cpp_source
+    assert "BPT.TRAP" in built.sass()  # the range checks trap on the device
+
+
+def test_merge_sort_needs_power_of_two_block():
+    @cuda.jit
+    def kernel(src, dst):
+        keys = coop.ThreadData(2)
+        coop.load(coop.this_block(), src, keys)
+        coop.store(coop.this_block(), dst, coop.merge_sort_keys(coop.this_block(), keys))
+
+    _error(kernel, (I32, I32), coop.CoopUnsupportedError,
+           "cuda.coop.merge_sort_keys requires a power-of-two thread count; block shape is (96, 1, 1)", block=96)
+
+
+def test_merge_sort_partial_options_come_together():
+    @cuda.jit
+    def kernel(src, dst, n):
+        keys = coop.ThreadData(2)
+        coop.load(coop.this_block(), src, keys)
+        coop.store(coop.this_block(), dst, coop.merge_sort_keys(coop.this_block(), keys, valid_items=n))
+
+    _error(kernel, (I32, I32, np.int32(3)), coop.CoopValueError, "valid_items and oob_default must be provided together")
+
+
+def test_merge_sort_static_valid_items_range():
+    @cuda.jit
+    def kernel(src, dst):
+        keys = coop.ThreadData(2)
+        coop.load(coop.this_block(), src, keys)
+        out = coop.merge_sort_keys(coop.this_block(), keys, valid_items=257, oob_default=0)
+        coop.store(coop.this_block(), dst, out)
+
+    _error(kernel, (I32, I32), coop.CoopValueError,
+           "cuda.coop.merge_sort_keys static valid_items must be between 0 and 256; got 257")
+
+
+def test_descending_must_be_compile_time_bool():
+    @cuda.jit
+    def kernel(src, dst, flag):
+        keys = coop.ThreadData(2)
+        coop.load(coop.this_block(), src, keys)
+        coop.store(coop.this_block(), dst, coop.merge_sort_keys(coop.this_block(), keys, descending=flag))
+
+    _error(kernel, (I32, I32, True), coop.CoopTypeError, "cuda.coop.merge_sort_keys descending must be a compile-time bool")
+
+
+def test_oob_default_numpy_constant_must_match_the_keys():
+    wrong = np.int64(7)
+
+    @cuda.jit
+    def kernel(src, dst):
+        keys = coop.ThreadData(2)
+        coop.load(coop.this_block(), src, keys)
+        out = coop.merge_sort_keys(coop.this_block(), keys, valid_items=3, oob_default=wrong)
+        coop.store(coop.this_block(), dst, out)
+
+    _error(kernel, (I32, I32), coop.CoopTypeError,
+           "cuda.coop.merge_sort_keys oob_default must have the payload dtype int32; got int64; cast it")
+
+
+def test_radix_sort_is_block_only():
+    @cuda.jit
+    def kernel(src, dst):
+        keys = coop.ThreadData(2)
+        coop.load(coop.this_warp(), src, keys)
+        coop.store(coop.this_warp(), dst, coop.radix_sort_keys(coop.this_warp(), keys))
+
+    _error(kernel, (I32, I32), coop.CoopUnsupportedError,
+           "cuda.coop.radix_sort_keys does not support group kind 'warp'; supported group kinds: block")
+
+
+def test_radix_sort_float_keys_need_the_qualified_api():
+    @cuda.jit
+    def kernel(src, dst):
+        keys = coop.ThreadData(2)
+        coop.load(coop.this_block(), src, keys)
+        coop.store(coop.this_block(), dst, coop.radix_sort_keys(coop.this_block(), keys))
+
+    _error(kernel, (F32, F32), coop.CoopTypeError,
+           "cuda.coop.radix_sort_keys supports keys dtypes int32, uint32, int64, uint64 through the common API; "
+           "use cuda.coop.numba_mlir for float32")
+
+
+def test_radix_sort_rejects_small_integer_keys():
+    @cuda.jit
+    def kernel(src, dst):
+        keys = coop.ThreadData(2)
+        coop.load(coop.this_block(), src, keys)
+        coop.store(coop.this_block(), dst, numba_coop.radix_sort_keys(coop.this_block(), keys))
+
+    _error(kernel, (I16, I16), coop.CoopTypeError,
+           "cuda.coop.numba_mlir.radix_sort_keys does not support keys dtype int16; supported: int32, uint32, int64, "
+           "uint64, float32, float64")
+
+
+@pytest.mark.parametrize("begin,end,message", [
+    (32, None, "static begin_bit must be between 0 and 31; got 32"),
+    (4, 4, "static end_bit must be between 5 and 32; got 4"),
+    (0, 33, "static end_bit must be between 1 and 32; got 33"),
+])
+def test_radix_sort_static_bit_bounds(begin, end, message):
+    @cuda.jit
+    def kernel(src, dst):
+        keys = coop.ThreadData(2)
+        coop.load(coop.this_block(), src, keys)
+        coop.store(coop.this_block(), dst, coop.radix_sort_keys(coop.this_block(), keys, begin_bit=begin, end_bit=end))
+
+    _error(kernel, (I32, I32), coop.CoopValueError, f"cuda.coop.radix_sort_keys {message}")
+
+
+def test_qualified_options_in_common_calls_are_c3():
+    @cuda.jit
+    def kernel(src, dst):
+        keys = coop.ThreadData(2)
+        coop.load(coop.this_block(), src, keys)
+        coop.store(coop.this_block(), dst, coop.radix_sort_keys(coop.this_block(), keys, blocked_to_striped=True))
+
+    _error(kernel, (I32, I32), coop.CoopValueError, "blocked_to_striped")
+
+
+def test_compare_op_with_descending_is_o13():
+    @cuda.jit
+    def kernel(src, dst):
+        keys = coop.ThreadData(2)
+        coop.load(coop.this_block(), src, keys)
+        out = numba_coop.merge_sort_keys(coop.this_block(), keys, descending=True, compare_op=max)
+        coop.store(coop.this_block(), dst, out)
+
+    _error(kernel, (I32, I32), coop.CoopValueError,
+           "cuda.coop.numba_mlir.merge_sort_keys compare_op cannot be combined with descending=True")
+
+
+def test_warp_merge_sort_rejects_descriptors():
+    @cuda.jit
+    def kernel(src, dst):
+        temp = coop.TempStorage()
+        keys = coop.ThreadData(2)
+        coop.load(coop.this_block(), src, keys)
+        out = coop.merge_sort_keys(coop.this_warp(), keys, temp_storage=temp)
+        coop.store(coop.this_block(), dst, out)
+
+    _error(kernel, (I32, I32), coop.CoopValueError, "does not accept temp_storage for warp groups")
+
+
+def test_pairs_are_not_implemented_yet():
+    @cuda.jit
+    def kernel(src, dst):
+        keys = coop.ThreadData(2)
+        values = coop.ThreadData(2)
+        coop.load(coop.this_block(), src, keys)
+        coop.load(coop.this_block(), src, values)
+        k, v = coop.radix_sort_pairs(coop.this_block(), keys, values)
+        coop.store(coop.this_block(), dst, k)
+
+    _error(kernel, (I32, I32), coop.CoopUnsupportedError,
+           "cuda.coop.radix_sort_pairs is not implemented by the numba-cuda-mlir backend")

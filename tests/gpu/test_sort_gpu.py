@@ -1,0 +1,248 @@
+"""merge_sort_keys and radix_sort_keys on the GPU against NumPy oracles (SPEC 8.8, 8.9, 9.8)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cuda.coop.numba_mlir as numba_coop
+from cuda import coop
+from numba_cuda_mlir import cuda
+
+pytestmark = pytest.mark.gpu
+GRID = 3
+rng = np.random.default_rng(8088)
+SHAPES = [(32, 1, 1), (128, 1, 1), (8, 4, 1)]
+
+
+def data(n, dtype, distinct=None):
+    """Random keys; ``distinct`` draws them from a few values so that equal keys and digits occur."""
+    dtype = np.dtype(dtype)
+    if distinct:
+        return rng.integers(-distinct, distinct, n).astype(dtype)
+    if dtype.kind == "f":
+        return (rng.standard_normal(n) * 1000).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+
+
+def poisoned(n, dtype):
+    return np.frombuffer(np.full(n * np.dtype(dtype).itemsize, 0x5A, np.uint8).tobytes(), dtype=dtype).copy()
+
+
+def launch(kernel, shape, *args):
+    kernel[GRID, shape](*args)
+    cuda.synchronize()
+
+
+def merge_kernel(width, k, descending, partial, oob):
+    """Width 0: the block; 32: physical warps; otherwise logical warps. Partial tiles pass valid_items and
+    oob_default (a separate kernel: both branches of a compile-time condition are planned)."""
+    if partial:
+        @cuda.jit
+        def merge_partial(src, dst, kept, valid):
+            block = coop.this_block()
+            group = coop.this_block() if width == 0 else (
+                coop.this_warp() if width == 32 else coop.this_warp().group_by(width))
+            base = np.int64(cuda.blockIdx.x) * block.count() * k
+            keys = coop.ThreadData(k)
+            coop.load(block, src, keys, offset=base)
+            out = coop.merge_sort_keys(group, keys, descending=descending, valid_items=valid, oob_default=oob)
+            coop.store(block, dst, out, offset=base)
+            coop.store(block, kept, keys, offset=base)  # the input payload is unchanged
+
+        return merge_partial
+
+    @cuda.jit
+    def merge(src, dst, kept, valid):
+        block = coop.this_block()
+        group = coop.this_block() if width == 0 else (
+            coop.this_warp() if width == 32 else coop.this_warp().group_by(width))
+        base = np.int64(cuda.blockIdx.x) * block.count() * k
+        keys = coop.ThreadData(k)
+        coop.load(block, src, keys, offset=base)
+        out = coop.merge_sort_keys(group, keys, descending=descending)
+        coop.store(block, dst, out, offset=base)
+        coop.store(block, kept, keys, offset=base)
+
+    return merge
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("k", [1, 2, 4])
+@pytest.mark.parametrize("dtype", [np.int32, np.float32])
+def test_block_merge_sort(shape, k, dtype):
+    threads = int(np.prod(shape))
+    tile = threads * k
+    src = data(GRID * tile, dtype)
+    for descending in (False, True):
+        dst, kept = poisoned(src.size, dtype), poisoned(src.size, dtype)
+        launch(merge_kernel(0, k, descending, False, None), shape, src, dst, kept, 0)
+        expected = np.sort(src.reshape(GRID, tile), axis=1)
+        if descending:
+            expected = expected[:, ::-1]
+        np.testing.assert_array_equal(dst.reshape(GRID, tile), expected)
+        np.testing.assert_array_equal(kept, src)
+
+
+@pytest.mark.parametrize("width", [32, 16, 4, 1])
+@pytest.mark.parametrize("dtype", [np.int64, np.float64])
+def test_warp_merge_sort(width, dtype):
+    threads, k = 64, 4
+    src = data(GRID * threads * k, dtype, distinct=50)  # duplicates across the tile
+    dst, kept = poisoned(src.size, dtype), poisoned(src.size, dtype)
+    launch(merge_kernel(width, k, False, False, None), threads, src, dst, kept, 0)
+    chunks = src.reshape(-1, width * k)
+    np.testing.assert_array_equal(dst.reshape(-1, width * k), np.sort(chunks, axis=1))
+    np.testing.assert_array_equal(kept, src)
+
+
+@pytest.mark.parametrize("width,descending", [(0, False), (0, True), (32, False), (8, True)])
+def test_merge_sort_partial_tile(width, descending):
+    threads, k, dtype = 128, 4, np.int32
+    tile = (threads if width == 0 else width) * k
+    oob = np.int32(np.iinfo(np.int32).min if descending else np.iinfo(np.int32).max)
+    src = data(GRID * threads * k, dtype, distinct=1000)
+    for valid in (0, 1, tile // 3, tile):
+        dst, kept = poisoned(src.size, dtype), poisoned(src.size, dtype)
+        launch(merge_kernel(width, k, descending, True, oob), threads, src, dst, kept, np.int32(valid))
+        chunks = src.reshape(-1, tile)[:, :valid]
+        expected = np.sort(chunks, axis=1)
+        if descending:
+            expected = expected[:, ::-1]
+        np.testing.assert_array_equal(dst.reshape(-1, tile)[:, :valid], expected)  # only valid positions are defined
+        np.testing.assert_array_equal(kept, src)
+
+
+# ---------------------------------------------------------------------------------------- radix sort
+
+
+def ordered_digits(keys, begin, end):
+    """The digit [begin, end) of SPEC 8.9's ordered representation: signed keys with the sign bit inverted,
+    negative floats with all bits inverted, other floats with the sign bit inverted."""
+    dtype = keys.dtype
+    bits = dtype.itemsize * 8
+    unsigned = np.dtype(f"uint{bits}")
+    raw = keys.view(unsigned).astype(np.uint64)
+    sign = np.uint64(1 << (bits - 1))
+    if dtype.kind == "i":
+        ordered = raw ^ sign
+    elif dtype.kind == "f":
+        mask = np.uint64((1 << bits) - 1)
+        ordered = np.where(raw & sign, (~raw) & mask, raw ^ sign)
+    else:
+        ordered = raw
+    return (ordered >> np.uint64(begin)) & np.uint64((1 << (end - begin)) - 1)
+
+
+def radix_oracle(src, tile, begin, end, descending):
+    """Stable sort of each tile by the selected digits (descending: digits high to low, still stable)."""
+    out = []
+    for chunk in src.reshape(-1, tile):
+        digits = ordered_digits(chunk, begin, end).astype(np.float64) if end - begin < 53 else None
+        if digits is None:  # wide digits: sort on the exact integers through a stable lexsort of two halves
+            d = ordered_digits(chunk, begin, end)
+            hi, lo = (d >> np.uint64(32)).astype(np.int64), (d & np.uint64(0xFFFFFFFF)).astype(np.int64)
+            order = np.lexsort((-lo, -hi) if descending else (lo, hi))
+        else:
+            order = np.argsort(-digits if descending else digits, kind="stable")
+        out.append(chunk[order])
+    return np.concatenate(out)
+
+
+def radix_kernel(k, descending, begin, end, runtime_bits):
+    """Common radix sort; ``runtime_bits`` passes the bounds as kernel arguments instead of constants."""
+    if runtime_bits:
+        @cuda.jit
+        def radix_runtime(src, dst, kept, begin_bit, end_bit):
+            block = coop.this_block()
+            base = np.int64(cuda.blockIdx.x) * block.count() * k
+            keys = coop.ThreadData(k)
+            coop.load(block, src, keys, offset=base)
+            out = coop.radix_sort_keys(block, keys, begin_bit=begin_bit, end_bit=end_bit, descending=descending)
+            coop.store(block, dst, out, offset=base)
+            coop.store(block, kept, keys, offset=base)  # the input payload is unchanged
+
+        return radix_runtime
+
+    @cuda.jit
+    def radix(src, dst, kept, begin_bit, end_bit):
+        block = coop.this_block()
+        base = np.int64(cuda.blockIdx.x) * block.count() * k
+        keys = coop.ThreadData(k)
+        coop.load(block, src, keys, offset=base)
+        out = coop.radix_sort_keys(block, keys, begin_bit=begin, end_bit=end, descending=descending)
+        coop.store(block, dst, out, offset=base)
+        coop.store(block, kept, keys, offset=base)
+
+    return radix
+
+
+def qualified_radix_kernel(k, descending, blocked_to_striped):
+    """cuda.coop.numba_mlir.radix_sort_keys: float keys and the striped output layout (SPEC 9.8)."""
+    @cuda.jit
+    def radix_qualified(src, dst, kept, begin_bit, end_bit):
+        block = coop.this_block()
+        base = np.int64(cuda.blockIdx.x) * block.count() * k
+        keys = coop.ThreadData(k)
+        coop.load(block, src, keys, offset=base)
+        out = numba_coop.radix_sort_keys(block, keys, descending=descending, blocked_to_striped=blocked_to_striped)
+        coop.store(block, dst, out, algorithm="striped" if blocked_to_striped else "direct", offset=base)
+        coop.store(block, kept, keys, offset=base)
+
+    return radix_qualified
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("k", [1, 2, 4])
+@pytest.mark.parametrize("dtype", [np.int32, np.uint64])
+def test_block_radix_sort_full_width(shape, k, dtype):
+    threads = int(np.prod(shape))
+    tile = threads * k
+    bits = np.dtype(dtype).itemsize * 8
+    src = data(GRID * tile, dtype)
+    for descending in (False, True):
+        dst, kept = poisoned(src.size, dtype), poisoned(src.size, dtype)
+        launch(radix_kernel(k, descending, 0, None, False), shape, src, dst, kept, 0, 0)
+        np.testing.assert_array_equal(dst, radix_oracle(src, tile, 0, bits, descending))
+        np.testing.assert_array_equal(kept, src)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint32])
+@pytest.mark.parametrize("begin,end", [(0, 5), (3, 11), (4, 31)])
+@pytest.mark.parametrize("runtime_bits", [False, True])
+def test_block_radix_sort_bit_range_is_stable(dtype, begin, end, runtime_bits):
+    threads, k = 128, 4
+    tile = threads * k
+    src = data(GRID * tile, dtype)
+    for descending in (False, True):
+        dst, kept = poisoned(src.size, dtype), poisoned(src.size, dtype)
+        kernel = radix_kernel(k, descending, begin, end, runtime_bits)
+        launch(kernel, threads, src, dst, kept, np.int32(begin), np.int32(end))
+        np.testing.assert_array_equal(dst, radix_oracle(src, tile, begin, end, descending))
+        np.testing.assert_array_equal(kept, src)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_qualified_radix_sort_float_keys(dtype):
+    threads, k = 128, 4
+    tile = threads * k
+    src = data(GRID * tile, dtype)
+    src[::7] = -src[::7]
+    src[5] = 0.0
+    bits = np.dtype(dtype).itemsize * 8
+    for descending in (False, True):
+        dst, kept = poisoned(src.size, dtype), poisoned(src.size, dtype)
+        launch(qualified_radix_kernel(k, descending, False), threads, src, dst, kept, 0, 0)
+        np.testing.assert_array_equal(dst, radix_oracle(src, tile, 0, bits, descending))
+        np.testing.assert_array_equal(kept, src)
+
+
+def test_qualified_radix_sort_blocked_to_striped():
+    """Sorted position p goes to member p % T, slot p // T: a striped store writes the sorted tile in order."""
+    threads, k, dtype = 128, 4, np.int32
+    tile = threads * k
+    src = data(GRID * tile, dtype)
+    dst, kept = poisoned(src.size, dtype), poisoned(src.size, dtype)
+    launch(qualified_radix_kernel(k, False, True), threads, src, dst, kept, 0, 0)
+    np.testing.assert_array_equal(dst, radix_oracle(src, tile, 0, 32, False))
+    np.testing.assert_array_equal(kept, src)
