@@ -198,15 +198,46 @@ def test_warp_merge_sort_rejects_descriptors():
     _error(kernel, (I32, I32), coop.CoopValueError, "does not accept temp_storage for warp groups")
 
 
-def test_pairs_are_not_implemented_yet():
+def test_pairs_unpack_into_two_payloads():
+    @cuda.jit
+    def kernel(keys_in, values_in, keys_out, values_out):
+        block = coop.this_block()
+        keys = coop.ThreadData(4)
+        values = coop.ThreadData(4)
+        coop.load(block, keys_in, keys)
+        coop.load(block, values_in, values)
+        k, v = coop.radix_sort_pairs(block, keys, values)
+        both = coop.merge_sort_pairs(coop.this_warp(), k, v, descending=True)
+        coop.store(block, keys_out, both[0])
+        coop.store(block, values_out, both[1])
+
+    built = _build(kernel, (I32, F32, I32, F32))
+    source = built.cpp_source
+    assert "cub::BlockRadixSort<int, 128, 4, float," in source and "cub::WarpMergeSort<int, 4, 32, float>" in source
+
+
+def test_pairs_need_equal_extents():
     @cuda.jit
     def kernel(src, dst):
         keys = coop.ThreadData(2)
-        values = coop.ThreadData(2)
+        values = coop.ThreadData(4)
         coop.load(coop.this_block(), src, keys)
         coop.load(coop.this_block(), src, values)
-        k, v = coop.radix_sort_pairs(coop.this_block(), keys, values)
+        k, v = coop.merge_sort_pairs(coop.this_block(), keys, values)
         coop.store(coop.this_block(), dst, k)
 
-    _error(kernel, (I32, I32), coop.CoopUnsupportedError,
-           "cuda.coop.radix_sort_pairs is not implemented by the numba-cuda-mlir backend")
+    _error(kernel, (I32, I32), coop.CoopValueError,
+           "cuda.coop.merge_sort_pairs keys and values must have the same items_per_thread (2 != 4)")
+
+
+def test_pair_results_cannot_escape():
+    @cuda.jit
+    def kernel(src, dst, out):
+        keys = coop.ThreadData(2)
+        coop.load(coop.this_block(), src, keys)
+        both = coop.merge_sort_pairs(coop.this_block(), keys, keys)
+        kept = (both, 1)
+        out[0] = kept[1]
+        coop.store(coop.this_block(), dst, both[0])
+
+    _error(kernel, (I32, I32, I32), coop.CoopTypeError, "escapes to runtime")

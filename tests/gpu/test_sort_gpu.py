@@ -246,3 +246,136 @@ def test_qualified_radix_sort_blocked_to_striped():
     launch(qualified_radix_kernel(k, False, True), threads, src, dst, kept, 0, 0)
     np.testing.assert_array_equal(dst, radix_oracle(src, tile, 0, 32, False))
     np.testing.assert_array_equal(kept, src)
+
+
+# ---------------------------------------------------------------------------------------- pairs
+
+
+def merge_pairs_kernel(width, k, descending, partial, oob):
+    if partial:
+        @cuda.jit
+        def merge_pairs_partial(keys_in, values_in, keys_out, values_out, kept, valid):
+            block = coop.this_block()
+            group = coop.this_block() if width == 0 else (
+                coop.this_warp() if width == 32 else coop.this_warp().group_by(width))
+            base = np.int64(cuda.blockIdx.x) * block.count() * k
+            keys = coop.ThreadData(k)
+            values = coop.ThreadData(k)
+            coop.load(block, keys_in, keys, offset=base)
+            coop.load(block, values_in, values, offset=base)
+            sorted_keys, sorted_values = coop.merge_sort_pairs(group, keys, values, descending=descending,
+                                                               valid_items=valid, oob_default=oob)
+            coop.store(block, keys_out, sorted_keys, offset=base)
+            coop.store(block, values_out, sorted_values, offset=base)
+            coop.store(block, kept, values, offset=base)
+
+        return merge_pairs_partial
+
+    @cuda.jit
+    def merge_pairs(keys_in, values_in, keys_out, values_out, kept, valid):
+        block = coop.this_block()
+        group = coop.this_block() if width == 0 else (
+            coop.this_warp() if width == 32 else coop.this_warp().group_by(width))
+        base = np.int64(cuda.blockIdx.x) * block.count() * k
+        keys = coop.ThreadData(k)
+        values = coop.ThreadData(k)
+        coop.load(block, keys_in, keys, offset=base)
+        coop.load(block, values_in, values, offset=base)
+        result = coop.merge_sort_pairs(group, keys, values, descending=descending)
+        coop.store(block, keys_out, result[0], offset=base)
+        coop.store(block, values_out, result[1], offset=base)
+        coop.store(block, kept, values, offset=base)
+
+    return merge_pairs
+
+
+def distinct_keys(n, dtype):
+    """Keys without duplicates, so that each value's destination is determined (merge sort is not stable)."""
+    return rng.permutation(n).astype(dtype) * (3 if np.dtype(dtype).kind != "u" else 1) - n
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("k", [1, 2, 4])
+@pytest.mark.parametrize("key_dtype,value_dtype", [(np.int32, np.float64), (np.float32, np.int16)])
+def test_block_merge_sort_pairs(shape, k, key_dtype, value_dtype):
+    threads = int(np.prod(shape))
+    tile = threads * k
+    keys = distinct_keys(GRID * tile, key_dtype)
+    values = data(keys.size, value_dtype)
+    for descending in (False, True):
+        keys_out, values_out = poisoned(keys.size, key_dtype), poisoned(keys.size, value_dtype)
+        kept = poisoned(keys.size, value_dtype)
+        launch(merge_pairs_kernel(0, k, descending, False, None), shape, keys, values, keys_out, values_out, kept, 0)
+        order = np.argsort(keys.reshape(GRID, tile), axis=1, kind="stable")
+        if descending:
+            order = order[:, ::-1]
+        np.testing.assert_array_equal(keys_out.reshape(GRID, tile), np.take_along_axis(keys.reshape(GRID, tile), order, 1))
+        np.testing.assert_array_equal(values_out.reshape(GRID, tile),
+                                      np.take_along_axis(values.reshape(GRID, tile), order, 1))
+        np.testing.assert_array_equal(kept, values)
+
+
+@pytest.mark.parametrize("width", [32, 8])
+@pytest.mark.parametrize("partial", [False, True])
+def test_warp_merge_sort_pairs(width, partial):
+    threads, k = 64, 4
+    tile = width * k
+    keys = distinct_keys(GRID * threads * k, np.int32)
+    values = np.arange(keys.size, dtype=np.uint32)
+    valid = tile // 2 + 1 if partial else tile
+    keys_out, values_out = poisoned(keys.size, np.int32), poisoned(keys.size, np.uint32)
+    kept = poisoned(keys.size, np.uint32)
+    oob = np.int32(np.iinfo(np.int32).max)
+    launch(merge_pairs_kernel(width, k, False, partial, oob), threads, keys, values, keys_out, values_out, kept,
+           np.int32(valid))
+    chunks = keys.reshape(-1, tile)[:, :valid]
+    order = np.argsort(chunks, axis=1, kind="stable")
+    np.testing.assert_array_equal(keys_out.reshape(-1, tile)[:, :valid], np.take_along_axis(chunks, order, 1))
+    np.testing.assert_array_equal(values_out.reshape(-1, tile)[:, :valid],
+                                  np.take_along_axis(values.reshape(-1, tile)[:, :valid], order, 1))
+    np.testing.assert_array_equal(kept, values)
+
+
+def radix_pairs_kernel(k, descending, begin, end):
+    @cuda.jit
+    def radix_pairs(keys_in, values_in, keys_out, values_out, kept):
+        block = coop.this_block()
+        base = np.int64(cuda.blockIdx.x) * block.count() * k
+        keys = coop.ThreadData(k)
+        values = coop.ThreadData(k)
+        coop.load(block, keys_in, keys, offset=base)
+        coop.load(block, values_in, values, offset=base)
+        sorted_keys, sorted_values = coop.radix_sort_pairs(block, keys, values, begin_bit=begin, end_bit=end,
+                                                           descending=descending)
+        coop.store(block, keys_out, sorted_keys, offset=base)
+        coop.store(block, values_out, sorted_values, offset=base)
+        coop.store(block, kept, keys, offset=base)
+
+    return radix_pairs
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("k", [1, 2, 4])
+@pytest.mark.parametrize("key_dtype", [np.int32, np.uint64])
+def test_block_radix_sort_pairs_is_stable(shape, k, key_dtype):
+    """Values are input positions: the output values are exactly the stable order of the selected digits."""
+    threads = int(np.prod(shape))
+    tile = threads * k
+    keys = data(GRID * tile, key_dtype)
+    positions = np.tile(np.arange(tile, dtype=np.int32), GRID)
+    for descending, (begin, end) in ((False, (0, None)), (True, (0, None)), (False, (2, 9)), (True, (5, 12))):
+        bits = np.dtype(key_dtype).itemsize * 8 if end is None else end
+        keys_out, values_out = poisoned(keys.size, key_dtype), poisoned(keys.size, np.int32)
+        kept = poisoned(keys.size, key_dtype)
+        launch(radix_pairs_kernel(k, descending, begin, end), shape, keys, positions, keys_out, values_out, kept)
+        expected_keys = radix_oracle(keys, tile, begin, bits, descending)
+        np.testing.assert_array_equal(keys_out, expected_keys)
+        order = values_out.reshape(GRID, tile)
+        np.testing.assert_array_equal(np.take_along_axis(keys.reshape(GRID, tile), order.astype(np.int64), 1).ravel(),
+                                      expected_keys)
+        digits = [ordered_digits(c, begin, bits) for c in keys.reshape(GRID, tile)]
+        for row, d in zip(order, digits):  # stability: equal digits keep increasing input positions
+            sorted_digits = d[row]
+            same = sorted_digits[1:] == sorted_digits[:-1]
+            assert np.all(row[1:][same] > row[:-1][same])
+        np.testing.assert_array_equal(kept, keys)

@@ -19,10 +19,11 @@ QUALIFIED_RADIX_KEY_DTYPES = RADIX_KEY_DTYPES + ("float32", "float64")
 class SortSpec:
     """Everything the code generator needs for one sort call."""
 
-    op: str  # "merge_sort_keys" or "radix_sort_keys"
+    op: str  # "merge_sort" or "radix_sort"
     group: GroupSpec
     block: tuple[int, int, int]
     key_dtype: str
+    value_dtype: str | None  # None: keys only
     items_per_thread: int
     descending: bool
     has_valid_items: bool  # merge sort partial tiles (valid_items with oob_default)
@@ -40,6 +41,18 @@ class SortSpec:
         return itemsize(self.key_dtype) * 8
 
 
+def _check_values(name: str, items_per_thread: int, values: tuple[str, int] | None) -> str | None:
+    """``values`` is (dtype, items_per_thread) of a pairs call's value payload; returns its dtype."""
+    if values is None:
+        return None
+    dtype, extent = values
+    if dtype not in NUMERIC_DTYPES:
+        raise CoopTypeError(f"{name} does not support values dtype {dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
+    if extent != items_per_thread:
+        raise CoopValueError(f"{name} keys and values must have the same items_per_thread ({items_per_thread} != {extent})")
+    return dtype
+
+
 def _descending(name: str, descending: object) -> bool:
     if not isinstance(descending, bool):
         raise CoopTypeError(f"{name} descending must be a compile-time bool")
@@ -47,14 +60,15 @@ def _descending(name: str, descending: object) -> bool:
 
 
 def plan_merge_sort(name: str, group: GroupSpec, launch: LaunchShape, key_dtype: str, items_per_thread: int,
-                    descending: object, valid_items: Control, oob_default: Control, compare_op: object,
-                    descriptor: Descriptor | None) -> SortSpec:
+                    values: tuple[str, int] | None, descending: object, valid_items: Control, oob_default: Control,
+                    compare_op: object, descriptor: Descriptor | None) -> SortSpec:
     require_kind(name, group, (BLOCK, WARP, LOGICAL_WARP), LOGICAL_WARP_WIDTHS)
     require_complete_warps(name, group, launch)
     if group.kind == BLOCK and not is_power_of_two(launch.threads):
         raise CoopUnsupportedError(f"{name} requires a power-of-two thread count; block shape is {launch.block}")
     if key_dtype not in NUMERIC_DTYPES:
         raise CoopTypeError(f"{name} does not support keys dtype {key_dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
+    value_dtype = _check_values(name, items_per_thread, values)
     descending = _descending(name, descending)
     if compare_op is not None:
         if descending:
@@ -73,7 +87,7 @@ def plan_merge_sort(name: str, group: GroupSpec, launch: LaunchShape, key_dtype:
             raise CoopTypeError(
                 f"{name} oob_default must have the payload dtype {key_dtype}; got {oob_default.dtype}; cast it")
     reject_warp_descriptor(name, group, descriptor)
-    return SortSpec("merge_sort_keys", group, launch.block, key_dtype, items_per_thread, descending,
+    return SortSpec("merge_sort", group, launch.block, key_dtype, value_dtype, items_per_thread, descending,
                     valid_items is not None, None, None, False, descriptor is None or descriptor.auto_sync)
 
 
@@ -89,7 +103,7 @@ def _static_bit(name: str, param: str, control: Control, lo: int, hi: int) -> in
 
 
 def plan_radix_sort(name: str, group: GroupSpec, launch: LaunchShape, key_dtype: str, items_per_thread: int,
-                    begin_bit: Control, end_bit: Control, descending: object, blocked_to_striped: object,
+                    values: tuple[str, int] | None, begin_bit: Control, end_bit: Control, descending: object, blocked_to_striped: object,
                     descriptor: Descriptor | None, qualified: bool) -> SortSpec:
     require_kind(name, group, (BLOCK,))
     allowed = QUALIFIED_RADIX_KEY_DTYPES if qualified else RADIX_KEY_DTYPES
@@ -98,6 +112,7 @@ def plan_radix_sort(name: str, group: GroupSpec, launch: LaunchShape, key_dtype:
             raise CoopTypeError(f"{name} supports keys dtypes {', '.join(RADIX_KEY_DTYPES)} through the common API; "
                                 f"use cuda.coop.numba_mlir for {key_dtype}")
         raise CoopTypeError(f"{name} does not support keys dtype {key_dtype}; supported: {', '.join(allowed)}")
+    value_dtype = _check_values(name, items_per_thread, values)
     descending = _descending(name, descending)
     if blocked_to_striped is None:
         blocked_to_striped = False
@@ -106,5 +121,5 @@ def plan_radix_sort(name: str, group: GroupSpec, launch: LaunchShape, key_dtype:
     width = itemsize(key_dtype) * 8
     begin = 0 if begin_bit is None else _static_bit(name, "begin_bit", begin_bit, 0, width - 1)
     end = width if end_bit is None else _static_bit(name, "end_bit", end_bit, 1 if begin is None else begin + 1, width)
-    return SortSpec("radix_sort_keys", group, launch.block, key_dtype, items_per_thread, descending, False, begin,
+    return SortSpec("radix_sort", group, launch.block, key_dtype, value_dtype, items_per_thread, descending, False, begin,
                     end, blocked_to_striped, descriptor is None or descriptor.auto_sync)

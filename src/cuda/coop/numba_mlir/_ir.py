@@ -64,12 +64,20 @@ class PayloadVal:
     loc: Any
     evidence: list = field(default_factory=list)  # (dtype, where)
     same_as: "PayloadVal | None" = None  # an operation result shares its input's dtype
+    array: Any = None  # the IR variable of a result's local array when it is not ``stmt``'s target (tuple results)
 
     def root(self) -> "PayloadVal":
         node = self
         while node.same_as is not None:
             node = node.same_as
         return node
+
+
+@dataclass(eq=False)
+class PayloadTuple:
+    """The fresh payloads an operation returns together (``keys, values = coop.merge_sort_pairs(...)``)."""
+
+    items: tuple[PayloadVal, ...]
 
 
 @dataclass(eq=False)
@@ -159,6 +167,14 @@ class Resolver:
             return Obj(-inner.value) if isinstance(inner, Obj) and _is_int(inner.value) else UNKNOWN
         if value.op == "cast":
             return self.var(value.value.name)
+        if value.op == "exhaust_iter":  # tuple unpacking of a multi-payload result
+            inner = self.var(value.value.name)
+            return inner if isinstance(inner, PayloadTuple) and value.count == len(inner.items) else UNKNOWN
+        if value.op == "static_getitem":
+            base = self.var(value.value.name)
+            if isinstance(base, PayloadTuple) and isinstance(value.index, int) and -len(base.items) <= value.index < len(base.items):
+                return base.items[value.index]
+            return UNKNOWN
         return UNKNOWN
 
     def callee(self, stmt: Any) -> Any:

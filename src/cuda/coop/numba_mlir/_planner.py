@@ -27,7 +27,7 @@ from .._semantics.common import BLOCK, CLUSTER, GRID, THREAD, WARP, LaunchShape,
 from .._semantics.temp_storage import ScratchUse, layout, make_descriptor
 from .._version import __version__
 from . import _compat as nb
-from ._ir import UNKNOWN, ArgRef, DescVal, GroupVal, MethodVal, Obj, PayloadVal, Resolver, dtype_of_object
+from ._ir import UNKNOWN, ArgRef, DescVal, GroupVal, MethodVal, Obj, PayloadTuple, PayloadVal, Resolver, dtype_of_object
 from ._lowering import Backing, SiteCall, make_site
 from ._inference import DtypeInference
 from ._lowering import FAMILIES
@@ -126,6 +126,8 @@ class KernelPlan(DtypeInference):
                     result = FAMILIES[name].result_payload(self, call)
                     if isinstance(result, PayloadVal):
                         self.payloads.append(result)
+                    elif isinstance(result, PayloadTuple):
+                        self.payloads.extend(result.items)
             elif isinstance(callee, MethodVal) and callee.name == "group_by":
                 bound = self._bind(stmt, _groups_markers.ThreadGroup.group_by, "ThreadGroup.group_by", skip_self=True)
                 count = self._static(bound.get("count"), stmt, "ThreadGroup.group_by count", must=False)
@@ -308,6 +310,23 @@ class KernelPlan(DtypeInference):
         return PayloadVal(call.stmt, call.stmt.target.name, items_per_thread, dtype, False, call.stmt.loc,
                           same_as=like if dtype is None else None)
 
+    def payload_tuple(self, var: Any) -> PayloadTuple:
+        value = self.resolver.var(var.name)
+        assert isinstance(value, PayloadTuple), value  # created by the family's result_payload
+        return value
+
+    def new_result_payloads(self, call: OpCall, likes: list[PayloadVal]) -> PayloadTuple:
+        """Fresh payloads an operation returns as a tuple, each shaped like one input; each gets its own local
+        array variable, and the call's target becomes the tuple of those arrays."""
+        stmt = call.stmt
+        scope, loc = stmt.target.scope, stmt.loc
+        items = []
+        for like in likes:
+            array = nb.ir.Var(scope, scope.redefine("$cuda_coop_result", loc).name, loc)
+            items.append(PayloadVal(stmt, f"{stmt.target.name}[{len(items)}]", like.items_per_thread, None, False, loc,
+                                    same_as=like, array=array))
+        return PayloadTuple(tuple(items))
+
     def scalar_dtype(self, var: Any, call: OpCall, param: str) -> str:
         """The dtype of a scalar operand, as far as it can be seen before typing (SPEC 4 rules)."""
         dtype, _ = self._value_dtype(var)
@@ -385,7 +404,7 @@ class KernelPlan(DtypeInference):
                     continue
                 if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
                     expr = stmt.value
-                    if expr.op == "getattr" or expr.op in ("getitem", "static_getitem"):
+                    if expr.op in ("getattr", "getitem", "static_getitem", "exhaust_iter"):
                         continue
                     if expr.op == "call":
                         callee = self.resolver.callee(stmt)
@@ -398,7 +417,8 @@ class KernelPlan(DtypeInference):
                     used = stmt.list_vars()
                 for var in used:
                     value = self.resolver.memo.get(var.name)
-                    kind = {GroupVal: "ThreadGroup", PayloadVal: "ThreadData", DescVal: "TempStorage"}.get(type(value))
+                    kind = {GroupVal: "ThreadGroup", PayloadVal: "ThreadData", PayloadTuple: "ThreadData",
+                            DescVal: "TempStorage"}.get(type(value))
                     if kind is None:
                         continue
                     use = f"{type(stmt).__name__.lower()} `{stmt}`"
@@ -484,7 +504,9 @@ class KernelPlan(DtypeInference):
                 if var.name not in kept and all(isinstance(d, (ir.Global, ir.FreeVar))
                                                 for d in self.resolver.definitions(var.name)):
                     dropped.add(var.name)
-        payload_stmts = {id(p.stmt): p for p in self.payloads}
+        payload_stmts: dict[int, list[PayloadVal]] = {}
+        for payload in self.payloads:
+            payload_stmts.setdefault(id(payload.stmt), []).append(payload)
         for block in self.func_ir.blocks.values():
             body = []
             for stmt in block.body:
@@ -497,15 +519,15 @@ class KernelPlan(DtypeInference):
                         fn = ir.Var(block.scope, block.scope.redefine("$cuda_coop_site", loc).name, loc)
                         body.append(ir.Assign(ir.Global(entry.site.symbol, callee, loc), fn, loc))
                         call = ir.Expr.call(fn, list(entry.operands), (), loc)
-                        if id(stmt) in payload_stmts:  # the result is a fresh payload the call fills
-                            body.extend(self._local_array(block, stmt, payload_stmts[id(stmt)]))
-                            body.append(stmt)
+                        if id(stmt) in payload_stmts:  # the result is fresh payloads the call fills
+                            body.extend(self._result_arrays(block, stmt, payload_stmts[id(stmt)]))
                             unused = ir.Var(block.scope, block.scope.redefine("$cuda_coop_void", loc).name, loc)
                             stmt = ir.Assign(call, unused, loc)
                         else:
                             stmt.value = call
-                    elif id(stmt) in payload_stmts:
-                        body.extend(self._local_array(block, stmt, payload_stmts[id(stmt)]))
+                    elif id(stmt) in payload_stmts:  # a ThreadData constructor becomes its local array
+                        body.extend(self._local_array(block, loc, stmt.target, payload_stmts[id(stmt)][0]))
+                        continue
                     elif isinstance(value, (ir.Global, ir.FreeVar)) and (
                             _is_coop_object(value.value) or stmt.target.name in dropped):
                         stmt.value = ir.Const(0, loc)
@@ -525,22 +547,33 @@ class KernelPlan(DtypeInference):
                 body.append(stmt)
             block.body = body
 
-    def _local_array(self, block: Any, stmt: Any, payload: PayloadVal) -> list:
+    def _result_arrays(self, block: Any, stmt: Any, payloads: list[PayloadVal]) -> list:
+        """Statements creating an operation's result arrays: its target is the array, or the tuple of them."""
+        if len(payloads) == 1 and payloads[0].array is None:
+            return self._local_array(block, stmt.loc, stmt.target, payloads[0])
+        out = []
+        for payload in payloads:
+            out += self._local_array(block, stmt.loc, payload.array, payload)
+        out.append(nb.ir.Assign(nb.ir.Expr.build_tuple([p.array for p in payloads], stmt.loc), stmt.target, stmt.loc))
+        return out
+
+    def _local_array(self, block: Any, loc: Any, target: Any, payload: PayloadVal) -> list:
+        """``target = cuda.local.array(K, dtype)`` as IR statements; the last one is the assignment."""
         ir = nb.ir
-        loc, scope = stmt.loc, block.scope
+        scope = block.scope
 
         def fresh(prefix: str) -> Any:
             return ir.Var(scope, scope.redefine(prefix, loc).name, loc)
 
         cuda_var, local_var, array_fn = fresh("$cuda_coop_cuda"), fresh("$cuda_coop_local"), fresh("$cuda_coop_array")
         size_var, dtype_var = fresh("$cuda_coop_k"), fresh("$cuda_coop_dtype")
-        stmt.value = ir.Expr.call(array_fn, [size_var, dtype_var], (), loc)
         return [
             ir.Assign(ir.Global("cuda", nb.nb_cuda, loc), cuda_var, loc),
             ir.Assign(ir.Expr.getattr(cuda_var, "local", loc), local_var, loc),
             ir.Assign(ir.Expr.getattr(local_var, "array", loc), array_fn, loc),
             ir.Assign(ir.Const(payload.items_per_thread, loc), size_var, loc),
             ir.Assign(ir.Global(payload.dtype, nb.numba_dtype(payload.dtype), loc), dtype_var, loc),
+            ir.Assign(ir.Expr.call(array_fn, [size_var, dtype_var], (), loc), target, loc),
         ]
 
 

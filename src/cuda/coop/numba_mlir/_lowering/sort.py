@@ -1,7 +1,7 @@
-"""merge_sort_keys and radix_sort_keys in the numba-cuda-mlir backend (C++: _cub.families.sort).
+"""Merge sort and radix sort in the numba-cuda-mlir backend (C++: _cub.families.sort).
 
-The ``*_pairs`` forms return two payloads; the backend does not plan tuple results yet, so they
-stay R9 (no entry in OPS)."""
+The ``*_pairs`` forms return ``(keys, values)``: two fresh payloads whose local arrays the
+rewrite packs into a tuple, so the user's unpacking works unchanged."""
 from __future__ import annotations
 
 from typing import Any
@@ -13,47 +13,59 @@ from ..._semantics.sort import plan_merge_sort, plan_radix_sort
 from .. import _compat as nb
 from . import Param, SiteCall
 
-OPS = ("merge_sort_keys", "radix_sort_keys")
+OPS = ("merge_sort_keys", "merge_sort_pairs", "radix_sort_keys", "radix_sort_pairs")
 
 
-def _keys(ctx: Any, call: Any) -> Any:
-    payload = ctx.payload(call.args["keys"])
+def _operand(ctx: Any, call: Any, param: str) -> Any:
+    payload = ctx.payload(call.args[param])
     if payload is None:
-        raise CoopTypeError(f"{call.name} requires a fixed-size ThreadData keys payload in the common API; "
+        raise CoopTypeError(f"{call.name} requires a fixed-size ThreadData {param} payload in the common API; "
                             "use cuda.coop.numba_mlir for array payloads")
     return payload
 
 
 def result_payload(ctx: Any, call: Any) -> Any:
-    """A fresh payload of the keys' extent and dtype."""
-    payload = ctx.payload(call.args["keys"]) if "keys" in call.args else None
-    return None if payload is None else ctx.new_result_payload(call, payload.items_per_thread, payload)
+    """Fresh payloads shaped like the keys (and the values, as a tuple, for ``*_pairs``)."""
+    keys = ctx.payload(call.args["keys"]) if "keys" in call.args else None
+    if keys is None:
+        return None
+    if not call.op.endswith("_pairs"):
+        return ctx.new_result_payload(call, keys.items_per_thread, keys)
+    values = ctx.payload(call.args["values"]) if "values" in call.args else None
+    return None if values is None else ctx.new_result_payloads(call, [keys, values])
 
 
 def plan(ctx: Any, call: Any) -> None:
     name, args = call.name, call.args
     group = ctx.group(call)
-    keys = _keys(ctx, call)
+    keys = _operand(ctx, call, "keys")
+    pairs = call.op.endswith("_pairs")
+    values = _operand(ctx, call, "values") if pairs else None
+    value_shape = (values.dtype, values.items_per_thread) if values is not None else None
     desc = ctx.descriptor(args.get("temp_storage"), name)
     descending = ctx.static(call, "descending", False, kind="bool")
     qualified = getattr(call.marker, "__coop_qualified__", False)
-    if call.op == "merge_sort_keys":
+    if call.op.startswith("merge"):
         controls = {key: ctx.control(call, key) for key in ("valid_items", "oob_default")}
-        spec = plan_merge_sort(name, group.spec, ctx.launch, keys.dtype, keys.items_per_thread, descending,
+        spec = plan_merge_sort(name, group.spec, ctx.launch, keys.dtype, keys.items_per_thread, value_shape, descending,
                                controls["valid_items"], controls["oob_default"],
                                ctx.static(call, "compare_op", None) if qualified else None,
                                desc.descriptor if desc else None)
         abis = {"valid_items": "i64", "oob_default": "elem"}
     else:
         controls = {key: ctx.control(call, key) for key in ("begin_bit", "end_bit")}
-        spec = plan_radix_sort(name, group.spec, ctx.launch, keys.dtype, keys.items_per_thread, controls["begin_bit"],
-                               controls["end_bit"], descending,
+        spec = plan_radix_sort(name, group.spec, ctx.launch, keys.dtype, keys.items_per_thread, value_shape,
+                               controls["begin_bit"], controls["end_bit"], descending,
                                ctx.static(call, "blocked_to_striped", False, kind="bool") if qualified else False,
                                desc.descriptor if desc else None, qualified)
         abis = {"begin_bit": "i64", "end_bit": "i64"}
+    if pairs:
+        results = ctx.payload_tuple(call.stmt.target).items
+        operands = [args["keys"], args["values"], results[0].array, results[1].array]
+    else:
+        operands = [args["keys"], call.stmt.target]
+    params = [Param("ptr", i) for i in range(len(operands))]
     defaults = {"valid_items": 0, "oob_default": 0, "begin_bit": spec.begin_bit, "end_bit": spec.end_bit}
-    operands = [args["keys"], call.stmt.target]
-    params = [Param("ptr", 0), Param("ptr", 1)]
     runtime: dict[str, int] = {}
     for key, abi in abis.items():
         control = controls[key]
