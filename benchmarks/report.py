@@ -8,6 +8,8 @@ COOP_VS_CUB = 0.98  # every cuda.coop kernel against the CUB C++ kernel of the s
 BEST_VS_COPY = 0.95  # the best cuda.coop variant of each memory-bound benchmark against the copy ceiling
 WARM_DISK_OVERHEAD_S = 0.3  # warm-cache compile in a new process, on top of numba-cuda-mlir's own compile
 COLD_FOUR_NVRTC_S = 1.5  # cold four-specialisation kernel: one NVRTC run, under this much NVRTC time
+# Compute-bound operations: reported in Gkeys/s (GB/s / 8 for 4-byte keys read and written), no copy-ceiling target.
+COMPUTE_BOUND = ("merge_sort", "radix_sort")
 IMPL_NAMES = {"coop": "cuda.coop", "cub_cpp": "CUB C++", "handwritten": "hand-written", "triton": "Triton",
               "copy": "copy"}
 
@@ -51,7 +53,7 @@ def _benchmarks(records: list[dict]) -> dict[tuple, list[dict]]:
     algorithms."""
     out: dict[tuple, list[dict]] = {}
     for r in throughput(records):
-        if r["impl"] == "coop":
+        if r["impl"] == "coop" and r.get("operation") not in COMPUTE_BOUND:
             key = (r["family"], r.get("operation", "copy"), r["group"], r["items_per_thread"], r["dtype"])
             out.setdefault(key, []).append(r)
     return out
@@ -108,7 +110,14 @@ def analysis(records: list[dict]) -> list[str]:
     for r in rows:
         if r["impl"] == "triton":
             triton.setdefault(r.get("operation", "copy"), []).append(r)
+    for r in rows:
+        if r.get("operation") in COMPUTE_BOUND and r["impl"] in ("coop", "cub_cpp", "triton"):
+            keys_per_s = r["gbps"] / (2 * 4)  # 4-byte keys, each read and written once
+            lines.append(f"- {IMPL_NAMES[r['impl']]} {r['kernel']}: {keys_per_s:.1f} Gkeys/s"
+                         + (f" ({r['ratio_vs_cub_cpp']:.3f}x CUB C++)." if "ratio_vs_cub_cpp" in r else "."))
     for operation, tri in triton.items():
+        if operation in COMPUTE_BOUND:
+            continue
         if top:
             what = "tile copies" if operation == "copy" else operation
             lines.append(f"- Triton {what}: {min(r['gbps'] for r in tri) / top:.2f}x-"
