@@ -15,7 +15,7 @@ import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from numba_cuda_mlir import cuda  # noqa: F811  (keep the name `cuda` bound to numba's)
 
-from .common import Buffers, Case
+from .common import Buffers, Case, outputs_equal
 
 FAMILY = "sort"
 CUB_SOURCE = "sort.cu"
@@ -54,6 +54,8 @@ def _expected(buffers: Buffers, tile: int):
 def verify(case: Case, buffers: Buffers) -> bool:
     import cupy as cp
 
+    if case.operation == "copy":  # this family's copy-ceiling row
+        return outputs_equal(buffers)
     return bool(cp.array_equal(buffers.dst, _expected(buffers, case.tile)))
 
 
