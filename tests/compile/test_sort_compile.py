@@ -241,3 +241,72 @@ def test_pair_results_cannot_escape():
         coop.store(coop.this_block(), dst, both[0])
 
     _error(kernel, (I32, I32, I32), coop.CoopTypeError, "escapes to runtime")
+
+
+@pytest.mark.parametrize("begin,end,radix_bits,message", [
+    (0, None, 0, "radix_bits must be positive"),
+    (2, 6, 3, "radix_bits must match end_bit - begin_bit"),
+    (0, 9, None, "radix_rank bit width must be <= 8"),
+    (30, None, 4, "cuda.coop.radix_rank static end_bit must be between 31 and 32; got 34"),
+])
+def test_radix_rank_bit_bounds_are_o10(begin, end, radix_bits, message):
+    @cuda.jit
+    def kernel(src, dst):
+        keys = coop.ThreadData(2)
+        coop.load(coop.this_block(), src, keys)
+        ranks = coop.radix_rank(coop.this_block(), keys, begin_bit=begin, end_bit=end, radix_bits=radix_bits)
+        coop.store(coop.this_block(), dst, ranks)
+
+    _error(kernel, (I32, I32), coop.CoopValueError, message)
+
+
+def test_radix_rank_bits_must_be_compile_time():
+    @cuda.jit
+    def kernel(src, dst, bits):
+        keys = coop.ThreadData(2)
+        coop.load(coop.this_block(), src, keys)
+        coop.store(coop.this_block(), dst, coop.radix_rank(coop.this_block(), keys, radix_bits=bits))
+
+    _error(kernel, (I32, I32, np.float32(3)), coop.CoopTypeError, "cuda.coop.radix_rank radix_bits must be a compile-time integer")
+
+
+def test_topk_needs_a_one_dimensional_block():
+    @cuda.jit
+    def kernel(src, dst):
+        keys = coop.ThreadData(2)
+        coop.load(coop.this_block(), src, keys)
+        coop.store(coop.this_block(), dst, coop.topk_max_keys(coop.this_block(), keys, k=3))
+
+    _error(kernel, (I32, I32), coop.CoopUnsupportedError,
+           "cuda.coop.topk_max_keys requires a one-dimensional block; block shape is (32, 4, 1)", block=(32, 4))
+
+
+def test_topk_static_k_range():
+    @cuda.jit
+    def kernel(src, dst):
+        keys = coop.ThreadData(2)
+        coop.load(coop.this_block(), src, keys)
+        coop.store(coop.this_block(), dst, coop.topk_min_keys(coop.this_block(), keys, k=257))
+
+    _error(kernel, (I32, I32), coop.CoopValueError, "cuda.coop.topk_min_keys static k must be between 0 and 256; got 257")
+
+
+def test_topk_requires_k():
+    @cuda.jit
+    def kernel(src, dst):
+        keys = coop.ThreadData(2)
+        coop.load(coop.this_block(), src, keys)
+        coop.store(coop.this_block(), dst, coop.topk_min_keys(coop.this_block(), keys))
+
+    _error(kernel, (I32, I32), coop.CoopTypeError, "missing a required argument: 'k'")
+
+
+def test_topk_pads_invalid_keys_with_the_key_that_sorts_last():
+    @cuda.jit
+    def kernel(src, dst, valid):
+        keys = coop.ThreadData(2)
+        coop.load(coop.this_block(), src, keys)
+        coop.store(coop.this_block(), dst, coop.topk_min_keys(coop.this_block(), keys, k=3, valid_items=valid))
+
+    built = _build(kernel, (F32, F32, np.int32(5)))
+    assert "bit_cast<float>((unsigned int)0x7fffffffull)" in built.cpp_source  # ordered all-ones: sorts last

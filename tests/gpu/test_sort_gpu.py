@@ -379,3 +379,146 @@ def test_block_radix_sort_pairs_is_stable(shape, k, key_dtype):
             same = sorted_digits[1:] == sorted_digits[:-1]
             assert np.all(row[1:][same] > row[:-1][same])
         np.testing.assert_array_equal(kept, keys)
+
+
+# ---------------------------------------------------------------------------------------- radix rank
+
+
+def rank_kernel(k, begin, end, radix_bits, descending):
+    @cuda.jit
+    def rank(src, ranks, kept):
+        block = coop.this_block()
+        base = np.int64(cuda.blockIdx.x) * block.count() * k
+        keys = coop.ThreadData(k)
+        coop.load(block, src, keys, offset=base)
+        r = coop.radix_rank(block, keys, begin_bit=begin, end_bit=end, radix_bits=radix_bits, descending=descending)
+        coop.store(block, ranks, r, offset=base)
+        coop.store(block, kept, keys, offset=base)
+
+    return rank
+
+
+RANK_BOUNDS = [(0, None, None), (3, None, 5), (28, 32, None), (2, 10, 8)]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("k", [1, 2, 4])
+@pytest.mark.parametrize("dtype", [np.int32, np.uint64])
+def test_block_radix_rank(shape, k, dtype):
+    threads = int(np.prod(shape))
+    tile = threads * k
+    src = data(GRID * tile, dtype)
+    for (begin, end, radix_bits), descending in zip(RANK_BOUNDS, (False, True, False, True)):
+        bits = radix_bits if radix_bits is not None else (4 if end is None else end - begin)
+        ranks, kept = poisoned(src.size, np.int32), poisoned(src.size, dtype)
+        launch(rank_kernel(k, begin, end, radix_bits, descending), shape, src, ranks, kept)
+        expected = np.empty(src.size, np.int32)
+        for tile_index, chunk in enumerate(src.reshape(GRID, tile)):
+            digits = ordered_digits(chunk, begin, begin + bits).astype(np.int64)
+            order = np.argsort(-digits if descending else digits, kind="stable")
+            expected[tile_index * tile + order] = np.arange(tile, dtype=np.int32)
+        np.testing.assert_array_equal(ranks, expected)
+        np.testing.assert_array_equal(kept, src)
+
+
+# ---------------------------------------------------------------------------------------- top-k
+
+
+def topk_kernel(k, largest, pairs, runtime):
+    """``runtime``: k and valid_items come from kernel arguments; otherwise k=5 and the whole tile."""
+    if pairs:
+        @cuda.jit
+        def topk_pairs(keys_in, values_in, keys_out, values_out, kk, valid):
+            block = coop.this_block()
+            base = np.int64(cuda.blockIdx.x) * block.count() * k
+            keys = coop.ThreadData(k)
+            values = coop.ThreadData(k)
+            coop.load(block, keys_in, keys, offset=base)
+            coop.load(block, values_in, values, offset=base)
+            if largest:
+                a, b = coop.topk_max_pairs(block, keys, values, k=kk, valid_items=valid)
+            else:
+                a, b = coop.topk_min_pairs(block, keys, values, k=kk, valid_items=valid)
+            coop.store(block, keys_out, a, offset=base)
+            coop.store(block, values_out, b, offset=base)
+
+        return topk_pairs
+    if runtime:
+        @cuda.jit
+        def topk_runtime(keys_in, values_in, keys_out, values_out, kk, valid):
+            block = coop.this_block()
+            base = np.int64(cuda.blockIdx.x) * block.count() * k
+            keys = coop.ThreadData(k)
+            coop.load(block, keys_in, keys, offset=base)
+            if largest:
+                out = coop.topk_max_keys(block, keys, k=kk, valid_items=valid)
+            else:
+                out = coop.topk_min_keys(block, keys, k=kk, valid_items=valid)
+            coop.store(block, keys_out, out, offset=base)
+            coop.store(block, values_out, keys, offset=base)  # the input payload is unchanged
+
+        return topk_runtime
+
+    @cuda.jit
+    def topk_static(keys_in, values_in, keys_out, values_out, kk, valid):
+        block = coop.this_block()
+        base = np.int64(cuda.blockIdx.x) * block.count() * k
+        keys = coop.ThreadData(k)
+        coop.load(block, keys_in, keys, offset=base)
+        out = coop.topk_max_keys(block, keys, k=5) if largest else coop.topk_min_keys(block, keys, k=5)
+        coop.store(block, keys_out, out, offset=base)
+        coop.store(block, values_out, keys, offset=base)
+
+    return topk_static
+
+
+def topk_expected(chunk, kk, valid, largest):
+    ordered = np.sort(chunk[:valid])
+    return np.sort(ordered[::-1][:kk] if largest else ordered[:kk])
+
+
+@pytest.mark.parametrize("threads", [32, 128])
+@pytest.mark.parametrize("k", [1, 2, 4])
+@pytest.mark.parametrize("dtype", [np.int32, np.float32, np.int8])
+@pytest.mark.parametrize("largest", [False, True])
+def test_topk_keys(threads, k, dtype, largest):
+    tile = threads * k
+    src = data(GRID * tile, dtype, distinct=60) if np.dtype(dtype).kind == "f" else data(GRID * tile, dtype)
+    for kk, valid in ((0, tile), (1, tile), (tile // 3, tile), (tile // 2, tile // 4 + 1), (tile, tile - 1),
+                      (7, 0)):
+        dst, kept = poisoned(src.size, dtype), poisoned(src.size, dtype)
+        launch(topk_kernel(k, largest, False, True), threads, src, src, dst, kept, np.int32(kk), np.int32(valid))
+        m = min(kk, valid)
+        for got, chunk in zip(dst.reshape(GRID, tile), src.reshape(GRID, tile)):
+            np.testing.assert_array_equal(np.sort(got[:m]), topk_expected(chunk, kk, valid, largest))
+        np.testing.assert_array_equal(kept, src)
+    dst, kept = poisoned(src.size, dtype), poisoned(src.size, dtype)
+    launch(topk_kernel(k, largest, False, False), threads, src, src, dst, kept, 0, 0)  # k=5, whole tile
+    m = min(5, tile)
+    for got, chunk in zip(dst.reshape(GRID, tile), src.reshape(GRID, tile)):
+        np.testing.assert_array_equal(np.sort(got[:m]), topk_expected(chunk, 5, tile, largest))
+
+
+@pytest.mark.parametrize("largest", [False, True])
+@pytest.mark.parametrize("key_dtype", [np.int8, np.float64])
+def test_topk_pairs_keep_values_with_keys_and_skip_padding(largest, key_dtype):
+    """int8 keys include the padding key itself (127 / -128): the values (input positions) show that only
+    valid positions are selected, each with its own key."""
+    threads, k = 128, 4
+    tile = threads * k
+    keys = data(GRID * tile, key_dtype, distinct=60)
+    extreme = np.iinfo(np.int8).max if not largest else np.iinfo(np.int8).min
+    if key_dtype == np.int8:
+        keys[::5] = extreme
+    positions = np.tile(np.arange(tile, dtype=np.int32), GRID)
+    for kk, valid in ((tile, tile // 2), (10, 40), (tile // 3, tile)):
+        keys_out, values_out = poisoned(keys.size, key_dtype), poisoned(keys.size, np.int32)
+        launch(topk_kernel(k, largest, True, True), threads, keys, positions, keys_out, values_out, np.int32(kk),
+               np.int32(valid))
+        m = min(kk, valid)
+        for got_k, got_v, chunk in zip(keys_out.reshape(GRID, tile), values_out.reshape(GRID, tile),
+                                       keys.reshape(GRID, tile)):
+            assert np.all((got_v[:m] >= 0) & (got_v[:m] < valid))  # only valid positions
+            assert len(np.unique(got_v[:m])) == m  # each at most once
+            np.testing.assert_array_equal(got_k[:m], chunk[got_v[:m]])  # values travel with their keys
+            np.testing.assert_array_equal(np.sort(got_k[:m]), topk_expected(chunk, kk, valid, largest))

@@ -70,8 +70,14 @@ SORT_CHILD = textwrap.dedent("""
         out = coop.merge_sort_keys(coop.this_block(), keys, valid_items=valid, oob_default=np.int32(2**31 - 1))
         coop.store(coop.this_block(), dst, out)
 
-    kernel = radix if sys.argv[1] == "radix" else merge
-    good = (0, 32) if sys.argv[1] == "radix" else (512, 0)
+    @cuda.jit
+    def topk(src, dst, kk, valid):
+        keys = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, keys)
+        coop.store(coop.this_block(), dst, coop.topk_min_keys(coop.this_block(), keys, k=kk, valid_items=valid))
+
+    kernel = {"radix": radix, "merge": merge, "topk": topk}[sys.argv[1]]
+    good = {"radix": (0, 32), "merge": (512, 0), "topk": (512, 512)}[sys.argv[1]]
     src = np.arange(512, dtype=np.int32)[::-1].copy()
     dst = np.zeros_like(src)
     kernel[1, 128](src, dst, np.int32(good[0]), np.int32(good[1]))   # in range: runs
@@ -85,7 +91,7 @@ SORT_CHILD = textwrap.dedent("""
 
 
 @pytest.mark.parametrize("case", [("radix", 0, 33), ("radix", 5, 5), ("radix", -1, 8), ("merge", 513, 0),
-                                  ("merge", -1, 0)])
+                                  ("merge", -1, 0), ("topk", 513, 512), ("topk", 4, 513), ("topk", -1, 4)])
 def test_out_of_range_sort_controls_trap(case):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run([sys.executable, "-c", SORT_CHILD, *map(str, case)], env=env, capture_output=True,

@@ -43,21 +43,21 @@ from ._markers.scan import (
 from ._markers.sort import (
     merge_sort_keys as merge_sort_keys,
     merge_sort_pairs as merge_sort_pairs,
+    radix_rank as radix_rank,
     radix_sort_keys as radix_sort_keys,
     radix_sort_pairs as radix_sort_pairs,
+    topk_max_keys as topk_max_keys,
+    topk_max_pairs as topk_max_pairs,
+    topk_min_keys as topk_min_keys,
+    topk_min_pairs as topk_min_pairs,
 )
 from ._markers.pending import (  # type: ignore[attr-defined]
     adjacent_difference as adjacent_difference,
     discontinuity as discontinuity,
     histogram as histogram,
-    radix_rank as radix_rank,
     reduce_batched as reduce_batched,
     run_length_decode as run_length_decode,
     run_length_decode_into as run_length_decode_into,
-    topk_max_keys as topk_max_keys,
-    topk_max_pairs as topk_max_pairs,
-    topk_min_keys as topk_min_keys,
-    topk_min_pairs as topk_min_pairs,
 )
 
 from ._markers import OPERATIONS

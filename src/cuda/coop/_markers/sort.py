@@ -1,4 +1,4 @@
-"""Merge sort and radix sort markers (SPEC 8.8, 8.9)."""
+"""Sorting and selection markers: merge sort, radix sort, radix rank, top-k (SPEC 8.8-8.11)."""
 from __future__ import annotations
 
 from typing import Any
@@ -52,3 +52,57 @@ def radix_sort_pairs(group: ThreadGroup, keys: ThreadData, values: ThreadData, /
                      end_bit: Any = None, descending: bool = False,
                      temp_storage: TempStorage | None = None) -> tuple[ThreadData, ThreadData]:
     """Stable radix sort of keys carrying each value with its key; returns fresh ``(keys, values)`` payloads."""
+
+
+@operation("radix_rank")
+def radix_rank(group: ThreadGroup, keys: ThreadData, /, *, begin_bit: int = 0, end_bit: int | None = None,
+               radix_bits: int | None = None, descending: bool = False,
+               temp_storage: TempStorage | None = None) -> ThreadData:
+    """Rank each key of the block's tile by one digit (1-8 bits) of its ordered representation.
+
+    Returns a fresh int32 payload: slot ``i`` of member ``t`` holds the rank of the key in that slot, a
+    permutation of ``0 .. T*K-1`` (ascending: keys with a smaller digit, plus equal digits at earlier blocked
+    positions; ``descending`` counts larger digits). Keys: int32, uint32, int64, uint64. The bounds are
+    compile-time: ``end_bit`` defaults to ``begin_bit + radix_bits`` (or ``begin_bit + 4``).
+    """
+
+
+def _topk_doc(which: str, pairs: str = "") -> Any:
+    def wrap(fn: Any) -> Any:
+        fn.__doc__ = f"""Select the ``k`` {which} keys of the 1-D block's tile (read in blocked order){pairs}.
+
+    ``k`` (required) and ``valid_items`` (default: the whole tile) are compile-time or block-uniform runtime
+    integers in ``0 .. T*K``. The first ``min(k, valid_items)`` blocked positions of the fresh result hold the
+    selected keys in unspecified order; the remaining positions are unspecified.
+    """
+        return fn
+
+    return wrap
+
+
+@operation("topk_min_keys")
+@_topk_doc("smallest")
+def topk_min_keys(group: ThreadGroup, keys: ThreadData, /, *, k: Any, valid_items: Any = None,
+                  temp_storage: TempStorage | None = None) -> ThreadData:
+    ...
+
+
+@operation("topk_max_keys")
+@_topk_doc("largest")
+def topk_max_keys(group: ThreadGroup, keys: ThreadData, /, *, k: Any, valid_items: Any = None,
+                  temp_storage: TempStorage | None = None) -> ThreadData:
+    ...
+
+
+@operation("topk_min_pairs")
+@_topk_doc("smallest", "; each value moves with its key")
+def topk_min_pairs(group: ThreadGroup, keys: ThreadData, values: ThreadData, /, *, k: Any, valid_items: Any = None,
+                   temp_storage: TempStorage | None = None) -> tuple[ThreadData, ThreadData]:
+    ...
+
+
+@operation("topk_max_pairs")
+@_topk_doc("largest", "; each value moves with its key")
+def topk_max_pairs(group: ThreadGroup, keys: ThreadData, values: ThreadData, /, *, k: Any, valid_items: Any = None,
+                   temp_storage: TempStorage | None = None) -> tuple[ThreadData, ThreadData]:
+    ...

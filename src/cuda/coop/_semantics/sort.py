@@ -31,6 +31,7 @@ class SortSpec:
     end_bit: int | None
     blocked_to_striped: bool  # qualified radix option: striped output
     barrier: bool
+    topk: bool = False  # top-k selection through a radix sort: keys past valid_items are padded to sort last
 
     @property
     def tile_items(self) -> int:
@@ -39,6 +40,10 @@ class SortSpec:
     @property
     def key_bits(self) -> int:
         return itemsize(self.key_dtype) * 8
+
+    @property
+    def padding_bits(self) -> int:
+        return ordered_extreme_bits(self.key_dtype, self.descending)
 
 
 def _check_values(name: str, items_per_thread: int, values: tuple[str, int] | None) -> str | None:
@@ -123,3 +128,89 @@ def plan_radix_sort(name: str, group: GroupSpec, launch: LaunchShape, key_dtype:
     end = width if end_bit is None else _static_bit(name, "end_bit", end_bit, 1 if begin is None else begin + 1, width)
     return SortSpec("radix_sort", group, launch.block, key_dtype, value_dtype, items_per_thread, descending, False, begin,
                     end, blocked_to_striped, descriptor is None or descriptor.auto_sync)
+
+
+# ---------------------------------------------------------------------------- radix rank (SPEC 8.10)
+
+
+@dataclass(frozen=True)
+class RankSpec:
+    group: GroupSpec
+    block: tuple[int, int, int]
+    key_dtype: str
+    items_per_thread: int
+    begin_bit: int
+    radix_bits: int
+    descending: bool
+    barrier: bool
+
+    @property
+    def key_bits(self) -> int:
+        return itemsize(self.key_dtype) * 8
+
+
+def plan_radix_rank(name: str, group: GroupSpec, launch: LaunchShape, key_dtype: str, items_per_thread: int,
+                    begin_bit: object, end_bit: object, radix_bits: object, descending: object,
+                    descriptor: Descriptor | None) -> RankSpec:
+    require_kind(name, group, (BLOCK,))
+    if key_dtype not in RADIX_KEY_DTYPES:
+        raise CoopTypeError(f"{name} does not support keys dtype {key_dtype}; supported: {', '.join(RADIX_KEY_DTYPES)}")
+    for param, value in (("begin_bit", begin_bit), ("end_bit", end_bit), ("radix_bits", radix_bits)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise CoopTypeError(f"{name} {param} must be a compile-time integer")
+    descending = _descending(name, descending)
+    width = itemsize(key_dtype) * 8
+    begin = 0 if begin_bit is None else begin_bit
+    if not 0 <= begin <= width - 1:  # type: ignore[operator]
+        raise CoopValueError(f"{name} static begin_bit must be between 0 and {width - 1}; got {begin}")
+    if radix_bits is not None and radix_bits <= 0:  # type: ignore[operator]
+        raise CoopValueError("radix_bits must be positive")
+    end = end_bit if end_bit is not None else begin + (4 if radix_bits is None else radix_bits)  # type: ignore[operator]
+    if radix_bits is not None and end_bit is not None and radix_bits != end_bit - begin:  # type: ignore[operator]
+        raise CoopValueError("radix_bits must match end_bit - begin_bit")
+    if not begin + 1 <= end <= width:  # type: ignore[operator]
+        raise CoopValueError(f"{name} static end_bit must be between {begin + 1} and {width}; got {end}")
+    if end - begin > 8:  # type: ignore[operator]
+        raise CoopValueError("radix_rank bit width must be <= 8")
+    return RankSpec(group, launch.block, key_dtype, items_per_thread, begin, end - begin, descending,  # type: ignore
+                    descriptor is None or descriptor.auto_sync)
+
+
+# ---------------------------------------------------------------------------- top-k (SPEC 8.11)
+
+
+def ordered_extreme_bits(dtype: str, last_when_descending: bool) -> int:
+    """The bit pattern of the key whose ordered representation (SPEC 8.9) sorts after every other key:
+    all ones (ascending) or all zeros (descending) in that representation, mapped back to the key's bits."""
+    width = itemsize(dtype) * 8
+    ones, sign = (1 << width) - 1, 1 << (width - 1)
+    ordered = 0 if last_when_descending else ones
+    if dtype.startswith("uint"):
+        return ordered
+    if dtype.startswith("int"):
+        return ordered ^ sign
+    return ordered ^ sign if ordered & sign else ~ordered & ones  # floats: inverse of the sign/all-bits flip
+
+
+def plan_topk(name: str, group: GroupSpec, launch: LaunchShape, key_dtype: str, items_per_thread: int,
+              values: tuple[str, int] | None, largest: bool, k: Control, valid_items: Control,
+              descriptor: Descriptor | None) -> SortSpec:
+    require_kind(name, group, (BLOCK,))
+    if launch.block[1] != 1 or launch.block[2] != 1:
+        raise CoopUnsupportedError(f"{name} requires a one-dimensional block; block shape is {launch.block}")
+    if key_dtype not in NUMERIC_DTYPES:
+        raise CoopTypeError(f"{name} does not support keys dtype {key_dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
+    value_dtype = _check_values(name, items_per_thread, values)
+    tile = group.size * items_per_thread
+    if k is None:
+        raise CoopTypeError(f"{name}: missing a required argument: 'k'")
+    for param, control in (("k", k), ("valid_items", valid_items)):
+        if control is None:
+            continue
+        check_runtime_int(name, param, control)
+        if isinstance(control, Static) and not 0 <= control.value <= tile:  # type: ignore[operator]
+            raise CoopValueError(f"{name} static {param} must be between 0 and {tile}; got {control.value}")
+    width = itemsize(key_dtype) * 8
+    return SortSpec("radix_sort", group, launch.block, key_dtype, value_dtype, items_per_thread, largest,
+                    valid_items is not None, 0, width, False, descriptor is None or descriptor.auto_sync,
+                    topk=True)

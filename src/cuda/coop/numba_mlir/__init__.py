@@ -37,6 +37,11 @@ merge_sort_keys = _extended(_sort.merge_sort_keys)
 merge_sort_pairs = _extended(_sort.merge_sort_pairs)
 radix_sort_keys = _extended(_sort.radix_sort_keys)
 radix_sort_pairs = _extended(_sort.radix_sort_pairs)
+radix_rank = _qualify(_sort.radix_rank)
+topk_min_keys = _qualify(_sort.topk_min_keys)
+topk_max_keys = _qualify(_sort.topk_max_keys)
+topk_min_pairs = _qualify(_sort.topk_min_pairs)
+topk_max_pairs = _qualify(_sort.topk_max_pairs)
 globals().update({_name: _qualify(getattr(_pending, _name)) for _name in _pending.PENDING})
 
 _lock = threading.Lock()
@@ -63,7 +68,8 @@ __all__ = [
     "__version__", "this_thread", "this_warp", "this_block", "this_cluster", "this_grid", "ThreadGroup",
     "ThreadData", "ThreadDataLike", "TempStorage", "TempStorageLike", "load", "store", "exchange", "shuffle",
     "reduce", "sum", "scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan", "merge_sort_keys",
-    "merge_sort_pairs", "radix_sort_keys", "radix_sort_pairs", *_pending.PENDING,
+    "merge_sort_pairs", "radix_sort_keys", "radix_sort_pairs", "radix_rank", "topk_min_keys", "topk_max_keys",
+    "topk_min_pairs", "topk_max_pairs", *_pending.PENDING,
     "CoopError", "CoopTypeError", "CoopValueError", "CoopUnsupportedError", "CoopBuildError",
     "CoopCompilerContextRequiredError", "CudaCoopAutoRegistrationWarning", "compile_kernel", "CompiledKernel",
 ]

@@ -3,9 +3,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..._semantics.common import BLOCK, c_type
-from ..._semantics.sort import SortSpec
+from ..._semantics.common import BLOCK, c_type, itemsize
+from ..._semantics.sort import RankSpec, SortSpec
 from ..provider import Provider
+
+_UNSIGNED = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
 
 
 @dataclass
@@ -43,12 +45,54 @@ def _radix(spec: SortSpec, t: str, v: str, operands: str) -> _Parts:
     algo = (f"cub::BlockRadixSort<{t}, {bx}, {spec.items_per_thread}, {v}, 4, true, cub::BLOCK_SCAN_WARP_SCANS, "
             f"cudaSharedMemBankSizeFourByte, {by}, {bz}>")
     sort = []
+    if spec.topk:
+        return _topk(spec, t, algo, operands)
     if spec.begin_bit is None or spec.end_bit is None:  # runtime bounds trap outside 0 <= begin < end <= width
         sort += [f"  cuda_coop::check_range(begin_bit, 0, {spec.key_bits - 1});",
                  f"  cuda_coop::check_range(end_bit, begin_bit + 1, {spec.key_bits});"]
     method = ("SortDescending" if spec.descending else "Sort") + ("BlockedToStriped" if spec.blocked_to_striped else "")
     sort.append(f"  algo.{method}({operands}, (int)begin_bit, (int)end_bit);")
     return _Parts(algo, ("cub/block/block_radix_sort.cuh",), "long long begin_bit, long long end_bit", sort)
+
+
+def _topk(spec: SortSpec, t: str, algo: str, operands: str) -> _Parts:
+    """SPEC 8.11's conforming alternative: a stable radix sort of the 1-D block's tile in which the keys past
+    ``valid_items`` are replaced by the key that sorts last; the first min(k, valid_items) positions are the answer."""
+    tile, k = spec.tile_items, spec.items_per_thread
+    unsigned = _UNSIGNED[itemsize(spec.key_dtype)]
+    sort = [f"  cuda_coop::check_range(k, 0, {tile});"]
+    if spec.has_valid_items:
+        sort += [f"  cuda_coop::check_range(valid_items, 0, {tile});",
+                 f"  const {t} padding = ::cuda::std::bit_cast<{t}>(({unsigned}){spec.padding_bits:#x}ull);",
+                 f"  for (int i = 0; i < {k}; ++i)",
+                 f"    if ((long long)threadIdx.x * {k} + i >= valid_items) out[i] = padding;"]
+    method = "SortDescending" if spec.descending else "Sort"
+    sort.append(f"  algo.{method}({operands});")
+    return _Parts(algo, ("cub/block/block_radix_sort.cuh", "cuda/std/bit"), "long long k, long long valid_items", sort)
+
+
+def emit_rank(spec: RankSpec) -> Provider:
+    """BlockRadixRank over the bit-ordered keys (signed keys with the sign bit inverted), one digit."""
+    bx, by, bz = spec.block
+    t, k = c_type(spec.key_dtype), spec.items_per_thread
+    unsigned = _UNSIGNED[itemsize(spec.key_dtype)]
+    flip = f" ^ (({unsigned})1 << {spec.key_bits - 1})" if spec.key_dtype.startswith("int") else ""
+    algo = (f"cub::BlockRadixRank<{bx}, {spec.radix_bits}, {str(spec.descending).lower()}, true, "
+            f"cub::BLOCK_SCAN_WARP_SCANS, cudaSharedMemBankSizeFourByte, {by}, {bz}>")
+    lines = [
+        f"  using Algo = {algo};",
+        "  Algo algo(*reinterpret_cast<typename Algo::TempStorage*>(scratch));",
+        f"  {unsigned} bits[{k}];",
+        f"  for (int i = 0; i < {k}; ++i) bits[i] = ::cuda::std::bit_cast<{unsigned}>(keys[i]){flip};",
+        f"  int (&ranks)[{k}] = *reinterpret_cast<int (*)[{k}]>(output);",
+        f"  algo.RankKeys(bits, ranks, cub::BFEDigitExtractor<{unsigned}>({spec.begin_bit}, {spec.radix_bits}));",
+    ]
+    if spec.barrier:
+        lines.append("  __syncthreads();  // reuse barrier for the scratch")
+    body = (f'extern "C" __device__ void @SYM@(const {t}* keys, int* output, char* scratch, unsigned long long stride) '
+            "{\n" + "\n".join(lines) + "\n}\n")
+    headers = ("cub/block/block_radix_rank.cuh", "cub/block/radix_rank_sort_operations.cuh", "cuda/std/bit")
+    return Provider.make("radix_rank", headers, body, f"typename {algo}::TempStorage")
 
 
 def emit(spec: SortSpec) -> Provider:

@@ -1,4 +1,5 @@
-"""Merge sort and radix sort in the numba-cuda-mlir backend (C++: _cub.families.sort).
+"""Sorting and selection in the numba-cuda-mlir backend (C++: _cub.families.sort): merge sort, radix
+sort, radix rank and top-k (a radix sort with padded invalid keys).
 
 The ``*_pairs`` forms return ``(keys, values)``: two fresh payloads whose local arrays the
 rewrite packs into a tuple, so the user's unpacking works unchanged."""
@@ -9,11 +10,12 @@ from typing import Any
 from ..._cub.families import sort as cub_sort
 from ..._errors import CoopTypeError
 from ..._semantics.common import RUNTIME_INT_DTYPES, Runtime, literal_as
-from ..._semantics.sort import plan_merge_sort, plan_radix_sort
+from ..._semantics.sort import plan_merge_sort, plan_radix_rank, plan_radix_sort, plan_topk
 from .. import _compat as nb
 from . import Param, SiteCall
 
-OPS = ("merge_sort_keys", "merge_sort_pairs", "radix_sort_keys", "radix_sort_pairs")
+OPS = ("merge_sort_keys", "merge_sort_pairs", "radix_sort_keys", "radix_sort_pairs", "radix_rank",
+       "topk_min_keys", "topk_max_keys", "topk_min_pairs", "topk_max_pairs")
 
 
 def _operand(ctx: Any, call: Any, param: str) -> Any:
@@ -29,13 +31,31 @@ def result_payload(ctx: Any, call: Any) -> Any:
     keys = ctx.payload(call.args["keys"]) if "keys" in call.args else None
     if keys is None:
         return None
+    if call.op == "radix_rank":
+        return ctx.new_result_payload(call, keys.items_per_thread, None, dtype="int32")
     if not call.op.endswith("_pairs"):
         return ctx.new_result_payload(call, keys.items_per_thread, keys)
     values = ctx.payload(call.args["values"]) if "values" in call.args else None
     return None if values is None else ctx.new_result_payloads(call, [keys, values])
 
 
+def _plan_rank(ctx: Any, call: Any) -> None:
+    group = ctx.group(call)
+    keys = _operand(ctx, call, "keys")
+    desc = ctx.descriptor(call.args.get("temp_storage"), call.name)
+    bounds = {key: ctx.static(call, key, None, kind="integer") for key in ("begin_bit", "end_bit", "radix_bits")}
+    spec = plan_radix_rank(call.name, group.spec, ctx.launch, keys.dtype, keys.items_per_thread, bounds["begin_bit"],
+                           bounds["end_bit"], bounds["radix_bits"], ctx.static(call, "descending", False, kind="bool"),
+                           desc.descriptor if desc else None)
+    provider = cub_sort.emit_rank(spec)
+    site = SiteCall(provider.symbol, [Param("ptr", 0), Param("ptr", 1), Param("scratch"), Param("stride")],
+                    spec.key_dtype)
+    ctx.add_site(call, [call.args["keys"], call.stmt.target], site, provider, (group.spec, desc))
+
+
 def plan(ctx: Any, call: Any) -> None:
+    if call.op == "radix_rank":
+        return _plan_rank(ctx, call)
     name, args = call.name, call.args
     group = ctx.group(call)
     keys = _operand(ctx, call, "keys")
@@ -43,9 +63,15 @@ def plan(ctx: Any, call: Any) -> None:
     values = _operand(ctx, call, "values") if pairs else None
     value_shape = (values.dtype, values.items_per_thread) if values is not None else None
     desc = ctx.descriptor(args.get("temp_storage"), name)
-    descending = ctx.static(call, "descending", False, kind="bool")
     qualified = getattr(call.marker, "__coop_qualified__", False)
-    if call.op.startswith("merge"):
+    if call.op.startswith("topk"):
+        controls = {key: ctx.control(call, key) for key in ("k", "valid_items")}
+        spec = plan_topk(name, group.spec, ctx.launch, keys.dtype, keys.items_per_thread, value_shape,
+                         call.op.startswith("topk_max"), controls["k"], controls["valid_items"],
+                         desc.descriptor if desc else None)
+        abis = {"k": "i64", "valid_items": "i64"}
+    elif call.op.startswith("merge"):
+        descending = ctx.static(call, "descending", False, kind="bool")
         controls = {key: ctx.control(call, key) for key in ("valid_items", "oob_default")}
         spec = plan_merge_sort(name, group.spec, ctx.launch, keys.dtype, keys.items_per_thread, value_shape, descending,
                                controls["valid_items"], controls["oob_default"],
@@ -53,6 +79,7 @@ def plan(ctx: Any, call: Any) -> None:
                                desc.descriptor if desc else None)
         abis = {"valid_items": "i64", "oob_default": "elem"}
     else:
+        descending = ctx.static(call, "descending", False, kind="bool")
         controls = {key: ctx.control(call, key) for key in ("begin_bit", "end_bit")}
         spec = plan_radix_sort(name, group.spec, ctx.launch, keys.dtype, keys.items_per_thread, value_shape,
                                controls["begin_bit"], controls["end_bit"], descending,
@@ -65,7 +92,9 @@ def plan(ctx: Any, call: Any) -> None:
     else:
         operands = [args["keys"], call.stmt.target]
     params = [Param("ptr", i) for i in range(len(operands))]
-    defaults = {"valid_items": 0, "oob_default": 0, "begin_bit": spec.begin_bit, "end_bit": spec.end_bit}
+    # valid_items defaults to 0 for merge sort (unused without oob_default) and to the whole tile for top-k.
+    defaults = {"valid_items": spec.tile_items if spec.topk else 0, "oob_default": 0, "begin_bit": spec.begin_bit,
+                "end_bit": spec.end_bit, "k": 0}
     runtime: dict[str, int] = {}
     for key, abi in abis.items():
         control = controls[key]
