@@ -159,8 +159,9 @@ class KernelPlan(DtypeInference):
             unknown = [k for k in kws if k not in sig.parameters]
             qualified_only = [k for k in unknown if k in QUALIFIED_OPTIONS.get(name.rsplit(".", 1)[-1], ())]
             if qualified_only and name.startswith("cuda.coop.") and not name.startswith("cuda.coop.numba_mlir."):
+                options = [p.name for p in sig.parameters.values() if p.kind == p.KEYWORD_ONLY]
                 raise CoopValueError(f"{name} {qualified_only[0]} requires cuda.coop.numba_mlir; the common API "
-                                     f"accepts: {', '.join(p for p in sig.parameters if p not in ('group', 'value'))}")
+                                     f"accepts: {', '.join(options)}")
             if unknown:
                 raise CoopTypeError(f"{name} got an unexpected keyword argument {unknown[0]!r}") from None
             positional = sum(p.kind == p.POSITIONAL_ONLY for p in sig.parameters.values()) - skip_self
