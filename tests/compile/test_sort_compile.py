@@ -312,3 +312,20 @@ def test_topk_pads_invalid_keys_with_the_key_that_sorts_last():
 
     built = _build(kernel, (F32, F32, np.int32(5)))
     assert "bit_cast<float>((unsigned int)0x7fffffffull)" in built.cpp_source  # ordered all-ones: sorts last
+
+
+def test_pair_results_merged_across_branches_are_rejected():
+    """As for single payloads, a variable must refer to one construction site (here: one call's result)."""
+    @cuda.jit
+    def kernel(src, dst, flag):
+        block = coop.this_block()
+        keys = coop.ThreadData(2)
+        coop.load(block, src, keys)
+        if flag > 0:
+            both = coop.radix_sort_pairs(block, keys, keys, descending=True)
+        else:
+            both = coop.radix_sort_pairs(block, keys, keys)
+        coop.store(block, dst, both[1])
+
+    _error(kernel, (I32, I32, np.int32(1)), coop.CoopTypeError,
+           "a payload variable must refer to a single ThreadData construction here")

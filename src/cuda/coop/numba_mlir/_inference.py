@@ -29,7 +29,10 @@ class DtypeInference:
                             call = self.op_call(stmt, block, callee.value)
                         except CoopError:
                             continue  # reported with its location when the call is planned
-                        family.evidence(self, call)
+                        try:
+                            family.evidence(self, call)
+                        except CoopError as exc:
+                            raise located(exc, stmt.loc) from None
         weak: dict[int, list] = {}
         for _ in range(4):  # payload-to-payload assignments propagate in a few rounds
             for block in self.func_ir.blocks.values():

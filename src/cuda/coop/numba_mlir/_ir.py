@@ -124,7 +124,7 @@ class Resolver:
             result = values[0]
         elif values and all(v is values[0] for v in values):
             result = values[0]
-        elif values and any(isinstance(v, (PayloadVal, DescVal, GroupVal)) for v in values):
+        elif values and any(isinstance(v, (PayloadVal, PayloadTuple, DescVal, GroupVal)) for v in values):
             result = ("merge", tuple(values))
         self.memo[name] = result
         return result
@@ -167,14 +167,23 @@ class Resolver:
             return Obj(-inner.value) if isinstance(inner, Obj) and _is_int(inner.value) else UNKNOWN
         if value.op == "cast":
             return self.var(value.value.name)
-        if value.op == "exhaust_iter":  # tuple unpacking of a multi-payload result
-            inner = self.var(value.value.name)
-            return inner if isinstance(inner, PayloadTuple) and value.count == len(inner.items) else UNKNOWN
-        if value.op == "static_getitem":
-            base = self.var(value.value.name)
-            if isinstance(base, PayloadTuple) and isinstance(value.index, int) and -len(base.items) <= value.index < len(base.items):
-                return base.items[value.index]
+        if value.op in ("exhaust_iter", "static_getitem"):  # unpacking or indexing a multi-payload result
+            index = value.index if value.op == "static_getitem" else None
+            count = value.count if value.op == "exhaust_iter" else None
+            return self._element(self.var(value.value.name), index, count)
+        return UNKNOWN
+
+    def _element(self, base: Any, index: Any, count: Any) -> Any:
+        """``base`` unpacked (``count``) or indexed (``index``); a merge of tuples gives the merge of elements."""
+        if isinstance(base, tuple) and base[0] == "merge" and all(isinstance(v, PayloadTuple) for v in base[1]):
+            elements = tuple(self._element(v, index, count) for v in base[1])
+            return UNKNOWN if any(e is UNKNOWN for e in elements) else ("merge", elements)
+        if not isinstance(base, PayloadTuple):
             return UNKNOWN
+        if count is not None:
+            return base if count == len(base.items) else UNKNOWN
+        if isinstance(index, int) and -len(base.items) <= index < len(base.items):
+            return base.items[index]
         return UNKNOWN
 
     def callee(self, stmt: Any) -> Any:

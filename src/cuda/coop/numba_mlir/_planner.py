@@ -311,9 +311,11 @@ class KernelPlan(DtypeInference):
         return PayloadVal(call.stmt, call.stmt.target.name, items_per_thread, dtype, False, call.stmt.loc,
                           same_as=like if dtype is None else None)
 
-    def payload_tuple(self, var: Any) -> PayloadTuple:
-        value = self.resolver.var(var.name)
-        assert isinstance(value, PayloadTuple), value  # created by the family's result_payload
+    def payload_tuple(self, call: OpCall) -> PayloadTuple:
+        """The payloads a tuple-returning call creates (by statement: its target may be reassigned elsewhere)."""
+        value = self.constructor_stmts.get(id(call.stmt))
+        if not isinstance(value, PayloadTuple):
+            raise CoopTypeError(f"{call.name} requires fixed-size ThreadData payloads of known dtype")
         return value
 
     def new_result_payloads(self, call: OpCall, likes: list[PayloadVal]) -> PayloadTuple:

@@ -87,7 +87,7 @@ def plan(ctx: Any, call: Any) -> None:
                                desc.descriptor if desc else None, qualified)
         abis = {"begin_bit": "i64", "end_bit": "i64"}
     if pairs:
-        results = ctx.payload_tuple(call.stmt.target).items
+        results = ctx.payload_tuple(call).items
         operands = [args["keys"], args["values"], results[0].array, results[1].array]
     else:
         operands = [args["keys"], call.stmt.target]
