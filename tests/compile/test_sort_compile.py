@@ -329,3 +329,26 @@ def test_pair_results_merged_across_branches_are_rejected():
 
     _error(kernel, (I32, I32, np.int32(1)), coop.CoopTypeError,
            "a payload variable must refer to a single ThreadData construction here")
+
+
+def test_typing_time_checks_of_computed_controls():
+    """Controls the planner cannot see (computed values) are checked when the call is typed: C6 and C9."""
+    @cuda.jit
+    def bits_from_float(src, dst, x):
+        keys = coop.ThreadData(2)
+        coop.load(coop.this_block(), src, keys)
+        coop.store(coop.this_block(), dst, coop.radix_sort_keys(coop.this_block(), keys, end_bit=x * 2.0))
+
+    _error(bits_from_float, (I32, I32, np.float64(8)), coop.CoopTypeError,
+           "cuda.coop.radix_sort_keys end_bit must be a signed integer of at most 64 bits or an unsigned integer of at "
+           "most 32 bits; got float64")
+
+    @cuda.jit
+    def oob_from_float(src, dst, x):
+        keys = coop.ThreadData(2)
+        coop.load(coop.this_block(), src, keys)
+        out = coop.merge_sort_keys(coop.this_block(), keys, valid_items=3, oob_default=x * 2.0)
+        coop.store(coop.this_block(), dst, out)
+
+    _error(oob_from_float, (I32, I32, np.float64(8)), coop.CoopTypeError,
+           "cuda.coop.merge_sort_keys oob_default must have the payload dtype int32; got float64; cast it")

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..._errors import CoopError, CoopTypeError, located
+from ..._semantics.common import RUNTIME_INT_DTYPES
 from .. import _compat as nb
 
 BACKING_SYMBOL = "__cuda_coop_backing"
@@ -130,6 +131,19 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
             builder.store_var(target, call)  # type: ignore[attr-defined]
 
     return nb.new_site_function(name, typer, typingctx)
+
+
+def require_runtime_int(name: str, param: str, ty: object) -> None:
+    """C6 at typing time: a runtime integer control's type (the planner could not see it)."""
+    if nb.dtype_name(ty) not in RUNTIME_INT_DTYPES:
+        raise CoopTypeError(f"{name} {param} must be a signed integer of at most 64 bits or an unsigned integer of at "
+                            f"most 32 bits; got {ty}")
+
+
+def require_payload_dtype(name: str, param: str, ty: object, dtype: str) -> None:
+    """C9 at typing time: a runtime typed scalar control must have exactly the payload dtype."""
+    if nb.dtype_name(ty) != dtype:
+        raise CoopTypeError(f"{name} {param} must have the payload dtype {dtype}; got {ty}; cast it")
 
 
 def same_shape_result(ctx: object, call: object) -> object:

@@ -5,10 +5,10 @@ from typing import Any
 
 from ..._cub.families import load_store as cub_load_store
 from ..._errors import CoopTypeError
-from ..._semantics.common import RUNTIME_INT_DTYPES, Runtime, literal_as
+from ..._semantics.common import Runtime, literal_as
 from ..._semantics.load_store import LoadStoreSpec, plan_load_store
 from .. import _compat as nb
-from . import Param, SiteCall
+from . import Param, SiteCall, require_payload_dtype, require_runtime_int
 
 OPS = ("load", "store")
 
@@ -95,15 +95,10 @@ def checker(spec: LoadStoreSpec, name: str, operands: dict[str, int | None]):
                 )
         for control in ("valid_items", "offset"):
             index = operands.get(control)
-            if index is not None and nb.dtype_name(argtys[index]) not in RUNTIME_INT_DTYPES:
-                raise CoopTypeError(
-                    f"{name} {control} must be a signed integer of at most 64 bits or an unsigned integer of at "
-                    f"most 32 bits; got {argtys[index]}"
-                )
+            if index is not None:
+                require_runtime_int(name, control, argtys[index])
         index = operands.get("oob_default")
-        if index is not None and nb.dtype_name(argtys[index]) != spec.dtype:
-            raise CoopTypeError(
-                f"{name} oob_default must have the payload dtype {spec.dtype}; got {argtys[index]}; cast it"
-            )
+        if index is not None:
+            require_payload_dtype(name, "oob_default", argtys[index], spec.dtype)
 
     return check

@@ -5,10 +5,10 @@ from typing import Any
 
 from ..._cub.families import reduce as cub_reduce
 from ..._errors import CoopTypeError
-from ..._semantics.common import RUNTIME_INT_DTYPES, Runtime
+from ..._semantics.common import Runtime
 from ..._semantics.reduce import plan_reduce
 from .. import _compat as nb
-from . import Param, SiteCall, operator_link
+from . import Param, SiteCall, operator_link, require_runtime_int
 
 OPS = ("reduce", "sum")
 
@@ -37,9 +37,8 @@ def plan(ctx: Any, call: Any) -> None:
     def check(argtys: tuple) -> None:
         if payload is None and not isinstance(argtys[0], nb.types.Number):
             raise CoopTypeError(f"{name} value must be a scalar or a ThreadData; got {argtys[0]}")
-        if len(argtys) > 1 and nb.dtype_name(argtys[1]) not in RUNTIME_INT_DTYPES:
-            raise CoopTypeError(f"{name} valid_items must be a signed integer of at most 64 bits or an unsigned "
-                                f"integer of at most 32 bits; got {argtys[1]}")
+        if len(argtys) > 1:
+            require_runtime_int(name, "valid_items", argtys[1])
 
     site = SiteCall(provider.symbol, params, spec.dtype, spec.dtype, check=check)
     site.extra["link"] = operator_link(spec.operator, spec.dtype, ctx.cc, name, "binary_op")

@@ -8,7 +8,7 @@ from ..._errors import CoopTypeError
 from ..._semantics.common import Runtime
 from ..._semantics.scan import plan_scan
 from .. import _compat as nb
-from . import Param, SiteCall, same_shape_result, operator_link
+from . import Param, SiteCall, operator_link, require_payload_dtype, same_shape_result
 
 OPS = ("scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan")
 
@@ -44,9 +44,8 @@ def plan(ctx: Any, call: Any) -> None:
     def check(argtys: tuple) -> None:
         if payload is None and not isinstance(argtys[0], nb.types.Number):
             raise CoopTypeError(f"{name} value must be a scalar or a ThreadData; got {argtys[0]}")
-        if initial_index is not None and nb.dtype_name(argtys[initial_index]) != spec.dtype:
-            raise CoopTypeError(f"{name} initial_value must have the payload dtype {spec.dtype}; "
-                                f"got {argtys[initial_index]}; cast it")
+        if initial_index is not None:
+            require_payload_dtype(name, "initial_value", argtys[initial_index], spec.dtype)
 
     site = SiteCall(provider.symbol, params, spec.dtype, None if payload is not None else spec.dtype, check=check)
     site.extra["link"] = (operator_link(spec.operator, spec.dtype, ctx.cc, name, "scan_op")

@@ -9,10 +9,9 @@ from typing import Any
 
 from ..._cub.families import sort as cub_sort
 from ..._errors import CoopTypeError
-from ..._semantics.common import RUNTIME_INT_DTYPES, Runtime, literal_as
+from ..._semantics.common import Runtime, literal_as
 from ..._semantics.sort import plan_merge_sort, plan_radix_rank, plan_radix_sort, plan_topk
-from .. import _compat as nb
-from . import Param, SiteCall
+from . import Param, SiteCall, require_payload_dtype, require_runtime_int
 
 OPS = ("merge_sort_keys", "merge_sort_pairs", "radix_sort_keys", "radix_sort_pairs", "radix_rank",
        "topk_min_keys", "topk_max_keys", "topk_min_pairs", "topk_max_pairs")
@@ -112,12 +111,9 @@ def plan(ctx: Any, call: Any) -> None:
     def check(argtys: tuple) -> None:
         for key, index in runtime.items():
             if key == "oob_default":
-                if nb.dtype_name(argtys[index]) != spec.key_dtype:
-                    raise CoopTypeError(f"{name} oob_default must have the payload dtype {spec.key_dtype}; "
-                                        f"got {argtys[index]}; cast it")
-            elif nb.dtype_name(argtys[index]) not in RUNTIME_INT_DTYPES:
-                raise CoopTypeError(f"{name} {key} must be a signed integer of at most 64 bits or an unsigned integer "
-                                    f"of at most 32 bits; got {argtys[index]}")
+                require_payload_dtype(name, key, argtys[index], spec.key_dtype)
+            else:
+                require_runtime_int(name, key, argtys[index])
 
     site = SiteCall(provider.symbol, params, spec.key_dtype, check=check)
     ctx.add_site(call, operands, site, provider, (group.spec, desc))
