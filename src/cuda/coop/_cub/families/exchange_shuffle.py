@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..._semantics.common import BLOCK, c_type
 from ..._semantics.exchange_shuffle import ExchangeSpec
-from ..provider import Provider
+from ..provider import Provider, reuse_barrier
 
 _METHODS = {"striped_to_blocked": "StripedToBlocked", "blocked_to_striped": "BlockedToStriped",
             "up": "Up", "down": "Down"}
@@ -28,8 +28,7 @@ def emit(spec: ExchangeSpec) -> Provider:
         f"  Algo(*reinterpret_cast<typename Algo::TempStorage*>(scratch)).{_METHODS[spec.mode]}(in, out);",
     ]
     if spec.barrier:
-        lines.append("  __syncthreads();  // reuse barrier for the scratch" if spec.group.kind == BLOCK else
-                     f"  __syncwarp(cuda_coop::logical_warp_mask(rank, {spec.group.size}u));")
+        lines.append(reuse_barrier(None if spec.group.kind == BLOCK else spec.group.size))
     body = (f'extern "C" __device__ void @SYM@({t}* items, {t}* output, char* scratch, unsigned long long stride) {{\n'
             + "\n".join(lines) + "\n}\n")
     return Provider.make(spec.op, (header,), body, f"typename {algo}::TempStorage")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..._semantics.common import BLOCK, c_type
 from ..._semantics.load_store import LoadStoreSpec
-from ..provider import Provider
+from ..provider import Provider, reuse_barrier
 
 _ENUM = {
     "direct": "DIRECT", "striped": "STRIPED", "vectorize": "VECTORIZE", "transpose": "TRANSPOSE",
@@ -64,10 +64,7 @@ def emit(spec: LoadStoreSpec) -> Provider:
             lines.append(f"  for (int i = 0; i < {k}; ++i) copy[i] = items[i];")
         lines.append(f"  algo.Store(array + offset, copy{valid_arg});")
     if spec.barrier:
-        if is_block:
-            lines.append("  __syncthreads();  // reuse barrier for the scratch")
-        else:
-            lines.append(f"  __syncwarp(cuda_coop::logical_warp_mask(rank, {spec.group.size}u));")
+        lines.append(reuse_barrier(None if is_block else spec.group.size))
     body = (
         f'extern "C" __device__ void @SYM@({params}, char* scratch, unsigned long long stride) {{\n'
         + "\n".join(lines) + "\n}\n"

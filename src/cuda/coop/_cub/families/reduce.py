@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..._semantics.common import BLOCK, c_type, is_power_of_two
 from ..._semantics.reduce import ReduceSpec
-from ..provider import Provider
+from ..provider import Provider, reuse_barrier
 from . import operators
 
 
@@ -36,7 +36,7 @@ def emit(spec: ReduceSpec) -> Provider:
         if spec.broadcast and not spec.has_valid_items:
             lines += ["  if (rank == 0) storage.result = result;", "  __syncthreads();", "  result = storage.result;"]
         if spec.barrier:
-            lines.append("  __syncthreads();  // reuse barrier for the scratch")
+            lines.append(reuse_barrier(None))
         scratch_type = "@SYM@_storage"
     else:
         w = spec.group.size

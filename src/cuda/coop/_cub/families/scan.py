@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..._semantics.common import BLOCK, c_type
 from ..._semantics.scan import ScanSpec
-from ..provider import Provider
+from ..provider import Provider, reuse_barrier
 from . import operators
 
 
@@ -46,7 +46,7 @@ def emit(spec: ScanSpec) -> Provider:
         lines.append("  @SYM@_prefix prefix;")
     lines.append(f"  algo.{method};")
     if spec.barrier:
-        lines.append("  __syncthreads();  // reuse barrier for the scratch")
+        lines.append(reuse_barrier(None))
     body = (decl + f'extern "C" __device__ {ret} @SYM@({params}, {t} initial_value, char* scratch, '
             f"unsigned long long stride) {{\n" + "\n".join(lines) + "\n" + result + "}\n")
     scratch = f"typename {algo}::TempStorage" if spec.uses_scratch else None

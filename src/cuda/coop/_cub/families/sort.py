@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 from ..._semantics.common import BLOCK, c_type, itemsize
 from ..._semantics.sort import RankSpec, SortSpec
-from ..provider import Provider
+from ..provider import Provider, reuse_barrier
 
 _UNSIGNED = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
 
@@ -88,7 +88,7 @@ def emit_rank(spec: RankSpec) -> Provider:
         f"  algo.RankKeys(bits, ranks, cub::BFEDigitExtractor<{unsigned}>({spec.begin_bit}, {spec.radix_bits}));",
     ]
     if spec.barrier:
-        lines.append("  __syncthreads();  // reuse barrier for the scratch")
+        lines.append(reuse_barrier(None))
     body = (f'extern "C" __device__ void @SYM@(const {t}* keys, int* output, char* scratch, unsigned long long stride) '
             "{\n" + "\n".join(lines) + "\n}\n")
     headers = ("cub/block/block_radix_rank.cuh", "cub/block/radix_rank_sort_operations.cuh", "cuda/std/bit")
@@ -113,11 +113,8 @@ def emit(spec: SortSpec) -> Provider:
     lines = [f"  using Algo = {parts.algo};", *parts.prologue,
              "  Algo algo(*reinterpret_cast<typename Algo::TempStorage*>(scratch));", *copies, *parts.sort]
     if spec.barrier:
-        if spec.group.kind == BLOCK:
-            lines.append("  __syncthreads();  // reuse barrier for the scratch")
-        else:
-            rank = f"cuda_coop::linear_rank<{spec.block[0]}, {spec.block[1]}, {spec.block[2]}>()"
-            lines.append(f"  __syncwarp(cuda_coop::logical_warp_mask({rank}, {spec.group.size}u));")
+        rank = f"cuda_coop::linear_rank<{spec.block[0]}, {spec.block[1]}, {spec.block[2]}>()"
+        lines.append(reuse_barrier(None if spec.group.kind == BLOCK else spec.group.size, rank))
     body = (f'extern "C" __device__ void @SYM@({inputs}{outputs}, {parts.params}, char* scratch, '
             "unsigned long long stride) {\n" + "\n".join(lines) + "\n}\n")
     return Provider.make(spec.op, parts.headers, body, f"typename {parts.algo}::TempStorage")
