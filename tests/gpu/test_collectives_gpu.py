@@ -8,6 +8,8 @@ import cuda.coop.numba_mlir  # noqa: F401  (registers the backend)
 from cuda import coop
 from numba_cuda_mlir import cuda
 
+from gpu_helpers import poisoned
+
 pytestmark = pytest.mark.gpu
 GRID = 2
 rng = np.random.default_rng(4321)
@@ -22,10 +24,6 @@ def data(n, dtype, small=False):
         return rng.integers(1, 4, n).astype(dtype)
     info = np.iinfo(dtype)
     return rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
-
-
-def poisoned(n, dtype):
-    return np.frombuffer(np.full(n * np.dtype(dtype).itemsize, 0x5A, np.uint8).tobytes(), dtype=dtype).copy()
 
 
 def group_of(width):

@@ -15,6 +15,8 @@ import cuda.coop.numba_mlir  # noqa: F401  (registers the backend)
 from cuda import coop
 from numba_cuda_mlir import cuda
 
+from gpu_helpers import poisoned
+
 pytestmark = pytest.mark.gpu
 rng = np.random.default_rng(2026)
 GRID = 3
@@ -26,10 +28,6 @@ def data(n, dtype):
         return rng.integers(-1000, 1000, n).astype(dtype)
     info = np.iinfo(dtype)
     return rng.integers(info.min // 2, info.max // 2, n, dtype=dtype, endpoint=True)
-
-
-def poisoned(n, dtype):
-    return np.frombuffer(np.full(n * np.dtype(dtype).itemsize, 0x5A, np.uint8).tobytes(), dtype=dtype).copy()
 
 
 @cuda.jit(device=True, inline="never")

@@ -8,6 +8,8 @@ import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
 from numba_cuda_mlir import cuda
 
+from gpu_helpers import poisoned
+
 pytestmark = pytest.mark.gpu
 GRID = 3
 rng = np.random.default_rng(8088)
@@ -23,10 +25,6 @@ def data(n, dtype, distinct=None):
         return (rng.standard_normal(n) * 1000).astype(dtype)
     info = np.iinfo(dtype)
     return rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
-
-
-def poisoned(n, dtype):
-    return np.frombuffer(np.full(n * np.dtype(dtype).itemsize, 0x5A, np.uint8).tobytes(), dtype=dtype).copy()
 
 
 def launch(kernel, shape, *args):
