@@ -7,7 +7,7 @@ import threading
 import warnings
 
 from . import _config
-from ._errors import CudaCoopAutoRegistrationWarning
+from ._errors import CoopValueError, CudaCoopAutoRegistrationWarning
 
 # Backend name -> module that registers it on import.
 _BACKENDS = {"numba-cuda-mlir": "cuda.coop.numba_mlir", "numba_cuda_mlir": "cuda.coop.numba_mlir"}
@@ -33,7 +33,17 @@ def register(backend: str, /) -> None:
 
 def auto_register() -> None:
     """Register numba-cuda-mlir when the program has already imported it."""
-    if _config.auto_registration_disabled() or "numba_cuda_mlir" not in sys.modules:
+    try:
+        disabled = _config.auto_registration_disabled()
+    except CoopValueError as exc:  # a bad spelling must not break `import cuda.coop`
+        warnings.warn(
+            f"cuda.coop automatic DSL registration was skipped: {exc}. Call cuda.coop.register('numba-cuda-mlir') "
+            "explicitly or fix the variable.",
+            CudaCoopAutoRegistrationWarning,
+            stacklevel=3,
+        )
+        return
+    if disabled or "numba_cuda_mlir" not in sys.modules:
         return
     try:
         register("numba-cuda-mlir")

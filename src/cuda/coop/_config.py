@@ -4,11 +4,25 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-_FALSE = {"", "0", "false", "no", "off"}
+from ._errors import CoopValueError
+
+_FALSE = frozenset({"", "0", "false", "no", "off"})
+_TRUE = frozenset({"1", "true", "yes", "on"})
+ACCEPTED_FLAG_SPELLINGS = "1, true, yes, on (true) or unset, empty, 0, false, no, off (false), case-insensitive"
+
+
+def parse_flag(name: str, value: str | None) -> bool:
+    """A boolean variable's value: stripped and lower-cased, one of the accepted spellings, else CoopValueError."""
+    text = (value or "").strip().lower()
+    if text in _FALSE:
+        return False
+    if text in _TRUE:
+        return True
+    raise CoopValueError(f"{name}={value!r} is not a boolean; accepted spellings: {ACCEPTED_FLAG_SPELLINGS}")
 
 
 def env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() not in _FALSE
+    return parse_flag(name, os.environ.get(name))
 
 
 def auto_registration_disabled() -> bool:

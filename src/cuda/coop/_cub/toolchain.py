@@ -1,13 +1,20 @@
-"""Locating one consistent toolkit: CCCL headers, CUDA headers, NVRTC and nvJitLink versions."""
+"""Locating one consistent toolkit: CCCL headers, CUDA headers, NVRTC and nvJitLink versions.
+
+Everything here runs on the first build of a process (never at ``import cuda.coop``) and is memoised for the
+process: the digests feed the provider cache key (SPEC 1.6), the version check guards linking (SPEC 1.7).
+"""
 from __future__ import annotations
 
 import functools
 import hashlib
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .. import _config
-from .._errors import CoopBuildError
+from .._errors import CoopBuildError, CoopError
 
 
 @dataclass(frozen=True)
@@ -17,10 +24,121 @@ class Toolchain:
     nvrtc_version: tuple[int, int]
     nvjitlink_version: tuple[int, int]
     headers_digest: str
+    nvrtc_library: str = "unknown"
+    nvjitlink_library: str = "unknown"
+    cuda_include_digest: str = ""
+    code_digest: str = ""
 
     def include_paths(self) -> list[str]:
         return [str(self.cccl_include)] + ([str(self.cuda_include)] if self.cuda_include else [])
 
+    def key_parts(self) -> dict[str, Any]:
+        """Everything about the toolchain that can change the LTO-IR, for the provider cache key."""
+        return {
+            "cccl_include": str(self.cccl_include),
+            "cccl_tree": self.headers_digest,
+            "cuda_include": str(self.cuda_include) if self.cuda_include else None,
+            "cuda_include_tree": self.cuda_include_digest,
+            "nvrtc": [*self.nvrtc_version, self.nvrtc_library],
+            "nvjitlink": [*self.nvjitlink_version, self.nvjitlink_library],
+            "code": self.code_digest,
+        }
+
+
+# ---------------------------------------------------------------- library calls
+
+def library_call(module: Any, library: str, function: str, *args: Any) -> Any:
+    """Call ``module.function(*args)``, turning a missing or broken entry point into CoopBuildError.
+
+    ``cuda.bindings`` raises AttributeError/RuntimeError (or NotImplementedError) when the loaded library lacks a
+    function; users should read which library and which function, not a raw traceback.
+    """
+    try:
+        fn = getattr(module, function)
+    except AttributeError as exc:
+        raise CoopBuildError(
+            f"the {library} library ({library_identity(library)}) does not provide {function}, which cuda.coop "
+            "requires; install NVRTC and nvJitLink of one CUDA toolkit version that provides it"
+        ) from exc
+    try:
+        return fn(*args)
+    except CoopError:
+        raise
+    except (AttributeError, RuntimeError, NotImplementedError, OSError, TypeError) as exc:
+        raise CoopBuildError(
+            f"the {library} library ({library_identity(library)}) failed in {function}: {exc}; the library may "
+            "lack this function or be incompatible with cuda.bindings"
+        ) from exc
+
+
+_LIBRARY_FILES = {"nvrtc": "libnvrtc", "nvJitLink": "libnvJitLink"}
+
+
+@functools.lru_cache(maxsize=None)
+def library_identity(library: str) -> str:
+    """``path:size:mtime_ns`` of the loaded shared library, or 'unknown'; it makes a rebuilt library a new key."""
+    path = _mapped_library(_LIBRARY_FILES.get(library, library))
+    if path is None:
+        try:
+            from cuda.pathfinder import load_nvidia_dynamic_lib
+
+            path = load_nvidia_dynamic_lib(library).abs_path
+        except Exception:
+            path = None
+    if not path:
+        return "unknown"
+    try:
+        st = os.stat(path)
+    except OSError:
+        return str(path)
+    return f"{path}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def _mapped_library(stem: str) -> str | None:
+    """The file of a shared library loaded in this process (Linux /proc/self/maps), else None."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            for line in maps:
+                parts = line.split(None, 5)
+                path = parts[5].strip() if len(parts) == 6 else ""
+                if os.path.basename(path).startswith(stem + ".") and os.path.isabs(path):
+                    return path
+    except OSError:
+        return None
+    return None
+
+
+def _nvrtc_version() -> tuple[int, int]:
+    from cuda.bindings import nvrtc
+
+    err, major, minor = library_call(nvrtc, "nvrtc", "nvrtcVersion")
+    if int(err) != 0:
+        raise CoopBuildError(f"NVRTC is not usable: nvrtcVersion returned {err}")
+    return int(major), int(minor)
+
+
+def _nvjitlink_version() -> tuple[int, int]:
+    from cuda.bindings import nvjitlink
+
+    version = tuple(library_call(nvjitlink, "nvJitLink", "version"))
+    return int(version[0]), int(version[1])
+
+
+def check_versions(nvrtc_version: tuple[int, int], nvjitlink_version: tuple[int, int]) -> None:
+    """SPEC 1.7: LTO-IR from NVRTC must be linkable by nvJitLink: same major, NVRTC not newer."""
+    rtc, link = tuple(nvrtc_version[:2]), tuple(nvjitlink_version[:2])
+    if rtc[0] == link[0] and rtc <= link:
+        return
+    why = "a different major version than" if rtc[0] != link[0] else "newer than"
+    raise CoopBuildError(
+        f"NVRTC {rtc[0]}.{rtc[1]} is {why} nvJitLink {link[0]}.{link[1]}: the LTO-IR NVRTC produces could not be "
+        "linked into the kernel. Install the NVRTC and nvJitLink wheels of one CUDA toolkit version, e.g. "
+        f'pip install "cuda-toolkit[nvrtc,nvjitlink]=={link[0]}.{link[1]}.*" '
+        f'(or "cuda-toolkit[nvrtc,nvjitlink]=={rtc[0]}.{rtc[1]}.*")'
+    )
+
+
+# ---------------------------------------------------------------- headers
 
 def _cccl_include() -> Path:
     root = _config.cccl_root()
@@ -62,25 +180,99 @@ def _cuda_include() -> Path | None:
     return None
 
 
-def _digest(include: Path) -> str:
-    h = hashlib.sha256(str(include).encode())
-    for rel in ("cub/version.cuh", "cuda/__cccl_config"):
-        f = include / rel
-        if f.is_file():
-            h.update(f.read_bytes())
+def tree_digest(root: Path, suffixes: tuple[str, ...] | None = None) -> str:
+    """SHA-256 over (relative path, size, content) of every regular file under ``root``, in sorted path order.
+
+    Directories named ``__pycache__`` are skipped; symlinked directories are followed once (NVRTC follows them too).
+    ``suffixes`` restricts the files hashed (the library's own ``.py`` files). Unreadable files enter as such.
+    """
+    files: list[tuple[str, str]] = []
+    seen: set[tuple[int, int]] = set()
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        try:
+            st = os.stat(dirpath)
+            if (st.st_dev, st.st_ino) in seen:  # a symlink loop or a second link to a visited tree
+                dirnames[:] = []
+                continue
+            seen.add((st.st_dev, st.st_ino))
+        except OSError:
+            continue
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in filenames:
+            if suffixes is not None and not name.endswith(suffixes):
+                continue
+            full = os.path.join(dirpath, name)
+            files.append((os.path.relpath(full, root).replace(os.sep, "/"), full))
+    files.sort()
+    h = hashlib.sha256(b"cuda-coop tree digest 1\0")
+    for rel, full in files:
+        h.update(rel.encode("utf-8", "surrogateescape") + b"\0")
+        try:
+            if not stat.S_ISREG(os.stat(full).st_mode):  # never open a FIFO or device found in a header tree
+                h.update(b"\1not a regular file\0")
+                continue
+            with open(full, "rb") as f:
+                data = f.read()
+        except OSError:
+            h.update(b"\1unreadable\0")
+            continue
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.hexdigest()
+
+
+def metadata_digest(root: Path) -> str:
+    """SHA-256 over (relative path, size, mtime_ns) of the files under ``root`` (non-recursive of symlink loops)."""
+    h = hashlib.sha256(b"cuda-coop metadata digest 1\0")
+    entries = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in filenames:
+            full = os.path.join(dirpath, name)
+            try:
+                st = os.stat(full)
+            except OSError:
+                continue
+            entries.append((os.path.relpath(full, root), st.st_size, st.st_mtime_ns))
+    for rel, size, mtime in sorted(entries):
+        h.update(f"{rel}\0{size}\0{mtime}\0".encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 
 
 @functools.lru_cache(maxsize=None)
-def _cached(cccl_root: str | None) -> Toolchain:
-    from cuda.bindings import nvjitlink, nvrtc
+def headers_digest(include: str) -> str:
+    """Digest of the whole selected CCCL header tree, once per process per root (SPEC 1.6)."""
+    return tree_digest(Path(include))
 
-    err, major, minor = nvrtc.nvrtcVersion()
-    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-        raise CoopBuildError(f"NVRTC is not usable: {err}")
-    link_version = tuple(nvjitlink.version())
+
+@functools.lru_cache(maxsize=None)
+def cuda_include_digest(include: str | None) -> str:
+    return metadata_digest(Path(include)) if include else ""
+
+
+@functools.lru_cache(maxsize=None)
+def code_digest() -> str:
+    """Digest of the installed cuda.coop package's own Python code (a development install never changes version)."""
+    return tree_digest(Path(__file__).resolve().parent.parent, suffixes=(".py",))
+
+
+@functools.lru_cache(maxsize=None)
+def _cached(cccl_root: str | None) -> Toolchain:
+    rtc, link = _nvrtc_version(), _nvjitlink_version()
+    check_versions(rtc, link)
     include = _cccl_include()
-    return Toolchain(include, _cuda_include(), (major, minor), link_version, _digest(include))  # type: ignore[arg-type]
+    cuda_include = _cuda_include()
+    return Toolchain(
+        include,
+        cuda_include,
+        rtc,
+        link,
+        headers_digest(str(include)),
+        library_identity("nvrtc"),
+        library_identity("nvJitLink"),
+        cuda_include_digest(str(cuda_include) if cuda_include else None),
+        code_digest(),
+    )
 
 
 def toolchain() -> Toolchain:
