@@ -314,8 +314,8 @@ def test_topk_pads_invalid_keys_with_the_key_that_sorts_last():
     assert "bit_cast<float>((unsigned int)0x7fffffffull)" in built.cpp_source  # ordered all-ones: sorts last
 
 
-def test_pair_results_merged_across_branches_are_rejected():
-    """As for single payloads, a variable must refer to one construction site (here: one call's result)."""
+def test_pair_results_merged_across_branches_ask_for_unpacking():
+    """A variable holding the (keys, values) tuples of two calls: unpack where they are made (then P15 merges)."""
     @cuda.jit
     def kernel(src, dst, flag):
         block = coop.this_block()
@@ -328,7 +328,23 @@ def test_pair_results_merged_across_branches_are_rejected():
         coop.store(block, dst, both[1])
 
     _error(kernel, (I32, I32, np.int32(1)), coop.CoopTypeError,
-           "a payload variable must refer to a single ThreadData construction here")
+           "variable both may refer to the tuples of several calls; unpack each call's result where it is made")
+
+    @cuda.jit
+    def unpacked(src, dst, flag):
+        block = coop.this_block()
+        keys = coop.ThreadData(2)
+        coop.load(block, src, keys)
+        if flag > 0:
+            k, v = coop.radix_sort_pairs(block, keys, keys, descending=True)
+        else:
+            k, v = coop.radix_sort_pairs(block, keys, keys)
+        coop.store(block, dst, v)
+
+    # Builds (P15); the branch merge of two result arrays costs a little local memory (numba keeps the
+    # merged array pointer), unlike the straight-line kernels _build checks.
+    built = numba_coop.compile_kernel(unpacked, (I32, I32, np.int32(1)), block=128, target="sm_90")
+    assert built.cpp_source.count("cub::BlockRadixSort<") >= 2
 
 
 def test_typing_time_checks_of_computed_controls():

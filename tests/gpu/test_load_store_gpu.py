@@ -175,11 +175,95 @@ def test_warp_load_store(algorithm, width):
 
 
 @pytest.mark.parametrize("with_default", [False, True])
-@pytest.mark.parametrize("width,algorithm", [(0, "direct"), (0, "transpose"), (0, "warp_transpose"), (0, "striped"),
-                                             (32, "transpose"), (8, "striped")])
+@pytest.mark.parametrize("width,algorithm", [(0, "direct"), (0, "transpose"), (0, "warp_transpose"), (0, "striped")])
 def test_partial_tiles(width, algorithm, with_default):
     check_load(algorithm, width, (128,), 4, np.int32, partial=True, with_default=with_default)
     check_store(algorithm, width, (128,), 4, np.float32, partial=True)
+
+
+def make_warp_partial_kernels(algorithm, width, with_default):
+    """Load then store on warps/logical warps where every group passes its own count (SPEC 8.1)."""
+
+    @cuda.jit
+    def load_kernel(src, out, k, counts, default):
+        block = coop.this_block()
+        group = coop.this_warp() if width == 32 else coop.this_warp().group_by(width)
+        items = coop.ThreadData(k)
+        tile = np.int64(cuda.blockIdx.x) * block.count() * k
+        valid = counts[cuda.blockIdx.x, block.rank() // width]
+        if with_default:
+            coop.load(group, src, items, algorithm=algorithm, offset=tile, valid_items=valid, oob_default=default)
+        else:
+            coop.load(group, src, items, algorithm=algorithm, offset=tile, valid_items=valid)
+        me = tile + np.int64(block.rank()) * k
+        for i in range(k):
+            out[me + i] = items[i]
+
+    @cuda.jit
+    def store_kernel(src, dst, k, counts):
+        block = coop.this_block()
+        group = coop.this_warp() if width == 32 else coop.this_warp().group_by(width)
+        items = coop.ThreadData(k)
+        tile = np.int64(cuda.blockIdx.x) * block.count() * k
+        me = tile + np.int64(block.rank()) * k
+        for i in range(k):
+            items[i] = src[me + i]
+        coop.store(group, dst, items, algorithm=algorithm, offset=tile, valid_items=counts[cuda.blockIdx.x, block.rank() // width])
+
+    return load_kernel, store_kernel
+
+
+def group_counts(threads, width, k):
+    """One count per (block, group): 0, the full tile and partial values, different in sibling groups."""
+    groups = threads // width
+    tile = width * k
+    counts = rng.integers(0, tile + 1, size=(GRID, groups)).astype(np.int32)
+    counts.flat[0], counts.flat[-1] = 0, tile
+    if counts.size > 2:
+        counts.flat[1] = max(tile - 1, 0)
+    return counts
+
+
+def check_warp_partial(algorithm, width, block, k, dtype, with_default):
+    threads = int(np.prod(block))
+    n = GRID * threads * k
+    counts = group_counts(threads, width, k)
+    load_kernel, store_kernel = make_warp_partial_kernels(algorithm, width, with_default)
+    pos = positions(algorithm, threads, width, k)
+    origin = (np.arange(threads)[:, None] // width) * width * k
+    src = random_data(n, dtype)
+    original = src.copy()
+    out = poison(n, dtype)
+    default = random_data(1, dtype)[0]
+    launch(load_kernel, block, src, out, k, counts, default)
+    dst = poison(n, dtype)
+    launch(store_kernel, block, src, dst, k, counts)
+    np.testing.assert_array_equal(src, original)
+    want_dst = poison(n, dtype)
+    for b in range(GRID):
+        limit = counts[b][np.arange(threads) // width][:, None]
+        in_range = (pos - origin) < limit
+        tile = original[b * threads * k:(b + 1) * threads * k]
+        got = out[b * threads * k:(b + 1) * threads * k].reshape(threads, k)
+        want = tile[pos]
+        if with_default:
+            np.testing.assert_array_equal(got, np.where(in_range, want, default))
+        else:
+            np.testing.assert_array_equal(got[in_range], want[in_range])
+        block_want = want_dst[b * threads * k:(b + 1) * threads * k]
+        block_want[pos[in_range]] = tile.reshape(threads, k)[in_range]
+    np.testing.assert_array_equal(dst, want_dst)
+
+
+
+@pytest.mark.parametrize("with_default", [False, True])
+@pytest.mark.parametrize("width", [32, 16, 8, 4, 2, 1])
+@pytest.mark.parametrize("algorithm", ["direct", "striped", "vectorize", "transpose"])
+def test_warp_partial_tiles_own_counts(algorithm, width, with_default):
+    block = BLOCKS[(width + len(algorithm)) % 3]
+    k = (1, 2, 4)[width % 3]
+    dtype = (np.int32, np.float32, np.int64)[(width + with_default) % 3]
+    check_warp_partial(algorithm, width, block, k, dtype, with_default)
 
 
 @pytest.mark.parametrize("sharing", ["shared", "exclusive"])

@@ -19,7 +19,7 @@ EXPECTED_ALL = [
     "inclusive_sum", "exclusive_scan", "inclusive_scan", "merge_sort_keys", "merge_sort_pairs", "radix_sort_keys",
     "radix_sort_pairs", "radix_rank", "topk_min_keys", "topk_max_keys", "topk_min_pairs", "topk_max_pairs",
     "adjacent_difference", "discontinuity", "histogram", "run_length_decode", "run_length_decode_into",
-    "CoopError", "CoopTypeError", "CoopValueError", "CoopUnsupportedError", "CoopBuildError",
+    "CoopError", "CoopTypeError", "CoopValueError", "CoopUnsupportedError", "CoopIndexError", "CoopBuildError",
     "CoopCompilerContextRequiredError", "CudaCoopAutoRegistrationWarning",
 ]
 OPERATIONS = EXPECTED_ALL[EXPECTED_ALL.index("load"):EXPECTED_ALL.index("CoopError")]
@@ -213,6 +213,7 @@ def test_exception_hierarchy():
     assert coop.CoopTypeError.__bases__ == (coop.CoopError, TypeError)
     assert coop.CoopValueError.__bases__ == (coop.CoopError, ValueError)
     assert coop.CoopUnsupportedError.__bases__ == (coop.CoopError, NotImplementedError)
+    assert coop.CoopIndexError.__bases__ == (coop.CoopError, IndexError)
     assert coop.CoopBuildError.__bases__ == (coop.CoopError, RuntimeError)
     assert coop.CoopCompilerContextRequiredError.__bases__ == (coop.CoopError, RuntimeError)
     assert coop.CudaCoopAutoRegistrationWarning.__bases__ == (UserWarning,)

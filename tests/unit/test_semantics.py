@@ -10,7 +10,8 @@ from cuda.coop._semantics.common import (
     Static, normalize_selector,
 )
 from cuda.coop._semantics.load_store import plan_load_store
-from cuda.coop._semantics.temp_storage import DEVICE_LIMIT, STATIC_LIMIT, ScratchUse, layout, make_descriptor
+from cuda.coop._semantics.targets import opt_in_shared_limit, parse_target
+from cuda.coop._semantics.temp_storage import STATIC_LIMIT, ScratchUse, layout, make_descriptor
 
 L128 = LaunchShape((128, 1, 1))
 L48 = LaunchShape((48, 1, 1))
@@ -260,10 +261,11 @@ def test_plan_c7_static_valid_items(valid_items):
 def test_plan_valid_items_bounds_inclusive():
     assert _plan(valid_items=Static(0)).has_valid_items
     assert _plan(valid_items=Static(512)).has_valid_items
-    # warp groups: relative to the block (SPEC 8.1), so the upper bound is T*K
-    assert _plan(_warp(), valid_items=Static(512)).has_valid_items
-    with pytest.raises(CoopValueError, match="between 0 and 512; got 513"):
-        _plan(_warp(), valid_items=Static(513))
+    # warp groups: each group's own count, relative to its own tile (SPEC 8.1): 0 <= valid_items <= 32*K
+    assert _plan(_warp(), valid_items=Static(128)).has_valid_items
+    with pytest.raises(CoopValueError) as info:
+        _plan(_warp(), valid_items=Static(129))
+    assert str(info.value) == "cuda.coop.load static valid_items must be between 0 and 128; got 129"
 
 
 def test_plan_c6_runtime_controls():
@@ -503,15 +505,31 @@ def test_layout_user_dynamic_array_s9(size, mode):
     )
 
 
-def test_layout_s7_device_limit():
-    assert layout([_use(0, DEVICE_LIMIT)], [], 0, None, "k").dynamic
+@pytest.mark.parametrize("cc,limit_kib", [(90, 227), (100, 227), (80, 163), (86, 99), (89, 99), (75, 64),
+                                          (120, 99)])
+def test_layout_s7_device_limit_per_architecture(cc, limit_kib):
+    limit = opt_in_shared_limit(cc)
+    assert limit == limit_kib * 1024
+    assert layout([_use(0, limit)], [], 0, None, "k", cc).dynamic
     with pytest.raises(CoopValueError) as info:
-        layout([_use(0, DEVICE_LIMIT + 1)], [], 0, None, "kern")
+        layout([_use(0, limit + 1)], [], 0, None, "kern", cc)
     assert str(info.value) == (
-        f"cooperative scratch for kernel kern needs {DEVICE_LIMIT + 16} bytes of shared memory per block; "
-        f"the device allows at most {DEVICE_LIMIT}"
+        f"cooperative scratch for kernel kern needs {limit + 16} bytes of shared memory per block; "
+        f"the device allows at most {limit}"
     )
-    assert DEVICE_LIMIT == 227 * 1024
+
+
+@pytest.mark.parametrize("target,cc", [("sm_90", 90), ("sm_90a", 90), ("sm_80", 80), ("sm_100f", 100)])
+def test_parse_target(target, cc):
+    assert parse_target(target) == (target, cc)
+
+
+@pytest.mark.parametrize("bad", ["sm90", "compute_90", "", "sm_bogus", "sm_35", "SM_90", " sm_90", 90, None])
+def test_parse_target_c15(bad):
+    with pytest.raises(CoopValueError) as info:
+        parse_target(bad)
+    assert str(info.value).startswith("target must look like 'sm_90' or 'sm_90a' with a supported architecture (")
+    assert str(info.value).endswith(f"; got {bad!r}")
 
 
 def test_layout_s8_dynamic_alignment():

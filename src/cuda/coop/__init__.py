@@ -15,6 +15,7 @@ from ._errors import (
     CoopBuildError as CoopBuildError,
     CoopCompilerContextRequiredError as CoopCompilerContextRequiredError,
     CoopError as CoopError,
+    CoopIndexError as CoopIndexError,
     CoopTypeError as CoopTypeError,
     CoopUnsupportedError as CoopUnsupportedError,
     CoopValueError as CoopValueError,
@@ -67,7 +68,7 @@ __all__ = [
     "this_thread", "this_warp", "this_block", "this_cluster", "this_grid", "ThreadGroup",
     "ThreadData", "ThreadDataLike", "TempStorage", "TempStorageLike",
     *OPERATIONS,
-    "CoopError", "CoopTypeError", "CoopValueError", "CoopUnsupportedError", "CoopBuildError",
+    "CoopError", "CoopTypeError", "CoopValueError", "CoopUnsupportedError", "CoopIndexError", "CoopBuildError",
     "CoopCompilerContextRequiredError", "CudaCoopAutoRegistrationWarning",
 ]
 

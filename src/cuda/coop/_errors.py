@@ -18,6 +18,10 @@ class CoopUnsupportedError(CoopError, NotImplementedError):
     """Unsupported group kind or variant, or an unimplemented operation."""
 
 
+class CoopIndexError(CoopError, IndexError):
+    """A static index outside a payload."""
+
+
 class CoopBuildError(CoopError, RuntimeError):
     """Toolchain or header failure while building CUB code."""
 
@@ -28,6 +32,13 @@ class CoopCompilerContextRequiredError(CoopError, RuntimeError):
 
 class CudaCoopAutoRegistrationWarning(UserWarning):
     """Automatic backend registration failed while importing cuda.coop."""
+
+
+# Users catch and read these as cuda.coop.<name> (SPEC 10.1): print them under the public module.
+for _cls in (CoopError, CoopTypeError, CoopValueError, CoopUnsupportedError, CoopIndexError, CoopBuildError,
+             CoopCompilerContextRequiredError, CudaCoopAutoRegistrationWarning):
+    _cls.__module__ = "cuda.coop"
+del _cls
 
 
 def at(loc: object) -> str:

@@ -139,3 +139,35 @@ def literal_as(op: str, param: str, value: object, dtype: str) -> int | float:
         if abs(value) > 3.4028234663852886e38:
             raise CoopValueError(f"{op} {param} literal {value!r} is not representable as {dtype}")
     return float(value)
+
+
+# Dtypes only the qualified API takes (SPEC 9.2); not yet built by this backend.
+QUALIFIED_DTYPES = ("float16",)
+# The most local memory one thread may address (CUDA: 512 KiB on every supported architecture).
+LOCAL_MEMORY_LIMIT = 512 * 1024
+
+
+def check_payload_dtype(op: str, param: str, dtype: str | None, qualified: bool) -> None:
+    """P1/P2: ``dtype`` of a payload or array operand of ``op`` must be one of the numeric dtypes."""
+    if dtype is None or dtype in NUMERIC_DTYPES:
+        return
+    supported = ", ".join(NUMERIC_DTYPES)
+    if dtype in QUALIFIED_DTYPES and not qualified:
+        raise CoopTypeError(f"{op} supports {param} dtypes {supported} through the common API; use "
+                            f"cuda.coop.numba_mlir for {dtype}")
+    raise CoopTypeError(f"{op} does not support {param} dtype {dtype}; supported: {supported}")
+
+
+def check_payload_bytes(var: str, items_per_thread: int, dtype: str | None) -> None:
+    """P17: a payload lives in one thread's local memory."""
+    size = items_per_thread * (NUMERIC_DTYPES[dtype][1] if dtype in NUMERIC_DTYPES else 1)
+    if size > LOCAL_MEMORY_LIMIT:
+        raise CoopValueError(f"ThreadData {var} needs {size} bytes per thread; the limit is {LOCAL_MEMORY_LIMIT}")
+
+
+def check_block_shape(kernel: str, block: tuple[int, ...]) -> None:
+    """G22: every dimension positive, x and y at most 1024, z at most 64, at most 1024 threads in all."""
+    x, y, z = block
+    threads = x * y * z
+    if min(block) <= 0 or x > 1024 or y > 1024 or z > 64 or threads > 1024:
+        raise CoopValueError(f"kernel {kernel}: block shape {tuple(block)} is not a valid CUDA block")

@@ -82,9 +82,9 @@ def plan_load_store(
     if valid_items is not None:
         check_runtime_int(name, "valid_items", valid_items)
         if isinstance(valid_items, Static):
-            hi = launch.threads * items_per_thread if group.is_warp_scope else tile
-            if not 0 <= valid_items.value <= hi:  # type: ignore[operator]
-                raise CoopValueError(f"{name} static valid_items must be between 0 and {hi}; got {valid_items.value}")
+            # Every group, warps included, counts valid items relative to its own tile (SPEC 8.1).
+            if not 0 <= valid_items.value <= tile:  # type: ignore[operator]
+                raise CoopValueError(f"{name} static valid_items must be between 0 and {tile}; got {valid_items.value}")
     if oob_default is not None:
         if valid_items is None:
             raise CoopValueError(f"{name} oob_default requires valid_items")

@@ -1,10 +1,15 @@
 """Operators of reduce and the scan family (SPEC 8.0)."""
 from __future__ import annotations
 
+import builtins
 import hashlib
 import operator
+import re
+import types
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from .._errors import CoopTypeError, CoopValueError
 from .common import INTEGER_DTYPES
@@ -48,21 +53,123 @@ class OperatorSpec:
         return self.builtin and self.name == "sum"
 
 
-def callable_symbol(function: Any) -> str:
-    """A symbol derived from the callable's identity: code, module, name and captured values.
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
-    Stable across processes (so the provider cache hits) while distinct closures differ.
+
+class _Fingerprint:
+    """A stable description of everything that changes a callable's compiled code (SPEC 8.0).
+
+    Code (bytecode, constants, names, recursively into nested code objects), the values of the globals the code
+    reads (functions and dispatchers it calls are described recursively, cycles cut by name), closure values,
+    defaults and keyword defaults. No ids or addresses: equal inputs describe equally in every process.
     """
-    code = getattr(function, "__code__", None)
-    parts = [getattr(function, "__module__", ""), getattr(function, "__qualname__", repr(function))]
-    if code is not None:
-        parts += [code.co_code.hex(), repr(code.co_consts), repr(code.co_names)]
-    for cell in getattr(function, "__closure__", None) or ():
+
+    def __init__(self) -> None:
+        self.active: set[int] = set()  # functions, modules and containers being described (cycle guard)
+        self.done: dict[int, Any] = {}  # functions already described in this fingerprint
+
+    def function(self, fn: Any) -> Any:
+        fn = getattr(fn, "py_func", fn)
+        name = (getattr(fn, "__module__", None) or "", getattr(fn, "__qualname__", None) or "")
+        key = id(fn)
+        if key in self.done:
+            return ("fn", name, "see-above")
+        if key in self.active:
+            return ("fn", name, "recursive")
+        self.active.add(key)
         try:
-            parts.append(repr(cell.cell_contents))
-        except ValueError:  # empty cell
-            parts.append("<empty>")
-    return "cuda_coop_fn_" + hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+            code = fn.__code__
+            names = sorted(_names_read(code))
+            scope = getattr(fn, "__globals__", {}) or {}
+            reads = tuple((n, self.value(scope[n], names)) if n in scope else (n, self._builtin(n)) for n in names)
+            cells = []
+            for cell in getattr(fn, "__closure__", None) or ():
+                try:
+                    cells.append(self.value(cell.cell_contents, names))
+                except ValueError:  # an empty cell
+                    cells.append("<empty>")
+            kwdefaults = getattr(fn, "__kwdefaults__", None) or {}
+            result = ("fn", name, self.code(code), ("globals", reads), ("closure", tuple(cells)),
+                      ("defaults", self.value(getattr(fn, "__defaults__", None), names)),
+                      ("kwdefaults", tuple((k, self.value(v, names)) for k, v in sorted(kwdefaults.items()))))
+        finally:
+            self.active.discard(key)
+        self.done[key] = result
+        return result
+
+    def code(self, code: Any) -> Any:
+        consts = tuple(self.code(c) if isinstance(c, types.CodeType) else self.value(c, ()) for c in code.co_consts)
+        return ("code", code.co_name, code.co_code.hex(), consts, code.co_names, code.co_varnames, code.co_freevars,
+                code.co_cellvars, code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount, code.co_flags)
+
+    @staticmethod
+    def _builtin(name: str) -> Any:
+        if hasattr(builtins, name):
+            return ("builtin", name)
+        return "<undefined>"
+
+    def value(self, value: Any, names: Any) -> Any:
+        """``names``: the names the referencing code reads (the attributes that matter of a module)."""
+        if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+            return (type(value).__name__, repr(value))
+        if isinstance(value, np.generic):
+            return ("np", value.dtype.str, value.tobytes().hex())
+        if isinstance(value, np.ndarray):
+            if value.dtype.hasobject:
+                return ("array", value.shape, self.value(value.tolist(), names))
+            data = hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()
+            return ("array", value.dtype.str, value.shape, data)
+        if isinstance(value, type):
+            return ("class", value.__module__, value.__qualname__)
+        if isinstance(value, types.CodeType):
+            return self.code(value)
+        if hasattr(getattr(value, "py_func", value), "__code__"):  # a Python function or a jit dispatcher
+            return self.function(value)
+        key = id(value)
+        if key in self.active:
+            return ("recursive", type(value).__qualname__)
+        self.active.add(key)
+        try:
+            if isinstance(value, types.ModuleType):  # its name and the attributes the code may read from it
+                attrs = tuple((n, self.value(getattr(value, n), names)) for n in names if n in vars(value))
+                return ("module", value.__name__, attrs)
+            if isinstance(value, (tuple, list)):
+                return (type(value).__name__, tuple(self.value(v, names) for v in value))
+            if isinstance(value, (set, frozenset)):
+                return (type(value).__name__, tuple(sorted((self.value(v, names) for v in value), key=repr)))
+            if isinstance(value, dict):
+                items = sorted(((self.value(k, names), self.value(v, names)) for k, v in value.items()), key=repr)
+                return ("dict", tuple(items))
+            try:
+                text = repr(value)
+            except Exception:  # noqa: BLE001 - a value that cannot describe itself is described by its type
+                text = ""
+            state = getattr(value, "__dict__", None)  # the attributes the code may read from an instance
+            attrs = tuple((n, self.value(state[n], names)) for n in names if n in state) \
+                if isinstance(state, dict) else ()
+            return ("object", type(value).__module__, type(value).__qualname__, _ADDRESS.sub("", text), attrs)
+        finally:
+            self.active.discard(key)
+
+
+def _names_read(code: Any) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names_read(const)
+    return names
+
+
+def callable_symbol(function: Any, dtype: str = "", arity: int = 2) -> str:
+    """The C symbol of ``function`` compiled for ``arity`` arguments of ``dtype``.
+
+    Derived from everything that changes the compiled code (see ``_Fingerprint``), the dtype and the arity, so one
+    function at two dtypes, distinct closures, or a function whose globals changed get distinct symbols (and so
+    distinct C++ and provider cache keys), while equal inputs give the same symbol in every process.
+    """
+    description = (_Fingerprint().function(function), dtype, arity)
+    digest = hashlib.sha256(repr(description).encode()).hexdigest()[:20]
+    return f"cuda_coop_fn_{digest}" + (f"_{dtype}" if dtype else "")
 
 
 def resolve_operator(op: str, param: str, value: Any, dtype: str) -> OperatorSpec:
@@ -72,6 +179,9 @@ def resolve_operator(op: str, param: str, value: Any, dtype: str) -> OperatorSpe
         canonical = _ALIASES.get(value.strip().lower().replace("-", "_"))
         if canonical is None:
             raise CoopValueError(f"{op} {param} must be one of: {', '.join(_BUILTINS)}; got {value!r}")
+    elif getattr(value, "defined_in_kernel", False) is True:  # SPEC 7.3: a lambda or def in the kernel body (C16)
+        raise CoopTypeError(f"{op} {param} {value.name} is defined inside the kernel; define operator callables at "
+                            "module scope")
     else:
         try:
             canonical = _callable_aliases().get(value)
@@ -82,7 +192,48 @@ def resolve_operator(op: str, param: str, value: Any, dtype: str) -> OperatorSpe
             if not callable(function) or not hasattr(function, "__code__"):
                 raise CoopTypeError(
                     f"{op} {param} must be an operator string or a Python/device function; got {value!r}")
-            return OperatorSpec(callable_symbol(function), False, function)
+            return OperatorSpec(callable_symbol(function, dtype), False, function)
     if _BUILTINS[canonical][1] and dtype not in INTEGER_DTYPES:
         raise CoopTypeError(f"{op} {param} {canonical!r} requires an integer dtype; got {dtype}")
     return OperatorSpec(canonical, True)
+
+
+_NOISE = ("Failed in ", "During:", "NOTE:", "Please ", "This error may have been caused", "Enable logging",
+          "For more information", "- Resolution failure", "Rejected as the implementation raised",
+          "This line in your program", "and attach the full traceback")
+_IR_LINE = re.compile(r"%[\w.]+\s*=|!llvm|\bllvm\.\w|\bloc\(|^(func|gpu|module|builtin)\.\w|^\s*\^\s*$")
+_REWRITES = (
+    (re.compile(r" for '\$[^']*'"), ""),
+    (re.compile(r",? defined at (?:None|\S+)"), ""),
+    (re.compile(r"Function\(<(?:built-in )?function ([\w.]+)(?: at 0x[0-9a-fA-F]+)?>\)"), r"\1"),
+    (re.compile(r"UniTuple\((\w+) x (\d+)\)"), r"tuple of \2 \1"),
+    (re.compile(r"\bTuple\(([^()]*)\)"), r"tuple (\1)"),
+    (re.compile(r"Literal\[(\w+)\]\(([^()]*)\)"), r"\1 literal \2"),
+    (re.compile(r"'\$[\w.]+'|\$[\w.]+"), "a temporary value"),
+    (_ADDRESS, ""),
+)
+
+
+def failure_reason(exc: BaseException) -> str:
+    """The first meaningful line of a callback compile failure, in Python terms (no IR, no source excerpts)."""
+    lines, in_excerpt = [], False
+    for raw in str(exc).splitlines():
+        line = raw.strip()
+        if not line:
+            in_excerpt = False  # a source excerpt ("File ...", code, "^") ends at a blank line
+            continue
+        if line.startswith('File "'):
+            in_excerpt = True
+            continue
+        if in_excerpt or line.startswith(_NOISE) or _IR_LINE.search(line):
+            continue
+        lines.append(line)
+    if not lines:
+        return type(exc).__name__
+    reason = lines[0]
+    if reason.endswith(":") and len(lines) > 1 and lines[1].startswith(">>>"):  # "... found for signature:"
+        reason += " " + lines[1].lstrip("> ").strip()
+    for pattern, replacement in _REWRITES:
+        reason = pattern.sub(replacement, reason)
+    reason = reason.strip()
+    return reason if len(reason) <= 300 else reason[:297] + "..."

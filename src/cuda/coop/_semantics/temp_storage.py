@@ -5,10 +5,9 @@ from dataclasses import dataclass, field
 
 from .._errors import CoopTypeError, CoopValueError
 from .common import ScratchNeed, is_power_of_two, normalize_selector
+from .targets import opt_in_shared_limit
 
 STATIC_LIMIT = 48 * 1024
-# Per-block opt-in maximum on sm_90 (H100/H200).
-DEVICE_LIMIT = 227 * 1024
 DYNAMIC_MAX_ALIGNMENT = 16
 
 
@@ -73,7 +72,7 @@ class ScratchLayout:
 
 
 def layout(uses: list[ScratchUse], descriptors: list[Descriptor], user_static_bytes: int, user_dynamic: str | None,
-           kernel: str) -> ScratchLayout:
+           kernel: str, cc: int = 90) -> ScratchLayout:
     """Place explicit descriptors in constructor order, then compiler-owned domains."""
     cursor, max_align = 0, 16
 
@@ -135,10 +134,11 @@ def layout(uses: list[ScratchUse], descriptors: list[Descriptor], user_static_by
             f"cooperative scratch of {result.size} bytes; keep the total within 48 KiB, use "
             "cuda.coop.numba_mlir.shared.array, global memory, or separate kernels"
         )
-    if result.size > DEVICE_LIMIT:
+    device_limit = opt_in_shared_limit(cc)
+    if result.size > device_limit:
         raise CoopValueError(
             f"cooperative scratch for kernel {kernel} needs {result.size} bytes of shared memory per block; "
-            f"the device allows at most {DEVICE_LIMIT}"
+            f"the device allows at most {device_limit}"
         )
     if result.dynamic and max_align > DYNAMIC_MAX_ALIGNMENT:
         raise CoopValueError(

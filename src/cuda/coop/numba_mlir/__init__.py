@@ -10,7 +10,7 @@ import threading
 
 from . import _compat
 from .. import (  # noqa: F401  (re-exported common names)
-    CoopBuildError, CoopCompilerContextRequiredError, CoopError, CoopTypeError, CoopUnsupportedError,
+    CoopBuildError, CoopCompilerContextRequiredError, CoopError, CoopIndexError, CoopTypeError, CoopUnsupportedError,
     CoopValueError, CudaCoopAutoRegistrationWarning, TempStorage, TempStorageLike, ThreadData, ThreadDataLike,
     ThreadGroup, __version__, this_block, this_cluster, this_grid, this_thread, this_warp,
 )
@@ -70,6 +70,6 @@ __all__ = [
     "reduce", "sum", "scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan", "merge_sort_keys",
     "merge_sort_pairs", "radix_sort_keys", "radix_sort_pairs", "radix_rank", "topk_min_keys", "topk_max_keys",
     "topk_min_pairs", "topk_max_pairs", *_pending.PENDING,
-    "CoopError", "CoopTypeError", "CoopValueError", "CoopUnsupportedError", "CoopBuildError",
+    "CoopError", "CoopTypeError", "CoopValueError", "CoopUnsupportedError", "CoopIndexError", "CoopBuildError",
     "CoopCompilerContextRequiredError", "CudaCoopAutoRegistrationWarning", "compile_kernel", "CompiledKernel",
 ]

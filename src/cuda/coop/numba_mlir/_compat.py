@@ -1,6 +1,8 @@
 """The only module that imports numba-cuda-mlir internals (version-checked at import)."""
 from __future__ import annotations
 
+import threading
+
 _HINT = ('install "cuda-coop[numba-cuda-mlir-cu13]" (CUDA 13) or "cuda-coop[numba-cuda-mlir-cu12]" (CUDA 12).')
 
 try:
@@ -92,15 +94,22 @@ def compile_for_launch(py_func: object, argtypes: list, options: dict) -> object
     from numba_cuda_mlir import mlir_compiler, tools
     from numba_cuda_mlir.mlir_optimization import optimize
 
-    if tools._cached_cc is None:  # no driver: take the target as the device's compute capability
+    # numba-cuda-mlir links for the device's compute capability when the target is older than it
+    # (and asks the driver for it). A compile-only build is for its own target alone: present the
+    # target as the device for the duration of this compile, then put the process's value back.
+    chip = options.get("chip", "sm_90").replace("sm_", "").rstrip("af")
+    with _target_lock:
+        previous = tools._cached_cc
+        tools._cached_cc = (int(chip[:-1]), int(chip[-1]))
         try:
-            tools.get_gpu_compute_capability(tuple)
-        except Exception:
-            chip = options.get("chip", "sm_90").replace("sm_", "").rstrip("af")
-            tools._cached_cc = (int(chip[:-1]), int(chip[-1]))
-    cres = mlir_compiler.compile_mlir(py_func, types.none, argtypes, targetoptions=options)
-    optimize(cres)
+            cres = mlir_compiler.compile_mlir(py_func, types.none, argtypes, targetoptions=options)
+            optimize(cres)
+        finally:
+            tools._cached_cc = previous
     return cres
+
+
+_target_lock = threading.RLock()
 
 
 def typeof(value: object) -> object:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .._errors import CoopTypeError
+from .._semantics.targets import KNOWN_ARCHITECTURES, parse_target
 from . import _compat as nb
 
 
@@ -82,6 +83,10 @@ class CompiledKernel:
     dynamic_shared_memory_bytes: int = 0
     metadata: dict = field(default_factory=dict, repr=False)
 
+    def __repr__(self) -> str:
+        return (f"<CompiledKernel {self.name[:60]}: {len(self.cubin)} B cubin, {self.registers} registers, "
+                f"{self.shared_memory_bytes} B shared, {self.local_memory_bytes} B local>")
+
     def sass(self) -> str:
         """Disassembly (needs cuobjdump or nvdisasm from the CUDA toolkit)."""
         tool = _tool("cuobjdump")
@@ -96,6 +101,19 @@ class CompiledKernel:
             return done.stdout
 
 
+def _buildable_architectures() -> tuple[int, ...]:
+    """The known architectures NVRTC can build for (all known ones when it cannot be asked)."""
+    try:
+        from cuda.bindings import nvrtc
+
+        err, archs = nvrtc.nvrtcGetSupportedArchs()
+        if int(err) == 0 and archs:
+            return tuple(cc for cc in KNOWN_ARCHITECTURES if cc in set(archs))
+    except Exception:  # an NVRTC without the query: the build itself reports what it cannot do
+        pass
+    return KNOWN_ARCHITECTURES
+
+
 def compile_kernel(kernel: Any, args: Sequence[Any], /, *, block: int | Sequence[int], grid: int | Sequence[int] = 1,
                    target: str = "sm_90") -> CompiledKernel:
     """Build ``kernel`` for ``kernel[grid, block](*args)`` on ``target`` without launching it.
@@ -104,6 +122,7 @@ def compile_kernel(kernel: Any, args: Sequence[Any], /, *, block: int | Sequence
     exactly as a launch would. Raises the same compile-time errors as a launch.
     """
     py_func = getattr(kernel, "py_func", kernel)
+    target, _ = parse_target(target, _buildable_architectures())
     options = dict(getattr(kernel, "targetoptions", {}) or {})
     options["chip"] = target
     options["__launch_config__"] = {"grid": _dim3(grid), "block": _dim3(block), "sharedmem": 0, "cluster": None}

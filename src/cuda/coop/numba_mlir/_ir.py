@@ -78,6 +78,17 @@ class PayloadTuple:
     """The fresh payloads an operation returns together (``keys, values = coop.merge_sort_pairs(...)``)."""
 
     items: tuple[PayloadVal, ...]
+    op: str = ""  # the operation that returned them, and what it calls them, for messages
+    names: tuple[str, ...] = ()
+
+
+@dataclass(eq=False)
+class LocalFunction:
+    """A lambda or function defined inside the kernel body (numba turns it into a fresh dispatcher)."""
+
+    name: str
+    code: Any
+    defined_in_kernel = True  # read by operator resolution: such callables are C16
 
 
 @dataclass(eq=False)
@@ -104,11 +115,13 @@ class Resolver:
         self.arg_types = arg_types
         self.on_call = on_call  # evaluates marker constructor calls (groups, payloads, descriptors)
         self.memo: dict[str, Any] = {}
+        self.merges: list[tuple[PayloadVal, PayloadVal, str]] = []  # payloads one variable may hold
         self.stmt_of: dict[int, Any] = {}
         for block in func_ir.blocks.values():
             for stmt in block.body:
                 if isinstance(stmt, nb.ir.Assign):
                     self.stmt_of[id(stmt.value)] = stmt
+        self.local_code = _kernel_code_objects(func_ir)
 
     def definitions(self, name: str) -> list:
         return list(self.func_ir._definitions.get(name, ()))
@@ -118,22 +131,40 @@ class Resolver:
             return self.memo[name]
         self.memo[name] = UNKNOWN  # cycles (loop-carried values) are runtime
         defs = self.definitions(name)
-        values = [self.expr(d) for d in defs]
+        values = []
+        for definition in defs:
+            values.append(self.expr(definition))
+            if isinstance(values[-1], PayloadVal) and self.memo[name] is UNKNOWN:
+                # A loop-carried payload (``items = op(group, items)``): later definitions see this one.
+                self.memo[name] = values[-1]
         result: Any = UNKNOWN
         if len(values) == 1:
             result = values[0]
         elif values and all(v is values[0] for v in values):
             result = values[0]
         elif values and any(isinstance(v, (PayloadVal, PayloadTuple, DescVal, GroupVal)) for v in values):
-            result = ("merge", tuple(values))
+            result = self.merge(name, tuple(values))
         self.memo[name] = result
         return result
+
+    def merge(self, name: str, values: tuple) -> Any:
+        """Several payloads one variable may hold (branches, loops): one payload when they all have one
+        extent (SPEC 4, P15; their dtypes are unified by the planner), else a merge the planner reports."""
+        if all(isinstance(v, PayloadVal) for v in values) and len({v.items_per_thread for v in values}) == 1:
+            for other in values[1:]:
+                if other is not values[0]:
+                    self.merges.append((values[0], other, name))
+            return values[0]
+        return ("merge", values, name)
 
     def expr(self, value: Any) -> Any:
         ir = nb.ir
         if isinstance(value, ir.Var):
             return self.var(value.name)
         if isinstance(value, (ir.Global, ir.FreeVar, ir.Const)):
+            code = getattr(getattr(value.value, "py_func", value.value), "__code__", None)
+            if code is not None and id(code) in self.local_code:
+                return Obj(LocalFunction(getattr(code, "co_qualname", code.co_name), code))
             return Obj(value.value)
         if isinstance(value, ir.Arg):
             ty = self.arg_types[value.index]
@@ -142,6 +173,8 @@ class Resolver:
             return ArgRef(value.index, ty)
         if not isinstance(value, ir.Expr):
             return UNKNOWN
+        if value.op == "make_function":  # a closure numba left as is (non-constant defaults)
+            return Obj(LocalFunction(getattr(value.code, "co_qualname", value.code.co_name), value.code))
         if value.op == "getattr":
             base = self.var(value.value.name)
             if isinstance(base, Obj):
@@ -177,7 +210,9 @@ class Resolver:
         """``base`` unpacked (``count``) or indexed (``index``); a merge of tuples gives the merge of elements."""
         if isinstance(base, tuple) and base[0] == "merge" and all(isinstance(v, PayloadTuple) for v in base[1]):
             elements = tuple(self._element(v, index, count) for v in base[1])
-            return UNKNOWN if any(e is UNKNOWN for e in elements) else ("merge", elements)
+            # A variable holding tuples of several calls stays a merge: numba-cuda-mlir 0.6 cannot lower a
+            # branch merge of tuples of arrays; the planner asks for unpacking in each branch instead.
+            return UNKNOWN if any(e is UNKNOWN for e in elements) else ("merge", elements, base[2], "tuple")
         if not isinstance(base, PayloadTuple):
             return UNKNOWN
         if count is not None:
@@ -188,6 +223,36 @@ class Resolver:
 
     def callee(self, stmt: Any) -> Any:
         return self.var(stmt.value.func.name)
+
+
+def _kernel_code_objects(func_ir: Any) -> dict[int, Any]:
+    """Code objects of functions defined in the kernel body (and inlined helpers), by id.
+
+    Numba replaces ``make_function`` with a global dispatcher of a fresh function sharing the code object; the
+    code object also stays behind as a constant, and is nested in the kernel's own code.
+    """
+    found: dict[int, Any] = {}
+
+    def nested(code: Any) -> None:
+        for const in code.co_consts:
+            if isinstance(const, type(code)) and id(const) not in found:
+                found[id(const)] = const
+                nested(const)
+
+    kernel = getattr(getattr(func_ir, "func_id", None), "func", None)
+    if getattr(kernel, "__code__", None) is not None:
+        nested(kernel.__code__)
+    for block in func_ir.blocks.values():
+        for stmt in block.body:
+            if not isinstance(stmt, nb.ir.Assign):
+                continue
+            value = stmt.value
+            code = getattr(value, "code", None) if isinstance(value, nb.ir.Expr) and value.op == "make_function" \
+                else getattr(value, "value", None) if isinstance(value, nb.ir.Const) else None
+            if code is not None and hasattr(code, "co_code"):
+                found[id(code)] = code
+                nested(code)
+    return found
 
 
 def _is_int(value: Any) -> bool:
@@ -203,8 +268,8 @@ def dtype_of_object(value: Any) -> str | None:
     if isinstance(value, nb.types.NumberClass):
         value = value.instance_type
     if isinstance(value, nb.types.Type):
-        return nb.dtype_name(value)
-    try:
-        return nb.dtype_name(np.dtype(value).name)
-    except TypeError:
-        return None
+        return nb.dtype_name(value) or (str(value) if isinstance(value, nb.types.Number) else None)
+    if isinstance(value, type) and issubclass(value, np.generic) or isinstance(value, np.dtype):
+        # Any NumPy scalar type names a dtype; whether an operation supports it is decided there (P1/P2).
+        return nb.dtype_name(np.dtype(value).name) or np.dtype(value).name
+    return None

@@ -23,15 +23,19 @@ from .._errors import (
 from .._markers.base import OP_ATTR, op_name
 from .._markers.groups import GROUP_METHODS, ThreadGroup
 from .._semantics import groups as sem_groups
-from .._semantics.common import BLOCK, CLUSTER, GRID, THREAD, WARP, LaunchShape, Runtime, ScratchNeed, Static
+from .._semantics.common import (
+    BLOCK, CLUSTER, GRID, THREAD, WARP, LaunchShape, Runtime, ScratchNeed, Static, check_block_shape,
+)
 from .._semantics.temp_storage import ScratchUse, layout, make_descriptor
 from .._version import __version__
 from . import _compat as nb
 from ._ir import UNKNOWN, ArgRef, DescVal, GroupVal, MethodVal, Obj, PayloadTuple, PayloadVal, Resolver, dtype_of_object
 from ._lowering import Backing, SiteCall, make_site
+from ._checks import KernelChecks, user_name
 from ._inference import DtypeInference
 from ._lowering import FAMILIES
 from ._qualified import QUALIFIED_OPTIONS
+from ._uniformity import check_participation
 
 _FACTORIES = {"this_block": BLOCK, "this_warp": WARP, "this_thread": THREAD, "this_cluster": CLUSTER,
               "this_grid": GRID}
@@ -75,21 +79,28 @@ class _Site:
     scratch: ScratchUse | None = None
 
 
-class KernelPlan(DtypeInference):
+class KernelPlan(DtypeInference, KernelChecks):
+    operations = OPERATIONS
+    is_coop_object = staticmethod(_is_coop_object)
     def __init__(self, state: Any):
         self.state = state
         self.func_ir = state.func_ir
         config = nb.require_launch_config(state)
         block = tuple(config["block"]) + (1,) * (3 - len(tuple(config["block"])))
+        self.kernel = state.func_id.func_qualname
+        try:
+            check_block_shape(self.kernel, block)
+        except CoopError as exc:
+            raise located(exc, self.func_ir.loc) from None
         self.launch = LaunchShape(block)  # type: ignore[arg-type]
         self.cc = nb.target_cc(state)
-        self.kernel = state.func_id.func_qualname
         self.resolver = Resolver(self.func_ir, tuple(state.args), self._constructor)
         self.payloads: list[PayloadVal] = []
         self.descriptors: list[DescVal] = []
         self.groups: list[GroupVal] = []
         self.constructor_stmts: dict[int, Any] = {}
         self.sites: list[_Site] = []
+        self.op_calls: list[OpCall] = []  # planned operations, for the participation check (G21)
 
     # ---------------------------------------------------------------- values
     def _constructor(self, stmt: Any) -> Any:
@@ -228,6 +239,8 @@ class KernelPlan(DtypeInference):
                     callee = self.resolver.callee(stmt)
                     value = self.resolver.var(stmt.target.name)  # constructs groups/payloads in order
                     calls.append((stmt, block, callee, value))
+        self._unify_merged_payloads()
+        self._check_operands(calls)
         self._infer_dtypes()
         for stmt, block, callee, _ in calls:
             try:
@@ -235,8 +248,9 @@ class KernelPlan(DtypeInference):
                     self._operation(stmt, block, callee.value)
                 elif isinstance(callee, MethodVal) and callee.name in GROUP_METHODS and callee.name != "group_by":
                     self._query(stmt, block, callee)
-            except CoopError as exc:
-                raise located(exc, stmt.loc) from None
+            except CoopError as exc:  # keep a callback's own failure (C14) as the cause
+                raise located(exc, stmt.loc) from exc.__cause__
+        check_participation(self)
         self._check_escapes()
         self._build()
         self._rewrite()
@@ -249,6 +263,7 @@ class KernelPlan(DtypeInference):
             raise CoopUnsupportedError(
                 f"{call.name} is not implemented by the numba-cuda-mlir backend in cuda-coop {__version__}")
         family.plan(self, call)
+        self.op_calls.append(call)
 
     def op_call(self, stmt: Any, block: Any, marker: Any) -> OpCall:
         op = op_name(marker)
@@ -318,7 +333,8 @@ class KernelPlan(DtypeInference):
             raise CoopTypeError(f"{call.name} requires fixed-size ThreadData payloads of known dtype")
         return value
 
-    def new_result_payloads(self, call: OpCall, likes: list[PayloadVal]) -> PayloadTuple:
+    def new_result_payloads(self, call: OpCall, likes: list[PayloadVal],
+                            names: tuple[str, ...] = ("keys", "values")) -> PayloadTuple:
         """Fresh payloads an operation returns as a tuple, each shaped like one input; each gets its own local
         array variable, and the call's target becomes the tuple of those arrays."""
         stmt = call.stmt
@@ -328,7 +344,7 @@ class KernelPlan(DtypeInference):
             array = nb.ir.Var(scope, scope.redefine("$cuda_coop_result", loc).name, loc)
             items.append(PayloadVal(stmt, f"{stmt.target.name}[{len(items)}]", like.items_per_thread, None, False, loc,
                                     same_as=like, array=array))
-        return PayloadTuple(tuple(items))
+        return PayloadTuple(tuple(items), call.name, names)
 
     def scalar_dtype(self, var: Any, call: OpCall, param: str) -> str:
         """The dtype of a scalar operand, as far as it can be seen before typing (SPEC 4 rules)."""
@@ -369,16 +385,30 @@ class KernelPlan(DtypeInference):
                     return dtype_of_object(dtype.value) if isinstance(dtype, Obj) else None
         return None
 
+    def _unify_merged_payloads(self) -> None:
+        """P15: payloads one variable may refer to share one dtype (an explicit one wins; two must agree)."""
+        for first, other, name in self.resolver.merges:
+            a, b = first.root(), other.root()
+            if a is b:
+                continue
+            if a.explicit and b.explicit and a.dtype != b.dtype:
+                raise located(CoopTypeError(f"variable {user_name(name)} may refer to payloads with different "
+                                            f"extents or dtypes ({_shape(a)}; {_shape(b)})"), other.loc)
+            if b.explicit and not a.explicit:
+                a, b = b, a
+            b.same_as = a
+
     def _merge_error(self, merged: tuple) -> CoopError:
-        kinds = {type(v).__name__ for v in merged[1]}
-        if kinds == {"PayloadVal"}:
-            shapes = sorted({(p.items_per_thread, p.dtype) for p in merged[1]}, key=str)
-            if len(shapes) == 1:
-                return CoopTypeError("a payload variable must refer to a single ThreadData construction here")
-            a, b = shapes[:2]
-            return CoopTypeError(f"variable may refer to payloads with different extents or dtypes "
-                                 f"(items_per_thread={a[0]}, dtype={a[1]}; items_per_thread={b[0]}, dtype={b[1]})")
-        return CoopTypeError("a cuda.coop value must resolve to exactly one construction site")
+        name = user_name(merged[2]) if len(merged) > 2 else "?"
+        if merged[-1] == "tuple" or all(isinstance(v, PayloadTuple) for v in merged[1]):
+            return CoopTypeError(f"variable {name} may refer to the tuples of several calls; unpack each call's "
+                                 "result where it is made (`keys, values = ...`) and merge the payloads instead")
+        payloads = [v for v in merged[1] if isinstance(v, PayloadVal)]
+        if len(payloads) == len(merged[1]):
+            a, b = sorted({_shape(p) for p in payloads})[:2]
+            return CoopTypeError(f"variable {name} may refer to payloads with different extents or dtypes ({a}; {b})")
+        return CoopTypeError(f"variable {name} may refer to different cuda.coop values (a ThreadGroup, ThreadData or "
+                             "TempStorage must come from exactly one construction site, or payloads of one shape)")
 
     def _query(self, stmt: Any, block: Any, method: MethodVal) -> None:
         name = f"ThreadGroup.{method.name}"
@@ -397,40 +427,6 @@ class KernelPlan(DtypeInference):
         self.sites.append(_Site(stmt, block, name, [], site, provider))
 
     # --------------------------------------------------------------- checks
-    def _check_escapes(self) -> None:
-        """Groups, payloads and descriptors may only flow into cooperative calls and their own methods."""
-        ir = nb.ir
-        site_stmts = {id(s.stmt) for s in self.sites}
-        for block in self.func_ir.blocks.values():
-            for stmt in block.body:
-                if id(stmt) in site_stmts or (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Var)):
-                    continue
-                if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
-                    expr = stmt.value
-                    if expr.op in ("getattr", "getitem", "static_getitem", "exhaust_iter"):
-                        continue
-                    if expr.op == "call":
-                        callee = self.resolver.callee(stmt)
-                        if isinstance(callee, (MethodVal,)) or (isinstance(callee, Obj) and (
-                                _is_coop_object(callee.value) or callee.value is len)):
-                            continue
-                if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
-                    used = [stmt.value]
-                else:
-                    used = stmt.list_vars()
-                for var in used:
-                    value = self.resolver.memo.get(var.name)
-                    kind = {GroupVal: "ThreadGroup", PayloadVal: "ThreadData", PayloadTuple: "ThreadData",
-                            DescVal: "TempStorage"}.get(type(value))
-                    if kind is None:
-                        continue
-                    use = f"{type(stmt).__name__.lower()} `{stmt}`"
-                    if kind == "ThreadGroup":
-                        raise located(CoopTypeError(
-                            f"ThreadGroup {var.name} escapes to runtime through {use}; groups may only be used with "
-                            "cuda.coop operations, group methods and inlined helpers"), stmt.loc)
-                    raise located(CoopTypeError(f"{kind} {var.name} escapes to runtime through {use}"), stmt.loc)
-
     # ---------------------------------------------------------------- build
     def _build(self) -> None:
         if not self.sites:
@@ -452,7 +448,8 @@ class KernelPlan(DtypeInference):
                 uses.append(entry.scratch)
         user_static, user_dynamic = self._user_shared()
         try:
-            plan = layout(uses, [d.descriptor for d in self.descriptors], user_static, user_dynamic, self.kernel)
+            plan = layout(uses, [d.descriptor for d in self.descriptors], user_static, user_dynamic, self.kernel,
+                          self.cc)
         except CoopError as exc:
             raise located(exc, (self.sites[0].stmt if not uses else self._site_of(uses[0])).loc) from None
         backing = Backing(plan.size, plan.alignment, plan.dynamic) if plan.size else None
@@ -504,9 +501,10 @@ class KernelPlan(DtypeInference):
             kept = {v.name for v in entry.operands}
             expr = entry.stmt.value
             for var in [*expr.args, *(v for _, v in expr.kws)]:
-                if var.name not in kept and all(isinstance(d, (ir.Global, ir.FreeVar))
-                                                for d in self.resolver.definitions(var.name)):
-                    dropped.add(var.name)
+                if var.name not in kept and all(
+                        isinstance(d, (ir.Global, ir.FreeVar)) or (isinstance(d, ir.Expr) and d.op == "getattr")
+                        for d in self.resolver.definitions(var.name)) and isinstance(self.resolver.var(var.name), Obj):
+                    dropped.add(var.name)  # e.g. binary_op=module.op
         payload_stmts: dict[int, list[PayloadVal]] = {}
         for payload in self.payloads:
             payload_stmts.setdefault(id(payload.stmt), []).append(payload)
@@ -535,13 +533,21 @@ class KernelPlan(DtypeInference):
                             _is_coop_object(value.value) or stmt.target.name in dropped):
                         stmt.value = ir.Const(0, loc)
                     elif isinstance(value, ir.Expr) and value.op in ("getattr", "call"):
-                        resolved = self.resolver.memo.get(stmt.target.name)
                         callee = self.resolver.memo.get(value.func.name) if value.op == "call" else None
                         callee_is_coop = isinstance(callee, MethodVal) or (
                             isinstance(callee, Obj) and _is_coop_object(callee.value))
-                        if value.op == "getattr":
+                        is_len = isinstance(callee, Obj) and callee.value is len
+                        # items.items_per_thread and len(items) anywhere (not only where planning
+                        # looked) are compile-time integers: range bounds, extents of new payloads.
+                        resolved = (self.resolver.var(stmt.target.name) if value.op == "getattr" or is_len
+                                    else self.resolver.memo.get(stmt.target.name))
+                        if is_len and isinstance(resolved, Obj):
+                            stmt.value = ir.Const(resolved.value, loc)
+                        elif value.op == "getattr":
                             base = self.resolver.memo.get(value.value.name)
-                            if isinstance(resolved, Obj) and isinstance(base, PayloadVal):
+                            if stmt.target.name in dropped:
+                                stmt.value = ir.Const(0, loc)
+                            elif isinstance(resolved, Obj) and isinstance(base, PayloadVal):
                                 stmt.value = ir.Const(resolved.value, loc)
                             elif isinstance(resolved, MethodVal) or (isinstance(base, Obj) and _is_coop_object(base.value)):
                                 stmt.value = ir.Const(0, loc)
@@ -578,6 +584,10 @@ class KernelPlan(DtypeInference):
             ir.Assign(ir.Global(payload.dtype, nb.numba_dtype(payload.dtype), loc), dtype_var, loc),
             ir.Assign(ir.Expr.call(array_fn, [size_var, dtype_var], (), loc), target, loc),
         ]
+
+
+def _shape(payload: PayloadVal) -> str:
+    return f"items_per_thread={payload.items_per_thread}" + (f", dtype={payload.dtype}" if payload.dtype else "")
 
 
 class CoopPlanner(nb.WholeFunctionPlanner):

@@ -13,11 +13,22 @@ _FACTS = """\
   const unsigned long long blk = blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
   const unsigned long long nblk = (unsigned long long)gridDim.x * gridDim.y * gridDim.z;
   unsigned cta = 0, ncta = 1;
+  unsigned long long clu = blk, nclu = nblk;
 #if __CUDA_ARCH__ >= 900
+  // A cluster's index comes from the cluster-id registers: dividing the block index by the
+  // cluster size is wrong for clusters with a y or z extent above 1.
+  unsigned cx, cy, cz, ncx, ncy, ncz;
   asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(cta));
   asm("mov.u32 %0, %%cluster_nctarank;" : "=r"(ncta));
+  asm("mov.u32 %0, %%clusterid.x;" : "=r"(cx));
+  asm("mov.u32 %0, %%clusterid.y;" : "=r"(cy));
+  asm("mov.u32 %0, %%clusterid.z;" : "=r"(cz));
+  asm("mov.u32 %0, %%nclusterid.x;" : "=r"(ncx));
+  asm("mov.u32 %0, %%nclusterid.y;" : "=r"(ncy));
+  asm("mov.u32 %0, %%nclusterid.z;" : "=r"(ncz));
+  clu = cx + (unsigned long long)ncx * (cy + (unsigned long long)ncy * cz);
+  nclu = (unsigned long long)ncx * ncy * ncz;
 #endif
-  const unsigned long long clu = blk / ncta, nclu = nblk / ncta;
 """
 
 

@@ -36,15 +36,8 @@ def emit(spec: LoadStoreSpec) -> Provider:
         ]
     valid_arg = ""
     if spec.has_valid_items:
-        if is_block:
-            lines += [f"  cuda_coop::check_range(valid_items, 0, {tile});", "  const int valid = (int)valid_items;"]
-        else:
-            total = spec.group.instances * tile
-            lines += [
-                f"  cuda_coop::check_range(valid_items, 0, {total});",
-                f"  long long mine = valid_items - (long long)instance * {tile};",
-                f"  const int valid = (int)(mine < 0 ? 0 : (mine > {tile} ? {tile} : mine));",
-            ]
+        # Each group's own count, relative to its own tile, passed to CUB unchanged (SPEC 8.1).
+        lines += [f"  cuda_coop::check_range(valid_items, 0, {tile});", "  const int valid = (int)valid_items;"]
         valid_arg = ", valid" + (", oob_default" if spec.has_oob_default else "")
     if spec.uses_scratch:
         lines.append("  Algo algo(*reinterpret_cast<typename Algo::TempStorage*>(scratch));")

@@ -161,13 +161,17 @@ _operator_memo: dict[tuple, object] = {}
 def operator_link(spec: object, dtype: str, cc: int, name: str, param: str, arity: int = 2) -> list:
     """LTO-IR link items for a user operator (none for built-in functors); memoised per process.
 
-    Unary callbacks (scan prefix_op) get the symbol suffix ``_1`` so one function may serve both roles.
+    ``spec.name`` derives from everything that changes the operator's code and from the dtype (SPEC 8.0), so the
+    memo key (symbol, dtype, arity, cc) misses whenever the compiled code would differ. Unary callbacks (scan
+    prefix_op) get the symbol suffix ``_1`` so one function may serve both roles.
     """
     if spec is None or getattr(spec, "builtin", True):
         return []
     symbol = spec.name + ("_1" if arity == 1 else "")  # type: ignore[attr-defined]
-    key = (symbol, dtype, cc)
+    key = (symbol, dtype, arity, cc)
     if key not in _operator_memo:
+        from ..._semantics.operators import failure_reason
+
         function = spec.function  # type: ignore[attr-defined]
         label = getattr(function, "__qualname__", repr(function))
         try:
@@ -178,9 +182,8 @@ def operator_link(spec: object, dtype: str, cc: int, name: str, param: str, arit
                                     "per-thread computation") from None
             raise
         except Exception as exc:  # numba-cuda-mlir typing/lowering failures of the user function
-            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise CoopTypeError(
-                f"{name} {param} {label} could not be compiled for ({', '.join([dtype] * arity)}): {reason}") from None
+            raise CoopTypeError(f"{name} {param} {label} could not be compiled for ({', '.join([dtype] * arity)}): "
+                                f"{failure_reason(exc)}") from exc
         _operator_memo[key] = nb.nb_cuda.LTOIR(ltoir, name=f"{symbol}.ltoir")
     return [_operator_memo[key]]
 

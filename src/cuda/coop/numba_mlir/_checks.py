@@ -1,0 +1,209 @@
+"""Checks of a kernel's cuda.coop values that speak Python: early operand checks (SPEC 10.1 check order),
+static payload indices, escapes and unpacking, each naming the user's construct and line.
+
+A mixin of the planner's ``KernelPlan`` (reads ``self.resolver``, ``self.func_ir``, ``self.payloads``).
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .._errors import CoopError, CoopIndexError, CoopTypeError, located
+from .._markers.base import op_name
+from .._semantics.common import check_payload_bytes, check_payload_dtype
+from . import _compat as nb
+from ._ir import ArgRef, DescVal, GroupVal, MethodVal, Obj, PayloadTuple, PayloadVal
+
+_KINDS = {GroupVal: "ThreadGroup", PayloadVal: "ThreadData", PayloadTuple: "ThreadData", DescVal: "TempStorage"}
+
+
+def _where(loc: Any) -> str:
+    return f"{os.path.basename(str(getattr(loc, 'filename', '?')))}:{getattr(loc, 'line', '?')}"
+
+
+def user_name(name: str) -> str:
+    """The Python variable behind an IR name (``items.2`` -> ``items``); a temporary is "a temporary value"."""
+    return "a temporary value" if name.startswith("$") else name.split(".")[0]
+
+
+class KernelChecks:
+    # ------------------------------------------------------------ before inference
+    def _check_operands(self, calls: list) -> None:
+        """Per operation, in SPEC 10.1 order: signature (C5), group (G1), array operands (P11, P2), explicit payload
+        dtypes (P1, P2); then payload sizes (P17) and static indices (P16). Runs before dtype inference, so a
+        mistake is never reported as an inference failure."""
+        for stmt, block, callee, _ in calls:
+            if not (isinstance(callee, Obj) and op_name(callee.value) in self.operations):
+                continue
+            try:
+                call = self.op_call(stmt, block, callee.value)
+                if "group" in call.args:
+                    self.group(call)
+                for param, var in call.args.items():
+                    if param == "group" or not isinstance(var, nb.ir.Var):
+                        continue
+                    value = self.resolver.var(var.name)
+                    if isinstance(value, PayloadTuple):
+                        raise self._tuple_operand_error(value, param, call.name)
+                    if isinstance(value, PayloadVal) and value.explicit:
+                        check_payload_dtype(call.name, param, value.dtype, call.name.startswith("cuda.coop.numba_mlir."))
+                    if isinstance(value, ArgRef) and isinstance(value.type, nb.types.Array):
+                        self._check_array(call, param, value.type)
+            except CoopError as exc:
+                raise located(exc, stmt.loc) from None
+        for payload in self.payloads:
+            if payload.explicit and payload.same_as is None:
+                try:
+                    check_payload_dtype("cuda.coop.ThreadData", "dtype", payload.dtype, True)
+                    check_payload_bytes(user_name(payload.var), payload.items_per_thread, payload.dtype)
+                except CoopError as exc:
+                    raise located(exc, payload.loc) from None
+        self._check_static_indices()
+        self._check_unpacking()
+
+    def _check_array(self, call: Any, param: str, ty: Any) -> None:
+        if ty.ndim != 1 or ty.layout != "C":
+            raise CoopTypeError(f"{call.name} {param} must be a one-dimensional contiguous array; got {ty}")
+        check_payload_dtype(call.name, param, str(ty.dtype), call.name.startswith("cuda.coop.numba_mlir."))
+
+    def _tuple_operand_error(self, value: PayloadTuple, param: str, name: str) -> CoopError:
+        names = ", ".join(value.names)
+        return CoopTypeError(f"{name} {param} is the tuple that {value.op} returns ({names}); unpack it first: "
+                             f"`{names} = {value.op.rsplit('.', 1)[-1]}(...)`")
+
+    def _check_static_indices(self) -> None:
+        """P16: ``items[i]`` with a constant ``i`` outside ``-K <= i < K``."""
+        ir = nb.ir
+        for block in self.func_ir.blocks.values():
+            for stmt in block.body:
+                if isinstance(stmt, ir.StaticSetItem):
+                    base, index = stmt.target, stmt.index
+                elif isinstance(stmt, ir.SetItem):
+                    base, index = stmt.target, self.resolver.var(stmt.index.name)
+                    index = index.value if isinstance(index, Obj) else None
+                elif isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) and \
+                        stmt.value.op in ("static_getitem", "getitem"):
+                    base = stmt.value.value
+                    index = stmt.value.index if stmt.value.op == "static_getitem" else \
+                        self.resolver.var(stmt.value.index.name)
+                    index = index.value if isinstance(index, Obj) else index
+                else:
+                    continue
+                payload = self.resolver.var(base.name)
+                if not isinstance(payload, PayloadVal) or isinstance(index, bool) or not isinstance(index, int):
+                    continue
+                k = payload.items_per_thread
+                if not -k <= index < k:
+                    raise located(CoopIndexError(
+                        f"ThreadData {user_name(base.name)} index {index} is out of range for items_per_thread {k}"),
+                        stmt.loc)
+
+    def _check_unpacking(self) -> None:
+        """``a, b, c = coop.radix_sort_pairs(...)``: name the operation and what it returns."""
+        for block in self.func_ir.blocks.values():
+            for stmt in block.body:
+                if isinstance(stmt, nb.ir.Assign) and isinstance(stmt.value, nb.ir.Expr) and \
+                        stmt.value.op == "exhaust_iter":
+                    value = self.resolver.var(stmt.value.value.name)
+                    if isinstance(value, PayloadTuple) and stmt.value.count != len(value.items):
+                        names = ", ".join(value.names)
+                        raise located(CoopTypeError(
+                            f"{value.op} returns ({names}); unpack it into {len(value.items)} names, not "
+                            f"{stmt.value.count}: `{names} = {value.op.rsplit('.', 1)[-1]}(...)`"), stmt.loc)
+
+    # ------------------------------------------------------------ after planning
+    def _check_escapes(self) -> None:
+        """Groups, payloads and descriptors may only flow into cooperative calls, their own methods and inlined
+        helpers (G2, P14); a non-inlined helper that itself uses cuda.coop is H1."""
+        ir = nb.ir
+        site_stmts = {id(s.stmt) for s in self.sites}
+        for block in self.func_ir.blocks.values():
+            for stmt in block.body:
+                if id(stmt) in site_stmts or (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Var)):
+                    continue
+                callee = None
+                if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
+                    expr = stmt.value
+                    if expr.op in ("getattr", "getitem", "static_getitem", "exhaust_iter"):
+                        continue
+                    if expr.op == "call":
+                        callee = self.resolver.callee(stmt)
+                        if isinstance(callee, MethodVal) or (isinstance(callee, Obj) and (
+                                self.is_coop_object(callee.value) or callee.value is len)):
+                            continue
+                used = [stmt.value] if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)) else stmt.list_vars()
+                for var in used:
+                    kind = _KINDS.get(type(self.resolver.memo.get(var.name)))
+                    if kind is None:
+                        continue
+                    if isinstance(callee, Obj) and self._uses_coop(callee.value):
+                        name = getattr(callee.value, "__qualname__", None) or getattr(
+                            getattr(callee.value, "py_func", None), "__qualname__", repr(callee.value))
+                        raise located(CoopTypeError(
+                            f"device function {name} contains cuda.coop operations but is not inlined into the "
+                            'kernel; declare it with @cuda.jit(device=True, inline="always")'), stmt.loc)
+                    use = self._describe_use(stmt, callee)
+                    what = f"{kind} {user_name(var.name)} escapes to runtime through {use}"
+                    if kind == "ThreadGroup":
+                        what += "; groups may only be used with cuda.coop operations, group methods and inlined helpers"
+                    raise located(CoopTypeError(what), stmt.loc)
+
+    def _describe_use(self, stmt: Any, callee: Any) -> str:
+        """The Python construct a value flows into, with its line: never the IR statement."""
+        ir = nb.ir
+        where = _where(stmt.loc)
+        if isinstance(stmt, ir.Return):
+            return f"the kernel's return value at {where}"
+        if isinstance(stmt, (ir.SetItem, ir.StaticSetItem, ir.SetAttr)):
+            return f"an assignment into {user_name(stmt.target.name)} at {where}"
+        if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
+            expr = stmt.value
+            if expr.op == "call":
+                fn = callee.value if isinstance(callee, Obj) else None
+                label = getattr(fn, "__qualname__", None) or getattr(getattr(fn, "py_func", None), "__qualname__", None)
+                return f"a call of `{label}()` at {where}" if label else f"a function call at {where}"
+            constructs = {"build_tuple": "a tuple", "build_list": "a list", "build_set": "a set",
+                          "build_map": "a dict", "binop": "an arithmetic expression",
+                          "inplace_binop": "an arithmetic expression", "unary": "an arithmetic expression",
+                          "getiter": "iteration", "iternext": "iteration", "cast": "a conversion"}
+            return f"{constructs.get(expr.op, 'an expression')} at {where}"
+        if isinstance(stmt, ir.Branch):
+            return f"a condition at {where}"
+        return f"a statement at {where}"
+
+    def _uses_coop(self, fn: Any) -> bool:
+        """A device function (not inlined here) whose code refers to cuda.coop."""
+        py_func = getattr(fn, "py_func", None)
+        if py_func is None or not hasattr(py_func, "__code__"):
+            return False
+        seen: set[int] = set()
+
+        def refers(function: Any) -> bool:
+            if id(function) in seen or not hasattr(function, "__code__"):
+                return False
+            seen.add(id(function))
+            scope = dict(getattr(function, "__globals__", {}))
+            for cell_name, cell in zip(function.__code__.co_freevars, function.__closure__ or ()):
+                try:
+                    scope[cell_name] = cell.cell_contents
+                except ValueError:
+                    pass
+            for name in _names(function.__code__):
+                value = scope.get(name)
+                if value is None:
+                    continue
+                if self.is_coop_object(value):
+                    return True
+                if refers(getattr(value, "py_func", None)):
+                    return True
+            return False
+
+        return refers(py_func)
+
+
+def _names(code: Any) -> set[str]:
+    names = set(code.co_names) | set(code.co_freevars)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _names(const)
+    return names
