@@ -100,3 +100,51 @@ def test_out_of_range_sort_controls_trap(case):
     assert "NO_TRAP" not in done.stdout
     assert done.returncode != 0
     assert "CUDA_ERROR" in done.stderr or "CudaAPIError" in done.stderr, done.stderr[-2000:]
+
+
+WARP_CHILD = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from numba_cuda_mlir import cuda
+    import cuda.coop.numba_mlir
+    from cuda import coop
+
+    width, op = int(sys.argv[1]), sys.argv[2]
+
+    @cuda.jit
+    def load(src, dst, valid):
+        group = coop.this_warp() if width == 32 else coop.this_warp().group_by(width)
+        items = coop.ThreadData(4)
+        coop.load(group, src, items, valid_items=valid, oob_default=0)
+        coop.store(group, dst, items)
+
+    @cuda.jit
+    def store(src, dst, valid):
+        group = coop.this_warp() if width == 32 else coop.this_warp().group_by(width)
+        items = coop.ThreadData(4)
+        coop.load(group, src, items)
+        coop.store(group, dst, items, valid_items=valid)
+
+    kernel = load if op == "load" else store
+    src = np.arange(512, dtype=np.int32) + 1
+    dst = np.zeros_like(src)
+    kernel[1, 128](src, dst, np.int32(width * 4))   # each group's own full tile: runs
+    cuda.synchronize()
+    assert (dst == src).all()
+    print("IN_RANGE_OK", flush=True)
+    kernel[1, 128](src, dst, np.int32(int(sys.argv[3])))
+    cuda.synchronize()
+    print("NO_TRAP", flush=True)
+""")
+
+
+@pytest.mark.parametrize("case", [(32, "load", 129), (8, "load", 33), (1, "store", 5), (16, "store", -1)])
+def test_warp_valid_items_above_the_group_tile_traps(case):
+    """SPEC 8.1: a warp or logical warp passes its own count, 0 <= valid_items <= G*K; above it traps."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", WARP_CHILD, *map(str, case)], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert "IN_RANGE_OK" in done.stdout, done.stderr[-2000:]
+    assert "NO_TRAP" not in done.stdout
+    assert done.returncode != 0
+    assert "CUDA_ERROR" in done.stderr or "CudaAPIError" in done.stderr, done.stderr[-2000:]
