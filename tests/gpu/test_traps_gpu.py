@@ -105,9 +105,9 @@ def test_out_of_range_sort_controls_trap(case):
 WARP_CHILD = textwrap.dedent("""
     import sys
     import numpy as np
-    from numba_cuda_mlir import cuda
-    import cuda.coop.numba_mlir
+    import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (the alias keeps `cuda` numba-cuda-mlir's)
     from cuda import coop
+    from numba_cuda_mlir import cuda
 
     width, op = int(sys.argv[1]), sys.argv[2]
 

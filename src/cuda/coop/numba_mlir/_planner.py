@@ -100,6 +100,8 @@ class KernelPlan(DtypeInference, KernelChecks):
         self.groups: list[GroupVal] = []
         self.constructor_stmts: dict[int, Any] = {}
         self.sites: list[_Site] = []
+        self.result_operands: set[int] = set()  # ids of the operands that stand for a call's fresh result
+        self._keep: list[Any] = []  # ... kept alive so their ids stay theirs
         self.op_calls: list[OpCall] = []  # planned operations, for the participation check (G21)
 
     # ---------------------------------------------------------------- values
@@ -320,6 +322,14 @@ class KernelPlan(DtypeInference, KernelChecks):
             raise CoopTypeError(f"{call.name} {key} must be a compile-time string")
         return value
 
+    def result_operand(self, call: OpCall) -> Any:
+        """The operand through which a call fills its fresh result payload (the call's target variable)."""
+        target = call.stmt.target
+        operand = nb.ir.Var(target.scope, target.name, target.loc)  # its own object: inputs may share the name
+        self.result_operands.add(id(operand))
+        self._keep.append(operand)
+        return operand
+
     def new_result_payload(self, call: OpCall, items_per_thread: int, like: PayloadVal | None,
                            dtype: str | None = None) -> PayloadVal:
         """A fresh payload an operation returns: a local array created where the call was."""
@@ -519,13 +529,23 @@ class KernelPlan(DtypeInference, KernelChecks):
                         callee = make_site(entry.site.symbol, entry.site, typingctx)
                         fn = ir.Var(block.scope, block.scope.redefine("$cuda_coop_site", loc).name, loc)
                         body.append(ir.Assign(ir.Global(entry.site.symbol, callee, loc), fn, loc))
-                        call = ir.Expr.call(fn, list(entry.operands), (), loc)
+                        operands = list(entry.operands)
                         if id(stmt) in payload_stmts:  # the result is fresh payloads the call fills
-                            body.extend(self._result_arrays(block, stmt, payload_stmts[id(stmt)]))
+                            target = stmt.target
+                            # ``items = op(group, items)``: the result must not replace its own input before
+                            # the call reads it; fill a fresh variable and assign it afterwards.
+                            result = target
+                            if any(id(v) not in self.result_operands and v.name == target.name for v in operands):
+                                result = ir.Var(block.scope, block.scope.redefine("$cuda_coop_result", loc).name, loc)
+                                operands = [result if id(v) in self.result_operands else v for v in operands]
+                            body.extend(self._result_arrays(block, loc, result, payload_stmts[id(stmt)]))
                             unused = ir.Var(block.scope, block.scope.redefine("$cuda_coop_void", loc).name, loc)
-                            stmt = ir.Assign(call, unused, loc)
+                            body.append(ir.Assign(ir.Expr.call(fn, operands, (), loc), unused, loc))
+                            if result is target:
+                                continue
+                            stmt = ir.Assign(result, target, loc)
                         else:
-                            stmt.value = call
+                            stmt.value = ir.Expr.call(fn, operands, (), loc)
                     elif id(stmt) in payload_stmts:  # a ThreadData constructor becomes its local array
                         body.extend(self._local_array(block, loc, stmt.target, payload_stmts[id(stmt)][0]))
                         continue
@@ -556,14 +576,14 @@ class KernelPlan(DtypeInference, KernelChecks):
                 body.append(stmt)
             block.body = body
 
-    def _result_arrays(self, block: Any, stmt: Any, payloads: list[PayloadVal]) -> list:
-        """Statements creating an operation's result arrays: its target is the array, or the tuple of them."""
+    def _result_arrays(self, block: Any, loc: Any, target: Any, payloads: list[PayloadVal]) -> list:
+        """Statements creating an operation's result arrays: ``target`` is the array, or the tuple of them."""
         if len(payloads) == 1 and payloads[0].array is None:
-            return self._local_array(block, stmt.loc, stmt.target, payloads[0])
+            return self._local_array(block, loc, target, payloads[0])
         out = []
         for payload in payloads:
-            out += self._local_array(block, stmt.loc, payload.array, payload)
-        out.append(nb.ir.Assign(nb.ir.Expr.build_tuple([p.array for p in payloads], stmt.loc), stmt.target, stmt.loc))
+            out += self._local_array(block, loc, payload.array, payload)
+        out.append(nb.ir.Assign(nb.ir.Expr.build_tuple([p.array for p in payloads], loc), target, loc))
         return out
 
     def _local_array(self, block: Any, loc: Any, target: Any, payload: PayloadVal) -> list:

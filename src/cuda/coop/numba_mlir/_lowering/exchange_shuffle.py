@@ -39,4 +39,4 @@ def plan(ctx: Any, call: Any) -> None:
     provider = cub_exchange.emit(spec)
     site = SiteCall(provider.symbol, [Param("ptr", 0), Param("ptr", 1), Param("scratch"), Param("stride")],
                     spec.dtype)
-    ctx.add_site(call, [call.args["value"], call.stmt.target], site, provider, (group.spec, desc))
+    ctx.add_site(call, [call.args["value"], ctx.result_operand(call)], site, provider, (group.spec, desc))

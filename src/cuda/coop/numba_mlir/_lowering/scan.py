@@ -31,7 +31,7 @@ def plan(ctx: Any, call: Any) -> None:
     params = [Param("ptr" if payload is not None else "value", 0)]
     if payload is not None:
         params.append(Param("ptr", len(operands)))
-        operands.append(call.stmt.target)  # the fresh result payload
+        operands.append(ctx.result_operand(call))  # the fresh result payload
     if isinstance(initial, Runtime):
         params.append(Param("elem", len(operands)))
         operands.append(args["initial_value"])

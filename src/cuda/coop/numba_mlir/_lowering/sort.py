@@ -49,7 +49,7 @@ def _plan_rank(ctx: Any, call: Any) -> None:
     provider = cub_sort.emit_rank(spec)
     site = SiteCall(provider.symbol, [Param("ptr", 0), Param("ptr", 1), Param("scratch"), Param("stride")],
                     spec.key_dtype)
-    ctx.add_site(call, [call.args["keys"], call.stmt.target], site, provider, (group.spec, desc))
+    ctx.add_site(call, [call.args["keys"], ctx.result_operand(call)], site, provider, (group.spec, desc))
 
 
 def plan(ctx: Any, call: Any) -> None:
@@ -89,7 +89,7 @@ def plan(ctx: Any, call: Any) -> None:
         results = ctx.payload_tuple(call).items
         operands = [args["keys"], args["values"], results[0].array, results[1].array]
     else:
-        operands = [args["keys"], call.stmt.target]
+        operands = [args["keys"], ctx.result_operand(call)]
     params = [Param("ptr", i) for i in range(len(operands))]
     # valid_items defaults to 0 for merge sort (unused without oob_default) and to the whole tile for top-k.
     defaults = {"valid_items": spec.tile_items if spec.topk else 0, "oob_default": 0, "begin_bit": spec.begin_bit,
