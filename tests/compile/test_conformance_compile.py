@@ -207,3 +207,63 @@ def test_cluster_rank_reads_the_cluster_id_registers():
     built = numba_coop.compile_kernel(k_cluster_rank, (np.zeros(64, np.uint64),), block=128)
     assert "%%clusterid.y" in built.cpp_source and "%%nclusterid.z" in built.cpp_source
     assert "blk / ncta" not in built.cpp_source
+
+
+# ------------------------------------------------------------ P17, H1 before inference, short tracebacks
+
+
+@cuda.jit
+def k_radix_tile_too_big(src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(128)
+    coop.load(block, src, items)
+    coop.store(block, dst, coop.radix_sort_keys(block, items))  # TILE
+
+
+def test_p17_radix_tile_above_cubs_counter_limit():
+    with pytest.raises(coop.CoopValueError) as info:
+        numba_coop.compile_kernel(k_radix_tile_too_big, (I32, I32), block=1024)
+    message = str(info.value)
+    assert "cuda.coop.radix_sort_keys tile of 131072 items exceeds CUB's limit of 65535 for this algorithm" in message
+    assert f"test_conformance_compile.py:{_line_of(k_radix_tile_too_big, '# TILE')}" in message
+
+
+@cuda.jit(device=True, inline="never")
+def _not_inlined_helper(block, src, items):
+    coop.load(block, src, items)
+
+
+@cuda.jit
+def k_payload_to_non_inlined_helper(src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(4)
+    _not_inlined_helper(block, src, items)  # HELPER
+    coop.store(block, dst, items)
+
+
+def test_h1_payload_passed_to_a_non_inlined_coop_helper():
+    """Named as H1 (the root cause), not as an escape or a failed dtype inference."""
+    with pytest.raises(coop.CoopTypeError) as info:
+        numba_coop.compile_kernel(k_payload_to_non_inlined_helper, (I32, I32), block=128)
+    message = str(info.value)
+    assert "device function _not_inlined_helper contains cuda.coop operations but is not inlined into the kernel; " \
+           'declare it with @cuda.jit(device=True, inline="always")' in message, message
+    assert f"test_conformance_compile.py:{_line_of(k_payload_to_non_inlined_helper, '# HELPER')}" in message
+
+
+@cuda.jit
+def k_bad_selector(src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(4)
+    coop.load(block, src, items, algorithm="bogus")
+
+
+def test_planner_errors_carry_no_cuda_coop_frames():
+    import traceback
+
+    with pytest.raises(coop.CoopValueError) as info:
+        numba_coop.compile_kernel(k_bad_selector, (I32, I32), block=128)
+    frames = traceback.extract_tb(info.value.__traceback__)
+    planner = [f for f in frames if f.filename.replace("\\", "/").endswith("/cuda/coop/numba_mlir/_planner.py")]
+    assert len(planner) == 1, planner  # only the planner's re-raise: no family or semantics frames
+    assert not [f for f in frames if "/_semantics/" in f.filename or "/_lowering/" in f.filename]

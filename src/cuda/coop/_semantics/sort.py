@@ -107,6 +107,16 @@ def _static_bit(name: str, param: str, control: Control, lo: int, hi: int) -> in
     return None
 
 
+# BlockRadixRank (under radix sort, radix rank and top-k) counts digits in 16-bit counters.
+RADIX_TILE_LIMIT = 65535
+
+
+def check_radix_tile(name: str, tile: int) -> None:
+    """P17: CUB's radix ranking cannot count a larger tile (its static_assert, said before NVRTC runs)."""
+    if tile > RADIX_TILE_LIMIT:
+        raise CoopValueError(f"{name} tile of {tile} items exceeds CUB's limit of {RADIX_TILE_LIMIT} for this algorithm")
+
+
 def plan_radix_sort(name: str, group: GroupSpec, launch: LaunchShape, key_dtype: str, items_per_thread: int,
                     values: tuple[str, int] | None, begin_bit: Control, end_bit: Control, descending: object, blocked_to_striped: object,
                     descriptor: Descriptor | None, qualified: bool) -> SortSpec:
@@ -126,6 +136,7 @@ def plan_radix_sort(name: str, group: GroupSpec, launch: LaunchShape, key_dtype:
     width = itemsize(key_dtype) * 8
     begin = 0 if begin_bit is None else _static_bit(name, "begin_bit", begin_bit, 0, width - 1)
     end = width if end_bit is None else _static_bit(name, "end_bit", end_bit, 1 if begin is None else begin + 1, width)
+    check_radix_tile(name, launch.threads * items_per_thread)
     return SortSpec("radix_sort", group, launch.block, key_dtype, value_dtype, items_per_thread, descending, False, begin,
                     end, blocked_to_striped, descriptor is None or descriptor.auto_sync)
 
@@ -172,6 +183,7 @@ def plan_radix_rank(name: str, group: GroupSpec, launch: LaunchShape, key_dtype:
         raise CoopValueError(f"{name} static end_bit must be between {begin + 1} and {width}; got {end}")
     if end - begin > 8:  # type: ignore[operator]
         raise CoopValueError("radix_rank bit width must be <= 8")
+    check_radix_tile(name, launch.threads * items_per_thread)
     return RankSpec(group, launch.block, key_dtype, items_per_thread, begin, end - begin, descending,  # type: ignore
                     descriptor is None or descriptor.auto_sync)
 
@@ -211,6 +223,7 @@ def plan_topk(name: str, group: GroupSpec, launch: LaunchShape, key_dtype: str, 
         if isinstance(control, Static) and not 0 <= control.value <= tile:  # type: ignore[operator]
             raise CoopValueError(f"{name} static {param} must be between 0 and {tile}; got {control.value}")
     width = itemsize(key_dtype) * 8
+    check_radix_tile(name, launch.threads * items_per_thread)
     return SortSpec("radix_sort", group, launch.block, key_dtype, value_dtype, items_per_thread, largest,
                     valid_items is not None, 0, width, False, descriptor is None or descriptor.auto_sync,
                     topk=True)

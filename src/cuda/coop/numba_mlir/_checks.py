@@ -33,6 +33,8 @@ class KernelChecks:
         dtypes (P1, P2); then payload sizes (P17) and static indices (P16). Runs before dtype inference, so a
         mistake is never reported as an inference failure."""
         for stmt, block, callee, _ in calls:
+            if isinstance(callee, Obj) and self._uses_coop(callee.value):
+                raise located(self._not_inlined(callee.value), stmt.loc)
             if not (isinstance(callee, Obj) and op_name(callee.value) in self.operations):
                 continue
             try:
@@ -136,12 +138,6 @@ class KernelChecks:
                     kind = _KINDS.get(type(self.resolver.memo.get(var.name)))
                     if kind is None:
                         continue
-                    if isinstance(callee, Obj) and self._uses_coop(callee.value):
-                        name = getattr(callee.value, "__qualname__", None) or getattr(
-                            getattr(callee.value, "py_func", None), "__qualname__", repr(callee.value))
-                        raise located(CoopTypeError(
-                            f"device function {name} contains cuda.coop operations but is not inlined into the "
-                            'kernel; declare it with @cuda.jit(device=True, inline="always")'), stmt.loc)
                     use = self._describe_use(stmt, callee)
                     what = f"{kind} {user_name(var.name)} escapes to runtime through {use}"
                     if kind == "ThreadGroup":
@@ -170,6 +166,13 @@ class KernelChecks:
         if isinstance(stmt, ir.Branch):
             return f"a condition at {where}"
         return f"a statement at {where}"
+
+    @staticmethod
+    def _not_inlined(fn: Any) -> CoopError:
+        """H1, raised where the kernel calls the helper (a recursive helper can never be inlined)."""
+        name = getattr(getattr(fn, "py_func", fn), "__qualname__", repr(fn))
+        return CoopTypeError(f"device function {name} contains cuda.coop operations but is not inlined into the "
+                             'kernel; declare it with @cuda.jit(device=True, inline="always")')
 
     def _uses_coop(self, fn: Any) -> bool:
         """A device function (not inlined here) whose code refers to cuda.coop."""

@@ -623,4 +623,9 @@ class CoopPlanner(nb.WholeFunctionPlanner):
                 f"device function {name} contains cuda.coop operations but is not inlined into the kernel; "
                 'declare it with @cuda.jit(device=True, inline="always")'
             ), func_ir.loc)
-        return KernelPlan(self.state).run()
+        try:
+            return KernelPlan(self.state).run()
+        except CoopError as exc:
+            # The message already names the user's line: drop cuda.coop's own frames from the traceback
+            # (it still shows the user's launch and numba-cuda-mlir's frames above this one).
+            raise exc.with_traceback(None) from exc.__cause__
