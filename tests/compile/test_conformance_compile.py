@@ -267,3 +267,20 @@ def test_planner_errors_carry_no_cuda_coop_frames():
     planner = [f for f in frames if f.filename.replace("\\", "/").endswith("/cuda/coop/numba_mlir/_planner.py")]
     assert len(planner) == 1, planner  # only the planner's re-raise: no family or semantics frames
     assert not [f for f in frames if "/_semantics/" in f.filename or "/_lowering/" in f.filename]
+
+
+@cuda.jit
+def k_group_before_array(src2d, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(4)
+    coop.shuffle(coop.this_warp(), items)  # GROUP
+    coop.load(block, src2d, items)
+
+
+def test_check_order_group_before_operands():
+    """SPEC 10.1: the group (G3) is reported before operand checks of later calls and before inference."""
+    with pytest.raises(coop.CoopUnsupportedError) as info:
+        numba_coop.compile_kernel(k_group_before_array, (np.zeros((4, 4), np.int32), I32), block=128)
+    message = str(info.value)
+    assert "cuda.coop.shuffle does not support group kind 'warp'; supported group kinds: block" in message, message
+    assert f"test_conformance_compile.py:{_line_of(k_group_before_array, '# GROUP')}" in message

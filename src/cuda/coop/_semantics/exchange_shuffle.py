@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._errors import CoopTypeError, CoopValueError
-from .common import BLOCK, LOGICAL_WARP, NUMERIC_DTYPES, WARP, GroupSpec, LaunchShape, normalize_selector
-from .groups import LOGICAL_WARP_WIDTHS, require_complete_warps, reject_warp_descriptor, require_kind
+from .common import NUMERIC_DTYPES, GroupSpec, LaunchShape, normalize_selector
+from .groups import require_complete_warps, reject_warp_descriptor, require_operation_group
 from .temp_storage import Descriptor
 
 EXCHANGE_MODES = ("striped_to_blocked", "blocked_to_striped")
@@ -33,7 +33,7 @@ def _check_common(name: str, dtype: str, descriptor: Descriptor | None, group: G
 
 def plan_exchange(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, items_per_thread: int, mode: object,
                   descriptor: Descriptor | None, qualified: bool) -> ExchangeSpec:
-    require_kind(name, group, (BLOCK, WARP, LOGICAL_WARP), LOGICAL_WARP_WIDTHS)
+    require_operation_group("exchange", name, group)
     require_complete_warps(name, group, launch)
     allowed = EXCHANGE_MODES + (QUALIFIED_EXCHANGE_MODES if qualified else ())
     if isinstance(mode, str) and not qualified:
@@ -53,7 +53,7 @@ def plan_exchange(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, 
 
 def plan_shuffle(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, items_per_thread: int, mode: object,
                  distance: object, descriptor: Descriptor | None) -> ExchangeSpec:
-    require_kind(name, group, (BLOCK,))
+    require_operation_group("shuffle", name, group)
     mode = normalize_selector(name, "mode", mode, SHUFFLE_MODES)
     if isinstance(distance, bool) or distance != 1:
         raise CoopValueError("cuda.coop.shuffle distance must be exactly 1 in the common API; use cuda.coop.numba_mlir "

@@ -55,6 +55,26 @@ def group_by(parent: GroupSpec, count: object, exhaustive: object, launch: Launc
     return GroupSpec(WARPS_IN_BLOCK, 32 * count, units // count, exhaustive)
 
 
+# The group kinds (and logical-warp widths) each operation accepts (SPEC 3.5); reduce/sum check their own,
+# richer rule (require_reduce_group). Families and the backend's early operand check read this one table.
+_ALL_WARPS = ((BLOCK, WARP, LOGICAL_WARP), LOGICAL_WARP_WIDTHS)
+_BLOCK_ONLY: tuple[tuple[str, ...], None] = ((BLOCK,), None)
+OPERATION_GROUPS: dict[str, tuple[tuple[str, ...], tuple[int, ...] | None]] = {
+    "load": _ALL_WARPS, "store": _ALL_WARPS, "exchange": _ALL_WARPS, "shuffle": _BLOCK_ONLY,
+    "scan": _ALL_WARPS, "exclusive_sum": _ALL_WARPS, "inclusive_sum": _ALL_WARPS, "exclusive_scan": _ALL_WARPS,
+    "inclusive_scan": _ALL_WARPS, "merge_sort_keys": _ALL_WARPS, "merge_sort_pairs": _ALL_WARPS,
+    "radix_sort_keys": _BLOCK_ONLY, "radix_sort_pairs": _BLOCK_ONLY, "radix_rank": _BLOCK_ONLY,
+    "topk_min_keys": _BLOCK_ONLY, "topk_max_keys": _BLOCK_ONLY, "topk_min_pairs": _BLOCK_ONLY,
+    "topk_max_pairs": _BLOCK_ONLY,
+}
+
+
+def require_operation_group(op: str, name: str, group: GroupSpec) -> None:
+    """G3/G15 for operation ``op`` (its public name ``name``), from OPERATION_GROUPS."""
+    if op in OPERATION_GROUPS:
+        require_kind(name, group, *OPERATION_GROUPS[op])
+
+
 def require_complete_warps(op: str, group: GroupSpec, launch: LaunchShape) -> None:
     if group.is_warp_scope and launch.threads % 32:
         raise CoopValueError(

@@ -5,10 +5,10 @@ from dataclasses import dataclass
 
 from .._errors import CoopTypeError, CoopValueError
 from .common import (
-    BLOCK, LOGICAL_WARP, NUMERIC_DTYPES, WARP, Control, GroupSpec, LaunchShape, Static,
+    BLOCK, NUMERIC_DTYPES, Control, GroupSpec, LaunchShape, Static,
     check_runtime_int, literal_as, normalize_selector,
 )
-from .groups import reject_warp_descriptor, LOGICAL_WARP_WIDTHS, require_complete_warps, require_kind
+from .groups import reject_warp_descriptor, require_complete_warps, require_operation_group
 from .temp_storage import Descriptor
 
 ALGORITHMS = ("direct", "striped", "vectorize", "transpose", "warp_transpose", "warp_transpose_timesliced")
@@ -56,7 +56,7 @@ def plan_load_store(
     scalar_value: bool = False,
 ) -> LoadStoreSpec:
     """Validate one call and return its spec; ``name`` is the public name for messages."""
-    require_kind(name, group, (BLOCK, WARP, LOGICAL_WARP), LOGICAL_WARP_WIDTHS)
+    require_operation_group(op, name, group)
     require_complete_warps(name, group, launch)
     algorithm = normalize_selector(name, "algorithm", algorithm, ALGORITHMS)
     if algorithm in BLOCK_ONLY:

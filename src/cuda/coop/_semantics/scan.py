@@ -5,10 +5,10 @@ from dataclasses import dataclass
 
 from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
 from .common import (
-    BLOCK, LOGICAL_WARP, NUMERIC_DTYPES, WARP, Control, GroupSpec, LaunchShape, Runtime, Static, literal_as,
+    BLOCK, NUMERIC_DTYPES, Control, GroupSpec, LaunchShape, Runtime, Static, literal_as,
     normalize_selector,
 )
-from .groups import LOGICAL_WARP_WIDTHS, require_complete_warps, reject_warp_descriptor, require_kind
+from .groups import require_complete_warps, reject_warp_descriptor, require_operation_group
 from .operators import OperatorSpec, resolve_operator
 from .temp_storage import Descriptor
 
@@ -43,7 +43,7 @@ def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype
               mode: object, scan_op: object, initial_value: Control, algorithm: object,
               descriptor: Descriptor | None, prefix_op: object = None) -> tuple[ScanSpec, object]:
     """The spec and the initial value converted to the dtype (a literal) or None."""
-    require_kind(name, group, (BLOCK, WARP, LOGICAL_WARP), LOGICAL_WARP_WIDTHS)
+    require_operation_group("scan", name, group)
     require_complete_warps(name, group, launch)
     if dtype not in NUMERIC_DTYPES:
         raise CoopTypeError(f"{name} does not support value dtype {dtype}; supported: {', '.join(NUMERIC_DTYPES)}")

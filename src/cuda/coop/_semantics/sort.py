@@ -5,10 +5,10 @@ from dataclasses import dataclass
 
 from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
 from .common import (
-    BLOCK, LOGICAL_WARP, NUMERIC_DTYPES, WARP, Control, GroupSpec, LaunchShape, Runtime, Static, check_runtime_int,
+    BLOCK, NUMERIC_DTYPES, Control, GroupSpec, LaunchShape, Runtime, Static, check_runtime_int,
     is_power_of_two, itemsize, literal_as,
 )
-from .groups import LOGICAL_WARP_WIDTHS, reject_warp_descriptor, require_complete_warps, require_kind
+from .groups import reject_warp_descriptor, require_complete_warps, require_operation_group
 from .temp_storage import Descriptor
 
 RADIX_KEY_DTYPES = ("int32", "uint32", "int64", "uint64")
@@ -67,7 +67,7 @@ def _descending(name: str, descending: object) -> bool:
 def plan_merge_sort(name: str, group: GroupSpec, launch: LaunchShape, key_dtype: str, items_per_thread: int,
                     values: tuple[str, int] | None, descending: object, valid_items: Control, oob_default: Control,
                     compare_op: object, descriptor: Descriptor | None) -> SortSpec:
-    require_kind(name, group, (BLOCK, WARP, LOGICAL_WARP), LOGICAL_WARP_WIDTHS)
+    require_operation_group("merge_sort_keys", name, group)
     require_complete_warps(name, group, launch)
     if group.kind == BLOCK and not is_power_of_two(launch.threads):
         raise CoopUnsupportedError(f"{name} requires a power-of-two thread count; block shape is {launch.block}")
@@ -120,7 +120,7 @@ def check_radix_tile(name: str, tile: int) -> None:
 def plan_radix_sort(name: str, group: GroupSpec, launch: LaunchShape, key_dtype: str, items_per_thread: int,
                     values: tuple[str, int] | None, begin_bit: Control, end_bit: Control, descending: object, blocked_to_striped: object,
                     descriptor: Descriptor | None, qualified: bool) -> SortSpec:
-    require_kind(name, group, (BLOCK,))
+    require_operation_group("radix_sort_keys", name, group)
     allowed = QUALIFIED_RADIX_KEY_DTYPES if qualified else RADIX_KEY_DTYPES
     if key_dtype not in allowed:
         if key_dtype in QUALIFIED_RADIX_KEY_DTYPES:
@@ -163,7 +163,7 @@ class RankSpec:
 def plan_radix_rank(name: str, group: GroupSpec, launch: LaunchShape, key_dtype: str, items_per_thread: int,
                     begin_bit: object, end_bit: object, radix_bits: object, descending: object,
                     descriptor: Descriptor | None) -> RankSpec:
-    require_kind(name, group, (BLOCK,))
+    require_operation_group("radix_sort_keys", name, group)
     if key_dtype not in RADIX_KEY_DTYPES:
         raise CoopTypeError(f"{name} does not support keys dtype {key_dtype}; supported: {', '.join(RADIX_KEY_DTYPES)}")
     for param, value in (("begin_bit", begin_bit), ("end_bit", end_bit), ("radix_bits", radix_bits)):
@@ -207,7 +207,7 @@ def ordered_extreme_bits(dtype: str, last_when_descending: bool) -> int:
 def plan_topk(name: str, group: GroupSpec, launch: LaunchShape, key_dtype: str, items_per_thread: int,
               values: tuple[str, int] | None, largest: bool, k: Control, valid_items: Control,
               descriptor: Descriptor | None) -> SortSpec:
-    require_kind(name, group, (BLOCK,))
+    require_operation_group("radix_sort_keys", name, group)
     if launch.block[1] != 1 or launch.block[2] != 1:
         raise CoopUnsupportedError(f"{name} requires a one-dimensional block; block shape is {launch.block}")
     if key_dtype not in NUMERIC_DTYPES:

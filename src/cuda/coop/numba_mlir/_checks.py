@@ -11,6 +11,8 @@ from typing import Any
 from .._errors import CoopError, CoopIndexError, CoopTypeError, located
 from .._markers.base import op_name
 from .._semantics.common import check_payload_bytes, check_payload_dtype
+from .._semantics.groups import require_operation_group
+from .._semantics.reduce import require_reduce_group
 from . import _compat as nb
 from ._ir import ArgRef, DescVal, GroupVal, MethodVal, Obj, PayloadTuple, PayloadVal
 
@@ -40,7 +42,11 @@ class KernelChecks:
             try:
                 call = self.op_call(stmt, block, callee.value)
                 if "group" in call.args:
-                    self.group(call)
+                    group = self.group(call).spec
+                    if call.op in ("reduce", "sum"):
+                        require_reduce_group(call.name, group, self.launch)
+                    else:
+                        require_operation_group(call.op, call.name, group)
                 for param, var in call.args.items():
                     if param == "group" or not isinstance(var, nb.ir.Var):
                         continue
