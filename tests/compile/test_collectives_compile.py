@@ -222,7 +222,8 @@ def test_prefix_op_is_qualified_only():
         dst[0] = coop.exclusive_sum(coop.this_block(), src[0], prefix_op=seed_of)
 
     _error(kernel, (X32, X32), coop.CoopValueError,
-           "cuda.coop.exclusive_sum prefix_op requires cuda.coop.numba_mlir")
+           "cuda.coop.exclusive_sum prefix_op seed_of requires cuda.coop.numba_mlir; the common API accepts: "
+           "algorithm, temp_storage")
 
 
 def test_prefix_op_on_warp_groups_is_rejected():

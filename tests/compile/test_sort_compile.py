@@ -172,7 +172,7 @@ def test_qualified_options_in_common_calls_are_c3():
         coop.store(coop.this_block(), dst, coop.radix_sort_keys(coop.this_block(), keys, blocked_to_striped=True))
 
     _error(kernel, (I32, I32), coop.CoopValueError,
-           "cuda.coop.radix_sort_keys blocked_to_striped requires cuda.coop.numba_mlir; the common API accepts: "
+           "cuda.coop.radix_sort_keys blocked_to_striped True requires cuda.coop.numba_mlir; the common API accepts: "
            "begin_bit, end_bit, descending, temp_storage")
 
 

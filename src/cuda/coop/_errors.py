@@ -51,7 +51,9 @@ def at(loc: object) -> str:
 
 
 def located(exc: CoopError, loc: object) -> CoopError:
-    """Prefix an error message with the kernel source location of the call."""
+    """Prefix an error message with the kernel source location of the call (once: the innermost wins)."""
+    if getattr(exc, "coop_location", None) is not None:
+        return exc
     exc.args = (f"{at(loc)}: {exc.args[0]}",) + tuple(exc.args[1:])
     exc.coop_location = at(loc)  # type: ignore[attr-defined]
     return exc

@@ -4,7 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .._errors import CoopTypeError, CoopValueError
+from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
+from .._version import __version__
 
 # Numeric dtypes of the common API: name -> (C++ type, size in bytes).
 NUMERIC_DTYPES: dict[str, tuple[str, int]] = {
@@ -152,6 +153,8 @@ def check_payload_dtype(op: str, param: str, dtype: str | None, qualified: bool)
     if dtype is None or dtype in NUMERIC_DTYPES:
         return
     supported = ", ".join(NUMERIC_DTYPES)
+    if dtype in QUALIFIED_DTYPES and qualified:  # SPEC 9.2, not built yet
+        raise CoopUnsupportedError(f"{op} {param} dtype {dtype} is not implemented in cuda-coop {__version__} yet")
     if dtype in QUALIFIED_DTYPES and not qualified:
         raise CoopTypeError(f"{op} supports {param} dtypes {supported} through the common API; use "
                             f"cuda.coop.numba_mlir for {dtype}")

@@ -72,7 +72,7 @@ class ScratchLayout:
 
 
 def layout(uses: list[ScratchUse], descriptors: list[Descriptor], user_static_bytes: int, user_dynamic: str | None,
-           kernel: str, cc: int = 90) -> ScratchLayout:
+           kernel: str, cc: int = 90, user_static_name: str = "") -> ScratchLayout:
     """Place explicit descriptors in constructor order, then compiler-owned domains."""
     cursor, max_align = 0, 16
 
@@ -130,7 +130,8 @@ def layout(uses: list[ScratchUse], descriptors: list[Descriptor], user_static_by
         )
     if result.dynamic and user_static_bytes:
         raise CoopValueError(
-            f"kernel {kernel}: user shared array ({user_static_bytes} bytes, static) cannot coexist with dynamic "
+            f"kernel {kernel}: user shared array {user_static_name + ' ' if user_static_name else ''}"
+            f"({user_static_bytes} bytes, static) cannot coexist with dynamic "
             f"cooperative scratch of {result.size} bytes; keep the total within 48 KiB, use "
             "cuda.coop.numba_mlir.shared.array, global memory, or separate kernels"
         )

@@ -6,14 +6,17 @@ A mixin of the planner's ``KernelPlan`` (reads ``self.resolver``, ``self.func_ir
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
-from .._errors import CoopError, CoopIndexError, CoopTypeError, located
+from .._errors import CoopError, CoopIndexError, CoopTypeError, CoopUnsupportedError, located
+from .._version import __version__
 from .._markers.base import op_name
 from .._semantics.common import check_payload_bytes, check_payload_dtype
 from .._semantics.groups import require_operation_group
 from .._semantics.reduce import require_reduce_group
 from . import _compat as nb
+from ._lowering import array_words
 from ._ir import ArgRef, DescVal, GroupVal, MethodVal, Obj, PayloadTuple, PayloadVal
 
 _KINDS = {GroupVal: "ThreadGroup", PayloadVal: "ThreadData", PayloadTuple: "ThreadData", DescVal: "TempStorage"}
@@ -23,9 +26,18 @@ def _where(loc: Any) -> str:
     return f"{os.path.basename(str(getattr(loc, 'filename', '?')))}:{getattr(loc, 'line', '?')}"
 
 
+_INLINED = re.compile(r"^\w+?_v\d+_(.*)$")  # numba's name for a variable of an inlined helper: <helper>_v<n>_<name>
+
+
 def user_name(name: str) -> str:
-    """The Python variable behind an IR name (``items.2`` -> ``items``); a temporary is "a temporary value"."""
-    return "a temporary value" if name.startswith("$") else name.split(".")[0]
+    """The Python variable behind an IR name (``items.2`` -> ``items``, a helper's ``h_v3_items`` -> ``items``);
+    a compiler temporary is ``value``."""
+    inlined = _INLINED.match(name)
+    if inlined:
+        name = inlined.group(1)
+        if name.startswith("_v"):  # a temporary of the helper ($ became _v)
+            return "value"
+    return "value" if name.startswith("$") else name.split(".")[0]
 
 
 class KernelChecks:
@@ -69,9 +81,67 @@ class KernelChecks:
         self._check_static_indices()
         self._check_unpacking()
 
+    # Operations for which the qualified API takes a scalar where the common one needs a payload (SPEC 9.1).
+    _SCALAR_FORMS = ("shuffle", "radix_sort_keys", "radix_sort_pairs", "radix_rank")
+
+    def require_payload(self, call: Any, param: str) -> PayloadVal:
+        """The ThreadData behind ``param``; otherwise P4 (a qualified-only form in a common call), the qualified
+        form not built yet (R9 shape), or P5 (a scalar where a payload is required)."""
+        payload = self.payload(call.args[param])
+        if payload is not None:
+            return payload
+        form = self.operand_form(call.args[param])
+        if form is None and call.op in self._SCALAR_FORMS:
+            form = "scalar"
+        if form is not None:
+            if call.name.startswith("cuda.coop.numba_mlir."):
+                raise CoopUnsupportedError(f"{call.name} {form} {param} operands are not implemented by the "
+                                           f"numba-cuda-mlir backend in cuda-coop {__version__}")
+            raise CoopTypeError(f"{call.name} requires a fixed-size ThreadData {param} payload in the common API; "
+                                f"use cuda.coop.numba_mlir for {form} payloads")
+        raise CoopTypeError(f"{call.name} {param} must be a ThreadData payload; got a scalar")
+
+    def operand_form(self, var: Any) -> str | None:
+        """``local array`` / ``shared array row`` / ``array`` when a variable is one, else None."""
+        value = self.resolver.var(var.name)
+        if isinstance(value, ArgRef) and isinstance(value.type, nb.types.Array):
+            return "array"
+        for definition in self.resolver.definitions(var.name):
+            if isinstance(definition, nb.ir.Expr) and definition.op == "call":
+                callee = self.resolver.callee(self.resolver.stmt_of[id(definition)])
+                if isinstance(callee, Obj) and callee.value in (nb.nb_cuda.local.array, nb.nb_cuda.shared.array):
+                    return "local array" if callee.value is nb.nb_cuda.local.array else "shared array"
+            if isinstance(definition, nb.ir.Expr) and definition.op in ("getitem", "static_getitem"):
+                base = self.operand_form(definition.value)
+                if base == "shared array":
+                    return "shared array row"
+        return None
+
+    def reject_literal_unroll(self, call: Any, param: str) -> None:
+        """H3: a compile-time parameter fed by a ``literal_unroll`` loop variable."""
+        seen: set[str] = set()
+        pending = [call.args[param]] if isinstance(call.args.get(param), nb.ir.Var) else []
+        while pending:
+            var = pending.pop()
+            if var.name in seen:
+                continue
+            seen.add(var.name)
+            for definition in self.resolver.definitions(var.name):
+                if isinstance(definition, nb.ir.Var):
+                    pending.append(definition)
+                elif isinstance(definition, nb.ir.Expr) and definition.op == "call":
+                    callee = self.resolver.callee(self.resolver.stmt_of[id(definition)])
+                    if isinstance(callee, Obj) and getattr(callee.value, "__name__", "") == "literal_unroll":
+                        raise CoopTypeError(f"{call.name} {param} depends on a literal_unroll value; write separate "
+                                            "explicit calls")
+                elif isinstance(definition, nb.ir.Expr) and definition.op in (
+                        "getiter", "iternext", "pair_first", "typed_getitem", "getitem", "static_getitem"):
+                    pending.append(definition.value)
+
     def _check_array(self, call: Any, param: str, ty: Any) -> None:
         if ty.ndim != 1 or ty.layout != "C":
-            raise CoopTypeError(f"{call.name} {param} must be a one-dimensional contiguous array; got {ty}")
+            raise CoopTypeError(f"{call.name} {param} must be a one-dimensional contiguous array; got "
+                                f"{array_words(ty)}")
         check_payload_dtype(call.name, param, str(ty.dtype), call.name.startswith("cuda.coop.numba_mlir."))
 
     def _tuple_operand_error(self, value: PayloadTuple, param: str, name: str) -> CoopError:
@@ -124,14 +194,19 @@ class KernelChecks:
         """Groups, payloads and descriptors may only flow into cooperative calls, their own methods and inlined
         helpers (G2, P14); a non-inlined helper that itself uses cuda.coop is H1."""
         ir = nb.ir
-        site_stmts = {id(s.stmt) for s in self.sites}
         for block in self.func_ir.blocks.values():
             for stmt in block.body:
-                if id(stmt) in site_stmts or (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Var)):
+                if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Var):
                     continue
                 callee = None
                 if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
                     expr = stmt.value
+                    if expr.op in ("getitem", "static_getitem") and self._is_slice(expr):
+                        base = self.resolver.var(expr.value.name)
+                        if isinstance(base, PayloadVal):
+                            raise located(CoopTypeError(
+                                f"ThreadData {user_name(expr.value.name)} escapes to runtime through slicing at "
+                                f"{_where(stmt.loc)}; index single items instead"), stmt.loc)
                     if expr.op in ("getattr", "getitem", "static_getitem", "exhaust_iter"):
                         continue
                     if expr.op == "call":
@@ -141,14 +216,29 @@ class KernelChecks:
                             continue
                 used = [stmt.value] if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)) else stmt.list_vars()
                 for var in used:
-                    kind = _KINDS.get(type(self.resolver.memo.get(var.name)))
+                    kind = _KINDS.get(type(self.resolver.var(var.name)))
                     if kind is None:
                         continue
+                    if isinstance(callee, Obj) and self._uses_coop(callee.value):
+                        raise located(self._not_inlined(callee.value), stmt.loc)  # H1 is the root cause
                     use = self._describe_use(stmt, callee)
                     what = f"{kind} {user_name(var.name)} escapes to runtime through {use}"
                     if kind == "ThreadGroup":
                         what += "; groups may only be used with cuda.coop operations, group methods and inlined helpers"
                     raise located(CoopTypeError(what), stmt.loc)
+
+    def _is_slice(self, expr: Any) -> bool:
+        if expr.op == "static_getitem" and isinstance(expr.index, slice):
+            return True
+        index = expr.index_var if expr.op == "static_getitem" else expr.index
+        if index is None:
+            return False
+        for definition in self.resolver.definitions(index.name):
+            if isinstance(definition, nb.ir.Expr) and definition.op == "call":
+                callee = self.resolver.callee(self.resolver.stmt_of[id(definition)])
+                if isinstance(callee, Obj) and callee.value is slice:
+                    return True
+        return False
 
     def _describe_use(self, stmt: Any, callee: Any) -> str:
         """The Python construct a value flows into, with its line: never the IR statement."""
@@ -167,7 +257,7 @@ class KernelChecks:
             constructs = {"build_tuple": "a tuple", "build_list": "a list", "build_set": "a set",
                           "build_map": "a dict", "binop": "an arithmetic expression",
                           "inplace_binop": "an arithmetic expression", "unary": "an arithmetic expression",
-                          "getiter": "iteration", "iternext": "iteration", "cast": "a conversion"}
+                          "getiter": "iteration", "iternext": "iteration", "cast": "the kernel's return value"}
             return f"{constructs.get(expr.op, 'an expression')} at {where}"
         if isinstance(stmt, ir.Branch):
             return f"a condition at {where}"

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+import numpy as np
+
 from .._errors import CoopTypeError
 from .._semantics.targets import KNOWN_ARCHITECTURES, parse_target
 from . import _compat as nb
@@ -140,7 +142,8 @@ def compile_kernel(kernel: Any, args: Sequence[Any], /, *, block: int | Sequence
                         f"compile_kernel argument {_arg_name(py_func, index)!r} is used as a compile-time integer (e.g. items_per_thread); "
                         f"pass its value instead of the type {value}"
                     ) from None
-                argtypes[index] = nb.literal_type(value)
+                # a NumPy integer specialises like the Python int it holds
+                argtypes[index] = nb.literal_type(int(value) if isinstance(value, np.integer) else value)
                 progressed = True
             if not progressed:
                 raise

@@ -34,7 +34,7 @@ from ._lowering import Backing, SiteCall, make_site
 from ._checks import KernelChecks, user_name
 from ._inference import DtypeInference
 from ._lowering import FAMILIES
-from ._qualified import QUALIFIED_OPTIONS
+from ._qualified import PENDING_QUALIFIED_OPTIONS, QUALIFIED_OPTIONS
 from ._uniformity import check_participation
 
 _FACTORIES = {"this_block": BLOCK, "this_warp": WARP, "this_thread": THREAD, "this_cluster": CLUSTER,
@@ -54,6 +54,16 @@ def mentions_coop(func_ir: Any) -> bool:
                 if _is_coop_object(stmt.value.value):
                     return True
     return False
+
+
+def _first_coop_use(func_ir: Any) -> Any:
+    """The location of the first statement that refers to cuda.coop (the function's own if none)."""
+    for block in sorted(func_ir.blocks.items()):
+        for stmt in block[1].body:
+            if isinstance(stmt, nb.ir.Assign) and isinstance(stmt.value, (nb.ir.Global, nb.ir.FreeVar)) \
+                    and _is_coop_object(stmt.value.value):
+                return stmt.loc
+    return func_ir.loc
 
 
 @dataclass
@@ -170,11 +180,22 @@ class KernelPlan(DtypeInference, KernelChecks):
             bound = sig.bind(*args, **kws)
         except TypeError as exc:
             unknown = [k for k in kws if k not in sig.parameters]
-            qualified_only = [k for k in unknown if k in QUALIFIED_OPTIONS.get(name.rsplit(".", 1)[-1], ())]
+            op = name.rsplit(".", 1)[-1]
+            pending = [k for k in unknown if k in PENDING_QUALIFIED_OPTIONS.get(op, ())]
+            qualified_only = [k for k in unknown if k in QUALIFIED_OPTIONS.get(op, ())] + pending
             if qualified_only and name.startswith("cuda.coop.") and not name.startswith("cuda.coop.numba_mlir."):
                 options = [p.name for p in sig.parameters.values() if p.kind == p.KEYWORD_ONLY]
-                raise CoopValueError(f"{name} {qualified_only[0]} requires cuda.coop.numba_mlir; the common API "
+                shown = self.resolver.var(kws[qualified_only[0]].name)
+                value = ""
+                if isinstance(shown, Obj):  # a function by its name (its repr holds an address)
+                    function = getattr(shown.value, "py_func", shown.value)
+                    value = f" {function.__qualname__}" if callable(function) and hasattr(function, "__qualname__") \
+                        else f" {shown.value!r}"
+                raise CoopValueError(f"{name} {qualified_only[0]}{value} requires cuda.coop.numba_mlir; the common API "
                                      f"accepts: {', '.join(options)}")
+            if pending:
+                raise CoopUnsupportedError(f"{name} {pending[0]} is not implemented by the numba-cuda-mlir backend in "
+                                           f"cuda-coop {__version__}")
             if unknown:
                 raise CoopTypeError(f"{name} got an unexpected keyword argument {unknown[0]!r}") from None
             positional = sum(p.kind == p.POSITIONAL_ONLY for p in sig.parameters.values()) - skip_self
@@ -242,6 +263,7 @@ class KernelPlan(DtypeInference, KernelChecks):
                     value = self.resolver.var(stmt.target.name)  # constructs groups/payloads in order
                     calls.append((stmt, block, callee, value))
         self._unify_merged_payloads()
+        self._check_escapes()  # an escape is the root cause of what would fail later (G2, P14 before G1, S1)
         self._check_operands(calls)
         self._infer_dtypes()
         for stmt, block, callee, _ in calls:
@@ -253,7 +275,6 @@ class KernelPlan(DtypeInference, KernelChecks):
             except CoopError as exc:  # keep a callback's own failure (C14) as the cause
                 raise located(exc, stmt.loc) from exc.__cause__
         check_participation(self)
-        self._check_escapes()
         self._build()
         self._rewrite()
         return True
@@ -313,12 +334,14 @@ class KernelPlan(DtypeInference, KernelChecks):
         """A compile-time option (selectors, bools, operator callables); runtime values are C4 errors."""
         value = self._static(call.args.get(key, default), call.stmt, f"{call.name} {key}", must=False)
         if isinstance(value, Runtime):
+            self.reject_literal_unroll(call, key)
             raise CoopTypeError(f"{call.name} {key} must be a compile-time {kind}")
         return value
 
     def selector(self, call: OpCall, key: str, default: str) -> Any:
         value = self._static(call.args.get(key, default), call.stmt, f"{call.name} {key}", must=False)
         if isinstance(value, Runtime):
+            self.reject_literal_unroll(call, key)
             raise CoopTypeError(f"{call.name} {key} must be a compile-time string")
         return value
 
@@ -456,10 +479,10 @@ class KernelPlan(DtypeInference, KernelChecks):
                 size, align = built.scratch[entry.provider.symbol]
                 entry.scratch.need = ScratchNeed(max(size, 1), align)
                 uses.append(entry.scratch)
-        user_static, user_dynamic = self._user_shared()
+        user_static, user_dynamic, static_name = self._user_shared()
         try:
             plan = layout(uses, [d.descriptor for d in self.descriptors], user_static, user_dynamic, self.kernel,
-                          self.cc)
+                          self.cc, static_name)
         except CoopError as exc:
             raise located(exc, (self.sites[0].stmt if not uses else self._site_of(uses[0])).loc) from None
         backing = Backing(plan.size, plan.alignment, plan.dynamic) if plan.size else None
@@ -477,8 +500,8 @@ class KernelPlan(DtypeInference, KernelChecks):
         return self.sites[use.site].stmt
 
     def _user_shared(self) -> tuple[int, str | None]:
-        """Bytes of the user's static shared arrays, and the name of a dynamic one if any."""
-        static, dynamic = 0, None
+        """Bytes of the user's static shared arrays, the name of a dynamic one if any, and of the first static one."""
+        static, dynamic, static_name = 0, None, ""
         for block in self.func_ir.blocks.values():
             for stmt in block.body:
                 if not (isinstance(stmt, nb.ir.Assign) and isinstance(stmt.value, nb.ir.Expr)
@@ -498,7 +521,8 @@ class KernelPlan(DtypeInference, KernelChecks):
                     dynamic = stmt.target.name
                 else:
                     static += count * np.dtype(dtype_name).itemsize
-        return static, dynamic
+                    static_name = static_name or user_name(stmt.target.name)
+        return static, dynamic, static_name
 
     # -------------------------------------------------------------- rewrite
     def _rewrite(self) -> None:
@@ -622,7 +646,7 @@ class CoopPlanner(nb.WholeFunctionPlanner):
             raise located(CoopTypeError(
                 f"device function {name} contains cuda.coop operations but is not inlined into the kernel; "
                 'declare it with @cuda.jit(device=True, inline="always")'
-            ), func_ir.loc)
+            ), _first_coop_use(func_ir))
         try:
             return KernelPlan(self.state).run()
         except CoopError as exc:

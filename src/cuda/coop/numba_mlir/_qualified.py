@@ -14,6 +14,15 @@ QUALIFIED_OPTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
+# Options of SPEC 9 this backend does not build yet: a common call naming one is C3; a qualified call is R9-shaped.
+PENDING_QUALIFIED_OPTIONS: dict[str, tuple[str, ...]] = {
+    **{name: ("valid_items", "aggregate_output") for name in
+       ("scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan")},
+    "exchange": ("ranks", "valid_flags", "warp_time_slicing"),
+    "radix_rank": ("exclusive_digit_prefix",),
+}
+
+
 def extended(common: Callable[..., Any]) -> Callable[..., Any]:
     """The qualified marker of ``common``, with its qualified-only keyword options added (default None)."""
     marker = qualified(common)

@@ -133,6 +133,14 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
     return nb.new_site_function(name, typer, typingctx)
 
 
+def array_words(ty: object) -> str:
+    """A numba array type in words (``a 2-D contiguous int32 array``), for messages that speak Python."""
+    if not isinstance(ty, nb.types.Array):
+        return f"a {ty}"
+    layout = {"C": "contiguous", "F": "Fortran-ordered"}.get(ty.layout, "non-contiguous")
+    return f"a {ty.ndim}-D {layout} {ty.dtype} array"
+
+
 def require_runtime_int(name: str, param: str, ty: object) -> None:
     """C6 at typing time: a runtime integer control's type (the planner could not see it)."""
     if nb.dtype_name(ty) not in RUNTIME_INT_DTYPES:

@@ -4,7 +4,6 @@ from __future__ import annotations
 from typing import Any
 
 from ..._cub.families import exchange_shuffle as cub_exchange
-from ..._errors import CoopTypeError
 from ..._semantics.exchange_shuffle import plan_exchange, plan_shuffle
 from . import Param, SiteCall, same_shape_result
 
@@ -12,11 +11,7 @@ OPS = ("exchange", "shuffle")
 
 
 def _input(ctx: Any, call: Any) -> Any:
-    payload = ctx.payload(call.args["value"])
-    if payload is None:
-        raise CoopTypeError(f"{call.name} requires a fixed-size ThreadData value payload in the common API; "
-                            "use cuda.coop.numba_mlir for scalar shuffles")
-    return payload
+    return ctx.require_payload(call, "value")
 
 
 result_payload = same_shape_result
@@ -30,11 +25,11 @@ def plan(ctx: Any, call: Any) -> None:
     qualified = getattr(call.marker, "__coop_qualified__", False)
     if call.op == "exchange":
         spec = plan_exchange(name, group.spec, ctx.launch, payload.dtype, payload.items_per_thread,
-                             ctx.static(call, "mode", "striped_to_blocked"), desc.descriptor if desc else None,
+                             ctx.static(call, "mode", "striped_to_blocked", kind="string"), desc.descriptor if desc else None,
                              qualified)
     else:
         spec = plan_shuffle(name, group.spec, ctx.launch, payload.dtype, payload.items_per_thread,
-                            ctx.static(call, "mode", "down"), ctx.static(call, "distance", 1),
+                            ctx.static(call, "mode", "down", kind="string"), ctx.static(call, "distance", 1, kind="integer"),
                             desc.descriptor if desc else None)
     provider = cub_exchange.emit(spec)
     site = SiteCall(provider.symbol, [Param("ptr", 0), Param("ptr", 1), Param("scratch"), Param("stride")],

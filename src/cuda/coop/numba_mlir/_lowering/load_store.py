@@ -8,7 +8,7 @@ from ..._errors import CoopTypeError
 from ..._semantics.common import Runtime, literal_as
 from ..._semantics.load_store import LoadStoreSpec, plan_load_store
 from .. import _compat as nb
-from . import Param, SiteCall, require_payload_dtype, require_runtime_int
+from . import Param, SiteCall, array_words, require_payload_dtype, require_runtime_int
 
 OPS = ("load", "store")
 
@@ -32,10 +32,9 @@ def plan(ctx: Any, call: Any) -> None:
     group = ctx.group(call)
     array_param, payload_param = _params_of(call.op)
     payload = ctx.payload(args[payload_param])
+    if payload is None and (call.op == "load" or ctx.operand_form(args[payload_param]) is not None):
+        payload = ctx.require_payload(call, payload_param)  # store takes a scalar, not an array (P4)
     scalar = payload is None
-    if scalar and call.op == "load":
-        raise CoopTypeError(f"{name} requires a fixed-size ThreadData output payload in the common API; "
-                            "use cuda.coop.numba_mlir for array payloads")
     array_dtype = ctx.array_dtype(args[array_param])
     dtype = array_dtype if scalar else payload.dtype
     controls = {key: ctx.control(call, key) for key in ("valid_items", "oob_default", "offset")}
@@ -81,7 +80,7 @@ def checker(spec: LoadStoreSpec, name: str, operands: dict[str, int | None]):
         array = argtys[operands["array"]]
         param = "source" if spec.op == "load" else "destination"
         if not isinstance(array, nb.types.Array) or array.ndim != 1 or array.layout not in ("C",):
-            raise CoopTypeError(f"{name} {param} must be a one-dimensional contiguous array; got {array}")
+            raise CoopTypeError(f"{name} {param} must be a one-dimensional contiguous array; got {array_words(array)}")
         if nb.dtype_name(array.dtype) != spec.dtype:
             suffix = "; cast the value" if spec.op == "store" else ""
             raise CoopTypeError(

@@ -25,8 +25,8 @@ def plan(ctx: Any, call: Any) -> None:
     desc = ctx.descriptor(args.get("temp_storage"), name)
     spec, literal = plan_scan(
         name, call.op, group.spec, ctx.launch, dtype, payload.items_per_thread if payload else 0,
-        ctx.static(call, "mode", "exclusive"), ctx.static(call, "scan_op", None), initial,
-        ctx.static(call, "algorithm", None), desc.descriptor if desc else None, ctx.static(call, "prefix_op", None))
+        ctx.static(call, "mode", "exclusive", kind="string"), ctx.static(call, "scan_op", None), initial,
+        ctx.static(call, "algorithm", None, kind="string"), desc.descriptor if desc else None, ctx.static(call, "prefix_op", None))
     operands = [args["value"]]
     params = [Param("ptr" if payload is not None else "value", 0)]
     if payload is not None:

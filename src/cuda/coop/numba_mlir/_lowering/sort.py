@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 from ..._cub.families import sort as cub_sort
-from ..._errors import CoopTypeError
 from ..._semantics.common import Runtime, literal_as
 from ..._semantics.sort import plan_merge_sort, plan_radix_rank, plan_radix_sort, plan_topk
 from . import Param, SiteCall, require_payload_dtype, require_runtime_int
@@ -18,11 +17,7 @@ OPS = ("merge_sort_keys", "merge_sort_pairs", "radix_sort_keys", "radix_sort_pai
 
 
 def _operand(ctx: Any, call: Any, param: str) -> Any:
-    payload = ctx.payload(call.args[param])
-    if payload is None:
-        raise CoopTypeError(f"{call.name} requires a fixed-size ThreadData {param} payload in the common API; "
-                            "use cuda.coop.numba_mlir for array payloads")
-    return payload
+    return ctx.require_payload(call, param)
 
 
 def result_payload(ctx: Any, call: Any) -> Any:

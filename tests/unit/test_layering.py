@@ -1,0 +1,143 @@
+"""Layering of the package (SPEC 0, 1.1): the compiler-independent layers never import a compiler, only
+``numba_mlir/_compat.py`` touches numba-cuda-mlir's private modules, and ``import cuda.coop`` needs only the
+standard library.
+
+Sources are parsed with ``ast``; nothing under ``src/`` is imported by the static checks.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+PACKAGE = SRC / "cuda" / "coop"
+
+#: Compiler-independent layers (SPEC 0): markers, semantics and the CUB code generator.
+INDEPENDENT_LAYERS = ("_markers", "_semantics", "_cub")
+
+#: numba-cuda-mlir's documented API: the package itself and these submodules.
+PUBLIC_NUMBA_CUDA_MLIR = {"cuda", "extending", "types", "errors"}
+
+#: The one module allowed to reach into numba-cuda-mlir's private modules.
+COMPAT = PACKAGE / "numba_mlir" / "_compat.py"
+
+
+def _modules(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    """Every module an import statement in ``path`` may bind, as absolute dotted names with line numbers."""
+    return _imports_of(path.read_text(encoding="utf-8"), _module_name(path), path.name == "__init__.py")
+
+
+def _imports_of(source: str, name: str, is_package: bool) -> list[tuple[int, str]]:
+    """``from X import a`` yields ``X`` and ``X.a`` (``a`` may be a submodule); relative imports are resolved
+    against the module's package. Imports inside functions count too."""
+    tree = ast.parse(source)
+    package = name.split(".") if is_package else name.split(".")[:-1]
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)] if node.level > 1 else list(package)
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            found.append((node.lineno, module))
+            found.extend((node.lineno, f"{module}.{alias.name}") for alias in node.names if alias.name != "*")
+    return found
+
+
+def _is_under(module: str, root: str) -> bool:
+    return module == root or module.startswith(root + ".")
+
+
+def _is_private_numba_cuda_mlir(module: str) -> bool:
+    if not _is_under(module, "numba_cuda_mlir") or module == "numba_cuda_mlir":
+        return False
+    first = module.split(".")[1]
+    return first.startswith("_") or first not in PUBLIC_NUMBA_CUDA_MLIR
+
+
+def test_resolver_handles_relative_imports():
+    """Sanity check of the resolver on the shapes the layering rules look for."""
+    sample = PACKAGE / "_markers" / "base.py"
+    names = {m for _, m in _imports(sample)}
+    assert names, "the resolver found no imports in _markers/base.py"
+    assert all(not m.startswith(".") for m in names)
+    relative = _imports_of("from ..numba_mlir import _compat\nfrom .. import numba_mlir\n"
+                           "def f():\n    import numba\n", "cuda.coop._markers.base", False)
+    assert {m for _, m in relative} == {"cuda.coop.numba_mlir", "cuda.coop.numba_mlir._compat", "cuda.coop",
+                                        "numba"}
+    assert _is_private_numba_cuda_mlir("numba_cuda_mlir._whole_function_planners")
+    assert _is_private_numba_cuda_mlir("numba_cuda_mlir.numba_cuda.core.errors")
+    assert not _is_private_numba_cuda_mlir("numba_cuda_mlir.extending.type_callable")
+    assert not _is_private_numba_cuda_mlir("numba_cuda_mlir")
+
+
+@pytest.mark.parametrize("layer", INDEPENDENT_LAYERS)
+def test_independent_layers_import_no_compiler(layer):
+    files = _modules(PACKAGE / layer)
+    assert files, layer
+    bad = []
+    for path in files:
+        for line, module in _imports(path):
+            if any(_is_under(module, root) for root in ("numba_cuda_mlir", "numba", "cuda.coop.numba_mlir")):
+                bad.append(f"{path.relative_to(SRC)}:{line}: {module}")
+    assert not bad, "compiler imports in a compiler-independent layer:\n" + "\n".join(bad)
+
+
+def test_only_compat_imports_private_numba_cuda_mlir_modules():
+    bad = []
+    for path in _modules(PACKAGE):
+        if path == COMPAT:
+            continue
+        for line, module in _imports(path):
+            if _is_private_numba_cuda_mlir(module):
+                bad.append(f"{path.relative_to(SRC)}:{line}: {module}")
+    assert not bad, "private numba-cuda-mlir modules imported outside numba_mlir/_compat.py:\n" + "\n".join(bad)
+
+
+def test_compat_is_where_the_private_imports_are():
+    """The rule above is not vacuous: _compat.py exists and does import private numba-cuda-mlir modules."""
+    assert COMPAT.is_file()
+    assert any(_is_private_numba_cuda_mlir(m) for _, m in _imports(COMPAT))
+
+
+_PROBE = r"""
+import json, sys
+before = set(sys.modules)
+import cuda.coop
+new = sorted(set(sys.modules) - before)
+print(json.dumps({"new": new, "stdlib": sorted(sys.stdlib_module_names)}))
+"""
+
+
+def test_import_cuda_coop_uses_only_the_standard_library():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CUDA_COOP_")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH")]))
+    result = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout.strip().splitlines()[-1])
+    stdlib = set(data["stdlib"])
+    foreign = [m for m in data["new"]
+               if m.split(".")[0] not in stdlib and m != "cuda" and not _is_under(m, "cuda.coop")]
+    assert not foreign, f"import cuda.coop imported non-standard-library modules: {foreign}"
+    for heavy in ("numpy", "numba", "numba_cuda_mlir", "cuda.bindings", "cuda.core", "cuda.coop.numba_mlir"):
+        assert not any(_is_under(m, heavy) for m in data["new"]), heavy
