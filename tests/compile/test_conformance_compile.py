@@ -159,6 +159,23 @@ def k_branch_merged(src, dst, flag):
 def test_p15_payloads_of_one_shape_may_share_a_variable(kernel):
     built = numba_coop.compile_kernel(kernel, (I32, I32, np.int32(2)), block=128)
     assert built.cpp_source
+    assert built.local_memory_bytes == 0  # one array per merged variable: its items stay in registers
+
+
+@cuda.jit
+def k_loop_over_argument(src, dst, k):
+    block = coop.this_block()
+    items = coop.ThreadData(k)
+    coop.load(block, src, items)
+    for i in range(k):
+        items[i] += 1
+    coop.store(block, dst, items)
+
+
+def test_specialised_argument_is_a_constant():
+    """A loop over the specialised items_per_thread argument unrolls: no local memory."""
+    built = numba_coop.compile_kernel(k_loop_over_argument, (I32, I32, 2), block=96)
+    assert built.local_memory_bytes == 0
 
 
 @cuda.jit

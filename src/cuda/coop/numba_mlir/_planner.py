@@ -576,6 +576,10 @@ class KernelPlan(DtypeInference, KernelChecks):
                     elif isinstance(value, (ir.Global, ir.FreeVar)) and (
                             _is_coop_object(value.value) or stmt.target.name in dropped):
                         stmt.value = ir.Const(0, loc)
+                    elif isinstance(value, ir.Arg) and isinstance(self.state.args[value.index], nb.types.Literal):
+                        # A specialised integer argument is a constant: loops over it unroll, payloads stay
+                        # in registers (the argument is still passed, and not read).
+                        stmt.value = ir.Const(self.state.args[value.index].literal_value, loc)
                     elif isinstance(value, ir.Expr) and value.op in ("getattr", "call"):
                         callee = self.resolver.memo.get(value.func.name) if value.op == "call" else None
                         callee_is_coop = isinstance(callee, MethodVal) or (
@@ -599,6 +603,52 @@ class KernelPlan(DtypeInference, KernelChecks):
                             stmt.value = ir.Const(0, loc)
                 body.append(stmt)
             block.body = body
+        self._hoist_merged_payloads()
+
+    def _hoist_merged_payloads(self) -> None:
+        """A variable that may hold several payloads of one shape (P15: branches, loop-carried results) gets one
+        local array, allocated at the kernel's entry; each definition fills it (results are written into it or
+        copied), so the variable never switches arrays and its items stay in registers."""
+        ir = nb.ir
+        shapes: dict[str, PayloadVal] = {}
+        for first, _, name in self.resolver.merges:
+            if name not in shapes and all(self._fills_fresh_payload(d) for d in self.resolver.definitions(name)):
+                shapes[name] = first
+        if not shapes:
+            return
+        entry = self.func_ir.blocks[min(self.func_ir.blocks)]
+        allocations = []
+        for name, payload in shapes.items():
+            allocations += self._local_array(entry, entry.loc, ir.Var(entry.scope, name, entry.loc), payload)
+        for block in self.func_ir.blocks.values():
+            body = []
+            for stmt in block.body:
+                if not (isinstance(stmt, ir.Assign) and stmt.target.name in shapes):
+                    body.append(stmt)
+                    continue
+                value, target, loc = stmt.value, stmt.target, stmt.loc
+                if isinstance(value, ir.Expr) and value.op == "call" and value.func.name.startswith("$cuda_coop_array"):
+                    continue  # the entry allocation replaces it; a result is written straight into it
+                source = value
+                if not isinstance(value, ir.Var):
+                    source = ir.Var(block.scope, block.scope.redefine("$cuda_coop_merged", loc).name, loc)
+                    body.append(ir.Assign(value, source, loc))
+                for i in range(shapes[target.name].items_per_thread):  # copy slot by slot (LLVM folds it)
+                    index = ir.Var(block.scope, block.scope.redefine("$cuda_coop_slot", loc).name, loc)
+                    item = ir.Var(block.scope, block.scope.redefine("$cuda_coop_item", loc).name, loc)
+                    body += [ir.Assign(ir.Const(i, loc), index, loc),
+                             ir.Assign(ir.Expr.getitem(source, index, loc), item, loc),
+                             ir.SetItem(target, index, item, loc)]
+            block.body = body
+        entry.body = allocations + entry.body
+
+    def _fills_fresh_payload(self, definition: Any) -> bool:
+        """A definition whose payload no other variable refers to afterwards (so filling a copy is the same):
+        a constructor or operation call, a compiler temporary, or an item of a returned tuple."""
+        ir = nb.ir
+        if isinstance(definition, ir.Var):
+            return definition.name.startswith("$")
+        return isinstance(definition, ir.Expr) and definition.op in ("call", "static_getitem", "getitem")
 
     def _result_arrays(self, block: Any, loc: Any, target: Any, payloads: list[PayloadVal]) -> list:
         """Statements creating an operation's result arrays: ``target`` is the array, or the tuple of them."""
