@@ -40,6 +40,18 @@ def k_g2_group_compared(src, dst):
         dst[0] = 1
 
 
+
+@cuda.jit(device=True, inline="always")
+def block_and_one():
+    return (coop.this_block(), 1)  # HERE
+
+
+@cuda.jit
+def k_g2_group_in_tuple_from_inlined_helper(src, dst):
+    pair = block_and_one()
+    dst[0] = coop.sum(pair[0], src[cuda.threadIdx.x])
+
+
 # ------------------------------------------------------------------ P14: payloads and descriptors
 
 
@@ -93,6 +105,31 @@ def k_p14_payload_arithmetic(src, dst):
 def k_p14_storage_to_plain_call(src, dst):
     ts = coop.TempStorage()
     dst[cuda.threadIdx.x] = plain_helper(ts)  # HERE
+
+
+
+@cuda.jit
+def k_p14_storage_in_tuple(src, dst):
+    ts = coop.TempStorage()
+    keep = (ts, 0)  # HERE
+    dst[0] = coop.sum(coop.this_block(), src[cuda.threadIdx.x], temp_storage=keep[0])
+
+
+@cuda.jit
+def k_p14_payload_slicing(src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(4)
+    coop.load(block, src, items)
+    head = items[0:2]  # HERE
+    dst[cuda.threadIdx.x] = head[0]
+
+
+@cuda.jit
+def k_p14_payload_returned_from_kernel(src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(2)
+    coop.load(block, src, items)
+    return items  # HERE
 
 
 @cuda.jit(device=True, inline="never")
@@ -181,6 +218,17 @@ CASES = {
                                "test_corpus_escapes.py:"),
     "p14_storage_to_plain_call": (k_p14_storage_to_plain_call, (I32, I32), coop.CoopTypeError,
                                   "TempStorage ts escapes to runtime through a call of `plain_helper()`"),
+    "g2_group_in_tuple_from_inlined_helper": (k_g2_group_in_tuple_from_inlined_helper, (I32, I32),
+                                              coop.CoopTypeError,
+                                              "escapes to runtime through a tuple at test_corpus_escapes.py:",
+                                              {"where": block_and_one}),
+    "p14_storage_in_tuple": (k_p14_storage_in_tuple, (I32, I32), coop.CoopTypeError,
+                             "TempStorage ts escapes to runtime through a tuple at test_corpus_escapes.py:"),
+    "p14_payload_slicing": (k_p14_payload_slicing, (I32, I32), coop.CoopTypeError,
+                            "ThreadData items escapes to runtime through slicing at test_corpus_escapes.py:"),
+    "p14_payload_kernel_return": (k_p14_payload_returned_from_kernel, (I32, I32), coop.CoopTypeError,
+                                  "ThreadData items escapes to runtime through the kernel's return value at "
+                                  "test_corpus_escapes.py:"),
     "unpack_too_many": (k_unpack_too_many, (I32, I32), coop.CoopTypeError,
                         "cuda.coop.radix_sort_pairs returns (keys, values); unpack it into 2 names, not 3"),
     "unpack_too_few": (k_unpack_too_few, (I32, I32), coop.CoopTypeError,
@@ -198,3 +246,11 @@ CASES = {
 def test_escape_mistake(case, expect):
     kernel, args, cls, fragment, *rest = CASES[case]
     expect(kernel, args, cls, fragment, **(rest[0] if rest else {}))
+
+
+def test_g2_group_in_tuple_is_a_group_escape(expect):
+    exc = expect(k_g2_group_in_tuple_from_inlined_helper, (I32, I32), coop.CoopTypeError, "ThreadGroup ",
+                 where=block_and_one)
+    first = str(exc).splitlines()[0]
+    assert "ThreadGroup " in first and " escapes to runtime through a tuple at " in first, first
+    assert first.endswith("; groups may only be used with cuda.coop operations, group methods and inlined helpers"), first

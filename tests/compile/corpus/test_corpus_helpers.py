@@ -1,4 +1,4 @@
-"""Corpus: device helpers and user callbacks (SPEC 7.1, 7.3, 8.0, 10.2 H1, H2, C14, C16)."""
+"""Corpus: device helpers and user callbacks (SPEC 7.1, 7.3, 8.0, 10.2 H1-H3, C14, C16)."""
 from __future__ import annotations
 
 import numpy as np
@@ -55,6 +55,32 @@ def make_payload():
 def k_h1_payload_returned_from_helper(src, dst):
     items = make_payload()  # HERE
     coop.store(coop.this_block(), dst, items)
+
+
+
+@cuda.jit(device=True, inline="never")
+def copy_tile(src, dst):
+    block = coop.this_block()  # HERE
+    items = coop.ThreadData(2)
+    coop.load(block, src, items)
+    coop.store(block, dst, items)
+
+
+@cuda.jit
+def k_h1_kernel_without_coop_calls(src, dst):
+    copy_tile(src, dst)
+
+
+# ------------------------------------------------------------------ H3: literal_unroll values shaping a call
+
+
+@cuda.jit
+def k_h3_unrolled_algorithm(src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(2)
+    for alg in cuda.literal_unroll(("direct", "striped")):
+        coop.load(block, src, items, algorithm=alg)  # HERE
+    coop.store(block, dst, items)
 
 
 # ------------------------------------------------------------------ H2: coop calls inside operators
@@ -141,6 +167,13 @@ CASES = {
                                         "device function make_payload contains cuda.coop operations but is not "
                                         "inlined into the kernel; declare it with @cuda.jit(device=True, "
                                         "inline=\"always\")"),
+    "h1_helper_of_kernel_without_coop_calls": (k_h1_kernel_without_coop_calls, (I32, I32), coop.CoopTypeError,
+                                               "device function copy_tile contains cuda.coop operations but is not "
+                                               "inlined into the kernel; declare it with @cuda.jit(device=True, "
+                                               "inline=\"always\")", {"where": copy_tile}),
+    "h3_unrolled_algorithm": (k_h3_unrolled_algorithm, (I32, I32), coop.CoopTypeError,
+                              "cuda.coop.load algorithm depends on a literal_unroll value; write separate explicit "
+                              "calls"),
     "h2_operator_calls_sum": (k_h2_operator_calls_sum, (I32, I32), coop.CoopTypeError,
                               "cuda.coop.reduce binary_op op_with_block_sum contains cuda.coop operations; callbacks "
                               "may only do per-thread computation"),

@@ -1,4 +1,4 @@
-"""Corpus: payload and dtype mistakes (SPEC 4, 9.1-9.2, 10.2 P1-P17)."""
+"""Corpus: payload and dtype mistakes (SPEC 4, 9.1-9.2, 10.2 P1-P17, R9)."""
 from __future__ import annotations
 
 import numpy as np
@@ -125,6 +125,82 @@ def k_p4_local_array_common(src, dst):
     items = cuda.local.array(4, np.int32)
     coop.load(block, src, items)  # HERE
     dst[cuda.threadIdx.x] = items[0]
+
+
+
+@cuda.jit
+def k_p4_shuffle_scalar_common(src, dst):
+    block = coop.this_block()
+    dst[cuda.threadIdx.x] = coop.shuffle(block, src[cuda.threadIdx.x])  # HERE
+
+
+@cuda.jit
+def k_r9_local_array_qualified(src, dst):
+    block = coop.this_block()
+    items = cuda.local.array(4, np.int32)
+    numba_coop.load(block, src, items)  # HERE
+    dst[cuda.threadIdx.x] = items[0]
+
+
+# ------------------------------------------------------------------ P5: scalar where a payload is required
+
+
+@cuda.jit
+def k_p5_qualified_exchange_scalar(src, dst):
+    block = coop.this_block()
+    dst[cuda.threadIdx.x] = numba_coop.exchange(block, src[cuda.threadIdx.x])  # HERE
+
+
+# ------------------------------------------------------------------ float16 through the qualified API (not yet)
+
+
+@cuda.jit
+def k_r9_float16_qualified(src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(2, dtype=np.float16)
+    numba_coop.load(block, src, items)  # HERE
+    numba_coop.store(block, dst, items)
+
+
+# ------------------------------------------------------------------ P10: explicit payload dtype vs array dtype
+
+
+@cuda.jit
+def k_p10_int64_payload_float32_source(src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(2, dtype=np.int64)
+    coop.load(block, src, items)  # HERE
+    coop.store(block, dst, items)
+
+
+# ------------------------------------------------------------------ P11: array operands not 1-D contiguous
+
+
+@cuda.jit
+def k_p11_two_dimensional_source(src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(2)
+    coop.load(block, src, items)  # HERE
+    coop.store(block, dst, items)
+
+
+@cuda.jit
+def k_p11_strided_source(src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(2)
+    coop.load(block, src[::2], items)  # HERE
+    coop.store(block, dst, items)
+
+
+# ------------------------------------------------------------------ items_per_thread from an integer kernel argument
+
+
+@cuda.jit
+def k_items_per_thread_argument(src, dst, n):
+    block = coop.this_block()
+    items = coop.ThreadData(n)
+    coop.load(block, src, items)
+    coop.store(block, dst, items)
 
 
 # ------------------------------------------------------------------ P6: bad items_per_thread
@@ -308,7 +384,28 @@ CASES = {
                           "cuda.coop.inclusive_scan scan_op 'bit_xor' requires an integer dtype; got float32"),
     "p4_local_array_common": (k_p4_local_array_common, (I32, I32), coop.CoopTypeError,
                               "cuda.coop.load requires a fixed-size ThreadData output payload in the common API; use "
-                              "cuda.coop.numba_mlir for "),
+                              "cuda.coop.numba_mlir for local array payloads"),
+    "p4_shuffle_scalar_common": (k_p4_shuffle_scalar_common, (I32, I32), coop.CoopTypeError,
+                                 "cuda.coop.shuffle requires a fixed-size ThreadData value payload in the common API; "
+                                 "use cuda.coop.numba_mlir for scalar payloads"),
+    "r9_local_array_qualified": (k_r9_local_array_qualified, (I32, I32), coop.CoopUnsupportedError,
+                                 "cuda.coop.numba_mlir.load local array output operands are not implemented by the "
+                                 "numba-cuda-mlir backend in cuda-coop "),
+    "p5_qualified_exchange_scalar": (k_p5_qualified_exchange_scalar, (I32, I32), coop.CoopTypeError,
+                                     "cuda.coop.numba_mlir.exchange value must be a ThreadData payload; got a scalar"),
+    "r9_float16_qualified": (k_r9_float16_qualified, (F16, F16), coop.CoopUnsupportedError,
+                             "cuda.coop.numba_mlir.load source dtype float16 is not implemented in cuda-coop "),
+    "p10_int64_payload_float32_source": (k_p10_int64_payload_float32_source, (F32, F32), coop.CoopTypeError,
+                                         "cuda.coop.load source dtype float32 does not match payload dtype int64"),
+    "p10_int64_payload_int32_source": (k_p10_int64_payload_float32_source, (I32, I32), coop.CoopTypeError,
+                                       "cuda.coop.load source dtype int32 does not match payload dtype int64"),
+    "p11_two_dimensional_source": (k_p11_two_dimensional_source, (np.zeros((32, 32), np.int32), I32),
+                                   coop.CoopTypeError,
+                                   "cuda.coop.load source must be a one-dimensional contiguous array; got a 2-D "
+                                   "contiguous int32 array"),
+    "p11_strided_source": (k_p11_strided_source, (I32, I32), coop.CoopTypeError,
+                           "cuda.coop.load source must be a one-dimensional contiguous array; got a 1-D non-contiguous "
+                           "int32 array"),
     "p6_negative": (k_p6_negative, (I32, I32), coop.CoopValueError,
                     "ThreadData items_per_thread must be positive"),
     "p6_from_array": (k_p6_from_array, (I32, I32), coop.CoopTypeError,
@@ -354,3 +451,25 @@ def test_payload_mistake(case, expect):
 def test_p1_float16_names_the_operation_not_the_dtype_rule(expect):
     exc = expect(k_p1_float16_common, (F16, F16), coop.CoopTypeError, "cuda.coop.load")
     assert "must be a NumPy or Numba scalar type" not in str(exc)
+
+
+@pytest.mark.parametrize("case", ["p10_int64_payload_float32_source", "p10_int64_payload_int32_source",
+                                  "p10_scalar_store_float_into_int"])
+def test_p10_location_appears_once(case, expect):
+    kernel, args, cls, fragment, *rest = CASES[case]
+    exc = expect(kernel, args, cls, fragment)
+    first = str(exc).splitlines()[0]
+    assert first.count("test_corpus_payloads.py:") == 1, first
+
+
+def test_float16_common_is_p1_and_qualified_is_not_implemented(expect):
+    exc = expect(k_p1_float16_common, (F16, F16), coop.CoopTypeError,
+                 "through the common API; use cuda.coop.numba_mlir for float16")
+    assert "not implemented" not in str(exc)
+    expect(k_r9_float16_qualified, (F16, F16), coop.CoopUnsupportedError, "is not implemented in cuda-coop ")
+
+
+@pytest.mark.parametrize("n", [np.int32(2), 2, np.int64(4)])
+def test_items_per_thread_from_integer_kernel_argument_compiles(n):
+    # SPEC 7.2: an integer kernel argument used as items_per_thread is specialised, whatever its integer type.
+    numba_coop.compile_kernel(k_items_per_thread_argument, (I32, I32, n), block=128, target="sm_90")

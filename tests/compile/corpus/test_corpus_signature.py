@@ -1,4 +1,4 @@
-"""Corpus: call-signature and selector mistakes (SPEC 2.3, 10.2 C1-C5)."""
+"""Corpus: call-signature and selector mistakes, and §9 options in common calls (SPEC 2.3, 9, 10.2 C1-C5, R9)."""
 from __future__ import annotations
 
 import enum
@@ -238,12 +238,101 @@ def k_c3_blocked_to_warp_striped_mode(src, dst):
     coop.store(block, dst, out)
 
 
+def some_function(aggregate):
+    return aggregate
+
+
+@cuda.jit
+def k_c3_exchange_warp_time_slicing(src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(2)
+    coop.load(block, src, items)
+    out = coop.exchange(block, items, warp_time_slicing=True)  # HERE
+    coop.store(block, dst, out)
+
+
+@cuda.jit
+def k_c3_warp_inclusive_sum_valid_items(src, dst):
+    warp = coop.this_warp()
+    dst[cuda.threadIdx.x] = coop.inclusive_sum(warp, src[cuda.threadIdx.x], valid_items=16)  # HERE
+
+
+@cuda.jit
+def k_c3_exclusive_sum_aggregate_output(src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(2)
+    coop.load(block, src, items)
+    agg = coop.ThreadData(1, dtype=np.int32)
+    out = coop.exclusive_sum(block, items, aggregate_output=agg)  # HERE
+    coop.store(block, dst, out)
+
+
+@cuda.jit
+def k_c3_radix_blocked_to_striped(src, dst):
+    block = coop.this_block()
+    keys = coop.ThreadData(2)
+    coop.load(block, src, keys)
+    out = coop.radix_sort_keys(block, keys, blocked_to_striped=True)  # HERE
+    coop.store(block, dst, out)
+
+
+@cuda.jit
+def k_c3_prefix_op_callable(src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(2)
+    coop.load(block, src, items)
+    out = coop.exclusive_sum(block, items, prefix_op=some_function)  # HERE
+    coop.store(block, dst, out)
+
+
+# ------------------------------------------------------------------ R9: the same options through the qualified API
+
+
+@cuda.jit
+def k_r9_exchange_warp_time_slicing(src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(2)
+    coop.load(block, src, items)
+    out = numba_coop.exchange(block, items, warp_time_slicing=True)  # HERE
+    coop.store(block, dst, out)
+
+
+@cuda.jit
+def k_r9_warp_inclusive_sum_valid_items(src, dst):
+    warp = coop.this_warp()
+    dst[cuda.threadIdx.x] = numba_coop.inclusive_sum(warp, src[cuda.threadIdx.x], valid_items=16)  # HERE
+
+
+@cuda.jit
+def k_r9_exclusive_sum_aggregate_output(src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(2)
+    coop.load(block, src, items)
+    agg = coop.ThreadData(1, dtype=np.int32)
+    out = numba_coop.exclusive_sum(block, items, aggregate_output=agg)  # HERE
+    coop.store(block, dst, out)
+
+
 # ------------------------------------------------------------------ C4: compile-time parameters given runtime values
 
 
 @cuda.jit
 def k_c4_op_runtime(src, dst, op):
     dst[0] = coop.reduce(coop.this_block(), src[cuda.threadIdx.x], binary_op=op)  # HERE
+
+
+@cuda.jit
+def k_c4_broadcast_runtime(src, dst, flag):
+    dst[0] = coop.sum(coop.this_block(), src[cuda.threadIdx.x], broadcast=flag)  # HERE
+
+
+@cuda.jit
+def k_c4_mode_runtime(src, dst, mode):
+    block = coop.this_block()
+    items = coop.ThreadData(2)
+    coop.load(block, src, items)
+    out = coop.exchange(block, items, mode=mode)  # HERE
+    coop.store(block, dst, out)
 
 
 CASES = {
@@ -303,6 +392,34 @@ CASES = {
                                    "cuda.coop.exchange mode 'blocked_to_warp_striped' requires cuda.coop.numba_mlir"),
     "c4_op_runtime": (k_c4_op_runtime, (I32, I32, "max"), coop.CoopTypeError,
                       "cuda.coop.reduce binary_op must be a compile-time value"),
+    "c3_exchange_warp_time_slicing": (k_c3_exchange_warp_time_slicing, (I32, I32), coop.CoopValueError,
+                                      "cuda.coop.exchange warp_time_slicing True requires cuda.coop.numba_mlir; the "
+                                      "common API accepts: mode, temp_storage"),
+    "c3_warp_inclusive_sum_valid_items": (k_c3_warp_inclusive_sum_valid_items, (I32, I32), coop.CoopValueError,
+                                          "cuda.coop.inclusive_sum valid_items 16 requires cuda.coop.numba_mlir; the "
+                                          "common API accepts: algorithm, temp_storage"),
+    "c3_exclusive_sum_aggregate_output": (k_c3_exclusive_sum_aggregate_output, (I32, I32), coop.CoopValueError,
+                                          "cuda.coop.exclusive_sum aggregate_output requires cuda.coop.numba_mlir; the "
+                                          "common API accepts: algorithm, temp_storage"),
+    "c3_radix_blocked_to_striped": (k_c3_radix_blocked_to_striped, (I32, I32), coop.CoopValueError,
+                                    "cuda.coop.radix_sort_keys blocked_to_striped True requires cuda.coop.numba_mlir; "
+                                    "the common API accepts: begin_bit, end_bit, descending, temp_storage"),
+    "c3_prefix_op_callable_by_name": (k_c3_prefix_op_callable, (I32, I32), coop.CoopValueError,
+                                      "cuda.coop.exclusive_sum prefix_op some_function requires cuda.coop.numba_mlir; "
+                                      "the common API accepts: algorithm, temp_storage"),
+    "r9_exchange_warp_time_slicing": (k_r9_exchange_warp_time_slicing, (I32, I32), coop.CoopUnsupportedError,
+                                      "cuda.coop.numba_mlir.exchange warp_time_slicing is not implemented by the "
+                                      "numba-cuda-mlir backend in cuda-coop "),
+    "r9_warp_inclusive_sum_valid_items": (k_r9_warp_inclusive_sum_valid_items, (I32, I32), coop.CoopUnsupportedError,
+                                          "cuda.coop.numba_mlir.inclusive_sum valid_items is not implemented by the "
+                                          "numba-cuda-mlir backend in cuda-coop "),
+    "r9_exclusive_sum_aggregate_output": (k_r9_exclusive_sum_aggregate_output, (I32, I32), coop.CoopUnsupportedError,
+                                          "cuda.coop.numba_mlir.exclusive_sum aggregate_output is not implemented by "
+                                          "the numba-cuda-mlir backend in cuda-coop "),
+    "c4_broadcast_runtime": (k_c4_broadcast_runtime, (I32, I32, True), coop.CoopTypeError,
+                             "cuda.coop.sum broadcast must be a compile-time bool"),
+    "c4_mode_runtime": (k_c4_mode_runtime, (I32, I32, "striped_to_blocked"), coop.CoopTypeError,
+                        "cuda.coop.exchange mode must be a compile-time string"),
 }
 
 

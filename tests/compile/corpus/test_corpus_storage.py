@@ -130,6 +130,17 @@ def k_s9_dynamic_user_array(src, dst):
     dst[0] = coop.sum(block, np.int32(extra[cuda.threadIdx.x]))  # HERE
 
 
+
+@cuda.jit
+def k_s9_static_user_array(src, dst):
+    block = coop.this_block()
+    mine = cuda.shared.array(256, np.int32)
+    mine[cuda.threadIdx.x] = src[cuda.threadIdx.x]
+    cuda.syncthreads()
+    ts = coop.TempStorage(60000)
+    dst[0] = coop.sum(block, np.int32(mine[cuda.threadIdx.x]), temp_storage=ts)  # HERE
+
+
 CASES = {
     "s1_payload_as_storage": (k_s1_payload_as_storage, (I32, I32), coop.CoopTypeError,
                               "cuda.coop.exchange temp_storage must be a TempStorage descriptor constructed in the "
@@ -163,6 +174,9 @@ CASES = {
                              "shared-memory alignment 32 exceeds the 16-byte limit of dynamic shared memory"),
     "s9_dynamic_user_array": (k_s9_dynamic_user_array, (I32, I32), coop.CoopValueError,
                               "kernel k_s9_dynamic_user_array: user shared array extra ("),
+    "s9_static_user_array": (k_s9_static_user_array, (I32, I32), coop.CoopValueError,
+                             "kernel k_s9_static_user_array: user shared array mine (1024 bytes, static) cannot coexist "
+                             "with dynamic cooperative scratch of 60000 bytes; "),
 }
 
 

@@ -53,6 +53,7 @@ class KernelChecks:
                 continue
             try:
                 call = self.op_call(stmt, block, callee.value)
+                self.op_calls.append(call)
                 if "group" in call.args:
                     group = self.group(call).spec
                     if call.op in ("reduce", "sum"):

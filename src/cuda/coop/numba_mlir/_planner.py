@@ -265,6 +265,7 @@ class KernelPlan(DtypeInference, KernelChecks):
         self._unify_merged_payloads()
         self._check_escapes()  # an escape is the root cause of what would fail later (G2, P14 before G1, S1)
         self._check_operands(calls)
+        check_participation(self)  # G21: a group error, before options and inference (SPEC 10.1)
         self._infer_dtypes()
         for stmt, block, callee, _ in calls:
             try:
@@ -274,7 +275,6 @@ class KernelPlan(DtypeInference, KernelChecks):
                     self._query(stmt, block, callee)
             except CoopError as exc:  # keep a callback's own failure (C14) as the cause
                 raise located(exc, stmt.loc) from exc.__cause__
-        check_participation(self)
         self._build()
         self._rewrite()
         return True
@@ -286,7 +286,6 @@ class KernelPlan(DtypeInference, KernelChecks):
             raise CoopUnsupportedError(
                 f"{call.name} is not implemented by the numba-cuda-mlir backend in cuda-coop {__version__}")
         family.plan(self, call)
-        self.op_calls.append(call)
 
     def op_call(self, stmt: Any, block: Any, marker: Any) -> OpCall:
         op = op_name(marker)
