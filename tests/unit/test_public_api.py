@@ -218,3 +218,40 @@ def test_exception_hierarchy():
     assert coop.CoopCompilerContextRequiredError.__bases__ == (coop.CoopError, RuntimeError)
     assert coop.CudaCoopAutoRegistrationWarning.__bases__ == (UserWarning,)
     assert not issubclass(coop.CudaCoopAutoRegistrationWarning, coop.CoopError)
+
+
+# ------------------------------------------------------------------ R4-R6: a missing or wrong numba-cuda-mlir
+
+
+_IMPORT_WITH_FAKE = """
+import sys, types
+{setup}
+try:
+    import cuda.coop.numba_mlir
+except ImportError as exc:
+    print("IMPORT_ERROR:" + str(exc))
+    print("CAUSE:" + type(exc.__cause__).__name__)
+"""
+
+
+def test_r4_numba_cuda_mlir_not_installed():
+    result = _run_python(_IMPORT_WITH_FAKE.format(setup="sys.modules['numba_cuda_mlir'] = None"))
+    assert ("IMPORT_ERROR:cuda.coop backend 'numba-cuda-mlir' requires numba-cuda-mlir>=0.6,<0.7, which is not "
+            'installed; install "cuda-coop[numba-cuda-mlir-cu13]" (CUDA 13) or "cuda-coop[numba-cuda-mlir-cu12]" '
+            "(CUDA 12).") in result.stdout, result.stdout + result.stderr
+    assert "CAUSE:ModuleNotFoundError" in result.stdout
+
+
+def test_r5_unsupported_numba_cuda_mlir_version():
+    setup = "fake = types.ModuleType('numba_cuda_mlir'); fake.__version__ = '0.7.1'; sys.modules['numba_cuda_mlir'] = fake"
+    result = _run_python(_IMPORT_WITH_FAKE.format(setup=setup))
+    assert "IMPORT_ERROR:cuda.coop supports numba-cuda-mlir>=0.6,<0.7; found 0.7.1." in result.stdout, result.stdout
+    assert "cuda-coop[numba-cuda-mlir-cu13]" in result.stdout
+
+
+def test_r6_required_hook_missing():
+    setup = ("fake = types.ModuleType('numba_cuda_mlir'); fake.__version__ = '0.6.0'; fake.__path__ = []; "
+             "sys.modules['numba_cuda_mlir'] = fake")
+    result = _run_python(_IMPORT_WITH_FAKE.format(setup=setup))
+    assert "IMPORT_ERROR:numba-cuda-mlir 0.6.0 does not provide " in result.stdout, result.stdout
+    assert "which cuda.coop requires" in result.stdout
