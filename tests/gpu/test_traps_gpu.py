@@ -38,15 +38,20 @@ CHILD = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("valid", [513, -1])
-def test_out_of_range_valid_items_traps(valid):
+def assert_traps(child: str, *args: object) -> None:
+    """Run ``child`` in a fresh process: the in-range launch must pass, the out-of-range one must trap."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-c", CHILD, str(valid)], env=env, capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", child, *map(str, args)], env=env, capture_output=True, text=True,
                           timeout=300)
     assert "IN_RANGE_OK" in done.stdout, done.stderr[-2000:]
     assert "NO_TRAP" not in done.stdout
     assert done.returncode != 0
     assert "CUDA_ERROR" in done.stderr or "CudaAPIError" in done.stderr, done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("valid", [513, -1])
+def test_out_of_range_valid_items_traps(valid):
+    assert_traps(CHILD, valid)
 
 
 SORT_CHILD = textwrap.dedent("""
@@ -93,13 +98,7 @@ SORT_CHILD = textwrap.dedent("""
 @pytest.mark.parametrize("case", [("radix", 0, 33), ("radix", 5, 5), ("radix", -1, 8), ("merge", 513, 0),
                                   ("merge", -1, 0), ("topk", 513, 512), ("topk", 4, 513), ("topk", -1, 4)])
 def test_out_of_range_sort_controls_trap(case):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-c", SORT_CHILD, *map(str, case)], env=env, capture_output=True,
-                          text=True, timeout=300)
-    assert "IN_RANGE_OK" in done.stdout, done.stderr[-2000:]
-    assert "NO_TRAP" not in done.stdout
-    assert done.returncode != 0
-    assert "CUDA_ERROR" in done.stderr or "CudaAPIError" in done.stderr, done.stderr[-2000:]
+    assert_traps(SORT_CHILD, *case)
 
 
 WARP_CHILD = textwrap.dedent("""
@@ -141,10 +140,4 @@ WARP_CHILD = textwrap.dedent("""
 @pytest.mark.parametrize("case", [(32, "load", 129), (8, "load", 33), (1, "store", 5), (16, "store", -1)])
 def test_warp_valid_items_above_the_group_tile_traps(case):
     """SPEC 8.1: a warp or logical warp passes its own count, 0 <= valid_items <= G*K; above it traps."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-c", WARP_CHILD, *map(str, case)], env=env, capture_output=True,
-                          text=True, timeout=300)
-    assert "IN_RANGE_OK" in done.stdout, done.stderr[-2000:]
-    assert "NO_TRAP" not in done.stdout
-    assert done.returncode != 0
-    assert "CUDA_ERROR" in done.stderr or "CudaAPIError" in done.stderr, done.stderr[-2000:]
+    assert_traps(WARP_CHILD, *case)
