@@ -452,3 +452,26 @@ def test_concurrent_cold_builds_run_nvrtc_once(tmp_path, fake_cccl):
     assert sum(r[0] for r in results) == 1
     assert len({r[1] for r in results}) == 1 and len({r[2] for r in results}) == 1
     assert list((tmp_path / "xdg" / "cuda-coop").glob("*.bin"))
+
+
+def test_tree_digest_reuses_known_file_digests_only_for_unchanged_files(tmp_path):
+    """The per-file manifest skips reading unchanged headers, and any write (even one that keeps the size and
+    puts the mtime back) changes the ctime, so the file is read again."""
+    import time as _time
+
+    from cuda.coop._cub.toolchain import tree_digest
+
+    header = tmp_path / "cub" / "a.cuh"
+    header.parent.mkdir()
+    header.write_text("int a = 1;\n")
+    known: dict = {}
+    first = tree_digest(tmp_path, known=known)
+    assert set(known) == {"cub/a.cuh"}
+    assert tree_digest(tmp_path, known=dict(known)) == first
+    forged = {"cub/a.cuh": [known["cub/a.cuh"][0], "0" * 64]}  # same signature: the stored digest is trusted
+    assert tree_digest(tmp_path, known=forged) != first
+    st = header.stat()
+    _time.sleep(0.01)
+    header.write_text("int a = 2;\n")  # same size
+    os.utime(header, ns=(st.st_atime_ns, st.st_mtime_ns))  # same mtime
+    assert tree_digest(tmp_path, known=dict(known)) != first

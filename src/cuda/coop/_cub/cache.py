@@ -257,19 +257,47 @@ def store(entry_key: str, payload: bytes, meta: dict) -> None:
         return
     encoded = json.dumps(meta).encode()
     body = len(encoded).to_bytes(8, "little") + encoded + payload
+    _write_atomic(directory, f"{entry_key}.bin", _MAGIC + body + hashlib.sha256(body).digest())
+
+
+def _write_atomic(directory: Path, name: str, data: bytes) -> None:
+    """Write a temporary file beside ``name``, flush and fsync it, then rename it over ``name``."""
     try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{entry_key[:16]}.", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name[:16]}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as f:
-                f.write(_MAGIC + body + hashlib.sha256(body).digest())
+                f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
-            os.replace(tmp, directory / f"{entry_key}.bin")
+            os.replace(tmp, directory / name)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
     except OSError as exc:
         _note_write_failure(exc)
+
+
+# ---------------------------------------------------------------- file-digest manifests
+
+def load_manifest(name: str) -> dict:
+    """A JSON object stored beside the entries (e.g. per-file digests of a header tree); {} when absent or bad."""
+    if _config.cache_disabled():
+        return {}
+    directory = _directory(create=False)
+    data = _read_regular(directory / f"{name}.json") if directory is not None else None
+    try:
+        value = json.loads(data) if data else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def store_manifest(name: str, value: dict) -> None:
+    if _config.cache_disabled() or _writes_failed:
+        return
+    directory = _directory(create=True)
+    if directory is not None:
+        _write_atomic(directory, f"{name}.json", json.dumps(value, sort_keys=True).encode())
 
 
 @contextlib.contextmanager

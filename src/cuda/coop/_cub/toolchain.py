@@ -180,14 +180,17 @@ def _cuda_include() -> Path | None:
     return None
 
 
-def tree_digest(root: Path, suffixes: tuple[str, ...] | None = None) -> str:
+def tree_digest(root: Path, suffixes: tuple[str, ...] | None = None, known: dict | None = None) -> str:
     """SHA-256 over (relative path, size, content) of every regular file under ``root``, in sorted path order.
 
     Directories named ``__pycache__`` are skipped; symlinked directories are followed once (NVRTC follows them too).
     ``suffixes`` restricts the files hashed (the library's own ``.py`` files). Unreadable files enter as such.
+    ``known`` maps a relative path to ``[stat signature, content digest]``: a file whose signature (size, mtime,
+    ctime, inode: any write changes the ctime) is unchanged is not read again; the map is updated in place.
     """
     files: list[tuple[str, str]] = []
     seen: set[tuple[int, int]] = set()
+    prefix = len(os.path.join(str(root), ""))  # relative paths by slicing: os.path.relpath costs 25 us a file
     for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
         try:
             st = os.stat(dirpath)
@@ -202,22 +205,30 @@ def tree_digest(root: Path, suffixes: tuple[str, ...] | None = None) -> str:
             if suffixes is not None and not name.endswith(suffixes):
                 continue
             full = os.path.join(dirpath, name)
-            files.append((os.path.relpath(full, root).replace(os.sep, "/"), full))
+            files.append((full[prefix:].replace(os.sep, "/"), full))
     files.sort()
-    h = hashlib.sha256(b"cuda-coop tree digest 1\0")
+    h = hashlib.sha256(b"cuda-coop tree digest 2\0")
     for rel, full in files:
         h.update(rel.encode("utf-8", "surrogateescape") + b"\0")
         try:
-            if not stat.S_ISREG(os.stat(full).st_mode):  # never open a FIFO or device found in a header tree
+            st = os.stat(full)
+            if not stat.S_ISREG(st.st_mode):  # never open a FIFO or device found in a header tree
                 h.update(b"\1not a regular file\0")
                 continue
-            with open(full, "rb") as f:
-                data = f.read()
+            signature = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
+            seen_before = known.get(rel) if known is not None else None
+            if isinstance(seen_before, list) and len(seen_before) == 2 and seen_before[0] == signature \
+                    and isinstance(seen_before[1], str):
+                content = seen_before[1]
+            else:
+                with open(full, "rb") as f:
+                    content = hashlib.sha256(f.read()).hexdigest()
+                if known is not None:
+                    known[rel] = [signature, content]
         except OSError:
             h.update(b"\1unreadable\0")
             continue
-        h.update(len(data).to_bytes(8, "little"))
-        h.update(data)
+        h.update(content.encode() + b"\0")
     return h.hexdigest()
 
 
@@ -241,8 +252,19 @@ def metadata_digest(root: Path) -> str:
 
 @functools.lru_cache(maxsize=None)
 def headers_digest(include: str) -> str:
-    """Digest of the whole selected CCCL header tree, once per process per root (SPEC 1.6)."""
-    return tree_digest(Path(include))
+    """Digest of the content of the whole selected CCCL header tree, once per process per root (SPEC 1.6).
+
+    The per-file content digests are kept in the cache directory under the tree's path, so a later process reads
+    only the files whose stat signature changed (0.24 s -> a few ms for CCCL's ~2,400 headers)."""
+    from . import cache
+
+    name = "tree-" + hashlib.sha256(include.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    known = cache.load_manifest(name)
+    before = dict(known)
+    digest = tree_digest(Path(include), known=known)
+    if known != before:
+        cache.store_manifest(name, known)
+    return digest
 
 
 @functools.lru_cache(maxsize=None)
