@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from cuda.coop._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
-from cuda.coop._semantics import groups, temp_storage
+from cuda.coop._semantics import groups
 from cuda.coop._semantics.common import (
     BLOCK, CLUSTER, GRID, LOGICAL_WARP, THREAD, WARP, WARPS_IN_BLOCK, GroupSpec, LaunchShape, Runtime, ScratchNeed,
     Static, normalize_selector,
