@@ -255,3 +255,24 @@ def test_r6_required_hook_missing():
     result = _run_python(_IMPORT_WITH_FAKE.format(setup=setup))
     assert "IMPORT_ERROR:numba-cuda-mlir 0.6.0 does not provide " in result.stdout, result.stdout
     assert "which cuda.coop requires" in result.stdout
+
+
+def test_r7_failed_automatic_registration_warns_and_the_import_continues():
+    code = """
+import sys, types, warnings
+fake = types.ModuleType('numba_cuda_mlir'); fake.__version__ = '0.7.1'; sys.modules['numba_cuda_mlir'] = fake
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter('always')
+    import cuda.coop
+print('IMPORTED', cuda.coop.__name__)
+print('LEFT', [m for m in sys.modules if m.startswith('cuda.coop.numba_mlir')])
+for w in caught:
+    print('WARNING', w.category.__name__, str(w.message))
+"""
+    result = _run_python(code)
+    assert "IMPORTED cuda.coop" in result.stdout, result.stdout + result.stderr
+    assert "LEFT []" in result.stdout
+    assert ("WARNING CudaCoopAutoRegistrationWarning cuda.coop automatic DSL registration: numba-cuda-mlir 0.7.1 is "
+            "imported but could not be registered (cuda.coop supports numba-cuda-mlir>=0.6,<0.7; found 0.7.1.") \
+        in result.stdout, result.stdout
+    assert "the cuda.coop import continued." in result.stdout
