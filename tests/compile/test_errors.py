@@ -47,14 +47,14 @@ def _compile_error(kernel, args, exc_type, fragment, *, block=128, line_marker=N
 @cuda.jit
 def k_r9_sum(src, dst):
     items = coop.ThreadData(4)
-    coop.load(coop.this_warp(), src, items)
-    out = coop.reduce_batched(coop.this_warp(), items)  # R9 HERE
-    coop.store(coop.this_warp(), dst, out)
+    coop.load(coop.this_block(), src, items)
+    out = coop.run_length_decode(coop.this_block(), items, items)  # R9 HERE
+    coop.store(coop.this_block(), dst, out)
 
 
 def test_r9_unimplemented_operation():
     exc = _compile_error(k_r9_sum, (I32, I32), coop.CoopUnsupportedError,
-                         f"cuda.coop.reduce_batched is not implemented by the numba-cuda-mlir backend in cuda-coop "
+                         f"cuda.coop.run_length_decode is not implemented by the numba-cuda-mlir backend in cuda-coop "
                          f"{coop.__version__}", line_marker="R9 HERE")
     assert isinstance(exc, NotImplementedError)
 
@@ -63,12 +63,12 @@ def test_r9_unimplemented_operation():
 def k_r9_qualified(src, dst):
     items = coop.ThreadData(4)
     coop.load(coop.this_block(), src, items)
-    numba_coop.histogram(coop.this_block(), items, items)
+    numba_coop.run_length_decode(coop.this_block(), items, items)
 
 
 def test_r9_unimplemented_qualified_operation():
     _compile_error(k_r9_qualified, (I32, I32), coop.CoopUnsupportedError,
-                   "cuda.coop.numba_mlir.histogram is not implemented by the numba-cuda-mlir backend")
+                   "cuda.coop.numba_mlir.run_length_decode is not implemented by the numba-cuda-mlir backend")
 
 
 # ------------------------------------------------------------------ G1, G5

@@ -141,3 +141,37 @@ WARP_CHILD = textwrap.dedent("""
 def test_warp_valid_items_above_the_group_tile_traps(case):
     """SPEC 8.1: a warp or logical warp passes its own count, 0 <= valid_items <= G*K; above it traps."""
     assert_traps(WARP_CHILD, *case)
+
+
+ADJACENT_CHILD = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (the alias keeps `cuda` numba-cuda-mlir's)
+    from cuda import coop
+    from numba_cuda_mlir import cuda
+
+    direction = sys.argv[1]
+
+    @cuda.jit
+    def kernel(src, dst, valid):
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items)
+        out = coop.adjacent_difference(coop.this_block(), items, direction=direction, valid_items=valid)
+        coop.store(coop.this_block(), dst, out)
+
+    src = np.arange(512, dtype=np.int32) * 3 + 1
+    dst = np.zeros_like(src)
+    kernel[1, 128](src, dst, np.int32(512))   # in range: runs
+    cuda.synchronize()
+    assert (dst[1:-1] == (3 if direction == "left" else -3)).all()
+    print("IN_RANGE_OK", flush=True)
+    kernel[1, 128](src, dst, np.int32(int(sys.argv[2])))
+    cuda.synchronize()
+    print("NO_TRAP", flush=True)
+""")
+
+
+@pytest.mark.parametrize("case", [("left", 513), ("left", -1), ("right", 600), ("right", -2)])
+def test_out_of_range_adjacent_difference_valid_items_traps(case):
+    """SPEC 8.12: 0 <= valid_items <= T*K; outside it traps before narrowing to CUB's int."""
+    assert_traps(ADJACENT_CHILD, *case)

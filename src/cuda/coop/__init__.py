@@ -34,6 +34,8 @@ from ._markers.temp_storage import TempStorage as TempStorage, TempStorageLike a
 from ._markers.load_store import load as load, store as store
 from ._markers.exchange_shuffle import exchange as exchange, shuffle as shuffle
 from ._markers.reduce import reduce as reduce, sum as sum
+from ._markers.histogram import histogram as histogram
+from ._markers.reduce_batched import reduce_batched as reduce_batched
 from ._markers.scan import (
     exclusive_scan as exclusive_scan,
     exclusive_sum as exclusive_sum,
@@ -52,11 +54,8 @@ from ._markers.sort import (
     topk_min_keys as topk_min_keys,
     topk_min_pairs as topk_min_pairs,
 )
+from ._markers.adjacent import adjacent_difference as adjacent_difference, discontinuity as discontinuity
 from ._markers.pending import (  # type: ignore[attr-defined]
-    adjacent_difference as adjacent_difference,
-    discontinuity as discontinuity,
-    histogram as histogram,
-    reduce_batched as reduce_batched,
     run_length_decode as run_length_decode,
     run_length_decode_into as run_length_decode_into,
 )

@@ -6,8 +6,7 @@ from typing import Any
 from .base import operation
 
 PENDING = (
-    "reduce_batched",
-    "adjacent_difference", "discontinuity", "histogram", "run_length_decode", "run_length_decode_into",
+    "run_length_decode", "run_length_decode_into",
 )
 
 

@@ -65,7 +65,9 @@ OPERATION_GROUPS: dict[str, tuple[tuple[str, ...], tuple[int, ...] | None]] = {
     "inclusive_scan": _ALL_WARPS, "merge_sort_keys": _ALL_WARPS, "merge_sort_pairs": _ALL_WARPS,
     "radix_sort_keys": _BLOCK_ONLY, "radix_sort_pairs": _BLOCK_ONLY, "radix_rank": _BLOCK_ONLY,
     "topk_min_keys": _BLOCK_ONLY, "topk_max_keys": _BLOCK_ONLY, "topk_min_pairs": _BLOCK_ONLY,
-    "topk_max_pairs": _BLOCK_ONLY,
+    "topk_max_pairs": _BLOCK_ONLY, "histogram": _BLOCK_ONLY,
+    "adjacent_difference": _BLOCK_ONLY, "discontinuity": _BLOCK_ONLY,
+    "reduce_batched": ((WARP, LOGICAL_WARP), LOGICAL_WARP_WIDTHS),
 }
 
 

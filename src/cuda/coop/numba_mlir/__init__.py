@@ -20,6 +20,9 @@ from ._qualified import extended as _extended
 from .._markers import (
     exchange_shuffle as _xs, load_store as _load_store, pending as _pending, reduce as _reduce, scan as _scan, sort as _sort,
 )
+from .._markers import reduce_batched as _reduce_batched
+from .._markers import histogram as _histogram
+from .._markers import adjacent as _adjacent
 from ._compile import CompiledKernel as CompiledKernel, compile_kernel as compile_kernel
 
 load = _qualify(_load_store.load)
@@ -28,6 +31,7 @@ exchange = _qualify(_xs.exchange)
 shuffle = _qualify(_xs.shuffle)
 reduce = _qualify(_reduce.reduce)
 sum = _qualify(_reduce.sum)
+reduce_batched = _qualify(_reduce_batched.reduce_batched)
 scan = _extended(_scan.scan)
 exclusive_sum = _extended(_scan.exclusive_sum)
 inclusive_sum = _extended(_scan.inclusive_sum)
@@ -42,6 +46,9 @@ topk_min_keys = _qualify(_sort.topk_min_keys)
 topk_max_keys = _qualify(_sort.topk_max_keys)
 topk_min_pairs = _qualify(_sort.topk_min_pairs)
 topk_max_pairs = _qualify(_sort.topk_max_pairs)
+histogram = _qualify(_histogram.histogram)
+adjacent_difference = _qualify(_adjacent.adjacent_difference)
+discontinuity = _qualify(_adjacent.discontinuity)
 globals().update({_name: _qualify(getattr(_pending, _name)) for _name in _pending.PENDING})
 
 _lock = threading.Lock()
@@ -69,7 +76,7 @@ __all__ = [
     "ThreadData", "ThreadDataLike", "TempStorage", "TempStorageLike", "load", "store", "exchange", "shuffle",
     "reduce", "sum", "scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan", "merge_sort_keys",
     "merge_sort_pairs", "radix_sort_keys", "radix_sort_pairs", "radix_rank", "topk_min_keys", "topk_max_keys",
-    "topk_min_pairs", "topk_max_pairs", *_pending.PENDING,
+    "topk_min_pairs", "topk_max_pairs", "histogram", "adjacent_difference", "discontinuity", *_pending.PENDING,
     "CoopError", "CoopTypeError", "CoopValueError", "CoopUnsupportedError", "CoopIndexError", "CoopBuildError",
     "CoopCompilerContextRequiredError", "CudaCoopAutoRegistrationWarning", "compile_kernel", "CompiledKernel",
 ]

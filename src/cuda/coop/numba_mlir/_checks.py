@@ -83,7 +83,7 @@ class KernelChecks:
         self._check_unpacking()
 
     # Operations for which the qualified API takes a scalar where the common one needs a payload (SPEC 9.1).
-    _SCALAR_FORMS = ("shuffle", "radix_sort_keys", "radix_sort_pairs", "radix_rank")
+    _SCALAR_FORMS = ("shuffle", "radix_sort_keys", "radix_sort_pairs", "radix_rank", "histogram")
 
     def require_payload(self, call: Any, param: str) -> PayloadVal:
         """The ThreadData behind ``param``; otherwise P4 (a qualified-only form in a common call), the qualified

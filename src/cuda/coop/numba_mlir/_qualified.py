@@ -20,6 +20,7 @@ PENDING_QUALIFIED_OPTIONS: dict[str, tuple[str, ...]] = {
        ("scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan")},
     "exchange": ("ranks", "valid_flags", "warp_time_slicing"),
     "radix_rank": ("exclusive_digit_prefix",),
+    "adjacent_difference": ("difference_op",), "discontinuity": ("flag_op",),  # SPEC 9.7
 }
 
 

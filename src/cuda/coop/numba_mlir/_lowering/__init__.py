@@ -198,9 +198,10 @@ def operator_link(spec: object, dtype: str, cc: int, name: str, param: str, arit
 
 def _families() -> dict:
     """op name -> family module (each defines OPS, plan(ctx, call) and optionally evidence(ctx, call))."""
-    from . import exchange_shuffle, load_store, reduce, scan, sort
+    from . import adjacent, exchange_shuffle, histogram, load_store, reduce, reduce_batched, scan, sort
 
-    return {op: module for module in (load_store, exchange_shuffle, reduce, scan, sort) for op in module.OPS}
+    return {op: module for module in (load_store, exchange_shuffle, adjacent, histogram, reduce, reduce_batched, scan, sort)
+            for op in module.OPS}
 
 
 FAMILIES = _families()

@@ -1,0 +1,105 @@
+"""Planning of adjacent difference and discontinuity (SPEC 8.12, 8.13)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .._errors import CoopTypeError, CoopValueError
+from .common import (
+    Control,
+    GroupSpec,
+    LaunchShape,
+    Runtime,
+    Static,
+    check_payload_dtype,
+    check_runtime_int,
+    literal_as,
+    normalize_selector,
+)
+from .groups import reject_warp_descriptor, require_operation_group
+from .temp_storage import Descriptor
+
+DIRECTIONS = ("left", "right")
+MODES = ("heads", "tails", "heads_and_tails")
+PREDECESSOR, SUCCESSOR = "tile_predecessor_item", "tile_successor_item"
+# The boundary items each direction or mode accepts (O12).
+_ALLOWED = {"left": (PREDECESSOR,), "right": (SUCCESSOR,), "heads": (PREDECESSOR,), "tails": (SUCCESSOR,),
+            "heads_and_tails": (PREDECESSOR, SUCCESSOR)}
+
+
+@dataclass(frozen=True)
+class AdjacentSpec:
+    """Everything the code generator needs for one adjacent_difference or discontinuity call."""
+
+    op: str  # "adjacent_difference" or "discontinuity"
+    group: GroupSpec
+    block: tuple[int, int, int]
+    dtype: str
+    items_per_thread: int
+    kind: str  # the direction ("left"/"right") or the mode ("heads"/"tails"/"heads_and_tails")
+    has_valid_items: bool
+    has_predecessor: bool
+    has_successor: bool
+    barrier: bool
+
+    @property
+    def tile_items(self) -> int:
+        return self.group.size * self.items_per_thread
+
+
+def boundary_literal(name: str, param: str, control: Control, dtype: str) -> int | float | None:
+    """SPEC 2.6: a literal boundary item converted to the payload dtype (C9/C10); None when absent or runtime."""
+    if isinstance(control, Static):
+        return literal_as(name, param, control.value, dtype)
+    if isinstance(control, Runtime) and control.dtype not in (None, dtype):
+        raise CoopTypeError(f"{name} {param} must have the payload dtype {dtype}; got {control.dtype}; cast it")
+    return None
+
+
+def _reject_boundaries(name: str, selector: str, kind: str, boundaries: dict[str, Control]) -> None:
+    """O12: a boundary item the direction or mode does not take."""
+    allowed = _ALLOWED[kind]
+    for param, control in boundaries.items():
+        if control is not None and param not in allowed:
+            raise CoopValueError(f"{name} {selector}={kind!r} accepts only {' and '.join(allowed)}")
+
+
+def plan_adjacent_difference(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, items_per_thread: int,
+                             direction: object, valid_items: Control, predecessor: Control, successor: Control,
+                             descriptor: Descriptor | None, qualified: bool) -> AdjacentSpec:
+    require_operation_group("adjacent_difference", name, group)
+    direction = normalize_selector(name, "direction", direction, DIRECTIONS)
+    check_payload_dtype(name, "values", dtype, qualified)
+    boundaries = {PREDECESSOR: predecessor, SUCCESSOR: successor}
+    _reject_boundaries(name, "direction", direction, boundaries)
+    tile = group.size * items_per_thread
+    if valid_items is not None:
+        check_runtime_int(name, "valid_items", valid_items)
+        if isinstance(valid_items, Static) and not 0 <= valid_items.value <= tile:  # type: ignore[operator]
+            raise CoopValueError(f"{name} static valid_items must be between 0 and {tile}; got {valid_items.value}")
+        if successor is not None:
+            raise CoopValueError(f"{name} tile_successor_item cannot be combined with valid_items")
+    for param, control in boundaries.items():
+        boundary_literal(name, param, control, dtype)
+    reject_warp_descriptor(name, group, descriptor)
+    return AdjacentSpec("adjacent_difference", group, launch.block, dtype, items_per_thread, direction,
+                        valid_items is not None, predecessor is not None, successor is not None,
+                        descriptor is None or descriptor.auto_sync)
+
+
+def discontinuity_mode(name: str, mode: object) -> str:
+    return normalize_selector(name, "mode", mode, MODES)
+
+
+def plan_discontinuity(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, items_per_thread: int,
+                       mode: object, predecessor: Control, successor: Control, descriptor: Descriptor | None,
+                       qualified: bool) -> AdjacentSpec:
+    require_operation_group("discontinuity", name, group)
+    mode = discontinuity_mode(name, mode)
+    check_payload_dtype(name, "values", dtype, qualified)
+    boundaries = {PREDECESSOR: predecessor, SUCCESSOR: successor}
+    _reject_boundaries(name, "mode", mode, boundaries)
+    for param, control in boundaries.items():
+        boundary_literal(name, param, control, dtype)
+    reject_warp_descriptor(name, group, descriptor)
+    return AdjacentSpec("discontinuity", group, launch.block, dtype, items_per_thread, mode, False,
+                        predecessor is not None, successor is not None, descriptor is None or descriptor.auto_sync)

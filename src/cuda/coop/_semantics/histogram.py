@@ -1,0 +1,82 @@
+"""Planning of the block histogram (SPEC 8.14)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
+from .common import GroupSpec, LaunchShape, normalize_selector
+from .groups import require_operation_group
+from .sort import check_radix_tile
+from .temp_storage import Descriptor
+
+SAMPLE_DTYPES = ("uint8", "int32", "uint32", "int64", "uint64")
+COUNTER_DTYPES = ("int32", "uint32", "int64", "uint64")
+ALGORITHMS = ("atomic", "sort")
+INT32_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class HistogramSpec:
+    """Everything the code generator needs for one histogram call."""
+
+    block: tuple[int, int, int]
+    sample_dtype: str
+    items_per_thread: int
+    bins: int
+    bins_per_thread: int
+    counter_dtype: str
+    algorithm: str  # "atomic" or "sort"
+    barrier: bool
+
+    @property
+    def threads(self) -> int:
+        return self.block[0]
+
+
+def static_positive(name: str, param: str, value: object) -> int:
+    """A compile-time positive integer option (``bins``, ``bins_per_thread``)."""
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise CoopTypeError(f"{name} {param} must be a compile-time integer")
+    value = value.__index__()  # type: ignore[union-attr]
+    if value <= 0:
+        raise CoopValueError(f"{name} {param} must be positive; got {value}")
+    return value
+
+
+def counter_dtype_of(name: str, dtype: str | None) -> str:
+    """``None`` (the default) means int32; the backend passes the dtype name it read, or a repr it could not."""
+    dtype = "int32" if dtype is None else dtype
+    if dtype not in COUNTER_DTYPES:
+        raise CoopTypeError(f"{name} does not support counter dtype {dtype}; supported: {', '.join(COUNTER_DTYPES)}")
+    return dtype
+
+
+def plan_histogram(name: str, group: GroupSpec, launch: LaunchShape, sample_dtype: str, items_per_thread: int,
+                   bins: object, bins_per_thread: object, counter_dtype: str | None, algorithm: object,
+                   descriptor: Descriptor | None) -> HistogramSpec:
+    require_operation_group("histogram", name, group)
+    if launch.block[1] != 1 or launch.block[2] != 1:
+        raise CoopUnsupportedError(f"{name} requires a one-dimensional block; block shape is {launch.block}")
+    if sample_dtype not in SAMPLE_DTYPES:
+        raise CoopTypeError(f"{name} does not support samples dtype {sample_dtype}; supported: "
+                            f"{', '.join(SAMPLE_DTYPES)}")
+    if bins is None:
+        raise CoopTypeError(f"{name}: missing a required argument: 'bins'")
+    bins = static_positive(name, "bins", bins)
+    per_thread = static_positive(name, "bins_per_thread", bins_per_thread)
+    counter = counter_dtype_of(name, counter_dtype)
+    algorithm = normalize_selector(name, "algorithm", algorithm, ALGORITHMS)
+    threads = launch.threads
+    if threads * per_thread < bins:
+        raise CoopValueError(f"{name} requires block_threads * bins_per_thread >= bins "
+                             f"({threads} * {per_thread} < {bins})")
+    if threads * per_thread > INT32_MAX:
+        raise CoopValueError(f"{name} block_threads * bins_per_thread must fit int32 "
+                             f"({threads} * {per_thread} > {INT32_MAX})")
+    tile = threads * items_per_thread
+    if algorithm == "sort":
+        check_radix_tile(name, tile)  # BLOCK_HISTO_SORT ranks the samples with BlockRadixSort
+    elif tile > INT32_MAX:
+        raise CoopValueError(f"{name} tile of {tile} items exceeds CUB's limit of {INT32_MAX} for this algorithm")
+    return HistogramSpec(launch.block, sample_dtype, items_per_thread, bins, per_thread, counter, algorithm,
+                         descriptor is None or descriptor.auto_sync)

@@ -1,0 +1,97 @@
+"""adjacent_difference and discontinuity in the numba-cuda-mlir backend (C++: _cub.families.adjacent).
+
+``discontinuity(mode="heads_and_tails")`` returns ``(heads, tails)``: two fresh int32 payloads whose local arrays
+the rewrite packs into a tuple, like the pair sorts."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..._cub.families import adjacent as cub_adjacent
+from ..._errors import CoopError
+from ..._semantics.adjacent import (
+    PREDECESSOR,
+    SUCCESSOR,
+    boundary_literal,
+    discontinuity_mode,
+    plan_adjacent_difference,
+    plan_discontinuity,
+)
+from ..._semantics.common import Runtime
+from . import Param, SiteCall, require_payload_dtype, require_runtime_int
+
+OPS = ("adjacent_difference", "discontinuity")
+
+
+def _mode(ctx: Any, call: Any) -> str | None:
+    """The canonical discontinuity mode, or None when it is invalid (reported when the call is planned)."""
+    try:
+        return discontinuity_mode(call.name, ctx.static(call, "mode", "heads", kind="string"))
+    except CoopError:
+        return None
+
+
+def result_payload(ctx: Any, call: Any) -> Any:
+    """A fresh payload like the input (adjacent_difference) or int32 flags, two of them for heads_and_tails."""
+    values = ctx.payload(call.args["values"]) if "values" in call.args else None
+    if values is None:
+        return None
+    k = values.items_per_thread
+    if call.op == "adjacent_difference":
+        return ctx.new_result_payload(call, k, values)
+    if _mode(ctx, call) != "heads_and_tails":
+        return ctx.new_result_payload(call, k, None, dtype="int32")
+    flags = [ctx.new_result_payload(call, k, None, dtype="int32") for _ in range(2)]  # int32 roots of the pair
+    return ctx.new_result_payloads(call, flags, names=("heads", "tails"))
+
+
+def plan(ctx: Any, call: Any) -> None:
+    name, args = call.name, call.args
+    group = ctx.group(call)
+    values = ctx.require_payload(call, "values")
+    desc = ctx.descriptor(args.get("temp_storage"), name)
+    qualified = getattr(call.marker, "__coop_qualified__", False)
+    controls = {key: ctx.control(call, key) for key in ("valid_items", PREDECESSOR, SUCCESSOR)}
+    if call.op == "adjacent_difference":
+        spec = plan_adjacent_difference(
+            name, group.spec, ctx.launch, values.dtype, values.items_per_thread,
+            ctx.static(call, "direction", "left", kind="string"), controls["valid_items"], controls[PREDECESSOR],
+            controls[SUCCESSOR], desc.descriptor if desc else None, qualified)
+        operands = [args["values"], ctx.result_operand(call)]
+        boundary = PREDECESSOR if spec.has_predecessor else SUCCESSOR
+        abis = {"valid_items": "i64", boundary: "elem"}
+    else:
+        spec = plan_discontinuity(
+            name, group.spec, ctx.launch, values.dtype, values.items_per_thread,
+            ctx.static(call, "mode", "heads", kind="string"), controls[PREDECESSOR], controls[SUCCESSOR],
+            desc.descriptor if desc else None, qualified)
+        if spec.kind == "heads_and_tails":
+            results = ctx.payload_tuple(call).items
+            operands = [args["values"], results[0].array, results[1].array]
+        else:
+            operands = [args["values"], ctx.result_operand(call)]
+        abis = {PREDECESSOR: "elem", SUCCESSOR: "elem"}
+    params = [Param("ptr", i) for i in range(len(operands))]
+    runtime: dict[str, int] = {}
+    for key, abi in abis.items():
+        control = controls[key]
+        if isinstance(control, Runtime):
+            runtime[key] = len(operands)
+            params.append(Param(abi, len(operands)))
+            operands.append(args[key])
+        elif abi == "elem":  # a literal converted to the payload dtype, or an unused 0
+            literal = boundary_literal(name, key, control, spec.dtype)
+            params.append(Param(abi, None, 0 if literal is None else literal))
+        else:
+            params.append(Param(abi, None, 0 if control is None else control.value))
+    params += [Param("scratch"), Param("stride")]
+    provider = cub_adjacent.emit(spec)
+
+    def check(argtys: tuple) -> None:
+        for key, index in runtime.items():
+            if key == "valid_items":
+                require_runtime_int(name, key, argtys[index])
+            else:
+                require_payload_dtype(name, key, argtys[index], spec.dtype)
+
+    site = SiteCall(provider.symbol, params, spec.dtype, check=check)
+    ctx.add_site(call, operands, site, provider, (group.spec, desc))

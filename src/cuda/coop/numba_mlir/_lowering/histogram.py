@@ -1,0 +1,52 @@
+"""histogram in the numba-cuda-mlir backend (C++: _cub.families.histogram).
+
+The result is a fresh payload of ``bins_per_thread`` striped counters of ``counter_dtype``; its shape is read
+from the call's compile-time options when the payload is created, so later uses are typed from it."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..._cub.families import histogram as cub_histogram
+from ..._semantics.common import check_payload_bytes
+from ..._semantics.histogram import counter_dtype_of, plan_histogram, static_positive
+from .._ir import dtype_of_object
+from . import Param, SiteCall
+
+OPS = ("histogram",)
+
+
+def _counter_dtype(ctx: Any, call: Any) -> str | None:
+    """The counter dtype's name; an object that names no dtype is shown as its repr (then P2)."""
+    value = ctx.static(call, "counter_dtype", None, kind="dtype")
+    if value is None:
+        return None
+    dtype = None if isinstance(value, str) else dtype_of_object(value)
+    return dtype if dtype is not None else repr(value)
+
+
+def _bins_per_thread(ctx: Any, call: Any) -> int:
+    return static_positive(call.name, "bins_per_thread", ctx.static(call, "bins_per_thread", 1, kind="integer"))
+
+
+def result_payload(ctx: Any, call: Any) -> Any:
+    """``bins_per_thread`` counters of ``counter_dtype`` per thread."""
+    extent = _bins_per_thread(ctx, call)
+    return ctx.new_result_payload(call, extent, None, dtype=counter_dtype_of(call.name, _counter_dtype(ctx, call)))
+
+
+def plan(ctx: Any, call: Any) -> None:
+    name = call.name
+    group = ctx.group(call)
+    samples = ctx.require_payload(call, "samples")
+    desc = ctx.descriptor(call.args.get("temp_storage"), name)
+    spec = plan_histogram(name, group.spec, ctx.launch, samples.dtype, samples.items_per_thread,
+                          ctx.static(call, "bins", None, kind="integer"), _bins_per_thread(ctx, call),
+                          _counter_dtype(ctx, call), ctx.selector(call, "algorithm", "atomic"),
+                          desc.descriptor if desc else None)
+    from .._checks import user_name  # here: _checks imports this package
+
+    check_payload_bytes(user_name(call.stmt.target.name), spec.bins_per_thread, spec.counter_dtype)
+    provider = cub_histogram.emit(spec)
+    site = SiteCall(provider.symbol, [Param("ptr", 0), Param("ptr", 1), Param("scratch"), Param("stride")],
+                    spec.sample_dtype)
+    ctx.add_site(call, [call.args["samples"], ctx.result_operand(call)], site, provider, (group.spec, desc))

@@ -1,0 +1,39 @@
+"""reduce_batched in the numba-cuda-mlir backend (C++: _cub.families.reduce_batched)."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..._cub.families import reduce_batched as cub_reduce_batched
+from ..._semantics.common import WARP_SCOPE
+from ..._semantics.reduce_batched import plan_reduce_batched, require_warp_group, result_extent
+from . import Param, SiteCall, operator_link
+
+OPS = ("reduce_batched",)
+
+
+def result_payload(ctx: Any, call: Any) -> Any:
+    """A fresh payload of ceil(B / W) slots with the input's dtype (None for a scalar: plan reports O4)."""
+    value = ctx.payload(call.args["value"]) if "value" in call.args else None
+    if value is None:
+        return None
+    group = ctx.group(call).spec
+    width = group.size if group.kind in WARP_SCOPE else 1  # other kinds are rejected (G3) when planned
+    return ctx.new_result_payload(call, result_extent(value.items_per_thread, width), value)
+
+
+def plan(ctx: Any, call: Any) -> None:
+    name, args = call.name, call.args
+    group = ctx.group(call)
+    payload = ctx.payload(args["value"])
+    if payload is None and ctx.operand_form(args["value"]) is not None:
+        require_warp_group(name, group.spec, ctx.launch)  # group errors first (SPEC 10.1)
+        ctx.require_payload(call, "value")  # an array form: P4 (common) or the qualified form's R9
+    desc = ctx.descriptor(args.get("temp_storage"), name)
+    spec = plan_reduce_batched(name, group.spec, ctx.launch, payload.dtype if payload else None,
+                               payload.items_per_thread if payload else None, ctx.static(call, "binary_op", None),
+                               ctx.static(call, "output_layout", "striped", kind="string"),
+                               desc.descriptor if desc else None)
+    provider = cub_reduce_batched.emit(spec)
+    site = SiteCall(provider.symbol, [Param("ptr", 0), Param("ptr", 1)], spec.dtype)
+    site.extra["link"] = operator_link(spec.operator, spec.dtype, ctx.cc, name, "binary_op")
+    ctx.add_site(call, [args["value"], ctx.result_operand(call)], site, provider)
