@@ -112,7 +112,7 @@ class KernelPlan(DtypeInference, KernelChecks):
         self.sites: list[_Site] = []
         self.result_operands: set[int] = set()  # ids of the operands that stand for a call's fresh result
         self._keep: list[Any] = []  # ... kept alive so their ids stay theirs
-        self.op_calls: list[OpCall] = []  # planned operations, for the participation check (G21)
+        self.op_calls: list[OpCall] = []  # every operation call, bound by the early operand check; read by the G21 check
 
     # ---------------------------------------------------------------- values
     def _constructor(self, stmt: Any) -> Any:
