@@ -48,11 +48,19 @@ def _compile_error(kernel, args, exc_type, fragment, *, block=128, line_marker=N
 def k_r9_sum(src, dst):
     items = coop.ThreadData(4)
     coop.load(coop.this_block(), src, items)
-    out = coop.run_length_decode(coop.this_block(), items, items)  # R9 HERE
+    out = coop.run_length_decode(coop.this_block(), items, items, decoded_items_per_thread=2)  # R9 HERE
     coop.store(coop.this_block(), dst, out)
 
 
-def test_r9_unimplemented_operation():
+@pytest.fixture
+def run_length_decode_unimplemented(monkeypatch):
+    """Every operation of this release is implemented: R9 is exercised by hiding one family from the backend."""
+    from cuda.coop.numba_mlir import _planner
+
+    monkeypatch.delitem(_planner.FAMILIES, "run_length_decode")
+
+
+def test_r9_unimplemented_operation(run_length_decode_unimplemented):
     exc = _compile_error(k_r9_sum, (I32, I32), coop.CoopUnsupportedError,
                          f"cuda.coop.run_length_decode is not implemented by the numba-cuda-mlir backend in cuda-coop "
                          f"{coop.__version__}", line_marker="R9 HERE")
@@ -63,10 +71,11 @@ def test_r9_unimplemented_operation():
 def k_r9_qualified(src, dst):
     items = coop.ThreadData(4)
     coop.load(coop.this_block(), src, items)
-    numba_coop.run_length_decode(coop.this_block(), items, items)
+    out = numba_coop.run_length_decode(coop.this_block(), items, items, decoded_items_per_thread=2)
+    coop.store(coop.this_block(), dst, out)
 
 
-def test_r9_unimplemented_qualified_operation():
+def test_r9_unimplemented_qualified_operation(run_length_decode_unimplemented):
     _compile_error(k_r9_qualified, (I32, I32), coop.CoopUnsupportedError,
                    "cuda.coop.numba_mlir.run_length_decode is not implemented by the numba-cuda-mlir backend")
 

@@ -175,3 +175,73 @@ ADJACENT_CHILD = textwrap.dedent("""
 def test_out_of_range_adjacent_difference_valid_items_traps(case):
     """SPEC 8.12: 0 <= valid_items <= T*K; outside it traps before narrowing to CUB's int."""
     assert_traps(ADJACENT_CHILD, *case)
+
+
+RUN_LENGTH_CHILD = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (the alias keeps `cuda` numba-cuda-mlir's)
+    from cuda import coop
+    from numba_cuda_mlir import cuda
+
+    case = sys.argv[1]
+    length_dtype = np.int64
+
+    @cuda.jit
+    def window(values, lengths, dst, offset):
+        block = coop.this_block()
+        v = coop.ThreadData(2)
+        n = coop.ThreadData(2)
+        coop.load(block, values, v)
+        coop.load(block, lengths, n)
+        out = coop.run_length_decode(block, v, n, decoded_items_per_thread=2, decoded_window_offset=offset)
+        coop.store(block, dst, out)
+
+    @cuda.jit
+    def bulk(values, lengths, dst, offset):
+        block = coop.this_block()
+        v = coop.ThreadData(2)
+        n = coop.ThreadData(2)
+        coop.load(block, values, v)
+        coop.load(block, lengths, n)
+        coop.run_length_decode_into(block, v, n, dst, decoded_items_per_thread=2, destination_offset=offset)
+
+    values = np.arange(256, dtype=np.int32) + 1
+    good = np.zeros(256, length_dtype)
+    good[:100] = 2
+    dst = np.zeros(1024, np.int32)
+    window[1, 128](values, good, dst, 0)   # a valid stream: runs
+    bulk[1, 128](values, good, dst, 0)
+    cuda.synchronize()
+    assert (dst[:200] == np.repeat(values[:100], 2)).all()
+    print("IN_RANGE_OK", flush=True)
+    bad, offset, kernel = good.copy(), 0, window
+    if case == "negative_length":
+        bad[7] = -1
+    elif case == "zero_then_positive_in_a_thread":
+        bad[101] = 3                  # member 50 holds runs 100 (zero) and 101
+    elif case == "zero_then_positive_across_members":
+        bad[102] = 3                  # member 50's last run (101) is zero, member 51's first positive
+    elif case == "total_beyond_uint32":
+        bad[:] = 0; bad[0] = 2**31; bad[1] = 2**31
+    elif case == "single_length_beyond_uint32":
+        bad[:] = 0; bad[0] = 2**32
+    elif case == "negative_window_offset":
+        offset = -1
+    elif case == "negative_destination_offset":
+        offset, kernel = -1, bulk
+    elif case == "destination_too_short":
+        offset, kernel = 1024 - 199, bulk
+    kernel[1, 128](values, bad, dst, offset)
+    cuda.synchronize()
+    print("NO_TRAP", flush=True)
+""")
+
+
+@pytest.mark.parametrize("case", ["negative_length", "zero_then_positive_in_a_thread",
+                                  "zero_then_positive_across_members", "total_beyond_uint32",
+                                  "single_length_beyond_uint32", "negative_window_offset",
+                                  "negative_destination_offset", "destination_too_short"])
+def test_malformed_run_length_streams_and_destinations_trap(case):
+    """SPEC 8.15 / 10.2: stream rules, a negative offset and a short destination trap."""
+    assert_traps(RUN_LENGTH_CHILD, case)

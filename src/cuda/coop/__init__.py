@@ -55,7 +55,7 @@ from ._markers.sort import (
     topk_min_pairs as topk_min_pairs,
 )
 from ._markers.adjacent import adjacent_difference as adjacent_difference, discontinuity as discontinuity
-from ._markers.pending import (  # type: ignore[attr-defined]
+from ._markers.run_length import (
     run_length_decode as run_length_decode,
     run_length_decode_into as run_length_decode_into,
 )

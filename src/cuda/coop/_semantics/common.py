@@ -142,6 +142,16 @@ def literal_as(op: str, param: str, value: object, dtype: str) -> int | float:
     return float(value)
 
 
+def static_positive(name: str, param: str, value: object) -> int:
+    """A compile-time positive integer option (``bins``, ``decoded_items_per_thread``, ...)."""
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise CoopTypeError(f"{name} {param} must be a compile-time integer")
+    value = value.__index__()  # type: ignore[union-attr]
+    if value <= 0:
+        raise CoopValueError(f"{name} {param} must be positive; got {value}")
+    return value
+
+
 # Dtypes only the qualified API takes (SPEC 9.2); not yet built by this backend.
 QUALIFIED_DTYPES = ("float16",)
 # The most local memory one thread may address (CUDA: 512 KiB on every supported architecture).

@@ -67,6 +67,7 @@ OPERATION_GROUPS: dict[str, tuple[tuple[str, ...], tuple[int, ...] | None]] = {
     "topk_min_keys": _BLOCK_ONLY, "topk_max_keys": _BLOCK_ONLY, "topk_min_pairs": _BLOCK_ONLY,
     "topk_max_pairs": _BLOCK_ONLY, "histogram": _BLOCK_ONLY,
     "adjacent_difference": _BLOCK_ONLY, "discontinuity": _BLOCK_ONLY,
+    "run_length_decode": _BLOCK_ONLY, "run_length_decode_into": _BLOCK_ONLY,
     "reduce_batched": ((WARP, LOGICAL_WARP), LOGICAL_WARP_WIDTHS),
 }
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
-from .common import GroupSpec, LaunchShape, normalize_selector
+from .common import GroupSpec, LaunchShape, normalize_selector, static_positive
 from .groups import require_operation_group
 from .sort import check_radix_tile
 from .temp_storage import Descriptor
@@ -31,16 +31,6 @@ class HistogramSpec:
     @property
     def threads(self) -> int:
         return self.block[0]
-
-
-def static_positive(name: str, param: str, value: object) -> int:
-    """A compile-time positive integer option (``bins``, ``bins_per_thread``)."""
-    if isinstance(value, bool) or not hasattr(value, "__index__"):
-        raise CoopTypeError(f"{name} {param} must be a compile-time integer")
-    value = value.__index__()  # type: ignore[union-attr]
-    if value <= 0:
-        raise CoopValueError(f"{name} {param} must be positive; got {value}")
-    return value
 
 
 def counter_dtype_of(name: str, dtype: str | None) -> str:

@@ -23,6 +23,7 @@ from .._markers import (
 from .._markers import reduce_batched as _reduce_batched
 from .._markers import histogram as _histogram
 from .._markers import adjacent as _adjacent
+from .._markers import run_length as _run_length
 from ._compile import CompiledKernel as CompiledKernel, compile_kernel as compile_kernel
 
 load = _qualify(_load_store.load)
@@ -49,6 +50,8 @@ topk_max_pairs = _qualify(_sort.topk_max_pairs)
 histogram = _qualify(_histogram.histogram)
 adjacent_difference = _qualify(_adjacent.adjacent_difference)
 discontinuity = _qualify(_adjacent.discontinuity)
+run_length_decode = _extended(_run_length.run_length_decode)
+run_length_decode_into = _extended(_run_length.run_length_decode_into)
 globals().update({_name: _qualify(getattr(_pending, _name)) for _name in _pending.PENDING})
 
 _lock = threading.Lock()
@@ -76,7 +79,8 @@ __all__ = [
     "ThreadData", "ThreadDataLike", "TempStorage", "TempStorageLike", "load", "store", "exchange", "shuffle",
     "reduce", "sum", "scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan", "merge_sort_keys",
     "merge_sort_pairs", "radix_sort_keys", "radix_sort_pairs", "radix_rank", "topk_min_keys", "topk_max_keys",
-    "topk_min_pairs", "topk_max_pairs", "histogram", "adjacent_difference", "discontinuity", *_pending.PENDING,
+    "topk_min_pairs", "topk_max_pairs", "histogram", "adjacent_difference", "discontinuity", "run_length_decode",
+    "run_length_decode_into", *_pending.PENDING,
     "CoopError", "CoopTypeError", "CoopValueError", "CoopUnsupportedError", "CoopIndexError", "CoopBuildError",
     "CoopCompilerContextRequiredError", "CudaCoopAutoRegistrationWarning", "compile_kernel", "CompiledKernel",
 ]

@@ -42,10 +42,10 @@ try:
     from numba_cuda_mlir.numba_cuda.typing.templates import make_intrinsic_template
     from numba_cuda_mlir.numba_cuda import typing as nb_typing
     from numba_cuda_mlir.lowering_utilities import (
-        convert, constant, get_or_insert_function, llvm_ptr_add_bytes, memref_data_pointer,
+        convert, constant, get_or_insert_function, index_of, llvm_ptr_add_bytes, memref_data_pointer,
     )
     from numba_cuda_mlir._mlir import ir as mlir
-    from numba_cuda_mlir._mlir.dialects import func as mlir_func, llvm as mlir_llvm
+    from numba_cuda_mlir._mlir.dialects import arith as mlir_arith, func as mlir_func, llvm as mlir_llvm, memref as mlir_memref
 except ImportError as exc:  # a hook this package relies on is gone
     missing = getattr(exc, "name", None) or str(exc)
     raise ImportError(f"numba-cuda-mlir {VERSION} does not provide {missing}, which cuda.coop requires. To fix it, {_HINT}") from exc
@@ -54,7 +54,7 @@ __all__ = [
     "VERSION", "nb_cuda", "extending", "types", "WholeFunctionPlanner", "register_planner", "require_launch_config",
     "set_required_dynamic_shared_memory", "_planner_registry", "ir", "ForceLiteralArg", "NumbaError", "nb_typing",
     "convert", "constant", "llvm_ptr_add_bytes", "get_or_insert_function", "memref_data_pointer", "mlir", "mlir_func", "mlir_llvm",
-    "new_site_function", "target_cc", "dtype_name", "numba_dtype",
+    "new_site_function", "target_cc", "dtype_name", "numba_dtype", "array_length",
 ]
 
 _sites: list[object] = []  # typing contexts hold globals weakly: keep site functions alive
@@ -67,6 +67,11 @@ def new_site_function(name: str, typer: object, typingctx: object) -> object:
     typingctx.refresh()  # type: ignore[attr-defined]
     typingctx.insert_user_function(site, make_intrinsic_template(site, typer, name))  # type: ignore[attr-defined]
     return site
+
+
+def array_length(array: object) -> object:
+    """The extent of a 1-D array value (an MLIR memref) as an i64."""
+    return mlir_arith.index_cast(mlir.IntegerType.get_signless(64), mlir_memref.dim(array, index_of(0)))
 
 
 def target_cc(state: object) -> int:

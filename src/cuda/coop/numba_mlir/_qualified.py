@@ -21,6 +21,8 @@ PENDING_QUALIFIED_OPTIONS: dict[str, tuple[str, ...]] = {
     "exchange": ("ranks", "valid_flags", "warp_time_slicing"),
     "radix_rank": ("exclusive_digit_prefix",),
     "adjacent_difference": ("difference_op",), "discontinuity": ("flag_op",),  # SPEC 9.7
+    "run_length_decode": ("total_decoded_size", "relative_offsets", "decoded_offset_dtype"),  # SPEC 9.10
+    "run_length_decode_into": ("decoded_offset_dtype", "relative_offsets_destination"),
 }
 
 

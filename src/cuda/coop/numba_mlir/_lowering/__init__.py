@@ -28,7 +28,7 @@ class Backing:
 class Param:
     """One C ABI parameter: taken from call operand ``operand`` or the constant ``value``."""
 
-    abi: str  # "ptr" | "i64" | "elem" | "value" | "scratch" | "stride"
+    abi: str  # "ptr" | "len" (an array's extent, i64) | "i64" | "elem" | "value" | "scratch" | "stride"
     operand: int | None = None
     value: object = 0
 
@@ -100,6 +100,8 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
         for param in site.params:
             if param.abi == "ptr":
                 value = nb.memref_data_pointer(builder.load_var(args[param.operand]))  # type: ignore[attr-defined]
+            elif param.abi == "len":
+                value = nb.array_length(builder.load_var(args[param.operand]))  # type: ignore[attr-defined]
             elif param.abi == "i64":
                 if param.operand is None:
                     value = nb.constant(int(param.value), i64)  # type: ignore[call-overload]
@@ -198,10 +200,10 @@ def operator_link(spec: object, dtype: str, cc: int, name: str, param: str, arit
 
 def _families() -> dict:
     """op name -> family module (each defines OPS, plan(ctx, call) and optionally evidence(ctx, call))."""
-    from . import adjacent, exchange_shuffle, histogram, load_store, reduce, reduce_batched, scan, sort
+    from . import adjacent, exchange_shuffle, histogram, load_store, reduce, reduce_batched, run_length, scan, sort
 
-    return {op: module for module in (load_store, exchange_shuffle, adjacent, histogram, reduce, reduce_batched, scan, sort)
-            for op in module.OPS}
+    modules = (load_store, exchange_shuffle, adjacent, histogram, reduce, reduce_batched, run_length, scan, sort)
+    return {op: module for module in modules for op in module.OPS}
 
 
 FAMILIES = _families()

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..._cub.families import histogram as cub_histogram
-from ..._semantics.common import check_payload_bytes
-from ..._semantics.histogram import counter_dtype_of, plan_histogram, static_positive
+from ..._semantics.common import check_payload_bytes, static_positive
+from ..._semantics.histogram import counter_dtype_of, plan_histogram
 from .._ir import dtype_of_object
 from . import Param, SiteCall
 

@@ -1,0 +1,75 @@
+"""Planning of block run-length decoding (SPEC 8.15): the windowed and the bulk form."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
+from .common import (
+    INTEGER_DTYPES,
+    NUMERIC_DTYPES,
+    Control,
+    GroupSpec,
+    LaunchShape,
+    Runtime,
+    Static,
+    check_runtime_int,
+    static_positive,
+)
+from .groups import require_operation_group
+from .temp_storage import Descriptor
+
+WINDOW, INTO = "run_length_decode", "run_length_decode_into"
+# The static offset options of each form (a literal must be a nonnegative integer; a runtime one traps if negative).
+OFFSET_PARAM = {WINDOW: "decoded_window_offset", INTO: "destination_offset"}
+
+
+@dataclass(frozen=True)
+class RunLengthSpec:
+    """Everything the code generator needs for one run-length decode call."""
+
+    op: str  # WINDOW or INTO
+    threads: int
+    value_dtype: str
+    length_dtype: str
+    runs_per_thread: int
+    decoded_items_per_thread: int
+    offset: int | None  # the literal offset; None when it is a runtime operand
+    barrier: bool
+
+    @property
+    def window_items(self) -> int:
+        return self.threads * self.decoded_items_per_thread
+
+
+def plan_run_length_decode(op: str, name: str, group: GroupSpec, launch: LaunchShape, value_dtype: str,
+                           value_extent: int, length_dtype: str, length_extent: int, decoded_items_per_thread: object,
+                           offset: Control, descriptor: Descriptor | None) -> RunLengthSpec:
+    require_operation_group(op, name, group)
+    if launch.block[1] != 1 or launch.block[2] != 1:
+        raise CoopUnsupportedError(f"{name} requires a one-dimensional block; block shape is {launch.block}")
+    if value_dtype not in NUMERIC_DTYPES:
+        raise CoopTypeError(f"{name} does not support run_values dtype {value_dtype}; supported: "
+                            f"{', '.join(NUMERIC_DTYPES)}")
+    if length_dtype not in INTEGER_DTYPES:
+        raise CoopTypeError(f"{name} does not support run_lengths dtype {length_dtype}; supported: "
+                            f"{', '.join(INTEGER_DTYPES)}")
+    if value_extent != length_extent:
+        raise CoopValueError(f"{name} run_values and run_lengths must have the same items_per_thread "
+                             f"({value_extent} != {length_extent})")
+    if decoded_items_per_thread is None:
+        raise CoopTypeError(f"{name}: missing a required argument: 'decoded_items_per_thread'")
+    decoded = static_positive(name, "decoded_items_per_thread", decoded_items_per_thread)
+    param = OFFSET_PARAM[op]
+    check_runtime_int(name, param, offset)
+    literal = None
+    if isinstance(offset, Static):
+        literal = int(offset.value)  # type: ignore[call-overload]
+        if literal < 0:
+            raise CoopValueError(f"{name} static offset must be nonnegative; got {literal}")
+    elif offset is None:
+        literal = 0
+    runs = launch.threads * value_extent
+    if runs > 2**31 - 1:  # CUB indexes the run table with 32-bit offsets
+        raise CoopValueError(f"{name} tile of {runs} items exceeds CUB's limit of {2**31 - 1} for this algorithm")
+    return RunLengthSpec(op, launch.threads, value_dtype, length_dtype, value_extent, decoded,
+                         None if isinstance(offset, Runtime) else literal, descriptor is None or descriptor.auto_sync)
