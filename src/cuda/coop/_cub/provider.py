@@ -5,12 +5,18 @@ import hashlib
 from dataclasses import dataclass
 
 
+REUSE_MARK = "// reuse barrier for the scratch"
+
+
 @dataclass(frozen=True)
 class Provider:
     symbol: str
     headers: tuple[str, ...]
     body: str  # the complete extern "C" definition
     scratch_type: str | None  # C++ type whose sizeof/alignof is the call's scratch need
+    family: str = ""
+    template: str = ""  # the body before naming (@SYM@), kept so a variant can be derived
+    scratch_template: str | None = None
 
     @staticmethod
     def make(family: str, headers: tuple[str, ...], template: str, scratch_type: str | None) -> "Provider":
@@ -18,15 +24,27 @@ class Provider:
         digest = hashlib.sha256(f"{template}\0{scratch_type}".encode()).hexdigest()[:16]
         symbol = f"cuda_coop_{family}_{digest}"
         return Provider(symbol, headers, template.replace("@SYM@", symbol),
-                        scratch_type.replace("@SYM@", symbol) if scratch_type else None)
+                        scratch_type.replace("@SYM@", symbol) if scratch_type else None, family, template, scratch_type)
+
+    @property
+    def has_reuse_barrier(self) -> bool:
+        return REUSE_MARK in self.template
+
+    def without_reuse_barrier(self) -> "Provider":
+        """The same call without its trailing reuse barrier, for a call after which no scratch is used again."""
+        if not self.has_reuse_barrier:
+            return self
+        template = "\n".join(line for line in self.template.split("\n") if REUSE_MARK not in line)
+        return Provider.make(self.family, self.headers, template, self.scratch_template)
 
 
 def reuse_barrier(warp_width: int | None, rank: str = "rank") -> str:
     """The trailing reuse barrier of a call with scratch (SPEC 6.3): the block's, or the exact lane mask of a
-    (logical) warp of ``warp_width`` lanes, ``rank`` being the C++ expression of the caller's linear rank."""
+    (logical) warp of ``warp_width`` lanes, ``rank`` being the C++ expression of the caller's linear rank. The
+    backend drops it where no scratch-using call can follow (``Provider.without_reuse_barrier``)."""
     if warp_width is None:
-        return "  __syncthreads();  // reuse barrier for the scratch"
-    return f"  __syncwarp(cuda_coop::logical_warp_mask({rank}, {warp_width}u));"
+        return f"  __syncthreads();  {REUSE_MARK}"
+    return f"  __syncwarp(cuda_coop::logical_warp_mask({rank}, {warp_width}u));  {REUSE_MARK}"
 
 
 PRELUDE = """\

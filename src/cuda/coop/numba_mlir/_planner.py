@@ -33,6 +33,7 @@ from ._ir import UNKNOWN, ArgRef, DescVal, GroupVal, MethodVal, Obj, PayloadTupl
 from ._lowering import Backing, SiteCall, make_site
 from ._checks import KernelChecks, user_name
 from ._inference import DtypeInference
+from ._barriers import elide_last_reuse_barriers
 from ._lowering import FAMILIES
 from ._qualified import PENDING_QUALIFIED_OPTIONS, QUALIFIED_OPTIONS
 from ._uniformity import check_participation
@@ -275,6 +276,7 @@ class KernelPlan(DtypeInference, KernelChecks):
                     self._query(stmt, block, callee)
             except CoopError as exc:  # keep a callback's own failure (C14) as the cause
                 raise located(exc, stmt.loc) from exc.__cause__
+        elide_last_reuse_barriers(self.func_ir, self.sites)
         self._build()
         self._rewrite()
         return True
