@@ -67,7 +67,7 @@ def _bulk_args(value=np.int32, length=np.int32, offset=0):
 @pytest.mark.parametrize("value", VALUE_DTYPES)
 def test_window_builds_for_every_value_dtype(value):
     src = _build(_window_kernel(), _window_args(value)).cpp_source
-    assert "cub::BlockRunLengthDecode<" in src and "RunLengthDecode(decoded, from)" in src
+    assert "cub::BlockRunLengthDecode<" in src and "RunLengthDecode(decoded, relative, from)" in src
 
 
 @pytest.mark.parametrize("length", LENGTH_DTYPES)
@@ -75,7 +75,7 @@ def test_bulk_builds_for_every_length_dtype(length):
     src = _build(_bulk_kernel(), _bulk_args(np.float64, length)).cpp_source
     wide, signed = np.dtype(length).itemsize == 8, np.dtype(length).kind == "i"
     assert ("length < 0" in src) == signed  # only signed lengths can be negative
-    assert ("> 0xffffffffull);" in src) == wide  # only 64-bit lengths can exceed uint32 on their own
+    assert ("(unsigned long long)length > 0xffffffffull" in src) == wide  # only 64-bit lengths exceed uint32 alone
     assert "__trap();  // SPEC 10.2: the destination is too short" in src
 
 
@@ -265,7 +265,8 @@ def test_qualified_option_in_a_common_call_is_c3():
            "cuda.coop.run_length_decode total_decoded_size requires cuda.coop.numba_mlir")
 
 
-def test_qualified_extension_not_built_yet_is_r9_shaped():
+@pytest.mark.parametrize("option", ["relative_offsets", "decoded_offset_dtype"])
+def test_other_qualified_options_in_common_calls_are_c3(option):
     @cuda.jit
     def kernel(values, lengths, dst):
         block = coop.this_block()
@@ -273,8 +274,100 @@ def test_qualified_extension_not_built_yet_is_r9_shaped():
         n = coop.ThreadData(2)
         coop.load(block, values, v)
         coop.load(block, lengths, n)
-        numba_coop.run_length_decode_into(block, v, n, dst, decoded_items_per_thread=2, decoded_offset_dtype=np.uint64)
+        rel = coop.ThreadData(2, dtype=np.uint32)
+        if option == "relative_offsets":
+            out = coop.run_length_decode(block, v, n, decoded_items_per_thread=2, relative_offsets=rel)
+        else:
+            out = coop.run_length_decode(block, v, n, decoded_items_per_thread=2, decoded_offset_dtype=np.uint64)
+        coop.store(block, dst, out)
 
-    _error(kernel, _bulk_args()[:3], coop.CoopUnsupportedError,
-           "cuda.coop.numba_mlir.run_length_decode_into decoded_offset_dtype is not implemented by the numba-cuda-mlir "
-           "backend")
+    _error(kernel, _window_args()[:3], coop.CoopValueError,
+           f"cuda.coop.run_length_decode {option}")
+
+
+# ------------------------------------------------------------------------------------------------ qualified (9.10)
+
+
+def _qualified_window(offset_dtype=None, total_dtype=None, relative_dtype=None, relative_items=4, total_items=1):
+    @cuda.jit
+    def kernel(values, lengths, dst, rel_out, total_out, offset):
+        block = coop.this_block()
+        v = coop.ThreadData(2)
+        n = coop.ThreadData(2)
+        coop.load(block, values, v)
+        coop.load(block, lengths, n)
+        total = coop.ThreadData(total_items, dtype=total_dtype)
+        rel = coop.ThreadData(relative_items, dtype=relative_dtype)
+        out = numba_coop.run_length_decode(block, v, n, decoded_items_per_thread=4, decoded_window_offset=offset,
+                                           total_decoded_size=total, relative_offsets=rel,
+                                           decoded_offset_dtype=offset_dtype)
+        coop.store(block, dst, out)
+        coop.store(block, rel_out, rel)
+        coop.store(block, total_out, total)
+
+    return kernel
+
+
+def _qualified_window_args(offset_dtype=np.uint32):
+    return (np.zeros(512, np.int32), np.zeros(512, np.int32), np.zeros(1024, np.int32), np.zeros(1024, offset_dtype),
+            np.zeros(128, offset_dtype), 0)
+
+
+@pytest.mark.parametrize("offset_dtype", [None, np.uint32, np.uint64])
+def test_qualified_window_with_total_and_relative_offsets(offset_dtype):
+    built = _build(_qualified_window(offset_dtype), _qualified_window_args(offset_dtype or np.uint32))
+    c = "unsigned long long" if offset_dtype is np.uint64 else "unsigned int"
+    assert f"cub::BlockRunLengthDecode<int, 128, 2, 4, {c}>" in built.cpp_source
+    assert f"{c}* total_decoded_size" in built.cpp_source and f"{c}* relative_offsets" in built.cpp_source
+
+
+def test_qualified_bulk_with_relative_destination_returns_uint64():
+    @cuda.jit
+    def kernel(values, lengths, dst, rel, totals):
+        block = coop.this_block()
+        v = coop.ThreadData(2)
+        n = coop.ThreadData(2)
+        coop.load(block, values, v)
+        coop.load(block, lengths, n)
+        totals[cuda.threadIdx.x] = numba_coop.run_length_decode_into(
+            block, v, n, dst, decoded_items_per_thread=2, decoded_offset_dtype=np.uint64,
+            relative_offsets_destination=rel)
+
+    built = _build(kernel, (np.zeros(512, np.int32), np.zeros(512, np.int64), np.zeros(4096, np.int32),
+                            np.zeros(4096, np.uint64), np.zeros(128, np.uint64)))
+    assert 'extern "C" __device__ unsigned long long' in built.cpp_source
+    assert "relative_offsets_destination is too short" in built.cpp_source
+
+
+@pytest.mark.parametrize("kwargs, cls, fragment", [
+    ({"total_items": 2}, coop.CoopValueError, "total_decoded_size must be a ThreadData of one item; got 2 items"),
+    ({"relative_items": 3}, coop.CoopValueError, "relative_offsets must have decoded_items_per_thread items (3 != 4)"),
+    ({"relative_dtype": np.int32}, coop.CoopTypeError,
+     "relative_offsets dtype int32 does not match decoded_offset_dtype uint32"),
+    ({"offset_dtype": np.uint64, "total_dtype": np.uint32}, coop.CoopTypeError,
+     "does not support total_decoded_size dtype uint32 with decoded_offset_dtype uint64; supported: uint64"),
+    ({"offset_dtype": np.int64}, coop.CoopTypeError,
+     "does not support decoded_offset_dtype int64; supported: uint32, uint64"),
+])
+def test_qualified_option_mistakes(kwargs, cls, fragment):
+    args = list(_qualified_window_args())
+    offsets = np.uint64 if kwargs.get("offset_dtype") is np.uint64 else np.uint32
+    args[3] = np.zeros(1024, kwargs.get("relative_dtype", offsets))  # the stores agree with the payloads
+    args[4] = np.zeros(128, kwargs.get("total_dtype", np.uint32))
+    _error(_qualified_window(**kwargs), tuple(args), cls,
+           f"cuda.coop.numba_mlir.run_length_decode {fragment}")
+
+
+def test_relative_destination_dtype_must_be_the_offset_dtype():
+    @cuda.jit
+    def kernel(values, lengths, dst, rel):
+        block = coop.this_block()
+        v = coop.ThreadData(2)
+        n = coop.ThreadData(2)
+        coop.load(block, values, v)
+        coop.load(block, lengths, n)
+        numba_coop.run_length_decode_into(block, v, n, dst, decoded_items_per_thread=2, relative_offsets_destination=rel)
+
+    _error(kernel, (*_bulk_args()[:3], np.zeros(4096, np.int64)), coop.CoopTypeError,
+           "cuda.coop.numba_mlir.run_length_decode_into relative_offsets_destination dtype int64 does not match "
+           "decoded_offset_dtype uint32")

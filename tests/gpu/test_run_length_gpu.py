@@ -227,3 +227,136 @@ def test_bulk_decode_fills_the_destination_exactly():
     bulk_kernel(r, d)[GRID, threads](values, lengths, dst, starts, totals, scratch_v, scratch_l)
     cuda.synchronize()
     np.testing.assert_array_equal(dst, np.concatenate(stream))
+
+
+# ------------------------------------------------------------------ qualified extensions (SPEC 9.10)
+
+
+def relative_of(lengths, b, runs):
+    """The oracle of each decoded item's offset inside its run."""
+    block_lengths = lengths[b * runs:(b + 1) * runs].astype(np.int64)
+    return np.concatenate([np.arange(n, dtype=np.int64) for n in block_lengths] or [np.zeros(0, np.int64)])
+
+
+@functools.cache
+def qualified_window_kernel(r, d, offset_dtype):
+    @cuda.jit
+    def kernel(values, lengths, offsets, dst, rel_out, totals):
+        block = coop.this_block()
+        b = cuda.blockIdx.x
+        runs = np.int64(b) * block.count() * r
+        v = coop.ThreadData(r)
+        n = coop.ThreadData(r)
+        coop.load(block, values, v, offset=runs)
+        coop.load(block, lengths, n, offset=runs)
+        total = coop.ThreadData(1)
+        rel = coop.ThreadData(d)
+        out = numba_coop.run_length_decode(block, v, n, decoded_items_per_thread=d, decoded_window_offset=offsets[b],
+                                           total_decoded_size=total, relative_offsets=rel,
+                                           decoded_offset_dtype=offset_dtype)
+        window = np.int64(b) * block.count() * d
+        coop.store(block, dst, out, offset=window)
+        coop.store(block, rel_out, rel, offset=window)
+        totals[b * block.count() + cuda.threadIdx.x] = total[0]
+
+    return kernel
+
+
+@pytest.mark.parametrize("offset_dtype", [np.uint32, np.uint64])
+@pytest.mark.parametrize("where", ["start", "inside_a_run", "past_the_end"])
+def test_total_and_relative_offsets(offset_dtype, where):
+    threads, r, d = 128, 2, 3
+    values, lengths = streams(threads, r, np.int32, np.int16)
+    runs, window = threads * r, threads * d
+    offsets = np.array([OFFSETS[where](decoded(values, lengths, b, runs).size, window) for b in range(GRID)], np.int64)
+    dst, rel = poisoned(GRID * window, np.int32), poisoned(GRID * window, offset_dtype)
+    totals = poisoned(GRID * threads, offset_dtype)
+    qualified_window_kernel(r, d, offset_dtype)[GRID, threads](values, lengths, offsets, dst, rel, totals)
+    cuda.synchronize()
+    most = np.iinfo(offset_dtype).max
+    for b in range(GRID):
+        stream, relative = decoded(values, lengths, b, runs), relative_of(lengths, b, runs)
+        o = int(offsets[b])
+        np.testing.assert_array_equal(dst[b * window:(b + 1) * window], window_of(stream, o, window, np.int32))
+        expected = np.full(window, most, offset_dtype)
+        part = relative[o:o + window]
+        expected[:part.size] = part
+        np.testing.assert_array_equal(rel[b * window:(b + 1) * window], expected)
+        np.testing.assert_array_equal(totals[b * threads:(b + 1) * threads], np.full(threads, stream.size, offset_dtype))
+
+
+@functools.cache
+def huge_stream_kernel():
+    @cuda.jit
+    def kernel(values, lengths, dst, rel_out, totals, offset):
+        block = coop.this_block()
+        v = coop.ThreadData(1)
+        n = coop.ThreadData(1)
+        coop.load(block, values, v)
+        coop.load(block, lengths, n)
+        total = coop.ThreadData(1, dtype=np.uint64)
+        rel = coop.ThreadData(2, dtype=np.uint64)
+        out = numba_coop.run_length_decode(block, v, n, decoded_items_per_thread=2, decoded_window_offset=offset,
+                                           total_decoded_size=total, relative_offsets=rel,
+                                           decoded_offset_dtype=np.uint64)
+        coop.store(block, dst, out)
+        coop.store(block, rel_out, rel)
+        totals[cuda.threadIdx.x] = total[0]
+
+    return kernel
+
+
+def test_uint64_offsets_decode_streams_beyond_uint32():
+    """Three runs of 2**31 items: the total (3 * 2**31) needs 64-bit offsets; a window straddling runs 1 and 2."""
+    threads = 32
+    values = rng.integers(1, 100, threads).astype(np.int32)
+    lengths = np.zeros(threads, np.int64)
+    lengths[:3] = 2**31
+    offset = 2 * 2**31 - 10
+    dst, rel, totals = poisoned(threads * 2, np.int32), poisoned(threads * 2, np.uint64), poisoned(threads, np.uint64)
+    huge_stream_kernel()[1, threads](values, lengths, dst, rel, totals, offset)
+    cuda.synchronize()
+    positions = offset + np.arange(threads * 2, dtype=np.int64)
+    run = positions // 2**31
+    np.testing.assert_array_equal(dst, values[run])
+    np.testing.assert_array_equal(rel, (positions - run * 2**31).astype(np.uint64))
+    np.testing.assert_array_equal(totals, np.full(threads, 3 * 2**31, np.uint64))
+
+
+@functools.cache
+def qualified_bulk_kernel(r, d):
+    @cuda.jit
+    def kernel(values, lengths, dst, rel, starts, totals):
+        block = coop.this_block()
+        b = cuda.blockIdx.x
+        runs = np.int64(b) * block.count() * r
+        v = coop.ThreadData(r)
+        n = coop.ThreadData(r)
+        coop.load(block, values, v, offset=runs)
+        coop.load(block, lengths, n, offset=runs)
+        total = numba_coop.run_length_decode_into(block, v, n, dst, decoded_items_per_thread=d,
+                                                  destination_offset=starts[b], decoded_offset_dtype=np.uint64,
+                                                  relative_offsets_destination=rel)
+        totals[b * block.count() + cuda.threadIdx.x] = total
+
+    return kernel
+
+
+def test_bulk_with_relative_offsets_destination():
+    threads, r, d = 128, 2, 4
+    values, lengths = streams(threads, r, np.float64, np.uint8)
+    runs = threads * r
+    stream = [decoded(values, lengths, b, runs) for b in range(GRID)]
+    starts = np.cumsum([0] + [s.size + 2 for s in stream])[:GRID].astype(np.int64)
+    size = int(starts[-1] + stream[-1].size + 3)
+    dst, rel = poisoned(size, np.float64), poisoned(size, np.uint64)
+    expected_dst, expected_rel = dst.copy(), rel.copy()
+    for b in range(GRID):
+        expected_dst[starts[b]:starts[b] + stream[b].size] = stream[b]
+        expected_rel[starts[b]:starts[b] + stream[b].size] = relative_of(lengths, b, runs)
+    totals = poisoned(GRID * threads, np.uint64)
+    qualified_bulk_kernel(r, d)[GRID, threads](values, lengths, dst, rel, starts, totals)
+    cuda.synchronize()
+    np.testing.assert_array_equal(dst, expected_dst)
+    np.testing.assert_array_equal(rel, expected_rel)
+    np.testing.assert_array_equal(totals, np.repeat([s.size for s in stream], threads).astype(np.uint64))

@@ -1,4 +1,4 @@
-"""Run-length decode markers: a block expands a blocked tile of runs into decoded items (SPEC 8.15)."""
+"""Run-length decode markers: a block expands a blocked tile of runs into decoded items."""
 from __future__ import annotations
 
 from typing import Any
@@ -33,6 +33,9 @@ def run_length_decode(group: ThreadGroup, run_values: ThreadData, run_lengths: T
 
     Returns:
         A fresh ThreadData of ``D`` items of the run-value dtype, defined in every member.
+
+    See Also:
+        :doc:`Run-length decode </operations/run_length_decode>` in the cuda-coop documentation.
     """
 
 
@@ -58,4 +61,7 @@ def run_length_decode_into(group: ThreadGroup, run_values: ThreadData, run_lengt
 
     Returns:
         The number of decoded items (``uint32``), in every member.
+
+    See Also:
+        :doc:`Run-length decode </operations/run_length_decode>` in the cuda-coop documentation.
     """

@@ -19,6 +19,7 @@ from .groups import require_operation_group
 from .temp_storage import Descriptor
 
 WINDOW, INTO = "run_length_decode", "run_length_decode_into"
+OFFSET_DTYPES = ("uint32", "uint64")  # the run table's offset type (SPEC 9.10: decoded_offset_dtype)
 # The static offset options of each form (a literal must be a nonnegative integer; a runtime one traps if negative).
 OFFSET_PARAM = {WINDOW: "decoded_window_offset", INTO: "destination_offset"}
 
@@ -35,15 +36,60 @@ class RunLengthSpec:
     decoded_items_per_thread: int
     offset: int | None  # the literal offset; None when it is a runtime operand
     barrier: bool
+    offset_dtype: str = "uint32"  # decoded offsets and totals (qualified: uint64 for totals beyond 2**32 - 1)
+    total_dtype: str | None = None  # dtype of the qualified total_decoded_size payload, when given
+    relative_offsets: bool = False  # the qualified relative_offsets payload (window) or destination (bulk)
 
     @property
     def window_items(self) -> int:
         return self.threads * self.decoded_items_per_thread
 
 
+@dataclass(frozen=True)
+class Extensions:
+    """The qualified options of one call (SPEC 9.10); payloads as (dtype, extent), the destination by dtype."""
+
+    offset_dtype: str | None = None
+    total: tuple[str, int] | None = None
+    relative: tuple[str, int] | None = None
+    relative_destination: str | None = None  # the array's dtype ("" when not visible before typing)
+
+
+def offset_dtype_of(name: str, dtype: str | None) -> str:
+    """``decoded_offset_dtype``: None (the default) means uint32."""
+    dtype = "uint32" if dtype is None else dtype
+    if dtype not in OFFSET_DTYPES:
+        raise CoopTypeError(f"{name} does not support decoded_offset_dtype {dtype}; supported: "
+                            f"{', '.join(OFFSET_DTYPES)}")
+    return dtype
+
+
+def _check_extensions(name: str, ext: Extensions, offset_dtype: str, decoded: int) -> None:
+    if ext.total is not None:
+        dtype, extent = ext.total
+        if extent != 1:
+            raise CoopValueError(f"{name} total_decoded_size must be a ThreadData of one item; got {extent} items")
+        allowed = ("uint64",) if offset_dtype == "uint64" else OFFSET_DTYPES
+        if dtype not in allowed:
+            raise CoopTypeError(f"{name} does not support total_decoded_size dtype {dtype} with decoded_offset_dtype "
+                                f"{offset_dtype}; supported: {', '.join(allowed)}")
+    if ext.relative is not None:
+        dtype, extent = ext.relative
+        if extent != decoded:
+            raise CoopValueError(f"{name} relative_offsets must have decoded_items_per_thread items "
+                                 f"({extent} != {decoded})")
+        if dtype != offset_dtype:
+            raise CoopTypeError(f"{name} relative_offsets dtype {dtype} does not match decoded_offset_dtype "
+                                f"{offset_dtype}")
+    if ext.relative_destination and ext.relative_destination != offset_dtype:
+        raise CoopTypeError(f"{name} relative_offsets_destination dtype {ext.relative_destination} does not match "
+                            f"decoded_offset_dtype {offset_dtype}")
+
+
 def plan_run_length_decode(op: str, name: str, group: GroupSpec, launch: LaunchShape, value_dtype: str,
                            value_extent: int, length_dtype: str, length_extent: int, decoded_items_per_thread: object,
-                           offset: Control, descriptor: Descriptor | None) -> RunLengthSpec:
+                           offset: Control, descriptor: Descriptor | None,
+                           extensions: Extensions = Extensions()) -> RunLengthSpec:
     require_operation_group(op, name, group)
     if launch.block[1] != 1 or launch.block[2] != 1:
         raise CoopUnsupportedError(f"{name} requires a one-dimensional block; block shape is {launch.block}")
@@ -68,8 +114,12 @@ def plan_run_length_decode(op: str, name: str, group: GroupSpec, launch: LaunchS
             raise CoopValueError(f"{name} static offset must be nonnegative; got {literal}")
     elif offset is None:
         literal = 0
+    offset_dtype = offset_dtype_of(name, extensions.offset_dtype)
+    _check_extensions(name, extensions, offset_dtype, decoded)
     runs = launch.threads * value_extent
     if runs > 2**31 - 1:  # CUB indexes the run table with 32-bit offsets
         raise CoopValueError(f"{name} tile of {runs} items exceeds CUB's limit of {2**31 - 1} for this algorithm")
+    relative = extensions.relative is not None or extensions.relative_destination is not None
     return RunLengthSpec(op, launch.threads, value_dtype, length_dtype, value_extent, decoded,
-                         None if isinstance(offset, Runtime) else literal, descriptor is None or descriptor.auto_sync)
+                         None if isinstance(offset, Runtime) else literal, descriptor is None or descriptor.auto_sync,
+                         offset_dtype, extensions.total[0] if extensions.total else None, relative)

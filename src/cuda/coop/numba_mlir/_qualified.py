@@ -11,6 +11,8 @@ QUALIFIED_OPTIONS: dict[str, tuple[str, ...]] = {
     **{name: ("prefix_op",) for name in ("scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan")},
     "merge_sort_keys": ("compare_op",), "merge_sort_pairs": ("compare_op",),  # SPEC 9.7
     "radix_sort_keys": ("blocked_to_striped",), "radix_sort_pairs": ("blocked_to_striped",),  # SPEC 9.8
+    "run_length_decode": ("total_decoded_size", "relative_offsets", "decoded_offset_dtype"),  # SPEC 9.10
+    "run_length_decode_into": ("decoded_offset_dtype", "relative_offsets_destination"),
 }
 
 
@@ -21,8 +23,6 @@ PENDING_QUALIFIED_OPTIONS: dict[str, tuple[str, ...]] = {
     "exchange": ("ranks", "valid_flags", "warp_time_slicing"),
     "radix_rank": ("exclusive_digit_prefix",),
     "adjacent_difference": ("difference_op",), "discontinuity": ("flag_op",),  # SPEC 9.7
-    "run_length_decode": ("total_decoded_size", "relative_offsets", "decoded_offset_dtype"),  # SPEC 9.10
-    "run_length_decode_into": ("decoded_offset_dtype", "relative_offsets_destination"),
 }
 
 

@@ -1,7 +1,9 @@
 """run_length_decode and run_length_decode_into in the numba-cuda-mlir backend (C++: _cub.families.run_length).
 
 The windowed form returns a fresh payload of ``decoded_items_per_thread`` run values; the bulk form writes to an
-array operand, whose extent is passed so the provider can check the capacity, and returns the total."""
+array operand, whose extent is passed so the provider can check the capacity, and returns the total. The
+qualified options (SPEC 9.10) add writable payloads (the total, relative offsets), a second destination and the
+offset type."""
 from __future__ import annotations
 
 from typing import Any
@@ -9,11 +11,38 @@ from typing import Any
 from ..._cub.families import run_length as cub_run_length
 from ..._errors import CoopTypeError
 from ..._semantics.common import Runtime, static_positive
-from ..._semantics.run_length import INTO, OFFSET_PARAM, plan_run_length_decode
+from ..._semantics.run_length import INTO, OFFSET_PARAM, Extensions, offset_dtype_of, plan_run_length_decode
 from .. import _compat as nb
+from .._ir import dtype_of_object
 from . import Param, SiteCall, array_words, require_runtime_int
 
 OPS = ("run_length_decode", "run_length_decode_into")
+
+
+def _offset_dtype(ctx: Any, call: Any) -> str | None:
+    """The decoded_offset_dtype's name; an object that names no dtype is shown as its repr (then P2)."""
+    value = ctx.static(call, "decoded_offset_dtype", None, kind="dtype")
+    if value is None:
+        return None
+    dtype = value if isinstance(value, str) else dtype_of_object(value)
+    return dtype if dtype is not None else repr(value)
+
+
+def _present(call: Any, key: str) -> bool:
+    return isinstance(call.args.get(key), nb.ir.Var)
+
+
+def evidence(ctx: Any, call: Any) -> None:
+    """The total and the relative offsets are typed by the offset type unless their payloads say otherwise."""
+    try:
+        dtype = offset_dtype_of(call.name, _offset_dtype(ctx, call))
+    except Exception:  # reported when the call is planned
+        return
+    for key in ("total_decoded_size", "relative_offsets"):
+        if _present(call, key):
+            payload = ctx.payload(call.args[key])
+            if payload is not None and not payload.root().explicit:
+                ctx.add_evidence(payload, dtype, call, key)
 
 
 def result_payload(ctx: Any, call: Any) -> Any:
@@ -27,6 +56,26 @@ def result_payload(ctx: Any, call: Any) -> Any:
     return ctx.new_result_payload(call, static_positive(call.name, "decoded_items_per_thread", decoded), values)
 
 
+def _extensions(ctx: Any, call: Any) -> Extensions:
+    payloads = {}
+    for key in ("total_decoded_size", "relative_offsets"):
+        if _present(call, key):
+            payload = ctx.require_payload(call, key)
+            payloads[key] = (payload.dtype, payload.items_per_thread)
+    relative_destination = None
+    if _present(call, "relative_offsets_destination"):
+        relative_destination = ctx.array_dtype(call.args["relative_offsets_destination"]) or ""
+    return Extensions(_offset_dtype(ctx, call), payloads.get("total_decoded_size"), payloads.get("relative_offsets"),
+                      relative_destination)
+
+
+def _check_array(name: str, param: str, array: Any, dtype: str, what: str) -> None:
+    if not isinstance(array, nb.types.Array) or array.ndim != 1 or array.layout != "C":
+        raise CoopTypeError(f"{name} {param} must be a one-dimensional contiguous array; got {array_words(array)}")
+    if nb.dtype_name(array.dtype) != dtype:
+        raise CoopTypeError(f"{name} {param} dtype {array.dtype} does not match {what} {dtype}")
+
+
 def plan(ctx: Any, call: Any) -> None:
     name, args = call.name, call.args
     group = ctx.group(call)
@@ -38,17 +87,33 @@ def plan(ctx: Any, call: Any) -> None:
     spec = plan_run_length_decode(call.op, name, group.spec, ctx.launch, values.dtype, values.items_per_thread,
                                   lengths.dtype, lengths.items_per_thread,
                                   ctx.static(call, "decoded_items_per_thread", None, kind="integer"), offset,
-                                  desc.descriptor if desc else None)
+                                  desc.descriptor if desc else None, _extensions(ctx, call))
+    operands = [args["run_values"], args["run_lengths"]]
+    params = [Param("ptr", 0), Param("ptr", 1)]
+
+    def pointer(var: Any, with_length: bool = False) -> None:
+        params.append(Param("ptr", len(operands)))
+        if with_length:
+            params.append(Param("len", len(operands)))
+        operands.append(var)
+
+    if spec.total_dtype is not None:
+        pointer(args["total_decoded_size"])
+    arrays: dict[int, tuple[str, str, str]] = {}  # operand index -> (param, dtype, what it must match)
     if call.op == INTO:
         destination_dtype = ctx.array_dtype(args["destination"])
         if destination_dtype is not None and destination_dtype != spec.value_dtype:
             raise CoopTypeError(f"{name} destination dtype {destination_dtype} does not match payload dtype "
                                 f"{spec.value_dtype}")
-        operands = [args["run_values"], args["run_lengths"], args["destination"]]
-        params = [Param("ptr", 0), Param("ptr", 1), Param("ptr", 2), Param("len", 2)]
+        arrays[len(operands)] = ("destination", spec.value_dtype, "payload dtype")
+        pointer(args["destination"], with_length=True)
+        if spec.relative_offsets:
+            arrays[len(operands)] = ("relative_offsets_destination", spec.offset_dtype, "decoded_offset_dtype")
+            pointer(args["relative_offsets_destination"], with_length=True)
     else:
-        operands = [args["run_values"], args["run_lengths"], ctx.result_operand(call)]
-        params = [Param("ptr", 0), Param("ptr", 1), Param("ptr", 2)]
+        pointer(ctx.result_operand(call))
+        if spec.relative_offsets:
+            pointer(args["relative_offsets"])
     offset_index = None
     if isinstance(offset, Runtime):
         offset_index = len(operands)
@@ -60,16 +125,11 @@ def plan(ctx: Any, call: Any) -> None:
     provider = cub_run_length.emit(spec)
 
     def check(argtys: tuple) -> None:
-        if call.op == INTO:
-            array = argtys[2]
-            if not isinstance(array, nb.types.Array) or array.ndim != 1 or array.layout != "C":
-                raise CoopTypeError(f"{name} destination must be a one-dimensional contiguous array; got "
-                                    f"{array_words(array)}")
-            if nb.dtype_name(array.dtype) != spec.value_dtype:
-                raise CoopTypeError(f"{name} destination dtype {array.dtype} does not match payload dtype "
-                                    f"{spec.value_dtype}")
+        for index, (param, dtype, what) in arrays.items():
+            _check_array(name, param, argtys[index], dtype, what)
         if offset_index is not None:
             require_runtime_int(name, offset_param, argtys[offset_index])
 
-    site = SiteCall(provider.symbol, params, spec.value_dtype, "uint32" if call.op == INTO else None, check=check)
+    result = spec.offset_dtype if call.op == INTO else None
+    site = SiteCall(provider.symbol, params, spec.value_dtype, result, check=check)
     ctx.add_site(call, operands, site, provider, (group.spec, desc))
