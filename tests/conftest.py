@@ -24,7 +24,7 @@ def gpu_available() -> bool:
 def pytest_collection_modifyitems(config, items):
     if gpu_available():
         return
-    skip = pytest.mark.skip(reason="needs an NVIDIA GPU (run on the H200 through the device tool)")
+    skip = pytest.mark.skip(reason="needs an NVIDIA GPU and its driver; none was found on this machine")
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)

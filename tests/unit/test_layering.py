@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -141,3 +142,44 @@ def test_import_cuda_coop_uses_only_the_standard_library():
     assert not foreign, f"import cuda.coop imported non-standard-library modules: {foreign}"
     for heavy in ("numpy", "numba", "numba_cuda_mlir", "cuda.bindings", "cuda.core", "cuda.coop.numba_mlir"):
         assert not any(_is_under(m, heavy) for m in data["new"]), heavy
+
+
+_CLI_PROBE = r"""
+import contextlib, io, json, sys
+before = set(sys.modules)
+from cuda.coop._cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    main(["explain", "load", "--algorithm", "warp_transpose"])
+    main(["explain", "run_length_decode", "--svg", sys.argv[1]])
+    main(["cache", "info"])
+new = sorted(set(sys.modules) - before)
+print(json.dumps({"new": new, "stdlib": sorted(sys.stdlib_module_names)}))
+"""
+
+
+def test_cli_explain_and_cache_use_only_the_standard_library(tmp_path):
+    """``python -m cuda.coop explain`` and ``cache`` start as fast as ``import cuda.coop``: only the doctor (and
+    its sample build, in ``_cli/sample_kernel.py``) imports the backend, and only when it runs."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CUDA_COOP_")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH")]))
+    env["XDG_CACHE_HOME"] = str(tmp_path)
+    result = subprocess.run([sys.executable, "-c", _CLI_PROBE, str(tmp_path / "picture.svg")], capture_output=True,
+                            text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout.strip().splitlines()[-1])
+    stdlib = set(data["stdlib"])
+    foreign = [m for m in data["new"]
+               if m.split(".")[0] not in stdlib and m != "cuda" and not _is_under(m, "cuda.coop")]
+    assert not foreign, f"the explain/cache commands imported non-standard-library modules: {foreign}"
+    for heavy in ("cuda.coop.numba_mlir", "cuda.coop._cli.sample_kernel", "cuda.coop._cli.doctor"):
+        assert not any(_is_under(m, heavy) for m in data["new"]), heavy
+
+
+def test_layouts_are_stated_once():
+    """The explainers render from _semantics/layouts.py: no other CLI module spells a layout formula itself."""
+    formula = re.compile(r"\b(?:rank|r|t)\s*\*\s*(?:items|k|shape\.items)\s*\+\s*(?:slot|s|i)\b|"
+                         r"\b(?:rank|r|t)\s*\+\s*(?:slot|s|i)\s*\*\s*(?:threads|shape\.threads)\b")
+    offenders = [f"{p.relative_to(SRC)}:{n}" for p in _modules(PACKAGE / "_cli")
+                 for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+                 if formula.search(line.split("#")[0])]
+    assert not offenders, "layout arithmetic outside _semantics/layouts.py:\n" + "\n".join(offenders)

@@ -6,11 +6,9 @@ from dataclasses import dataclass
 from .._errors import CoopTypeError
 from .common import NUMERIC_DTYPES, GroupSpec, LaunchShape, normalize_selector
 from .groups import reject_warp_descriptor, require_complete_warps, require_operation_group
+from .layouts import REDUCE_BATCHED_LAYOUTS as OUTPUT_LAYOUTS, reduce_batched_extent as result_extent
 from .operators import OperatorSpec, resolve_operator
 from .temp_storage import Descriptor
-
-OUTPUT_LAYOUTS = ("striped", "blocked")
-
 
 @dataclass(frozen=True)
 class ReduceBatchedSpec:
@@ -29,10 +27,6 @@ class ReduceBatchedSpec:
     def items_out(self) -> int:
         """Extent of the result payload: ceil(B / W)."""
         return result_extent(self.batches, self.group.size)
-
-
-def result_extent(batches: int, width: int) -> int:
-    return -(-batches // width)
 
 
 def require_warp_group(name: str, group: GroupSpec, launch: LaunchShape) -> None:

@@ -1,0 +1,212 @@
+"""``python -m cuda.coop explain OPERATION``: which member holds which tile element before and after a call.
+
+Every picture is computed from ``cuda.coop._semantics.layouts``, the one statement of the layout rules; the
+explainer modules only choose teaching shapes and example data and word the captions.
+"""
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .._semantics import layouts
+from . import explain_compute as compute
+from . import explain_movement as movement
+from .render import Picture, to_svg, to_text
+from .shapes import ExplainError, Shape
+
+MAX_THREADS, MAX_ITEMS, MAX_CELLS = 1024, 64, 16384
+BLOCK_AND_WARP, BLOCK_ONLY, WARP_ONLY = ("block", "warp"), ("block",), ("warp",)
+Builder = Callable[[str, Shape, argparse.Namespace], Picture]
+
+
+@dataclass(frozen=True)
+class Explainer:
+    build: Builder
+    summary: str
+    groups: tuple[str, ...] = BLOCK_AND_WARP
+    options: Callable[[argparse.ArgumentParser], None] = lambda parser: None
+    items: Callable[[argparse.Namespace], int] = lambda args: 4  # default items per thread
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        return [int(v) for v in text.replace(" ", "").split(",") if v]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, e.g. 3,1,2; got {text!r}") from None
+
+
+def _load_store_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--algorithm", default="direct", choices=layouts.LOAD_STORE_ALGORITHMS)
+
+
+def _exchange_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--mode", default="striped_to_blocked", choices=layouts.EXCHANGE_ALL_MODES)
+    parser.add_argument("--ranks", type=_int_list, help="scatter modes: destination of each item, blocked order "
+                        "(default: the tile reversed)")
+    parser.add_argument("--flags", type=_int_list, help="scatter_to_striped_flagged: valid_flags, blocked order")
+
+
+def _shuffle_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--mode", default="down", choices=("up", "down", *layouts.SCALAR_SHUFFLE_MODES))
+    parser.add_argument("--distance", type=int, default=1, help="offset/rotate only (qualified scalar shuffles)")
+
+
+def _scan_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--mode", default="exclusive", choices=layouts.SCAN_MODES)
+
+
+def _reduce_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--no-broadcast", action="store_true", help="broadcast=False: only rank 0 gets the result")
+    parser.add_argument("--valid-items", type=int, help="reduce the first N members' scalars (needs --items 1)")
+
+
+def _reduce_batched_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--batches", type=int, default=10, help="B, the payload's extent (default 10)")
+    parser.add_argument("--output-layout", default="striped", choices=("striped", "blocked"))
+
+
+def _keys_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--keys", type=_int_list, help="the tile's keys, blocked order (default: sample keys)")
+
+
+def _merge_sort_options(parser: argparse.ArgumentParser) -> None:
+    _keys_option(parser)
+    parser.add_argument("--descending", action="store_true")
+    parser.add_argument("--valid-items", type=int, help="sort only the first N keys of each group's tile")
+
+
+def _radix_sort_options(parser: argparse.ArgumentParser) -> None:
+    _keys_option(parser)
+    parser.add_argument("--descending", action="store_true")
+    parser.add_argument("--blocked-to-striped", action="store_true", help="qualified option: striped output")
+
+
+def _radix_rank_options(parser: argparse.ArgumentParser) -> None:
+    _keys_option(parser)
+    parser.add_argument("--descending", action="store_true")
+    parser.add_argument("--begin-bit", type=int, default=0)
+    parser.add_argument("--radix-bits", type=int, default=4)
+
+
+def _topk_options(parser: argparse.ArgumentParser) -> None:
+    _keys_option(parser)
+    parser.add_argument("--k", type=int, default=8, help="how many keys to select (default 8)")
+    parser.add_argument("--valid-items", type=int, help="only the first N keys take part")
+
+
+def _histogram_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--bins", type=int, default=12)
+    parser.add_argument("--bins-per-thread", type=int, default=2)
+    parser.add_argument("--samples", type=_int_list, help="bin index of each sample, blocked order")
+
+
+def _run_length_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--runs-per-thread", type=int, default=2)
+    parser.add_argument("--decoded-items", type=int, default=4, help="decoded_items_per_thread (D)")
+    parser.add_argument("--offset", type=int, default=0, help="decoded_window_offset")
+    parser.add_argument("--run-lengths", type=_int_list, help="length of each run, blocked order")
+
+
+def _adjacent_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--direction", default="left", choices=("left", "right"))
+    parser.add_argument("--boundary", action="store_true", help="pass the tile's boundary item")
+
+
+def _discontinuity_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--mode", default="heads", choices=("heads", "tails", "heads_and_tails"))
+    parser.add_argument("--boundary", action="store_true", help="pass the tile's boundary item(s)")
+
+
+def _scalar_for_warps(args: argparse.Namespace) -> int:
+    return 1 if args.group == "warp" else 4
+
+
+_SORT_SUMMARY = "which sorted key each slot holds"
+EXPLAINERS: dict[str, Explainer] = {
+    "load": Explainer(movement.explain_load_store, "global memory -> registers, per algorithm", BLOCK_AND_WARP,
+                      _load_store_options),
+    "store": Explainer(movement.explain_load_store, "registers -> global memory, per algorithm", BLOCK_AND_WARP,
+                       _load_store_options),
+    "exchange": Explainer(movement.explain_exchange, "rearrange a payload between layouts", BLOCK_AND_WARP,
+                          _exchange_options),
+    "shuffle": Explainer(movement.explain_shuffle, "move items one position up or down the tile", BLOCK_ONLY,
+                         _shuffle_options,
+                         lambda args: 1 if args.mode in layouts.SCALAR_SHUFFLE_MODES else 4),
+    "scan": Explainer(compute.explain_scan, "which prefix each slot receives", BLOCK_AND_WARP, _scan_options,
+                      _scalar_for_warps),
+    **{name: Explainer(compute.explain_scan, "which prefix each slot receives", BLOCK_AND_WARP,
+                       items=_scalar_for_warps)
+       for name in ("exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan")},
+    **{name: Explainer(compute.explain_reduce, "which member receives the aggregate", BLOCK_AND_WARP,
+                       _reduce_options, lambda args: 1 if args.valid_items is not None else 4)
+       for name in ("reduce", "sum")},
+    "reduce_batched": Explainer(compute.explain_reduce_batched, "which lane holds which batch's result", WARP_ONLY,
+                                _reduce_batched_options),
+    **{name: Explainer(compute.explain_sort, _SORT_SUMMARY, BLOCK_AND_WARP, _merge_sort_options)
+       for name in ("merge_sort_keys", "merge_sort_pairs")},
+    **{name: Explainer(compute.explain_sort, _SORT_SUMMARY, BLOCK_ONLY, _radix_sort_options)
+       for name in ("radix_sort_keys", "radix_sort_pairs")},
+    "radix_rank": Explainer(compute.explain_sort, "the rank of each slot's key", BLOCK_ONLY, _radix_rank_options),
+    **{name: Explainer(compute.explain_sort, "where the selected keys end up", BLOCK_ONLY, _topk_options)
+       for name in ("topk_min_keys", "topk_max_keys", "topk_min_pairs", "topk_max_pairs")},
+    "histogram": Explainer(compute.explain_histogram, "which member counts which bin (striped)", BLOCK_ONLY,
+                           _histogram_options),
+    "run_length_decode": Explainer(compute.explain_run_length_decode, "which decoded items each member receives",
+                                   BLOCK_ONLY, _run_length_options),
+    "adjacent_difference": Explainer(compute.explain_adjacent, "which neighbours each slot subtracts", BLOCK_ONLY,
+                                     _adjacent_options),
+    "discontinuity": Explainer(compute.explain_adjacent, "which neighbours each flag compares", BLOCK_ONLY,
+                               _discontinuity_options),
+}
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    explain = subparsers.add_parser(
+        "explain", help="show which thread holds which tile element before and after an operation",
+        description="Show which member (thread) holds which tile element before and after an operation, on a "
+                    "small teaching shape. Example: python -m cuda.coop explain load --algorithm transpose "
+                    "--threads 8 --items 4")
+    operations = explain.add_subparsers(dest="operation", metavar="OPERATION", required=True)
+    for name, explainer in EXPLAINERS.items():
+        parser = operations.add_parser(name, help=explainer.summary, description=f"{name}: {explainer.summary}.")
+        parser.add_argument("--threads", type=int, default=None,
+                            help="threads in the block (default 8; reduce_batched: the warp size)")
+        parser.add_argument("--items", type=int, default=None, help="items per thread (default 4, or 1 for scalars)")
+        parser.add_argument("--warp-size", type=int, default=4,
+                            help="lanes per (teaching) warp; the hardware has 32 (default 4)")
+        parser.add_argument("--group", choices=explainer.groups, default=explainer.groups[0],
+                            help="block, or warp groups of --warp-size lanes")
+        parser.add_argument("--svg", type=Path, metavar="FILE", help="also write the picture as SVG to FILE")
+        explainer.options(parser)
+        parser.set_defaults(handler=run, explain_parser=parser)
+
+
+def picture_for(args: argparse.Namespace) -> Picture:
+    """The picture the parsed ``explain`` arguments ask for; ExplainError for a shape the operation refuses."""
+    explainer = EXPLAINERS[args.operation]
+    threads = args.threads if args.threads is not None else (args.warp_size if args.group == "warp" and
+                                                             explainer.groups == WARP_ONLY else 8)
+    items = args.items if args.items is not None else explainer.items(args)
+    if not (1 <= threads <= MAX_THREADS and 1 <= items <= MAX_ITEMS and threads * items <= MAX_CELLS):
+        raise ExplainError(f"the explainer draws at most {MAX_THREADS} threads, {MAX_ITEMS} items per thread and "
+                           f"{MAX_CELLS} cells; got {threads} x {items}")
+    if args.warp_size < 1:
+        raise ExplainError("--warp-size must be positive")
+    if args.group == "warp" and threads % args.warp_size:
+        raise ExplainError(f"warp groups need complete warps: --threads must be a multiple of --warp-size "
+                           f"{args.warp_size}")
+    return explainer.build(args.operation, Shape(threads, items, args.warp_size, args.group), args)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        picture = picture_for(args)
+    except ExplainError as exc:
+        args.explain_parser.error(str(exc))  # exits with status 2, like any usage error
+    print(to_text(picture), end="")
+    if args.svg is not None:
+        args.svg.write_text(to_svg(picture), encoding="utf-8")
+        print(f"\nwrote {args.svg}")
+    return 0
