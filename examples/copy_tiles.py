@@ -7,12 +7,9 @@ says that it could not launch.
 import time
 
 import numpy as np
-from numba_cuda_mlir import cuda  # noqa: I001  (import the compiler first, then cuda.coop)
-import cuda.coop.numba_mlir as numba_coop
-from cuda import coop
-from numba_cuda_mlir import cuda  # noqa: F811  (keep the name `cuda` bound to numba's)
-
-coop.register("numba-cuda-mlir")
+from numba_cuda_mlir import cuda  # noqa: I001  (the compiler first, then cuda.coop)
+import cuda.coop.numba_mlir as numba_coop  # the backend; `as` keeps the name `cuda` bound to numba-cuda-mlir's
+from cuda import coop  # the common API used inside kernels
 
 
 @cuda.jit

@@ -1,4 +1,6 @@
-"""Neighbour operations on a block's blocked tile: adjacent difference and discontinuity flags (SPEC 8.12, 8.13)."""
+"""Neighbour operations on a block's blocked tile: adjacent difference and discontinuity flags.
+
+Documented on the "Adjacent difference and discontinuity" page of the cuda-coop documentation."""
 from __future__ import annotations
 
 from typing import Any
@@ -28,6 +30,9 @@ def adjacent_difference(group: ThreadGroup, values: ThreadData, /, *, direction:
         tile_successor_item: the item after the tile (``"right"`` only, not with ``valid_items``); without it the
             last position is copied. Boundary items are block-uniform, of the payload dtype (literals are converted).
         temp_storage: an explicit ``TempStorage``.
+
+    See Also:
+        :doc:`Adjacent difference and discontinuity </operations/adjacent>` in the cuda-coop documentation.
     """
 
 
@@ -49,4 +54,7 @@ def discontinuity(group: ThreadGroup, values: ThreadData, /, *, mode: str = "hea
         tile_predecessor_item, tile_successor_item: block-uniform items before / after the tile, of the payload
             dtype (literals are converted).
         temp_storage: an explicit ``TempStorage``.
+
+    See Also:
+        :doc:`Adjacent difference and discontinuity </operations/adjacent>` in the cuda-coop documentation.
     """

@@ -1,4 +1,4 @@
-"""The marker contract: kernel-only callables recognised by identity (SPEC 2.1)."""
+"""The marker contract: kernel-only callables recognised by identity (see the Concepts page of the documentation)."""
 from __future__ import annotations
 
 import functools

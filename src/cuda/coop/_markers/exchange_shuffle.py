@@ -1,4 +1,4 @@
-"""exchange and shuffle markers (SPEC 8.3, 8.4)."""
+"""exchange and shuffle markers (the "Exchange and shuffle" page of the documentation)."""
 from __future__ import annotations
 
 from .base import operation
@@ -17,6 +17,12 @@ def exchange(group: ThreadGroup, value: ThreadData, /, *, mode: str = "striped_t
         value: the payload to rearrange (left unchanged).
         mode: ``"striped_to_blocked"`` (default) or ``"blocked_to_striped"``.
         temp_storage: an explicit ``TempStorage`` (block groups only).
+
+    Returns:
+        A fresh ThreadData of the same extent and dtype, in the target layout, defined in every member.
+
+    See Also:
+        :doc:`Exchange and shuffle </operations/exchange_shuffle>` in the cuda-coop documentation.
     """
 
 
@@ -27,4 +33,14 @@ def shuffle(group: ThreadGroup, value: ThreadData, /, *, mode: str = "down", dis
 
     ``"up"``: output position ``p`` receives input ``p-1``; ``"down"``: input ``p+1``.
     Position 0 (up) and the last position (down) are unspecified. ``distance`` must be 1.
+
+    Args:
+        group: a block.
+        value: the ThreadData to shift (left unchanged).
+        mode: ``"down"`` (default) or ``"up"``.
+        distance: the literal 1.
+        temp_storage: an explicit ``TempStorage``.
+
+    See Also:
+        :doc:`Exchange and shuffle </operations/exchange_shuffle>` in the cuda-coop documentation.
     """

@@ -1,4 +1,4 @@
-"""Thread-group factories and the ThreadGroup descriptor (SPEC 3)."""
+"""Thread-group factories and the ThreadGroup descriptor (the Concepts page of the documentation)."""
 from __future__ import annotations
 
 from typing import Any
@@ -11,6 +11,11 @@ class ThreadGroup:
 
     Created only inside kernels by ``this_*()`` or ``group_by``. Its methods query
     ranks and counts or synchronise the group; every call is resolved at compile time.
+    Levels are ``"thread"`` (alias ``"gpu_thread"``), ``"warp"``, ``"block"``, ``"cluster"``
+    and ``"grid"``.
+
+    See Also:
+        :doc:`Concepts </concepts>` (groups and ranks) in the cuda-coop documentation.
     """
 
     __module__ = "cuda.coop"
@@ -19,7 +24,12 @@ class ThreadGroup:
         raise kernel_only("cuda.coop.ThreadGroup")
 
     def group_by(self, count: int, /, *, exhaustive: bool = True) -> "ThreadGroup":
-        """Split a warp into logical warps of ``count`` lanes, or a block into groups of ``count`` warps."""
+        """Split a warp into logical warps of ``count`` lanes, or a block into groups of ``count`` warps.
+
+        ``count`` is a compile-time positive integer. With ``exhaustive=True`` (default) it must divide
+        the parent (32 lanes, or the block's warp count); with ``exhaustive=False`` the trailing lanes or
+        warps belong to no group, and calls on the group must be guarded by ``is_member()``.
+        """
         raise kernel_only("cuda.coop.ThreadGroup.group_by")
 
     def rank(self, level: str = "thread") -> int:
@@ -31,9 +41,11 @@ class ThreadGroup:
         raise kernel_only("cuda.coop.ThreadGroup.count")
 
     def rank_as(self, dtype: Any = None, level: str = "thread") -> int:
+        """``rank(level)`` converted to the integer ``dtype`` (``None``: as ``rank``); narrowing truncates."""
         raise kernel_only("cuda.coop.ThreadGroup.rank_as")
 
     def count_as(self, dtype: Any = None, level: str = "thread") -> int:
+        """``count(level)`` converted to the integer ``dtype`` (``None``: as ``count``); narrowing truncates."""
         raise kernel_only("cuda.coop.ThreadGroup.count_as")
 
     def is_member(self) -> int:

@@ -1,4 +1,4 @@
-"""histogram marker (SPEC 8.14)."""
+"""histogram marker (the Histogram page of the documentation)."""
 from __future__ import annotations
 
 from typing import Any
@@ -34,4 +34,7 @@ def histogram(group: ThreadGroup, samples: ThreadData, /, *, bins: int, bins_per
             (``BLOCK_HISTO_SORT``: a radix sort of a private copy of the samples, then run boundaries).
         temp_storage: an explicit ``TempStorage``; the call's scratch is CUB's storage plus ``bins``
             shared-memory counters.
+
+    See Also:
+        :doc:`Histogram </operations/histogram>` in the cuda-coop documentation.
     """

@@ -1,4 +1,4 @@
-"""load and store markers (SPEC 8.1, 8.2)."""
+"""load and store markers (the "Load and store" page of the documentation)."""
 from __future__ import annotations
 
 from typing import Any
@@ -42,6 +42,9 @@ def load(
 
         items = coop.ThreadData(4)
         coop.load(coop.this_block(), src, items, algorithm="transpose", offset=base)
+
+    See Also:
+        :doc:`Load and store </operations/load_store>` in the cuda-coop documentation.
     """
 
 
@@ -60,5 +63,20 @@ def store(
     """Store ``value`` (a ThreadData, or a scalar as one item per thread) to the group's tile.
 
     Only positions below ``valid_items`` are written; ``value`` is left unchanged. Its
-    dtype must equal ``destination``'s exactly. Options as in :func:`load`.
+    dtype must equal ``destination``'s exactly (cast it: numba-cuda-mlir widens integer
+    arithmetic).
+
+    Args:
+        group: ``this_block()``, ``this_warp()`` or ``this_warp().group_by(W)``.
+        destination: a 1-D contiguous array of the value's dtype.
+        value: a ThreadData (blocked order, or striped with ``algorithm="striped"``) or a scalar.
+        algorithm: as for ``load``: ``direct``, ``striped``, ``vectorize``, ``transpose``,
+            ``warp_transpose``, ``warp_transpose_timesliced`` (the last two: blocks only).
+        valid_items: write only the first ``valid_items`` positions of the tile (runtime values
+            outside ``[0, tile]`` trap on the device).
+        offset: element offset of the block's tile in ``destination``; warp groups add their own origin.
+        temp_storage: an explicit ``TempStorage`` (block groups only).
+
+    See Also:
+        :doc:`Load and store </operations/load_store>` in the cuda-coop documentation.
     """

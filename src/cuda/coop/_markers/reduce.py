@@ -1,4 +1,4 @@
-"""reduce and sum markers (SPEC 8.5)."""
+"""reduce and sum markers (the "Reduce and sum" page of the documentation)."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -26,10 +26,17 @@ def reduce(group: ThreadGroup, value: Any, /, *, binary_op: str | Callable[[Any,
 
     Returns:
         A scalar of the value's dtype.
+
+    See Also:
+        :doc:`Reduce and sum </operations/reduce>` in the cuda-coop documentation.
     """
 
 
 @operation("sum")
 def sum(group: ThreadGroup, value: Any, /, *, broadcast: bool = True, valid_items: int | None = None,
         algorithm: str | None = None, temp_storage: TempStorage | None = None) -> Any:
-    """``reduce(group, value, binary_op="sum", ...)``."""
+    """``reduce(group, value, binary_op="sum", ...)``: the sum of every member's value (scalar or ThreadData).
+
+    See Also:
+        :doc:`Reduce and sum </operations/reduce>` in the cuda-coop documentation.
+    """

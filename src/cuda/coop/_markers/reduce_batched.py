@@ -1,4 +1,4 @@
-"""reduce_batched marker (SPEC 8.6)."""
+"""reduce_batched marker (the "Batched warp reductions" page of the documentation)."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -28,4 +28,7 @@ def reduce_batched(group: ThreadGroup, value: ThreadData, /, *,
     Returns:
         A fresh ThreadData of ``ceil(B/W)`` slots of the value's dtype. Each batch result exists in exactly one
         lane; slots whose batch index is ``>= B`` are unspecified.
+
+    See Also:
+        :doc:`Batched warp reductions </operations/reduce_batched>` in the cuda-coop documentation.
     """

@@ -1,4 +1,4 @@
-"""Scan family markers (SPEC 8.7)."""
+"""Scan family markers (the Scans page of the documentation)."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -13,6 +13,9 @@ _DOC = """{summary}
     logical-warp groups take one scalar per lane. The result is fresh and defined in
     every member. ``algorithm`` (blocks only): ``"raking"`` (default), ``"raking_memoize"``,
     ``"warp_scans"``. ``scan_op`` is an operator string or a Python/device function.
+
+    See Also:
+        :doc:`Scans </operations/scan>` in the cuda-coop documentation.
     """
 
 

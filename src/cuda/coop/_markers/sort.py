@@ -1,4 +1,5 @@
-"""Sorting and selection markers: merge sort, radix sort, radix rank, top-k (SPEC 8.8-8.11)."""
+"""Sorting and selection markers: merge sort, radix sort, radix rank, top-k (the "Merge sort", "Radix sort and
+radix rank" and "Top-k selection" pages of the documentation)."""
 from __future__ import annotations
 
 from typing import Any
@@ -22,6 +23,9 @@ def merge_sort_keys(group: ThreadGroup, keys: ThreadData, /, *, descending: bool
             ``oob_default``, a key that orders after every valid key. Only the first ``valid_items`` output
             positions are defined.
         temp_storage: an explicit ``TempStorage`` (block groups only).
+
+    See Also:
+        :doc:`Merge sort </operations/merge_sort>` in the cuda-coop documentation.
     """
 
 
@@ -29,7 +33,13 @@ def merge_sort_keys(group: ThreadGroup, keys: ThreadData, /, *, descending: bool
 def merge_sort_pairs(group: ThreadGroup, keys: ThreadData, values: ThreadData, /, *, descending: bool = False,
                      valid_items: Any = None, oob_default: Any = None,
                      temp_storage: TempStorage | None = None) -> tuple[ThreadData, ThreadData]:
-    """Sort keys and carry each value with its key; returns fresh ``(keys, values)`` payloads in blocked order."""
+    """Sort keys and carry each value with its key; returns fresh ``(keys, values)`` payloads in blocked order.
+
+    Options as for ``merge_sort_keys``; ``values`` is a ThreadData of any numeric dtype with the keys' extent.
+
+    See Also:
+        :doc:`Merge sort </operations/merge_sort>` in the cuda-coop documentation.
+    """
 
 
 @operation("radix_sort_keys")
@@ -44,6 +54,12 @@ def radix_sort_keys(group: ThreadGroup, keys: ThreadData, /, *, begin_bit: Any =
             (``end_bit=None``: the key width); bits outside the range do not break ties.
         descending: compile-time bool; orders digits from high to low and stays stable.
         temp_storage: an explicit ``TempStorage``.
+
+    Returns:
+        A fresh ThreadData of sorted keys in blocked order, defined in every member.
+
+    See Also:
+        :doc:`Radix sort and radix rank </operations/radix_sort>` in the cuda-coop documentation.
     """
 
 
@@ -51,7 +67,13 @@ def radix_sort_keys(group: ThreadGroup, keys: ThreadData, /, *, begin_bit: Any =
 def radix_sort_pairs(group: ThreadGroup, keys: ThreadData, values: ThreadData, /, *, begin_bit: Any = 0,
                      end_bit: Any = None, descending: bool = False,
                      temp_storage: TempStorage | None = None) -> tuple[ThreadData, ThreadData]:
-    """Stable radix sort of keys carrying each value with its key; returns fresh ``(keys, values)`` payloads."""
+    """Stable radix sort of keys carrying each value with its key; returns fresh ``(keys, values)`` payloads.
+
+    Options as for ``radix_sort_keys``; ``values`` is a ThreadData of any numeric dtype with the keys' extent.
+
+    See Also:
+        :doc:`Radix sort and radix rank </operations/radix_sort>` in the cuda-coop documentation.
+    """
 
 
 @operation("radix_rank")
@@ -64,6 +86,9 @@ def radix_rank(group: ThreadGroup, keys: ThreadData, /, *, begin_bit: int = 0, e
     permutation of ``0 .. T*K-1`` (ascending: keys with a smaller digit, plus equal digits at earlier blocked
     positions; ``descending`` counts larger digits). Keys: int32, uint32, int64, uint64. The bounds are
     compile-time: ``end_bit`` defaults to ``begin_bit + radix_bits`` (or ``begin_bit + 4``).
+
+    See Also:
+        :doc:`Radix sort and radix rank </operations/radix_sort>` in the cuda-coop documentation.
     """
 
 
@@ -74,6 +99,9 @@ def _topk_doc(which: str, pairs: str = "") -> Any:
     ``k`` (required) and ``valid_items`` (default: the whole tile) are compile-time or block-uniform runtime
     integers in ``0 .. T*K``. The first ``min(k, valid_items)`` blocked positions of the fresh result hold the
     selected keys in unspecified order; the remaining positions are unspecified.
+
+    See Also:
+        :doc:`Top-k selection </operations/topk>` in the cuda-coop documentation.
     """
         return fn
 

@@ -1,4 +1,4 @@
-"""TempStorage: an explicit shared-memory scratch descriptor (SPEC 6)."""
+"""TempStorage: an explicit shared-memory scratch descriptor (the Concepts page of the documentation)."""
 from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
@@ -12,6 +12,17 @@ class TempStorage:
     Shared-memory scratch for block operations. ``sharing="shared"`` overlaps every
     use in one region; ``"exclusive"`` gives each call site its own slice.
     ``auto_sync=True`` inserts a barrier after every use. Construct it in the kernel.
+
+    Args:
+        size_in_bytes: ``None`` (sized from every use) or a compile-time capacity that
+            must cover every use.
+        alignment: a minimum alignment (a power of two), raised to what the uses need.
+        auto_sync: ``True``: a barrier after every call using the descriptor; ``False``:
+            none, the kernel synchronises between uses of overlapping scratch.
+        sharing: ``"shared"`` (default) or ``"exclusive"``.
+
+    See Also:
+        :doc:`Concepts </concepts>` (scratch memory and barriers) in the cuda-coop documentation.
     """
 
     __module__ = "cuda.coop"
@@ -36,6 +47,8 @@ setattr(TempStorage, OP_ATTR, "TempStorage")
 
 @runtime_checkable
 class TempStorageLike(Protocol):
+    """Annotation protocol for helpers taking scratch descriptors."""
+
     size_in_bytes: int | None
     alignment: int | None
     auto_sync: bool

@@ -1,4 +1,4 @@
-"""ThreadData: a fixed-size per-thread payload (SPEC 4)."""
+"""ThreadData: a fixed-size per-thread payload (the Concepts page of the documentation)."""
 from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
@@ -13,6 +13,16 @@ class ThreadData:
     integer kernel argument). The dtype comes from ``dtype`` or is inferred from the
     kernel (a ``load`` source, a ``store`` destination, typed indexed assignments).
     The payload is not initialised.
+
+    Args:
+        items_per_thread: the compile-time extent ``K``; ``len(items)`` and
+            ``items.items_per_thread`` return it, also as compile-time values.
+        dtype: a NumPy or numba-cuda-mlir scalar type; Python ``int`` means int32 and
+            ``float`` float32. ``None``: inferred.
+        alignment: a minimum alignment in bytes for the payload's storage (a power of two).
+
+    See Also:
+        :doc:`Concepts </concepts>` (ThreadData payloads) in the cuda-coop documentation.
     """
 
     __module__ = "cuda.coop"
@@ -37,7 +47,7 @@ setattr(ThreadData, OP_ATTR, "ThreadData")
 
 @runtime_checkable
 class ThreadDataLike(Protocol):
-    """Annotation protocol for helpers taking payloads."""
+    """Annotation protocol for helpers taking payloads (satisfying it does not make an object a kernel value)."""
 
     items_per_thread: int
     dtype: Any

@@ -1,8 +1,11 @@
 """cuda.coop.numba_mlir: the numba-cuda-mlir backend and its qualified API.
 
-Importing this module registers the backend (SPEC 1.4). It exports everything in
+Importing this module registers the backend. It exports everything in
 ``cuda.coop`` except ``register``; operations are qualified variants that accept
 the backend's extensions, plus ``compile_kernel`` for builds without a GPU.
+Import it with an alias (``import cuda.coop.numba_mlir as numba_coop``): a bare
+``import cuda.coop.numba_mlir`` rebinds the name ``cuda``. See the "The qualified
+namespace" and "API reference: cuda.coop.numba_mlir" pages of the documentation.
 """
 from __future__ import annotations
 
@@ -59,7 +62,7 @@ _registered = False
 
 
 def register_backend() -> None:
-    """Install the planner once per process (idempotent; SPEC 1.4)."""
+    """Install the planner once per process (idempotent; importing this module calls it)."""
     global _registered
     with _lock:
         if _registered:

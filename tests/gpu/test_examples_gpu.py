@@ -1,0 +1,26 @@
+"""Every script in examples/ runs on the GPU, checks its results exactly against NumPy and says so."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted(path.name for path in (ROOT / "examples").glob("*.py"))
+SUCCESS = {"copy_tiles.py": "copied correctly"}  # every other example prints a line starting with "OK:"
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_example_runs_and_checks_itself(name):
+    out = subprocess.run([sys.executable, str(ROOT / "examples" / name)], cwd=ROOT, capture_output=True, text=True,
+                         check=False, timeout=600)
+    report = f"exit {out.returncode}\nstdout:\n{out.stdout[-3000:]}\nstderr:\n{out.stderr[-6000:]}"
+    assert out.returncode == 0, report
+    assert "could not launch" not in out.stdout, report
+    if name in SUCCESS:
+        assert SUCCESS[name] in out.stdout, report
+    else:
+        assert any(line.startswith("OK:") for line in out.stdout.splitlines()), report
