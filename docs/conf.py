@@ -11,6 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))  # document the working tree, also when it is not installed
+sys.path.insert(0, str(ROOT / "docs" / "_ext"))  # coop_pictures: layout pictures drawn by the library
 
 # The API pages import cuda.coop.numba_mlir, which registers the backend; nothing is compiled.
 os.environ.setdefault("CUDA_COOP_DISABLE_CACHE", "1")
@@ -26,9 +27,10 @@ version = release
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
+    "coop_pictures",
 ]
 
-exclude_patterns = ["_build"]
+exclude_patterns = ["_build", "_ext"]
 templates_path: list[str] = []
 html_static_path: list[str] = []
 root_doc = "index"

@@ -95,9 +95,11 @@ def to_svg(picture: Picture) -> str:
             parts.append(f'<text x="{_PAD}" y="{y + 15}">{escape(label)}</text>')
             for column, cell in enumerate(cells):
                 x = x0 + column * cell_width
+                # data-element names the tile element, so an interactive page can follow one value across steps
+                element = "" if cell.colour is None else f' data-element="{cell.colour}"'
                 parts.append(f'<rect x="{x:.1f}" y="{y}" width="{cell_width:.1f}" height="{_ROW}" '
-                             f'fill="{colour(cell.colour, picture.colour_count)}" stroke="#fff"/>')
-                parts.append(f'<text x="{x + cell_width / 2:.1f}" y="{y + 15}" text-anchor="middle">'
+                             f'fill="{colour(cell.colour, picture.colour_count)}" stroke="#fff"{element}/>')
+                parts.append(f'<text x="{x + cell_width / 2:.1f}" y="{y + 15}" text-anchor="middle"{element}>'
                              f'{escape(cell.label)}</text>')
             y += _ROW
         width = max(width, x0 + len(panel.columns) * cell_width + _PAD)
