@@ -5,14 +5,16 @@ from dataclasses import dataclass
 
 from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
 from .common import (
-    BLOCK, GRID, LOGICAL_WARP, NUMERIC_DTYPES, WARP, Control, GroupSpec, LaunchShape, Static, check_runtime_int,
-    is_power_of_two, normalize_selector,
+    BLOCK, CLUSTER, GRID, LOGICAL_WARP, NUMERIC_DTYPES, THREAD, WARP, WARPS_IN_BLOCK, Control, GroupSpec, LaunchShape,
+    Static, check_runtime_int, is_power_of_two, normalize_selector,
 )
 from .groups import LOGICAL_WARP_WIDTHS, reject_warp_descriptor, require_complete_warps
 from .operators import OperatorSpec, resolve_operator
 from .temp_storage import Descriptor
 
 ALGORITHMS = ("warp_reductions", "raking", "raking_commutative_only")
+# Groups only the qualified reduce/sum take (SPEC 9.3).
+QUALIFIED_KINDS = (THREAD, WARPS_IN_BLOCK, CLUSTER)
 
 
 @dataclass(frozen=True)
@@ -29,18 +31,28 @@ class ReduceSpec:
 
     @property
     def uses_scratch(self) -> bool:
-        # Power-of-two warp reductions shuffle; blocks and other widths go through shared memory.
-        return self.group.kind == BLOCK or not is_power_of_two(self.group.size)
+        # Power-of-two warp reductions shuffle; blocks and other widths go through shared memory. A thread folds
+        # its own slots; groups of several warps exchange warp partials, clusters block partials, in shared memory.
+        if self.group.kind == THREAD:
+            return False
+        if self.group.kind == WARPS_IN_BLOCK:
+            return self.group.size > 32
+        return self.group.kind in (BLOCK, CLUSTER) or not is_power_of_two(self.group.size)
 
 
 def require_reduce_group(name: str, group: GroupSpec, launch: LaunchShape) -> None:
     if group.kind == GRID:
         raise CoopUnsupportedError(
             f"{name} does not support grid groups because grid reduction requires hidden per-launch workspace")
+    qualified = name.startswith("cuda.coop.numba_mlir.")
+    if group.kind in QUALIFIED_KINDS and qualified:
+        return
     if group.kind not in (BLOCK, WARP, LOGICAL_WARP):
+        also = "" if qualified else (f"; cuda.coop.numba_mlir.{name.rsplit('.', 1)[-1]} also supports thread, "
+                                     "warps_within_block, cluster")
         raise CoopUnsupportedError(
             f"{name} does not support group kind '{group.kind}'; supported group kinds: block, warp, "
-            "threads_within_warp; cuda.coop.numba_mlir.reduce also supports thread, warps_within_block, cluster")
+            f"threads_within_warp{also}")
     if group.kind == LOGICAL_WARP and group.size not in LOGICAL_WARP_WIDTHS and not (
             17 <= group.size <= 31 and not group.exhaustive):
         raise CoopUnsupportedError(
@@ -58,6 +70,12 @@ def plan_reduce(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, it
     operator = resolve_operator(name, "binary_op", binary_op, dtype)
     if not isinstance(broadcast, bool):
         raise CoopTypeError(f"{name} broadcast must be a compile-time bool")
+    if valid_items is not None and group.kind in QUALIFIED_KINDS:
+        raise CoopValueError(f"{name} valid_items is supported only for block and warp groups; got a {group.kind} "
+                             "group")
+    if descriptor is not None and group.kind in QUALIFIED_KINDS:
+        raise CoopValueError(
+            f"{name} does not accept temp_storage for {group.kind} groups; their scratch is always compiler-owned")
     if valid_items is not None:
         if items_per_thread:
             raise CoopTypeError(f"{name} valid_items supports scalar values only")

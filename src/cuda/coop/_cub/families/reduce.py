@@ -1,10 +1,14 @@
 """CUB BlockReduce / WarpReduce providers (SPEC 8.5)."""
 from __future__ import annotations
 
-from ..._semantics.common import BLOCK, c_type, is_power_of_two
+from ..._semantics.common import BLOCK, CLUSTER, THREAD, WARPS_IN_BLOCK, c_type, is_power_of_two
 from ..._semantics.reduce import ReduceSpec
-from ..provider import Provider, reuse_barrier
+from ..provider import REUSE_MARK, Provider, reuse_barrier
 from . import operators
+
+# size -> (register type, PTX load type, asm constraint, unsigned type of exactly that size)
+_UNSIGNED = {1: ("unsigned short", "u8", "h", "unsigned char"), 2: ("unsigned short", "u16", "h", "unsigned short"),
+             4: ("unsigned", "u32", "r", "unsigned"), 8: ("unsigned long long", "u64", "l", "unsigned long long")}
 
 
 def _call(spec: ReduceSpec, source: str, op: str, lines: list[str]) -> str:
@@ -17,6 +21,88 @@ def _call(spec: ReduceSpec, source: str, op: str, lines: list[str]) -> str:
     return f"{name}({', '.join(args)})"
 
 
+def _thread(spec: ReduceSpec, op: str, lines: list[str]) -> None:
+    """SPEC 9.3: a thread folds its own slots in slot order; a scalar is its own reduction."""
+    lines.append(f"  const auto result = cub::ThreadReduce(in, {op});" if spec.items_per_thread else
+                 "  const auto result = value;")
+
+
+def _fold_thread(spec: ReduceSpec, t: str, op: str, lines: list[str]) -> str:
+    """Each member first folds its own slots in slot order (a scalar is already folded)."""
+    if not spec.items_per_thread:
+        return "value"
+    lines.append(f"  const {t} partial = cub::ThreadReduce(in, {op});")
+    return "partial"
+
+
+def _warps_within_block(spec: ReduceSpec, t: str, op: str, lines: list[str]) -> None:
+    """Each warp reduces with shuffles, its lane 0 puts the warp's partial in scratch, then every member folds its
+    group's partials in warp order. Members synchronise on named barrier 1 with exactly the member warps' threads:
+    non-members (group_by(n, exhaustive=False)) never arrive, so the block barrier could not be used."""
+    n = spec.group.size // 32
+    members = spec.group.instances * spec.group.size
+    source = _fold_thread(spec, t, op, lines)
+    reduce = "Sum(" + source + ")" if spec.operator.is_sum else f"Reduce({source}, {op})"
+    lines += [f"  typename cub::WarpReduce<{t}>::TempStorage unused;  // 32 lanes: shuffles only",
+              f"  const {t} warp_total = cub::WarpReduce<{t}>(unused).{reduce};  // defined in lane 0"]
+    if n == 1:
+        lines.append(f"  const {t} result = cub::ShuffleIndex<32>(warp_total, 0, 0xffffffffu);")
+        return
+    barrier = f'asm volatile("bar.sync 1, {members};" ::: "memory");'
+    lines += [f"  {t}* partials = reinterpret_cast<{t}*>(scratch);",
+              "  if (rank % 32 == 0) partials[rank / 32] = warp_total;",
+              f"  {barrier}  // the group's partials are in",
+              f"  const unsigned first = rank / 32 / {n} * {n};",
+              f"  {t} result = partials[first];",
+              f"  for (unsigned i = 1; i < {n}; ++i) result = {op}(result, partials[first + i]);"]
+    if spec.barrier:
+        lines.append(f"  {barrier}  {REUSE_MARK}")
+
+
+def _cluster_load(t: str) -> str:
+    """A load of one ``t`` from another block's shared memory (distributed shared memory, sm_90)."""
+    word, kind, constraint, exact = _UNSIGNED[{"signed char": 1, "unsigned char": 1, "short": 2, "unsigned short": 2,
+                                        "int": 4, "unsigned int": 4, "float": 4}.get(t, 8)]
+    return (f"__device__ __forceinline__ {t} @SYM@_load(unsigned address) {{\n"
+            f"  {word} bits;\n"
+            f'  asm volatile("ld.shared::cluster.{kind} %0, [%1];" : "={constraint}"(bits) : "r"(address) : "memory");\n'
+            f"  union {{ {exact} bits; {t} value; }} same;  // reinterpret the loaded bits as a {t}\n"
+            f"  same.bits = ({exact})bits;\n  return same.value;\n}}\n")
+
+
+def _cluster(spec: ReduceSpec, t: str, op: str, lines: list[str], bx: int, by: int, bz: int) -> tuple[str, str]:
+    """Each block reduces (CUB BlockReduce), thread 0 leaves the block's partial in its shared memory, and after a
+    cluster barrier the members read every block's partial through distributed shared memory, in block-rank order.
+    The closing cluster barrier keeps each block's shared memory alive until every read is done: it is required
+    even after the last call, so it is not a removable reuse barrier."""
+    algo = f"cub::BlockReduce<{t}, {bx}, cub::BLOCK_REDUCE_WARP_REDUCTIONS, {by}, {bz}>"
+    source = "in" if spec.items_per_thread else "value"
+    call = "Sum(" + source + ")" if spec.operator.is_sum else f"Reduce({source}, {op})"
+    cluster_barrier = 'asm volatile("barrier.cluster.arrive.release; barrier.cluster.wait.acquire;" ::: "memory");'
+    readers = "true" if spec.broadcast else "cta == 0 && rank == 0"
+    lines += [f"  auto& storage = *reinterpret_cast<@SYM@_storage*>(scratch);",
+              f"  const {t} block_total = {algo}(storage.reduce).{call};  // defined in thread 0",
+              "  if (rank == 0) storage.partial = block_total;",
+              "  unsigned cta, ncta;",
+              '  asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(cta));',
+              '  asm("mov.u32 %0, %%cluster_nctarank;" : "=r"(ncta));',
+              "  (void)cta;",
+              f"  {cluster_barrier}  // every block's partial is in",
+              f"  {t} result = block_total;",
+              f"  if ({readers}) {{",
+              "    const unsigned local = (unsigned)__cvta_generic_to_shared(&storage.partial);",
+              "    for (unsigned c = 0; c < ncta; ++c) {",
+              "      unsigned remote;",
+              '      asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(c));',
+              f"      const {t} v = @SYM@_load(remote);",
+              f"      result = c == 0 ? v : {op}(result, v);",
+              "    }",
+              "  }",
+              f"  {cluster_barrier}  // no block leaves or reuses its partial while others read it"]
+    pre = _cluster_load(t) + f"struct @SYM@_storage {{ typename {algo}::TempStorage reduce; {t} partial; }};"
+    return pre, "@SYM@_storage"
+
+
 def emit(spec: ReduceSpec) -> Provider:
     t, k = c_type(spec.dtype), spec.items_per_thread
     bx, by, bz = spec.block
@@ -26,7 +112,20 @@ def emit(spec: ReduceSpec) -> Provider:
     if k:
         lines.append(f"  {t} (&in)[{k}] = *reinterpret_cast<{t} (*)[{k}]>(items);")
     source = "in" if k else "value"
-    if spec.group.kind == BLOCK:
+    kind = spec.group.kind
+    scratch_type: str | None = None
+    header = "cub/warp/warp_reduce.cuh"
+    pre: list[str] = []
+    if kind == THREAD:
+        _thread(spec, op, lines)
+    elif kind == WARPS_IN_BLOCK:
+        _warps_within_block(spec, t, op, lines)
+        scratch_type = f"{t}[{spec.group.instances * spec.group.size // 32}]" if spec.uses_scratch else None
+    elif kind == CLUSTER:
+        header = "cub/block/block_reduce.cuh"
+        declaration, scratch_type = _cluster(spec, t, op, lines, bx, by, bz)
+        pre = [declaration]
+    elif kind == BLOCK:
         algo = f"cub::BlockReduce<{t}, {bx}, cub::BLOCK_REDUCE_{spec.algorithm.upper()}, {by}, {bz}>"
         header = "cub/block/block_reduce.cuh"
         pre = [f"struct @SYM@_storage {{ typename {algo}::TempStorage reduce; {t} result; }};"]
@@ -58,12 +157,13 @@ def emit(spec: ReduceSpec) -> Provider:
             width = w if is_power_of_two(w) else 32  # odd widths: one group per warp, starting at lane 0
             lines.append(f"  result = cub::ShuffleIndex<{width}>(result, 0, mask);")
         if spec.barrier:
-            lines.append("  __syncwarp(mask);")
+            lines.append(f"  __syncwarp(mask);  {REUSE_MARK}")
     body = (
         decl + "\n".join(pre) + "\n"
         + f'extern "C" __device__ {t} @SYM@({value_param}, long long valid_items, char* scratch, '
         f"unsigned long long stride) {{\n" + "\n".join(lines) + "\n  return result;\n}\n"
     )
     headers = (header, "cub/thread/thread_reduce.cuh", "cub/util_ptx.cuh", *operators.HEADERS)
-    return Provider.make("reduce", headers, body, scratch_type if spec.group.kind == BLOCK else
-                         ("typename " + algo + "::TempStorage" if spec.uses_scratch else None))
+    if kind in (BLOCK, THREAD, WARPS_IN_BLOCK, CLUSTER):
+        return Provider.make("reduce", headers, body, scratch_type)
+    return Provider.make("reduce", headers, body, "typename " + algo + "::TempStorage" if spec.uses_scratch else None)

@@ -1,0 +1,130 @@
+"""sm_90 builds of the qualified reduce groups (SPEC 9.3) and their compile-time errors."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numba_cuda_mlir import cuda
+
+import cuda.coop.numba_mlir as numba_coop
+from cuda import coop
+
+I32 = np.zeros(2048, np.int32)
+
+
+def _build(kernel, args=(I32, I32), block=128, target="sm_90"):
+    built = numba_coop.compile_kernel(kernel, args, block=block, target=target)
+    assert "CALL" not in built.sass() and built.local_memory_bytes == 0
+    return built
+
+
+def _error(kernel, cls, fragment, args=(I32, I32), block=128, target="sm_90"):
+    with pytest.raises(cls) as info:
+        numba_coop.compile_kernel(kernel, args, block=block, target=target)
+    message = str(info.value)
+    assert fragment in message, message
+    assert "test_reduce_groups_compile.py:" in message.splitlines()[0], message
+    return info.value
+
+
+def _kernel(kind, n=2, exhaustive=True, reduce=numba_coop.reduce, binary_op="sum", algorithm=None):
+    @cuda.jit
+    def kernel(src, dst):
+        block = coop.this_block()
+        if kind == "thread":
+            group = coop.this_thread()
+        elif kind == "cluster":
+            group = coop.this_cluster()
+        else:
+            group = block.group_by(n, exhaustive=exhaustive)
+        items = coop.ThreadData(4)
+        coop.load(block, src, items)
+        if group.is_member():
+            dst[cuda.threadIdx.x] = reduce(group, items, binary_op=binary_op, algorithm=algorithm)  # HERE
+
+    return kernel
+
+
+def test_thread_needs_no_scratch():
+    built = _build(_kernel("thread", binary_op="max"))
+    assert "ThreadReduce" in built.cpp_source and built.metadata["scratch_bytes"] == 0
+
+
+@pytest.mark.parametrize("n, exhaustive, barriers", [(1, True, 0), (2, True, 1), (4, True, 1), (3, False, 1)])
+def test_groups_of_warps_use_a_named_barrier_of_their_members(n, exhaustive, barriers):
+    built = _build(_kernel("warps", n, exhaustive, binary_op="sum"))
+    members = 128 // 32 // n * n * 32
+    if n > 1:
+        assert f"bar.sync 1, {members};" in built.cpp_source
+    assert built.sass().count("BAR.SYNC") == barriers  # the last call keeps no reuse barrier
+    assert "__syncthreads" not in built.cpp_source.split("cuda_coop_reduce")[-1]
+
+
+def test_groups_of_warps_keep_the_reuse_barrier_before_another_call():
+    @cuda.jit
+    def kernel(src, dst):
+        block = coop.this_block()
+        group = block.group_by(2)
+        items = coop.ThreadData(4)
+        coop.load(block, src, items)
+        first = numba_coop.sum(group, items)
+        second = numba_coop.reduce(group, items, binary_op="max")
+        dst[cuda.threadIdx.x] = first + second
+
+    built = _build(kernel)
+    assert built.cpp_source.count("// reuse barrier for the scratch") == 1
+
+
+def test_cluster_reads_distributed_shared_memory():
+    src = _build(_kernel("cluster", binary_op="sum")).cpp_source
+    assert "mapa.shared::cluster.u32" in src and "ld.shared::cluster.u32" in src
+    assert src.count("barrier.cluster.arrive.release; barrier.cluster.wait.acquire;") == 2
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.float32, np.float64, np.uint64])
+def test_cluster_every_dtype(dtype):
+    data = np.zeros(2048, dtype)
+    _build(_kernel("cluster", binary_op="max"), (data, data))
+
+
+def test_cluster_needs_sm_90():
+    _error(_kernel("cluster", binary_op="sum"), coop.CoopUnsupportedError,
+           "cluster groups require compute capability 9.0 or newer; target is sm_80", target="sm_80")
+
+
+@pytest.mark.parametrize("kind", ["thread", "warps", "cluster"])
+def test_common_api_rejects_the_qualified_groups(kind):
+    _error(_kernel(kind, reduce=coop.reduce, binary_op="sum"), coop.CoopUnsupportedError,
+           "cuda.coop.reduce does not support group kind")
+
+
+def test_common_message_points_to_the_qualified_namespace():
+    exc = _error(_kernel("thread", reduce=coop.reduce, binary_op="sum"), coop.CoopUnsupportedError,
+                 "; cuda.coop.numba_mlir.reduce also supports thread, warps_within_block, cluster")
+    assert "cuda.coop.reduce does not support group kind 'thread'" in str(exc)
+
+
+@pytest.mark.parametrize("kind", ["thread", "warps", "cluster"])
+def test_no_algorithm(kind):
+    _error(_kernel(kind, binary_op="sum", algorithm="raking"), coop.CoopValueError,
+           "cuda.coop.numba_mlir.reduce algorithm is supported only for block groups")
+
+
+def test_no_valid_items():
+    @cuda.jit
+    def kernel(src, dst):
+        group = coop.this_block().group_by(2)
+        dst[cuda.threadIdx.x] = numba_coop.sum(group, src[cuda.threadIdx.x], valid_items=10)
+
+    _error(kernel, coop.CoopValueError, "cuda.coop.numba_mlir.sum valid_items is supported only for block and warp "
+                                        "groups; got a warps_within_block group")
+
+
+def test_no_temp_storage():
+    @cuda.jit
+    def kernel(src, dst):
+        temp = coop.TempStorage()
+        dst[cuda.threadIdx.x] = numba_coop.sum(coop.this_cluster(), src[cuda.threadIdx.x], temp_storage=temp)
+
+    _error(kernel, coop.CoopValueError,
+           "cuda.coop.numba_mlir.sum does not accept temp_storage for cluster groups; their scratch is always "
+           "compiler-owned")
