@@ -222,7 +222,7 @@ def test_bins_per_thread_must_fit_int32():
 
 
 def test_scalar_samples():
-    """A scalar sample is a qualified-only form (SPEC 9.1): P4 in the common API; not built yet in the qualified one."""
+    """A scalar sample is a qualified-only form (SPEC 9.1): P4 in the common API."""
     def make(histogram):
         @cuda.jit
         def kernel(src, dst):
@@ -234,5 +234,19 @@ def test_scalar_samples():
     _error(make(coop.histogram), (np.zeros(1024, np.int32), _out(None)), coop.CoopTypeError,
            "cuda.coop.histogram requires a fixed-size ThreadData samples payload in the common API; use "
            "cuda.coop.numba_mlir for scalar payloads")
-    _error(make(numba_coop.histogram), (np.zeros(1024, np.int32), _out(None)), coop.CoopUnsupportedError,
-           "cuda.coop.numba_mlir.histogram scalar samples operands are not implemented by the numba-cuda-mlir backend")
+    _build(make(numba_coop.histogram), (np.zeros(1024, np.int32), _out(None)))  # the qualified form builds
+
+
+# ------------------------------------------------------------------------------------------------ scalar samples
+
+
+def test_qualified_scalar_samples_build():
+    """SPEC 9.1: cuda.coop.numba_mlir.histogram counts one scalar sample per thread."""
+    @cuda.jit
+    def kernel(src, dst):
+        block = coop.this_block()
+        counts = numba_coop.histogram(block, src[cuda.threadIdx.x], bins=100)
+        coop.store(block, dst, counts, algorithm="striped")
+
+    built = _build(kernel, (np.zeros(1024, np.uint8), _out(None)))
+    assert "unsigned char sample," in built.cpp_source and "items[i] = sample;" in built.cpp_source

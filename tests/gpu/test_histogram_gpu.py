@@ -9,7 +9,7 @@ import pytest
 from gpu_helpers import poisoned
 from numba_cuda_mlir import cuda
 
-import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (registers the backend; the alias keeps numba_cuda_mlir.cuda)
+import cuda.coop.numba_mlir as numba_coop  # the alias keeps the name `cuda` numba_cuda_mlir's
 from cuda import coop
 
 pytestmark = pytest.mark.gpu
@@ -169,3 +169,27 @@ def test_accumulate_across_tiles(algorithm, explicit, counter):
     expected = np.concatenate([np.bincount(t, minlength=threads * per_thread) for t in tiles]).astype(counter)
     np.testing.assert_array_equal(dst, expected)
     np.testing.assert_array_equal(src, original)
+
+
+@functools.cache
+def scalar_histogram_kernel(bins, per_thread, algorithm):
+    """SPEC 9.1: each thread counts one scalar sample (the qualified namespace)."""
+    @cuda.jit
+    def kernel(src, dst):
+        block = coop.this_block()
+        sample = src[cuda.blockIdx.x * block.count() + block.rank()]
+        counts = numba_coop.histogram(block, sample, bins=bins, bins_per_thread=per_thread, algorithm=algorithm)
+        coop.store(block, dst, counts, offset=np.int64(cuda.blockIdx.x) * block.count() * per_thread,
+                   algorithm="striped")
+
+    return kernel
+
+
+@pytest.mark.parametrize("sample", [np.uint8, np.int32, np.uint64])
+@pytest.mark.parametrize("algorithm", ["atomic", "sort"])
+def test_scalar_samples(sample, algorithm):
+    threads, bins, per_thread = 128, 200, 2
+    src = samples(GRID * threads, bins, sample)
+    dst = poisoned(GRID * threads * per_thread, np.int32)
+    launch(scalar_histogram_kernel(bins, per_thread, algorithm), (threads, 1, 1), src, dst)
+    np.testing.assert_array_equal(dst, expected_counts(src, threads, 1, bins, per_thread, np.int32))

@@ -13,7 +13,8 @@ _ALGORITHMS = {"atomic": "cub::BLOCK_HISTO_ATOMIC", "sort": "cub::BLOCK_HISTO_SO
 _COUNTING_TYPE = {"int64": "unsigned long long"}
 
 
-def emit(spec: HistogramSpec) -> Provider:
+def emit(spec: HistogramSpec, scalar_samples: bool = False) -> Provider:
+    """``scalar_samples``: the qualified form that counts one sample per thread, passed by value."""
     bx, by, bz = spec.block
     t, k = c_type(spec.sample_dtype), spec.items_per_thread
     out_t = c_type(spec.counter_dtype)
@@ -28,7 +29,7 @@ def emit(spec: HistogramSpec) -> Provider:
         "  @SYM@_scratch& s = *reinterpret_cast<@SYM@_scratch*>(scratch);",
         # A private copy: CUB takes the samples by mutable reference and BLOCK_HISTO_SORT sorts them in place.
         f"  {t} items[{k}];",
-        f"  for (int i = 0; i < {k}; ++i) items[i] = samples[i];",
+        f"  for (int i = 0; i < {k}; ++i) items[i] = {'sample' if scalar_samples else 'samples[i]'};",
         "  Algo(s.algo).Histogram(items, s.counters);  // zeroes the counters, then counts the tile",
         "  __syncthreads();  // every count is in before any member reads its bins",
         f"  const int rank = (int)cuda_coop::linear_rank<{bx}, {by}, {bz}>();",
@@ -39,6 +40,7 @@ def emit(spec: HistogramSpec) -> Provider:
     ]
     if spec.barrier:
         lines.append(reuse_barrier(None))
-    body = (scratch + f'extern "C" __device__ void @SYM@(const {t}* samples, {out_t}* output, char* scratch, '
+    samples = f"{t} sample" if scalar_samples else f"const {t}* samples"
+    body = (scratch + f'extern "C" __device__ void @SYM@({samples}, {out_t}* output, char* scratch, '
             "unsigned long long stride) {\n" + "\n".join(lines) + "\n}\n")
     return Provider.make("histogram", ("cub/block/block_histogram.cuh",), body, "@SYM@_scratch")

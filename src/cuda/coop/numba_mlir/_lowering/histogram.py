@@ -34,19 +34,29 @@ def result_payload(ctx: Any, call: Any) -> Any:
     return ctx.new_result_payload(call, extent, None, dtype=counter_dtype_of(call.name, _counter_dtype(ctx, call)))
 
 
+def _scalar_samples(ctx: Any, call: Any) -> str | None:
+    """SPEC 9.1: a qualified call may count one scalar sample per thread; its dtype (None: a payload)."""
+    var = call.args["samples"]
+    if ctx.payload(var) is not None or ctx.operand_form(var) is not None or not call.name.startswith(
+            "cuda.coop.numba_mlir."):
+        return None
+    return ctx.scalar_dtype(var, call, "samples")
+
+
 def plan(ctx: Any, call: Any) -> None:
     name = call.name
     group = ctx.group(call)
-    samples = ctx.require_payload(call, "samples")
+    scalar = _scalar_samples(ctx, call)
+    samples = None if scalar is not None else ctx.require_payload(call, "samples")
     desc = ctx.descriptor(call.args.get("temp_storage"), name)
-    spec = plan_histogram(name, group.spec, ctx.launch, samples.dtype, samples.items_per_thread,
+    spec = plan_histogram(name, group.spec, ctx.launch, scalar or samples.dtype, 1 if scalar else samples.items_per_thread,
                           ctx.static(call, "bins", None, kind="integer"), _bins_per_thread(ctx, call),
                           _counter_dtype(ctx, call), ctx.selector(call, "algorithm", "atomic"),
                           desc.descriptor if desc else None)
     from .._checks import user_name  # here: _checks imports this package
 
     check_payload_bytes(user_name(call.stmt.target.name), spec.bins_per_thread, spec.counter_dtype)
-    provider = cub_histogram.emit(spec)
-    site = SiteCall(provider.symbol, [Param("ptr", 0), Param("ptr", 1), Param("scratch"), Param("stride")],
-                    spec.sample_dtype)
+    provider = cub_histogram.emit(spec, scalar_samples=scalar is not None)
+    site = SiteCall(provider.symbol, [Param("value" if scalar else "ptr", 0), Param("ptr", 1), Param("scratch"),
+                                      Param("stride")], spec.sample_dtype)
     ctx.add_site(call, [call.args["samples"], ctx.result_operand(call)], site, provider, (group.spec, desc))
