@@ -85,9 +85,13 @@ def _fits(capacity: str, what: str) -> str:
 
 
 def _bulk(spec: RunLengthSpec, t: str, offset_t: str) -> list[str]:
+    """Window after window until the stream ends; each member writes its D consecutive items (CUB's blocked
+    direct store). The loop stops at the last window instead of stepping past the total, so the window offset
+    never overflows its type, and positions are 32-bit offsets from the window's start."""
     d, window = spec.decoded_items_per_thread, spec.window_items
     relative = spec.relative_offsets
-    store = "out[first + i] = decoded[i];" + (" rel[first + i] = relative[i];" if relative else "")
+    store = ("segment[first + i] = decoded[i];"
+             + (" relative_segment[first + i] = relative[i];" if relative else ""))
     lines = ["  cuda_coop::check_range(destination_offset, 0, 0x7fffffffffffffffll);",
              _fits("capacity", "the destination")]
     if relative:
@@ -95,15 +99,20 @@ def _bulk(spec: RunLengthSpec, t: str, offset_t: str) -> list[str]:
         lines.append(f"  {offset_t}* rel = relative_destination + destination_offset;")
     return lines + [
         f"  {t}* out = destination + destination_offset;",
-        f"  for (unsigned long long window = 0; window < total; window += {window}ull) {{",
+        f"  const unsigned first = rank * {d}u;",
+        f"  for ({offset_t} window = 0; window < total;) {{",
         f"    {t} decoded[{d}];",
         f"    {offset_t} relative[{d}];",
-        f"    table.RunLengthDecode(decoded, relative, ({offset_t})window);",
-        f"    const unsigned long long first = window + (unsigned long long)rank * {d}u;",
-        f"    if (window + {window}ull <= total) {{  // a full window: no bounds checks",
+        "    table.RunLengthDecode(decoded, relative, window);",
+        f"    {t}* segment = out + window;",
+        *([f"    {offset_t}* relative_segment = rel + window;"] if relative else []),
+        f"    const {offset_t} left = total - window;",
+        f"    if (left > {window}u) {{  // a full window, and more to come: no bounds checks",
         f"      for (int i = 0; i < {d}; ++i) {{ {store} }}",
+        f"      window += {window}u;",
         "    } else {",
-        f"      for (int i = 0; i < {d}; ++i) if (first + i < total) {{ {store} }}",
+        f"      for (int i = 0; i < {d}; ++i) if (first + i < left) {{ {store} }}",
+        "      break;",
         "    }",
         "  }",
     ]
