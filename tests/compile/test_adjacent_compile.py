@@ -302,30 +302,6 @@ def test_discontinuity_has_no_valid_items():
                                                    "'valid_items'")
 
 
-def test_qualified_difference_op_is_not_implemented_yet():
-    @cuda.jit
-    def kernel(src, dst):
-        items = numba_coop.ThreadData(2)
-        numba_coop.load(numba_coop.this_block(), src, items)
-        out = numba_coop.adjacent_difference(numba_coop.this_block(), items, difference_op=difference)
-        numba_coop.store(numba_coop.this_block(), dst, out)
-
-    _error(kernel, (I32, I32), coop.CoopUnsupportedError,
-           "cuda.coop.numba_mlir.adjacent_difference difference_op is not implemented by the numba-cuda-mlir backend")
-
-
-def test_qualified_flag_op_is_not_implemented_yet():
-    @cuda.jit
-    def kernel(src, dst):
-        items = numba_coop.ThreadData(2)
-        numba_coop.load(numba_coop.this_block(), src, items)
-        out = numba_coop.discontinuity(numba_coop.this_block(), items, flag_op=difference)
-        numba_coop.store(numba_coop.this_block(), dst, out)
-
-    _error(kernel, (I32, I32), coop.CoopUnsupportedError,
-           "cuda.coop.numba_mlir.discontinuity flag_op is not implemented by the numba-cuda-mlir backend")
-
-
 def test_common_difference_op_is_c3():
     @cuda.jit
     def kernel(src, dst):

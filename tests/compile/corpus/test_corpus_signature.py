@@ -285,34 +285,6 @@ def k_c3_prefix_op_callable(src, dst):
     coop.store(block, dst, out)
 
 
-# ------------------------------------------------------------------ R9: the same options through the qualified API
-
-
-@cuda.jit
-def k_r9_exchange_warp_time_slicing(src, dst):
-    block = coop.this_block()
-    items = coop.ThreadData(2)
-    coop.load(block, src, items)
-    out = numba_coop.exchange(block, items, warp_time_slicing=True)  # HERE
-    coop.store(block, dst, out)
-
-
-@cuda.jit
-def k_r9_warp_inclusive_sum_valid_items(src, dst):
-    warp = coop.this_warp()
-    dst[cuda.threadIdx.x] = numba_coop.inclusive_sum(warp, src[cuda.threadIdx.x], valid_items=16)  # HERE
-
-
-@cuda.jit
-def k_r9_exclusive_sum_aggregate_output(src, dst):
-    block = coop.this_block()
-    items = coop.ThreadData(2)
-    coop.load(block, src, items)
-    agg = coop.ThreadData(1, dtype=np.int32)
-    out = numba_coop.exclusive_sum(block, items, aggregate_output=agg)  # HERE
-    coop.store(block, dst, out)
-
-
 # ------------------------------------------------------------------ C4: compile-time parameters given runtime values
 
 
@@ -407,15 +379,6 @@ CASES = {
     "c3_prefix_op_callable_by_name": (k_c3_prefix_op_callable, (I32, I32), coop.CoopValueError,
                                       "cuda.coop.exclusive_sum prefix_op some_function requires cuda.coop.numba_mlir; "
                                       "the common API accepts: algorithm, temp_storage"),
-    "r9_exchange_warp_time_slicing": (k_r9_exchange_warp_time_slicing, (I32, I32), coop.CoopUnsupportedError,
-                                      "cuda.coop.numba_mlir.exchange warp_time_slicing is not implemented by the "
-                                      "numba-cuda-mlir backend in cuda-coop "),
-    "r9_warp_inclusive_sum_valid_items": (k_r9_warp_inclusive_sum_valid_items, (I32, I32), coop.CoopUnsupportedError,
-                                          "cuda.coop.numba_mlir.inclusive_sum valid_items is not implemented by the "
-                                          "numba-cuda-mlir backend in cuda-coop "),
-    "r9_exclusive_sum_aggregate_output": (k_r9_exclusive_sum_aggregate_output, (I32, I32), coop.CoopUnsupportedError,
-                                          "cuda.coop.numba_mlir.exclusive_sum aggregate_output is not implemented by "
-                                          "the numba-cuda-mlir backend in cuda-coop "),
     "c4_broadcast_runtime": (k_c4_broadcast_runtime, (I32, I32, True), coop.CoopTypeError,
                              "cuda.coop.sum broadcast must be a compile-time bool"),
     "c4_mode_runtime": (k_c4_mode_runtime, (I32, I32, "striped_to_blocked"), coop.CoopTypeError,

@@ -1,8 +1,10 @@
 """Scan family markers (the Scans page of the documentation)."""
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable
 
+from .._errors import CoopTypeError
 from .base import operation
 from .groups import ThreadGroup
 from .temp_storage import TempStorage
@@ -13,6 +15,9 @@ _DOC = """{summary}
     logical-warp groups take one scalar per lane. The result is fresh and defined in
     every member. ``algorithm`` (blocks only): ``"raking"`` (default), ``"raking_memoize"``,
     ``"warp_scans"``. ``scan_op`` is an operator string or a Python/device function.
+    The qualified variants (``cuda.coop.numba_mlir``) also accept ``valid_items=`` (warp
+    groups), ``aggregate_output=`` and ``prefix_op=`` (blocks; a ``StatefulFunction`` takes
+    its one-item state as a third positional operand).
 
     See Also:
         :doc:`Scans </operations/scan>` in the cuda-coop documentation.
@@ -60,3 +65,43 @@ def exclusive_scan(group: ThreadGroup, value: Any, /, *, scan_op: Any = None, in
 def inclusive_scan(group: ThreadGroup, value: Any, /, *, scan_op: Any = None, algorithm: str | None = None,
                    temp_storage: TempStorage | None = None) -> Any:
     ...
+
+
+class StatefulFunction:
+    """A block prefix callback with per-thread state, for ``prefix_op=`` of qualified block scans.
+
+    ``op(state, block_aggregate) -> prefix`` receives the caller's one-item state payload (index
+    it as ``state[0]``) and the block aggregate of the current scan, may update the state and
+    returns the prefix that seeds the scan. ``op`` is a module-level function or a class whose
+    unbound ``__call__(state, block_aggregate)`` is used. ``dtype`` is the state's NumPy or Numba
+    scalar type; ``name`` labels the callback in messages. Pass the state payload after the value::
+
+        running = numba_coop.StatefulFunction(add_running_total, numpy.int32)
+        state = coop.ThreadData(1, dtype=numpy.int32)
+        state[0] = 0
+        out = numba_coop.exclusive_sum(block, items, state, prefix_op=running)
+
+    CUB calls ``op`` in the first warp of the block; only thread 0's state is authoritative
+    afterwards. Available through ``cuda.coop.numba_mlir`` only.
+
+    See Also:
+        :doc:`Scans </operations/scan>` in the cuda-coop documentation.
+    """
+
+    __coop_stateful__ = True
+
+    def __init__(self, op: Any, dtype: Any, name: str | None = None) -> None:
+        function = inspect.getattr_static(op, "__call__", None) if isinstance(op, type) else op
+        function = getattr(function, "py_func", function)  # a cuda.jit(device=True) dispatcher
+        if not callable(function) or not hasattr(function, "__code__"):
+            raise CoopTypeError(f"StatefulFunction op must be a Python/device function or a class defining "
+                            f"__call__(state, block_aggregate); got {op!r}")
+        if name is not None and not isinstance(name, str):
+            raise CoopTypeError(f"StatefulFunction name must be a string or None; got {name!r}")
+        self.op = op
+        self.function = function
+        self.dtype = dtype
+        self.name = name if name is not None else getattr(op, "__qualname__", None) or repr(op)
+
+    def __repr__(self) -> str:
+        return f"StatefulFunction({self.name}, {self.dtype!r})"

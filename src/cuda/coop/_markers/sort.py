@@ -23,6 +23,9 @@ def merge_sort_keys(group: ThreadGroup, keys: ThreadData, /, *, descending: bool
             ``oob_default``, a key that orders after every valid key. Only the first ``valid_items`` output
             positions are defined.
         temp_storage: an explicit ``TempStorage`` (block groups only).
+        compare_op: qualified only (``cuda.coop.numba_mlir``): a module-level Python or device function
+            ``f(a, b)`` returning true when key ``a`` orders before key ``b`` (a strict weak ordering); the sort is
+            then stable. Not with ``descending=True``.
 
     See Also:
         :doc:`Merge sort </operations/merge_sort>` in the cuda-coop documentation.
@@ -86,6 +89,10 @@ def radix_rank(group: ThreadGroup, keys: ThreadData, /, *, begin_bit: int = 0, e
     permutation of ``0 .. T*K-1`` (ascending: keys with a smaller digit, plus equal digits at earlier blocked
     positions; ``descending`` counts larger digits). Keys: int32, uint32, int64, uint64. The bounds are
     compile-time: ``end_bit`` defaults to ``begin_bit + radix_bits`` (or ``begin_bit + 4``).
+
+    Qualified only (``cuda.coop.numba_mlir``): ``exclusive_digit_prefix=buf``, a writable int32 ThreadData of
+    ``ceil(2**bits / T)`` items; slot ``i`` of member ``t`` receives the number of keys whose digit precedes digit
+    ``t*extent + i`` in the ranking order (slots for digits ``>= 2**bits`` are unspecified).
 
     See Also:
         :doc:`Radix sort and radix rank </operations/radix_sort>` in the cuda-coop documentation.

@@ -16,6 +16,7 @@ from .common import (
     normalize_selector,
 )
 from .groups import reject_warp_descriptor, require_operation_group
+from .operators import OperatorSpec, resolve_operator, resolve_predicate
 from .temp_storage import Descriptor
 
 DIRECTIONS = ("left", "right")
@@ -40,6 +41,8 @@ class AdjacentSpec:
     has_predecessor: bool
     has_successor: bool
     barrier: bool
+    # The qualified difference_op (a binary operator) or flag_op (a predicate); None: subtraction / inequality.
+    operator: OperatorSpec | None = None
 
     @property
     def tile_items(self) -> int:
@@ -65,7 +68,10 @@ def _reject_boundaries(name: str, selector: str, kind: str, boundaries: dict[str
 
 def plan_adjacent_difference(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, items_per_thread: int,
                              direction: object, valid_items: Control, predecessor: Control, successor: Control,
-                             descriptor: Descriptor | None, qualified: bool) -> AdjacentSpec:
+                             descriptor: Descriptor | None, qualified: bool,
+                             difference_op: object = None) -> AdjacentSpec:
+    """``difference_op`` (qualified, SPEC 9.7): ``op(current, neighbour)`` in both directions; an operator string
+    of SPEC 8.0 or a Python/device function."""
     require_operation_group("adjacent_difference", name, group)
     direction = normalize_selector(name, "direction", direction, DIRECTIONS)
     check_payload_dtype(name, "values", dtype, qualified)
@@ -80,10 +86,11 @@ def plan_adjacent_difference(name: str, group: GroupSpec, launch: LaunchShape, d
             raise CoopValueError(f"{name} tile_successor_item cannot be combined with valid_items")
     for param, control in boundaries.items():
         boundary_literal(name, param, control, dtype)
+    operator = None if difference_op is None else resolve_operator(name, "difference_op", difference_op, dtype)
     reject_warp_descriptor(name, group, descriptor)
     return AdjacentSpec("adjacent_difference", group, launch.block, dtype, items_per_thread, direction,
                         valid_items is not None, predecessor is not None, successor is not None,
-                        descriptor is None or descriptor.auto_sync)
+                        descriptor is None or descriptor.auto_sync, operator)
 
 
 def discontinuity_mode(name: str, mode: object) -> str:
@@ -92,7 +99,9 @@ def discontinuity_mode(name: str, mode: object) -> str:
 
 def plan_discontinuity(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, items_per_thread: int,
                        mode: object, predecessor: Control, successor: Control, descriptor: Descriptor | None,
-                       qualified: bool) -> AdjacentSpec:
+                       qualified: bool, flag_op: object = None) -> AdjacentSpec:
+    """``flag_op`` (qualified, SPEC 9.7): a predicate; heads call ``flag_op(previous, current)``, tails
+    ``flag_op(current, next)``."""
     require_operation_group("discontinuity", name, group)
     mode = discontinuity_mode(name, mode)
     check_payload_dtype(name, "values", dtype, qualified)
@@ -100,6 +109,8 @@ def plan_discontinuity(name: str, group: GroupSpec, launch: LaunchShape, dtype: 
     _reject_boundaries(name, "mode", mode, boundaries)
     for param, control in boundaries.items():
         boundary_literal(name, param, control, dtype)
+    operator = resolve_predicate(name, "flag_op", flag_op, dtype)
     reject_warp_descriptor(name, group, descriptor)
     return AdjacentSpec("discontinuity", group, launch.block, dtype, items_per_thread, mode, False,
-                        predecessor is not None, successor is not None, descriptor is None or descriptor.auto_sync)
+                        predecessor is not None, successor is not None, descriptor is None or descriptor.auto_sync,
+                        operator)

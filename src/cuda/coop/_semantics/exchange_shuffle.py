@@ -1,17 +1,47 @@
-"""Planning of exchange and shuffle (SPEC 8.3, 8.4)."""
+"""Planning of exchange and shuffle (SPEC 8.3, 8.4; qualified extensions 9.4, 9.5)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .._errors import CoopTypeError, CoopValueError
-from .common import NUMERIC_DTYPES, GroupSpec, LaunchShape, normalize_selector
-from .groups import require_complete_warps, reject_warp_descriptor, require_operation_group
+from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
+from .common import (
+    BLOCK,
+    INTEGER_DTYPES,
+    NUMERIC_DTYPES,
+    Control,
+    GroupSpec,
+    LaunchShape,
+    Runtime,
+    Static,
+    check_runtime_int,
+    normalize_selector,
+)
+from .groups import (
+    reject_warp_descriptor,
+    require_complete_warps,
+    require_operation_group,
+)
 from .temp_storage import Descriptor
 
 EXCHANGE_MODES = ("striped_to_blocked", "blocked_to_striped")
-QUALIFIED_EXCHANGE_MODES = ("warp_striped_to_blocked", "blocked_to_warp_striped", "scatter_to_blocked",
-                            "scatter_to_striped", "scatter_to_striped_guarded", "scatter_to_striped_flagged")
-SHUFFLE_MODES = ("up", "down")
+WARP_STRIPED_MODES = ("warp_striped_to_blocked", "blocked_to_warp_striped")
+SCATTER_MODES = ("scatter_to_blocked", "scatter_to_striped", "scatter_to_striped_guarded",
+                 "scatter_to_striped_flagged")
+QUALIFIED_EXCHANGE_MODES = WARP_STRIPED_MODES + SCATTER_MODES
+# Scatter modes whose CUB method has no warp-time-sliced variant (SPEC 9.4, O15).
+UNSLICED_MODES = ("scatter_to_striped_guarded", "scatter_to_striped_flagged")
+SHUFFLE_MODES = ("up", "down")  # payload shuffles (both namespaces)
+SCALAR_SHUFFLE_MODES = ("offset", "rotate")  # scalar shuffles (qualified only)
+RANK_DTYPES = tuple(name for name in INTEGER_DTYPES if not name.startswith("u"))
+FLAG_DTYPES = INTEGER_DTYPES
+
+
+@dataclass(frozen=True)
+class Operand:
+    """An extra payload operand of an exchange (``ranks``, ``valid_flags``): its dtype and extent."""
+
+    dtype: str | None
+    items_per_thread: int
 
 
 @dataclass(frozen=True)
@@ -20,9 +50,22 @@ class ExchangeSpec:
     group: GroupSpec
     block: tuple[int, int, int]
     dtype: str
-    items_per_thread: int
+    items_per_thread: int  # 0 for a scalar shuffle
     mode: str
     barrier: bool
+    warp_time_slicing: bool = False
+    ranks_dtype: str | None = None
+    flags_dtype: str | None = None
+    distance: int | None = 1  # scalar shuffles: the static distance, None when it is a runtime value
+
+    @property
+    def threads(self) -> int:
+        x, y, z = self.block
+        return x * y * z
+
+
+def canonical_mode(value: object) -> object:
+    return value.strip().lower().replace("-", "_") if isinstance(value, str) else value
 
 
 def _check_common(name: str, dtype: str, descriptor: Descriptor | None, group: GroupSpec) -> None:
@@ -31,33 +74,113 @@ def _check_common(name: str, dtype: str, descriptor: Descriptor | None, group: G
     reject_warp_descriptor(name, group, descriptor)
 
 
+def _static_bool(name: str, param: str, value: object) -> bool:
+    if value is None:
+        return False
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return bool(value)
+    raise CoopTypeError(f"{name} {param} must be a compile-time bool")
+
+
+def _operand(name: str, param: str, operand: Operand, allowed: tuple[str, ...], items_per_thread: int) -> str:
+    """P2 (dtype) and P7 (extent) of a ``ranks`` / ``valid_flags`` payload."""
+    if operand.dtype not in allowed:
+        raise CoopTypeError(f"{name} does not support {param} dtype {operand.dtype}; supported: {', '.join(allowed)}")
+    if operand.items_per_thread != items_per_thread:
+        raise CoopValueError(f"{name} value and {param} must have the same items_per_thread ({items_per_thread} != "
+                             f"{operand.items_per_thread})")
+    return operand.dtype  # type: ignore[return-value]
+
+
 def plan_exchange(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, items_per_thread: int, mode: object,
-                  descriptor: Descriptor | None, qualified: bool) -> ExchangeSpec:
+                  descriptor: Descriptor | None, qualified: bool, *, ranks: Operand | None = None,
+                  valid_flags: Operand | None = None, warp_time_slicing: object = None) -> ExchangeSpec:
+    """Validate an exchange. ``ranks``/``valid_flags``/``warp_time_slicing`` only reach a qualified call (a common
+    call naming them is rejected by the call's signature, C3)."""
     require_operation_group("exchange", name, group)
     require_complete_warps(name, group, launch)
     allowed = EXCHANGE_MODES + (QUALIFIED_EXCHANGE_MODES if qualified else ())
-    if isinstance(mode, str) and not qualified:
-        canonical = mode.strip().lower().replace("-", "_")
-        if canonical in QUALIFIED_EXCHANGE_MODES:
-            raise CoopValueError(f"{name} mode {mode!r} requires cuda.coop.numba_mlir; the common API accepts: "
-                                 f"{', '.join(EXCHANGE_MODES)}")
+    if not qualified and canonical_mode(mode) in QUALIFIED_EXCHANGE_MODES:
+        raise CoopValueError(f"{name} mode {mode!r} requires cuda.coop.numba_mlir; the common API accepts: "
+                             f"{', '.join(EXCHANGE_MODES)}")
     mode = normalize_selector(name, "mode", mode, allowed)
-    if mode not in EXCHANGE_MODES:
-        from .._errors import CoopUnsupportedError
-
-        raise CoopUnsupportedError(f"{name} mode {mode!r} is not implemented by the numba-cuda-mlir backend yet")
+    if group.kind != BLOCK and mode not in EXCHANGE_MODES:
+        raise CoopUnsupportedError(f"{name} does not support group kind '{group.kind}' with mode {mode!r}; supported "
+                                   "group kinds: block")
+    slicing = _static_bool(name, "warp_time_slicing", warp_time_slicing)
+    if slicing and group.kind != BLOCK:
+        raise CoopValueError(f"{name} warp_time_slicing is supported only for block groups")
+    if mode in WARP_STRIPED_MODES and launch.threads % 32:
+        raise CoopValueError(f"{name} mode {mode!r} requires a block made of complete warps; block has "
+                             f"{launch.threads} threads")
+    if mode in SCATTER_MODES and ranks is None:
+        raise CoopValueError(f"{name} mode={mode!r} requires ranks")
+    if mode == "scatter_to_striped_flagged" and valid_flags is None:
+        raise CoopValueError(f"{name} mode={mode!r} requires valid_flags")
+    if slicing and mode in UNSLICED_MODES:
+        raise CoopValueError(f"{name} mode={mode!r} does not support warp_time_slicing")
+    if ranks is not None and mode not in SCATTER_MODES:
+        raise CoopValueError(f"{name} ranks requires a scatter mode ({', '.join(SCATTER_MODES)}); got mode={mode!r}")
+    if valid_flags is not None and mode != "scatter_to_striped_flagged":
+        raise CoopValueError(f"{name} valid_flags requires mode='scatter_to_striped_flagged'; got mode={mode!r}")
+    ranks_dtype = _operand(name, "ranks", ranks, RANK_DTYPES, items_per_thread) if ranks is not None else None
+    flags_dtype = (_operand(name, "valid_flags", valid_flags, FLAG_DTYPES, items_per_thread)
+                   if valid_flags is not None else None)
     _check_common(name, dtype, descriptor, group)
     return ExchangeSpec("exchange", group, launch.block, dtype, items_per_thread, mode,
-                        descriptor is None or descriptor.auto_sync)
+                        descriptor is None or descriptor.auto_sync, slicing, ranks_dtype, flags_dtype)
+
+
+def shuffle_mode(name: str, mode: object, qualified: bool) -> str:
+    """The canonical shuffle mode: C1/C2, and C3 for a scalar mode in a common call."""
+    if not qualified and canonical_mode(mode) in SCALAR_SHUFFLE_MODES:
+        raise CoopValueError(f"{name} mode {mode!r} requires cuda.coop.numba_mlir; the common API accepts: "
+                             f"{', '.join(SHUFFLE_MODES)}")
+    return normalize_selector(name, "mode", mode, SHUFFLE_MODES + (SCALAR_SHUFFLE_MODES if qualified else ()))
 
 
 def plan_shuffle(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, items_per_thread: int, mode: object,
-                 distance: object, descriptor: Descriptor | None) -> ExchangeSpec:
+                 distance: object, descriptor: Descriptor | None, qualified: bool = False) -> ExchangeSpec:
+    """A payload shuffle (``up``/``down``, ``distance`` exactly 1; ``items_per_thread`` > 0)."""
     require_operation_group("shuffle", name, group)
-    mode = normalize_selector(name, "mode", mode, SHUFFLE_MODES)
+    mode = shuffle_mode(name, mode, qualified)
+    if mode in SCALAR_SHUFFLE_MODES:
+        raise CoopTypeError(f"{name} value must be a scalar for mode {mode!r}; got a ThreadData payload")
     if isinstance(distance, bool) or distance != 1:
-        raise CoopValueError("cuda.coop.shuffle distance must be exactly 1 in the common API; use cuda.coop.numba_mlir "
-                             "for scalar offset and rotate shuffles")
+        if not qualified:
+            raise CoopValueError("cuda.coop.shuffle distance must be exactly 1 in the common API; use "
+                                 "cuda.coop.numba_mlir for scalar offset and rotate shuffles")
+        raise CoopValueError(f"{name} mode {mode!r} moves a ThreadData payload by exactly one position, so distance "
+                             f"must be 1; got {distance if isinstance(distance, str) else repr(distance)} (scalar values shuffle any distance with mode='offset' or "
+                             "mode='rotate')")
     _check_common(name, dtype, descriptor, group)
     return ExchangeSpec("shuffle", group, launch.block, dtype, items_per_thread, mode,
                         descriptor is None or descriptor.auto_sync)
+
+
+def plan_scalar_shuffle(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, mode: object,
+                        distance: Control, descriptor: Descriptor | None) -> ExchangeSpec:
+    """A qualified scalar shuffle (SPEC 9.5): ``offset`` (any distance; unspecified outside the block) or ``rotate``
+    (``1 <= distance < T``: C7 when static, a device trap when runtime)."""
+    require_operation_group("shuffle", name, group)
+    mode = shuffle_mode(name, mode, True)
+    if mode in SHUFFLE_MODES:
+        raise CoopTypeError(f"{name} value must be a ThreadData payload for mode {mode!r}; got a scalar (scalar "
+                            "values take mode='offset' or mode='rotate')")
+    if distance is None:
+        distance = Static(1)
+    elif (isinstance(distance, Static) and hasattr(distance.value, "__index__")
+          and not isinstance(distance.value, bool) and type(distance.value).__name__ != "bool_"):
+        distance = Static(distance.value.__index__())  # a NumPy integer constant
+    check_runtime_int(name, "distance", distance)
+    static = None
+    if isinstance(distance, Static):
+        static = int(distance.value)  # type: ignore[call-overload]
+        hi = launch.threads - 1
+        if mode == "rotate" and not 1 <= static <= hi:
+            raise CoopValueError(f"{name} static distance must be between 1 and {hi}; got {static}")
+    else:
+        assert isinstance(distance, Runtime)
+    _check_common(name, dtype, descriptor, group)
+    return ExchangeSpec("shuffle", group, launch.block, dtype, 0, mode, descriptor is None or descriptor.auto_sync,
+                        distance=static)

@@ -198,6 +198,24 @@ def resolve_operator(op: str, param: str, value: Any, dtype: str) -> OperatorSpe
     return OperatorSpec(canonical, True)
 
 
+def resolve_predicate(op: str, param: str, value: Any, dtype: str) -> OperatorSpec | None:
+    """A user predicate ``f(a, b) -> bool`` (SPEC 9.7: merge-sort ``compare_op``, discontinuity ``flag_op``).
+
+    Only Python functions and ``cuda.jit(device=True)`` dispatchers are accepted (C16 for one defined in the
+    kernel, C14 otherwise): a predicate has no operator string. It is compiled returning a boolean, so its symbol
+    carries a ``_pred`` suffix that keeps it apart from the same function used as a binary operator.
+    """
+    if value is None:
+        return None
+    if getattr(value, "defined_in_kernel", False) is True:
+        raise CoopTypeError(f"{op} {param} {value.name} is defined inside the kernel; define operator callables at "
+                            "module scope")
+    function = getattr(value, "py_func", value)
+    if isinstance(value, str) or not callable(function) or not hasattr(function, "__code__"):
+        raise CoopTypeError(f"{op} {param} must be a Python/device function; got {value!r}")
+    return OperatorSpec(callable_symbol(function, dtype) + "_pred", False, function)
+
+
 _NOISE = ("Failed in ", "During:", "NOTE:", "Please ", "This error may have been caused", "Enable logging",
           "For more information", "- Resolution failure", "Rejected as the implementation raised",
           "This line in your program", "and attach the full traceback")

@@ -5,11 +5,11 @@ from dataclasses import dataclass
 
 from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
 from .common import (
-    BLOCK, NUMERIC_DTYPES, Control, GroupSpec, LaunchShape, Runtime, Static, literal_as,
+    BLOCK, NUMERIC_DTYPES, Control, GroupSpec, LaunchShape, Runtime, Static, check_runtime_int, literal_as,
     normalize_selector,
 )
-from .groups import require_complete_warps, reject_warp_descriptor, require_operation_group
-from .operators import OperatorSpec, resolve_operator
+from .groups import reject_warp_descriptor, require_complete_warps, require_operation_group
+from .operators import OperatorSpec, callable_symbol, resolve_operator
 from .temp_storage import Descriptor
 
 ALGORITHMS = ("raking", "raking_memoize", "warp_scans")
@@ -33,16 +33,36 @@ class ScanSpec:
     algorithm: str
     barrier: bool
     prefix: OperatorSpec | None = None  # qualified block prefix callback f(block_aggregate) -> prefix
+    state_dtype: str | None = None  # a StatefulFunction prefix: op(state*, block_aggregate) -> prefix
+    has_valid_items: bool = False  # qualified warp valid_items (a runtime i64 parameter, range-checked)
+    aggregate: bool = False  # qualified aggregate_output (a pointer to one item)
 
     @property
     def uses_scratch(self) -> bool:
         return self.group.kind == BLOCK  # power-of-two warp scans shuffle
 
 
+def is_stateful(prefix_op: object) -> bool:
+    """A ``StatefulFunction`` (duck-typed: this layer does not import the markers)."""
+    return getattr(type(prefix_op), "__coop_stateful__", False) is True
+
+
+def stateful_symbol(prefix_op: object, dtype: str, state_dtype: str) -> OperatorSpec:
+    """The user callable of a StatefulFunction, with a symbol distinct from any binary use of the function."""
+    function = prefix_op.function  # type: ignore[attr-defined]
+    return OperatorSpec(f"{callable_symbol(function, dtype)}_state_{state_dtype}", False, function)
+
+
 def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype: str, items_per_thread: int,
               mode: object, scan_op: object, initial_value: Control, algorithm: object,
-              descriptor: Descriptor | None, prefix_op: object = None) -> tuple[ScanSpec, object]:
-    """The spec and the initial value converted to the dtype (a literal) or None."""
+              descriptor: Descriptor | None, prefix_op: object = None, valid_items: Control = None,
+              aggregate: bool = False, state_dtype: str | None = None,
+              has_state: bool = False) -> tuple[ScanSpec, object]:
+    """The spec and the initial value converted to the dtype (a literal) or None.
+
+    Qualified extensions (SPEC 9.6): ``valid_items`` (warp groups), ``aggregate`` (an aggregate_output payload
+    was given), ``prefix_op`` (a stateless function or a StatefulFunction whose state dtype is ``state_dtype``;
+    ``has_state``: a state operand was passed)."""
     require_operation_group("scan", name, group)
     require_complete_warps(name, group, launch)
     if dtype not in NUMERIC_DTYPES:
@@ -55,11 +75,25 @@ def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype
     if initial_value is not None and mode == "inclusive":
         raise CoopValueError(f"{name} initial_value is not supported for inclusive scans")
     prefix = None
+    stateful = is_stateful(prefix_op)
+    if has_state and not stateful:
+        raise CoopValueError(f"{name} state requires prefix_op=StatefulFunction(...)")
     if prefix_op is not None:
         if group.kind != BLOCK:
             raise CoopValueError(f"{name} prefix_op is supported only for block groups")
         if initial_value is not None:
             raise CoopValueError(f"{name} prefix_op cannot be combined with initial_value")
+        if aggregate:
+            raise CoopValueError(f"{name} prefix_op cannot be combined with aggregate_output")
+    if stateful:
+        if not has_state:
+            raise CoopValueError(f"{name} prefix_op StatefulFunction requires a state operand after value "
+                                 f"({name.rsplit('.', 1)[-1]}(group, value, state, prefix_op=...))")
+        if state_dtype not in NUMERIC_DTYPES:
+            raise CoopTypeError(f"{name} does not support prefix_op state dtype {state_dtype}; supported: "
+                                f"{', '.join(NUMERIC_DTYPES)}")
+        prefix = stateful_symbol(prefix_op, dtype, state_dtype)
+    elif prefix_op is not None:
         prefix = resolve_operator(name, "prefix_op", prefix_op, dtype)
         if prefix.builtin:
             raise CoopTypeError(f"{name} prefix_op must be a Python/device function f(block_aggregate) -> prefix; "
@@ -72,6 +106,13 @@ def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype
     elif isinstance(initial_value, Runtime) and initial_value.dtype not in (None, dtype):
         raise CoopTypeError(
             f"{name} initial_value must have the payload dtype {dtype}; got {initial_value.dtype}; cast it")
+    if valid_items is not None:
+        if group.kind == BLOCK:
+            raise CoopValueError(f"{name} valid_items is supported only for warp and logical-warp groups")
+        check_runtime_int(name, "valid_items", valid_items)
+        if isinstance(valid_items, Static) and not 1 <= valid_items.value <= group.size:  # type: ignore[operator]
+            raise CoopValueError(
+                f"{name} static valid_items must be between 1 and {group.size}; got {valid_items.value}")
     if algorithm is not None and group.kind != BLOCK:
         raise CoopValueError(f"{name} algorithm is supported only for block groups")
     chosen = normalize_selector(name, "algorithm", "raking" if algorithm is None else algorithm, ALGORITHMS)
@@ -81,5 +122,5 @@ def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype
     reject_warp_descriptor(name, group, descriptor)
     barrier = group.kind == BLOCK and (descriptor is None or descriptor.auto_sync)
     spec = ScanSpec(group, launch.block, dtype, items_per_thread, mode, operator, initial_value is not None, chosen,
-                    barrier, prefix)
+                    barrier, prefix, state_dtype if stateful else None, valid_items is not None, aggregate)
     return spec, literal

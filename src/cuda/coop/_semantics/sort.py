@@ -9,6 +9,7 @@ from .common import (
     is_power_of_two, itemsize, literal_as,
 )
 from .groups import reject_warp_descriptor, require_complete_warps, require_operation_group
+from .operators import OperatorSpec, resolve_predicate
 from .temp_storage import Descriptor
 
 RADIX_KEY_DTYPES = ("int32", "uint32", "int64", "uint64")
@@ -32,6 +33,7 @@ class SortSpec:
     blocked_to_striped: bool  # qualified radix option: striped output
     barrier: bool
     topk: bool = False  # top-k selection through a radix sort: keys past valid_items are padded to sort last
+    compare: OperatorSpec | None = None  # merge sort: the qualified compare_op predicate (None: less/greater)
 
     @property
     def tile_items(self) -> int:
@@ -75,10 +77,9 @@ def plan_merge_sort(name: str, group: GroupSpec, launch: LaunchShape, key_dtype:
         raise CoopTypeError(f"{name} does not support keys dtype {key_dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
     value_dtype = _check_values(name, items_per_thread, values)
     descending = _descending(name, descending)
-    if compare_op is not None:
-        if descending:
-            raise CoopValueError(f"{name} compare_op cannot be combined with descending=True")
-        raise CoopUnsupportedError(f"{name} compare_op is not implemented by the numba-cuda-mlir backend yet")
+    if compare_op is not None and descending:
+        raise CoopValueError(f"{name} compare_op cannot be combined with descending=True")
+    compare = resolve_predicate(name, "compare_op", compare_op, key_dtype)
     if (valid_items is None) != (oob_default is None):
         raise CoopValueError("valid_items and oob_default must be provided together")
     tile = group.size * items_per_thread
@@ -93,7 +94,8 @@ def plan_merge_sort(name: str, group: GroupSpec, launch: LaunchShape, key_dtype:
                 f"{name} oob_default must have the payload dtype {key_dtype}; got {oob_default.dtype}; cast it")
     reject_warp_descriptor(name, group, descriptor)
     return SortSpec("merge_sort", group, launch.block, key_dtype, value_dtype, items_per_thread, descending,
-                    valid_items is not None, None, None, False, descriptor is None or descriptor.auto_sync)
+                    valid_items is not None, None, None, False, descriptor is None or descriptor.auto_sync,
+                    compare=compare)
 
 
 def _static_bit(name: str, param: str, control: Control, lo: int, hi: int) -> int | None:
@@ -154,15 +156,27 @@ class RankSpec:
     radix_bits: int
     descending: bool
     barrier: bool
+    digit_prefix: bool = False  # the qualified exclusive_digit_prefix payload is written (SPEC 9.8)
 
     @property
     def key_bits(self) -> int:
         return itemsize(self.key_dtype) * 8
 
+    @property
+    def prefix_extent(self) -> int:
+        return digit_prefix_extent(self.radix_bits, self.group.size)
+
+
+def digit_prefix_extent(radix_bits: int, threads: int) -> int:
+    """SPEC 9.8: each member holds ceil(2**bits / T) digit prefixes."""
+    return -(-(1 << radix_bits) // threads)
+
 
 def plan_radix_rank(name: str, group: GroupSpec, launch: LaunchShape, key_dtype: str, items_per_thread: int,
                     begin_bit: object, end_bit: object, radix_bits: object, descending: object,
-                    descriptor: Descriptor | None) -> RankSpec:
+                    descriptor: Descriptor | None, exclusive_digit_prefix: tuple[str | None, int] | None = None
+                    ) -> RankSpec:
+    """``exclusive_digit_prefix``: (dtype, items_per_thread) of the qualified writable payload, when given."""
     require_operation_group("radix_sort_keys", name, group)
     if key_dtype not in RADIX_KEY_DTYPES:
         raise CoopTypeError(f"{name} does not support keys dtype {key_dtype}; supported: {', '.join(RADIX_KEY_DTYPES)}")
@@ -184,8 +198,16 @@ def plan_radix_rank(name: str, group: GroupSpec, launch: LaunchShape, key_dtype:
     if end - begin > 8:  # type: ignore[operator]
         raise CoopValueError("radix_rank bit width must be <= 8")
     check_radix_tile(name, launch.threads * items_per_thread)
+    if exclusive_digit_prefix is not None:
+        dtype, extent = exclusive_digit_prefix
+        if dtype not in (None, "int32"):
+            raise CoopTypeError(f"{name} does not support exclusive_digit_prefix dtype {dtype}; supported: int32")
+        expected = digit_prefix_extent(end - begin, group.size)  # type: ignore[operator]
+        if extent != expected:
+            raise CoopValueError(f"{name} exclusive_digit_prefix must have ceil(2**{end - begin} / {group.size}) = "
+                                 f"{expected} items per thread; got {extent}")
     return RankSpec(group, launch.block, key_dtype, items_per_thread, begin, end - begin, descending,  # type: ignore
-                    descriptor is None or descriptor.auto_sync)
+                    descriptor is None or descriptor.auto_sync, exclusive_digit_prefix is not None)
 
 
 # ---------------------------------------------------------------------------- top-k (SPEC 8.11)

@@ -9,7 +9,7 @@ import os
 import re
 from typing import Any
 
-from .._errors import CoopError, CoopIndexError, CoopTypeError, CoopUnsupportedError, located
+from .._errors import CoopError, CoopIndexError, CoopTypeError, CoopUnsupportedError, CoopValueError, located
 from .._version import __version__
 from .._markers.base import op_name
 from .._semantics.common import check_payload_bytes, check_payload_dtype
@@ -17,7 +17,7 @@ from .._semantics.groups import require_operation_group
 from .._semantics.reduce import require_reduce_group
 from . import _compat as nb
 from ._lowering import array_words
-from ._ir import ArgRef, DescVal, GroupVal, MethodVal, Obj, PayloadTuple, PayloadVal
+from ._ir import THREAD_DATA, ArgRef, DescVal, GroupVal, MethodVal, Obj, PayloadTuple, PayloadVal
 
 _KINDS = {GroupVal: "ThreadGroup", PayloadVal: "ThreadData", PayloadTuple: "ThreadData", DescVal: "TempStorage"}
 
@@ -60,12 +60,15 @@ class KernelChecks:
                         require_reduce_group(call.name, group, self.launch)
                     else:
                         require_operation_group(call.op, call.name, group)
+                arrays: dict[int, str] = {}  # the user's arrays passed as payloads: id -> parameter
                 for param, var in call.args.items():
                     if param == "group" or not isinstance(var, nb.ir.Var):
                         continue
                     value = self.resolver.var(var.name)
                     if isinstance(value, PayloadTuple):
                         raise self._tuple_operand_error(value, param, call.name)
+                    if isinstance(value, PayloadVal) and value.form != THREAD_DATA:
+                        self._check_array_payload(call, param, value, arrays)
                     if isinstance(value, PayloadVal) and value.explicit:
                         check_payload_dtype(call.name, param, value.dtype, call.name.startswith("cuda.coop.numba_mlir."))
                     if isinstance(value, ArgRef) and isinstance(value.type, nb.types.Array):
@@ -73,7 +76,7 @@ class KernelChecks:
             except CoopError as exc:
                 raise located(exc, stmt.loc) from None
         for payload in self.payloads:
-            if payload.explicit and payload.same_as is None:
+            if payload.explicit and payload.same_as is None and payload.form == THREAD_DATA:
                 try:
                     check_payload_dtype("cuda.coop.ThreadData", "dtype", payload.dtype, True)
                     check_payload_bytes(user_name(payload.var), payload.items_per_thread, payload.dtype)
@@ -138,6 +141,16 @@ class KernelChecks:
                 elif isinstance(definition, nb.ir.Expr) and definition.op in (
                         "getiter", "iternext", "pair_first", "typed_getitem", "getitem", "static_getitem"):
                     pending.append(definition.value)
+
+    def _check_array_payload(self, call: Any, param: str, payload: PayloadVal, seen: dict[int, str]) -> None:
+        """SPEC 9.1: the user's own arrays are payloads of qualified calls only (P4), never two operands at once."""
+        if not call.name.startswith("cuda.coop.numba_mlir."):
+            raise CoopTypeError(f"{call.name} requires a fixed-size ThreadData {param} payload in the common API; "
+                                f"use cuda.coop.numba_mlir for {payload.form} payloads")
+        if id(payload) in seen:
+            raise CoopValueError(f"{call.name} {seen[id(payload)]} and {param} are the same array; array payloads "
+                                 "must not alias another operand of the call")
+        seen[id(payload)] = param
 
     def _check_array(self, call: Any, param: str, ty: Any) -> None:
         if ty.ndim != 1 or ty.layout != "C":
@@ -217,9 +230,10 @@ class KernelChecks:
                             continue
                 used = [stmt.value] if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)) else stmt.list_vars()
                 for var in used:
-                    kind = _KINDS.get(type(self.resolver.var(var.name)))
-                    if kind is None:
-                        continue
+                    value = self.resolver.var(var.name)
+                    kind = _KINDS.get(type(value))
+                    if kind is None or (isinstance(value, PayloadVal) and value.form != THREAD_DATA):
+                        continue  # the user's own arrays may go anywhere
                     if isinstance(callee, Obj) and self._uses_coop(callee.value):
                         raise located(self._not_inlined(callee.value), stmt.loc)  # H1 is the root cause
                     use = self._describe_use(stmt, callee)

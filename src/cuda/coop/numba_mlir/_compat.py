@@ -129,10 +129,23 @@ def literal_type(value: object) -> object:
     return _types.literal(value)
 
 
-def compile_operator(function: object, dtype: str, cc: int, symbol: str, arity: int = 2) -> bytes:
-    """LTO-IR of ``dtype function(dtype, ...)`` (``arity`` arguments) with a C ABI under ``symbol``."""
+def compile_operator(function: object, dtype: str, cc: int, symbol: str, arity: int = 2,
+                     result: str | None = None) -> bytes:
+    """LTO-IR of ``result function(dtype, ...)`` (``arity`` arguments; ``result`` defaults to ``dtype``) with a C ABI
+    under ``symbol``. ``result="boolean"`` (predicates) returns the truth value as one byte, 0 or 1."""
     ty = numba_dtype(dtype)
-    code, _ = nb_cuda.compile(function, ty(*([ty] * arity)), device=True, abi="c", abi_info={"abi_name": symbol},
+    rty = ty if result is None else numba_dtype(result)
+    code, _ = nb_cuda.compile(function, rty(*([ty] * arity)), device=True, abi="c", abi_info={"abi_name": symbol},
+                              output="ltoir", cc=(cc // 10, cc % 10))
+    return bytes(code)
+
+
+def compile_stateful_operator(function: object, state_dtype: str, dtype: str, cc: int, symbol: str) -> bytes:
+    """LTO-IR of ``dtype function(state_dtype* state, dtype)`` with a C ABI under ``symbol`` (a StatefulFunction:
+    the state arrives as a pointer to the caller's one-item payload, indexed ``state[0]``)."""
+    ty = numba_dtype(dtype)
+    sig = ty(types.CPointer(numba_dtype(state_dtype)), ty)
+    code, _ = nb_cuda.compile(function, sig, device=True, abi="c", abi_info={"abi_name": symbol},
                               output="ltoir", cc=(cc // 10, cc % 10))
     return bytes(code)
 

@@ -52,6 +52,9 @@ class MethodVal:
     name: str
 
 
+THREAD_DATA, LOCAL_ARRAY, SHARED_ROW = "ThreadData", "local array", "shared array row"
+
+
 @dataclass(eq=False)
 class PayloadVal:
     """One ThreadData construction site."""
@@ -65,12 +68,33 @@ class PayloadVal:
     evidence: list = field(default_factory=list)  # (dtype, where)
     same_as: "PayloadVal | None" = None  # an operation result shares its input's dtype
     array: Any = None  # the IR variable of a result's local array when it is not ``stmt``'s target (tuple results)
+    form: str = "ThreadData"  # or LOCAL_ARRAY: the user's own 1-D local array, a qualified payload (SPEC 9.1)
 
     def root(self) -> "PayloadVal":
         node = self
         while node.same_as is not None:
             node = node.same_as
         return node
+
+
+@dataclass(eq=False)
+class SharedArrayVal:
+    """A static ``cuda.shared.array`` or ``numba_coop.shared.array`` (``in_backing``): its rows are payloads."""
+
+    stmt: Any
+    shape: tuple
+    dtype: str
+    alignment: int
+    in_backing: bool
+    rows: dict = field(default_factory=dict)  # id(statement) -> the PayloadVal of ``arr[r]``
+
+    def row(self, stmt: Any) -> "PayloadVal | object":
+        if stmt is None or len(self.shape) != 2:
+            return UNKNOWN
+        if id(stmt) not in self.rows:
+            self.rows[id(stmt)] = PayloadVal(stmt, stmt.target.name, int(self.shape[1]), self.dtype, True, stmt.loc,
+                                             form=SHARED_ROW)
+        return self.rows[id(stmt)]
 
 
 @dataclass(eq=False)
@@ -200,6 +224,16 @@ class Resolver:
             return Obj(-inner.value) if isinstance(inner, Obj) and _is_int(inner.value) else UNKNOWN
         if value.op == "cast":
             return self.var(value.value.name)
+        if value.op in ("getitem", "static_getitem"):  # a row of a 2-D shared array: a per-thread payload
+            base = self.var(value.value.name)
+            if isinstance(base, SharedArrayVal):
+                index = value.index if value.op == "static_getitem" else self.var(value.index.name)
+                if isinstance(index, tuple) or (isinstance(index, Obj) and isinstance(index.value, tuple)):
+                    return UNKNOWN  # rows[r, i] is an element
+                if value.op == "getitem" and any(isinstance(d, nb.ir.Expr) and d.op == "build_tuple"
+                                                 for d in self.definitions(value.index.name)):
+                    return UNKNOWN
+                return base.row(self.stmt_of.get(id(value)))
         if value.op in ("exhaust_iter", "static_getitem"):  # unpacking or indexing a multi-payload result
             index = value.index if value.op == "static_getitem" else None
             count = value.count if value.op == "exhaust_iter" else None

@@ -29,11 +29,15 @@ from .._semantics.common import (
 from .._semantics.temp_storage import ScratchUse, layout, make_descriptor
 from .._version import __version__
 from . import _compat as nb
-from ._ir import UNKNOWN, ArgRef, DescVal, GroupVal, MethodVal, Obj, PayloadTuple, PayloadVal, Resolver, dtype_of_object
+from ._ir import (
+    THREAD_DATA, UNKNOWN, ArgRef, DescVal, GroupVal, LOCAL_ARRAY, MethodVal, Obj, PayloadTuple, PayloadVal, Resolver,
+    dtype_of_object,
+)
 from ._lowering import Backing, SiteCall, make_site
 from ._checks import KernelChecks, user_name
 from ._inference import DtypeInference
 from ._barriers import elide_last_reuse_barriers
+from ._shared_arrays import SharedArrays, is_backing_array_marker, new_pointer_site
 from ._lowering import FAMILIES
 from ._qualified import PENDING_QUALIFIED_OPTIONS, QUALIFIED_OPTIONS
 from ._uniformity import check_participation
@@ -45,7 +49,7 @@ _FACTORIES = {"this_block": BLOCK, "this_warp": WARP, "this_thread": THREAD, "th
 def _is_coop_object(value: Any) -> bool:
     if isinstance(value, type(np)) and (value.__name__ == "cuda.coop" or value.__name__.startswith("cuda.coop.")):
         return True
-    return getattr(value, OP_ATTR, None) is not None or value is ThreadGroup
+    return getattr(value, OP_ATTR, None) is not None or value is ThreadGroup or is_backing_array_marker(value)
 
 
 def mentions_coop(func_ir: Any) -> bool:
@@ -90,7 +94,7 @@ class _Site:
     scratch: ScratchUse | None = None
 
 
-class KernelPlan(DtypeInference, KernelChecks):
+class KernelPlan(DtypeInference, KernelChecks, SharedArrays):
     operations = OPERATIONS
     is_coop_object = staticmethod(_is_coop_object)
     def __init__(self, state: Any):
@@ -107,6 +111,7 @@ class KernelPlan(DtypeInference, KernelChecks):
         self.cc = nb.target_cc(state)
         self.resolver = Resolver(self.func_ir, tuple(state.args), self._constructor)
         self.payloads: list[PayloadVal] = []
+        self.backing_arrays: list = []  # numba_coop.shared.array sites (SharedArrayVal)
         self.descriptors: list[DescVal] = []
         self.groups: list[GroupVal] = []
         self.constructor_stmts: dict[int, Any] = {}
@@ -135,6 +140,12 @@ class KernelPlan(DtypeInference, KernelChecks):
                     self.groups.append(result)
                 elif name == "ThreadData":
                     result = self._thread_data(stmt, callee.value)
+                elif callee.value is nb.nb_cuda.local.array:
+                    result = self._local_array_payload(stmt)
+                elif callee.value is nb.nb_cuda.shared.array:
+                    result = self._shared_array(stmt, in_backing=False)
+                elif is_backing_array_marker(callee.value):
+                    result = self._shared_array(stmt, in_backing=True)
                 elif name == "TempStorage":
                     result = self._temp_storage(stmt, callee.value)
                 elif callee.value is len and len(stmt.value.args) == 1:
@@ -241,6 +252,30 @@ class KernelPlan(DtypeInference, KernelChecks):
         if alignment is not None and (alignment <= 0 or alignment & (alignment - 1)):
             raise CoopValueError(f"ThreadData alignment must be a positive power of two; got {alignment}")
         payload = PayloadVal(stmt, stmt.target.name, int(k), dtype, dtype is not None, stmt.loc)
+        self.payloads.append(payload)
+        return payload
+
+    def _local_array_payload(self, stmt: Any) -> Any:
+        """A 1-D ``cuda.local.array(K, dtype)`` (``numba_coop.local.array`` is the same function): a payload the
+        qualified calls take as an operand or output (SPEC 9.1). Anything else stays an ordinary array."""
+        expr = stmt.value
+        args, kws = list(expr.args), dict(expr.kws)
+        shape_var = args[0] if args else kws.get("shape")
+        dtype_var = args[1] if len(args) > 1 else kws.get("dtype")
+        shape = self._static(shape_var, stmt, "", must=False)
+        if isinstance(shape_var, nb.ir.Var):  # a one-item tuple written in the kernel: (K,)
+            for definition in self.resolver.definitions(shape_var.name):
+                if isinstance(definition, nb.ir.Expr) and definition.op == "build_tuple" and len(definition.items) == 1:
+                    shape = self._static(definition.items[0], stmt, "", must=False)
+        if isinstance(shape, tuple) and len(shape) == 1:
+            shape = shape[0]
+        if isinstance(shape, bool) or not isinstance(shape, (int, np.integer)) or shape <= 0:
+            return UNKNOWN
+        dtype_obj = self._static(dtype_var, stmt, "", must=False)
+        dtype = None if dtype_obj is None or isinstance(dtype_obj, (str, Runtime)) else dtype_of_object(dtype_obj)
+        if dtype is None:
+            return UNKNOWN
+        payload = PayloadVal(stmt, stmt.target.name, int(shape), dtype, True, stmt.loc, form=LOCAL_ARRAY)
         self.payloads.append(payload)
         return payload
 
@@ -463,37 +498,46 @@ class KernelPlan(DtypeInference, KernelChecks):
     # --------------------------------------------------------------- checks
     # ---------------------------------------------------------------- build
     def _build(self) -> None:
-        if not self.sites:
+        if not self.sites and not self.backing_arrays:
             return
-        arch = f"sm_{self.cc}"
-        providers = [s.provider for s in self.sites]
-        try:
-            built = nvrtc.build(providers, arch, f"kernel {self.kernel}")
-        except CoopError as exc:
-            raise located(exc, self.sites[0].stmt.loc) from None
-        self.cpp_source = built.source
-        ltoir = nb.nb_cuda.LTOIR(built.ltoir, name=f"cuda_coop_{self.kernel}.ltoir")
+        built = None
         uses = []
-        for entry in self.sites:
-            entry.site.ltoir = ltoir
-            if entry.scratch is not None:
-                size, align = built.scratch[entry.provider.symbol]
-                entry.scratch.need = ScratchNeed(max(size, 1), align)
-                uses.append(entry.scratch)
+        if self.sites:
+            arch = f"sm_{self.cc}"
+            providers = [s.provider for s in self.sites]
+            try:
+                built = nvrtc.build(providers, arch, f"kernel {self.kernel}")
+            except CoopError as exc:
+                raise located(exc, self.sites[0].stmt.loc) from None
+            self.cpp_source = built.source
+            ltoir = nb.nb_cuda.LTOIR(built.ltoir, name=f"cuda_coop_{self.kernel}.ltoir")
+            for entry in self.sites:
+                entry.site.ltoir = ltoir
+                if entry.scratch is not None:
+                    size, align = built.scratch[entry.provider.symbol]
+                    entry.scratch.need = ScratchNeed(max(size, 1), align)
+                    uses.append(entry.scratch)
+        arrays = self._backing_array_uses()
         user_static, user_dynamic, static_name = self._user_shared()
         try:
-            plan = layout(uses, [d.descriptor for d in self.descriptors], user_static, user_dynamic, self.kernel,
-                          self.cc, static_name)
+            plan = layout(uses + [use for _, use, _ in arrays],
+                          [d.descriptor for d in self.descriptors] + [desc for _, _, desc in arrays],
+                          user_static, user_dynamic, self.kernel, self.cc, static_name)
         except CoopError as exc:
-            raise located(exc, (self.sites[0].stmt if not uses else self._site_of(uses[0])).loc) from None
+            where = self._site_of(uses[0]).loc if uses else (self.sites[0].stmt.loc if self.sites
+                                                             else arrays[0][0].stmt.loc)
+            raise located(exc, where) from None
         backing = Backing(plan.size, plan.alignment, plan.dynamic) if plan.size else None
         for entry in self.sites:
             if entry.scratch is not None:
                 entry.site.backing = backing
                 entry.site.scratch_offset = entry.scratch.offset
                 entry.site.stride = entry.scratch.stride
-        self.state.metadata["cuda_coop"] = {"cpp_source": built.source, "scratch_bytes": plan.size,
-                                            "dynamic": plan.dynamic, "from_cache": built.from_cache}
+        for value, use, _ in arrays:
+            value.site = new_pointer_site(value)  # type: ignore[attr-defined]
+            value.site.backing, value.site.scratch_offset = backing, use.offset  # type: ignore[attr-defined]
+        self.state.metadata["cuda_coop"] = {"cpp_source": built.source if built else "", "scratch_bytes": plan.size,
+                                            "dynamic": plan.dynamic, "from_cache": built.from_cache if built else True}
         if plan.dynamic:
             nb.set_required_dynamic_shared_memory(self.state, plan.size)
 
@@ -513,10 +557,10 @@ class KernelPlan(DtypeInference, KernelChecks):
                     continue
                 args = [self.resolver.var(a.name) for a in stmt.value.args]
                 kws = {k: self.resolver.var(v.name) for k, v in stmt.value.kws}
-                shape = args[0] if args else kws.get("shape")
+                shape = self._shape_of(stmt.value.args[0] if stmt.value.args else dict(stmt.value.kws).get("shape"),
+                                       stmt)
                 dtype = args[1] if len(args) > 1 else kws.get("dtype")
-                shape_value = shape.value if isinstance(shape, Obj) else None
-                count = int(np.prod(shape_value)) if isinstance(shape_value, (int, tuple)) else 0
+                count = int(np.prod(shape)) if shape is not None else 0
                 dtype_name = dtype_of_object(dtype.value) if isinstance(dtype, Obj) else None
                 if count == 0 or dtype_name is None:
                     dynamic = stmt.target.name
@@ -540,6 +584,7 @@ class KernelPlan(DtypeInference, KernelChecks):
                         isinstance(d, (ir.Global, ir.FreeVar)) or (isinstance(d, ir.Expr) and d.op == "getattr")
                         for d in self.resolver.definitions(var.name)) and isinstance(self.resolver.var(var.name), Obj):
                     dropped.add(var.name)  # e.g. binary_op=module.op
+        backing_stmts = {id(value.stmt): value for value in self.backing_arrays}
         payload_stmts: dict[int, list[PayloadVal]] = {}
         for payload in self.payloads:
             payload_stmts.setdefault(id(payload.stmt), []).append(payload)
@@ -571,7 +616,11 @@ class KernelPlan(DtypeInference, KernelChecks):
                             stmt = ir.Assign(result, target, loc)
                         else:
                             stmt.value = ir.Expr.call(fn, operands, (), loc)
-                    elif id(stmt) in payload_stmts:  # a ThreadData constructor becomes its local array
+                    elif id(stmt) in backing_stmts:  # numba_coop.shared.array: a view of its slice of the backing
+                        body.extend(self._backing_array_statements(block, stmt, backing_stmts[id(stmt)], typingctx))
+                        continue
+                    elif id(stmt) in payload_stmts and payload_stmts[id(stmt)][0].form == THREAD_DATA:
+                        # a ThreadData constructor becomes its local array (the user's own arrays stay)
                         body.extend(self._local_array(block, loc, stmt.target, payload_stmts[id(stmt)][0]))
                         continue
                     elif isinstance(value, (ir.Global, ir.FreeVar)) and (
@@ -598,6 +647,10 @@ class KernelPlan(DtypeInference, KernelChecks):
                                 stmt.value = ir.Const(0, loc)
                             elif isinstance(resolved, Obj) and isinstance(base, PayloadVal):
                                 stmt.value = ir.Const(resolved.value, loc)
+                            elif isinstance(resolved, Obj) and resolved.value is nb.nb_cuda.local:
+                                # numba_coop.local is numba-cuda-mlir's own: typed from the object, not from
+                                # the cuda.coop module the kernel reached it through
+                                stmt.value = ir.Global(value.attr, resolved.value, loc)
                             elif isinstance(resolved, MethodVal) or (isinstance(base, Obj) and _is_coop_object(base.value)):
                                 stmt.value = ir.Const(0, loc)
                         elif isinstance(resolved, (GroupVal, DescVal)) or callee_is_coop:

@@ -8,31 +8,43 @@ from .._markers.base import qualified
 
 # Options only the qualified namespace accepts, per operation (a common call naming one is C3, not C5).
 QUALIFIED_OPTIONS: dict[str, tuple[str, ...]] = {
-    **{name: ("prefix_op",) for name in ("scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan")},
+    **{name: ("prefix_op", "valid_items", "aggregate_output")  # SPEC 9.6
+       for name in ("scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan")},
     "merge_sort_keys": ("compare_op",), "merge_sort_pairs": ("compare_op",),  # SPEC 9.7
+    "adjacent_difference": ("difference_op",), "discontinuity": ("flag_op",),  # SPEC 9.7
+    "radix_rank": ("exclusive_digit_prefix",),  # SPEC 9.8
     "radix_sort_keys": ("blocked_to_striped",), "radix_sort_pairs": ("blocked_to_striped",),  # SPEC 9.8
     "run_length_decode": ("total_decoded_size", "relative_offsets", "decoded_offset_dtype"),  # SPEC 9.10
     "run_length_decode_into": ("decoded_offset_dtype", "relative_offsets_destination"),
+    "exchange": ("ranks", "valid_flags", "warp_time_slicing"),  # SPEC 9.4
 }
 
 
 # Options of SPEC 9 this backend does not build yet: a common call naming one is C3; a qualified call is R9-shaped.
 PENDING_QUALIFIED_OPTIONS: dict[str, tuple[str, ...]] = {
-    **{name: ("valid_items", "aggregate_output") for name in
+}
+
+
+# Optional positional operands only the qualified namespace accepts, after the common operands (default None).
+QUALIFIED_OPERANDS: dict[str, tuple[str, ...]] = {
+    **{name: ("state",) for name in  # SPEC 9.6: the one-item state of a StatefulFunction prefix_op
        ("scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan")},
-    "exchange": ("ranks", "valid_flags", "warp_time_slicing"),
-    "radix_rank": ("exclusive_digit_prefix",),
-    "adjacent_difference": ("difference_op",), "discontinuity": ("flag_op",),  # SPEC 9.7
 }
 
 
 def extended(common: Callable[..., Any]) -> Callable[..., Any]:
-    """The qualified marker of ``common``, with its qualified-only keyword options added (default None)."""
+    """The qualified marker of ``common``, with its qualified-only keyword options (and optional positional
+    operands) added (default None)."""
     marker = qualified(common)
     extra = QUALIFIED_OPTIONS.get(marker.__qualname__, ())
-    if extra:
+    operands = QUALIFIED_OPERANDS.get(marker.__qualname__, ())
+    if extra or operands:
         sig = inspect.signature(marker)
-        params = list(sig.parameters.values()) + [
-            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None) for name in extra]
+        params = list(sig.parameters.values())
+        cut = sum(p.kind == p.POSITIONAL_ONLY for p in params)
+        params = (params[:cut]
+                  + [inspect.Parameter(name, inspect.Parameter.POSITIONAL_ONLY, default=None) for name in operands]
+                  + params[cut:]
+                  + [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None) for name in extra])
         marker.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
     return marker

@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..._semantics.adjacent import AdjacentSpec
 from ..._semantics.common import c_type, itemsize
 from ..provider import Provider, reuse_barrier
+from . import operators
 
 _UNSIGNED = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
 
@@ -29,12 +30,15 @@ def _inequality(t: str) -> list[str]:
             "  };"]
 
 
-def _adjacent_difference(spec: AdjacentSpec, t: str, k: int) -> tuple[str, list[str], str]:
+def _adjacent_difference(spec: AdjacentSpec, t: str, k: int) -> tuple[str, list[str], str, str]:
     bx, by, bz = spec.block
     algo = f"cub::BlockAdjacentDifference<{t}, {bx}, {by}, {bz}>"
     method = "SubtractLeft" if spec.kind == "left" else "SubtractRight"
-    args = ["in", "out", "Difference{}"]
-    lines = _difference(spec, t)
+    if spec.operator is None:
+        decl, op, lines = "", "Difference{}", _difference(spec, t)
+    else:  # the qualified difference_op: CUB calls it as op(current, neighbour) in both directions
+        (decl, op), lines = operators.functor(spec.operator, t), []
+    args = ["in", "out", op]
     if spec.has_valid_items:  # SPEC 2.5: trap before narrowing to CUB's int
         lines.append(f"  cuda_coop::check_range(valid_items, 0, {spec.tile_items});")
         method += "PartialTile"
@@ -47,38 +51,43 @@ def _adjacent_difference(spec: AdjacentSpec, t: str, k: int) -> tuple[str, list[
               "  Algo algo(*reinterpret_cast<typename Algo::TempStorage*>(scratch));",
               f"  algo.{method}({', '.join(args)});"]
     params = f"const {t}* items, {t}* output, long long valid_items, {t} boundary"
-    return algo, lines, params
+    return algo, lines, params, decl
 
 
-def _discontinuity(spec: AdjacentSpec, t: str, k: int) -> tuple[str, list[str], str]:
+def _discontinuity(spec: AdjacentSpec, t: str, k: int) -> tuple[str, list[str], str, str]:
     bx, by, bz = spec.block
     algo = f"cub::BlockDiscontinuity<{t}, {bx}, {by}, {bz}>"
     predecessor = ", predecessor" if spec.has_predecessor else ""
     successor = ", successor" if spec.has_successor else ""
+    if spec.operator is None:
+        decl, flag, lines = "", "Inequality{}", _inequality(t)
+    else:  # the qualified flag_op: CUB calls flag_op(previous, current) for heads, flag_op(current, next) for tails
+        decl, flag, lines = operators.predicate_functor(spec.operator, t, "@SYM@_flag"), "@SYM@_flag{}", []
     if spec.kind == "heads":
-        call, outputs = f"FlagHeads(heads, in, Inequality{{}}{predecessor})", ["heads"]
+        call, outputs = f"FlagHeads(heads, in, {flag}{predecessor})", ["heads"]
     elif spec.kind == "tails":
-        call, outputs = f"FlagTails(tails, in, Inequality{{}}{successor})", ["tails"]
+        call, outputs = f"FlagTails(tails, in, {flag}{successor})", ["tails"]
     else:  # the boundary items follow the flags they decide
-        call, outputs = f"FlagHeadsAndTails(heads{predecessor}, tails{successor}, in, Inequality{{}})", ["heads", "tails"]
-    lines = _inequality(t) + [f"  using Algo = {algo};",
-                              f"  {t} (&in)[{k}] = *reinterpret_cast<{t} (*)[{k}]>(const_cast<{t}*>(items));"]
+        call, outputs = f"FlagHeadsAndTails(heads{predecessor}, tails{successor}, in, {flag})", ["heads", "tails"]
+    lines += [f"  using Algo = {algo};",
+              f"  {t} (&in)[{k}] = *reinterpret_cast<{t} (*)[{k}]>(const_cast<{t}*>(items));"]
     lines += [f"  int (&{name})[{k}] = *reinterpret_cast<int (*)[{k}]>(output_{name});" for name in outputs]
     lines += ["  Algo algo(*reinterpret_cast<typename Algo::TempStorage*>(scratch));", f"  algo.{call};"]
     params = (f"const {t}* items, " + "".join(f"int* output_{name}, " for name in outputs)
               + f"{t} predecessor, {t} successor")
-    return algo, lines, params
+    return algo, lines, params, decl
 
 
 def emit(spec: AdjacentSpec) -> Provider:
     """``items`` is read as CUB's (non-const) input array but never written: the input payload stays unchanged."""
     t, k = c_type(spec.dtype), spec.items_per_thread
     build = _adjacent_difference if spec.op == "adjacent_difference" else _discontinuity
-    algo, lines, params = build(spec, t, k)
+    algo, lines, params, decl = build(spec, t, k)
     if spec.barrier:
         lines.append(reuse_barrier(None))
-    body = (f'extern "C" __device__ void @SYM@({params}, char* scratch, unsigned long long stride) {{\n'
+    body = (decl + f'extern "C" __device__ void @SYM@({params}, char* scratch, unsigned long long stride) {{\n'
             + "\n".join(lines) + "\n}\n")
     header = ("cub/block/block_adjacent_difference.cuh" if spec.op == "adjacent_difference"
               else "cub/block/block_discontinuity.cuh")
-    return Provider.make(spec.op, (header,), body, f"typename {algo}::TempStorage")
+    headers = (header,) + (operators.HEADERS if spec.operator is not None else ())
+    return Provider.make(spec.op, headers, body, f"typename {algo}::TempStorage")

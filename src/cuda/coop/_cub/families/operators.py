@@ -23,3 +23,15 @@ def functor(spec: OperatorSpec, t: str) -> tuple[str, str]:
         f"}};\n"
     )
     return decl, "@SYM@_op{}"
+
+
+def predicate_functor(spec: OperatorSpec, t: str, functor: str) -> str:
+    """Declarations of the functor struct ``functor`` calling a user predicate (``_semantics.operators.
+    resolve_predicate``). The callable is compiled with a boolean result, which its C ABI returns as one byte
+    holding 0 or 1 (numba's storage form of a boolean); the functor turns that byte into a C++ ``bool``."""
+    return (
+        f'extern "C" __device__ unsigned char {spec.name}({t}, {t});\n'
+        f"struct {functor} {{\n"
+        f"  __device__ __forceinline__ bool operator()(const {t}& a, const {t}& b) const {{ return {spec.name}(a, b) != 0; }}\n"
+        f"}};\n"
+    )

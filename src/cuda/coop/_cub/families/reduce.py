@@ -80,7 +80,7 @@ def _cluster(spec: ReduceSpec, t: str, op: str, lines: list[str], bx: int, by: i
     call = "Sum(" + source + ")" if spec.operator.is_sum else f"Reduce({source}, {op})"
     cluster_barrier = 'asm volatile("barrier.cluster.arrive.release; barrier.cluster.wait.acquire;" ::: "memory");'
     readers = "true" if spec.broadcast else "cta == 0 && rank == 0"
-    lines += [f"  auto& storage = *reinterpret_cast<@SYM@_storage*>(scratch);",
+    lines += ["  auto& storage = *reinterpret_cast<@SYM@_storage*>(scratch);",
               f"  const {t} block_total = {algo}(storage.reduce).{call};  // defined in thread 0",
               "  if (rank == 0) storage.partial = block_total;",
               "  unsigned cta, ncta;",

@@ -1,4 +1,4 @@
-"""CUB BlockScan / WarpScan providers (SPEC 8.7)."""
+"""CUB BlockScan / WarpScan providers (SPEC 8.7, qualified extensions 9.6)."""
 from __future__ import annotations
 
 from ..._semantics.common import BLOCK, c_type
@@ -7,21 +7,66 @@ from ..provider import Provider, reuse_barrier
 from . import operators
 
 
+def _prefix_functor(spec: ScanSpec, t: str) -> str:
+    """The block prefix callback functor. CUB calls it in the first warp with the block aggregate and seeds the
+    scan with lane 0's result. A StatefulFunction's op receives a pointer to the caller's one-item state payload."""
+    name = spec.prefix.name  # type: ignore[union-attr]
+    if spec.state_dtype is None:
+        return (f'extern "C" __device__ {t} {name}_1({t});\n'
+                f"struct @SYM@_prefix {{\n"
+                f"  __device__ __forceinline__ {t} operator()({t} aggregate) {{ return {name}_1(aggregate); }}\n"
+                f"}};\n")
+    s = c_type(spec.state_dtype)
+    return (f'extern "C" __device__ {t} {name}({s}*, {t});\n'
+            f"struct @SYM@_prefix {{\n"
+            f"  {s}* state;\n"
+            f"  __device__ __forceinline__ {t} operator()({t} aggregate) {{ return {name}(state, aggregate); }}\n"
+            f"}};\n")
+
+
+def _partial_warp_lines(spec: ScanSpec, t: str, op: str) -> list[str]:
+    """A warp scan with valid_items and aggregate_output.
+
+    CUB's documented WarpScan has no partial overloads, and user operators have no identity to pad with. The
+    construction used instead holds for every associative operator: a scan result at lane p only combines the
+    inputs of lanes 0..p, so the full-warp scan is already right in every lane below valid_items whatever the
+    other lanes hold (their results are unspecified). Only the aggregate must leave them out: it is the inclusive
+    scan (without initial_value) at lane valid_items - 1, broadcast with one shuffle. For an exclusive scan the
+    inclusive scan is computed and shifted up one lane, as CUB itself does.
+    """
+    w = spec.group.size
+    bx, by, bz = spec.block
+    lines = [f"  const unsigned rank = cuda_coop::linear_rank<{bx}, {by}, {bz}>();",
+             f"  const unsigned mask = cuda_coop::logical_warp_mask(rank, {w}u);",
+             f"  const unsigned lane = rank % {w}u;"]
+    inclusive = "out" if spec.mode == "inclusive" else "inclusive"
+    if spec.mode != "inclusive":
+        lines.append(f"  {t} inclusive;")
+    if spec.operator.is_sum:
+        lines.append(f"  algo.InclusiveSum(in, {inclusive});")
+    else:
+        lines.append(f"  algo.InclusiveScan(in, {inclusive}, {op});")
+    lines.append(f"  *aggregate = cub::ShuffleIndex<{w}>({inclusive}, (int)valid_items - 1, mask);")
+    if spec.mode != "inclusive":  # initial_value is 0 for exclusive sums without one
+        lines += [f"  const {t} before = cub::ShuffleUp<{w}>(inclusive, 1, 0, mask);",
+                  f"  out = lane == 0 ? initial_value : {op}(initial_value, before);"]
+    return lines
+
+
 def emit(spec: ScanSpec) -> Provider:
     t, k = c_type(spec.dtype), spec.items_per_thread
     bx, by, bz = spec.block
     decl, op = operators.functor(spec.operator, t)
     callback = ""
-    if spec.prefix is not None:  # CUB calls it in the first warp with the block aggregate; it returns the seed
-        decl += (f'extern "C" __device__ {t} {spec.prefix.name}_1({t});\n'
-                 f"struct @SYM@_prefix {{\n"
-                 f"  __device__ __forceinline__ {t} operator()({t} aggregate) {{ return {spec.prefix.name}_1(aggregate); }}\n"
-                 f"}};\n")
+    if spec.prefix is not None:
+        decl += _prefix_functor(spec, t)
         callback = ", prefix"
+    elif spec.aggregate:
+        callback = ", *aggregate"  # CUB's block_aggregate / warp_aggregate overloads (every member receives it)
     if spec.mode == "inclusive":
         method = f"InclusiveSum(in, out{callback})" if spec.operator.is_sum else f"InclusiveScan(in, out, {op}{callback})"
     elif spec.has_initial_value:
-        method = f"ExclusiveScan(in, out, initial_value, {op})"
+        method = f"ExclusiveScan(in, out, initial_value, {op}{callback})"
     elif spec.operator.is_sum:
         method = f"ExclusiveSum(in, out{callback})"
     else:  # a non-sum exclusive scan seeded by its prefix callback
@@ -41,13 +86,27 @@ def emit(spec: ScanSpec) -> Provider:
         ret, result = "void", ""
     else:
         params, io, ret, result = f"{t} in", [f"  {t} out;"], t, "  return out;\n"
-    lines = [f"  using Algo = {algo};", *io, make]
+    params += f", {t} initial_value"
+    if spec.has_valid_items:
+        params += ", long long valid_items"
+    if spec.aggregate:
+        params += f", {t}* aggregate"
+    if spec.state_dtype is not None:
+        params += f", {c_type(spec.state_dtype)}* state"
+    lines = [f"  using Algo = {algo};", *io]
+    if spec.has_valid_items:  # SPEC 2.5: trap before narrowing to int
+        lines.append(f"  cuda_coop::check_range(valid_items, 1, {spec.group.size});")
+    lines.append(make)
     if spec.prefix is not None:
-        lines.append("  @SYM@_prefix prefix;")
-    lines.append(f"  algo.{method};")
+        lines.append("  @SYM@_prefix prefix{state};" if spec.state_dtype is not None else "  @SYM@_prefix prefix;")
+    if spec.has_valid_items and spec.aggregate:
+        lines += _partial_warp_lines(spec, t, op)
+    else:  # without an aggregate, valid_items needs nothing more: lanes below it only see lanes below it
+        lines.append(f"  algo.{method};")
     if spec.barrier:
         lines.append(reuse_barrier(None))
-    body = (decl + f'extern "C" __device__ {ret} @SYM@({params}, {t} initial_value, char* scratch, '
+    body = (decl + f'extern "C" __device__ {ret} @SYM@({params}, char* scratch, '
             f"unsigned long long stride) {{\n" + "\n".join(lines) + "\n" + result + "}\n")
     scratch = f"typename {algo}::TempStorage" if spec.uses_scratch else None
-    return Provider.make("scan", (header, *operators.HEADERS), body, scratch)
+    headers = (header, *operators.HEADERS) + (("cub/util_ptx.cuh",) if spec.has_valid_items else ())
+    return Provider.make("scan", headers, body, scratch)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from ..._semantics.common import BLOCK, c_type, itemsize
 from ..._semantics.sort import RankSpec, SortSpec
 from ..provider import Provider, reuse_barrier
+from .operators import predicate_functor
 
 _UNSIGNED = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
 
@@ -17,26 +18,31 @@ class _Parts:
     params: str  # the C ABI parameters between the outputs and the scratch
     sort: list[str]  # statements sorting ``out`` (and ``out_values``) in place
     prologue: list[str] = field(default_factory=list)  # statements before the CUB object is constructed
+    decl: str = ""  # declarations before the provider (a user compare_op's functor)
 
 
 def _merge(spec: SortSpec, t: str, v: str, operands: str) -> _Parts:
     bx, by, bz = spec.block
     k = spec.items_per_thread
     compare = f"::cuda::std::{'greater' if spec.descending else 'less'}<{t}>{{}}"
+    method, decl = "Sort", ""
+    if spec.compare is not None:  # SPEC 9.7: the user's predicate, through CUB's documented-stable entry point
+        decl = predicate_functor(spec.compare, t, "@SYM@_compare")
+        compare, method = "@SYM@_compare{}", "StableSort"
     if spec.has_valid_items:
         sort = [f"  cuda_coop::check_range(valid_items, 0, {spec.tile_items});",
-                f"  algo.Sort({operands}, {compare}, (int)valid_items, oob_default);"]
+                f"  algo.{method}({operands}, {compare}, (int)valid_items, oob_default);"]
     else:
-        sort = [f"  algo.Sort({operands}, {compare});"]
+        sort = [f"  algo.{method}({operands}, {compare});"]
     params = f"long long valid_items, {t} oob_default"
     headers = ("cuda/std/functional",)
     if spec.group.kind == BLOCK:
         return _Parts(f"cub::BlockMergeSort<{t}, {bx}, {k}, {v}, {by}, {bz}>",
-                      ("cub/block/block_merge_sort.cuh",) + headers, params, sort)
+                      ("cub/block/block_merge_sort.cuh",) + headers, params, sort, decl=decl)
     w = spec.group.size
     prologue = [f"  scratch += cuda_coop::group_instance<{w}>(cuda_coop::linear_rank<{bx}, {by}, {bz}>()) * stride;"]
     return _Parts(f"cub::WarpMergeSort<{t}, {k}, {w}, {v}>", ("cub/warp/warp_merge_sort.cuh",) + headers, params,
-                  sort, prologue)
+                  sort, prologue, decl)
 
 
 def _radix(spec: SortSpec, t: str, v: str, operands: str) -> _Parts:
@@ -85,11 +91,27 @@ def emit_rank(spec: RankSpec) -> Provider:
         f"  {unsigned} bits[{k}];",
         f"  for (int i = 0; i < {k}; ++i) bits[i] = ::cuda::std::bit_cast<{unsigned}>(keys[i]){flip};",
         f"  int (&ranks)[{k}] = *reinterpret_cast<int (*)[{k}]>(output);",
-        f"  algo.RankKeys(bits, ranks, cub::BFEDigitExtractor<{unsigned}>({spec.begin_bit}, {spec.radix_bits}));",
     ]
+    extractor = f"cub::BFEDigitExtractor<{unsigned}>({spec.begin_bit}, {spec.radix_bits})"
+    params = f"const {t}* keys, int* output"
+    if spec.digit_prefix:
+        # SPEC 9.8 wants slot i of member t to hold the count of keys whose digit precedes digit t*E + i in the
+        # ranking order, E = ceil(2**bits / T). CUB's overload fills BINS_TRACKED_PER_THREAD = max(1, ceil(2**bits
+        # / T)) = E slots per thread, slot i of linear thread t being bin t*E + i; its linear thread is the
+        # row-major rank, i.e. our member rank. Descending ranks store digit d's counter at the mirrored place,
+        # and CUB reads bin t*E + i from that mirrored place too, so the slot still describes digit t*E + i and
+        # counts the keys with larger digits. The layouts therefore coincide and the payload is passed as CUB's
+        # array unchanged. Slots of bins >= 2**bits are not written (unspecified).
+        e = spec.prefix_extent
+        lines += [f"  static_assert(Algo::BINS_TRACKED_PER_THREAD == {e}, \"digit prefix extent\");",
+                  f"  int (&prefix)[{e}] = *reinterpret_cast<int (*)[{e}]>(digit_prefix);",
+                  f"  algo.RankKeys(bits, ranks, {extractor}, prefix);"]
+        params += ", int* digit_prefix"
+    else:
+        lines.append(f"  algo.RankKeys(bits, ranks, {extractor});")
     if spec.barrier:
         lines.append(reuse_barrier(None))
-    body = (f'extern "C" __device__ void @SYM@(const {t}* keys, int* output, char* scratch, unsigned long long stride) '
+    body = (f'extern "C" __device__ void @SYM@({params}, char* scratch, unsigned long long stride) '
             "{\n" + "\n".join(lines) + "\n}\n")
     headers = ("cub/block/block_radix_rank.cuh", "cub/block/radix_rank_sort_operations.cuh", "cuda/std/bit")
     return Provider.make("radix_rank", headers, body, f"typename {algo}::TempStorage")
@@ -115,6 +137,6 @@ def emit(spec: SortSpec) -> Provider:
     if spec.barrier:
         rank = f"cuda_coop::linear_rank<{spec.block[0]}, {spec.block[1]}, {spec.block[2]}>()"
         lines.append(reuse_barrier(None if spec.group.kind == BLOCK else spec.group.size, rank))
-    body = (f'extern "C" __device__ void @SYM@({inputs}{outputs}, {parts.params}, char* scratch, '
+    body = (parts.decl + f'extern "C" __device__ void @SYM@({inputs}{outputs}, {parts.params}, char* scratch, '
             "unsigned long long stride) {\n" + "\n".join(lines) + "\n}\n")
     return Provider.make(spec.op, parts.headers, body, f"typename {parts.algo}::TempStorage")

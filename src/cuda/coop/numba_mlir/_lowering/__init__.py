@@ -135,6 +135,18 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
     return nb.new_site_function(name, typer, typingctx)
 
 
+def make_pointer_site(name: str, site: SiteCall, typingctx: object) -> object:
+    """A callee returning a pointer to the site's slice of the backing, typed ``CPointer(site.elem_dtype)``."""
+
+    def typer(context: object, *argtys: object) -> object:
+        return nb.nb_typing.signature(nb.types.CPointer(nb.numba_dtype(site.elem_dtype))), codegen
+
+    def codegen(builder: object, target: object, args: list, kwargs: list) -> None:
+        builder.store_var(target, _scratch_pointer(builder, site))  # type: ignore[attr-defined]
+
+    return nb.new_site_function(name, typer, typingctx)
+
+
 def array_words(ty: object) -> str:
     """A numba array type in words (``a 2-D contiguous int32 array``), for messages that speak Python."""
     if not isinstance(ty, nb.types.Array):
@@ -168,31 +180,39 @@ def same_shape_result(ctx: object, call: object) -> object:
 _operator_memo: dict[tuple, object] = {}
 
 
-def operator_link(spec: object, dtype: str, cc: int, name: str, param: str, arity: int = 2) -> list:
+def operator_link(spec: object, dtype: str, cc: int, name: str, param: str, arity: int = 2,
+                  result: str | None = None, state_dtype: str | None = None) -> list:
     """LTO-IR link items for a user operator (none for built-in functors); memoised per process.
 
     ``spec.name`` derives from everything that changes the operator's code and from the dtype (SPEC 8.0), so the
     memo key (symbol, dtype, arity, cc) misses whenever the compiled code would differ. Unary callbacks (scan
-    prefix_op) get the symbol suffix ``_1`` so one function may serve both roles.
+    prefix_op) get the symbol suffix ``_1`` so one function may serve both roles. ``result`` is the compiled
+    return type when it is not ``dtype`` (``"boolean"`` for predicates, whose spec names carry their own suffix).
+    ``state_dtype``: a scan StatefulFunction ``op(state_dtype* state, dtype) -> dtype`` (its spec name carries the
+    state dtype).
     """
     if spec is None or getattr(spec, "builtin", True):
         return []
     symbol = spec.name + ("_1" if arity == 1 else "")  # type: ignore[attr-defined]
-    key = (symbol, dtype, arity, cc)
+    key = (symbol, dtype, arity, cc, result, state_dtype)
     if key not in _operator_memo:
         from ..._semantics.operators import failure_reason
 
         function = spec.function  # type: ignore[attr-defined]
         label = getattr(function, "__qualname__", repr(function))
         try:
-            ltoir = nb.compile_operator(function, dtype, cc, symbol, arity)
+            if state_dtype is not None:
+                ltoir = nb.compile_stateful_operator(function, state_dtype, dtype, cc, symbol)
+            else:
+                ltoir = nb.compile_operator(function, dtype, cc, symbol, arity, result)
         except CoopError as exc:
             if "contains cuda.coop operations" in str(exc):
                 raise CoopTypeError(f"{name} {param} {label} contains cuda.coop operations; callbacks may only do "
                                     "per-thread computation") from None
             raise
         except Exception as exc:  # numba-cuda-mlir typing/lowering failures of the user function
-            raise CoopTypeError(f"{name} {param} {label} could not be compiled for ({', '.join([dtype] * arity)}): "
+            types_ = f"{state_dtype} state, {dtype}" if state_dtype is not None else ", ".join([dtype] * arity)
+            raise CoopTypeError(f"{name} {param} {label} could not be compiled for ({types_}): "
                                 f"{failure_reason(exc)}") from exc
         _operator_memo[key] = nb.nb_cuda.LTOIR(ltoir, name=f"{symbol}.ltoir")
     return [_operator_memo[key]]

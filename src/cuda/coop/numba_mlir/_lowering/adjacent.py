@@ -17,7 +17,7 @@ from ..._semantics.adjacent import (
     plan_discontinuity,
 )
 from ..._semantics.common import Runtime
-from . import Param, SiteCall, require_payload_dtype, require_runtime_int
+from . import Param, SiteCall, operator_link, require_payload_dtype, require_runtime_int
 
 OPS = ("adjacent_difference", "discontinuity")
 
@@ -55,7 +55,8 @@ def plan(ctx: Any, call: Any) -> None:
         spec = plan_adjacent_difference(
             name, group.spec, ctx.launch, values.dtype, values.items_per_thread,
             ctx.static(call, "direction", "left", kind="string"), controls["valid_items"], controls[PREDECESSOR],
-            controls[SUCCESSOR], desc.descriptor if desc else None, qualified)
+            controls[SUCCESSOR], desc.descriptor if desc else None, qualified,
+            ctx.static(call, "difference_op", None) if qualified else None)
         operands = [args["values"], ctx.result_operand(call)]
         boundary = PREDECESSOR if spec.has_predecessor else SUCCESSOR
         abis = {"valid_items": "i64", boundary: "elem"}
@@ -63,7 +64,7 @@ def plan(ctx: Any, call: Any) -> None:
         spec = plan_discontinuity(
             name, group.spec, ctx.launch, values.dtype, values.items_per_thread,
             ctx.static(call, "mode", "heads", kind="string"), controls[PREDECESSOR], controls[SUCCESSOR],
-            desc.descriptor if desc else None, qualified)
+            desc.descriptor if desc else None, qualified, ctx.static(call, "flag_op", None) if qualified else None)
         if spec.kind == "heads_and_tails":
             results = ctx.payload_tuple(call).items
             operands = [args["values"], results[0].array, results[1].array]
@@ -94,4 +95,8 @@ def plan(ctx: Any, call: Any) -> None:
                 require_payload_dtype(name, key, argtys[index], spec.dtype)
 
     site = SiteCall(provider.symbol, params, spec.dtype, check=check)
+    if call.op == "adjacent_difference":
+        site.extra["link"] = operator_link(spec.operator, spec.dtype, ctx.cc, name, "difference_op")
+    else:
+        site.extra["link"] = operator_link(spec.operator, spec.dtype, ctx.cc, name, "flag_op", result="boolean")
     ctx.add_site(call, operands, site, provider, (group.spec, desc))

@@ -1,37 +1,126 @@
-"""exchange and shuffle in the numba-cuda-mlir backend (C++: _cub.families.exchange_shuffle)."""
+"""exchange and shuffle in the numba-cuda-mlir backend (C++: _cub.families.exchange_shuffle).
+
+Qualified extensions: exchange ``ranks``/``valid_flags`` payload operands and ``warp_time_slicing``; scalar
+``shuffle`` (``offset``/``rotate``) with a static or runtime per-thread ``distance``, returning a scalar."""
 from __future__ import annotations
 
 from typing import Any
 
 from ..._cub.families import exchange_shuffle as cub_exchange
-from ..._semantics.exchange_shuffle import plan_exchange, plan_shuffle
-from . import Param, SiteCall, same_shape_result
+from ..._errors import CoopTypeError
+from ..._markers.base import op_name
+from ..._semantics.common import Runtime
+from ..._semantics.exchange_shuffle import (
+    SCALAR_SHUFFLE_MODES,
+    Operand,
+    plan_exchange,
+    plan_scalar_shuffle,
+    plan_shuffle,
+    shuffle_mode,
+)
+from .. import _compat as nb
+from .._ir import Obj
+from . import Param, SiteCall, require_runtime_int, same_shape_result
 
 OPS = ("exchange", "shuffle")
 
-
-def _input(ctx: Any, call: Any) -> Any:
-    return ctx.require_payload(call, "value")
+result_payload = same_shape_result  # None for a scalar shuffle: its result is a scalar
 
 
-result_payload = same_shape_result
+def _qualified(call: Any) -> bool:
+    return bool(getattr(call.marker, "__coop_qualified__", False))
+
+
+def _extra(ctx: Any, call: Any, param: str) -> tuple[Any, Operand | None]:
+    """A ``ranks``/``valid_flags`` payload operand (its variable and shape), or (None, None) when omitted."""
+    if ctx.control(call, param) is None:
+        return None, None
+    payload = ctx.require_payload(call, param)
+    return call.args[param], Operand(payload.dtype, payload.items_per_thread)
+
+
+def _exchange(ctx: Any, call: Any, group: Any, desc: Any) -> None:
+    name = call.name
+    payload = ctx.require_payload(call, "value")
+    mode = ctx.static(call, "mode", "striped_to_blocked", kind="string")
+    slicing = ctx.static(call, "warp_time_slicing", None, kind="bool") if "warp_time_slicing" in call.args else None
+    ranks_var, ranks = _extra(ctx, call, "ranks") if "ranks" in call.args else (None, None)
+    flags_var, flags = _extra(ctx, call, "valid_flags") if "valid_flags" in call.args else (None, None)
+    spec = plan_exchange(name, group.spec, ctx.launch, payload.dtype, payload.items_per_thread, mode,
+                         desc.descriptor if desc else None, _qualified(call), ranks=ranks, valid_flags=flags,
+                         warp_time_slicing=slicing)
+    operands = [call.args["value"], ctx.result_operand(call)]
+    operands += [var for var in (ranks_var, flags_var) if var is not None]
+    provider = cub_exchange.emit(spec)
+    params = [Param("ptr", i) for i in range(len(operands))] + [Param("scratch"), Param("stride")]
+    ctx.add_site(call, operands, SiteCall(provider.symbol, params, spec.dtype), provider, (group.spec, desc))
+
+
+def _scalar_dtype(ctx: Any, var: Any, call: Any, depth: int = 0) -> str:
+    """The scalar's dtype (SPEC 4 rules); the result of an earlier scalar shuffle has its operand's dtype."""
+    if depth < 16:
+        for definition in ctx.resolver.definitions(var.name):
+            if isinstance(definition, nb.ir.Expr) and definition.op == "call" and len(definition.args) >= 2:
+                callee = ctx.resolver.callee(ctx.resolver.stmt_of[id(definition)])
+                if isinstance(callee, Obj) and op_name(callee.value) == "shuffle":
+                    return _scalar_dtype(ctx, definition.args[1], call, depth + 1)
+    return ctx.scalar_dtype(var, call, "value")
+
+
+def _scalar_shuffle(ctx: Any, call: Any, group: Any, desc: Any) -> None:
+    name, args = call.name, call.args
+    dtype = _scalar_dtype(ctx, args["value"], call)
+    distance = ctx.control(call, "distance")
+    spec = plan_scalar_shuffle(name, group.spec, ctx.launch, dtype, ctx.static(call, "mode", "down", kind="string"),
+                               distance, desc.descriptor if desc else None)
+    operands = [args["value"]]
+    params = [Param("value", 0)]
+    if isinstance(distance, Runtime):
+        params.append(Param("i64", 1))
+        operands.append(args["distance"])
+    else:
+        params.append(Param("i64", None, spec.distance))
+    params += [Param("scratch"), Param("stride")]
+    provider = cub_exchange.emit(spec)
+
+    def check(argtys: tuple) -> None:
+        if not isinstance(argtys[0], nb.types.Number):
+            raise CoopTypeError(f"{name} value must be a scalar for mode {spec.mode!r}; got {argtys[0]}")
+        if len(argtys) > 1:
+            require_runtime_int(name, "distance", argtys[1])
+
+    site = SiteCall(provider.symbol, params, spec.dtype, spec.dtype, check=check)
+    ctx.add_site(call, operands, site, provider, (group.spec, desc))
 
 
 def plan(ctx: Any, call: Any) -> None:
-    name = call.name
+    name, args = call.name, call.args
     group = ctx.group(call)
-    payload = _input(ctx, call)
-    desc = ctx.descriptor(call.args.get("temp_storage"), name)
-    qualified = getattr(call.marker, "__coop_qualified__", False)
+    desc = ctx.descriptor(args.get("temp_storage"), name)
     if call.op == "exchange":
-        spec = plan_exchange(name, group.spec, ctx.launch, payload.dtype, payload.items_per_thread,
-                             ctx.static(call, "mode", "striped_to_blocked", kind="string"), desc.descriptor if desc else None,
-                             qualified)
+        _exchange(ctx, call, group, desc)
+        return
+    qualified = _qualified(call)
+    raw_mode = ctx.static(call, "mode", "down", kind="string")
+    if not qualified:
+        payload = ctx.require_payload(call, "value")  # P4 for a scalar or array form
+        distance = ctx.static(call, "distance", 1, kind="integer")
     else:
-        spec = plan_shuffle(name, group.spec, ctx.launch, payload.dtype, payload.items_per_thread,
-                            ctx.static(call, "mode", "down", kind="string"), ctx.static(call, "distance", 1, kind="integer"),
-                            desc.descriptor if desc else None)
+        mode = shuffle_mode(name, raw_mode, True)  # C1/C2 first: the mode decides the operand form
+        if mode in SCALAR_SHUFFLE_MODES and ctx.payload(args["value"]) is None:
+            _scalar_shuffle(ctx, call, group, desc)
+            return
+        if ctx.payload(args["value"]) is None and ctx.operand_form(args["value"]) is None:
+            raise CoopTypeError(f"{name} value must be a ThreadData payload for mode {mode!r}; got a scalar (scalar "
+                                "values take mode='offset' or mode='rotate')")
+        payload = ctx.require_payload(call, "value")
+        try:  # an integer kernel argument specialises the kernel, as in the common call (SPEC 7.2)
+            distance = ctx.static(call, "distance", 1, kind="integer")
+        except CoopTypeError:
+            distance = "a runtime value"
+    spec = plan_shuffle(name, group.spec, ctx.launch, payload.dtype, payload.items_per_thread, raw_mode, distance,
+                        desc.descriptor if desc else None, qualified)
     provider = cub_exchange.emit(spec)
     site = SiteCall(provider.symbol, [Param("ptr", 0), Param("ptr", 1), Param("scratch"), Param("stride")],
                     spec.dtype)
-    ctx.add_site(call, [call.args["value"], ctx.result_operand(call)], site, provider, (group.spec, desc))
+    ctx.add_site(call, [args["value"], ctx.result_operand(call)], site, provider, (group.spec, desc))

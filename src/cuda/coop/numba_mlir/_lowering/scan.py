@@ -1,19 +1,74 @@
-"""The scan family in the numba-cuda-mlir backend (C++: _cub.families.scan)."""
+"""The scan family in the numba-cuda-mlir backend (C++: _cub.families.scan).
+
+Qualified extensions (SPEC 9.6): warp ``valid_items`` (an i64 parameter the provider range-checks),
+``aggregate_output`` (a one-item payload the provider writes through a pointer) and ``prefix_op`` with a
+``StatefulFunction``, whose one-item state payload (the optional positional operand ``state``) is passed by
+pointer to the user's ``op(state, block_aggregate)``, compiled to LTO-IR as ``T op(S*, T)``.
+"""
 from __future__ import annotations
 
 from typing import Any
 
 from ..._cub.families import scan as cub_scan
-from ..._errors import CoopTypeError
+from ..._errors import CoopError, CoopTypeError, CoopValueError
 from ..._semantics.common import Runtime
-from ..._semantics.scan import plan_scan
+from ..._semantics.scan import is_stateful, plan_scan
 from .. import _compat as nb
-from . import Param, SiteCall, operator_link, require_payload_dtype, same_shape_result
+from .._ir import dtype_of_object
+from . import Param, SiteCall, operator_link, require_payload_dtype, require_runtime_int, same_shape_result
 
 OPS = ("scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan")
 
 
 result_payload = same_shape_result
+
+
+def _state_dtype(name: str, prefix_op: Any) -> str:
+    """The state dtype of a StatefulFunction as a dtype name (P12 shape otherwise)."""
+    dtype = dtype_of_object(prefix_op.dtype)
+    if dtype is None:
+        raise CoopTypeError(f"{name} prefix_op StatefulFunction dtype must be a NumPy or Numba scalar type; got "
+                            f"{prefix_op.dtype!r}")
+    return dtype
+
+
+def _prefix_op(ctx: Any, call: Any) -> Any:
+    try:
+        return ctx.static(call, "prefix_op", None)
+    except CoopError:
+        return None  # reported when the call is planned
+
+
+def evidence(ctx: Any, call: Any) -> None:
+    """SPEC 4: aggregate_output has the value's dtype; a StatefulFunction's state has its declared dtype."""
+    args = call.args
+    if "aggregate_output" in args and "value" in args:
+        aggregate, value = ctx.payload(args["aggregate_output"]), ctx.payload(args["value"])
+        dtype = value.root().dtype if value is not None else None
+        if value is None:
+            try:
+                dtype = ctx.scalar_dtype(args["value"], call, "value")
+            except CoopError:
+                dtype = None  # reported when the call is planned
+        if aggregate is not None and dtype is not None:
+            ctx.add_evidence(aggregate, dtype, call, "value")
+    if "state" in args:
+        state, prefix_op = ctx.payload(args["state"]), _prefix_op(ctx, call)
+        if state is not None and is_stateful(prefix_op):
+            dtype = dtype_of_object(prefix_op.dtype)
+            if dtype is not None:
+                ctx.add_evidence(state, dtype, call, "prefix_op")
+
+
+def _one_item(ctx: Any, call: Any, param: str, dtype: str, what: str) -> Any:
+    """The one-item payload behind ``param`` (P4/P5 via require_payload, then its extent and dtype)."""
+    payload = ctx.require_payload(call, param)
+    if payload.items_per_thread != 1:
+        raise CoopTypeError(f"{call.name} {param} must be a one-item ThreadData; got a ThreadData of "
+                            f"{payload.items_per_thread} items")
+    if payload.dtype != dtype:
+        raise CoopTypeError(f"{call.name} {param} dtype {payload.dtype} does not match {what} dtype {dtype}")
+    return payload
 
 
 def plan(ctx: Any, call: Any) -> None:
@@ -22,11 +77,17 @@ def plan(ctx: Any, call: Any) -> None:
     payload = ctx.payload(args["value"])
     dtype = payload.dtype if payload is not None else ctx.scalar_dtype(args["value"], call, "value")
     initial = ctx.control(call, "initial_value")
+    valid = ctx.control(call, "valid_items")
     desc = ctx.descriptor(args.get("temp_storage"), name)
+    prefix_op = ctx.static(call, "prefix_op", None)
+    stateful = is_stateful(prefix_op)
+    state_dtype = _state_dtype(name, prefix_op) if stateful else None
+    has_aggregate = args.get("aggregate_output") is not None and ctx.control(call, "aggregate_output") is not None
     spec, literal = plan_scan(
         name, call.op, group.spec, ctx.launch, dtype, payload.items_per_thread if payload else 0,
         ctx.static(call, "mode", "exclusive", kind="string"), ctx.static(call, "scan_op", None), initial,
-        ctx.static(call, "algorithm", None, kind="string"), desc.descriptor if desc else None, ctx.static(call, "prefix_op", None))
+        ctx.static(call, "algorithm", None, kind="string"), desc.descriptor if desc else None, prefix_op,
+        valid, has_aggregate, state_dtype, "state" in args and ctx.control(call, "state") is not None)
     operands = [args["value"]]
     params = [Param("ptr" if payload is not None else "value", 0)]
     if payload is not None:
@@ -37,17 +98,41 @@ def plan(ctx: Any, call: Any) -> None:
         operands.append(args["initial_value"])
     else:
         params.append(Param("elem", None, literal if literal is not None else 0))
+    initial_index = len(operands) - 1 if isinstance(initial, Runtime) else None
+    valid_index = None
+    if spec.has_valid_items:
+        if isinstance(valid, Runtime):
+            valid_index = len(operands)
+            params.append(Param("i64", valid_index))
+            operands.append(args["valid_items"])
+        else:
+            params.append(Param("i64", None, valid.value))
+    if spec.aggregate:
+        aggregate = _one_item(ctx, call, "aggregate_output", spec.dtype, "value")
+        if payload is not None and aggregate.root() is payload.root():
+            raise CoopValueError(f"{name} aggregate_output must not be the value operand")
+        params.append(Param("ptr", len(operands)))
+        operands.append(args["aggregate_output"])
+    if spec.state_dtype is not None:
+        state = _one_item(ctx, call, "state", spec.state_dtype, "StatefulFunction")
+        if payload is not None and state.root() is payload.root():
+            raise CoopValueError(f"{name} state must not be the value operand")
+        params.append(Param("ptr", len(operands)))
+        operands.append(args["state"])
     params += [Param("scratch"), Param("stride")]
     provider = cub_scan.emit(spec)
-    initial_index = len(operands) - 1 if isinstance(initial, Runtime) else None
 
     def check(argtys: tuple) -> None:
         if payload is None and not isinstance(argtys[0], nb.types.Number):
             raise CoopTypeError(f"{name} value must be a scalar or a ThreadData; got {argtys[0]}")
         if initial_index is not None:
             require_payload_dtype(name, "initial_value", argtys[initial_index], spec.dtype)
+        if valid_index is not None:
+            require_runtime_int(name, "valid_items", argtys[valid_index])
 
     site = SiteCall(provider.symbol, params, spec.dtype, None if payload is not None else spec.dtype, check=check)
-    site.extra["link"] = (operator_link(spec.operator, spec.dtype, ctx.cc, name, "scan_op")
-                          + operator_link(spec.prefix, spec.dtype, ctx.cc, name, "prefix_op", arity=1))
+    prefix_link = (operator_link(spec.prefix, spec.dtype, ctx.cc, name, "prefix_op", state_dtype=spec.state_dtype)
+                   if spec.state_dtype is not None else
+                   operator_link(spec.prefix, spec.dtype, ctx.cc, name, "prefix_op", arity=1))
+    site.extra["link"] = operator_link(spec.operator, spec.dtype, ctx.cc, name, "scan_op") + prefix_link
     ctx.add_site(call, operands, site, provider, (group.spec, desc) if spec.uses_scratch else None)

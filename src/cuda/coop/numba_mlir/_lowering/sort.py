@@ -8,9 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..._cub.families import sort as cub_sort
+from ..._errors import CoopTypeError
 from ..._semantics.common import Runtime, literal_as
 from ..._semantics.sort import plan_merge_sort, plan_radix_rank, plan_radix_sort, plan_topk
-from . import Param, SiteCall, require_payload_dtype, require_runtime_int
+from .. import _compat as nb
+from . import Param, SiteCall, operator_link, require_payload_dtype, require_runtime_int
 
 OPS = ("merge_sort_keys", "merge_sort_pairs", "radix_sort_keys", "radix_sort_pairs", "radix_rank",
        "topk_min_keys", "topk_max_keys", "topk_min_pairs", "topk_max_pairs")
@@ -33,18 +35,45 @@ def result_payload(ctx: Any, call: Any) -> Any:
     return None if values is None else ctx.new_result_payloads(call, [keys, values])
 
 
+PREFIX = "exclusive_digit_prefix"  # the qualified radix_rank output (SPEC 9.8)
+
+
+def _has_prefix(call: Any) -> bool:
+    return isinstance(call.args.get(PREFIX), nb.ir.Var)
+
+
+def evidence(ctx: Any, call: Any) -> None:
+    """radix_rank's exclusive_digit_prefix payload is int32 unless it says otherwise."""
+    if call.op == "radix_rank" and _has_prefix(call):
+        payload = ctx.payload(call.args[PREFIX])
+        if payload is not None and not payload.root().explicit:
+            ctx.add_evidence(payload, "int32", call, PREFIX)
+
+
+def _prefix_payload(ctx: Any, call: Any) -> Any:
+    """The writable exclusive_digit_prefix payload (P5 for a scalar; other forms as every payload operand)."""
+    if ctx.payload(call.args[PREFIX]) is None and ctx.operand_form(call.args[PREFIX]) is None:
+        raise CoopTypeError(f"{call.name} {PREFIX} must be a ThreadData payload; got a scalar")
+    return ctx.require_payload(call, PREFIX)
+
+
 def _plan_rank(ctx: Any, call: Any) -> None:
     group = ctx.group(call)
     keys = _operand(ctx, call, "keys")
     desc = ctx.descriptor(call.args.get("temp_storage"), call.name)
     bounds = {key: ctx.static(call, key, None, kind="integer") for key in ("begin_bit", "end_bit", "radix_bits")}
+    prefix = _prefix_payload(ctx, call) if _has_prefix(call) else None
     spec = plan_radix_rank(call.name, group.spec, ctx.launch, keys.dtype, keys.items_per_thread, bounds["begin_bit"],
                            bounds["end_bit"], bounds["radix_bits"], ctx.static(call, "descending", False, kind="bool"),
-                           desc.descriptor if desc else None)
+                           desc.descriptor if desc else None,
+                           (prefix.dtype, prefix.items_per_thread) if prefix is not None else None)
     provider = cub_sort.emit_rank(spec)
-    site = SiteCall(provider.symbol, [Param("ptr", 0), Param("ptr", 1), Param("scratch"), Param("stride")],
-                    spec.key_dtype)
-    ctx.add_site(call, [call.args["keys"], ctx.result_operand(call)], site, provider, (group.spec, desc))
+    operands = [call.args["keys"], ctx.result_operand(call)]
+    if prefix is not None:
+        operands.append(call.args[PREFIX])
+    params = [Param("ptr", i) for i in range(len(operands))] + [Param("scratch"), Param("stride")]
+    site = SiteCall(provider.symbol, params, spec.key_dtype)
+    ctx.add_site(call, operands, site, provider, (group.spec, desc))
 
 
 def plan(ctx: Any, call: Any) -> None:
@@ -111,4 +140,5 @@ def plan(ctx: Any, call: Any) -> None:
                 require_runtime_int(name, key, argtys[index])
 
     site = SiteCall(provider.symbol, params, spec.key_dtype, check=check)
+    site.extra["link"] = operator_link(spec.compare, spec.key_dtype, ctx.cc, name, "compare_op", result="boolean")
     ctx.add_site(call, operands, site, provider, (group.spec, desc))

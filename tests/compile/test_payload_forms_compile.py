@@ -1,0 +1,210 @@
+"""The user's own 1-D local arrays as payloads of qualified calls (SPEC 9.1, 9.9): builds without a GPU and the
+mistakes: the common API rejects them (P4), one array may not be two operands of a call."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numba_cuda_mlir import cuda
+
+import cuda.coop.numba_mlir as numba_coop
+from cuda import coop
+
+I32 = np.zeros(1024, np.int32)
+
+
+def _build(kernel, args=(I32, I32), block=128):
+    built = numba_coop.compile_kernel(kernel, args, block=block)
+    assert "CALL" not in built.sass()
+    return built
+
+
+def _error(kernel, cls, fragment, args=(I32, I32), block=128):
+    with pytest.raises(cls) as info:
+        numba_coop.compile_kernel(kernel, args, block=block)
+    message = str(info.value)
+    assert fragment in message, message
+    first = message.splitlines()[0]
+    assert "test_payload_forms_compile.py:" in first, message
+    return first
+
+
+def test_local_arrays_are_payloads_of_qualified_calls():
+    @cuda.jit
+    def kernel(src, dst):
+        block = coop.this_block()
+        items = cuda.local.array(4, np.int32)
+        numba_coop.load(block, src, items, algorithm="transpose")  # load writes into the given array
+        doubled = numba_coop.local.array(4, np.int32)
+        for i in range(4):
+            doubled[i] = items[i] * 2
+        scanned = numba_coop.exclusive_sum(block, doubled)  # results are fresh ThreadData
+        numba_coop.store(block, dst, scanned)
+
+    built = _build(kernel)
+    assert built.local_memory_bytes == 0  # the arrays stay in registers
+
+
+def test_local_array_with_a_tuple_shape_and_keyword_dtype():
+    @cuda.jit
+    def kernel(src, dst):
+        block = coop.this_block()
+        items = numba_coop.local.array((2,), dtype=np.float32)
+        numba_coop.load(block, src, items)
+        numba_coop.store(block, dst, numba_coop.exchange(block, items))
+
+    data = np.zeros(512, np.float32)
+    _build(kernel, (data, data))
+
+
+def test_local_arrays_still_go_anywhere_outside_cooperative_calls():
+    @cuda.jit(device=True)
+    def total(values):
+        return values[0] + values[1]
+
+    @cuda.jit
+    def kernel(src, dst):
+        block = coop.this_block()
+        items = cuda.local.array(2, np.int32)
+        numba_coop.load(block, src, items)
+        dst[cuda.threadIdx.x] = total(items)  # an ordinary array: no escape error
+
+    _build(kernel)
+
+
+def test_common_api_rejects_local_arrays_with_p4():
+    @cuda.jit
+    def kernel(src, dst):
+        block = coop.this_block()
+        items = cuda.local.array(4, np.int32)
+        coop.load(block, src, items)  # HERE
+
+    first = _error(kernel, coop.CoopTypeError, "cuda.coop.load requires a fixed-size ThreadData output payload in the "
+                                               "common API; use cuda.coop.numba_mlir for local array payloads")
+    assert "test_payload_forms_compile.py" in first
+
+
+def test_one_array_for_two_operands_is_rejected():
+    @cuda.jit
+    def kernel(values, lengths, dst):
+        block = coop.this_block()
+        runs = cuda.local.array(2, np.int32)
+        numba_coop.load(block, values, runs)
+        out = numba_coop.run_length_decode(block, runs, runs, decoded_items_per_thread=2)
+        numba_coop.store(block, dst, out)
+
+    _error(kernel, coop.CoopValueError, "cuda.coop.numba_mlir.run_length_decode run_values and run_lengths are the "
+                                        "same array; array payloads must not alias another operand of the call",
+           args=(I32, I32, I32))
+
+
+def test_two_dimensional_local_arrays_are_not_payloads():
+    @cuda.jit
+    def kernel(src, dst):
+        block = coop.this_block()
+        grid = cuda.local.array((2, 2), np.int32)
+        numba_coop.load(block, src, grid)
+
+    _error(kernel, coop.CoopError, "output")
+
+
+def test_numba_coop_local_is_numba_cuda_mlirs():
+    assert numba_coop.local is cuda.local
+    assert "local" in numba_coop.__all__
+
+
+# ------------------------------------------------------------------ shared rows and numba_coop.shared.array
+
+
+def test_rows_of_shared_arrays_are_payloads():
+    @cuda.jit
+    def kernel(src, dst):
+        block = coop.this_block()
+        rows = numba_coop.shared.array((128, 4), np.int32)
+        numba_coop.load(block, src, rows[cuda.threadIdx.x], algorithm="transpose")
+        numba_coop.store(block, dst, numba_coop.exclusive_sum(block, rows[cuda.threadIdx.x]))
+
+    built = _build(kernel)
+    assert built.metadata["scratch_bytes"] >= 128 * 4 * 4  # the array lives in the backing
+
+    @cuda.jit
+    def plain_rows(src, dst):
+        block = coop.this_block()
+        rows = cuda.shared.array((128, 2), np.float64)
+        numba_coop.load(block, src, rows[cuda.threadIdx.x])
+        numba_coop.store(block, dst, rows[cuda.threadIdx.x])
+
+    data = np.zeros(256, np.float64)
+    _build(plain_rows, (data, data))
+
+
+def test_common_api_rejects_shared_rows_with_p4():
+    @cuda.jit
+    def kernel(src, dst):
+        block = coop.this_block()
+        rows = cuda.shared.array((128, 4), np.int32)
+        coop.load(block, src, rows[cuda.threadIdx.x])  # HERE
+
+    _error(kernel, coop.CoopTypeError, "cuda.coop.load requires a fixed-size ThreadData output payload in the common "
+                                       "API; use cuda.coop.numba_mlir for shared array row payloads")
+
+
+def test_backing_arrays_coexist_with_dynamic_backing():
+    """Scratch above 48 KiB turns the backing dynamic: a cuda.shared.array is rejected (S9), a
+    numba_coop.shared.array lives inside the backing."""
+    def make(shared_array):
+        @cuda.jit
+        def kernel(src, dst):
+            block = coop.this_block()
+            temp = coop.TempStorage(size_in_bytes=50000)
+            buf = shared_array(128, np.int32)
+            items = coop.ThreadData(4)
+            coop.load(block, src, items, algorithm="transpose", temp_storage=temp)
+            buf[cuda.threadIdx.x] = items[0]
+            cuda.syncthreads()
+            dst[cuda.threadIdx.x] = buf[127 - cuda.threadIdx.x]
+
+        return kernel
+
+    built = _build(make(numba_coop.shared.array))
+    assert built.metadata["dynamic"] and built.metadata["scratch_bytes"] >= 50000 + 512
+    with pytest.raises(coop.CoopValueError, match="cannot coexist with dynamic"):
+        numba_coop.compile_kernel(make(cuda.shared.array), (I32, I32), block=128)
+
+
+def test_backing_array_without_cooperative_calls():
+    @cuda.jit
+    def kernel(src, dst):
+        buf = numba_coop.shared.array(64, np.float32, alignment=16)
+        buf[cuda.threadIdx.x] = src[cuda.threadIdx.x]
+        cuda.syncthreads()
+        dst[cuda.threadIdx.x] = buf[63 - cuda.threadIdx.x]
+
+    data = np.zeros(64, np.float32)
+    built = _build(kernel, (data, data), block=64)
+    assert built.metadata["scratch_bytes"] == 256
+
+
+@pytest.mark.parametrize("alignment", [3, 0, True])
+def test_backing_array_alignment(alignment):
+    @cuda.jit
+    def kernel(src, dst):
+        buf = numba_coop.shared.array(64, np.float32, alignment=alignment)  # HERE
+        dst[cuda.threadIdx.x] = buf[0]
+
+    _error(kernel, coop.CoopValueError, "cuda.coop.numba_mlir.shared.array alignment must be a positive power of two")
+
+
+def test_backing_array_shape_must_be_static():
+    @cuda.jit
+    def kernel(src, dst, n):
+        buf = numba_coop.shared.array(n, np.float32)  # HERE
+        dst[cuda.threadIdx.x] = buf[0]
+
+    _error(kernel, coop.CoopTypeError, "cuda.coop.numba_mlir.shared.array shape must be a compile-time positive "
+                                       "integer", args=(I32, I32, np.float32(1)))
+
+
+def test_shared_marker_outside_a_kernel():
+    with pytest.raises(coop.CoopCompilerContextRequiredError):
+        numba_coop.shared.array(4, np.int32)
+    assert "shared" in numba_coop.__all__

@@ -1,0 +1,135 @@
+"""The user's own local arrays as payloads of qualified calls (SPEC 9.1, 9.9) on the GPU against NumPy."""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+from gpu_helpers import poisoned
+from numba_cuda_mlir import cuda
+
+import cuda.coop.numba_mlir as numba_coop
+from cuda import coop
+
+pytestmark = pytest.mark.gpu
+rng = np.random.default_rng(91)
+GRID = 3
+
+
+@functools.cache
+def scan_kernel(k, numba_local):
+    @cuda.jit
+    def kernel(src, dst, totals, copy):
+        block = coop.this_block()
+        base = np.int64(cuda.blockIdx.x) * block.count() * k
+        if numba_local:
+            items = numba_coop.local.array(k, np.int32)
+        else:
+            items = cuda.local.array(k, np.int32)
+        numba_coop.load(block, src, items, algorithm="transpose", offset=base)  # writes into the array
+        numba_coop.store(block, copy, items, offset=base)  # the array itself as a store value
+        scanned = numba_coop.exclusive_sum(block, items)
+        numba_coop.store(block, dst, scanned, offset=base)
+        total = numba_coop.sum(block, items)
+        if block.rank() == 0:
+            totals[cuda.blockIdx.x] = total
+
+    return kernel
+
+
+@pytest.mark.parametrize("threads", [32, 128])
+@pytest.mark.parametrize("k", [1, 2, 4])
+@pytest.mark.parametrize("numba_local", [False, True])
+def test_local_arrays_through_load_scan_reduce_store(threads, k, numba_local):
+    src = rng.integers(-100, 100, GRID * threads * k).astype(np.int32)
+    original = src.copy()
+    dst, copy, totals = poisoned(src.size, np.int32), poisoned(src.size, np.int32), poisoned(GRID, np.int32)
+    scan_kernel(k, numba_local)[GRID, threads](src, dst, totals, copy)
+    cuda.synchronize()
+    tiles = src.reshape(GRID, -1)
+    exclusive = np.cumsum(tiles, axis=1) - tiles
+    np.testing.assert_array_equal(dst, exclusive.reshape(-1))
+    np.testing.assert_array_equal(totals, tiles.sum(axis=1).astype(np.int32))
+    np.testing.assert_array_equal(copy, src)
+    np.testing.assert_array_equal(src, original)
+
+
+@functools.cache
+def sort_kernel(k):
+    @cuda.jit
+    def kernel(src, dst):
+        block = coop.this_block()
+        base = np.int64(cuda.blockIdx.x) * block.count() * k
+        keys = cuda.local.array(k, np.float64)
+        numba_coop.load(block, src, keys, offset=base)
+        numba_coop.store(block, dst, numba_coop.merge_sort_keys(block, keys), offset=base)
+
+    return kernel
+
+
+@pytest.mark.parametrize("k", [1, 4])
+def test_local_array_keys_sort(k):
+    threads = 64
+    src = rng.normal(size=GRID * threads * k)
+    dst = poisoned(src.size, np.float64)
+    sort_kernel(k)[GRID, threads](src, dst)
+    cuda.synchronize()
+    np.testing.assert_array_equal(dst, np.sort(src.reshape(GRID, -1), axis=1).reshape(-1))
+
+
+@functools.cache
+def rows_kernel(k, in_backing):
+    @cuda.jit
+    def kernel(src, dst, copy):
+        block = coop.this_block()
+        base = np.int64(cuda.blockIdx.x) * block.count() * k
+        if in_backing:
+            rows = numba_coop.shared.array((128, k), np.int32)
+        else:
+            rows = cuda.shared.array((128, k), np.int32)
+        mine = rows[block.rank()]
+        numba_coop.load(block, src, mine, algorithm="transpose", offset=base)
+        numba_coop.store(block, dst, numba_coop.inclusive_sum(block, rows[block.rank()]), offset=base)
+        numba_coop.store(block, copy, mine, offset=base, algorithm="direct")
+
+    return kernel
+
+
+@pytest.mark.parametrize("k", [1, 2, 4])
+@pytest.mark.parametrize("in_backing", [True, False])
+def test_shared_rows_as_payloads(k, in_backing):
+    threads = 128
+    src = rng.integers(-100, 100, GRID * threads * k).astype(np.int32)
+    dst, copy = poisoned(src.size, np.int32), poisoned(src.size, np.int32)
+    rows_kernel(k, in_backing)[GRID, threads](src, dst, copy)
+    cuda.synchronize()
+    np.testing.assert_array_equal(dst, np.cumsum(src.reshape(GRID, -1), axis=1).astype(np.int32).reshape(-1))
+    np.testing.assert_array_equal(copy, src)
+
+
+@functools.cache
+def backing_kernel():
+    """A numba_coop.shared.array beside dynamic backing (an explicit 50 KB TempStorage)."""
+    @cuda.jit
+    def kernel(src, dst):
+        block = coop.this_block()
+        temp = coop.TempStorage(size_in_bytes=50000)
+        reversed_tile = numba_coop.shared.array(512, np.float64)
+        items = coop.ThreadData(4)
+        base = np.int64(cuda.blockIdx.x) * 512
+        coop.load(block, src, items, algorithm="transpose", offset=base, temp_storage=temp)
+        for i in range(4):
+            reversed_tile[511 - (block.rank() * 4 + i)] = items[i]
+        cuda.syncthreads()
+        for i in range(4):
+            dst[base + block.rank() * 4 + i] = reversed_tile[block.rank() * 4 + i]
+
+    return kernel
+
+
+def test_backing_array_beside_dynamic_backing():
+    src = rng.normal(size=GRID * 512)
+    dst = poisoned(src.size, np.float64)
+    backing_kernel()[GRID, 128](src, dst)
+    cuda.synchronize()
+    np.testing.assert_array_equal(dst, src.reshape(GRID, 512)[:, ::-1].reshape(-1))
