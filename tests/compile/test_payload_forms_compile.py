@@ -208,3 +208,27 @@ def test_shared_marker_outside_a_kernel():
     with pytest.raises(coop.CoopCompilerContextRequiredError):
         numba_coop.shared.array(4, np.int32)
     assert "shared" in numba_coop.__all__
+
+
+# ------------------------------------------------------------------ float16 (SPEC 9.2) gates
+
+
+def test_float16_scalars_in_common_calls_are_p1():
+    @cuda.jit
+    def kernel(src, dst):
+        dst[0] = coop.sum(coop.this_block(), src[cuda.threadIdx.x])  # HERE
+
+    half = np.zeros(128, np.float16)
+    _error(kernel, coop.CoopTypeError, "cuda.coop.sum supports value dtypes int8, int16, int32, int64, uint8, uint16, "
+                                       "uint32, uint64, float32, float64 through the common API; use "
+                                       "cuda.coop.numba_mlir for float16", args=(half, half))
+
+
+def test_float16_in_qualified_calls_is_not_enabled_yet():
+    @cuda.jit
+    def kernel(src, dst):
+        dst[0] = numba_coop.sum(coop.this_block(), src[cuda.threadIdx.x])  # HERE
+
+    half = np.zeros(128, np.float16)
+    _error(kernel, coop.CoopUnsupportedError, "cuda.coop.numba_mlir.sum value dtype float16 is not implemented in "
+                                              "cuda-coop", args=(half, half))

@@ -77,7 +77,9 @@ def translation_unit(providers: list[Provider]) -> str:
     """One TU for all of a kernel's providers, plus a sizeof/alignof table per scratch type."""
     unique = list({p.symbol: p for p in providers}.values())
     headers = sorted({h for p in unique for h in p.headers})
-    parts = [f"#include <{h}>" for h in headers] + [PRELUDE]
+    # __half (float16 payloads, SPEC 9.2) before CUB, whose type traits then know it
+    half = ["#include <cuda_fp16.h>"] if any("__half" in p.body for p in unique) else []
+    parts = half + [f"#include <{h}>" for h in headers] + [PRELUDE]
     for p in unique:
         parts.append(p.body)
         if p.scratch_type is not None:

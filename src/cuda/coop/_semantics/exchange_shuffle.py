@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
 from .common import (
+    ALL_NUMERIC_DTYPES,
     BLOCK,
     INTEGER_DTYPES,
     NUMERIC_DTYPES,
@@ -69,7 +70,7 @@ def canonical_mode(value: object) -> object:
 
 
 def _check_common(name: str, dtype: str, descriptor: Descriptor | None, group: GroupSpec) -> None:
-    if dtype not in NUMERIC_DTYPES:
+    if dtype not in ALL_NUMERIC_DTYPES:
         raise CoopTypeError(f"{name} does not support value dtype {dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
     reject_warp_descriptor(name, group, descriptor)
 

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from .._errors import CoopTypeError, CoopValueError
 from .common import (
+    ALL_NUMERIC_DTYPES,
     BLOCK, NUMERIC_DTYPES, Control, GroupSpec, LaunchShape, Static,
     check_runtime_int, literal_as, normalize_selector,
 )
@@ -70,7 +71,7 @@ def plan_load_store(
                 f"{name} on block groups with algorithm {algorithm!r} requires a block made of complete warps; "
                 f"block has {launch.threads} threads"
             )
-    if array_dtype not in NUMERIC_DTYPES:
+    if array_dtype not in ALL_NUMERIC_DTYPES:
         raise CoopTypeError(f"{name} does not support {'source' if op == 'load' else 'destination'} dtype "
                             f"{array_dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
     if array_dtype != payload_dtype:

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
 from .common import (
+    ALL_NUMERIC_DTYPES,
     BLOCK, CLUSTER, GRID, LOGICAL_WARP, NUMERIC_DTYPES, THREAD, WARP, WARPS_IN_BLOCK, Control, GroupSpec, LaunchShape,
     Static, check_runtime_int, is_power_of_two, normalize_selector,
 )
@@ -65,7 +66,7 @@ def plan_reduce(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, it
                 binary_op: object, broadcast: object, valid_items: Control, algorithm: object,
                 descriptor: Descriptor | None) -> ReduceSpec:
     require_reduce_group(name, group, launch)
-    if dtype not in NUMERIC_DTYPES:
+    if dtype not in ALL_NUMERIC_DTYPES:
         raise CoopTypeError(f"{name} does not support value dtype {dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
     operator = resolve_operator(name, "binary_op", binary_op, dtype)
     if not isinstance(broadcast, bool):

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
 from .common import (
+    ALL_NUMERIC_DTYPES,
     INTEGER_DTYPES,
     NUMERIC_DTYPES,
     Control,
@@ -93,7 +94,7 @@ def plan_run_length_decode(op: str, name: str, group: GroupSpec, launch: LaunchS
     require_operation_group(op, name, group)
     if launch.block[1] != 1 or launch.block[2] != 1:
         raise CoopUnsupportedError(f"{name} requires a one-dimensional block; block shape is {launch.block}")
-    if value_dtype not in NUMERIC_DTYPES:
+    if value_dtype not in ALL_NUMERIC_DTYPES:
         raise CoopTypeError(f"{name} does not support run_values dtype {value_dtype}; supported: "
                             f"{', '.join(NUMERIC_DTYPES)}")
     if length_dtype not in INTEGER_DTYPES:

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
 from .common import (
+    ALL_NUMERIC_DTYPES,
     BLOCK, NUMERIC_DTYPES, Control, GroupSpec, LaunchShape, Runtime, Static, check_runtime_int, literal_as,
     normalize_selector,
 )
@@ -65,7 +66,7 @@ def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype
     ``has_state``: a state operand was passed)."""
     require_operation_group("scan", name, group)
     require_complete_warps(name, group, launch)
-    if dtype not in NUMERIC_DTYPES:
+    if dtype not in ALL_NUMERIC_DTYPES:
         raise CoopTypeError(f"{name} does not support value dtype {dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
     if group.is_warp_scope and items_per_thread:
         raise CoopTypeError(f"{name} on warp groups accepts one scalar per lane")
@@ -89,7 +90,7 @@ def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype
         if not has_state:
             raise CoopValueError(f"{name} prefix_op StatefulFunction requires a state operand after value "
                                  f"({name.rsplit('.', 1)[-1]}(group, value, state, prefix_op=...))")
-        if state_dtype not in NUMERIC_DTYPES:
+        if state_dtype not in ALL_NUMERIC_DTYPES:
             raise CoopTypeError(f"{name} does not support prefix_op state dtype {state_dtype}; supported: "
                                 f"{', '.join(NUMERIC_DTYPES)}")
         prefix = stateful_symbol(prefix_op, dtype, state_dtype)

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
 from .common import (
+    ALL_NUMERIC_DTYPES,
     BLOCK, NUMERIC_DTYPES, Control, GroupSpec, LaunchShape, Runtime, Static, check_runtime_int,
     is_power_of_two, itemsize, literal_as,
 )
@@ -13,7 +14,7 @@ from .operators import OperatorSpec, resolve_predicate
 from .temp_storage import Descriptor
 
 RADIX_KEY_DTYPES = ("int32", "uint32", "int64", "uint64")
-QUALIFIED_RADIX_KEY_DTYPES = RADIX_KEY_DTYPES + ("float32", "float64")
+QUALIFIED_RADIX_KEY_DTYPES = RADIX_KEY_DTYPES + ("float16", "float32", "float64")
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ def _check_values(name: str, items_per_thread: int, values: tuple[str, int] | No
     if values is None:
         return None
     dtype, extent = values
-    if dtype not in NUMERIC_DTYPES:
+    if dtype not in ALL_NUMERIC_DTYPES:
         raise CoopTypeError(f"{name} does not support values dtype {dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
     if extent != items_per_thread:
         raise CoopValueError(f"{name} keys and values must have the same items_per_thread ({items_per_thread} != {extent})")
@@ -73,7 +74,7 @@ def plan_merge_sort(name: str, group: GroupSpec, launch: LaunchShape, key_dtype:
     require_complete_warps(name, group, launch)
     if group.kind == BLOCK and not is_power_of_two(launch.threads):
         raise CoopUnsupportedError(f"{name} requires a power-of-two thread count; block shape is {launch.block}")
-    if key_dtype not in NUMERIC_DTYPES:
+    if key_dtype not in ALL_NUMERIC_DTYPES:
         raise CoopTypeError(f"{name} does not support keys dtype {key_dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
     value_dtype = _check_values(name, items_per_thread, values)
     descending = _descending(name, descending)
@@ -232,7 +233,7 @@ def plan_topk(name: str, group: GroupSpec, launch: LaunchShape, key_dtype: str, 
     require_operation_group("radix_sort_keys", name, group)
     if launch.block[1] != 1 or launch.block[2] != 1:
         raise CoopUnsupportedError(f"{name} requires a one-dimensional block; block shape is {launch.block}")
-    if key_dtype not in NUMERIC_DTYPES:
+    if key_dtype not in ALL_NUMERIC_DTYPES:
         raise CoopTypeError(f"{name} does not support keys dtype {key_dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
     value_dtype = _check_values(name, items_per_thread, values)
     tile = group.size * items_per_thread

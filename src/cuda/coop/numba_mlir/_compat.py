@@ -87,7 +87,7 @@ def dtype_name(ty: object) -> str | None:
     """numba scalar type -> numeric dtype name, or None."""
     name = str(types.unliteral(ty)) if isinstance(ty, types.Type) else str(ty)
     return name if name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                            "float32", "float64") else None
+                            "float16", "float32", "float64") else None
 
 
 def numba_dtype(name: str) -> object:

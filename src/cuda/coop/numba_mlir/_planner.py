@@ -26,6 +26,7 @@ from .._semantics import groups as sem_groups
 from .._semantics.common import (
     BLOCK, CLUSTER, GRID, THREAD, WARP, LaunchShape, Runtime, ScratchNeed, Static, check_block_shape,
 )
+from .._semantics.common import NUMERIC_DTYPES, QUALIFIED_DTYPES, qualified_dtype_pending
 from .._semantics.temp_storage import ScratchUse, layout, make_descriptor
 from .._version import __version__
 from . import _compat as nb
@@ -322,7 +323,25 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays):
         if family is None:
             raise CoopUnsupportedError(
                 f"{call.name} is not implemented by the numba-cuda-mlir backend in cuda-coop {__version__}")
+        self._gate_qualified_dtypes(call)
         family.plan(self, call)
+
+    def _gate_qualified_dtypes(self, call: OpCall) -> None:
+        """P1: float16 payloads and scalars are the qualified namespace's (SPEC 9.2); families accept every dtype
+        they can build, so the common API is gated here, after inference, for every operand (and the qualified
+        one too, until float16 is enabled: R9)."""
+        qualified = call.name.startswith("cuda.coop.numba_mlir.")
+        for param, var in call.args.items():
+            if param == "group" or not isinstance(var, nb.ir.Var):
+                continue
+            value = self.resolver.var(var.name)
+            dtype = value.dtype if isinstance(value, PayloadVal) else (
+                None if isinstance(value, (GroupVal, DescVal, PayloadTuple)) else self._value_dtype(var)[0])
+            if dtype in QUALIFIED_DTYPES and qualified:
+                raise qualified_dtype_pending(call.name, param, dtype)
+            if dtype in QUALIFIED_DTYPES:
+                raise CoopTypeError(f"{call.name} supports {param} dtypes {', '.join(NUMERIC_DTYPES)} through the "
+                                    f"common API; use cuda.coop.numba_mlir for {dtype}")
 
     def op_call(self, stmt: Any, block: Any, marker: Any) -> OpCall:
         op = op_name(marker)
