@@ -56,12 +56,12 @@ def main(argv: list[str]) -> int:
         (outdir / "results.json").write_text(json.dumps(records, indent=1, default=str) + "\n")
 
     # The families import numba-cuda-mlir and register cuda.coop's backend.
-    from . import collectives, cub_build, load_store, sort, tier4
+    from . import collectives, cub_build, load_store, qualified, sort, tier4
 
     nvcc = cub_build.find_nvcc()
     env["nvcc"] = f"{cub_build.nvcc_version(nvcc)} ({nvcc})" if nvcc else None
 
-    families = [load_store, collectives, sort, tier4]
+    families = [load_store, collectives, sort, tier4, qualified]
     try:
         if args.dry_run:
             from . import dry_run

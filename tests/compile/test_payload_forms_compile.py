@@ -232,3 +232,28 @@ def test_float16_in_qualified_calls_is_not_enabled_yet():
     half = np.zeros(128, np.float16)
     _error(kernel, coop.CoopUnsupportedError, "cuda.coop.numba_mlir.sum value dtype float16 is not implemented in "
                                               "cuda-coop", args=(half, half))
+
+
+# ------------------------------------------------------------------ scalar keys (SPEC 9.1)
+
+
+def test_scalar_radix_keys_and_ranks_build():
+    @cuda.jit
+    def kernel(src, dst, ranks):
+        block = coop.this_block()
+        key = src[cuda.threadIdx.x]
+        dst[cuda.threadIdx.x] = numba_coop.radix_sort_keys(block, key, descending=True)
+        ranks[cuda.threadIdx.x] = numba_coop.radix_rank(block, key, begin_bit=2, end_bit=6)
+
+    built = _build(kernel, (I32, I32, I32))
+    assert built.local_memory_bytes == 0
+    assert built.cpp_source.count("keys[1] = {key};") == 2
+
+
+def test_scalar_radix_keys_in_common_calls_are_p4():
+    @cuda.jit
+    def kernel(src, dst):
+        dst[cuda.threadIdx.x] = coop.radix_sort_keys(coop.this_block(), src[cuda.threadIdx.x])  # HERE
+
+    _error(kernel, coop.CoopTypeError, "cuda.coop.radix_sort_keys requires a fixed-size ThreadData keys payload in the "
+                                       "common API; use cuda.coop.numba_mlir for scalar payloads")

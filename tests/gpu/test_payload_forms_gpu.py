@@ -133,3 +133,37 @@ def test_backing_array_beside_dynamic_backing():
     backing_kernel()[GRID, 128](src, dst)
     cuda.synchronize()
     np.testing.assert_array_equal(dst, src.reshape(GRID, 512)[:, ::-1].reshape(-1))
+
+
+@functools.cache
+def scalar_radix_kernel(descending, begin, end):
+    @cuda.jit
+    def kernel(src, dst, ranks):
+        block = coop.this_block()
+        t = cuda.blockIdx.x * block.count() + block.rank()
+        key = src[t]
+        dst[t] = numba_coop.radix_sort_keys(block, key, descending=descending)
+        ranks[t] = numba_coop.radix_rank(block, key, begin_bit=begin, end_bit=end, descending=descending)
+
+    return kernel
+
+
+@pytest.mark.parametrize("threads", [32, 128])
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32])
+def test_scalar_keys_sort_and_rank(threads, descending, dtype):
+    """One key per thread: the block's keys sorted (member t gets sorted position t) and each key's stable rank
+    by its digit of bits [3, 7)."""
+    begin, end = 3, 7
+    src = rng.integers(-5000 if dtype == np.int32 else 0, 5000, GRID * threads).astype(dtype)
+    dst, ranks = poisoned(src.size, dtype), poisoned(src.size, np.int32)
+    scalar_radix_kernel(descending, begin, end)[GRID, threads](src, dst, ranks)
+    cuda.synchronize()
+    tiles = src.reshape(GRID, threads)
+    expected = np.sort(tiles, axis=1)
+    np.testing.assert_array_equal(dst, (expected[:, ::-1] if descending else expected).reshape(-1))
+    digits = (tiles.astype(np.int64) >> begin) & ((1 << (end - begin)) - 1)
+    order = np.argsort(-digits if descending else digits, axis=1, kind="stable")
+    want = np.empty_like(order)
+    np.put_along_axis(want, order, np.arange(threads)[None, :].repeat(GRID, 0), axis=1)
+    np.testing.assert_array_equal(ranks, want.reshape(-1).astype(np.int32))

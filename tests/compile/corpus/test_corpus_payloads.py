@@ -135,9 +135,10 @@ def k_p4_shuffle_scalar_common(src, dst):
 
 
 @cuda.jit
-def k_r9_scalar_radix_keys_qualified(src, dst):
+def k_r9_scalar_radix_pairs_qualified(src, dst):
     block = coop.this_block()
-    dst[cuda.threadIdx.x] = numba_coop.radix_sort_keys(block, src[cuda.threadIdx.x])  # HERE
+    k, v = numba_coop.radix_sort_pairs(block, src[cuda.threadIdx.x], dst[cuda.threadIdx.x])  # HERE
+    dst[cuda.threadIdx.x] = k + v
 
 
 # ------------------------------------------------------------------ P5: scalar where a payload is required
@@ -386,9 +387,9 @@ CASES = {
     "p4_shuffle_scalar_common": (k_p4_shuffle_scalar_common, (I32, I32), coop.CoopTypeError,
                                  "cuda.coop.shuffle requires a fixed-size ThreadData value payload in the common API; "
                                  "use cuda.coop.numba_mlir for scalar payloads"),
-    "r9_scalar_radix_keys_qualified": (k_r9_scalar_radix_keys_qualified, (I32, I32), coop.CoopUnsupportedError,
-                                       "cuda.coop.numba_mlir.radix_sort_keys scalar keys operands are not implemented by "
-                                       "the numba-cuda-mlir backend in cuda-coop "),
+    "r9_scalar_radix_pairs_qualified": (k_r9_scalar_radix_pairs_qualified, (I32, I32), coop.CoopUnsupportedError,
+                                        "cuda.coop.numba_mlir.radix_sort_pairs scalar keys operands are not implemented "
+                                        "by the numba-cuda-mlir backend in cuda-coop "),
     "p5_qualified_exchange_scalar": (k_p5_qualified_exchange_scalar, (I32, I32), coop.CoopTypeError,
                                      "cuda.coop.numba_mlir.exchange value must be a ThreadData payload; got a scalar"),
     "r9_float16_qualified": (k_r9_float16_qualified, (F16, F16), coop.CoopUnsupportedError,

@@ -140,3 +140,19 @@ def emit(spec: SortSpec) -> Provider:
     body = (parts.decl + f'extern "C" __device__ void @SYM@({inputs}{outputs}, {parts.params}, char* scratch, '
             "unsigned long long stride) {\n" + "\n".join(lines) + "\n}\n")
     return Provider.make(spec.op, parts.headers, body, f"typename {parts.algo}::TempStorage")
+
+
+def one_key(provider: Provider, key_t: str, result_t: str, controls: tuple[str, ...] = ()) -> Provider:
+    """SPEC 9.1's scalar form of a radix sort or rank: one key per thread, passed by value, its result returned.
+
+    The item function is kept under another name (inlined) and a C entry point wraps it with one-item arrays;
+    ``controls`` are the names of the item function's ``long long`` parameters between the output and the scratch.
+    """
+    inner = provider.template.replace('extern "C" __device__ void @SYM@(',
+                                      "static __device__ __forceinline__ void @SYM@_items(")
+    params = "".join(f", long long {c}" for c in controls)
+    args = "".join(f", {c}" for c in controls)
+    wrapper = (f'extern "C" __device__ {result_t} @SYM@({key_t} key{params}, char* scratch, unsigned long long stride) '
+               f"{{\n  const {key_t} keys[1] = {{key}};\n  {result_t} out[1];\n"
+               f"  @SYM@_items(keys, out{args}, scratch, stride);\n  return out[0];\n}}\n")
+    return Provider.make(provider.family, provider.headers, inner + wrapper, provider.scratch_template)

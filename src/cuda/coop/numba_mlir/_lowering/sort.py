@@ -9,7 +9,7 @@ from typing import Any
 
 from ..._cub.families import sort as cub_sort
 from ..._errors import CoopTypeError
-from ..._semantics.common import Runtime, literal_as
+from ..._semantics.common import Runtime, c_type, literal_as
 from ..._semantics.sort import plan_merge_sort, plan_radix_rank, plan_radix_sort, plan_topk
 from .. import _compat as nb
 from . import Param, SiteCall, operator_link, require_payload_dtype, require_runtime_int
@@ -20,6 +20,52 @@ OPS = ("merge_sort_keys", "merge_sort_pairs", "radix_sort_keys", "radix_sort_pai
 
 def _operand(ctx: Any, call: Any, param: str) -> Any:
     return ctx.require_payload(call, param)
+
+
+def _scalar_keys(ctx: Any, call: Any) -> str | None:
+    """SPEC 9.1: a qualified radix_sort_keys / radix_rank may take one scalar key per thread; its dtype."""
+    var = call.args.get("keys")
+    if (call.op not in ("radix_sort_keys", "radix_rank") or not isinstance(var, nb.ir.Var)
+            or ctx.payload(var) is not None or ctx.operand_form(var) is not None
+            or not call.name.startswith("cuda.coop.numba_mlir.")):
+        return None
+    return ctx.scalar_dtype(var, call, "keys")
+
+
+def _one_key(ctx: Any, call: Any, dtype: str) -> None:
+    """The scalar form: the one-key tile sorted or ranked, the thread's result returned as a scalar."""
+    name, args = call.name, call.args
+    group = ctx.group(call)
+    desc = ctx.descriptor(args.get("temp_storage"), name)
+    descending = ctx.static(call, "descending", False, kind="bool")
+    if call.op == "radix_rank":
+        bounds = {key: ctx.static(call, key, None, kind="integer") for key in ("begin_bit", "end_bit", "radix_bits")}
+        rank = plan_radix_rank(name, group.spec, ctx.launch, dtype, 1, bounds["begin_bit"], bounds["end_bit"],
+                               bounds["radix_bits"], descending, desc.descriptor if desc else None, None)
+        provider = cub_sort.one_key(cub_sort.emit_rank(rank), c_type(dtype), "int")
+        site = SiteCall(provider.symbol, [Param("value", 0), Param("scratch"), Param("stride")], dtype, "int32")
+        return ctx.add_site(call, [args["keys"]], site, provider, (group.spec, desc))
+    controls = {key: ctx.control(call, key) for key in ("begin_bit", "end_bit")}
+    spec = plan_radix_sort(name, group.spec, ctx.launch, dtype, 1, None, controls["begin_bit"], controls["end_bit"],
+                           descending, ctx.static(call, "blocked_to_striped", False, kind="bool"),
+                           desc.descriptor if desc else None, True)
+    operands, params = [args["keys"]], [Param("value", 0)]
+    runtime: dict[str, int] = {}
+    for key, default in (("begin_bit", spec.begin_bit), ("end_bit", spec.end_bit)):
+        if isinstance(controls[key], Runtime):
+            runtime[key] = len(operands)
+            params.append(Param("i64", len(operands)))
+            operands.append(args[key])
+        else:
+            params.append(Param("i64", None, controls[key].value if controls[key] is not None else default))
+    provider = cub_sort.one_key(cub_sort.emit(spec), c_type(dtype), c_type(dtype), ("begin_bit", "end_bit"))
+
+    def check(argtys: tuple) -> None:
+        for key, index in runtime.items():
+            require_runtime_int(name, key, argtys[index])
+
+    site = SiteCall(provider.symbol, params + [Param("scratch"), Param("stride")], dtype, dtype, check=check)
+    ctx.add_site(call, operands, site, provider, (group.spec, desc))
 
 
 def result_payload(ctx: Any, call: Any) -> Any:
@@ -77,6 +123,9 @@ def _plan_rank(ctx: Any, call: Any) -> None:
 
 
 def plan(ctx: Any, call: Any) -> None:
+    scalar = _scalar_keys(ctx, call)
+    if scalar is not None:
+        return _one_key(ctx, call, scalar)
     if call.op == "radix_rank":
         return _plan_rank(ctx, call)
     name, args = call.name, call.args
