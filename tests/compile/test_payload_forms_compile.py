@@ -224,14 +224,24 @@ def test_float16_scalars_in_common_calls_are_p1():
                                        "cuda.coop.numba_mlir for float16", args=(half, half))
 
 
-def test_float16_in_qualified_calls_is_not_enabled_yet():
+def test_float16_in_qualified_calls_builds_inline():
+    """By-value float16 (scalars, oob_default, results) travels as its 16 bits, so every call inlines."""
     @cuda.jit
-    def kernel(src, dst):
-        dst[0] = numba_coop.sum(coop.this_block(), src[cuda.threadIdx.x])  # HERE
+    def kernel(src, dst, out):
+        block = coop.this_block()
+        items = coop.ThreadData(4)
+        numba_coop.load(block, src, items, algorithm="transpose", valid_items=500, oob_default=1.5)
+        total = numba_coop.sum(block, src[cuda.threadIdx.x])
+        largest = numba_coop.reduce(block, items, binary_op="max")
+        numba_coop.store(block, dst, numba_coop.inclusive_sum(block, items))
+        if cuda.threadIdx.x == 0:
+            out[0] = total
+            out[1] = largest
 
-    half = np.zeros(128, np.float16)
-    _error(kernel, coop.CoopUnsupportedError, "cuda.coop.numba_mlir.sum value dtype float16 is not implemented in "
-                                              "cuda-coop", args=(half, half))
+    half = np.zeros(512, np.float16)
+    built = _build(kernel, (half, half, np.zeros(2, np.float16)))
+    assert built.local_memory_bytes == 0
+    assert "#include <cuda_fp16.h>" in built.cpp_source and "__ushort_as_half(" in built.cpp_source
 
 
 # ------------------------------------------------------------------ scalar keys (SPEC 9.1)

@@ -146,7 +146,7 @@ def test_radix_sort_rejects_small_integer_keys():
 
     _error(kernel, (I16, I16), coop.CoopTypeError,
            "cuda.coop.numba_mlir.radix_sort_keys does not support keys dtype int16; supported: int32, uint32, int64, "
-           "uint64, float32, float64")
+           "uint64, float16, float32, float64")
 
 
 @pytest.mark.parametrize("begin,end,message", [

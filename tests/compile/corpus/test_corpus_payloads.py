@@ -153,12 +153,16 @@ def k_p5_qualified_exchange_scalar(src, dst):
 # ------------------------------------------------------------------ float16 through the qualified API (not yet)
 
 
+def half_max(a, b):
+    return a if a > b else b
+
+
 @cuda.jit
-def k_r9_float16_qualified(src, dst):
+def k_r9_float16_python_operator(src, dst):
     block = coop.this_block()
     items = coop.ThreadData(2, dtype=np.float16)
-    numba_coop.load(block, src, items)  # HERE
-    numba_coop.store(block, dst, items)
+    numba_coop.load(block, src, items)
+    dst[0] = numba_coop.reduce(block, items, binary_op=half_max)  # HERE
 
 
 # ------------------------------------------------------------------ P10: explicit payload dtype vs array dtype
@@ -392,8 +396,9 @@ CASES = {
                                         "by the numba-cuda-mlir backend in cuda-coop "),
     "p5_qualified_exchange_scalar": (k_p5_qualified_exchange_scalar, (I32, I32), coop.CoopTypeError,
                                      "cuda.coop.numba_mlir.exchange value must be a ThreadData payload; got a scalar"),
-    "r9_float16_qualified": (k_r9_float16_qualified, (F16, F16), coop.CoopUnsupportedError,
-                             "cuda.coop.numba_mlir.load source dtype float16 is not implemented in cuda-coop "),
+    "r9_float16_python_operator": (k_r9_float16_python_operator, (F16, F16), coop.CoopUnsupportedError,
+                                   "cuda.coop.numba_mlir.reduce binary_op as a Python function on float16 is not "
+                                   "implemented in cuda-coop "),
     "p10_int64_payload_float32_source": (k_p10_int64_payload_float32_source, (F32, F32), coop.CoopTypeError,
                                          "cuda.coop.load source dtype float32 does not match payload dtype int64"),
     "p10_int64_payload_int32_source": (k_p10_int64_payload_float32_source, (I32, I32), coop.CoopTypeError,
@@ -461,11 +466,10 @@ def test_p10_location_appears_once(case, expect):
     assert first.count("test_corpus_payloads.py:") == 1, first
 
 
-def test_float16_common_is_p1_and_qualified_is_not_implemented(expect):
+def test_float16_common_is_p1(expect):
     exc = expect(k_p1_float16_common, (F16, F16), coop.CoopTypeError,
                  "through the common API; use cuda.coop.numba_mlir for float16")
     assert "not implemented" not in str(exc)
-    expect(k_r9_float16_qualified, (F16, F16), coop.CoopUnsupportedError, "is not implemented in cuda-coop ")
 
 
 @pytest.mark.parametrize("n", [np.int32(2), 2, np.int64(4)])

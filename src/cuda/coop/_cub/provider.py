@@ -4,6 +4,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from .abi import half_bits_entry
+
 
 REUSE_MARK = "// reuse barrier for the scratch"
 
@@ -81,7 +83,7 @@ def translation_unit(providers: list[Provider]) -> str:
     half = ["#include <cuda_fp16.h>"] if any("__half" in p.body for p in unique) else []
     parts = half + [f"#include <{h}>" for h in headers] + [PRELUDE]
     for p in unique:
-        parts.append(p.body)
+        parts.append(half_bits_entry(p.body) if half else p.body)
         if p.scratch_type is not None:
             parts.append(
                 f'extern "C" __device__ const unsigned long long {p.symbol}_scratch_size[2] = '

@@ -4,8 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
-from .._version import __version__
+from .._errors import CoopTypeError, CoopValueError
 
 # Numeric dtypes of the common API: name -> (C++ type, size in bytes).
 NUMERIC_DTYPES: dict[str, tuple[str, int]] = {
@@ -163,19 +162,11 @@ QUALIFIED_DTYPES = ("float16",)
 LOCAL_MEMORY_LIMIT = 512 * 1024
 
 
-def qualified_dtype_pending(op: str, param: str, dtype: str) -> CoopUnsupportedError:
-    """SPEC 9.2's float16 is planned through every family (ALL_NUMERIC_DTYPES) but not enabled yet: its by-value C
-    ABI (``__half`` is a struct in C++, ``half`` in numba-cuda-mlir) does not inline yet, so it stays R9-shaped."""
-    return CoopUnsupportedError(f"{op} {param} dtype {dtype} is not implemented in cuda-coop {__version__} yet")
-
-
 def check_payload_dtype(op: str, param: str, dtype: str | None, qualified: bool) -> None:
     """P1/P2: ``dtype`` of a payload or array operand of ``op`` must be one of the numeric dtypes."""
-    if dtype is None or dtype in NUMERIC_DTYPES:
+    if dtype is None or dtype in NUMERIC_DTYPES or (dtype in QUALIFIED_DTYPES and qualified):
         return
     supported = ", ".join(NUMERIC_DTYPES)
-    if dtype in QUALIFIED_DTYPES and qualified:
-        raise qualified_dtype_pending(op, param, dtype)
     if dtype in QUALIFIED_DTYPES:
         raise CoopTypeError(f"{op} supports {param} dtypes {supported} through the common API; use "
                             f"cuda.coop.numba_mlir for {dtype}")

@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import CoopTypeError, CoopValueError
+from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
+from .._version import __version__
 from .common import INTEGER_DTYPES
 
 # canonical name -> (aliases, integer-only)
@@ -192,6 +193,7 @@ def resolve_operator(op: str, param: str, value: Any, dtype: str) -> OperatorSpe
             if not callable(function) or not hasattr(function, "__code__"):
                 raise CoopTypeError(
                     f"{op} {param} must be an operator string or a Python/device function; got {value!r}")
+            _reject_half_callable(op, param, dtype)
             return OperatorSpec(callable_symbol(function, dtype), False, function)
     if _BUILTINS[canonical][1] and dtype not in INTEGER_DTYPES:
         raise CoopTypeError(f"{op} {param} {canonical!r} requires an integer dtype; got {dtype}")
@@ -213,7 +215,16 @@ def resolve_predicate(op: str, param: str, value: Any, dtype: str) -> OperatorSp
     function = getattr(value, "py_func", value)
     if isinstance(value, str) or not callable(function) or not hasattr(function, "__code__"):
         raise CoopTypeError(f"{op} {param} must be a Python/device function; got {value!r}")
+    _reject_half_callable(op, param, dtype)
     return OperatorSpec(callable_symbol(function, dtype) + "_pred", False, function)
+
+
+def _reject_half_callable(op: str, param: str, dtype: str) -> None:
+    """A Python callable on float16 would be compiled with numba-cuda-mlir's ``half`` ABI, which the generated C++
+    (``__half``, a struct) cannot call inline yet: R9-shaped until it can; operator strings work."""
+    if dtype == "float16":
+        raise CoopUnsupportedError(f"{op} {param} as a Python function on float16 is not implemented in cuda-coop "
+                                   f"{__version__} yet; use an operator string")
 
 
 _NOISE = ("Failed in ", "During:", "NOTE:", "Please ", "This error may have been caused", "Enable logging",

@@ -14,7 +14,7 @@ from .operators import OperatorSpec, resolve_predicate
 from .temp_storage import Descriptor
 
 RADIX_KEY_DTYPES = ("int32", "uint32", "int64", "uint64")
-QUALIFIED_RADIX_KEY_DTYPES = RADIX_KEY_DTYPES + ("float32", "float64")  # float16 once enabled (SPEC 9.8)
+QUALIFIED_RADIX_KEY_DTYPES = RADIX_KEY_DTYPES + ("float16", "float32", "float64")
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ __all__ = [
     "VERSION", "nb_cuda", "extending", "types", "WholeFunctionPlanner", "register_planner", "require_launch_config",
     "set_required_dynamic_shared_memory", "_planner_registry", "ir", "ForceLiteralArg", "NumbaError", "nb_typing",
     "convert", "constant", "llvm_ptr_add_bytes", "get_or_insert_function", "memref_data_pointer", "mlir", "mlir_func", "mlir_llvm",
-    "new_site_function", "target_cc", "dtype_name", "numba_dtype", "array_length",
+    "new_site_function", "target_cc", "dtype_name", "numba_dtype", "mlir_arith", "array_length",
 ]
 
 _sites: list[object] = []  # typing contexts hold globals weakly: keep site functions alive

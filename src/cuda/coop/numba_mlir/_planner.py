@@ -26,7 +26,7 @@ from .._semantics import groups as sem_groups
 from .._semantics.common import (
     BLOCK, CLUSTER, GRID, THREAD, WARP, LaunchShape, Runtime, ScratchNeed, Static, check_block_shape,
 )
-from .._semantics.common import NUMERIC_DTYPES, QUALIFIED_DTYPES, qualified_dtype_pending
+from .._semantics.common import NUMERIC_DTYPES, QUALIFIED_DTYPES
 from .._semantics.temp_storage import ScratchUse, layout, make_descriptor
 from .._version import __version__
 from . import _compat as nb
@@ -263,20 +263,14 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays):
         args, kws = list(expr.args), dict(expr.kws)
         shape_var = args[0] if args else kws.get("shape")
         dtype_var = args[1] if len(args) > 1 else kws.get("dtype")
-        shape = self._static(shape_var, stmt, "", must=False)
-        if isinstance(shape_var, nb.ir.Var):  # a one-item tuple written in the kernel: (K,)
-            for definition in self.resolver.definitions(shape_var.name):
-                if isinstance(definition, nb.ir.Expr) and definition.op == "build_tuple" and len(definition.items) == 1:
-                    shape = self._static(definition.items[0], stmt, "", must=False)
-        if isinstance(shape, tuple) and len(shape) == 1:
-            shape = shape[0]
-        if isinstance(shape, bool) or not isinstance(shape, (int, np.integer)) or shape <= 0:
+        shape = self._shape_of(shape_var, stmt)
+        if shape is None or len(shape) != 1:  # 2-D local arrays stay ordinary arrays
             return UNKNOWN
         dtype_obj = self._static(dtype_var, stmt, "", must=False)
         dtype = None if dtype_obj is None or isinstance(dtype_obj, (str, Runtime)) else dtype_of_object(dtype_obj)
         if dtype is None:
             return UNKNOWN
-        payload = PayloadVal(stmt, stmt.target.name, int(shape), dtype, True, stmt.loc, form=LOCAL_ARRAY)
+        payload = PayloadVal(stmt, stmt.target.name, shape[0], dtype, True, stmt.loc, form=LOCAL_ARRAY)
         self.payloads.append(payload)
         return payload
 
@@ -328,8 +322,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays):
 
     def _gate_qualified_dtypes(self, call: OpCall) -> None:
         """P1: float16 payloads and scalars are the qualified namespace's (SPEC 9.2); families accept every dtype
-        they can build, so the common API is gated here, after inference, for every operand (and the qualified
-        one too, until float16 is enabled: R9)."""
+        they can build, so the common API is gated here, after inference, for every operand."""
         qualified = call.name.startswith("cuda.coop.numba_mlir.")
         for param, var in call.args.items():
             if param == "group" or not isinstance(var, nb.ir.Var):
@@ -337,9 +330,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays):
             value = self.resolver.var(var.name)
             dtype = value.dtype if isinstance(value, PayloadVal) else (
                 None if isinstance(value, (GroupVal, DescVal, PayloadTuple)) else self._value_dtype(var)[0])
-            if dtype in QUALIFIED_DTYPES and qualified:
-                raise qualified_dtype_pending(call.name, param, dtype)
-            if dtype in QUALIFIED_DTYPES:
+            if dtype in QUALIFIED_DTYPES and not qualified:
                 raise CoopTypeError(f"{call.name} supports {param} dtypes {', '.join(NUMERIC_DTYPES)} through the "
                                     f"common API; use cuda.coop.numba_mlir for {dtype}")
 

@@ -115,6 +115,8 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
                     value = nb.constant(param.value, elem)  # type: ignore[arg-type]
                 else:
                     value = nb.convert(builder.load_var(args[param.operand]), elem)  # type: ignore[attr-defined]
+                if site.elem_dtype == "float16":  # by-value float16 travels as its bits (_cub.abi)
+                    value = nb.mlir_arith.bitcast(mlir.IntegerType.get_signless(16), value)
             elif param.abi == "scratch":
                 value = _scratch_pointer(builder, site)
             elif param.abi == "stride":
@@ -124,11 +126,15 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
             values.append(value)
             types_.append(value.type)
         results = []
+        half_result = site.result_dtype == "float16"
         if site.result_dtype:
-            results = [builder.get_mlir_type(nb.numba_dtype(site.result_dtype))]  # type: ignore[attr-defined]
+            results = [mlir.IntegerType.get_signless(16) if half_result else
+                       builder.get_mlir_type(nb.numba_dtype(site.result_dtype))]  # type: ignore[attr-defined]
         callee = nb.get_or_insert_function(site.symbol, mlir.FunctionType.get(types_, results),
                                            builder.mlir_gpu_module)  # type: ignore[attr-defined]
         call = nb.mlir_func.call(result=results, callee=callee.name.value, operands_=values)
+        if half_result:
+            call = nb.mlir_arith.bitcast(builder.get_mlir_type(nb.numba_dtype("float16")), call)  # type: ignore
         if site.result_dtype:
             builder.store_var(target, call)  # type: ignore[attr-defined]
 
