@@ -189,7 +189,7 @@ def test_register_is_idempotent_with_both_spellings():
 
     coop.register("numba-cuda-mlir")
     before = list(_compat._planner_registry._planners)
-    assert before.count(numba_coop._planner.CoopPlanner) == 1
+    assert before.count(numba_coop._entry.CoopPlannerEntry) == 1
     for name in ("numba-cuda-mlir", "numba_cuda_mlir", "numba_cuda_mlir", "numba-cuda-mlir"):
         assert coop.register(name) is None
     assert numba_coop._registered
@@ -276,3 +276,16 @@ for w in caught:
             "imported but could not be registered (cuda.coop supports numba-cuda-mlir>=0.6,<0.7; found 0.7.1.") \
         in result.stdout, result.stdout
     assert "the cuda.coop import continued." in result.stdout
+
+
+def test_backend_import_is_cheap_after_numba_cuda_mlir():
+    """Issue 12: importing cuda.coop.numba_mlir after numba-cuda-mlir loads neither the planner, nor NVRTC, nor
+    numba-cuda-mlir's internals; they load with the first build (the time itself is measured in benchmarks)."""
+    code = ("import sys; from numba_cuda_mlir import cuda; before = set(sys.modules); "
+            "import cuda.coop.numba_mlir as numba_coop; added = set(sys.modules) - before; "
+            "heavy = sorted(m for m in added if m.endswith(('_planner', '_compat', 'nvrtc', 'nvjitlink')) "
+            "or m.startswith(('numba_cuda_mlir.numba_cuda', 'numba_cuda_mlir._mlir', 'cuda.bindings'))); "
+            "print(heavy)")
+    result = _run_python(code)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 
-from . import _compat
+from . import _entry
 from .. import (  # noqa: F401  (re-exported common names)
     CoopBuildError, CoopCompilerContextRequiredError, CoopError, CoopIndexError, CoopTypeError, CoopUnsupportedError,
     CoopValueError, CudaCoopAutoRegistrationWarning, TempStorage, TempStorageLike, ThreadData, ThreadDataLike,
@@ -59,7 +59,7 @@ run_length_decode_into = _extended(_run_length.run_length_decode_into)
 globals().update({_name: _qualify(getattr(_pending, _name)) for _name in _pending.PENDING})
 # SPEC 9.9: ``numba_coop.local.array(shape, dtype)`` is numba-cuda-mlir's per-thread array, which qualified calls
 # take as a payload (1-D, fixed extent).
-local = _compat.nb_cuda.local
+from numba_cuda_mlir.cuda import local as local  # noqa: E402
 from ._memory import shared as shared  # noqa: E402  (numba_coop.shared.array: inside the cooperative backing)
 
 _lock = threading.Lock()
@@ -72,11 +72,7 @@ def register_backend() -> None:
     with _lock:
         if _registered:
             return
-        from ._planner import CoopPlanner
-
-        _compat.extending.refresh_registries()
-        _compat.install_short_shared_pointers()
-        _compat.register_planner(CoopPlanner)  # last: 0.6.0 cannot unregister a planner
+        _entry.register()
         _registered = True
 
 

@@ -3,28 +3,7 @@ from __future__ import annotations
 
 import threading
 
-_HINT = ('install "cuda-coop[numba-cuda-mlir-cu13]" (CUDA 13) or "cuda-coop[numba-cuda-mlir-cu12]" (CUDA 12).')
-
-try:
-    import numba_cuda_mlir
-except ImportError as exc:
-    raise ImportError(
-        "cuda.coop backend 'numba-cuda-mlir' requires numba-cuda-mlir>=0.6,<0.7, which is not installed; " + _HINT
-    ) from exc
-
-VERSION = getattr(numba_cuda_mlir, "__version__", "unknown")
-
-
-def _version_ok(version: str) -> bool:
-    try:
-        major, minor = (int(p) for p in version.split(".")[:2])
-    except ValueError:
-        return False
-    return (major, minor) == (0, 6)
-
-
-if not _version_ok(VERSION):
-    raise ImportError(f"cuda.coop supports numba-cuda-mlir>=0.6,<0.7; found {VERSION}. To fix it, {_HINT}")
+from ._entry import HINT as _HINT, VERSION  # the version check ran there
 
 try:
     from numba_cuda_mlir import cuda as nb_cuda, extending

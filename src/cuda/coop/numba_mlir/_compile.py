@@ -13,7 +13,6 @@ import numpy as np
 
 from .._errors import CoopTypeError
 from .._semantics.targets import KNOWN_ARCHITECTURES, parse_target
-from . import _compat as nb
 
 
 def _dim3(value: int | Sequence[int]) -> tuple[int, int, int]:
@@ -128,6 +127,8 @@ def compile_kernel(kernel: Any, args: Sequence[Any], /, *, block: int | Sequence
     options = dict(getattr(kernel, "targetoptions", {}) or {})
     options["chip"] = target
     options["__launch_config__"] = {"grid": _dim3(grid), "block": _dim3(block), "sharedmem": 0, "cluster": None}
+    from . import _compat as nb  # numba-cuda-mlir's internals load with the first build, not on import
+
     argtypes = [a if isinstance(a, nb.types.Type) else nb.typeof(a) for a in args]
     while True:
         try:

@@ -749,12 +749,13 @@ def _shape(payload: PayloadVal) -> str:
 
 
 class CoopPlanner(nb.WholeFunctionPlanner):
-    """Registered once per process; returns quickly for code without cuda.coop."""
+    """Run by the registered entry (``_entry.CoopPlannerEntry``); returns quickly for code without cuda.coop."""
 
     def run(self) -> bool:
         func_ir = self.state.func_ir
         if not mentions_coop(func_ir):
             return False
+        nb.install_short_shared_pointers()  # before the first cuda.coop kernel is translated
         if self.is_device_function:
             name = self.state.func_id.func_qualname
             raise located(CoopTypeError(
