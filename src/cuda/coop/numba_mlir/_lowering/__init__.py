@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..._errors import CoopError, CoopTypeError, located
-from ..._semantics.common import RUNTIME_INT_DTYPES
+from ..._semantics.common import RUNTIME_INT_DTYPES, Runtime
 from .. import _compat as nb
 
 BACKING_SYMBOL = "__cuda_coop_backing"
@@ -151,6 +151,34 @@ def make_pointer_site(name: str, site: SiteCall, typingctx: object) -> object:
         builder.store_var(target, _scratch_pointer(builder, site))  # type: ignore[attr-defined]
 
     return nb.new_site_function(name, typer, typingctx)
+
+
+def control_params(args: dict, controls: dict, abis: dict[str, str], operands: list, params: list,
+                   literal: Callable[[str, object], object]) -> dict[str, int]:
+    """One C parameter per control in ``abis`` order: a runtime control becomes an operand of the call, a static or
+    absent one the constant ``literal(key, control)``. Returns the operand index of each runtime control."""
+    runtime: dict[str, int] = {}
+    for key, abi in abis.items():
+        control = controls[key]
+        if isinstance(control, Runtime):
+            runtime[key] = len(operands)
+            params.append(Param(abi, len(operands)))
+            operands.append(args[key])
+        else:
+            params.append(Param(abi, None, literal(key, control)))
+    return runtime
+
+
+def static_dtype_name(ctx: object, call: object, key: str) -> str | None:
+    """A compile-time dtype option (``counter_dtype``, ``decoded_offset_dtype``): its dtype name, None when absent,
+    or the repr of an object that names no dtype (a string included), which the family reports as P2."""
+    from .._ir import dtype_of_object  # here: _ir imports this package
+
+    value = ctx.static(call, key, None, kind="dtype")  # type: ignore[attr-defined]
+    if value is None:
+        return None
+    dtype = None if isinstance(value, str) else dtype_of_object(value)
+    return dtype if dtype is not None else repr(value)
 
 
 def array_words(ty: object) -> str:

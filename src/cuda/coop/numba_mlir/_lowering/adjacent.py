@@ -16,8 +16,7 @@ from ..._semantics.adjacent import (
     plan_adjacent_difference,
     plan_discontinuity,
 )
-from ..._semantics.common import Runtime
-from . import Param, SiteCall, operator_link, require_payload_dtype, require_runtime_int
+from . import Param, SiteCall, control_params, operator_link, require_payload_dtype, require_runtime_int
 
 OPS = ("adjacent_difference", "discontinuity")
 
@@ -72,18 +71,14 @@ def plan(ctx: Any, call: Any) -> None:
             operands = [args["values"], ctx.result_operand(call)]
         abis = {PREDECESSOR: "elem", SUCCESSOR: "elem"}
     params = [Param("ptr", i) for i in range(len(operands))]
-    runtime: dict[str, int] = {}
-    for key, abi in abis.items():
-        control = controls[key]
-        if isinstance(control, Runtime):
-            runtime[key] = len(operands)
-            params.append(Param(abi, len(operands)))
-            operands.append(args[key])
-        elif abi == "elem":  # a literal converted to the payload dtype, or an unused 0
-            literal = boundary_literal(name, key, control, spec.dtype)
-            params.append(Param(abi, None, 0 if literal is None else literal))
-        else:
-            params.append(Param(abi, None, 0 if control is None else control.value))
+
+    def literal(key: str, control: Any) -> object:
+        if abis[key] == "elem":  # a literal converted to the payload dtype, or an unused 0
+            value = boundary_literal(name, key, control, spec.dtype)
+            return 0 if value is None else value
+        return 0 if control is None else control.value
+
+    runtime = control_params(args, controls, abis, operands, params, literal)
     params += [Param("scratch"), Param("stride")]
     provider = cub_adjacent.emit(spec)
 

@@ -9,19 +9,13 @@ from typing import Any
 from ..._cub.families import histogram as cub_histogram
 from ..._semantics.common import check_payload_bytes, static_positive
 from ..._semantics.histogram import counter_dtype_of, plan_histogram
-from .._ir import dtype_of_object
-from . import Param, SiteCall
+from . import Param, SiteCall, static_dtype_name
 
 OPS = ("histogram",)
 
 
 def _counter_dtype(ctx: Any, call: Any) -> str | None:
-    """The counter dtype's name; an object that names no dtype is shown as its repr (then P2)."""
-    value = ctx.static(call, "counter_dtype", None, kind="dtype")
-    if value is None:
-        return None
-    dtype = None if isinstance(value, str) else dtype_of_object(value)
-    return dtype if dtype is not None else repr(value)
+    return static_dtype_name(ctx, call, "counter_dtype")
 
 
 def _bins_per_thread(ctx: Any, call: Any) -> int:

@@ -13,19 +13,13 @@ from ..._errors import CoopTypeError
 from ..._semantics.common import Runtime, static_positive
 from ..._semantics.run_length import INTO, OFFSET_PARAM, Extensions, offset_dtype_of, plan_run_length_decode
 from .. import _compat as nb
-from .._ir import dtype_of_object
-from . import Param, SiteCall, array_words, require_runtime_int
+from . import Param, SiteCall, array_words, require_runtime_int, static_dtype_name
 
 OPS = ("run_length_decode", "run_length_decode_into")
 
 
 def _offset_dtype(ctx: Any, call: Any) -> str | None:
-    """The decoded_offset_dtype's name; an object that names no dtype is shown as its repr (then P2)."""
-    value = ctx.static(call, "decoded_offset_dtype", None, kind="dtype")
-    if value is None:
-        return None
-    dtype = value if isinstance(value, str) else dtype_of_object(value)
-    return dtype if dtype is not None else repr(value)
+    return static_dtype_name(ctx, call, "decoded_offset_dtype")
 
 
 def _present(call: Any, key: str) -> bool:

@@ -9,10 +9,10 @@ from typing import Any
 
 from ..._cub.families import sort as cub_sort
 from ..._errors import CoopTypeError
-from ..._semantics.common import Runtime, c_type, literal_as
+from ..._semantics.common import c_type, literal_as
 from ..._semantics.sort import plan_merge_sort, plan_radix_rank, plan_radix_sort, plan_topk
 from .. import _compat as nb
-from . import Param, SiteCall, operator_link, require_payload_dtype, require_runtime_int
+from . import Param, SiteCall, control_params, operator_link, require_payload_dtype, require_runtime_int
 
 OPS = ("merge_sort_keys", "merge_sort_pairs", "radix_sort_keys", "radix_sort_pairs", "radix_rank",
        "topk_min_keys", "topk_max_keys", "topk_min_pairs", "topk_max_pairs")
@@ -50,14 +50,9 @@ def _one_key(ctx: Any, call: Any, dtype: str) -> None:
                            descending, ctx.static(call, "blocked_to_striped", False, kind="bool"),
                            desc.descriptor if desc else None, True)
     operands, params = [args["keys"]], [Param("value", 0)]
-    runtime: dict[str, int] = {}
-    for key, default in (("begin_bit", spec.begin_bit), ("end_bit", spec.end_bit)):
-        if isinstance(controls[key], Runtime):
-            runtime[key] = len(operands)
-            params.append(Param("i64", len(operands)))
-            operands.append(args[key])
-        else:
-            params.append(Param("i64", None, controls[key].value if controls[key] is not None else default))
+    defaults = {"begin_bit": spec.begin_bit, "end_bit": spec.end_bit}
+    runtime = control_params(args, controls, {"begin_bit": "i64", "end_bit": "i64"}, operands, params,
+                             lambda key, control: control.value if control is not None else defaults[key])
     provider = cub_sort.one_key(cub_sort.emit(spec), c_type(dtype), c_type(dtype), ("begin_bit", "end_bit"))
 
     def check(argtys: tuple) -> None:
@@ -167,17 +162,13 @@ def plan(ctx: Any, call: Any) -> None:
     # valid_items defaults to 0 for merge sort (unused without oob_default) and to the whole tile for top-k.
     defaults = {"valid_items": spec.tile_items if spec.topk else 0, "oob_default": 0, "begin_bit": spec.begin_bit,
                 "end_bit": spec.end_bit, "k": 0}
-    runtime: dict[str, int] = {}
-    for key, abi in abis.items():
-        control = controls[key]
-        if isinstance(control, Runtime):
-            runtime[key] = len(operands)
-            params.append(Param(abi, len(operands)))
-            operands.append(args[key])
-        elif key == "oob_default" and control is not None:
-            params.append(Param(abi, None, literal_as(name, key, control.value, spec.key_dtype)))
-        else:
-            params.append(Param(abi, None, control.value if control is not None else defaults[key]))
+
+    def literal(key: str, control: Any) -> object:
+        if key == "oob_default" and control is not None:
+            return literal_as(name, key, control.value, spec.key_dtype)
+        return control.value if control is not None else defaults[key]
+
+    runtime = control_params(args, controls, abis, operands, params, literal)
     params += [Param("scratch"), Param("stride")]
     provider = cub_sort.emit(spec)
 
