@@ -70,7 +70,7 @@ class KernelChecks:
                     if isinstance(value, PayloadVal) and value.form != THREAD_DATA:
                         self._check_array_payload(call, param, value, arrays)
                     if isinstance(value, PayloadVal) and value.explicit:
-                        check_payload_dtype(call.name, param, value.dtype, call.name.startswith("cuda.coop.numba_mlir."))
+                        check_payload_dtype(call.name, param, value.dtype, call.qualified)
                     if isinstance(value, ArgRef) and isinstance(value.type, nb.types.Array):
                         self._check_array(call, param, value.type)
             except CoopError as exc:
@@ -98,7 +98,7 @@ class KernelChecks:
         if form is None and call.op in self._SCALAR_FORMS:
             form = "scalar"
         if form is not None:
-            if call.name.startswith("cuda.coop.numba_mlir."):
+            if call.qualified:
                 raise CoopUnsupportedError(f"{call.name} {form} {param} operands are not implemented by the "
                                            f"numba-cuda-mlir backend in cuda-coop {__version__}")
             raise CoopTypeError(f"{call.name} requires a fixed-size ThreadData {param} payload in the common API; "
@@ -144,7 +144,7 @@ class KernelChecks:
 
     def _check_array_payload(self, call: Any, param: str, payload: PayloadVal, seen: dict[int, str]) -> None:
         """SPEC 9.1: the user's own arrays are payloads of qualified calls only (P4), never two operands at once."""
-        if not call.name.startswith("cuda.coop.numba_mlir."):
+        if not call.qualified:
             raise CoopTypeError(f"{call.name} requires a fixed-size ThreadData {param} payload in the common API; "
                                 f"use cuda.coop.numba_mlir for {payload.form} payloads")
         if id(payload) in seen:
@@ -156,7 +156,7 @@ class KernelChecks:
         if ty.ndim != 1 or ty.layout != "C":
             raise CoopTypeError(f"{call.name} {param} must be a one-dimensional contiguous array; got "
                                 f"{array_words(ty)}")
-        check_payload_dtype(call.name, param, str(ty.dtype), call.name.startswith("cuda.coop.numba_mlir."))
+        check_payload_dtype(call.name, param, str(ty.dtype), call.qualified)
 
     def _tuple_operand_error(self, value: PayloadTuple, param: str, name: str) -> CoopError:
         names = ", ".join(value.names)

@@ -20,7 +20,7 @@ from .._cub.families import groups as cub_groups
 from .._errors import (
     CoopError, CoopTypeError, CoopUnsupportedError, CoopValueError, located,
 )
-from .._markers.base import OP_ATTR, op_name
+from .._markers.base import OP_ATTR, QUALIFIED_ATTR, op_name
 from .._markers.groups import GROUP_METHODS, ThreadGroup
 from .._semantics import groups as sem_groups
 from .._semantics.common import (
@@ -82,6 +82,11 @@ class OpCall:
     op: str
     name: str
     args: dict
+
+    @property
+    def qualified(self) -> bool:
+        """Called through cuda.coop.numba_mlir (the marker carries the qualified flag), not the common API."""
+        return bool(getattr(self.marker, QUALIFIED_ATTR, False))
 
 
 @dataclass
@@ -323,7 +328,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays):
     def _gate_qualified_dtypes(self, call: OpCall) -> None:
         """P1: float16 payloads and scalars are the qualified namespace's (SPEC 9.2); families accept every dtype
         they can build, so the common API is gated here, after inference, for every operand."""
-        qualified = call.name.startswith("cuda.coop.numba_mlir.")
+        qualified = call.qualified
         for param, var in call.args.items():
             if param == "group" or not isinstance(var, nb.ir.Var):
                 continue

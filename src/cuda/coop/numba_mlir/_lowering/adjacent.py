@@ -48,7 +48,7 @@ def plan(ctx: Any, call: Any) -> None:
     group = ctx.group(call)
     values = ctx.require_payload(call, "values")
     desc = ctx.descriptor(args.get("temp_storage"), name)
-    qualified = getattr(call.marker, "__coop_qualified__", False)
+    qualified = call.qualified
     controls = {key: ctx.control(call, key) for key in ("valid_items", PREDECESSOR, SUCCESSOR)}
     if call.op == "adjacent_difference":
         spec = plan_adjacent_difference(

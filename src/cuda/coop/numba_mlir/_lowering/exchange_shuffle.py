@@ -27,10 +27,6 @@ OPS = ("exchange", "shuffle")
 result_payload = same_shape_result  # None for a scalar shuffle: its result is a scalar
 
 
-def _qualified(call: Any) -> bool:
-    return bool(getattr(call.marker, "__coop_qualified__", False))
-
-
 def _extra(ctx: Any, call: Any, param: str) -> tuple[Any, Operand | None]:
     """A ``ranks``/``valid_flags`` payload operand (its variable and shape), or (None, None) when omitted."""
     if ctx.control(call, param) is None:
@@ -47,7 +43,7 @@ def _exchange(ctx: Any, call: Any, group: Any, desc: Any) -> None:
     ranks_var, ranks = _extra(ctx, call, "ranks") if "ranks" in call.args else (None, None)
     flags_var, flags = _extra(ctx, call, "valid_flags") if "valid_flags" in call.args else (None, None)
     spec = plan_exchange(name, group.spec, ctx.launch, payload.dtype, payload.items_per_thread, mode,
-                         desc.descriptor if desc else None, _qualified(call), ranks=ranks, valid_flags=flags,
+                         desc.descriptor if desc else None, call.qualified, ranks=ranks, valid_flags=flags,
                          warp_time_slicing=slicing)
     operands = [call.args["value"], ctx.result_operand(call)]
     operands += [var for var in (ranks_var, flags_var) if var is not None]
@@ -100,7 +96,7 @@ def plan(ctx: Any, call: Any) -> None:
     if call.op == "exchange":
         _exchange(ctx, call, group, desc)
         return
-    qualified = _qualified(call)
+    qualified = call.qualified
     raw_mode = ctx.static(call, "mode", "down", kind="string")
     if not qualified:
         payload = ctx.require_payload(call, "value")  # P4 for a scalar or array form

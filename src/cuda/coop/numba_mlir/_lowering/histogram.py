@@ -31,8 +31,7 @@ def result_payload(ctx: Any, call: Any) -> Any:
 def _scalar_samples(ctx: Any, call: Any) -> str | None:
     """SPEC 9.1: a qualified call may count one scalar sample per thread; its dtype (None: a payload)."""
     var = call.args["samples"]
-    if ctx.payload(var) is not None or ctx.operand_form(var) is not None or not call.name.startswith(
-            "cuda.coop.numba_mlir."):
+    if ctx.payload(var) is not None or ctx.operand_form(var) is not None or not call.qualified:
         return None
     return ctx.scalar_dtype(var, call, "samples")
 

@@ -27,7 +27,7 @@ def _scalar_keys(ctx: Any, call: Any) -> str | None:
     var = call.args.get("keys")
     if (call.op not in ("radix_sort_keys", "radix_rank") or not isinstance(var, nb.ir.Var)
             or ctx.payload(var) is not None or ctx.operand_form(var) is not None
-            or not call.name.startswith("cuda.coop.numba_mlir.")):
+            or not call.qualified):
         return None
     return ctx.scalar_dtype(var, call, "keys")
 
@@ -130,7 +130,7 @@ def plan(ctx: Any, call: Any) -> None:
     values = _operand(ctx, call, "values") if pairs else None
     value_shape = (values.dtype, values.items_per_thread) if values is not None else None
     desc = ctx.descriptor(args.get("temp_storage"), name)
-    qualified = getattr(call.marker, "__coop_qualified__", False)
+    qualified = call.qualified
     if call.op.startswith("topk"):
         controls = {key: ctx.control(call, key) for key in ("k", "valid_items")}
         spec = plan_topk(name, group.spec, ctx.launch, keys.dtype, keys.items_per_thread, value_shape,
