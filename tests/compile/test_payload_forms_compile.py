@@ -244,6 +244,46 @@ def test_float16_in_qualified_calls_builds_inline():
     assert "#include <cuda_fp16.h>" in built.cpp_source and "__ushort_as_half(" in built.cpp_source
 
 
+def _half_max(a, b):
+    return a if a > b else b
+
+
+def _half_less(a, b):
+    return a < b
+
+
+def _half_step(state, aggregate):
+    old = state[0]
+    state[0] = old + aggregate
+    return old
+
+
+def test_float16_python_callables_build_inline():
+    """Python operators, predicates and prefix callbacks on float16 cross the C ABI by pointer (SPEC 9.2): LTO
+    inlines them, no local memory is left and the C++ never passes a __half to them by value."""
+    running = numba_coop.StatefulFunction(_half_step, np.float16)
+
+    @cuda.jit
+    def kernel(src, dst, out):
+        block = coop.this_block()
+        items = coop.ThreadData(4)
+        numba_coop.load(block, src, items)
+        state = coop.ThreadData(1, dtype=np.float16)
+        state[0] = np.float16(0)
+        scanned = numba_coop.exclusive_scan(block, items, state, scan_op=_half_max, prefix_op=running)
+        numba_coop.store(block, dst, numba_coop.merge_sort_keys(block, scanned, compare_op=_half_less))
+        total = numba_coop.reduce(block, items, binary_op=_half_max)
+        if cuda.threadIdx.x == 0:
+            out[0] = total
+
+    half = np.zeros(512, np.float16)
+    built = _build(kernel, (half, half, np.zeros(1, np.float16)))
+    assert built.local_memory_bytes == 0
+    source = built.cpp_source
+    assert "__half r, x = a, y = b;" in source and "(__half*, __half*);" in source  # operator, predicate
+    assert "(__half*, __half*, __half*);" in source  # the StatefulFunction: (result, state, aggregate)
+
+
 # ------------------------------------------------------------------ scalar keys (SPEC 9.1)
 
 

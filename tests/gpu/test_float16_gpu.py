@@ -97,3 +97,82 @@ def test_collectives():
     per_block = np.stack([tiles.sum(axis=1), src.reshape(GRID, TILE)[:, :THREADS].max(axis=1).astype(np.float64),
                           tiles[:, 32 * K:64 * K].sum(axis=1)], axis=1)
     np.testing.assert_array_equal(totals, per_block.astype(np.float16).reshape(-1))
+
+
+# ------------------------------------------------------------------ Python callables on float16 (by-pointer ABI)
+
+
+def half_max(a, b):
+    return a if a > b else b
+
+
+def half_less(a, b):
+    return a < b
+
+
+def half_difference(current, neighbour):
+    return current - neighbour
+
+
+def half_differs(a, b):
+    return a != b
+
+
+def half_running_total(state, block_aggregate):
+    old = state[0]
+    state[0] = old + block_aggregate
+    return old
+
+
+@functools.cache
+def callables_kernel():
+    running = numba_coop.StatefulFunction(half_running_total, np.float16)
+
+    @cuda.jit
+    def kernel(src, running_max, sorted_desc, diffs, heads, prefixed, totals):
+        block = coop.this_block()
+        base = np.int64(cuda.blockIdx.x) * TILE
+        items = coop.ThreadData(K)
+        numba_coop.load(block, src, items, offset=base)
+        numba_coop.store(block, running_max, numba_coop.inclusive_scan(block, items, scan_op=half_max), offset=base)
+        numba_coop.store(block, sorted_desc, numba_coop.merge_sort_keys(block, items, compare_op=half_less),
+                         offset=base)
+        numba_coop.store(block, diffs, numba_coop.adjacent_difference(block, items, difference_op=half_difference),
+                         offset=base)
+        numba_coop.store(block, heads, numba_coop.discontinuity(block, items, flag_op=half_differs), offset=base)
+        state = coop.ThreadData(1, dtype=np.float16)
+        state[0] = np.float16(1)
+        numba_coop.store(block, prefixed, numba_coop.exclusive_scan(block, items, state, scan_op="+",
+                                                                    prefix_op=running), offset=base)
+        largest = numba_coop.reduce(block, items, binary_op=half_max)
+        if block.rank() == 0:
+            totals[cuda.blockIdx.x] = largest
+
+    return kernel
+
+
+def test_python_callables():
+    """Python operators and predicates on float16 (SPEC 9.2, 9.6, 9.7), compiled with the by-pointer wrapper."""
+    src = halves(GRID * TILE, small=True)
+    keep = src.copy()
+    outs = [poisoned(src.size, np.float16) for _ in range(3)]
+    heads = poisoned(src.size, np.int32)
+    prefixed = poisoned(src.size, np.float16)
+    totals = poisoned(GRID, np.float16)
+    callables_kernel()[GRID, THREADS](src, *outs, heads, prefixed, totals)
+    cuda.synchronize()
+    running_max, sorted_tiles, diffs = outs
+    tiles = src.reshape(GRID, TILE)
+    np.testing.assert_array_equal(src, keep)
+    np.testing.assert_array_equal(running_max, np.maximum.accumulate(tiles, axis=1).reshape(-1))
+    np.testing.assert_array_equal(sorted_tiles, np.sort(tiles, axis=1).reshape(-1))
+    wide = tiles.astype(np.float64)
+    want = np.diff(wide, axis=1, prepend=0.0)
+    want[:, 0] = wide[:, 0]
+    np.testing.assert_array_equal(diffs, want.astype(np.float16).reshape(-1))
+    flags = np.ones_like(tiles, dtype=np.int32)
+    flags[:, 1:] = (tiles[:, 1:] != tiles[:, :-1]).astype(np.int32)
+    np.testing.assert_array_equal(heads, flags.reshape(-1))
+    exclusive = np.cumsum(wide, axis=1) - wide + 1.0  # seeded by the state's initial value through prefix_op
+    np.testing.assert_array_equal(prefixed, exclusive.astype(np.float16).reshape(-1))
+    np.testing.assert_array_equal(totals, tiles.max(axis=1))

@@ -150,21 +150,6 @@ def k_p5_qualified_exchange_scalar(src, dst):
     dst[cuda.threadIdx.x] = numba_coop.exchange(block, src[cuda.threadIdx.x])  # HERE
 
 
-# ------------------------------------------------------------------ float16 through the qualified API (not yet)
-
-
-def half_max(a, b):
-    return a if a > b else b
-
-
-@cuda.jit
-def k_r9_float16_python_operator(src, dst):
-    block = coop.this_block()
-    items = coop.ThreadData(2, dtype=np.float16)
-    numba_coop.load(block, src, items)
-    dst[0] = numba_coop.reduce(block, items, binary_op=half_max)  # HERE
-
-
 # ------------------------------------------------------------------ P10: explicit payload dtype vs array dtype
 
 
@@ -396,9 +381,6 @@ CASES = {
                                         "by the numba-cuda-mlir backend in cuda-coop "),
     "p5_qualified_exchange_scalar": (k_p5_qualified_exchange_scalar, (I32, I32), coop.CoopTypeError,
                                      "cuda.coop.numba_mlir.exchange value must be a ThreadData payload; got a scalar"),
-    "r9_float16_python_operator": (k_r9_float16_python_operator, (F16, F16), coop.CoopUnsupportedError,
-                                   "cuda.coop.numba_mlir.reduce binary_op as a Python function on float16 is not "
-                                   "implemented in cuda-coop "),
     "p10_int64_payload_float32_source": (k_p10_int64_payload_float32_source, (F32, F32), coop.CoopTypeError,
                                          "cuda.coop.load source dtype float32 does not match payload dtype int64"),
     "p10_int64_payload_int32_source": (k_p10_int64_payload_float32_source, (I32, I32), coop.CoopTypeError,

@@ -30,6 +30,12 @@ THREAD, CLUSTER, GRID, WARPS_IN_BLOCK = "thread", "cluster", "grid", "warps_with
 WARP_SCOPE = (WARP, LOGICAL_WARP)
 
 
+def passes_by_pointer(dtype: str) -> bool:
+    """Values of ``dtype`` reach user callables by pointer (SPEC 9.2): float16 (numba's ``half`` is not C++'s
+    ``__half`` struct) and aggregates (numba passes records as pointers)."""
+    return dtype == "float16"
+
+
 def c_type(dtype: str) -> str:
     return ALL_NUMERIC_DTYPES[dtype][0]
 

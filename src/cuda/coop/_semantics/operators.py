@@ -11,9 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
-from .._version import __version__
-from .common import INTEGER_DTYPES
+from .._errors import CoopTypeError, CoopValueError
+from .common import INTEGER_DTYPES, passes_by_pointer
 
 # canonical name -> (aliases, integer-only)
 _BUILTINS: dict[str, tuple[tuple[str, ...], bool]] = {
@@ -48,6 +47,7 @@ class OperatorSpec:
     name: str
     builtin: bool
     function: Any = None  # the Python function of a user callable
+    by_pointer: bool = False  # its values cross the C ABI by pointer (float16, aggregates: SPEC 9.2)
 
     @property
     def is_sum(self) -> bool:
@@ -193,8 +193,7 @@ def resolve_operator(op: str, param: str, value: Any, dtype: str) -> OperatorSpe
             if not callable(function) or not hasattr(function, "__code__"):
                 raise CoopTypeError(
                     f"{op} {param} must be an operator string or a Python/device function; got {value!r}")
-            _reject_half_callable(op, param, dtype)
-            return OperatorSpec(callable_symbol(function, dtype), False, function)
+            return OperatorSpec(callable_symbol(function, dtype), False, function, passes_by_pointer(dtype))
     if _BUILTINS[canonical][1] and dtype not in INTEGER_DTYPES:
         raise CoopTypeError(f"{op} {param} {canonical!r} requires an integer dtype; got {dtype}")
     return OperatorSpec(canonical, True)
@@ -215,16 +214,7 @@ def resolve_predicate(op: str, param: str, value: Any, dtype: str) -> OperatorSp
     function = getattr(value, "py_func", value)
     if isinstance(value, str) or not callable(function) or not hasattr(function, "__code__"):
         raise CoopTypeError(f"{op} {param} must be a Python/device function; got {value!r}")
-    _reject_half_callable(op, param, dtype)
-    return OperatorSpec(callable_symbol(function, dtype) + "_pred", False, function)
-
-
-def _reject_half_callable(op: str, param: str, dtype: str) -> None:
-    """A Python callable on float16 would be compiled with numba-cuda-mlir's ``half`` ABI, which the generated C++
-    (``__half``, a struct) cannot call inline yet: R9-shaped until it can; operator strings work."""
-    if dtype == "float16":
-        raise CoopUnsupportedError(f"{op} {param} as a Python function on float16 is not implemented in cuda-coop "
-                                   f"{__version__} yet; use an operator string")
+    return OperatorSpec(callable_symbol(function, dtype) + "_pred", False, function, passes_by_pointer(dtype))
 
 
 _NOISE = ("Failed in ", "During:", "NOTE:", "Please ", "This error may have been caused", "Enable logging",

@@ -11,6 +11,7 @@ from .common import (
 )
 from .groups import reject_warp_descriptor, require_complete_warps, require_operation_group
 from .operators import OperatorSpec, callable_symbol, resolve_operator
+from .common import passes_by_pointer
 from .temp_storage import Descriptor
 
 ALGORITHMS = ("raking", "raking_memoize", "warp_scans")
@@ -51,7 +52,8 @@ def is_stateful(prefix_op: object) -> bool:
 def stateful_symbol(prefix_op: object, dtype: str, state_dtype: str) -> OperatorSpec:
     """The user callable of a StatefulFunction, with a symbol distinct from any binary use of the function."""
     function = prefix_op.function  # type: ignore[attr-defined]
-    return OperatorSpec(f"{callable_symbol(function, dtype)}_state_{state_dtype}", False, function)
+    return OperatorSpec(f"{callable_symbol(function, dtype)}_state_{state_dtype}", False, function,
+                        passes_by_pointer(dtype))
 
 
 def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype: str, items_per_thread: int,

@@ -109,24 +109,51 @@ def literal_type(value: object) -> object:
 
 
 def compile_operator(function: object, dtype: str, cc: int, symbol: str, arity: int = 2,
-                     result: str | None = None) -> bytes:
+                     result: str | None = None, state_dtype: str | None = None, by_pointer: bool = False) -> bytes:
     """LTO-IR of ``result function(dtype, ...)`` (``arity`` arguments; ``result`` defaults to ``dtype``) with a C ABI
-    under ``symbol``. ``result="boolean"`` (predicates) returns the truth value as one byte, 0 or 1."""
+    under ``symbol``. ``result="boolean"`` (predicates) returns the truth value as one byte, 0 or 1. ``state_dtype``:
+    a StatefulFunction ``op(state, value)``, whose state arrives as a pointer to the caller's one-item payload
+    (indexed ``state[0]``).
+
+    ``by_pointer`` (float16 and aggregates, SPEC 9.2): every ``dtype`` argument arrives as a pointer and a ``dtype``
+    result is written through a leading output pointer, so the C++ side never passes those types by value (numba's
+    ``half`` and records-as-pointers have no by-value C++ twin). A small wrapper makes that ABI around the user's
+    function, which is compiled as a device function and inlined into it.
+    """
     ty = numba_dtype(dtype)
     rty = ty if result is None else numba_dtype(result)
-    code, _ = nb_cuda.compile(function, rty(*([ty] * arity)), device=True, abi="c", abi_info={"abi_name": symbol},
-                              output="ltoir", cc=(cc // 10, cc % 10))
+    state = [types.CPointer(numba_dtype(state_dtype))] if state_dtype is not None else []
+    arity = 1 if state else arity  # op(state, block_aggregate)
+    if not by_pointer:
+        code, _ = nb_cuda.compile(function, rty(*state, *([ty] * arity)), device=True, abi="c",
+                                  abi_info={"abi_name": symbol}, output="ltoir", cc=(cc // 10, cc % 10))
+        return bytes(code)
+    wrapper = _pointer_wrapper(function, arity, bool(state), writes_result=result is None)
+    pointer = types.CPointer(ty)
+    sig = (types.void(pointer, *state, *([pointer] * arity)) if result is None
+           else rty(*state, *([pointer] * arity)))
+    code, _ = nb_cuda.compile(wrapper, sig, device=True, abi="c", abi_info={"abi_name": symbol}, output="ltoir",
+                              cc=(cc // 10, cc % 10))
     return bytes(code)
 
 
-def compile_stateful_operator(function: object, state_dtype: str, dtype: str, cc: int, symbol: str) -> bytes:
-    """LTO-IR of ``dtype function(state_dtype* state, dtype)`` with a C ABI under ``symbol`` (a StatefulFunction:
-    the state arrives as a pointer to the caller's one-item payload, indexed ``state[0]``)."""
-    ty = numba_dtype(dtype)
-    sig = ty(types.CPointer(numba_dtype(state_dtype)), ty)
-    code, _ = nb_cuda.compile(function, sig, device=True, abi="c", abi_info={"abi_name": symbol},
-                              output="ltoir", cc=(cc // 10, cc % 10))
-    return bytes(code)
+def _pointer_wrapper(function: object, arity: int, stateful: bool, writes_result: bool) -> object:
+    """``wrapper([out,] [state,] *pointers)`` calling ``function`` on the pointed-to values (see compile_operator)."""
+    device = function if hasattr(function, "py_func") else nb_cuda.jit(device=True)(function)
+    item = nb_cuda.carray  # a one-item array over a pointer: reads and writes work for every dtype, records too
+    if writes_result and stateful:
+        def wrapper(out, state, a):
+            item(out, 1)[0] = device(state, item(a, 1)[0])
+    elif writes_result and arity == 1:
+        def wrapper(out, a):
+            item(out, 1)[0] = device(item(a, 1)[0])
+    elif writes_result:
+        def wrapper(out, a, b):
+            item(out, 1)[0] = device(item(a, 1)[0], item(b, 1)[0])
+    else:  # a predicate: the truth value is returned by value
+        def wrapper(a, b):
+            return device(item(a, 1)[0], item(b, 1)[0])
+    return wrapper
 
 
 # --- 32-bit shared-memory pointers for kernels that call CUB -------------------------------

@@ -16,12 +16,15 @@ def functor(spec: OperatorSpec, t: str) -> tuple[str, str]:
     if spec.builtin:
         return "", _FUNCTORS[spec.name].format(t=t) + "{}"
     # A user callable compiled separately to LTO-IR with a C ABI; LTO inlines it into CUB.
-    decl = (
-        f'extern "C" __device__ {t} {spec.name}({t}, {t});\n'
-        f"struct @SYM@_op {{\n"
-        f"  __device__ __forceinline__ {t} operator()(const {t}& a, const {t}& b) const {{ return {spec.name}(a, b); }}\n"
-        f"}};\n"
-    )
+    if spec.by_pointer:  # values cross by pointer; copies keep CUB's operands const whatever the callable does
+        call = f"{t} r, x = a, y = b; {spec.name}(&r, &x, &y); return r;"
+        decl = f'extern "C" __device__ void {spec.name}({t}*, {t}*, {t}*);\n'
+    else:
+        call = f"return {spec.name}(a, b);"
+        decl = f'extern "C" __device__ {t} {spec.name}({t}, {t});\n'
+    decl += (f"struct @SYM@_op {{\n"
+             f"  __device__ __forceinline__ {t} operator()(const {t}& a, const {t}& b) const {{ {call} }}\n"
+             f"}};\n")
     return decl, "@SYM@_op{}"
 
 
@@ -29,9 +32,13 @@ def predicate_functor(spec: OperatorSpec, t: str, functor: str) -> str:
     """Declarations of the functor struct ``functor`` calling a user predicate (``_semantics.operators.
     resolve_predicate``). The callable is compiled with a boolean result, which its C ABI returns as one byte
     holding 0 or 1 (numba's storage form of a boolean); the functor turns that byte into a C++ ``bool``."""
+    if spec.by_pointer:
+        params, call = f"{t}*, {t}*", f"{t} x = a, y = b; return {spec.name}(&x, &y) != 0;"
+    else:
+        params, call = f"{t}, {t}", f"return {spec.name}(a, b) != 0;"
     return (
-        f'extern "C" __device__ unsigned char {spec.name}({t}, {t});\n'
+        f'extern "C" __device__ unsigned char {spec.name}({params});\n'
         f"struct {functor} {{\n"
-        f"  __device__ __forceinline__ bool operator()(const {t}& a, const {t}& b) const {{ return {spec.name}(a, b) != 0; }}\n"
+        f"  __device__ __forceinline__ bool operator()(const {t}& a, const {t}& b) const {{ {call} }}\n"
         f"}};\n"
     )

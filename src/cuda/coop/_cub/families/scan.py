@@ -9,19 +9,23 @@ from . import operators
 
 def _prefix_functor(spec: ScanSpec, t: str) -> str:
     """The block prefix callback functor. CUB calls it in the first warp with the block aggregate and seeds the
-    scan with lane 0's result. A StatefulFunction's op receives a pointer to the caller's one-item state payload."""
-    name = spec.prefix.name  # type: ignore[union-attr]
-    if spec.state_dtype is None:
-        return (f'extern "C" __device__ {t} {name}_1({t});\n'
-                f"struct @SYM@_prefix {{\n"
-                f"  __device__ __forceinline__ {t} operator()({t} aggregate) {{ return {name}_1(aggregate); }}\n"
-                f"}};\n")
-    s = c_type(spec.state_dtype)
-    return (f'extern "C" __device__ {t} {name}({s}*, {t});\n'
-            f"struct @SYM@_prefix {{\n"
-            f"  {s}* state;\n"
-            f"  __device__ __forceinline__ {t} operator()({t} aggregate) {{ return {name}(state, aggregate); }}\n"
-            f"}};\n")
+    scan with lane 0's result. A StatefulFunction's op receives a pointer to the caller's one-item state payload.
+    float16 and aggregate values cross by pointer (SPEC 9.2; ``numba_mlir._compat.compile_operator``)."""
+    prefix = spec.prefix
+    assert prefix is not None
+    stateful = spec.state_dtype is not None
+    name = prefix.name if stateful else f"{prefix.name}_1"
+    state_params = [f"{c_type(spec.state_dtype)}*"] if stateful else []  # type: ignore[arg-type]
+    state_args = ["state"] if stateful else []
+    if prefix.by_pointer:
+        decl = f'extern "C" __device__ void {name}({", ".join([f"{t}*", *state_params, f"{t}*"])});\n'
+        body = f"{t} r; {name}({', '.join(['&r', *state_args, '&aggregate'])}); return r;"
+    else:
+        decl = f'extern "C" __device__ {t} {name}({", ".join([*state_params, t])});\n'
+        body = f"return {name}({', '.join([*state_args, 'aggregate'])});"
+    member = f"  {c_type(spec.state_dtype)}* state;\n" if stateful else ""  # type: ignore[arg-type]
+    return (decl + "struct @SYM@_prefix {\n" + member +
+            f"  __device__ __forceinline__ {t} operator()({t} aggregate) {{ {body} }}\n" + "};\n")
 
 
 def _partial_warp_lines(spec: ScanSpec, t: str, op: str) -> list[str]:

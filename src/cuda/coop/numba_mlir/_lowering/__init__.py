@@ -228,17 +228,15 @@ def operator_link(spec: object, dtype: str, cc: int, name: str, param: str, arit
     if spec is None or getattr(spec, "builtin", True):
         return []
     symbol = spec.name + ("_1" if arity == 1 else "")  # type: ignore[attr-defined]
-    key = (symbol, dtype, arity, cc, result, state_dtype)
+    by_pointer = spec.by_pointer  # type: ignore[attr-defined]
+    key = (symbol, dtype, arity, cc, result, state_dtype, by_pointer)
     if key not in _operator_memo:
         from ..._semantics.operators import failure_reason
 
         function = spec.function  # type: ignore[attr-defined]
         label = getattr(function, "__qualname__", repr(function))
         try:
-            if state_dtype is not None:
-                ltoir = nb.compile_stateful_operator(function, state_dtype, dtype, cc, symbol)
-            else:
-                ltoir = nb.compile_operator(function, dtype, cc, symbol, arity, result)
+            ltoir = nb.compile_operator(function, dtype, cc, symbol, arity, result, state_dtype, by_pointer)
         except CoopError as exc:
             if "contains cuda.coop operations" in str(exc):
                 raise CoopTypeError(f"{name} {param} {label} contains cuda.coop operations; callbacks may only do "
