@@ -1,35 +1,66 @@
-"""The C ABI of by-value float16 (SPEC 9.2).
+"""The C ABI of by-value float16 and aggregates (SPEC 9.2).
 
 numba-cuda-mlir passes a float16 scalar as LLVM ``half``; C++'s ``__half`` is a struct, so a call between them would
-not be inlined by link-time optimisation. A provider whose entry point takes or returns ``__half`` by value is kept
-as written under another name (inlined) and exposed through an entry point that takes and returns the 16 bits as
-``unsigned short``; the backend bit-casts on its side.
+not be inlined by link-time optimisation. numba-cuda-mlir represents a record value as a pointer to its bytes. A
+provider whose entry point takes or returns either by value is kept as written under another name (inlined) and
+exposed through an entry point that carries ``__half`` as its ``unsigned short`` bits and an aggregate by pointer (a
+result through a trailing ``result`` pointer); the backend converts on its side.
 """
 from __future__ import annotations
 
 import re
 
+from .._semantics.aggregates import AGGREGATE_C_PREFIX
+
 _DEFINITION = re.compile(r'extern "C" __device__ (?P<ret>[\w ]+?) (?P<name>cuda_coop_\w+)\((?P<params>[^)]*)\) \{')
-_HALF_PARAM = re.compile(r"^(?:const )?__half (?P<name>\w+)$")
+_BY_VALUE = re.compile(rf"^(?:const )?(?P<type>__half|{AGGREGATE_C_PREFIX}\w+) (?P<name>\w+)$")
+_AGGREGATE_TYPE = re.compile(rf"\b{AGGREGATE_C_PREFIX}(\d+)_(\d+)\b")
 
 
-def half_bits_entry(body: str) -> str:
-    """``body`` with its entry point's by-value ``__half`` parameters and result carried as ``unsigned short``."""
+def _is_aggregate(c_type: str) -> bool:
+    return c_type.startswith(AGGREGATE_C_PREFIX)
+
+
+def c_abi_entry(body: str) -> str:
+    """``body`` with its entry point's by-value ``__half``/aggregate parameters and result carried as above."""
     match = _DEFINITION.search(body)
     if match is None:
         return body
     ret, name, params = match.group("ret"), match.group("name"), match.group("params").split(", ")
-    halves = [_HALF_PARAM.match(p) for p in params]
-    if ret != "__half" and not any(halves):
+    by_value = [_BY_VALUE.match(p) for p in params]
+    if ret != "__half" and not _is_aggregate(ret) and not any(by_value):
         return body
     abi_params, args = [], []
-    for param, half in zip(params, halves):
-        arg = param.replace("*", " ").split()[-1]
-        abi_params.append(f"unsigned short {half.group('name')}" if half else param)
-        args.append(f"__ushort_as_half({half.group('name')})" if half else arg)
+    for param, value in zip(params, by_value):
+        if value is None:
+            abi_params.append(param)
+            args.append(param.replace("*", " ").split()[-1])
+        elif value.group("type") == "__half":
+            abi_params.append(f"unsigned short {value.group('name')}")
+            args.append(f"__ushort_as_half({value.group('name')})")
+        else:
+            # an absent optional operand arrives as a null pointer: a zero value (folded once inlined)
+            kind, arg = value.group("type"), value.group("name")
+            abi_params.append(f"const {kind}* {arg}")
+            args.append(f"({arg} ? *{arg} : {kind}{{}})")
     call = f"{name}_typed({', '.join(args)})"
-    result = {"void": f"  {call};", "__half": f"  return __half_as_ushort({call});"}.get(ret, f"  return {call};")
+    abi_ret = ret
+    if ret == "void":
+        result = f"  {call};"
+    elif ret == "__half":
+        abi_ret, result = "unsigned short", f"  return __half_as_ushort({call});"
+    elif _is_aggregate(ret):
+        abi_ret, result = "void", f"  *result = {call};"
+        abi_params.append(f"{ret}* result")
+    else:
+        result = f"  return {call};"
     typed = body[:match.start()] + f"static __device__ __forceinline__ {ret} {name}_typed(" + \
         match.group("params") + ") {" + body[match.end():]
-    abi_ret = "unsigned short" if ret == "__half" else ret
     return typed + f'extern "C" __device__ {abi_ret} {name}({", ".join(abi_params)}) {{\n{result}\n}}\n'
+
+
+def aggregate_definitions(source: str) -> list[str]:
+    """The opaque struct of every aggregate C type ``source`` names: ``S`` bytes aligned to ``A``, trivially
+    copyable, which is all data movement and user callables need."""
+    found = sorted({(int(s), int(a)) for s, a in _AGGREGATE_TYPE.findall(source)})
+    return [f"struct alignas({a}) {AGGREGATE_C_PREFIX}{s}_{a} {{ unsigned char bytes[{s}]; }};" for s, a in found]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from .abi import half_bits_entry
+from .abi import aggregate_definitions, c_abi_entry
 
 
 REUSE_MARK = "// reuse barrier for the scratch"
@@ -82,8 +82,9 @@ def translation_unit(providers: list[Provider]) -> str:
     # __half (float16 payloads, SPEC 9.2) before CUB, whose type traits then know it
     half = ["#include <cuda_fp16.h>"] if any("__half" in p.body for p in unique) else []
     parts = half + [f"#include <{h}>" for h in headers] + [PRELUDE]
+    parts += aggregate_definitions("".join(p.body for p in unique))  # user-defined aggregates (SPEC 9.2)
     for p in unique:
-        parts.append(half_bits_entry(p.body) if half else p.body)
+        parts.append(c_abi_entry(p.body))
         if p.scratch_type is not None:
             parts.append(
                 f'extern "C" __device__ const unsigned long long {p.symbol}_scratch_size[2] = '

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._errors import CoopTypeError, CoopValueError
+from .aggregates import is_aggregate, require_aggregate_callable
 from .common import (
     Control,
     GroupSpec,
@@ -51,6 +52,8 @@ class AdjacentSpec:
 
 def boundary_literal(name: str, param: str, control: Control, dtype: str) -> int | float | None:
     """SPEC 2.6: a literal boundary item converted to the payload dtype (C9/C10); None when absent or runtime."""
+    if isinstance(control, Static) and is_aggregate(dtype):
+        raise CoopTypeError(f"{name} {param} must be a value of the aggregate dtype {dtype}; got a literal")
     if isinstance(control, Static):
         return literal_as(name, param, control.value, dtype)
     if isinstance(control, Runtime) and control.dtype not in (None, dtype):
@@ -86,6 +89,7 @@ def plan_adjacent_difference(name: str, group: GroupSpec, launch: LaunchShape, d
             raise CoopValueError(f"{name} tile_successor_item cannot be combined with valid_items")
     for param, control in boundaries.items():
         boundary_literal(name, param, control, dtype)
+    require_aggregate_callable(name, "difference_op", dtype, difference_op)
     operator = None if difference_op is None else resolve_operator(name, "difference_op", difference_op, dtype)
     reject_warp_descriptor(name, group, descriptor)
     return AdjacentSpec("adjacent_difference", group, launch.block, dtype, items_per_thread, direction,
@@ -109,6 +113,7 @@ def plan_discontinuity(name: str, group: GroupSpec, launch: LaunchShape, dtype: 
     _reject_boundaries(name, "mode", mode, boundaries)
     for param, control in boundaries.items():
         boundary_literal(name, param, control, dtype)
+    require_aggregate_callable(name, "flag_op", dtype, flag_op)
     operator = resolve_predicate(name, "flag_op", flag_op, dtype)
     reject_warp_descriptor(name, group, descriptor)
     return AdjacentSpec("discontinuity", group, launch.block, dtype, items_per_thread, mode, False,

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .._errors import CoopTypeError, CoopValueError
+from .aggregates import aggregate, is_aggregate
 
 # Numeric dtypes of the common API: name -> (C++ type, size in bytes).
 NUMERIC_DTYPES: dict[str, tuple[str, int]] = {
@@ -33,15 +34,17 @@ WARP_SCOPE = (WARP, LOGICAL_WARP)
 def passes_by_pointer(dtype: str) -> bool:
     """Values of ``dtype`` reach user callables by pointer (SPEC 9.2): float16 (numba's ``half`` is not C++'s
     ``__half`` struct) and aggregates (numba passes records as pointers)."""
-    return dtype == "float16"
+    return dtype == "float16" or is_aggregate(dtype)
 
 
 def c_type(dtype: str) -> str:
-    return ALL_NUMERIC_DTYPES[dtype][0]
+    found = aggregate(dtype)
+    return found.c_type if found is not None else ALL_NUMERIC_DTYPES[dtype][0]
 
 
 def itemsize(dtype: str) -> int:
-    return ALL_NUMERIC_DTYPES[dtype][1]
+    found = aggregate(dtype)
+    return found.size if found is not None else ALL_NUMERIC_DTYPES[dtype][1]
 
 
 def normalize_selector(op: str, param: str, value: object, allowed: Sequence[str]) -> str:
@@ -170,10 +173,11 @@ LOCAL_MEMORY_LIMIT = 512 * 1024
 
 def check_payload_dtype(op: str, param: str, dtype: str | None, qualified: bool) -> None:
     """P1/P2: ``dtype`` of a payload or array operand of ``op`` must be one of the numeric dtypes."""
-    if dtype is None or dtype in NUMERIC_DTYPES or (dtype in QUALIFIED_DTYPES and qualified):
+    qualified_only = dtype in QUALIFIED_DTYPES or is_aggregate(dtype)
+    if dtype is None or dtype in NUMERIC_DTYPES or (qualified_only and qualified):
         return
     supported = ", ".join(NUMERIC_DTYPES)
-    if dtype in QUALIFIED_DTYPES:
+    if qualified_only:
         raise CoopTypeError(f"{op} supports {param} dtypes {supported} through the common API; use "
                             f"cuda.coop.numba_mlir for {dtype}")
     raise CoopTypeError(f"{op} does not support {param} dtype {dtype}; supported: {supported}")
@@ -181,7 +185,7 @@ def check_payload_dtype(op: str, param: str, dtype: str | None, qualified: bool)
 
 def check_payload_bytes(var: str, items_per_thread: int, dtype: str | None) -> None:
     """P17: a payload lives in one thread's local memory."""
-    size = items_per_thread * (NUMERIC_DTYPES[dtype][1] if dtype in NUMERIC_DTYPES else 1)
+    size = items_per_thread * (itemsize(dtype) if dtype in ALL_NUMERIC_DTYPES or is_aggregate(dtype) else 1)
     if size > LOCAL_MEMORY_LIMIT:
         raise CoopValueError(f"ThreadData {var} needs {size} bytes per thread; the limit is {LOCAL_MEMORY_LIMIT}")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
+from .aggregates import is_aggregate, require_aggregate_callable
 from .common import (
     ALL_NUMERIC_DTYPES,
     BLOCK,
@@ -70,7 +71,7 @@ def canonical_mode(value: object) -> object:
 
 
 def _check_common(name: str, dtype: str, descriptor: Descriptor | None, group: GroupSpec) -> None:
-    if dtype not in ALL_NUMERIC_DTYPES:
+    if dtype not in ALL_NUMERIC_DTYPES and not is_aggregate(dtype):
         raise CoopTypeError(f"{name} does not support value dtype {dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
     reject_warp_descriptor(name, group, descriptor)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._errors import CoopTypeError, CoopValueError
+from .aggregates import is_aggregate
 from .common import (
     ALL_NUMERIC_DTYPES,
     BLOCK, NUMERIC_DTYPES, Control, GroupSpec, LaunchShape, Static,
@@ -71,7 +72,7 @@ def plan_load_store(
                 f"{name} on block groups with algorithm {algorithm!r} requires a block made of complete warps; "
                 f"block has {launch.threads} threads"
             )
-    if array_dtype not in ALL_NUMERIC_DTYPES:
+    if array_dtype not in ALL_NUMERIC_DTYPES and not is_aggregate(array_dtype):
         raise CoopTypeError(f"{name} does not support {'source' if op == 'load' else 'destination'} dtype "
                             f"{array_dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
     if array_dtype != payload_dtype:
@@ -89,6 +90,9 @@ def plan_load_store(
     if oob_default is not None:
         if valid_items is None:
             raise CoopValueError(f"{name} oob_default requires valid_items")
+        if isinstance(oob_default, Static) and is_aggregate(payload_dtype):
+            raise CoopTypeError(f"{name} oob_default must be a value of the payload dtype {payload_dtype} (e.g. an "
+                                "element of a record array); got a literal")
         if isinstance(oob_default, Static):
             literal_as(name, "oob_default", oob_default.value, payload_dtype)
         elif oob_default.dtype is not None and oob_default.dtype != payload_dtype:
@@ -99,6 +103,8 @@ def plan_load_store(
         check_runtime_int(name, "offset", offset)
         if isinstance(offset, Static) and offset.value < 0:  # type: ignore[operator]
             raise CoopValueError(f"{name} static offset must be nonnegative; got {offset.value}")
+    if algorithm == "vectorize" and is_aggregate(payload_dtype):
+        algorithm = "direct"  # SPEC 9.2: CUB vectorizes primitive types only; the same blocked arrangement
     uses_scratch = algorithm in SCRATCH_ALGORITHMS
     barrier = uses_scratch and (descriptor is None or descriptor.auto_sync)
     return LoadStoreSpec(

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import CoopTypeError, CoopValueError
+from .aggregates import symbol_part
 from .common import INTEGER_DTYPES, passes_by_pointer
 
 # canonical name -> (aliases, integer-only)
@@ -170,7 +171,7 @@ def callable_symbol(function: Any, dtype: str = "", arity: int = 2) -> str:
     """
     description = (_Fingerprint().function(function), dtype, arity)
     digest = hashlib.sha256(repr(description).encode()).hexdigest()[:20]
-    return f"cuda_coop_fn_{digest}" + (f"_{dtype}" if dtype else "")
+    return f"cuda_coop_fn_{digest}" + (f"_{symbol_part(dtype)}" if dtype else "")
 
 
 def resolve_operator(op: str, param: str, value: Any, dtype: str) -> OperatorSpec:

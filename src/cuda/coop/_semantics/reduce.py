@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
+from .aggregates import is_aggregate, require_aggregate_callable
 from .common import (
     ALL_NUMERIC_DTYPES,
     BLOCK, CLUSTER, GRID, LOGICAL_WARP, NUMERIC_DTYPES, THREAD, WARP, WARPS_IN_BLOCK, Control, GroupSpec, LaunchShape,
@@ -66,7 +67,8 @@ def plan_reduce(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, it
                 binary_op: object, broadcast: object, valid_items: Control, algorithm: object,
                 descriptor: Descriptor | None) -> ReduceSpec:
     require_reduce_group(name, group, launch)
-    if dtype not in ALL_NUMERIC_DTYPES:
+    require_aggregate_callable(name, "binary_op", dtype, binary_op)
+    if dtype not in ALL_NUMERIC_DTYPES and not is_aggregate(dtype):
         raise CoopTypeError(f"{name} does not support value dtype {dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
     operator = resolve_operator(name, "binary_op", binary_op, dtype)
     if not isinstance(broadcast, bool):

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._errors import CoopTypeError
+from .aggregates import is_aggregate, require_aggregate_callable
 from .common import ALL_NUMERIC_DTYPES, NUMERIC_DTYPES, GroupSpec, LaunchShape, normalize_selector
 from .groups import reject_warp_descriptor, require_complete_warps, require_operation_group
 from .layouts import REDUCE_BATCHED_LAYOUTS as OUTPUT_LAYOUTS, reduce_batched_extent as result_extent
@@ -42,7 +43,8 @@ def plan_reduce_batched(name: str, group: GroupSpec, launch: LaunchShape, dtype:
     require_warp_group(name, group, launch)
     if batches is None or dtype is None:
         raise CoopTypeError(f"{name} requires a ThreadData payload")
-    if dtype not in ALL_NUMERIC_DTYPES:
+    require_aggregate_callable(name, "binary_op", dtype, binary_op)
+    if dtype not in ALL_NUMERIC_DTYPES and not is_aggregate(dtype):
         raise CoopTypeError(f"{name} does not support value dtype {dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
     operator = resolve_operator(name, "binary_op", binary_op, dtype)
     layout = normalize_selector(name, "output_layout", output_layout, OUTPUT_LAYOUTS)

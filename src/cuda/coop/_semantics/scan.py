@@ -11,6 +11,7 @@ from .common import (
 )
 from .groups import reject_warp_descriptor, require_complete_warps, require_operation_group
 from .operators import OperatorSpec, callable_symbol, resolve_operator
+from .aggregates import is_aggregate, require_aggregate_callable, symbol_part
 from .common import passes_by_pointer
 from .temp_storage import Descriptor
 
@@ -52,7 +53,7 @@ def is_stateful(prefix_op: object) -> bool:
 def stateful_symbol(prefix_op: object, dtype: str, state_dtype: str) -> OperatorSpec:
     """The user callable of a StatefulFunction, with a symbol distinct from any binary use of the function."""
     function = prefix_op.function  # type: ignore[attr-defined]
-    return OperatorSpec(f"{callable_symbol(function, dtype)}_state_{state_dtype}", False, function,
+    return OperatorSpec(f"{callable_symbol(function, dtype)}_state_{symbol_part(state_dtype)}", False, function,
                         passes_by_pointer(dtype))
 
 
@@ -68,8 +69,12 @@ def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype
     ``has_state``: a state operand was passed)."""
     require_operation_group("scan", name, group)
     require_complete_warps(name, group, launch)
-    if dtype not in ALL_NUMERIC_DTYPES:
+    if dtype not in ALL_NUMERIC_DTYPES and not is_aggregate(dtype):
         raise CoopTypeError(f"{name} does not support value dtype {dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
+    if is_aggregate(dtype):
+        require_aggregate_callable(name, "scan_op", dtype, FORMS[form][1] or scan_op)
+        if isinstance(initial_value, Static):
+            raise CoopTypeError(f"{name} initial_value must be a value of the aggregate dtype {dtype}; got a literal")
     if group.is_warp_scope and items_per_thread:
         raise CoopTypeError(f"{name} on warp groups accepts one scalar per lane")
     fixed_mode, fixed_op = FORMS[form]

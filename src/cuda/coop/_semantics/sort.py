@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
+from .aggregates import is_aggregate, require_aggregate_callable
 from .common import (
     ALL_NUMERIC_DTYPES,
     BLOCK, NUMERIC_DTYPES, Control, GroupSpec, LaunchShape, Runtime, Static, check_runtime_int,
@@ -54,7 +55,7 @@ def _check_values(name: str, items_per_thread: int, values: tuple[str, int] | No
     if values is None:
         return None
     dtype, extent = values
-    if dtype not in ALL_NUMERIC_DTYPES:
+    if dtype not in ALL_NUMERIC_DTYPES and not is_aggregate(dtype):
         raise CoopTypeError(f"{name} does not support values dtype {dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
     if extent != items_per_thread:
         raise CoopValueError(f"{name} keys and values must have the same items_per_thread ({items_per_thread} != {extent})")
@@ -74,7 +75,8 @@ def plan_merge_sort(name: str, group: GroupSpec, launch: LaunchShape, key_dtype:
     require_complete_warps(name, group, launch)
     if group.kind == BLOCK and not is_power_of_two(launch.threads):
         raise CoopUnsupportedError(f"{name} requires a power-of-two thread count; block shape is {launch.block}")
-    if key_dtype not in ALL_NUMERIC_DTYPES:
+    require_aggregate_callable(name, "compare_op", key_dtype, compare_op)  # SPEC 9.2: aggregate keys need one
+    if key_dtype not in ALL_NUMERIC_DTYPES and not is_aggregate(key_dtype):
         raise CoopTypeError(f"{name} does not support keys dtype {key_dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
     value_dtype = _check_values(name, items_per_thread, values)
     descending = _descending(name, descending)

@@ -156,7 +156,7 @@ class KernelChecks:
         if ty.ndim != 1 or ty.layout != "C":
             raise CoopTypeError(f"{call.name} {param} must be a one-dimensional contiguous array; got "
                                 f"{array_words(ty)}")
-        check_payload_dtype(call.name, param, str(ty.dtype), call.qualified)
+        check_payload_dtype(call.name, param, nb.dtype_name(ty.dtype) or str(ty.dtype), call.qualified)
 
     def _tuple_operand_error(self, value: PayloadTuple, param: str, name: str) -> CoopError:
         names = ", ".join(value.names)

@@ -63,14 +63,52 @@ def target_cc(state: object) -> int:
 
 
 def dtype_name(ty: object) -> str | None:
-    """numba scalar type -> numeric dtype name, or None."""
+    """numba scalar type -> numeric dtype name, a record -> its aggregate dtype name (SPEC 9.2), else None."""
+    if isinstance(ty, types.Record):
+        return _aggregate_name(ty)
     name = str(types.unliteral(ty)) if isinstance(ty, types.Type) else str(ty)
     return name if name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                             "float16", "float32", "float64") else None
 
 
+_records: dict[str, object] = {}  # aggregate dtype name -> numba record type
+
+
+def _aggregate_name(record: object) -> str | None:
+    """Register a numba record as an aggregate: fixed-size fields only (a record of records counts as fixed)."""
+    from .._semantics import aggregates
+
+    fields = getattr(record, "fields", {})
+    if any(not isinstance(f[0], (types.Number, types.Record, types.NestedArray)) for f in fields.values()):
+        return None  # e.g. character sequences: not an aggregate of this library
+    name = aggregates.register(str(record), record.size, _alignment(record))
+    _records[name] = record
+    return name
+
+
+def _alignment(ty: object) -> int:
+    """A record's alignment as NumPy lays it out: its widest field's for an aligned record, else 1."""
+    if isinstance(ty, types.Record):
+        return max((_alignment(f[0]) for f in ty.fields.values()), default=1) if ty.aligned else 1
+    if isinstance(ty, types.NestedArray):
+        return _alignment(ty.dtype)
+    return max(1, ty.bitwidth // 8)
+
+
+def record_dtype_name(np_dtype: object) -> str | None:
+    """A NumPy structured dtype -> its aggregate dtype name (None when it has no fields)."""
+    import numpy as np
+
+    dtype = np.dtype(np_dtype)
+    if dtype.fields is None:
+        return None
+    from numba_cuda_mlir.numba_cuda.np.numpy_support import from_dtype
+
+    return _aggregate_name(from_dtype(dtype))
+
+
 def numba_dtype(name: str) -> object:
-    return getattr(types, name)
+    return _records[name] if name in _records else getattr(types, name)
 
 
 def compile_for_launch(py_func: object, argtypes: list, options: dict) -> object:

@@ -303,6 +303,8 @@ def dtype_of_object(value: Any) -> str | None:
         value = value.instance_type
     if isinstance(value, nb.types.Type):
         return nb.dtype_name(value) or (str(value) if isinstance(value, nb.types.Number) else None)
+    if isinstance(value, np.dtype) and value.fields is not None:  # a structured dtype: an aggregate (SPEC 9.2)
+        return nb.record_dtype_name(value)
     if isinstance(value, type) and issubclass(value, np.generic) or isinstance(value, np.dtype):
         # Any NumPy scalar type names a dtype; whether an operation supports it is decided there (P1/P2).
         return nb.dtype_name(np.dtype(value).name) or np.dtype(value).name

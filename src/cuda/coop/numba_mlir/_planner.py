@@ -39,7 +39,8 @@ from ._checks import KernelChecks, user_name
 from ._inference import DtypeInference
 from ._barriers import elide_last_reuse_barriers
 from ._shared_arrays import SharedArrays, is_backing_array_marker, new_pointer_site
-from ._lowering import FAMILIES
+from ._lowering import FAMILIES, local_bytes_site
+from .._semantics.aggregates import is_aggregate
 from ._qualified import PENDING_QUALIFIED_OPTIONS, QUALIFIED_OPTIONS
 from ._uniformity import check_participation
 
@@ -737,6 +738,18 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays):
         def fresh(prefix: str) -> Any:
             return ir.Var(scope, scope.redefine(prefix, loc).name, loc)
 
+        if is_aggregate(payload.dtype):  # numba-cuda-mlir has no local arrays of records: a record array over
+            # stack bytes of the kernel's entry (SPEC 9.2)
+            site = local_bytes_site(payload.dtype, payload.items_per_thread, self.state.typingctx)
+            site_var, pointer, array_fn, size_var = (fresh("$cuda_coop_bytes"), fresh("$cuda_coop_pointer"),
+                                                     fresh("$cuda_coop_array"), fresh("$cuda_coop_k"))
+            return [
+                ir.Assign(ir.Global("cuda_coop_local_bytes", site, loc), site_var, loc),
+                ir.Assign(ir.Expr.call(site_var, [], (), loc), pointer, loc),
+                ir.Assign(ir.Global("carray", nb.nb_cuda.carray, loc), array_fn, loc),
+                ir.Assign(ir.Const(payload.items_per_thread, loc), size_var, loc),
+                ir.Assign(ir.Expr.call(array_fn, [pointer, size_var], (), loc), target, loc),
+            ]
         cuda_var, local_var, array_fn = fresh("$cuda_coop_cuda"), fresh("$cuda_coop_local"), fresh("$cuda_coop_array")
         size_var, dtype_var = fresh("$cuda_coop_k"), fresh("$cuda_coop_dtype")
         return [

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..._errors import CoopError, CoopTypeError, located
+from ..._semantics.aggregates import aggregate, is_aggregate
 from ..._semantics.common import RUNTIME_INT_DTYPES, Runtime
 from .. import _compat as nb
 
@@ -109,6 +110,10 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
                     ty = builder.get_numba_type(args[param.operand])  # type: ignore[attr-defined]
                     value = nb.convert(builder.load_var(args[param.operand]), i64,  # type: ignore[attr-defined]
                                        signed=getattr(ty, "signed", True))
+            elif param.abi in ("elem", "value") and is_aggregate(site.elem_dtype):
+                # numba-cuda-mlir holds a record value as a pointer to its bytes: pass it (_cub.abi)
+                value = (nb.mlir_llvm.mlir_zero(nb.mlir_llvm.PointerType.get()) if param.operand is None
+                         else builder.load_var(args[param.operand]))  # type: ignore[attr-defined]
             elif param.abi in ("elem", "value"):
                 elem = builder.get_mlir_type(nb.numba_dtype(site.elem_dtype))  # type: ignore[attr-defined]
                 if param.operand is None:
@@ -127,7 +132,12 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
             types_.append(value.type)
         results = []
         half_result = site.result_dtype == "float16"
-        if site.result_dtype:
+        aggregate_result = is_aggregate(site.result_dtype)
+        if aggregate_result:  # written through a trailing pointer to stack bytes of the function's entry
+            out = entry_bytes(builder, site.result_dtype, 1)
+            values.append(out)
+            types_.append(out.type)
+        elif site.result_dtype:
             results = [mlir.IntegerType.get_signless(16) if half_result else
                        builder.get_mlir_type(nb.numba_dtype(site.result_dtype))]  # type: ignore[attr-defined]
         callee = nb.get_or_insert_function(site.symbol, mlir.FunctionType.get(types_, results),
@@ -135,7 +145,9 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
         call = nb.mlir_func.call(result=results, callee=callee.name.value, operands_=values)
         if half_result:
             call = nb.mlir_arith.bitcast(builder.get_mlir_type(nb.numba_dtype("float16")), call)  # type: ignore
-        if site.result_dtype:
+        if aggregate_result:
+            builder.store_var(target, out)  # type: ignore[attr-defined]
+        elif site.result_dtype:
             builder.store_var(target, call)  # type: ignore[attr-defined]
 
     return nb.new_site_function(name, typer, typingctx)
@@ -151,6 +163,34 @@ def make_pointer_site(name: str, site: SiteCall, typingctx: object) -> object:
         builder.store_var(target, _scratch_pointer(builder, site))  # type: ignore[attr-defined]
 
     return nb.new_site_function(name, typer, typingctx)
+
+
+def local_bytes_site(dtype: str, count: int, typingctx: object) -> object:
+    """A callee returning a pointer to ``count`` items of the aggregate ``dtype`` in the calling thread's stack,
+    allocated once at the function's entry (so a call in a loop reuses it), typed ``CPointer(record)``."""
+    layout = aggregate(dtype)
+    assert layout is not None
+    record = nb.numba_dtype(dtype)
+
+    def typer(context: object, *argtys: object) -> object:
+        return nb.nb_typing.signature(nb.types.CPointer(record)), codegen
+
+    def codegen(builder: object, target: object, args: list, kwargs: list) -> None:
+        builder.store_var(target, entry_bytes(builder, dtype, count))  # type: ignore[attr-defined]
+
+    return nb.new_site_function(f"cuda_coop_local_{layout.symbol_part}_{count}", typer, typingctx)
+
+
+def entry_bytes(builder: object, dtype: str, count: int) -> object:
+    """A pointer to stack bytes for ``count`` items of the aggregate ``dtype``, allocated in the function's entry
+    block (a call in a loop reuses them; SROA keeps them in registers once the CUB code is inlined)."""
+    layout = aggregate(dtype)
+    assert layout is not None
+    llvm, mlir = nb.mlir_llvm, nb.mlir
+    with builder.alloca_insertion_point():  # type: ignore[attr-defined]
+        size = nb.constant(layout.size * count, mlir.IntegerType.get_signless(64))
+        return llvm.alloca(llvm.PointerType.get(), size, mlir.IntegerType.get_signless(8),
+                           alignment=max(layout.alignment, 4))
 
 
 def control_params(args: dict, controls: dict, abis: dict[str, str], operands: list, params: list,
