@@ -307,3 +307,20 @@ def test_scalar_radix_keys_in_common_calls_are_p4():
 
     _error(kernel, coop.CoopTypeError, "cuda.coop.radix_sort_keys requires a fixed-size ThreadData keys payload in the "
                                        "common API; use cuda.coop.numba_mlir for scalar payloads")
+
+
+def test_scalar_radix_pairs_build():
+    """SPEC 9.1: ``key, value = radix_sort_pairs(block, key, value)`` with scalars returns the pair as a tuple."""
+    @cuda.jit
+    def kernel(keys, values, keys_out, values_out):
+        block = coop.this_block()
+        t = cuda.threadIdx.x
+        key, value = numba_coop.radix_sort_pairs(block, keys[t], values[t], begin_bit=0, end_bit=16)
+        keys_out[t] = key
+        values_out[t] = value
+
+    half = np.zeros(128, np.float16)
+    built = _build(kernel, (I32, half, I32, half))
+    assert built.local_memory_bytes == 0
+    assert "const __half values[1] = {value};" in built.cpp_source
+

@@ -167,3 +167,38 @@ def test_scalar_keys_sort_and_rank(threads, descending, dtype):
     want = np.empty_like(order)
     np.put_along_axis(want, order, np.arange(threads)[None, :].repeat(GRID, 0), axis=1)
     np.testing.assert_array_equal(ranks, want.reshape(-1).astype(np.int32))
+
+
+@functools.cache
+def scalar_pairs_kernel(descending):
+    @cuda.jit
+    def kernel(keys, values, keys_out, values_out):
+        block = coop.this_block()
+        t = cuda.blockIdx.x * block.count() + block.rank()
+        key, value = numba_coop.radix_sort_pairs(block, keys[t], values[t], descending=descending)
+        keys_out[t] = key
+        values_out[t] = value
+
+    return kernel
+
+
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("key_dtype,value_dtype", [(np.int32, np.float64), (np.uint16, np.int8),
+                                                   (np.float16, np.float16)])
+def test_scalar_pairs_sort(descending, key_dtype, value_dtype):
+    """One key and one value per thread (SPEC 9.1): member t receives the pair at sorted position t (stable)."""
+    threads = 128
+    n = GRID * threads
+    keys = rng.integers(0, 40, n).astype(key_dtype)  # repeated keys: stability shows
+    values = rng.integers(-100, 100, n).astype(value_dtype)
+    keys_out, values_out = poisoned(n, key_dtype), poisoned(n, value_dtype)
+    keep = keys.copy(), values.copy()
+    scalar_pairs_kernel(descending)[GRID, threads](keys, values, keys_out, values_out)
+    cuda.synchronize()
+    np.testing.assert_array_equal(keys, keep[0])
+    np.testing.assert_array_equal(values, keep[1])
+    key_tiles, value_tiles = keys.reshape(GRID, threads), values.reshape(GRID, threads)
+    # CUB's descending radix sort is stable too: equal keys keep their input order
+    order = np.argsort(-key_tiles.astype(np.float64) if descending else key_tiles, axis=1, kind="stable")
+    np.testing.assert_array_equal(keys_out, np.take_along_axis(key_tiles, order, axis=1).reshape(-1))
+    np.testing.assert_array_equal(values_out, np.take_along_axis(value_tiles, order, axis=1).reshape(-1))

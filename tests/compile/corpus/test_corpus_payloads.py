@@ -135,10 +135,11 @@ def k_p4_shuffle_scalar_common(src, dst):
 
 
 @cuda.jit
-def k_r9_scalar_radix_pairs_qualified(src, dst):
+def k_p5_scalar_keys_payload_values(src, dst):
     block = coop.this_block()
-    k, v = numba_coop.radix_sort_pairs(block, src[cuda.threadIdx.x], dst[cuda.threadIdx.x])  # HERE
-    dst[cuda.threadIdx.x] = k + v
+    values = coop.ThreadData(1, dtype=np.int32)
+    k, v = numba_coop.radix_sort_pairs(block, src[cuda.threadIdx.x], values)  # HERE
+    dst[cuda.threadIdx.x] = k
 
 
 # ------------------------------------------------------------------ P5: scalar where a payload is required
@@ -376,9 +377,9 @@ CASES = {
     "p4_shuffle_scalar_common": (k_p4_shuffle_scalar_common, (I32, I32), coop.CoopTypeError,
                                  "cuda.coop.shuffle requires a fixed-size ThreadData value payload in the common API; "
                                  "use cuda.coop.numba_mlir for scalar payloads"),
-    "r9_scalar_radix_pairs_qualified": (k_r9_scalar_radix_pairs_qualified, (I32, I32), coop.CoopUnsupportedError,
-                                        "cuda.coop.numba_mlir.radix_sort_pairs scalar keys operands are not implemented "
-                                        "by the numba-cuda-mlir backend in cuda-coop "),
+    "p5_scalar_keys_payload_values": (k_p5_scalar_keys_payload_values, (I32, I32), coop.CoopTypeError,
+                                      "cuda.coop.numba_mlir.radix_sort_pairs keys is a scalar, so values must be a "
+                                      "scalar too; got a payload"),
     "p5_qualified_exchange_scalar": (k_p5_qualified_exchange_scalar, (I32, I32), coop.CoopTypeError,
                                      "cuda.coop.numba_mlir.exchange value must be a ThreadData payload; got a scalar"),
     "p10_int64_payload_float32_source": (k_p10_int64_payload_float32_source, (F32, F32), coop.CoopTypeError,

@@ -156,3 +156,17 @@ def one_key(provider: Provider, key_t: str, result_t: str, controls: tuple[str, 
                f"{{\n  const {key_t} keys[1] = {{key}};\n  {result_t} out[1];\n"
                f"  @SYM@_items(keys, out{args}, scratch, stride);\n  return out[0];\n}}\n")
     return Provider.make(provider.family, provider.headers, inner + wrapper, provider.scratch_template)
+
+
+def one_pair(provider: Provider, key_t: str, value_t: str, controls: tuple[str, ...] = ()) -> Provider:
+    """SPEC 9.1's scalar form of ``radix_sort_pairs``: one key and one value per thread, passed by value; the
+    thread's sorted key and value are written through two pointers (the backend returns them as a tuple)."""
+    inner = provider.template.replace('extern "C" __device__ void @SYM@(',
+                                      "static __device__ __forceinline__ void @SYM@_items(")
+    params = "".join(f", long long {c}" for c in controls)
+    args = "".join(f", {c}" for c in controls)
+    wrapper = (f'extern "C" __device__ void @SYM@({key_t} key, {value_t} value, {key_t}* key_out, {value_t}* value_out'
+               f"{params}, char* scratch, unsigned long long stride) {{\n"
+               f"  const {key_t} keys[1] = {{key}};\n  const {value_t} values[1] = {{value}};\n"
+               f"  @SYM@_items(keys, values, key_out, value_out{args}, scratch, stride);\n}}\n")
+    return Provider.make(provider.family, provider.headers, inner + wrapper, provider.scratch_template)

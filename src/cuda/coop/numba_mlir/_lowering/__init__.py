@@ -29,9 +29,10 @@ class Backing:
 class Param:
     """One C ABI parameter: taken from call operand ``operand`` or the constant ``value``."""
 
-    abi: str  # "ptr" | "len" (an array's extent, i64) | "i64" | "elem" | "value" | "scratch" | "stride"
+    abi: str  # "ptr" | "len" (an array's extent, i64) | "i64" | "elem" | "value" | "scratch" | "stride" | "out"
     operand: int | None = None
     value: object = 0
+    dtype: str | None = None  # "elem"/"value": a dtype other than the site's; "out": the dtype written
 
 
 @dataclass
@@ -88,7 +89,9 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
                 site.check(argtys)
             except CoopError as exc:
                 raise located(exc, site.loc) from None
-        result = nb.numba_dtype(site.result_dtype) if site.result_dtype else nb.types.none
+        outs = [nb.numba_dtype(p.dtype) for p in site.params if p.abi == "out"]
+        result = nb.numba_dtype(site.result_dtype) if site.result_dtype else (
+            nb.types.Tuple(outs) if outs else nb.types.none)
         return nb.nb_typing.signature(result, *argtys), codegen
 
     def codegen(builder: object, target: object, args: list, kwargs: list) -> None:
@@ -97,8 +100,9 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
         builder.link_external_item(site.ltoir)  # type: ignore[attr-defined]
         for item in site.extra.get("link", ()):  # user operators compiled to LTO-IR
             builder.link_external_item(item)  # type: ignore[attr-defined]
-        values, types_ = [], []
+        values, types_, outs = [], [], []
         for param in site.params:
+            elem_dtype = param.dtype or site.elem_dtype
             if param.abi == "ptr":
                 value = nb.memref_data_pointer(builder.load_var(args[param.operand]))  # type: ignore[attr-defined]
             elif param.abi == "len":
@@ -110,17 +114,23 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
                     ty = builder.get_numba_type(args[param.operand])  # type: ignore[attr-defined]
                     value = nb.convert(builder.load_var(args[param.operand]), i64,  # type: ignore[attr-defined]
                                        signed=getattr(ty, "signed", True))
-            elif param.abi in ("elem", "value") and is_aggregate(site.elem_dtype):
+            elif param.abi == "out":  # written by the call, returned in the result tuple
+                if is_aggregate(param.dtype):
+                    value = entry_bytes(builder, param.dtype, 1)
+                else:
+                    value = builder.alloca(builder.get_mlir_type(nb.numba_dtype(param.dtype)))  # type: ignore
+                outs.append((value, param.dtype))
+            elif param.abi in ("elem", "value") and is_aggregate(elem_dtype):
                 # numba-cuda-mlir holds a record value as a pointer to its bytes: pass it (_cub.abi)
                 value = (nb.mlir_llvm.mlir_zero(nb.mlir_llvm.PointerType.get()) if param.operand is None
                          else builder.load_var(args[param.operand]))  # type: ignore[attr-defined]
             elif param.abi in ("elem", "value"):
-                elem = builder.get_mlir_type(nb.numba_dtype(site.elem_dtype))  # type: ignore[attr-defined]
+                elem = builder.get_mlir_type(nb.numba_dtype(elem_dtype))  # type: ignore[attr-defined]
                 if param.operand is None:
                     value = nb.constant(param.value, elem)  # type: ignore[arg-type]
                 else:
                     value = nb.convert(builder.load_var(args[param.operand]), elem)  # type: ignore[attr-defined]
-                if site.elem_dtype == "float16":  # by-value float16 travels as its bits (_cub.abi)
+                if elem_dtype == "float16":  # by-value float16 travels as its bits (_cub.abi)
                     value = nb.mlir_arith.bitcast(mlir.IntegerType.get_signless(16), value)
             elif param.abi == "scratch":
                 value = _scratch_pointer(builder, site)
@@ -145,7 +155,12 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
         call = nb.mlir_func.call(result=results, callee=callee.name.value, operands_=values)
         if half_result:
             call = nb.mlir_arith.bitcast(builder.get_mlir_type(nb.numba_dtype("float16")), call)  # type: ignore
-        if aggregate_result:
+        if outs:  # records stay references to their bytes; other values are loaded
+            builder.store_var(target, tuple(  # type: ignore[attr-defined]
+                pointer if is_aggregate(dtype) else
+                nb.mlir_llvm.load(builder.get_mlir_type(nb.numba_dtype(dtype)), pointer)  # type: ignore
+                for pointer, dtype in outs))
+        elif aggregate_result:
             builder.store_var(target, out)  # type: ignore[attr-defined]
         elif site.result_dtype:
             builder.store_var(target, call)  # type: ignore[attr-defined]

@@ -23,9 +23,9 @@ def _operand(ctx: Any, call: Any, param: str) -> Any:
 
 
 def _scalar_keys(ctx: Any, call: Any) -> str | None:
-    """SPEC 9.1: a qualified radix_sort_keys / radix_rank may take one scalar key per thread; its dtype."""
+    """SPEC 9.1: a qualified radix sort / radix_rank may take one scalar key per thread; its dtype."""
     var = call.args.get("keys")
-    if (call.op not in ("radix_sort_keys", "radix_rank") or not isinstance(var, nb.ir.Var)
+    if (call.op not in ("radix_sort_keys", "radix_sort_pairs", "radix_rank") or not isinstance(var, nb.ir.Var)
             or ctx.payload(var) is not None or ctx.operand_form(var) is not None
             or not call.qualified):
         return None
@@ -46,21 +46,38 @@ def _one_key(ctx: Any, call: Any, dtype: str) -> None:
         site = SiteCall(provider.symbol, [Param("value", 0), Param("scratch"), Param("stride")], dtype, "int32")
         return ctx.add_site(call, [args["keys"]], site, provider, (group.spec, desc))
     controls = {key: ctx.control(call, key) for key in ("begin_bit", "end_bit")}
-    spec = plan_radix_sort(name, group.spec, ctx.launch, dtype, 1, None, controls["begin_bit"], controls["end_bit"],
-                           descending, ctx.static(call, "blocked_to_striped", False, kind="bool"),
+    value_dtype = _scalar_values(ctx, call) if call.op == "radix_sort_pairs" else None
+    spec = plan_radix_sort(name, group.spec, ctx.launch, dtype, 1, (value_dtype, 1) if value_dtype else None,
+                           controls["begin_bit"], controls["end_bit"], descending,
+                           ctx.static(call, "blocked_to_striped", False, kind="bool"),
                            desc.descriptor if desc else None, True)
     operands, params = [args["keys"]], [Param("value", 0)]
+    if value_dtype is not None:  # (key, value) = radix_sort_pairs(group, key, value): two results, one tuple
+        operands.append(args["values"])
+        params += [Param("value", 1, dtype=value_dtype), Param("out", dtype=dtype), Param("out", dtype=value_dtype)]
     defaults = {"begin_bit": spec.begin_bit, "end_bit": spec.end_bit}
     runtime = control_params(args, controls, {"begin_bit": "i64", "end_bit": "i64"}, operands, params,
                              lambda key, control: control.value if control is not None else defaults[key])
-    provider = cub_sort.one_key(cub_sort.emit(spec), c_type(dtype), c_type(dtype), ("begin_bit", "end_bit"))
+    if value_dtype is not None:
+        provider = cub_sort.one_pair(cub_sort.emit(spec), c_type(dtype), c_type(value_dtype), ("begin_bit", "end_bit"))
+    else:
+        provider = cub_sort.one_key(cub_sort.emit(spec), c_type(dtype), c_type(dtype), ("begin_bit", "end_bit"))
 
     def check(argtys: tuple) -> None:
         for key, index in runtime.items():
             require_runtime_int(name, key, argtys[index])
 
-    site = SiteCall(provider.symbol, params + [Param("scratch"), Param("stride")], dtype, dtype, check=check)
+    site = SiteCall(provider.symbol, params + [Param("scratch"), Param("stride")], dtype,
+                    None if value_dtype else dtype, check=check)
     ctx.add_site(call, operands, site, provider, (group.spec, desc))
+
+
+def _scalar_values(ctx: Any, call: Any) -> str:
+    """The scalar value of a scalar-key radix_sort_pairs: a payload there is P5's mirror image (forms must match)."""
+    var = call.args["values"]
+    if ctx.payload(var) is not None or ctx.operand_form(var) is not None:
+        raise CoopTypeError(f"{call.name} keys is a scalar, so values must be a scalar too; got a payload")
+    return ctx.scalar_dtype(var, call, "values")
 
 
 def result_payload(ctx: Any, call: Any) -> Any:
