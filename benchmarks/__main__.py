@@ -33,6 +33,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--skip-compile-time", action="store_true", help="leave out the compile-time processes")
     p.add_argument("--skip-throughput", action="store_true", help="leave out the GPU timings")
     p.add_argument("--compile-repeats", type=int, help="new-process compile measurements per phase (median)")
+    p.add_argument("--skip-launch", action="store_true", help="leave out the launch-overhead processes")
+    p.add_argument("--skip-first-result", action="store_true",
+                   help="leave out the README example in a new process with an empty cache")
     return p.parse_args(argv)
 
 
@@ -62,29 +65,50 @@ def main(argv: list[str]) -> int:
     env["nvcc"] = f"{cub_build.nvcc_version(nvcc)} ({nvcc})" if nvcc else None
 
     families = [load_store, collectives, sort, tier4, qualified]
-    try:
-        if args.dry_run:
-            from . import dry_run
 
-            for family in families:
-                records += dry_run.run(family, settings["n"], outdir, args.only, args.sass)
-            save()
-        if not args.skip_compile_time:
-            records += compile_time.run(settings["compile_repeats"])
-            save()
-        if not args.dry_run and not args.skip_throughput:
-            from . import throughput
-
-            run_settings = throughput.Settings(**{k: settings[k] for k in ("n", "warmup", "reps", "inner", "rounds")})
-            with environment.ClockSampler() as clocks:
-                for family in families:
-                    records += throughput.run_family(family, run_settings, outdir, args.only, args.sass)
-            env["clocks"] = clocks.summary()
-            save()
-    except Exception:
+    def failed() -> None:
+        nonlocal status
         traceback.print_exc()
         records.append({"type": "error", "error": traceback.format_exc()[-4000:]})
         status = 1
+
+    try:
+        try:
+            if args.dry_run:
+                from . import dry_run, read_ceiling
+
+                for family in families:
+                    records += dry_run.run(family, settings["n"], outdir, args.only, args.sass)
+                records.append(read_ceiling.dry_build(outdir))
+                save()
+            if not args.skip_compile_time:
+                records += compile_time.run(settings["compile_repeats"])
+                save()
+            if not args.dry_run and not args.skip_throughput:
+                from . import throughput
+
+                run_settings = throughput.Settings(**{k: settings[k] for k in ("n", "warmup", "reps", "inner",
+                                                                                "rounds")})
+                with environment.ClockSampler() as clocks:
+                    for family in families:
+                        records += throughput.run_family(family, run_settings, outdir, args.only, args.sass)
+                env["clocks"] = clocks.summary()
+                save()
+        except Exception:
+            failed()
+        try:  # new processes of their own (a few seconds each): they run even when a section above failed
+            if not args.skip_launch:
+                from . import launch
+
+                records += launch.run(args.dry_run, args.quick)
+                save()
+            if not args.skip_first_result:
+                from . import first_result
+
+                records += first_result.run(args.dry_run)
+                save()
+        except Exception:
+            failed()
     finally:
         save()
         chart = None

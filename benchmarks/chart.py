@@ -14,7 +14,7 @@ import numpy as np
 from .report import IMPL_NAMES, ceiling, kernel_order, throughput
 
 COLOURS = {"coop": (31, 119, 180), "cub_cpp": (255, 127, 14), "handwritten": (44, 160, 44),
-           "triton": (148, 103, 189), "copy": (127, 127, 127)}
+           "triton": (148, 103, 189), "copy": (127, 127, 127), "read": (140, 86, 75)}
 LINE = (214, 39, 40)
 
 

@@ -20,6 +20,7 @@ import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from numba_cuda_mlir import cuda  # noqa: F811  (keep the name `cuda` bound to numba's)
 
+from . import read_ceiling
 from .common import Buffers, Case, outputs_equal
 from .common import poison as poison_dst
 
@@ -41,7 +42,24 @@ SCAN_ITEMS = (4, 16)
 WARP_ITEMS = (4, 16)
 EXCHANGE_ITEMS = (4, 16)
 POISON = 0x5A5A5A5A  # common.poison's pattern, also written to ``totals``
-_CTYPE = {"int32": "int"}
+# 8-byte rows (issue 12): the block sum and the tile exclusive sum with CUB's default algorithms at 256x4.
+# float64 inputs are integers of magnitude < 2^13 (``_exact_floats``): every partial sum that any order of
+# additions forms is an exact integer, so float results compare exactly with NumPy's.
+WIDE_DTYPES = ("int64", "float64")
+WIDE_ITEMS = 4
+_CTYPE = {"int32": "int", "int64": "long long", "float64": "double"}
+# Triton's warp sum: one program per block tile, an [8, 32 * K] tile (one row per warp's 32 x K tile) on 8
+# warps, so each program has as much work as a cuda.coop block (a [32 * K] tile on 1 warp starves Triton).
+TRITON_WARP_ROWS = WARPS
+# What each hand-written kernel is (RESULTS.md labels the hand-written column with it).
+HANDWRITTEN_NOTES = {
+    "tree": "straightforward port: striped loads, a shared-memory tree with a barrier per level",
+    "shuffle": "straightforward port, one fix: the int32 sum narrowed back from Numba's int64 before the five "
+               "shfl_down steps (32-bit shuffles)",
+    "smem_scan": "straightforward port: tile staged in shared memory, per-thread serial scan, Hillis-Steele "
+                 "scan of the thread totals (two barriers per step)",
+    "smem_exchange": "straightforward port: striped loads into shared memory, one barrier, blocked reads",
+}
 
 
 def cases() -> list[Case]:
@@ -69,8 +87,8 @@ def cases() -> list[Case]:
     for k in WARP_ITEMS:
         add(f"warp_sum_{THREADS}x{k}_{DTYPE}", "warp", "", THREADS, k, ("coop", "cub_cpp", "handwritten"), "shuffle",
             "sum")
-        # One warp per program (num_warps=1), 32 x K elements: the warp's tile.
-        add(f"tile_warp_sum_32x{k}_{DTYPE}", "", "", 32, k, ("triton",), "", "sum")
+        # Eight warps' tiles per program (num_warps=8): an [8, 32 x K] tile, one total per row.
+        add(f"tile_warp_sum_{TRITON_WARP_ROWS}x{32 * k}_{DTYPE}", "", "", THREADS, k, ("triton",), "", "sum")
     for k in EXCHANGE_ITEMS:  # Triton has no exchange: its layouts are the compiler's business
         add(f"block_exchange_striped_to_blocked_{THREADS}x{k}_{DTYPE}", "block", "striped_to_blocked", THREADS, k,
             ("coop", "cub_cpp", "handwritten"), "smem_exchange", "exchange")
@@ -82,6 +100,14 @@ def cases() -> list[Case]:
         # order in between (striped_to_blocked, then blocked_to_striped back).
         add(f"block_exchange_round_trip_{THREADS}x{k}_{DTYPE}", "block", "round_trip", THREADS, k,
             ("coop", "cub_cpp"), "", "exchange")
+    for dtype in WIDE_DTYPES:  # CUB's default algorithms only: the rows show the 8-byte types, not the algorithms
+        k = WIDE_ITEMS
+        out.append(Case(FAMILY, f"block_sum_partials_{REDUCE_ALGORITHMS[0]}_{THREADS}x{k}_{dtype}", "block",
+                        REDUCE_ALGORITHMS[0], THREADS, k, dtype, ("coop", "cub_cpp"), "", "sum_partials"))
+        for io in (SCAN_LOAD, "vectorize"):
+            suffix = "_vectorize" if io == "vectorize" else ""
+            out.append(Case(FAMILY, f"block_exclusive_sum_{SCAN_ALGORITHMS[0]}{suffix}_{THREADS}x{k}_{dtype}", "block",
+                            SCAN_ALGORITHMS[0], THREADS, k, dtype, ("coop", "cub_cpp"), "", "exclusive_sum", io))
     return out
 
 
@@ -113,9 +139,19 @@ def _state(buffers: Buffers) -> dict:
         import cupy as cp
 
         size = max([1] + [_outputs(c, buffers.n) for c in cases() if c.dtype == buffers.dtype])
+        if buffers.dtype.startswith("float"):
+            _exact_floats(buffers.src)
         state = buffers.views[FAMILY] = {"totals": cp.empty(size, dtype=buffers.dtype), "atomic_launches": 0,
                                          "refs": {}, "views": {}}
     return state
+
+
+def _exact_floats(src) -> None:
+    """Round a float input in place to integers in [-8191, 8191]: sums of up to 2^40 of them are exact in float64
+    whatever the order of the additions, so a float sum or scan has one right answer."""
+    import cupy as cp
+
+    cp.clip(cp.rint(src), -8191, 8191, out=src)
 
 
 def _totals(buffers: Buffers, framework: str):
@@ -141,15 +177,21 @@ def poison(buffers: Buffers) -> None:
     state["atomic_launches"] = 0
 
 
+def _wrapping(src: np.ndarray) -> np.ndarray:
+    """Integers as unsigned of the same width (where wrapping is defined); floats as they are."""
+    return src.view(f"u{src.dtype.itemsize}") if src.dtype.kind == "i" else src
+
+
 def tile_sums(src: np.ndarray, tile: int) -> np.ndarray:
-    """Sum of each ``tile`` consecutive int32 elements, wrapping mod 2^32 (the NumPy oracle)."""
-    return src.view(np.uint32).reshape(-1, tile).sum(axis=1, dtype=np.uint32).view(np.int32)
+    """Sum of each ``tile`` consecutive elements, integers wrapping mod 2^bits (the NumPy oracle)."""
+    u = _wrapping(src)
+    return u.reshape(-1, tile).sum(axis=1, dtype=u.dtype).view(src.dtype)
 
 
 def tile_exclusive_sums(src: np.ndarray, tile: int) -> np.ndarray:
-    """Exclusive prefix sum within each ``tile``, wrapping mod 2^32 (the NumPy oracle)."""
-    u = src.view(np.uint32).reshape(-1, tile)
-    return (np.cumsum(u, axis=1, dtype=np.uint32) - u).view(np.int32).reshape(-1)
+    """Exclusive prefix sum within each ``tile``, integers wrapping mod 2^bits (the NumPy oracle)."""
+    u = _wrapping(src).reshape(-1, tile)
+    return (np.cumsum(u, axis=1, dtype=u.dtype) - u).view(src.dtype).reshape(-1)
 
 
 def atomic_expected(total: int, launches: int) -> int:
@@ -471,6 +513,11 @@ def launcher(impl: str, case: Case, buffers: Buffers, cub_functions: dict | None
         launch()
 
     return counted
+
+
+def read_launchers(buffers: Buffers) -> dict:
+    """The read-only ceiling of the sums, measured in this family's run."""
+    return read_ceiling.launchers(buffers, FAMILY)
 
 
 def copy_launchers(buffers: Buffers) -> dict[str, object]:

@@ -14,7 +14,10 @@ from typing import Callable
 
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
-IMPLS = ("coop", "cub_cpp", "handwritten", "triton", "copy")
+IMPLS = ("coop", "cub_cpp", "handwritten", "triton", "copy", "read")
+# Operations that read n items and write almost nothing (one total per tile, warp or batch): compared
+# with the read-only ceiling (read_ceiling.py), not the copy's, which also writes n items.
+READ_BOUND = ("sum_atomic", "sum_partials", "sum", "reduce_batched")
 
 
 @dataclass(frozen=True)

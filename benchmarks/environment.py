@@ -105,6 +105,33 @@ def _nvrtc_version() -> str | None:
         return None
 
 
+def _nvjitlink_version() -> str | None:
+    """The nvJitLink that links every cuda.coop kernel (numba-cuda-mlir's final LTO link, and its ptxas)."""
+    try:
+        from cuda.bindings import nvjitlink
+
+        major, minor = nvjitlink.version()
+        return f"{major}.{minor}"
+    except Exception:
+        return None
+
+
+def _ptxas_version() -> str | None:
+    """The standalone ptxas next to the toolkit's nvcc (the CUB C++ kernels' assembler), as its release line."""
+    try:
+        from .cub_build import find_tool
+
+        ptxas = find_tool("ptxas")
+        if ptxas is None:
+            return None
+        out = subprocess.run([ptxas, "--version"], capture_output=True, text=True, timeout=60, check=False).stdout
+        lines = out.strip().splitlines()
+        release = next((line for line in lines if "release" in line), lines[-1] if lines else "unknown")
+        return f"{release.strip()} ({ptxas})"
+    except Exception:
+        return None
+
+
 def describe() -> dict:
     row = nvidia_smi()
     info = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -127,4 +154,6 @@ def describe() -> dict:
     info["packages"] = {k: v for k, v in packages.items() if v}
     info["cccl_headers"] = _cccl_version()
     info["nvrtc"] = _nvrtc_version()
+    info["nvjitlink"] = _nvjitlink_version()
+    info["ptxas"] = _ptxas_version()
     return info

@@ -25,6 +25,11 @@ WARP_ALGORITHMS = ("transpose", "striped")
 # The hand-written kernels a user writes without cuda.coop, paired with the cuda.coop
 # algorithm that has the same memory access pattern.
 HANDWRITTEN = {"direct": "blocked", "striped": "striped"}
+# What each hand-written kernel is (RESULTS.md labels the hand-written column with it).
+HANDWRITTEN_NOTES = {
+    "blocked": "straightforward port: each thread copies its K consecutive items through a local array",
+    "striped": "straightforward port: each thread copies items t, t + 256, ... through a local array (coalesced)",
+}
 _CTYPE = {"int32": "int", "float32": "float", "int64": "long long", "float64": "double"}
 
 

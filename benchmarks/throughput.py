@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import cub_build
-from .common import Buffers, Case, Stopwatch, gbps, make_buffers, poison, time_launches
+from .common import READ_BOUND, Buffers, Case, Stopwatch, gbps, make_buffers, poison, time_launches
 
 
 @dataclass
@@ -61,13 +61,23 @@ def run_family(family, settings: Settings, outdir: Path, only: str | None, sass:
 
     # 1. Buffers and the copy ceiling, per dtype (timed first and again last, so that it sees the
     #    same clock and thermal conditions as the kernels in between; see step 5).
+    #    A family with reductions also offers read-only rows (read_ceiling.py): their own output, reset and check.
     copies = []
     for dtype in sorted({c.dtype for c in cases}):
         buffers[dtype] = b = make_buffers(dtype, settings.n, settings.seed)
         for name, fn in family.copy_launchers(b).items():
-            copies.append((Case(family.FAMILY, name, "", "", 0, 0, dtype, ("copy",)), fn, []))
-    for case, fn, samples in copies:
-        _time_copy(case, fn, buffers[case.dtype], settings, family, samples)
+            copies.append((Case(family.FAMILY, name, "", "", 0, 0, dtype, ("copy",)), fn, [], None))
+        try:
+            reads = getattr(family, "read_launchers", lambda _: {})(b)
+        except Exception as exc:  # the ceiling is a reference: its failure must not stop the family
+            records.append(_error_record(Case(family.FAMILY, f"read_ceiling_{dtype}", "", "", 0, 0, dtype, ("read",),
+                                              operation="read"), "read", exc))
+            reads = {}
+        for name, row in reads.items():
+            copies.append((Case(family.FAMILY, name, "", "", 0, 0, dtype, ("read",), operation="read"), row.launch, [],
+                           row))
+    for case, fn, samples, row in copies:
+        _time_copy(case, fn, buffers[case.dtype], settings, family, samples, row)
 
     # 2. Compile every Python implementation at its first launch (timed: it includes NVRTC on a cold cache).
     for case in cases:
@@ -144,25 +154,32 @@ def run_family(family, settings: Settings, outdir: Path, only: str | None, sass:
             info = {k: v for k, v in extra.get((case.kernel, impl), {}).items() if k != "_built"}
             records.append(_record(case, impl, samples[impl], b, family, ok[impl], info))
     # 5. The copy ceiling again; its row pools the batches of both passes, like the others' rounds.
-    for case, fn, samples in copies:
+    for case, fn, samples, row in copies:
         print(case.kernel, flush=True)
-        if not _time_copy(case, fn, buffers[case.dtype], settings, family, samples):
-            records.append(_error_record(case, "copy", samples[-1]))
+        impl = case.impls[0]
+        if not _time_copy(case, fn, buffers[case.dtype], settings, family, samples, row):
+            records.append(_error_record(case, impl, samples[-1]))
         else:
-            records.append(_record(case, "copy", samples, buffers[case.dtype], family, True, {}))
+            records.append(_record(case, impl, samples, buffers[case.dtype], family, True, {},
+                                   nbytes=row.nbytes if row is not None else None))
     _ratios(records)
     _dump_sass(records, cases, extra, where, family, outdir, everything=sass)
     return records
 
 
-def _time_copy(case: Case, fn, b: Buffers, settings: Settings, family, samples: list) -> bool:
-    """Append a Timing (or, on failure, the exception) to ``samples``; False once anything failed."""
+def _time_copy(case: Case, fn, b: Buffers, settings: Settings, family, samples: list, row=None) -> bool:
+    """Append a Timing (or, on failure, the exception) to ``samples``; False once anything failed.
+
+    ``row``: a read-only ceiling row (read_ceiling.ReadRow), which resets and checks its own output."""
     if samples and not all(hasattr(s, "batches_ms") for s in samples):
         return False
     try:
-        getattr(family, "poison", poison)(b)
+        if row is not None:
+            row.reset()
+        else:
+            getattr(family, "poison", poison)(b)
         timing = time_launches(fn, settings.warmup, settings.reps, settings.inner)
-        if not family.verify(case, b):
+        if not (row.check() if row is not None else family.verify(case, b)):
             raise RuntimeError(f"{case.kernel} wrote the wrong output")
         samples.append(timing)
         return True
@@ -171,10 +188,16 @@ def _time_copy(case: Case, fn, b: Buffers, settings: Settings, family, samples: 
         return False
 
 
-def _record(case: Case, impl: str, samples: list, b: Buffers, family, verified: bool, info: dict) -> dict:
+def _record(case: Case, impl: str, samples: list, b: Buffers, family, verified: bool, info: dict,
+            nbytes: int | None = None) -> dict:
     batches = [ms for s in samples for ms in s.batches_ms]
     ms = statistics.median(batches)  # over every batch of every round
-    nbytes = family.bytes_moved(case, b.n, b.src.dtype.itemsize)
+    if nbytes is None:
+        nbytes = family.bytes_moved(case, b.n, b.src.dtype.itemsize)
+    if impl == "handwritten":  # what the hand-written kernel is: a straightforward port, or improved
+        note = getattr(family, "HANDWRITTEN_NOTES", {}).get(case.variant)
+        if note:
+            info = {**info, "handwritten_note": note}
     record = {"type": "throughput", **case.describe(), "impl": impl, "variant": case.variant, "n": b.n,
               "bytes": nbytes, "ms": ms, "ms_min": min(batches), "gbps": gbps(nbytes, ms),
               "gbps_per_round": [gbps(nbytes, statistics.median(s.batches_ms)) for s in samples],
@@ -189,12 +212,15 @@ def _ratios(records: list[dict]) -> None:
     """ratio_vs_cub_cpp on coop (and hand-written) rows, ratio_vs_copy on every row; verified rows only."""
     ok = [r for r in records if r.get("type") == "throughput" and "gbps" in r and r.get("verified")]
     ceiling = max((r["gbps"] for r in ok if r["impl"] == "copy"), default=None)
+    read = max((r["gbps"] for r in ok if r["impl"] == "read"), default=None)
     cub = {r["kernel"]: r["gbps"] for r in ok if r["impl"] == "cub_cpp"}
     for r in ok:
         if r["impl"] in ("coop", "handwritten") and r["kernel"] in cub:
             r["ratio_vs_cub_cpp"] = r["gbps"] / cub[r["kernel"]]
         if ceiling:
             r["ratio_vs_copy"] = r["gbps"] / ceiling
+        if read and (r.get("operation") in READ_BOUND or r["impl"] == "read"):
+            r["ratio_vs_read"] = r["gbps"] / read
 
 
 def _dump_sass(records, cases, extra, where: dict, family, outdir: Path, everything: bool) -> None:

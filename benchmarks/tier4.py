@@ -29,6 +29,7 @@ import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from numba_cuda_mlir import cuda  # noqa: F811  (keep the name `cuda` bound to numba's)
 
+from . import read_ceiling
 from .common import Buffers, Case, outputs_equal
 from .common import poison as poison_dst
 
@@ -467,3 +468,8 @@ def copy_launchers(buffers: Buffers) -> dict[str, object]:
     kind = cp.cuda.runtime.memcpyDeviceToDevice
     return {f"memcpy_d2d_{buffers.dtype}_for_{FAMILY}":
             lambda: cp.cuda.runtime.memcpyAsync(dst.data.ptr, src.data.ptr, nbytes, kind, 0)}
+
+
+def read_launchers(buffers: Buffers) -> dict:
+    """The read-only ceiling of reduce_batched, measured in this family's run."""
+    return read_ceiling.launchers(buffers, FAMILY)

@@ -234,7 +234,8 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays):
         if isinstance(value, Obj):
             return value.value
         if isinstance(value, ArgRef) and isinstance(value.type, nb.types.Integer):
-            # SPEC 7.2: specialise the kernel on this integer argument.
+            # SPEC 7.2: specialise the kernel on this integer argument (its launches then literalise it: memoised).
+            nb.memoize_literal_launch_types()
             raise nb.ForceLiteralArg({value.index}, loc=stmt.loc)
         if must:
             raise CoopTypeError(f"{what} must be a compile-time value")

@@ -1,0 +1,117 @@
+"""Helpers of the benchmark suite (issue 12): the NumPy oracles of the 8-byte sums and scans, the ceiling each row
+is compared with, the launch-overhead goal and table, and the README example the "first result" row runs.
+
+No GPU: the oracles run on small random arrays against plain-Python modular arithmetic, the report helpers on
+synthetic records.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # the benchmarks package lives beside src/, not inside it
+
+from benchmarks import first_result, launch, report  # noqa: E402
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_integer_oracles_wrap_like_the_device(dtype):
+    from benchmarks.collectives import tile_exclusive_sums, tile_sums
+
+    rng = np.random.default_rng(12)
+    info = np.iinfo(dtype)
+    src = rng.integers(info.min, info.max, size=6 * 8, dtype=dtype, endpoint=True)
+    bits = info.bits
+    sums = tile_sums(src, 8)
+    scans = tile_exclusive_sums(src, 8)
+    assert sums.dtype == src.dtype and scans.dtype == src.dtype
+    for t in range(6):
+        running = 0
+        for i in range(8):
+            got = int(scans[t * 8 + i]) % (1 << bits)
+            assert got == running, (t, i)
+            running = (running + int(src[t * 8 + i])) % (1 << bits)
+        assert int(sums[t]) % (1 << bits) == running
+
+
+def test_float_oracles_are_exact_on_integer_valued_inputs():
+    from benchmarks.collectives import tile_exclusive_sums, tile_sums
+
+    rng = np.random.default_rng(13)
+    src = rng.integers(-8191, 8192, size=4 * 16).astype(np.float64)
+    sums = tile_sums(src, 16)
+    scans = tile_exclusive_sums(src, 16)
+    ints = src.astype(np.int64).reshape(4, 16)
+    assert np.array_equal(sums, ints.sum(axis=1).astype(np.float64))
+    assert np.array_equal(scans, (np.cumsum(ints, axis=1) - ints).reshape(-1).astype(np.float64))
+
+
+def _row(kernel, impl, gbps, operation="copy", **extra):
+    return {"type": "throughput", "kernel": kernel, "impl": impl, "gbps": gbps, "operation": operation,
+            "verified": True, "family": "collectives", "group": "block", "items_per_thread": 4, "dtype": "int32",
+            "algorithm": "a", "io": "", **extra}
+
+
+def test_reductions_are_measured_against_the_read_only_ceiling():
+    records = [_row("memcpy", "copy", 4000.0), _row("read_sum", "read", 4500.0, "read"),
+               _row("read_slow", "read", 4400.0, "read"), _row("read_bad", "read", 9000.0, "read", verified=False),
+               _row("sum_k", "coop", 4200.0, "sum_partials"), _row("scan_k", "coop", 3900.0, "exclusive_sum")]
+    assert report.read_ceiling(records) == 4500.0  # an unverified row is no ceiling
+    assert report.ceiling_for("sum_partials", records) == (4500.0, "read-only ceiling")
+    assert report.ceiling_for("reduce_batched", records) == (4500.0, "read-only ceiling")
+    assert report.ceiling_for("exclusive_sum", records) == (4000.0, "copy ceiling")
+    lines = "\n".join(report.analysis(records))
+    assert "MISSED: best cuda.coop block sum_partials" in lines and "0.933x the read-only ceiling 4500" in lines
+    assert "MET: best cuda.coop block exclusive_sum" in lines and "0.975x the copy ceiling 4000" in lines
+    assert report._vs_ceiling(records[4], records) == "0.933 r"
+    assert report._vs_ceiling(records[5], records) == "0.975"
+    # Without a read-only row the reductions fall back to the copy ceiling.
+    plain = [r for r in records if r["impl"] != "read"]
+    assert report.ceiling_for("sum_partials", plain) == (4000.0, "copy ceiling")
+
+
+def _launch(process, kernel, args, wall, **extra):
+    return {"type": "launch", "process": process, "kernel": kernel, "args": args, "wall_us": wall, **extra}
+
+
+def test_launch_goal_compares_each_coop_kernel_with_the_plain_kernel_of_its_process():
+    records = [_launch("coop", "plain", "numba", 40.0, device_us=3.0), _launch("plain", "plain", "numba", 37.5),
+               _launch("coop", "coop_1", "numba", 41.9, device_us=3.5), _launch("coop", "coop_4", "numba", 42.1),
+               _launch("coop", "coop_8", "numba", 55.0), _launch("coop", "coop_1", "cupy", 90.0)]
+    lines = launch.goal_lines(records)
+    assert lines[0].startswith("- Launch: plain numba-cuda-mlir kernel 40.0 us") and "+2.5 us" in lines[0]
+    assert lines[1].startswith("- MET: cuda.coop kernel with 1 call(s) 41.9 us") and "+1.9 us" in lines[1]
+    assert lines[2].startswith("- MISSED: cuda.coop kernel with 4 call(s)") and "+2.1 us" in lines[2]
+    assert lines[3].startswith("- MISSED: cuda.coop kernel with 8 call(s)") and "+15.0 us" in lines[3]
+    assert len(lines) == 4
+
+
+def test_launch_table_has_a_cell_per_argument_kind_and_shows_failures():
+    records = [_launch("coop", "coop_1", "numba", 41.9, device_us=3.5, verified=True),
+               _launch("coop", "coop_1", "cupy", 60.25),
+               {"type": "launch", "process": "coop", "kernel": "coop_1", "args": "torch",
+                "failed": "TypeError: no dtype | here"},
+               _launch("plain", "plain", "numba", 37.5, verified=False)]
+    table = launch.table(records)
+    header = table[0].split(" | ")
+    assert header[2:5] == ["numba", "cupy", "torch"]
+    plain_row = next(line for line in table if "without cuda.coop" in line)
+    coop_row = next(line for line in table if "cuda.coop, 1 call" in line)
+    assert table.index(plain_row) < table.index(coop_row)  # the process without cuda.coop first
+    assert "| 41.9 | 60.2 | fails: TypeError: no dtype / here | 3.5 | yes |" in coop_row
+    assert plain_row.endswith("| 37.5 | – | – | – | NO |")
+
+
+def test_first_result_runs_the_readme_example_and_checks_its_output():
+    example = first_result.readme_example()
+    assert "@cuda.jit" in example and "coop" in example
+    text = first_result.script(example)
+    compile(text, "readme_example.py", "exec")  # the example with its timer and check is valid Python
+    assert text.index(example) < text.index("np.array_equal(out, x)")
+    with pytest.raises(ValueError, match="no longer defines"):
+        first_result.script("y = 1\n")
