@@ -74,6 +74,28 @@ def test_callables_and_sorts_build():
     assert "cuda_coop_agg_8_4* result)" in source
 
 
+def test_shuffles_topk_values_and_run_values_build():
+    @cuda.jit
+    def kernel(src, keys, lengths, dst, one):
+        block = coop.this_block()
+        items = coop.ThreadData(4)
+        numba_coop.load(block, src, items)
+        numba_coop.store(block, dst, numba_coop.shuffle(block, items, mode="up"))
+        one[cuda.threadIdx.x] = numba_coop.shuffle(block, src[cuda.threadIdx.x], mode="rotate", distance=3)
+        radix_keys = coop.ThreadData(4)
+        numba_coop.load(block, keys, radix_keys)
+        _, values = numba_coop.topk_min_pairs(block, radix_keys, items, k=5)
+        numba_coop.store(block, dst, values)
+        run_lengths = coop.ThreadData(4)
+        numba_coop.load(block, lengths, run_lengths)
+        numba_coop.store(block, dst, numba_coop.run_length_decode(block, items, run_lengths,
+                                                                  decoded_items_per_thread=4,
+                                                                  decoded_window_offset=0))
+
+    built = _build(kernel, (RECORDS, KEYS, KEYS, RECORDS, np.zeros(128, PAIR)))
+    assert built.local_memory_bytes == 0
+
+
 def test_common_api_rejects_aggregates():
     @cuda.jit
     def kernel(src, dst):

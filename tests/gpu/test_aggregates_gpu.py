@@ -143,3 +143,56 @@ def test_callables_and_sorts():
     want_heads[:, 1:] = tiles["key"][:, 1:] != tiles["key"][:, :-1]
     np.testing.assert_array_equal(heads, want_heads.reshape(-1))
     same_bytes(best, np.stack([t[np.argmax(t["key"])] for t in tiles]))
+
+
+@functools.cache
+def movement_kernel():
+    @cuda.jit
+    def kernel(src, keys, lengths, shifted, neighbour, top_values, decoded):
+        block = coop.this_block()
+        base = np.int64(cuda.blockIdx.x) * TILE
+        t = np.int64(cuda.blockIdx.x) * THREADS + block.rank()
+        items = coop.ThreadData(K)
+        numba_coop.load(block, src, items, offset=base)
+        numba_coop.store(block, shifted, numba_coop.shuffle(block, items, mode="up"), offset=base)
+        neighbour[t] = numba_coop.shuffle(block, src[t], mode="offset", distance=1)  # a scalar record
+        radix_keys = coop.ThreadData(K)
+        numba_coop.load(block, keys, radix_keys, offset=base)
+        _, values = numba_coop.topk_max_pairs(block, radix_keys, items, k=10)
+        numba_coop.store(block, top_values, values, offset=base)
+        runs = coop.ThreadData(2)
+        run_lengths = coop.ThreadData(2)
+        run_base = np.int64(cuda.blockIdx.x) * THREADS * 2
+        numba_coop.load(block, src, runs, offset=run_base)
+        numba_coop.load(block, lengths, run_lengths, offset=run_base)
+        window = numba_coop.run_length_decode(block, runs, run_lengths, decoded_items_per_thread=K,
+                                              decoded_window_offset=0)
+        numba_coop.store(block, decoded, window, offset=base)
+
+    return kernel
+
+
+def test_shuffle_topk_and_run_values():
+    """Aggregates in the remaining data-movement roles (SPEC 9.2): shuffles (payload and scalar), top-k values,
+    run-length decode values (positions past the stream are zero)."""
+    src = records(GRID * TILE, PAIR)
+    keep = src.copy()
+    keys = rng.permutation(GRID * TILE).astype(np.int32)
+    lengths = rng.integers(1, 4, GRID * THREADS * 2).astype(np.int32)
+    shifted, top_values, decoded = (poisoned(src.size, PAIR) for _ in range(3))
+    neighbour = poisoned(GRID * THREADS, PAIR)
+    movement_kernel()[GRID, THREADS](src, keys, lengths, shifted, neighbour, top_values, decoded)
+    cuda.synchronize()
+    same_bytes(src, keep)
+    tiles = src.reshape(GRID, TILE)
+    same_bytes(shifted.reshape(GRID, TILE)[:, 1:], tiles[:, :-1])  # position 0 is unspecified
+    scalars = src[:GRID * THREADS].reshape(GRID, THREADS)  # member t read src[block * THREADS + t]
+    same_bytes(neighbour.reshape(GRID, THREADS)[:, :-1], scalars[:, 1:])  # the last member's is unspecified
+    for b in range(GRID):
+        order = np.argsort(-keys.reshape(GRID, TILE)[b], kind="stable")[:10]
+        same_bytes(top_values.reshape(GRID, TILE)[b, :10], tiles[b, order])
+        runs = src[b * THREADS * 2:(b + 1) * THREADS * 2]
+        stream = np.repeat(runs, lengths[b * THREADS * 2:(b + 1) * THREADS * 2])[:TILE]
+        want = np.zeros(TILE, PAIR)
+        want[:stream.size] = stream
+        same_bytes(decoded.reshape(GRID, TILE)[b], want)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
+from .aggregates import is_aggregate
 from .common import (
     ALL_NUMERIC_DTYPES,
     INTEGER_DTYPES,
@@ -94,7 +95,7 @@ def plan_run_length_decode(op: str, name: str, group: GroupSpec, launch: LaunchS
     require_operation_group(op, name, group)
     if launch.block[1] != 1 or launch.block[2] != 1:
         raise CoopUnsupportedError(f"{name} requires a one-dimensional block; block shape is {launch.block}")
-    if value_dtype not in ALL_NUMERIC_DTYPES:
+    if value_dtype not in ALL_NUMERIC_DTYPES and not is_aggregate(value_dtype):  # SPEC 9.2: run values may be
         raise CoopTypeError(f"{name} does not support run_values dtype {value_dtype}; supported: "
                             f"{', '.join(NUMERIC_DTYPES)}")
     if length_dtype not in INTEGER_DTYPES:

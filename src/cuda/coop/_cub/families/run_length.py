@@ -69,9 +69,10 @@ def _window(spec: RunLengthSpec, t: str, offset_t: str) -> list[str]:
         f"  {offset_t} relative[{d}];",
         "  table.RunLengthDecode(decoded, relative, from);",
         f"  const unsigned long long first = (unsigned long long)window_offset + (unsigned long long)rank * {d}u;",
+        f"  const {t} zero{{}};",  # value-initialised: zero, for aggregates too
         f"  for (int i = 0; i < {d}; ++i) {{",
         "    const bool inside = first + i < total;",
-        f"    output[i] = inside ? decoded[i] : ({t})0;",
+        "    output[i] = inside ? decoded[i] : zero;",
     ]
     if spec.relative_offsets:
         lines.append(f"    relative_offsets[i] = inside ? relative[i] : ({offset_t})~({offset_t})0;  // past the end: max")
