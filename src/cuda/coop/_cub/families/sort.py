@@ -142,31 +142,32 @@ def emit(spec: SortSpec) -> Provider:
     return Provider.make(spec.op, parts.headers, body, f"typename {parts.algo}::TempStorage")
 
 
-def one_key(provider: Provider, key_t: str, result_t: str, controls: tuple[str, ...] = ()) -> Provider:
-    """SPEC 9.1's scalar form of a radix sort or rank: one key per thread, passed by value, its result returned.
-
-    The item function is kept under another name (inlined) and a C entry point wraps it with one-item arrays;
-    ``controls`` are the names of the item function's ``long long`` parameters between the output and the scratch.
-    """
+def _scalar_entry(provider: Provider, signature: str, body: str, controls: tuple[str, ...]) -> Provider:
+    """SPEC 9.1's scalar forms: the item function is kept under another name (inlined) and a C entry point
+    ``signature`` (``@CONTROLS@`` where the controls go) wraps it with one-item arrays; ``controls`` are the names
+    of the item function's ``long long`` parameters between the outputs and the scratch (``@ARGS@`` in ``body``)."""
     inner = provider.template.replace('extern "C" __device__ void @SYM@(',
                                       "static __device__ __forceinline__ void @SYM@_items(")
     params = "".join(f", long long {c}" for c in controls)
     args = "".join(f", {c}" for c in controls)
-    wrapper = (f'extern "C" __device__ {result_t} @SYM@({key_t} key{params}, char* scratch, unsigned long long stride) '
-               f"{{\n  const {key_t} keys[1] = {{key}};\n  {result_t} out[1];\n"
-               f"  @SYM@_items(keys, out{args}, scratch, stride);\n  return out[0];\n}}\n")
+    wrapper = (f'extern "C" __device__ {signature.replace("@CONTROLS@", params)} {{\n'
+               f"{body.replace('@ARGS@', args)}}}\n")
     return Provider.make(provider.family, provider.headers, inner + wrapper, provider.scratch_template)
+
+
+def one_key(provider: Provider, key_t: str, result_t: str, controls: tuple[str, ...] = ()) -> Provider:
+    """A radix sort or rank of one key per thread, passed by value, its result returned."""
+    return _scalar_entry(
+        provider, f"{result_t} @SYM@({key_t} key@CONTROLS@, char* scratch, unsigned long long stride)",
+        f"  const {key_t} keys[1] = {{key}};\n  {result_t} out[1];\n"
+        "  @SYM@_items(keys, out@ARGS@, scratch, stride);\n  return out[0];\n", controls)
 
 
 def one_pair(provider: Provider, key_t: str, value_t: str, controls: tuple[str, ...] = ()) -> Provider:
-    """SPEC 9.1's scalar form of ``radix_sort_pairs``: one key and one value per thread, passed by value; the
-    thread's sorted key and value are written through two pointers (the backend returns them as a tuple)."""
-    inner = provider.template.replace('extern "C" __device__ void @SYM@(',
-                                      "static __device__ __forceinline__ void @SYM@_items(")
-    params = "".join(f", long long {c}" for c in controls)
-    args = "".join(f", {c}" for c in controls)
-    wrapper = (f'extern "C" __device__ void @SYM@({key_t} key, {value_t} value, {key_t}* key_out, {value_t}* value_out'
-               f"{params}, char* scratch, unsigned long long stride) {{\n"
-               f"  const {key_t} keys[1] = {{key}};\n  const {value_t} values[1] = {{value}};\n"
-               f"  @SYM@_items(keys, values, key_out, value_out{args}, scratch, stride);\n}}\n")
-    return Provider.make(provider.family, provider.headers, inner + wrapper, provider.scratch_template)
+    """``radix_sort_pairs`` of one key and one value per thread, passed by value; the thread's sorted key and
+    value are written through two pointers (the backend returns them as a tuple)."""
+    return _scalar_entry(
+        provider, f"void @SYM@({key_t} key, {value_t} value, {key_t}* key_out, {value_t}* value_out@CONTROLS@, "
+                  "char* scratch, unsigned long long stride)",
+        f"  const {key_t} keys[1] = {{key}};\n  const {value_t} values[1] = {{value}};\n"
+        "  @SYM@_items(keys, values, key_out, value_out@ARGS@, scratch, stride);\n", controls)
