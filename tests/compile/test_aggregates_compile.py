@@ -48,7 +48,7 @@ def test_data_movement_builds_with_an_opaque_struct():
     built = _build(kernel, (RECORDS, RECORDS))
     assert built.local_memory_bytes == 0
     source = built.cpp_source
-    assert "struct alignas(4) cuda_coop_agg_8_4 { unsigned char bytes[8]; };" in source
+    assert "struct alignas(4) cuda_coop_agg_8_4 { unsigned int words[2]; };" in source
     assert "BLOCK_LOAD_DIRECT" in source and "BLOCK_LOAD_VECTORIZE" not in source
 
 

@@ -1,7 +1,7 @@
 """User-defined aggregate dtypes (SPEC 9.2): NumPy structured dtypes (numba records) with fixed-size fields.
 
 The planning layer knows an aggregate by its dtype name, its size and its alignment; its fields matter only to the
-user's own code. In C++ it is an opaque ``struct alignas(A) { unsigned char bytes[S]; }``; user callables receive
+user's own code. In C++ it is an opaque ``struct alignas(A)`` of ``S`` bytes (``_cub.abi``); user callables receive
 and return it by pointer. Backends register the aggregates they meet (``register``) and name them with the string
 of their own type, which describes the field layout, so equal layouts share one name in every process.
 """
