@@ -68,6 +68,7 @@ def test_callables_and_sorts_build():
             best[0] = result
 
     built = _build(kernel, (RECORDS, KEYS, RECORDS, np.zeros(1, PAIR)))
+    assert built.local_memory_bytes == 0
     source = built.cpp_source
     # callables take and return aggregates by pointer; the reduce result comes back through a pointer too
     assert "(cuda_coop_agg_8_4*, cuda_coop_agg_8_4*, cuda_coop_agg_8_4*);" in source
@@ -154,3 +155,20 @@ def test_literal_initial_value_on_an_aggregate():
         numba_coop.store(block, dst, numba_coop.exclusive_scan(block, items, scan_op=larger, initial_value=0))
 
     _error(kernel, coop.CoopTypeError, "initial_value must be a value of the aggregate dtype")
+
+
+def test_neighbour_callables_keep_records_in_registers():
+    """Word-sized members in the opaque struct: two calls reading one record payload leave no local memory."""
+    def differs(a, b):
+        return a.key != b.key
+
+    @cuda.jit
+    def kernel(src, dst, flags):
+        block = coop.this_block()
+        items = coop.ThreadData(4)
+        numba_coop.load(block, src, items)
+        numba_coop.store(block, flags, numba_coop.discontinuity(block, items, flag_op=differs))
+        numba_coop.store(block, dst, numba_coop.adjacent_difference(block, items, difference_op=larger))
+
+    assert _build(kernel, (RECORDS, RECORDS, KEYS)).local_memory_bytes == 0
+
