@@ -15,6 +15,9 @@ mean something:
    input size recompiles) and once as a new kernel object with the same body (a module
    re-imported or a kernel factory called again); the providers come from the in-process
    memo, so this is numba-cuda-mlir's work plus cuda.coop's planning.
+5. warm_process, new specialisation: the same kernel for other dtypes (new CUB providers, one
+   NVRTC run), first right away, then once the precompiled header that cuda.coop makes in the
+   background after the first build is ready (the wait is reported as pch_wait_seconds).
 """
 from __future__ import annotations
 
@@ -150,12 +153,17 @@ def warmup_kernel():
     return warmup
 
 
-def _args(kernel: str) -> tuple:
+DTYPES = (np.int32, np.float32, np.float64, np.int64)
+
+
+def _args(kernel: str, shift: int = 0) -> tuple:
+    """The kernel's arguments; ``shift`` rotates the dtypes (a new specialisation of the same kernel)."""
     n = THREADS * K * 2
+    dtypes = DTYPES[shift:] + DTYPES[:shift]
     if kernel == "one":
-        x = np.zeros(n, np.int32)
+        x = np.zeros(n, dtypes[0])
         return (x, x, K)
-    arrays = [np.zeros(n, t) for t in (np.int32, np.float32, np.float64, np.int64)]
+    arrays = [np.zeros(n, t) for t in dtypes]
     return tuple(a for arr in arrays for a in (arr, arr)) + (K,)
 
 
@@ -169,7 +177,8 @@ def measure(kernel, args: tuple, grid: int = GRID) -> dict:
     seconds = time.perf_counter() - start
     out = {"seconds": seconds, "nvrtc_runs": nvrtc.stats["nvrtc_runs"] - before["nvrtc_runs"],
            "nvrtc_seconds": nvrtc.stats["nvrtc_seconds"] - before["nvrtc_seconds"],
-           "scratch_link_seconds": nvrtc.stats["link_seconds"] - before["link_seconds"]}
+           "scratch_link_seconds": nvrtc.stats["link_seconds"] - before["link_seconds"],
+           "pch_used": nvrtc.stats.get("pch_used", 0) - before.get("pch_used", 0)}
     out.update({f"{k}_seconds": v for k, v in TIMERS.items()})
     # numba-cuda-mlir's share: everything except cuda.coop's planner and the final link.
     out["numba_seconds"] = seconds - TIMERS.get("planner", 0.0) - TIMERS.get("final_link", 0.0)
@@ -193,10 +202,21 @@ def main() -> None:
     baseline_new_grid = measure(plain, args, GRID * 2)
     new_grid = measure(kernel, args, GRID * 2)
     new_kernel = measure(coop_factory(), args)
+    baseline_new_dtype = measure(plain, _args(ARGS.kernel, 1))
+    new_dtype = measure(kernel, _args(ARGS.kernel, 1))
+    from cuda.coop._cub import nvrtc
+
+    start = time.perf_counter()
+    nvrtc.wait_for_pch()
+    pch_wait = time.perf_counter() - start
+    baseline_new_dtype_pch = measure(plain, _args(ARGS.kernel, 2))
+    new_dtype_pch = measure(kernel, _args(ARGS.kernel, 2))
     print("BENCH_JSON " + json.dumps({
         "kernel": ARGS.kernel, "import_seconds": IMPORT_SECONDS, "init_seconds": init_seconds,
         "baseline": baseline, "first": first, "baseline_new_grid": baseline_new_grid,
-        "new_grid": new_grid, "new_kernel": new_kernel,
+        "new_grid": new_grid, "new_kernel": new_kernel, "baseline_new_dtype": baseline_new_dtype,
+        "new_dtype": new_dtype, "pch_wait_seconds": pch_wait, "baseline_new_dtype_pch": baseline_new_dtype_pch,
+        "new_dtype_pch": new_dtype_pch,
     }), flush=True)
 
 

@@ -3,7 +3,8 @@
 Every measurement that needs a new process runs benchmarks.compile_child in a
 subprocess: ``cold`` with an empty cuda-coop cache (a fresh XDG_CACHE_HOME), then
 ``warm_disk`` with the cache that cold run filled; ``warm_process`` comes from the cold
-child itself (a recompile in the same process, see compile_child's docstring).
+child itself (a recompile in the same process, or a new specialisation with other dtypes, before
+and after the background precompiled header is ready; see compile_child's docstring).
 Nothing here touches the GPU.
 """
 from __future__ import annotations
@@ -60,6 +61,10 @@ def run(repeats: int, target: str = "sm_90") -> list[dict]:
                 ("warm_disk", "", warm, warm["first"], warm["baseline"]),
                 ("warm_process", "new_grid", cold, cold["new_grid"], cold["baseline_new_grid"]),
                 ("warm_process", "new_kernel_object", cold, cold["new_kernel"], cold["baseline_new_grid"]),
+                ("warm_process", "new_dtype", cold, cold["new_dtype"], cold["baseline_new_dtype"]),
+                ("warm_process", "new_dtype_pch_ready", cold,
+                 {**cold["new_dtype_pch"], "pch_wait_seconds": cold["pch_wait_seconds"]},
+                 cold["baseline_new_dtype_pch"]),
             ]
             for phase, variant, child, measured, baseline in found:
                 samples.setdefault((kernel, phase, variant), []).append(
@@ -67,5 +72,7 @@ def run(repeats: int, target: str = "sm_90") -> list[dict]:
             print(f"compile {KERNELS[kernel]} repeat {r + 1}/{repeats}: cold {cold['first']['seconds']:.2f} s "
                   f"(NVRTC {cold['first']['nvrtc_seconds']:.2f} s in {cold['first']['nvrtc_runs']} runs), "
                   f"warm_disk {warm['first']['seconds']:.2f} s (plain numba {warm['baseline']['seconds']:.2f} s), "
-                  f"warm_process {cold['new_grid']['seconds']:.2f} s", flush=True)
+                  f"warm_process {cold['new_grid']['seconds']:.2f} s, new dtype {cold['new_dtype']['seconds']:.2f} s "
+                  f"({cold['new_dtype_pch']['seconds']:.2f} s with the PCH ready after waiting "
+                  f"{cold['pch_wait_seconds']:.2f} s)", flush=True)
     return [median_record(v) for v in samples.values()] + errors

@@ -21,8 +21,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                                   description="Show or clear the provider cache (compiled CUB code, SPEC 1.6).")
     actions = cache.add_subparsers(dest="action", metavar="ACTION", required=True)
     actions.add_parser("info", help="location, size and entries").set_defaults(handler=info)
-    actions.add_parser("clear", help="delete the files cuda.coop wrote there (nothing else)").set_defaults(
-        handler=clear)
+    actions.add_parser("clear", help="delete the files cuda.coop wrote there, precompiled headers included "
+                       "(nothing else)").set_defaults(handler=clear)
 
 
 def info(args: argparse.Namespace) -> int:
@@ -40,8 +40,13 @@ def info(args: argparse.Namespace) -> int:
               "XDG_CACHE_HOME")
     print(f"entries: {found.entries}" + (f" ({found.bad_entries} unreadable: rebuilt when needed)"
                                          if found.bad_entries else ""))
-    print(f"size: {human_size(found.total_bytes)} ({found.entries + found.other_files} files, counting locks and "
-          "header manifests)")
+    print(f"size: {human_size(found.total_bytes)} ({found.entries + found.other_files + found.pch_files} files, "
+          "counting locks, header manifests and precompiled headers)")
+    if found.pch_files:
+        live = found.pch_files - found.pch_stale_files
+        print(f"precompiled headers: {found.pch_files} ({human_size(found.pch_bytes)}): {live} of running processes "
+              f"(each process uses only its own and removes them at exit), {found.pch_stale_files} left by processes "
+              "that are gone (the next build removes them)")
     if found.foreign_files:
         print(f"other files: {found.foreign_files} not written by cuda.coop (cache clear leaves them alone)")
     return 0

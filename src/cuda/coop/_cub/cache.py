@@ -7,6 +7,8 @@
   parent) is not used: one warning per directory and process, then builds run on the in-process memo only.
 * ``lock(key)`` serialises cold builds of one key across processes (``flock`` on ``<key>.lock``), with a timeout after
   which the build runs anyway.
+* ``pch_directory()`` gives a process its own ``pch-<pid>-<random>/`` subdirectory for NVRTC precompiled headers,
+  which only the process that made them can use; it goes at exit, and a later process removes those of dead ones.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import json
 import logging
 import os
 import re
+import secrets
 import stat
 import tempfile
 import time
@@ -294,6 +297,14 @@ def load_manifest(name: str) -> dict:
     return value if isinstance(value, dict) else {}
 
 
+def manifest_exists(name: str) -> bool:
+    """Whether ``load_manifest(name)`` would find a file (without reading it)."""
+    if _config.cache_disabled():
+        return False
+    directory = _directory(create=False)
+    return directory is not None and os.path.isfile(directory / f"{name}.json")
+
+
 def store_manifest(name: str, value: dict) -> None:
     if _config.cache_disabled() or _writes_failed:
         return
@@ -362,6 +373,9 @@ def forget_memo() -> None:
 # _write_atomic (mkstemp's ".<first 16 characters of the name>.<8 random characters>.tmp").
 _OWNED_NAME = re.compile(r"[0-9a-f]{64}\.(?:bin|lock)|tree-[0-9a-f]{32}\.json|"
                          r"\.(?:[0-9a-f]{16}|tree-[0-9a-f]{11})\.[a-z0-9_]{8}\.tmp")
+# A process's precompiled-header directory and the files NVRTC writes there (nvrtc.py names them).
+_PCH_DIR_NAME = re.compile(r"pch-(\d+)-[0-9a-f]{8}")
+_PCH_FILE_NAME = re.compile(r"[0-9a-f]{32}\.pch(?:\.part)?")
 
 
 @dataclass(frozen=True)
@@ -377,6 +391,9 @@ class Inventory:
     other_files: int  # locks, header-tree manifests, leftover temporary files
     total_bytes: int  # size of everything cuda.coop wrote there
     foreign_files: int  # files cuda.coop did not write (never touched)
+    pch_files: int = 0  # precompiled headers of running processes, or left by processes that did not exit cleanly
+    pch_bytes: int = 0
+    pch_stale_files: int = 0  # those of processes that are gone (the next build or cache clear removes them)
 
 
 def _owned_files(directory: Path) -> tuple[list[tuple[Path, os.stat_result]], int]:
@@ -395,7 +412,7 @@ def _owned_files(directory: Path) -> tuple[list[tuple[Path, os.stat_result]], in
             continue
         if _OWNED_NAME.fullmatch(name) and stat.S_ISREG(st.st_mode) and (uid is None or st.st_uid == uid):
             owned.append((path, st))
-        else:
+        elif not (_PCH_DIR_NAME.fullmatch(name) and stat.S_ISDIR(st.st_mode) and (uid is None or st.st_uid == uid)):
             foreign += 1
     return owned, foreign
 
@@ -426,19 +443,25 @@ def inventory(check_entries: bool = True) -> Inventory:
     owned, foreign = _owned_files(directory)
     entries = [path for path, _ in owned if path.name.endswith(".bin")]
     bad = sum(not _entry_is_valid(path) for path in entries) if check_entries else 0
+    pch = [(path, st, alive) for sub, alive in _pch_directories(directory) for path, st in _pch_files(sub)]
+    pch_bytes = sum(st.st_size for _, st, _ in pch)
     return Inventory(directory, True, disabled, problem, len(entries), bad, len(owned) - len(entries),
-                     sum(s.st_size for _, s in owned), foreign)
+                     sum(s.st_size for _, s in owned) + pch_bytes, foreign, len(pch), pch_bytes,
+                     sum(not alive for _, _, alive in pch))
 
 
 def clear() -> tuple[int, int]:
-    """Delete every file cuda.coop wrote in the cache directory (never other files, links or directories); the
-    directory itself goes too once it is empty. Returns (files removed, bytes freed)."""
+    """Delete every file cuda.coop wrote in the cache directory (never other files, links or directories),
+    precompiled headers of running processes included (they then build without them); the directory itself goes
+    too once it is empty. Returns (files removed, bytes freed)."""
     forget_memo()
     directory = _config.cache_dir()
     if not directory.is_dir():
         return 0, 0
     removed = freed = 0
     owned, _ = _owned_files(directory)
+    for sub, _alive in _pch_directories(directory):  # a running process whose PCH goes just builds without it
+        owned += _pch_files(sub)
     for path, st in owned:
         try:
             path.unlink()
@@ -446,6 +469,94 @@ def clear() -> tuple[int, int]:
             continue
         removed += 1
         freed += st.st_size
+    for sub, _alive in _pch_directories(directory):
+        with contextlib.suppress(OSError):
+            sub.rmdir()
     with contextlib.suppress(OSError):  # not empty: someone else's files stay, and so does the directory
         directory.rmdir()
     return removed, freed
+
+
+# ---------------------------------------------------------------- precompiled-header directories
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists (another user's); anything else: do not guess it is gone
+        return True
+    return True
+
+
+def _pch_directories(directory: Path) -> list[tuple[Path, bool]]:
+    """This user's ``pch-<pid>-<random>`` directories (never links) and whether their process still runs."""
+    found = []
+    uid = os.geteuid() if hasattr(os, "geteuid") else None
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return []
+    for name in names:
+        match = _PCH_DIR_NAME.fullmatch(name)
+        if not match:
+            continue
+        try:
+            st = os.lstat(directory / name)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode) and (uid is None or st.st_uid == uid):
+            found.append((directory / name, _pid_alive(int(match.group(1)))))
+    return found
+
+
+def _pch_files(sub: Path) -> list[tuple[Path, os.stat_result]]:
+    """The regular files with precompiled-header names in one PCH directory."""
+    files = []
+    try:
+        names = sorted(os.listdir(sub))
+    except OSError:
+        return []
+    for name in names:
+        try:
+            st = os.lstat(sub / name)
+        except OSError:
+            continue
+        if _PCH_FILE_NAME.fullmatch(name) and stat.S_ISREG(st.st_mode):
+            files.append((sub / name, st))
+    return files
+
+
+def remove_pch_directory(sub: Path) -> None:
+    """Delete one PCH directory: the files NVRTC wrote there, then the directory if that emptied it."""
+    for path, _ in _pch_files(sub):
+        with contextlib.suppress(OSError):
+            path.unlink()
+    with contextlib.suppress(OSError):
+        sub.rmdir()
+
+
+def pch_directory() -> Path | None:
+    """A new private directory for this process's precompiled headers; None when the cache is off or not usable.
+
+    Also removes the PCH directories of processes that no longer run (killed before their exit handler ran).
+    """
+    if _config.cache_disabled() or _writes_failed:
+        return None
+    directory = _directory(create=True)
+    if directory is None:
+        return None
+    for sub, alive in _pch_directories(directory):
+        if not alive:
+            remove_pch_directory(sub)
+    for _ in range(3):
+        path = directory / f"pch-{os.getpid()}-{secrets.token_hex(4)}"
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            _log.debug("cuda.coop could not create a precompiled-header directory: %s", exc)
+            return None
+        return path
+    return None

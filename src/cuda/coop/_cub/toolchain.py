@@ -5,10 +5,12 @@ process: the digests feed the provider cache key (SPEC 1.6), the version check g
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -250,6 +252,32 @@ def metadata_digest(root: Path) -> str:
     return h.hexdigest()
 
 
+def _manifest_name(include: str) -> str:
+    return "tree-" + hashlib.sha256(include.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+_hashed: set[str] = set()  # header trees this process has digested
+_deferred_manifests: list[tuple[str, dict]] | None = None
+
+
+@contextlib.contextmanager
+def manifests_deferred() -> Iterator[None]:
+    """Write the per-file digest manifests computed inside the block only when it ends.
+
+    A first build that compiles beside the digest holds its lock until its entry is stored; other processes must
+    not see the tree as digested (and skip that lock) before then."""
+    global _deferred_manifests
+    _deferred_manifests = []
+    try:
+        yield
+    finally:
+        pending, _deferred_manifests = _deferred_manifests, None
+        from . import cache
+
+        for name, known in pending:
+            cache.store_manifest(name, known)
+
+
 @functools.lru_cache(maxsize=None)
 def headers_digest(include: str) -> str:
     """Digest of the content of the whole selected CCCL header tree, once per process per root (SPEC 1.6).
@@ -258,13 +286,25 @@ def headers_digest(include: str) -> str:
     only the files whose stat signature changed (0.24 s -> a few ms for CCCL's ~2,400 headers)."""
     from . import cache
 
-    name = "tree-" + hashlib.sha256(include.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    name = _manifest_name(include)
     known = cache.load_manifest(name)
     before = dict(known)
     digest = tree_digest(Path(include), known=known)
     if known != before:
-        cache.store_manifest(name, known)
+        if _deferred_manifests is not None:
+            _deferred_manifests.append((name, known))
+        else:
+            cache.store_manifest(name, known)
+    _hashed.add(include)
     return digest
+
+
+def digest_is_cold(include: Path) -> bool:
+    """Whether resolving the toolchain will read every header of ``include`` (~60 ms for CCCL): this process has
+    not digested the tree and the cache holds no per-file digests of it (an empty or disabled cache)."""
+    from . import cache
+
+    return str(include) not in _hashed and not cache.manifest_exists(_manifest_name(str(include)))
 
 
 @functools.lru_cache(maxsize=None)
@@ -278,12 +318,18 @@ def code_digest() -> str:
     return tree_digest(Path(__file__).resolve().parent.parent, suffixes=(".py",))
 
 
-@functools.lru_cache(maxsize=None)
-def _cached(cccl_root: str | None) -> Toolchain:
+def locate() -> tuple[Path, Path | None, tuple[int, int]]:
+    """The cheap part of ``toolchain()``: NVRTC and nvJitLink versions checked (SPEC 1.7), then the CCCL and CUDA
+    include directories and the NVRTC version; no digests."""
     rtc, link = _nvrtc_version(), _nvjitlink_version()
     check_versions(rtc, link)
-    include = _cccl_include()
-    cuda_include = _cuda_include()
+    return _cccl_include(), _cuda_include(), rtc
+
+
+@functools.lru_cache(maxsize=None)
+def _cached(cccl_root: str | None) -> Toolchain:
+    include, cuda_include, rtc = locate()
+    link = _nvjitlink_version()
     return Toolchain(
         include,
         cuda_include,
