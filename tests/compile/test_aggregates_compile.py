@@ -109,6 +109,16 @@ def test_common_api_rejects_aggregates():
                                        "cuda.coop.numba_mlir for Record(key[type=int32;offset=0]")
 
 
+def test_common_api_rejects_aggregate_scalars():
+    @cuda.jit
+    def kernel(src, dst):
+        dst[0] = coop.reduce(coop.this_block(), src[cuda.threadIdx.x], binary_op=larger)  # HERE
+
+    _error(kernel, coop.CoopTypeError, "cuda.coop.reduce supports value dtypes int8, int16, int32, int64, uint8, "
+                                       "uint16, uint32, uint64, float32, float64 through the common API; use "
+                                       "cuda.coop.numba_mlir for Record(key[type=int32;offset=0]")
+
+
 def test_aggregate_radix_keys_are_rejected():
     @cuda.jit
     def kernel(src, dst):

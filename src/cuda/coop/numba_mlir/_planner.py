@@ -328,8 +328,8 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays):
         family.plan(self, call)
 
     def _gate_qualified_dtypes(self, call: OpCall) -> None:
-        """P1: float16 payloads and scalars are the qualified namespace's (SPEC 9.2); families accept every dtype
-        they can build, so the common API is gated here, after inference, for every operand."""
+        """P1: float16 and aggregate payloads and scalars are the qualified namespace's (SPEC 9.2); families accept
+        every dtype they can build, so the common API is gated here, after inference, for every operand."""
         qualified = call.qualified
         for param, var in call.args.items():
             if param == "group" or not isinstance(var, nb.ir.Var):
@@ -337,7 +337,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays):
             value = self.resolver.var(var.name)
             dtype = value.dtype if isinstance(value, PayloadVal) else (
                 None if isinstance(value, (GroupVal, DescVal, PayloadTuple)) else self._value_dtype(var)[0])
-            if dtype in QUALIFIED_DTYPES and not qualified:
+            if (dtype in QUALIFIED_DTYPES or is_aggregate(dtype)) and not qualified:
                 raise CoopTypeError(f"{call.name} supports {param} dtypes {', '.join(NUMERIC_DTYPES)} through the "
                                     f"common API; use cuda.coop.numba_mlir for {dtype}")
 
