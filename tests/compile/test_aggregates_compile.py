@@ -182,3 +182,20 @@ def test_neighbour_callables_keep_records_in_registers():
 
     assert _build(kernel, (RECORDS, RECORDS, KEYS)).local_memory_bytes == 0
 
+
+
+@pytest.mark.parametrize("where", ["local", "shared"])
+def test_arrays_of_records_are_unsupported_with_a_pointer_to_thread_data(where):
+    """numba-cuda-mlir 0.6 cannot lower local or shared arrays of records: an R9-shaped error, not its crash."""
+    @cuda.jit
+    def kernel(src, dst):
+        block = coop.this_block()
+        if where == "local":
+            items = numba_coop.local.array(4, PAIR)  # HERE
+        else:
+            items = numba_coop.shared.array((128, 4), PAIR)[cuda.threadIdx.x]  # HERE
+        numba_coop.load(block, src, items)
+        numba_coop.store(block, dst, items)
+
+    message = _error(kernel, coop.CoopUnsupportedError, f"a {where} array of the structured dtype Record(")
+    assert "use coop.ThreadData(items_per_thread, dtype=...)" in message

@@ -41,6 +41,7 @@ from ._barriers import elide_last_reuse_barriers
 from ._shared_arrays import SharedArrays, is_backing_array_marker, new_pointer_site
 from ._lowering import FAMILIES, local_bytes_site
 from .._semantics.aggregates import is_aggregate
+from .._semantics.common import itemsize
 from ._qualified import PENDING_QUALIFIED_OPTIONS, QUALIFIED_OPTIONS
 from ._uniformity import check_participation
 
@@ -277,6 +278,10 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays):
         dtype = None if dtype_obj is None or isinstance(dtype_obj, (str, Runtime)) else dtype_of_object(dtype_obj)
         if dtype is None:
             return UNKNOWN
+        if is_aggregate(dtype):  # numba-cuda-mlir 0.6 cannot lower a local array of records
+            raise located(CoopUnsupportedError(
+                f"a local array of the structured dtype {dtype} is not supported by numba-cuda-mlir {nb.VERSION}; use "
+                "coop.ThreadData(items_per_thread, dtype=...) for a payload of records"), stmt.loc)
         payload = PayloadVal(stmt, stmt.target.name, shape[0], dtype, True, stmt.loc, form=LOCAL_ARRAY)
         self.payloads.append(payload)
         return payload
@@ -582,7 +587,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays):
                 if count == 0 or dtype_name is None:
                     dynamic = stmt.target.name
                 else:
-                    static += count * np.dtype(dtype_name).itemsize
+                    static += count * itemsize(dtype_name)
                     static_name = static_name or user_name(stmt.target.name)
         return static, dynamic, static_name
 

@@ -11,8 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import CoopTypeError, CoopValueError
-from .._semantics.common import ScratchNeed
+from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError, located
+from .._semantics.aggregates import is_aggregate
+from .._semantics.common import ScratchNeed, itemsize
 from .._semantics.temp_storage import Descriptor, ScratchUse
 from . import _compat as nb
 from ._ir import UNKNOWN, SharedArrayVal, dtype_of_object
@@ -43,6 +44,10 @@ class SharedArrays:
                 raise CoopValueError(f"{NAME} alignment must be a positive power of two; got {alignment!r}")
         if shape is None or dtype is None:
             return UNKNOWN
+        if is_aggregate(dtype):  # numba-cuda-mlir 0.6 cannot index shared arrays of records
+            raise located(CoopUnsupportedError(
+                f"a shared array of the structured dtype {dtype} is not supported by numba-cuda-mlir {nb.VERSION}; "
+                "use coop.ThreadData(items_per_thread, dtype=...) for a payload of records"), stmt.loc)
         value = SharedArrayVal(stmt, shape, dtype, alignment, in_backing)
         if in_backing:
             self.backing_arrays.append(value)
@@ -68,7 +73,7 @@ class SharedArrays:
         """One exclusive slice per ``numba_coop.shared.array``, placed like an explicit descriptor."""
         out = []
         for i, value in enumerate(self.backing_arrays):
-            size = int(np.prod(value.shape)) * np.dtype(value.dtype).itemsize
+            size = int(np.prod(value.shape)) * itemsize(value.dtype)
             desc = Descriptor(len(self.descriptors) + i, size, value.alignment, False, "exclusive")
             use = ScratchUse(-1 - i, ScratchNeed(size, value.alignment), desc, label=f"{NAME} at line "
                              f"{value.stmt.loc.line}")
