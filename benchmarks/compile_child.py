@@ -204,10 +204,10 @@ def main() -> None:
     new_kernel = measure(coop_factory(), args)
     baseline_new_dtype = measure(plain, _args(ARGS.kernel, 1))
     new_dtype = measure(kernel, _args(ARGS.kernel, 1))
-    from cuda.coop._cub import nvrtc
+    from cuda.coop._cub import pch
 
     start = time.perf_counter()
-    nvrtc.wait_for_pch()
+    pch.wait_for_pch()
     pch_wait = time.perf_counter() - start
     baseline_new_dtype_pch = measure(plain, _args(ARGS.kernel, 2))
     new_dtype_pch = measure(kernel, _args(ARGS.kernel, 2))

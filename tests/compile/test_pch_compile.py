@@ -12,7 +12,7 @@ from numba_cuda_mlir import cuda
 
 import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
-from cuda.coop._cub import cache, nvrtc
+from cuda.coop._cub import cache, nvrtc, pch
 
 
 def copy_kernel():
@@ -51,27 +51,27 @@ def fresh_cache(tmp_path, monkeypatch):
     monkeypatch.delenv("CUDA_COOP_DISABLE_CACHE", raising=False)
 
     def switch(name: str) -> None:
-        nvrtc.forget_pch()
+        pch.forget_pch()
         cache.forget_memo()
         monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / name))
 
     switch("first")
     yield switch
-    nvrtc.forget_pch()
+    pch.forget_pch()
     cache.forget_memo()
 
 
 @pytest.mark.parametrize("factory", [copy_kernel, scan_kernel])
 def test_fast_builds_link_to_the_same_cubin(factory, fresh_cache, monkeypatch):
     fast = {np.int32: numba_coop.compile_kernel(factory(), _args(factory, np.int32), block=128)}  # the PCH follows
-    nvrtc.wait_for_pch()
+    pch.wait_for_pch()
     used = nvrtc.stats["pch_used"]
     for dtype in (np.float32, np.int64):
         fast[dtype] = numba_coop.compile_kernel(factory(), _args(factory, dtype), block=128)
     assert nvrtc.stats["pch_used"] == used + 2
 
     fresh_cache("plain")
-    monkeypatch.setattr(nvrtc._pch, "off", "test: reference builds without a PCH")
+    monkeypatch.setattr(pch._pch, "off", "test: reference builds without a PCH")
     monkeypatch.setattr(nvrtc, "header_sources", lambda *args: {})  # NVRTC reads the include path
     for dtype, built in fast.items():
         plain = numba_coop.compile_kernel(factory(), _args(factory, dtype), block=128)

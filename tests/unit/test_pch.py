@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from cuda.coop import CoopBuildError
-from cuda.coop._cub import cache, nvrtc, toolchain
+from cuda.coop._cub import cache, nvrtc, program, toolchain
+from cuda.coop._cub import pch as pch_store
 from cuda.coop._cub.provider import Provider
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,11 +56,11 @@ def pch_home(tmp_path, monkeypatch, fake_cccl):
     monkeypatch.delenv("CUDA_COOP_DISABLE_CACHE", raising=False)
     monkeypatch.delenv("CUDA_COOP_SOURCE_DUMP_DIR", raising=False)
     monkeypatch.setattr(cache, "_writes_failed", False)
-    monkeypatch.setattr(nvrtc, "PCH_MIN_SECONDS", 0.0)
-    nvrtc.forget_pch()
+    monkeypatch.setattr(pch_store, "PCH_MIN_SECONDS", 0.0)
+    pch_store.forget_pch()
     cache.forget_memo()
     yield tmp_path / "xdg" / "cuda-coop"
-    nvrtc.forget_pch()
+    pch_store.forget_pch()
     cache.forget_memo()
 
 
@@ -87,13 +88,13 @@ def _ptx(ltoir: bytes) -> str:
 
 def _plain_ltoir(provider: Provider) -> bytes:
     """The same provider built with PCHs switched off (another cache key is not needed: nothing is stored)."""
-    saved = nvrtc._pch.off
-    nvrtc._pch.off = "test: plain reference"
+    saved = pch_store._pch.off
+    pch_store._pch.off = "test: plain reference"
     try:
         source = nvrtc.translation_unit([provider])
         return nvrtc._nvrtc_ltoir(source, ARCH, toolchain.toolchain(), "reference", None)
     finally:
-        nvrtc._pch.off = saved
+        pch_store._pch.off = saved
 
 
 def _pch_files(home: Path) -> list[Path]:
@@ -103,7 +104,7 @@ def _pch_files(home: Path) -> list[Path]:
 def _ready_pch(home: Path) -> Path:
     """Build once (plain), let the background PCH finish, and return its file."""
     nvrtc.build([_provider(3)], ARCH, "kernel k")
-    nvrtc.wait_for_pch()
+    pch_store.wait_for_pch()
     files = _pch_files(home)
     assert len(files) == 1, files
     return files[0]
@@ -116,7 +117,7 @@ def test_compile_text_splits_the_include_block_and_keeps_line_numbers():
     text, block = nvrtc.compile_text(source)
     assert block == "#include <a.h>\n#include <b.h>\n"
     lines = text.split("\n")
-    assert lines[:2] == ["#include <a.h>", "#include <b.h>"] and lines[2] == nvrtc.PCH_STOP
+    assert lines[:2] == ["#include <a.h>", "#include <b.h>"] and lines[2] == pch_store.PCH_STOP
     assert lines[3] == '#line 1 "cuda_coop.cu"' and "\n".join(lines[4:]) == source
     assert nvrtc.compile_text("int x;\n") == ("int x;\n", "")
 
@@ -186,7 +187,7 @@ def test_next_specialisation_uses_the_pch_and_builds_the_same_code(pch_home):
 
 def test_first_build_never_waits_for_a_pch(pch_home, monkeypatch):
     started = []
-    monkeypatch.setattr(nvrtc, "_create_pch", lambda *args: started.append(args))
+    monkeypatch.setattr(pch_store, "_create_pch", lambda *args: started.append(args))
     built = nvrtc.build([_provider(3)], ARCH, "kernel k")
     assert built.ltoir and not built.from_cache and len(started) == 1
 
@@ -202,10 +203,10 @@ def test_later_blocks_get_a_pch_when_built_a_second_time(pch_home, fake_cccl):
     _ready_pch(pch_home)  # the first block of the process: at once
     used = nvrtc.stats["pch_used"]
     nvrtc.build([_other_block(fake_cccl, "more", 1)], ARCH, "kernel k")
-    nvrtc.wait_for_pch()
+    pch_store.wait_for_pch()
     assert len(_pch_files(pch_home)) == 1  # built once: maybe the only time (a test suite), no PCH
     nvrtc.build([_other_block(fake_cccl, "more", 2)], ARCH, "kernel k")
-    nvrtc.wait_for_pch()
+    pch_store.wait_for_pch()
     assert len(_pch_files(pch_home)) == 2 and nvrtc.stats["pch_used"] == used
     provider = _other_block(fake_cccl, "more", 3)
     built = nvrtc.build([provider], ARCH, "kernel k")
@@ -214,12 +215,12 @@ def test_later_blocks_get_a_pch_when_built_a_second_time(pch_home, fake_cccl):
 
 
 def test_at_most_pch_max_files_are_kept(pch_home, fake_cccl, monkeypatch):
-    monkeypatch.setattr(nvrtc, "PCH_MAX_FILES", 2)
+    monkeypatch.setattr(pch_store, "PCH_MAX_FILES", 2)
     _ready_pch(pch_home)
     for i in range(3):
         for value in (1, 2):
             nvrtc.build([_other_block(fake_cccl, f"h{i}", value)], ARCH, "kernel k")
-            nvrtc.wait_for_pch()
+            pch_store.wait_for_pch()
         assert len(_pch_files(pch_home)) == 2
     used = nvrtc.stats["pch_used"]
     nvrtc.build([_other_block(fake_cccl, "h2", 3)], ARCH, "kernel k")  # the newest is kept
@@ -263,9 +264,9 @@ def test_a_changed_pch_file_is_never_given_to_nvrtc(pch_home, damage):
 def _swap_in(pch: Path, data: bytes) -> None:
     """Replace the PCH as something cuda.coop cannot notice would (its recorded signature follows the file)."""
     pch.write_bytes(data)
-    for entry in nvrtc._pch.entries.values():
+    for entry in pch_store._pch.entries.values():
         if entry.path == pch:
-            entry.signature = nvrtc._signature(pch)
+            entry.signature = pch_store._signature(pch)
 
 
 @pytest.mark.parametrize("kind", ["other_block", "garbage", "cut"])
@@ -274,7 +275,7 @@ def test_a_pch_nvrtc_refuses_means_a_plain_compile(pch_home, fake_cccl, kind):
     if kind == "other_block":  # a valid PCH of other headers: NVRTC warns and compiles without it
         for value in (1, 2):
             nvrtc.build([_other_block(fake_cccl, "more", value)], ARCH, "kernel k")
-            nvrtc.wait_for_pch()
+            pch_store.wait_for_pch()
         other = next(p for p in _pch_files(pch_home) if p != pch)
         _swap_in(pch, other.read_bytes())
     elif kind == "garbage":  # NVRTC: not a PCH of this compiler, warning and a plain compile
@@ -295,8 +296,8 @@ def test_an_nvrtc_without_pch_support_builds_plainly(pch_home, monkeypatch):
 
     monkeypatch.delattr(bindings, "nvrtcGetPCHCreateStatus")  # e.g. bindings older than the PCH API
     nvrtc.build([_provider(3)], ARCH, "kernel k")
-    nvrtc.wait_for_pch()
-    assert _pch_files(pch_home) == [] and nvrtc._pch.off
+    pch_store.wait_for_pch()
+    assert _pch_files(pch_home) == [] and pch_store._pch.off
     used = nvrtc.stats["pch_used"]
     provider = _provider(4)
     built = nvrtc.build([provider], ARCH, "kernel k")
@@ -304,9 +305,9 @@ def test_an_nvrtc_without_pch_support_builds_plainly(pch_home, monkeypatch):
 
 
 def test_old_nvrtc_makes_no_pch(pch_home, monkeypatch):
-    monkeypatch.setattr(nvrtc, "_PCH_MIN_NVRTC", (99, 0))
+    monkeypatch.setattr(pch_store, "_PCH_MIN_NVRTC", (99, 0))
     nvrtc.build([_provider(3)], ARCH, "kernel k")
-    nvrtc.wait_for_pch()
+    pch_store.wait_for_pch()
     assert _pch_files(pch_home) == []
 
 
@@ -317,7 +318,7 @@ def test_disabled_cache_writes_no_pch(pch_home, monkeypatch):
     created = nvrtc.stats["pch_created"]
     for value in (3, 4, 5):
         nvrtc.build([_provider(value)], ARCH, "kernel k")
-        nvrtc.wait_for_pch()
+        pch_store.wait_for_pch()
     assert nvrtc.stats["pch_created"] == created
     assert not pch_home.exists()
 
@@ -325,25 +326,26 @@ def test_disabled_cache_writes_no_pch(pch_home, monkeypatch):
 _CHILD = textwrap.dedent("""
     import os, sys
     from cuda.coop._cub import nvrtc
+    from cuda.coop._cub import pch as pch_store
     from cuda.coop._cub.provider import Provider
 
-    nvrtc.PCH_MIN_SECONDS = 0.0
+    pch_store.PCH_MIN_SECONDS = 0.0
     def build(value):
         body = 'extern "C" __device__ int @SYM@(int x) { return x * %d; }' % value
         return nvrtc.build([Provider.make("tiny", ("cub/extra.cuh",), body, None)], "sm_90", "kernel k")
     build(1)
-    nvrtc.wait_for_pch()
-    print("DIR", nvrtc._pch.directory, flush=True)
+    pch_store.wait_for_pch()
+    print("DIR", pch_store._pch.directory, flush=True)
     if sys.argv[1] == "fork":
         pid = os.fork()
         if pid == 0:  # the child starts without the parent's PCHs, makes its own, and leaves the parent's alone
             build(2)
-            nvrtc.wait_for_pch()
-            ok = nvrtc._pch.directory is not None and str(os.getpid()) in nvrtc._pch.directory.name
+            pch_store.wait_for_pch()
+            ok = pch_store._pch.directory is not None and str(os.getpid()) in pch_store._pch.directory.name
             print("CHILD", ok, nvrtc.stats["pch_used"], flush=True)
             sys.exit(0)  # runs the exit handlers: only the child's own directory goes
         os.waitpid(pid, 0)
-        print("PARENT_DIR_KEPT", nvrtc._pch.directory.is_dir(), flush=True)
+        print("PARENT_DIR_KEPT", pch_store._pch.directory.is_dir(), flush=True)
     build(3)
     print("USED", nvrtc.stats["pch_used"], flush=True)
 """)
@@ -419,7 +421,7 @@ def test_cache_info_reports_and_clear_removes_pch_files(pch_home, capsys):
     provider = _provider(9)  # this process's PCH went with it: a plain compile, then a new PCH in a new directory
     built = nvrtc.build([provider], ARCH, "kernel k")
     assert _ptx(built.ltoir) == _ptx(_plain_ltoir(provider))
-    nvrtc.wait_for_pch()
+    pch_store.wait_for_pch()
     again = _pch_files(pch_home)
     assert len(again) == 1 and again[0].parent != pch.parent
 
@@ -429,7 +431,7 @@ def test_cache_info_reports_and_clear_removes_pch_files(pch_home, capsys):
 def test_first_build_of_an_empty_cache_compiles_beside_the_header_digest(pch_home, monkeypatch):
     digest_started = threading.Event()
     seen = {}
-    real_digest, real_compile = toolchain.tree_digest, nvrtc._compile
+    real_digest, real_compile = toolchain.tree_digest, program.run_program
 
     def digest(*args, **kwargs):
         seen["digest_thread"] = threading.current_thread().name
@@ -441,7 +443,7 @@ def test_first_build_of_an_empty_cache_compiles_beside_the_header_digest(pch_hom
         return real_compile(*args, **kwargs)
 
     monkeypatch.setattr(toolchain, "tree_digest", digest)
-    monkeypatch.setattr(nvrtc, "_compile", compile_)
+    monkeypatch.setattr(program, "run_program", compile_)
     runs = nvrtc.stats["nvrtc_runs"]
     provider = _provider(3, scratch="int[5]")
     built = nvrtc.build([provider], ARCH, "kernel k")
@@ -469,6 +471,7 @@ _CONCURRENT = textwrap.dedent("""
     import hashlib, sys, time
     from pathlib import Path
     from cuda.coop._cub import nvrtc
+    from cuda.coop._cub import pch as pch_store
     from cuda.coop._cub.provider import Provider
 
     body = 'extern "C" __device__ int @SYM@(int x) { return x + CUDA_COOP_TEST_EXTRA + %s; }'

@@ -5,20 +5,13 @@ Parsing the CCCL headers is nearly all of an NVRTC run. Three things keep builds
 * The CCCL headers a TU reaches go to NVRTC from memory (``header_sources``), not through its file reads.
 * The first build of a process with an empty cache runs NVRTC while the header tree is digested for the cache key
   (``_toolchain_and_first_compile``) instead of after it.
-* Precompiled headers (PCH): a TU that starts with the ``#include`` block of an earlier one skips parsing it by using
-  a PCH made from that block. NVRTC's PCH files record the address of its PCH heap, so only the process that made
-  one can use it (in another process NVRTC warns, 20282, and compiles more slowly than without it): PCHs live in a
-  private per-process directory of the cache and go at exit. Making one costs more than a plain compile, so it never
-  delays a build: a background thread makes it after a plain compile, and later specialisations with the same
-  headers (another dtype, block or item count) use it. A PCH that NVRTC rejects, or any failure around one, means a
-  plain compile, never a failed build or another result.
+* Precompiled headers, per process (``pch``): later specialisations with the same ``#include`` block skip parsing
+  it; any failure around one means a plain compile, never a failed build or another result.
 """
 from __future__ import annotations
 
-import atexit
 import contextlib
 import hashlib
-import json
 import logging
 import os
 import re
@@ -34,7 +27,8 @@ from typing import Any
 from .. import _config
 from .._errors import CoopBuildError
 from .._version import __version__
-from . import cache
+from . import cache, pch, program
+from .program import stats
 from .provider import Provider, translation_unit
 from .toolchain import (
     digest_is_cold,
@@ -50,12 +44,6 @@ from .toolchain import (
 # Passing nvcc's value cuts a run ~2.8x; the limit only bounds how far metaprograms unroll
 # before recursing: same types, same code. (C++20 would parse ~25% faster still; SPEC 1.7 says C++17.)
 OPTIONS = ("-std=c++17", "-rdc=true", "-dlto", "-DCUB_DISABLE_BF16_SUPPORT", "-D_CCCL_META_UNROLL_LIMIT=10")
-
-# Counters the tests and benchmarks read: the NVRTC runs builds waited for and their time, the scratch-size links,
-# and the precompiled headers made in the background, used, and rejected by NVRTC.
-stats = {"nvrtc_runs": 0, "nvrtc_seconds": 0.0, "link_seconds": 0.0,
-         "pch_created": 0, "pch_create_seconds": 0.0, "pch_used": 0, "pch_rejected": 0}
-
 
 @dataclass
 class BuildResult:
@@ -95,11 +83,6 @@ def _dump(source: str) -> str | None:
             warnings.warn(message, UserWarning, stacklevel=3)
         return None
     return str(path)
-
-
-def _check(result: object, what: str) -> None:
-    if int(result) != 0:  # type: ignore[call-overload]
-        raise CoopBuildError(f"{what} failed: {result}")
 
 
 _STATIC_ASSERT_RE = re.compile(r"static[_ ]assert(?:ion)?\s+failed\b(?P<rest>.*)", re.IGNORECASE)
@@ -156,54 +139,6 @@ def compile_error_message(what: str, arch: str, log: str, dump: str | None,
     return f"cuda.coop could not build {what} for {arch}: {reason}{where}\nNVRTC log:\n{log.rstrip()}"
 
 
-@dataclass
-class _Compiled:
-    status: int
-    log: str
-    ltoir: bytes
-    seconds: float
-    pch_status: int | None = None  # nvrtcGetPCHCreateStatus, when the run was asked to make a PCH
-
-
-def _compile(text: str, options: Sequence[str], headers: dict[str, bytes], *, want_log: bool = False,
-             creating: bool = False) -> _Compiled:
-    """One NVRTC run with ``headers`` (include name -> contents) in memory; the log is read when it failed or
-    ``want_log``."""
-    from cuda.bindings import nvrtc
-
-    def call(function: str, *args: object) -> Any:
-        return library_call(nvrtc, "nvrtc", function, *args)
-
-    names = list(headers)
-    err, prog = call("nvrtcCreateProgram", text.encode(), b"cuda_coop.cu", len(names), [headers[n] for n in names],
-                     [n.encode("utf-8", "surrogateescape") for n in names])
-    _check(err, "nvrtcCreateProgram")
-    try:
-        opts = [o.encode() for o in options]
-        start = time.perf_counter()
-        (status,) = call("nvrtcCompileProgram", prog, len(opts), opts)
-        seconds = time.perf_counter() - start
-        log = ""
-        if int(status) != 0 or want_log:
-            _, size = call("nvrtcGetProgramLogSize", prog)
-            raw = b" " * size
-            call("nvrtcGetProgramLog", prog, raw)
-            log = raw.decode(errors="replace").rstrip("\0")
-        pch_status = int(call("nvrtcGetPCHCreateStatus", prog)[0]) if creating else None
-        ltoir = b""
-        if int(status) == 0 and not creating:
-            err, size = call("nvrtcGetLTOIRSize", prog)
-            _check(err, "nvrtcGetLTOIRSize")
-            out = b" " * size
-            (err,) = call("nvrtcGetLTOIR", prog, out)
-            _check(err, "nvrtcGetLTOIR")
-            ltoir = bytes(out)
-        return _Compiled(int(status), log, ltoir, seconds, pch_status)
-    finally:
-        with contextlib.suppress(Exception):
-            nvrtc.nvrtcDestroyProgram(prog)
-
-
 def compile_text(source: str) -> tuple[str, str]:
     """(the text NVRTC compiles, the ``#include`` block a PCH of it holds).
 
@@ -218,7 +153,7 @@ def compile_text(source: str) -> tuple[str, str]:
     if count == 0:
         return source, ""
     block = "\n".join(lines[:count]) + "\n"
-    return f'{block}{PCH_STOP}\n#line 1 "cuda_coop.cu"\n{source}', block
+    return f'{block}{pch.PCH_STOP}\n#line 1 "cuda_coop.cu"\n{source}', block
 
 
 def _options(arch: str, include_paths: Sequence[str]) -> list[str]:
@@ -305,48 +240,48 @@ def header_sources(block: str, include: Path, generation: str | None) -> dict[st
 
 
 def _nvrtc_ltoir(source: str, arch: str, tools: Any, what: str, dump: str | None,
-                 early: _Compiled | None = None) -> bytes:
+                 early: program.Compiled | None = None) -> bytes:
     """LTO-IR of ``source``: with this process's PCH of its headers when there is one, else a plain compile (or
     ``early``, the plain compile that ran beside the toolchain resolution), after which a PCH is made."""
     include_paths = tools.include_paths()
     text, block = compile_text(source)
     options = _options(arch, include_paths)
     headers = header_sources(block, tools.cccl_include, tools.headers_digest) if early is None else {}
-    key = _pch_key(block, options, tools) if block and _pch_enabled(tools) else None
-    entry = _usable_pch(key) if key is not None and early is None else None
+    key = pch.block_key(block, options, tools) if block and pch.enabled(tools) else None
+    entry = pch.usable(key) if key is not None and early is None else None
     failed_with_pch = None
     if entry is not None:
-        result = _compile_using(entry, key, text, options, headers)
+        result = pch.compile_using(entry, key, text, options, headers)
         if result is not None and result.status == 0:
             return result.ltoir
         failed_with_pch = result
     elif key is not None and early is None:
-        _first_block_pch(block, options, headers, tools)
+        pch.first_block(block, options, headers, tools)
     # Without a PCH; after a failure with one too, so that what the user sees never depends on a PCH.
     result = early if early is not None else _plain(text, options, headers)
     if key is not None:
-        _note_plain_seconds(key, result.seconds)
+        pch.note_plain_seconds(key, result.seconds)
     if failed_with_pch is not None:
         if result.status == 0:  # the PCH made it fail: never again
-            _reject(key, entry, failed_with_pch.log)
-    elif result.status == 0 and key is not None and result.seconds >= PCH_MIN_SECONDS:
+            pch.reject(key, entry, failed_with_pch.log)
+    elif result.status == 0 and key is not None and result.seconds >= pch.PCH_MIN_SECONDS:
         if not headers:
             headers = header_sources(block, tools.cccl_include, tools.headers_digest)
-        _start_pch(key, block, options, headers, result.seconds)
+        pch.make_in_background(key, block, options, headers, result.seconds)
     if result.status != 0:
         raise CoopBuildError(compile_error_message(what, arch, result.log, dump, include_paths))
     return result.ltoir
 
 
-def _plain(text: str, options: Sequence[str], headers: dict[str, bytes]) -> _Compiled:
-    result = _compile(text, options, headers)
+def _plain(text: str, options: Sequence[str], headers: dict[str, bytes]) -> program.Compiled:
+    result = program.run_program(text, options, headers)
     stats["nvrtc_runs"] += 1
     stats["nvrtc_seconds"] += result.seconds
     return result
 
 
 @contextlib.contextmanager
-def _toolchain_and_first_compile(source: str, arch: str) -> Iterator[tuple[Any, _Compiled | None]]:
+def _toolchain_and_first_compile(source: str, arch: str) -> Iterator[tuple[Any, program.Compiled | None]]:
     """``toolchain()``, and when that has to read every header (an empty cache), NVRTC at the same time.
 
     Hashing CCCL's ~2,400 headers takes ~60 ms, which the first build of a process with an empty cache would
@@ -377,7 +312,7 @@ def _toolchain_and_first_compile(source: str, arch: str) -> Iterator[tuple[Any, 
                 resolved["error"] = exc
                 return
             if resolved["tools"].include_paths() == paths:
-                _first_block_pch(block, options, headers, resolved["tools"])
+                pch.first_block(block, options, headers, resolved["tools"])
 
         worker = threading.Thread(target=resolve, name="cuda-coop-toolchain", daemon=True)
         worker.start()
@@ -391,270 +326,6 @@ def _toolchain_and_first_compile(source: str, arch: str) -> Iterator[tuple[Any, 
         if _header_generation.get(str(include)) == _EARLY:  # what was read is the tree that was just digested
             _header_generation[str(include)] = tools.headers_digest
         yield tools, (compiled if tools.include_paths() == paths else None)
-
-
-# ---------------------------------------------------------------- precompiled headers (one process)
-
-PCH_STOP = "namespace cuda_coop_pch_stop {}"
-PCH_MIN_SECONDS = 0.15  # a plain compile shorter than this parses too little for a PCH to pay
-PCH_MIN_HEADER_BYTES = 1 << 18  # nor does a block reaching fewer header bytes (CUB blocks reach 2-6 MB)
-PCH_FIRST_ESTIMATE = 0.3  # seconds a first block's plain compile is assumed to take until it is measured
-PCH_MAX_FILES = 3  # kept per process (75-150 MB each for CUB blocks); the least recently used one goes
-PCH_MAX_CREATIONS = 16  # per process: a workload that keeps changing headers stops paying for new PCHs
-PCH_CREATE_FACTOR = 1.5  # making a PCH takes about this many plain compiles of its block (updated as they are made)
-PCH_NICE = 10  # niceness of the thread that makes PCHs
-_PCH_USED = "using precompiled header file"  # NVRTC's --pch-messages line when it used the PCH
-_PCH_MIN_NVRTC = (12, 8)  # the first NVRTC with --create-pch/--use-pch
-
-
-@dataclass
-class _Pch:
-    path: Path
-    plain_seconds: float  # the plain compile of this block that asked for it
-    started: float  # time.monotonic() when its creation began
-    state: str = "pending"  # pending, then ready or failed
-    signature: tuple[int, ...] | None = None  # os.lstat of the finished file: any later write changes it
-    thread: threading.Thread | None = None
-    last_used: float = 0.0
-
-
-class _PchStore:
-    """This process's PCHs by key (``#include`` block, NVRTC options, toolchain)."""
-
-    def __init__(self) -> None:
-        self.reset()
-
-    def reset(self) -> None:
-        self.lock = threading.Lock()  # guards the table
-        self.heap = threading.Lock()  # NVRTC has one PCH heap: one compile at a time may make or use a PCH
-        self.entries: dict[str, _Pch] = {}
-        self.directory: Path | None = None
-        self.owner = os.getpid()
-        self.creations = 0
-        self.seen: dict[str, int] = {}  # plain compiles per key, most recent last
-        self.create_factor = PCH_CREATE_FACTOR
-        self.off: str | None = None  # why PCHs are off for the rest of the process
-
-
-_pch = _PchStore()
-
-
-def _pch_enabled(tools: Any) -> bool:
-    """PCHs follow the cache (CUDA_COOP_DISABLE_CACHE writes nothing) and need NVRTC 12.8 or newer."""
-    return _pch.off is None and tuple(tools.nvrtc_version) >= _PCH_MIN_NVRTC and not _config.cache_disabled()
-
-
-def _pch_key(block: str, options: Sequence[str], tools: Any) -> str:
-    return hashlib.sha256(json.dumps([block, list(options), tools.key_parts()], sort_keys=True).encode()).hexdigest()
-
-
-def _signature(path: Path) -> tuple[int, ...] | None:
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return None
-    if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
-        return None
-    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
-
-
-def _drop(key: str, entry: _Pch) -> None:
-    with _pch.lock:
-        if _pch.entries.get(key) is entry:
-            del _pch.entries[key]
-    with contextlib.suppress(OSError):
-        entry.path.unlink()
-
-
-def _usable_pch(key: str) -> _Pch | None:
-    """The ready PCH of ``key`` with the heap lock held, or None: a pending one is awaited only as long as
-    waiting and using it stays cheaper than a plain compile, and a file changed since it was made is never
-    handed to NVRTC (a truncated PCH crashes it)."""
-    with _pch.lock:
-        entry = _pch.entries.get(key)
-    if entry is None:
-        return None
-    if entry.state == "pending" and entry.thread is not None:
-        # Waiting for it, up to a little more than a plain compile, beats compiling beside the creation, which
-        # competes with it for the CPU and takes about as long as the wait.
-        remaining = entry.started + _pch.create_factor * entry.plain_seconds - time.monotonic()
-        if remaining > 1.5 * entry.plain_seconds:
-            return None
-        entry.thread.join(max(remaining, 0.0) + 0.5 * entry.plain_seconds)
-    # Another block's PCH being made holds the heap (at low priority): compiling without waiting for it is cheaper.
-    if entry.state != "ready" or not _pch.heap.acquire(blocking=False):
-        return None
-    if _signature(entry.path) != entry.signature:  # checked with the heap held: eviction also needs it
-        _pch.heap.release()
-        _drop(key, entry)
-        return None
-    entry.last_used = time.monotonic()
-    return entry
-
-
-def _compile_using(entry: _Pch, key: str, text: str, options: Sequence[str],
-                   headers: dict[str, bytes]) -> _Compiled | None:
-    """Compile with ``entry`` (whose heap lock the caller took); None after a library failure around it."""
-    try:
-        result = _compile(text, [*options, f"--use-pch={entry.path}", "--pch-messages=true"], headers,
-                          want_log=True)
-    except CoopBuildError as exc:  # a binding or library failure: no more PCHs; the plain compile reports its own
-        _pch.off = f"compile with a PCH failed: {exc}"
-        _reject(key, entry, str(exc))
-        return None
-    finally:
-        _pch.heap.release()
-    stats["nvrtc_runs"] += 1
-    stats["nvrtc_seconds"] += result.seconds
-    if result.status == 0:
-        if _PCH_USED in result.log:
-            stats["pch_used"] += 1
-        else:  # NVRTC compiled without it (another heap address, an incompatible file): a valid result
-            _reject(key, entry, result.log)
-    return result
-
-
-def _reject(key: str, entry: _Pch, why: str) -> None:
-    stats["pch_rejected"] += 1
-    _log.debug("cuda.coop: not using precompiled header %s again: %s", entry.path, why.strip()[:500])
-    _drop(key, entry)
-
-
-def _first_block_pch(block: str, options: Sequence[str], headers: dict[str, bytes], tools: Any) -> None:
-    """The first heavy ``#include`` block of a process has its PCH made beside its first compile, so that it is
-    ready soon after that build (and a process that exits right after it waits the least for it)."""
-    try:
-        if (not block or _pch.creations or not _pch_enabled(tools)
-                or sum(len(h) for h in headers.values()) < PCH_MIN_HEADER_BYTES):
-            return
-        _start_pch(_pch_key(block, options, tools), block, options, headers, PCH_FIRST_ESTIMATE)
-    except Exception as exc:  # noqa: BLE001 - never a failed build because of a PCH
-        _log.debug("cuda.coop: no precompiled header for the first block: %s", exc)
-
-
-def _note_plain_seconds(key: str, seconds: float) -> None:
-    """A PCH started before its block's plain compile finished learns how long that compile took."""
-    with _pch.lock:
-        entry = _pch.entries.get(key)
-        if entry is not None and entry.state == "pending" and entry.plain_seconds == PCH_FIRST_ESTIMATE:
-            entry.plain_seconds = seconds
-
-
-def _start_pch(key: str, block: str, options: Sequence[str], headers: dict[str, bytes],
-               plain_seconds: float) -> None:
-    """Make this block's PCH in a background thread, unless one exists or is being made (one at a time).
-
-    The first block of a process gets one at once (a process usually builds several specialisations of its
-    kernels; see ``_first_block_pch``); any other block only when it is compiled without a PCH a second time, so
-    that a process that builds many different kernels once each (a test suite) does not make PCHs nothing uses.
-    """
-    with _pch.lock:
-        _pch.seen[key] = _pch.seen.pop(key, 0) + 1
-        while len(_pch.seen) > 256:
-            del _pch.seen[next(iter(_pch.seen))]
-        if key in _pch.entries or _pch.creations >= PCH_MAX_CREATIONS or _pch.off is not None:
-            return
-        if _pch.creations and _pch.seen[key] < 2:
-            return
-        if any(e.state == "pending" for e in _pch.entries.values()):
-            return
-        if _pch.directory is None or not _pch.directory.is_dir():  # (``cache clear`` may have removed it)
-            _pch.directory = cache.pch_directory()
-            if _pch.directory is None:
-                _pch.off = "no usable cache directory"
-                return
-        entry = _Pch(_pch.directory / f"{key[:32]}.pch", plain_seconds, time.monotonic())
-        # Not a daemon: interpreter exit waits for it instead of unloading NVRTC under a running compile.
-        entry.thread = threading.Thread(target=_create_pch, args=(key, entry, block, list(options), headers),
-                                        name="cuda-coop-pch", daemon=False)
-        _pch.entries[key] = entry
-        _pch.creations += 1
-    entry.thread.start()
-
-
-def _create_pch(key: str, entry: _Pch, block: str, options: list[str], headers: dict[str, bytes]) -> None:
-    part = entry.path.with_name(entry.path.name + ".part")  # renamed into place once NVRTC finished it
-    ready = False
-    with contextlib.suppress(AttributeError, OSError):  # Linux: a thread's own niceness; elsewhere full priority
-        # On a busy machine the builds (and other processes) come first; an idle core still makes it at full speed.
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), PCH_NICE)
-    try:
-        with _pch.heap:
-            _evict()
-            start = time.perf_counter()
-            result = _compile(f"{block}{PCH_STOP}\n", [*options, f"--create-pch={part}", "--pch-messages=false"],
-                              headers, creating=True)
-            seconds = time.perf_counter() - start
-            stats["pch_create_seconds"] += seconds
-            _pch.create_factor = 0.5 * _pch.create_factor + 0.5 * seconds / max(entry.plain_seconds, 1e-3)
-        if result.status == 0 and result.pch_status == 0 and _signature(part) is not None:
-            os.chmod(part, 0o600)  # NVRTC honours the umask; the directory is private already
-            os.replace(part, entry.path)
-            entry.signature = _signature(entry.path)
-            ready = entry.signature is not None
-        else:  # e.g. NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED (14) for a block larger than the heap
-            _log.debug("cuda.coop: no precompiled header for this block (status %s, PCH status %s)",
-                       result.status, result.pch_status)
-    except OSError as exc:  # e.g. ``cache clear`` removed the directory meanwhile: no PCH for this block
-        _log.debug("cuda.coop: making a precompiled header failed: %s", exc)
-    except Exception as exc:  # noqa: BLE001 - a PCH is an optimisation: any failure just leaves builds plain
-        _pch.off = f"making a PCH failed: {exc}"  # e.g. bindings without nvrtcGetPCHCreateStatus
-        _log.debug("cuda.coop: making a precompiled header failed: %s", exc)
-    with contextlib.suppress(OSError):
-        part.unlink()
-    with _pch.lock:
-        entry.state = "ready" if ready else "failed"
-        entry.last_used = time.monotonic()
-        if ready:
-            stats["pch_created"] += 1
-    if not ready:
-        with contextlib.suppress(OSError):
-            entry.path.unlink()
-
-
-def _evict() -> None:
-    """Keep at most PCH_MAX_FILES - 1 ready PCHs before making one more (called with the heap lock held)."""
-    with _pch.lock:
-        ready = sorted(((e.last_used, k) for k, e in _pch.entries.items() if e.state == "ready"))
-        doomed = [(k, _pch.entries[k]) for _, k in ready[:max(0, len(ready) - (PCH_MAX_FILES - 1))]]
-        for k, _ in doomed:
-            _pch.seen[k] = 0  # made again only if it comes back twice
-    for k, entry in doomed:
-        _drop(k, entry)
-
-
-def wait_for_pch(timeout: float | None = None) -> None:
-    """Wait for the PCHs being made in the background (benchmarks and tests)."""
-    with _pch.lock:
-        threads = [e.thread for e in _pch.entries.values() if e.thread is not None]
-    for thread in threads:
-        thread.join(timeout)
-
-
-def forget_pch() -> None:
-    """Drop this process's PCHs and their directory (waiting for those being made) and allow new ones (tests)."""
-    wait_for_pch()
-    with _pch.lock:
-        directory, _pch.directory = _pch.directory, None
-        _pch.entries.clear()
-        _pch.seen.clear()
-        _pch.creations = 0
-        _pch.off = None
-    if directory is not None:
-        cache.remove_pch_directory(directory)
-
-
-def _remove_pch_directory() -> None:
-    """At exit (after the interpreter joined the creation threads): this process's PCH directory goes."""
-    if _pch.directory is not None and _pch.owner == os.getpid():
-        cache.remove_pch_directory(_pch.directory)
-
-
-atexit.register(_remove_pch_directory)
-# A forked child shares NVRTC's heap address but not the parent's threads or directory: it starts afresh (and
-# must not wait on a lock a parent thread held at the fork).
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_pch.reset)
 
 
 _SCRATCH_RE = re.compile(r"\.global \.align \d+ \.b8 (\w+)_scratch_size\[16\] = \{([\d, ]+)\}")
@@ -711,7 +382,7 @@ def build(providers: list[Provider], arch: str, what: str) -> BuildResult:
 
 
 def _build(providers: list[Provider], source: str, arch: str, what: str, tools: Any,
-           early: _Compiled | None) -> BuildResult:
+           early: program.Compiled | None) -> BuildResult:
     wanted = frozenset(p.symbol for p in providers if p.scratch_type is not None)
     entry = cache_key(source, arch, tools)
     hit = cache.load(entry, wanted)
