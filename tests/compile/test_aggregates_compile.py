@@ -199,3 +199,17 @@ def test_arrays_of_records_are_unsupported_with_a_pointer_to_thread_data(where):
 
     message = _error(kernel, coop.CoopUnsupportedError, f"a {where} array of the structured dtype Record(")
     assert "use coop.ThreadData(items_per_thread, dtype=...)" in message
+
+
+def test_scalar_radix_pairs_with_record_values_build():
+    @cuda.jit
+    def kernel(keys, values, keys_out, values_out):
+        block = coop.this_block()
+        t = cuda.threadIdx.x
+        key, value = numba_coop.radix_sort_pairs(block, keys[t], values[t])
+        keys_out[t] = key
+        values_out[t] = value
+
+    built = _build(kernel, (KEYS[:128], RECORDS[:128], KEYS[:128], RECORDS[:128]))
+    assert built.local_memory_bytes == 0
+    assert "const cuda_coop_agg_8_4* value" in built.cpp_source  # the record reaches the entry by pointer

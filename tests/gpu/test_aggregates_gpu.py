@@ -196,3 +196,29 @@ def test_shuffle_topk_and_run_values():
         want = np.zeros(TILE, PAIR)
         want[:stream.size] = stream
         same_bytes(decoded.reshape(GRID, TILE)[b], want)
+
+
+@functools.cache
+def scalar_pairs_kernel():
+    @cuda.jit
+    def kernel(keys, values, keys_out, values_out):
+        block = coop.this_block()
+        t = cuda.blockIdx.x * block.count() + block.rank()
+        key, value = numba_coop.radix_sort_pairs(block, keys[t], values[t])
+        keys_out[t] = key
+        values_out[t] = value
+
+    return kernel
+
+
+def test_scalar_radix_pairs_with_record_values():
+    """One key and one record per thread (SPEC 9.1, 9.2): member t receives the pair at sorted position t."""
+    n = GRID * THREADS
+    keys = rng.integers(0, 50, n).astype(np.int32)  # repeated keys: the sort is stable
+    values = records(n, PAIR)
+    keys_out, values_out = poisoned(n, np.int32), poisoned(n, PAIR)
+    scalar_pairs_kernel()[GRID, THREADS](keys, values, keys_out, values_out)
+    cuda.synchronize()
+    order = np.argsort(keys.reshape(GRID, THREADS), axis=1, kind="stable")
+    np.testing.assert_array_equal(keys_out, np.take_along_axis(keys.reshape(GRID, THREADS), order, 1).reshape(-1))
+    same_bytes(values_out, np.take_along_axis(values.reshape(GRID, THREADS), order, 1).reshape(-1))
