@@ -14,7 +14,7 @@ from .._semantics.aggregates import AGGREGATE_C_PREFIX
 
 _DEFINITION = re.compile(r'extern "C" __device__ (?P<ret>[\w ]+?) (?P<name>cuda_coop_\w+)\((?P<params>[^)]*)\) \{')
 _BY_VALUE = re.compile(rf"^(?:const )?(?P<type>__half|{AGGREGATE_C_PREFIX}\w+) (?P<name>\w+)$")
-_AGGREGATE_TYPE = re.compile(rf"\b{AGGREGATE_C_PREFIX}(\d+)_(\d+)\b")
+_AGGREGATE_TYPE = re.compile(rf"\b{AGGREGATE_C_PREFIX}(\d+)_(\d+)(?:_([1248]+))?\b")
 
 
 def _is_aggregate(c_type: str) -> bool:
@@ -61,16 +61,20 @@ def c_abi_entry(body: str) -> str:
 
 def aggregate_definitions(source: str) -> list[str]:
     """The opaque struct of every aggregate C type ``source`` names: ``S`` bytes aligned to ``A``, trivially
-    copyable, which is all data movement and user callables need."""
-    found = sorted({(int(s), int(a)) for s, a in _AGGREGATE_TYPE.findall(source)})
-    return [f"struct alignas({a}) {AGGREGATE_C_PREFIX}{s}_{a} {{ {_word(s, a)} words[{s // _WORDS[_word(s, a)]}]; }};"
-            for s, a in found]
+    copyable, which is all data movement and user callables need. Its members are unsigned words: uniform (the
+    widest dividing ``S`` and ``A``), or the widths the name lists after them (``_cub`` sees only the name, see
+    ``_semantics.aggregates.Aggregate.members``). Copies move whole words, which keeps items in registers where
+    byte-wise copies would not (SROA)."""
+    definitions = []
+    for size, alignment, plan in sorted(set(_AGGREGATE_TYPE.findall(source))):
+        name = f"{AGGREGATE_C_PREFIX}{size}_{alignment}" + (f"_{plan}" if plan else "")
+        if plan:
+            members = " ".join(f"{_WORDS[int(w)]} m{i};" for i, w in enumerate(plan))
+        else:
+            width = next(w for w in (8, 4, 2, 1) if int(size) % w == 0 and int(alignment) % w == 0)
+            members = f"{_WORDS[width]} words[{int(size) // width}];"
+        definitions.append(f"struct alignas({alignment}) {name} {{ {members} }};")
+    return definitions
 
 
-# The widest unsigned word that divides both the size and the alignment: copies move whole words, which keeps
-# the items in registers where byte-wise copies would not (SROA).
-_WORDS = {"unsigned long long": 8, "unsigned int": 4, "unsigned short": 2, "unsigned char": 1}
-
-
-def _word(size: int, alignment: int) -> str:
-    return next(w for w, n in _WORDS.items() if size % n == 0 and alignment % n == 0)
+_WORDS = {8: "unsigned long long", 4: "unsigned int", 2: "unsigned short", 1: "unsigned char"}

@@ -1,4 +1,5 @@
-"""User-defined aggregate dtypes (SPEC 9.2): NumPy structured dtypes (numba records) with fixed-size fields.
+"""User-defined aggregate dtypes (SPEC 9.2): NumPy structured dtypes (numba records) and a backend's struct types,
+with fixed-size fields.
 
 The planning layer knows an aggregate by its dtype name, its size and its alignment; its fields matter only to the
 user's own code. In C++ it is an opaque ``struct alignas(A)`` of ``S`` bytes (``_cub.abi``); user callables receive
@@ -20,10 +21,22 @@ class Aggregate:
     name: str  # the backend's description of the layout (e.g. numba's ``Record(a[type=int32;offset=0],...)``)
     size: int
     alignment: int
+    words: tuple[int, ...] = ()  # byte widths of the C struct's members, in order; () = uniform words
+
+    @property
+    def members(self) -> tuple[int, ...]:
+        """The widths of the opaque struct's unsigned members: the backend's plan (one member per field, padding
+        in the widest words that fit), else the widest word dividing both size and alignment, repeated."""
+        if self.words:
+            return self.words
+        width = next(w for w in (8, 4, 2, 1) if self.size % w == 0 and self.alignment % w == 0)
+        return (width,) * (self.size // width)
 
     @property
     def c_type(self) -> str:
-        return f"{AGGREGATE_C_PREFIX}{self.size}_{self.alignment}"
+        uniform = Aggregate(self.name, self.size, self.alignment).members
+        plan = "" if self.members == uniform else "_" + "".join(str(w) for w in self.members)
+        return f"{AGGREGATE_C_PREFIX}{self.size}_{self.alignment}{plan}"
 
     @property
     def symbol_part(self) -> str:
@@ -31,14 +44,42 @@ class Aggregate:
         return "agg" + hashlib.sha256(self.name.encode()).hexdigest()[:12]
 
 
+def member_plan(fields: list[tuple[int, int]], size: int) -> tuple[int, ...]:
+    """Member widths for scalar ``fields`` given as (offset, width), in a struct of ``size`` bytes: each field is a
+    member of its own width and each gap is filled with the widest naturally aligned words. Copies of the opaque
+    struct then touch memory exactly as the backend's own accesses to the fields do, so values stay in registers (a
+    word spanning a field and padding would read bytes the backend never wrote, and LLVM keeps such a slot in
+    local memory)."""
+    widths: list[int] = []
+    at = 0
+
+    def fill(end: int) -> None:
+        nonlocal at
+        while at < end:
+            width = next(w for w in (8, 4, 2, 1) if at % w == 0 and at + w <= end)
+            widths.append(width)
+            at += width
+
+    for offset, width in sorted(fields):
+        if offset < at or width not in (1, 2, 4, 8) or offset % width:
+            return ()  # overlapping or unaligned fields (a packed record): uniform words
+        fill(offset)
+        widths.append(width)
+        at = offset + width
+    fill(size)
+    return tuple(widths)
+
+
 _REGISTRY: dict[str, Aggregate] = {}
 
 
-def register(name: str, size: int, alignment: int) -> str:
+def register(name: str, size: int, alignment: int, words: tuple[int, ...] = ()) -> str:
     """Record an aggregate dtype; returns its dtype name."""
     if size <= 0 or alignment <= 0 or alignment & (alignment - 1):
         raise ValueError(f"aggregate {name}: size {size} and alignment {alignment} do not describe a C type")
-    _REGISTRY.setdefault(name, Aggregate(name, size, alignment))
+    if words and sum(words) != size:
+        raise ValueError(f"aggregate {name}: members {words} do not cover its {size} bytes")
+    _REGISTRY.setdefault(name, Aggregate(name, size, alignment, tuple(words)))
     return name
 
 
@@ -48,16 +89,6 @@ def aggregate(dtype: str | None) -> Aggregate | None:
 
 def is_aggregate(dtype: str | None) -> bool:
     return dtype in _REGISTRY
-
-
-def require_aggregate_callable(name: str, param: str, dtype: str, given: object) -> None:
-    """SPEC 9.2: an aggregate has no built-in operators or comparisons; ``param`` must be a user callable."""
-    if is_aggregate(dtype) and (given is None or isinstance(given, str)):
-        what = "an operator string" if isinstance(given, str) else "no " + param
-        from .._errors import CoopTypeError
-
-        raise CoopTypeError(f"{name} on the aggregate dtype {dtype} needs {param}=<a Python or device function>; got "
-                            f"{what} (aggregates have no built-in operators)")
 
 
 def require_aggregate_callable(name: str, param: str, dtype: str, given: object) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
-from .aggregates import is_aggregate, require_aggregate_callable
+from .aggregates import is_aggregate
 from .common import (
     ALL_NUMERIC_DTYPES,
     BLOCK,

@@ -62,16 +62,29 @@ def target_cc(state: object) -> int:
     return major * 10 + minor
 
 
+_NUMERIC = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64")
+
+
 def dtype_name(ty: object) -> str | None:
-    """numba scalar type -> numeric dtype name, a record -> its aggregate dtype name (SPEC 9.2), else None."""
+    """numba scalar type -> numeric dtype name; a record or a struct-model type -> its aggregate dtype name (SPEC
+    9.2); else None."""
     if isinstance(ty, types.Record):
         return _aggregate_name(ty)
     name = str(types.unliteral(ty)) if isinstance(ty, types.Type) else str(ty)
-    return name if name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                            "float16", "float32", "float64") else None
+    if name in _NUMERIC:
+        return name
+    if isinstance(ty, types.Type) and name not in _aggregate_types:
+        layout = _struct_layout(ty)
+        if layout is None:
+            return None
+        from .._semantics import aggregates
+
+        size, alignment, leaves = layout
+        _aggregate_types[aggregates.register(name, size, alignment, aggregates.member_plan(leaves, size))] = ty
+    return name if name in _aggregate_types else None
 
 
-_records: dict[str, object] = {}  # aggregate dtype name -> numba record type
+_aggregate_types: dict[str, object] = {}  # aggregate dtype name -> numba record or struct-model type
 
 
 def _aggregate_name(record: object) -> str | None:
@@ -81,9 +94,94 @@ def _aggregate_name(record: object) -> str | None:
     fields = getattr(record, "fields", {})
     if any(not isinstance(f[0], (types.Number, types.Record, types.NestedArray)) for f in fields.values()):
         return None  # e.g. character sequences: not an aggregate of this library
-    name = aggregates.register(str(record), record.size, _alignment(record))
-    _records[name] = record
+    name = aggregates.register(str(record), record.size, _alignment(record),
+                               aggregates.member_plan(_record_leaves(record), record.size))
+    _aggregate_types[name] = record
     return name
+
+
+def _struct_layout(ty: object) -> tuple[int, int, list[tuple[int, int]]] | None:
+    """(size, alignment, scalar fields as (offset, width)) of a type registered with numba-cuda-mlir's extension API
+    on a struct data model whose fields are numbers, booleans or such structs, laid out as LLVM lays out its literal
+    struct; None for any other type."""
+    from numba_cuda_mlir.models import StructModel, mlir_data_manager
+
+    try:
+        model = mlir_data_manager.lookup(ty)
+    except Exception:  # noqa: BLE001 - no data model: not a type this library can move
+        return None
+    if not isinstance(model, StructModel) or not model.field_count:
+        return None
+    size, alignment, leaves = 0, 1, []
+    for position in range(model.field_count):
+        member = model.get_type(position)
+        if isinstance(member, types.Boolean):  # i1 in registers, one byte in memory as LLVM lays it out
+            width, align, inner = 1, 1, [(0, 1)]
+        elif isinstance(member, types.Number) and not isinstance(member, types.Complex):
+            width = align = member.bitwidth // 8
+            inner = [(0, width)]
+        else:
+            nested = _struct_layout(member)
+            if nested is None:  # a pointer, a record, an array, ...
+                return None
+            width, align, inner = nested
+        size = -(-size // align) * align
+        leaves += [(size + offset, w) for offset, w in inner]
+        size += width
+        alignment = max(alignment, align)
+    return -(-size // alignment) * alignment, alignment, leaves
+
+
+def _record_leaves(record: object, base: int = 0) -> list[tuple[int, int]]:
+    """The scalar fields of a numba record as (offset, width), nested records and arrays flattened."""
+    leaves = []
+    for field in record.fields.values():  # type: ignore[attr-defined]
+        ty, offset = field[0], base + field[1]
+        if isinstance(ty, types.Record):
+            leaves += _record_leaves(ty, offset)
+        elif isinstance(ty, types.NestedArray):
+            step = ty.dtype.size if isinstance(ty.dtype, types.Record) else ty.dtype.bitwidth // 8
+            for i in range(ty.nitems):
+                leaves += (_record_leaves(ty.dtype, offset + i * step) if isinstance(ty.dtype, types.Record)
+                           else [(offset + i * step, step)])
+        else:
+            leaves.append((offset, ty.bitwidth // 8))
+    return leaves
+
+
+def is_scalar_type(ty: object) -> bool:
+    """A numba type one scalar operand may have: a number, or an aggregate (a record or a struct-model type)."""
+    if isinstance(ty, types.Number):
+        return True
+    from .._semantics.aggregates import is_aggregate
+
+    return is_aggregate(dtype_name(ty))
+
+
+def call_result_dtype(typingctx: object, function: object, argtys: list) -> str | None:
+    """The dtype name of ``function(*argtys)`` as numba-cuda-mlir types it; None when it does not type."""
+    try:
+        fnty = typingctx.resolve_value_type(function)  # type: ignore[attr-defined]
+        sig = typingctx.resolve_function_type(fnty, tuple(argtys), {})  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - an untypable call only means the dtype stays unknown
+        return None
+    return dtype_name(sig.return_type) if sig is not None else None
+
+
+def zero_padding(pointer: object, ty: object) -> None:
+    """Zero the bytes at ``pointer`` before a struct-model value of type ``ty`` is stored there. CUB moves the opaque
+    struct in words; a word that also covers padding would read bytes never written, and LLVM then keeps the slot in
+    local memory instead of registers. The zeroing folds away."""
+    layout = _struct_layout(ty)
+    if layout is not None:
+        i8, i64 = mlir.IntegerType.get_signless(8), mlir.IntegerType.get_signless(64)
+        mlir_llvm.intr_memset(pointer, constant(0, i8), constant(layout[0], i64), False)
+
+
+def held_by_value(dtype: str) -> bool:
+    """An aggregate numba-cuda-mlir holds as an SSA struct (a struct-model type), not as a reference to its bytes
+    (a record)."""
+    return dtype in _aggregate_types and not isinstance(_aggregate_types[dtype], types.Record)
 
 
 def _alignment(ty: object) -> int:
@@ -108,7 +206,7 @@ def record_dtype_name(np_dtype: object) -> str | None:
 
 
 def numba_dtype(name: str) -> object:
-    return _records[name] if name in _records else getattr(types, name)
+    return _aggregate_types[name] if name in _aggregate_types else getattr(types, name)
 
 
 def compile_for_launch(py_func: object, argtypes: list, options: dict) -> object:
@@ -166,7 +264,8 @@ def compile_operator(function: object, dtype: str, cc: int, symbol: str, arity: 
         code, _ = nb_cuda.compile(function, rty(*state, *([ty] * arity)), device=True, abi="c",
                                   abi_info={"abi_name": symbol}, output="ltoir", cc=(cc // 10, cc % 10))
         return bytes(code)
-    wrapper = _pointer_wrapper(function, arity, bool(state), writes_result=result is None)
+    wrapper = _pointer_wrapper(function, arity, bool(state), writes_result=result is None,
+                               struct=held_by_value(dtype))
     pointer = types.CPointer(ty)
     sig = (types.void(pointer, *state, *([pointer] * arity)) if result is None
            else rty(*state, *([pointer] * arity)))
@@ -175,9 +274,24 @@ def compile_operator(function: object, dtype: str, cc: int, symbol: str, arity: 
     return bytes(code)
 
 
-def _pointer_wrapper(function: object, arity: int, stateful: bool, writes_result: bool) -> object:
+def _pointer_wrapper(function: object, arity: int, stateful: bool, writes_result: bool, struct: bool) -> object:
     """``wrapper([out,] [state,] *pointers)`` calling ``function`` on the pointed-to values (see compile_operator)."""
     device = function if hasattr(function, "py_func") else nb_cuda.jit(device=True)(function)
+    if struct:  # numba-cuda-mlir has no arrays of struct-model types: load and store the SSA struct directly
+        load, store = _struct_intrinsics()
+        if writes_result and stateful:
+            def wrapper(out, state, a):
+                store(out, device(state, load(a)))
+        elif writes_result and arity == 1:
+            def wrapper(out, a):
+                store(out, device(load(a)))
+        elif writes_result:
+            def wrapper(out, a, b):
+                store(out, device(load(a), load(b)))
+        else:
+            def wrapper(a, b):
+                return device(load(a), load(b))
+        return wrapper
     item = nb_cuda.carray  # a one-item array over a pointer: reads and writes work for every dtype, records too
     if writes_result and stateful:
         def wrapper(out, state, a):
@@ -192,6 +306,35 @@ def _pointer_wrapper(function: object, arity: int, stateful: bool, writes_result
         def wrapper(a, b):
             return device(item(a, 1)[0], item(b, 1)[0])
     return wrapper
+
+
+_struct_access: tuple[object, object] | None = None
+
+
+def _struct_intrinsics() -> tuple[object, object]:
+    """``load(pointer) -> value`` and ``store(pointer, value)`` for struct-model values behind a ``CPointer``."""
+    global _struct_access
+    if _struct_access is None:
+        @extending.intrinsic
+        def load(typingctx: object, pointer: object) -> object:
+            def codegen(builder: object, target: object, args: list, kwargs: list) -> None:
+                ty = builder.get_mlir_type(pointer.dtype)  # type: ignore[attr-defined]
+                builder.store_var(target, mlir_llvm.load(ty, builder.load_var(args[0])))  # type: ignore
+
+            return pointer.dtype(pointer), codegen  # type: ignore[attr-defined]
+
+        @extending.intrinsic
+        def store(typingctx: object, pointer: object, value: object) -> object:
+            def codegen(builder: object, target: object, args: list, kwargs: list) -> None:
+                destination = builder.load_var(args[0])  # type: ignore[attr-defined]
+                zero_padding(destination, value)
+                mlir_llvm.store(builder.load_var(args[1]), destination)  # type: ignore[attr-defined]
+
+            return types.none(pointer, value), codegen
+
+        extending.refresh_registries(target=False)  # intrinsics made after the typing context was set up
+        _struct_access = (load, store)
+    return _struct_access
 
 
 # --- 32-bit shared-memory pointers for kernels that call CUB -------------------------------

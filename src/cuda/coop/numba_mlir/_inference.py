@@ -5,15 +5,32 @@ A mixin of the planner's ``KernelPlan``: it reads ``self.resolver``, ``self.payl
 """
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
 
-from .._errors import CoopError, CoopTypeError, located
+from .._errors import CoopError, CoopTypeError, CoopUnsupportedError, located
 from .._markers.base import op_name
 from . import _compat as nb
+from .._semantics.aggregates import is_aggregate
 from ._ir import ArgRef, Obj, PayloadVal, dtype_of_object
 from ._lowering import FAMILIES
+
+
+_COMPARISONS = (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne)
+
+
+def no_array_of(dtype: str, what: str) -> CoopUnsupportedError:
+    """numba-cuda-mlir 0.6 lowers no array (local, shared, or a ThreadData's) of records or struct-model types."""
+    if nb.held_by_value(dtype):
+        return CoopUnsupportedError(
+            f"{what} of the struct-model type {dtype} is not supported: numba-cuda-mlir {nb.VERSION} has no arrays of "
+            f"struct-model types; pass one {dtype} per thread as a scalar (reduce, scans, shuffle, radix_sort_pairs "
+            "values) or use a NumPy structured dtype for a payload of several items")
+    return CoopUnsupportedError(
+        f"{what} of the structured dtype {dtype} is not supported by numba-cuda-mlir {nb.VERSION}; use "
+        "coop.ThreadData(items_per_thread, dtype=...) for a payload of records")
 
 
 class DtypeInference:
@@ -55,6 +72,8 @@ class DtypeInference:
                 root.dtype = self._decide(root)
         self._settle_dtypes()
         for payload in self.payloads:
+            if payload.dtype is not None and nb.held_by_value(payload.dtype):
+                raise located(no_array_of(payload.dtype, "a ThreadData"), payload.loc)
             if payload.dtype is None:
                 raise located(CoopTypeError(
                     f"could not infer the dtype of ThreadData {payload.var}; pass dtype= or assign values of "
@@ -108,6 +127,10 @@ class DtypeInference:
                 if isinstance(definition, nb.ir.Var):
                     return self._value_dtype(definition)
                 continue
+            if definition.op == "static_getitem" and isinstance(definition.index, int):
+                results = self._site_results(definition.value)  # ``key, value = radix_sort_pairs(...)``
+                if results is not None and definition.index < len(results):
+                    return results[definition.index], False
             if definition.op in ("getitem", "static_getitem"):
                 base = self.resolver.var(definition.value.name)
                 if isinstance(base, PayloadVal):
@@ -115,14 +138,21 @@ class DtypeInference:
                 if isinstance(base, ArgRef) and isinstance(base.type, nb.types.Array):
                     return nb.dtype_name(base.type.dtype), False
             if definition.op == "call":
+                results = self._site_results(var)  # the scalar result of an earlier cuda.coop call
+                if results is not None and len(results) == 1:
+                    return results[0], False
                 callee = self.resolver.callee(self.resolver.stmt_of[id(definition)])
                 if isinstance(callee, Obj) and not isinstance(callee.value, str):
                     dtype = dtype_of_object(callee.value) if callee.value not in (int, float) else None
+                    if dtype is None:  # e.g. the constructor of a struct-model type (SPEC 9.2)
+                        dtype = self._typed_call_dtype(callee.value, definition)
                     if dtype is not None:
                         return dtype, False
+            if definition.op == "binop" and definition.fn in _COMPARISONS:
+                return None, False  # a truth value: no payload dtype
             if definition.op in ("binop", "inplace_binop"):
                 (a, wa), (b, wb) = self._value_dtype(definition.lhs), self._value_dtype(definition.rhs)
-                if a is None or b is None:
+                if a is None or b is None or is_aggregate(a) or is_aggregate(b):
                     return None, False
                 if wa and not wb:
                     return b, False
@@ -130,3 +160,39 @@ class DtypeInference:
                     return a, False
                 return np.result_type(a, b).name, wa and wb
         return None, False
+
+    def _typed_call_dtype(self, function: Any, call: Any) -> str | None:
+        """The struct-model aggregate a constructor call returns (SPEC 9.2), typed by numba-cuda-mlir from its
+        positional arguments' dtypes; None when an argument's dtype is not visible, the call does not type, it types
+        to anything else, or ``function`` is a device function (whose result is no evidence, SPEC 4)."""
+        if call.kws or call.vararg is not None or hasattr(function, "py_func"):
+            return None
+        argtys = []
+        for arg in call.args:
+            dtype, _ = self._value_dtype(arg)
+            if dtype is not None:
+                argtys.append(nb.numba_dtype(dtype))
+            elif self._is_comparison(arg):  # a struct's flag field
+                argtys.append(nb.types.boolean)
+            else:
+                return None
+        dtype = nb.call_result_dtype(self.state.typingctx, function, argtys)  # type: ignore[attr-defined]
+        return dtype if dtype is not None and nb.held_by_value(dtype) else None
+
+    def _is_comparison(self, var: Any) -> bool:
+        return any(isinstance(d, nb.ir.Expr) and d.op == "binop" and d.fn in _COMPARISONS
+                   for d in self.resolver.definitions(var.name))
+
+    def _site_results(self, var: Any) -> list[str] | None:
+        """The scalar result dtypes of the planned cuda.coop call that defines ``var`` (through the iterator of a
+        tuple unpacking): one for a scalar result, one per element of a tuple of scalars; None otherwise."""
+        for definition in self.resolver.definitions(var.name):
+            if isinstance(definition, nb.ir.Expr) and definition.op == "exhaust_iter":
+                return self._site_results(definition.value)
+            if isinstance(definition, nb.ir.Expr) and definition.op == "call":
+                stmt = self.resolver.stmt_of.get(id(definition))
+                for site in self.sites:  # type: ignore[attr-defined]
+                    if site.stmt is stmt:
+                        outs = [p.dtype for p in site.site.params if p.abi == "out"]
+                        return outs or ([site.site.result_dtype] if site.site.result_dtype else None)
+        return None

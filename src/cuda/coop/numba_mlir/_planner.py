@@ -37,7 +37,7 @@ from ._ir import (
 )
 from ._lowering import FAMILIES, Backing, SiteCall
 from ._checks import KernelChecks, user_name
-from ._inference import DtypeInference
+from ._inference import DtypeInference, no_array_of
 from ._barriers import elide_last_reuse_barriers
 from ._rewrite import KernelRewrite
 from ._shared_arrays import SharedArrays, is_backing_array_marker, new_pointer_site
@@ -278,9 +278,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
         if dtype is None:
             return UNKNOWN
         if is_aggregate(dtype):  # numba-cuda-mlir 0.6 cannot lower a local array of records
-            raise located(CoopUnsupportedError(
-                f"a local array of the structured dtype {dtype} is not supported by numba-cuda-mlir {nb.VERSION}; use "
-                "coop.ThreadData(items_per_thread, dtype=...) for a payload of records"), stmt.loc)
+            raise located(no_array_of(dtype, "a local array"), stmt.loc)
         payload = PayloadVal(stmt, stmt.target.name, shape[0], dtype, True, stmt.loc, form=LOCAL_ARRAY)
         self.payloads.append(payload)
         return payload

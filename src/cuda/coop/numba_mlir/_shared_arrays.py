@@ -11,11 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError, located
+from .._errors import CoopTypeError, CoopValueError, located
 from .._semantics.aggregates import is_aggregate
 from .._semantics.common import ScratchNeed, itemsize
 from .._semantics.temp_storage import Descriptor, ScratchUse
 from . import _compat as nb
+from ._inference import no_array_of
 from ._ir import UNKNOWN, SharedArrayVal, dtype_of_object
 from ._lowering import SiteCall, make_pointer_site
 from ._memory import array as coop_shared_array
@@ -45,9 +46,7 @@ class SharedArrays:
         if shape is None or dtype is None:
             return UNKNOWN
         if is_aggregate(dtype):  # numba-cuda-mlir 0.6 cannot index shared arrays of records
-            raise located(CoopUnsupportedError(
-                f"a shared array of the structured dtype {dtype} is not supported by numba-cuda-mlir {nb.VERSION}; "
-                "use coop.ThreadData(items_per_thread, dtype=...) for a payload of records"), stmt.loc)
+            raise located(no_array_of(dtype, "a shared array"), stmt.loc)
         value = SharedArrayVal(stmt, shape, dtype, alignment, in_backing)
         if in_backing:
             self.backing_arrays.append(value)

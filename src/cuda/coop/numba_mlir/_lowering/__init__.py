@@ -121,9 +121,12 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
                     value = builder.alloca(builder.get_mlir_type(nb.numba_dtype(param.dtype)))  # type: ignore
                 outs.append((value, param.dtype))
             elif param.abi in ("elem", "value") and is_aggregate(elem_dtype):
-                # numba-cuda-mlir holds a record value as a pointer to its bytes: pass it (_cub.abi)
+                # aggregates cross by pointer (_cub.abi): numba-cuda-mlir holds a record as a pointer to its bytes; a
+                # struct-model value is an SSA struct, stored to a stack slot of the function's entry
                 value = (nb.mlir_llvm.mlir_zero(nb.mlir_llvm.PointerType.get()) if param.operand is None
                          else builder.load_var(args[param.operand]))  # type: ignore[attr-defined]
+                if param.operand is not None and nb.held_by_value(elem_dtype):
+                    value = _spill(builder, value, elem_dtype)
             elif param.abi in ("elem", "value"):
                 elem = builder.get_mlir_type(nb.numba_dtype(elem_dtype))  # type: ignore[attr-defined]
                 if param.operand is None:
@@ -156,16 +159,28 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
         if half_result:
             call = nb.mlir_arith.bitcast(builder.get_mlir_type(nb.numba_dtype("float16")), call)  # type: ignore
         if outs:  # records stay references to their bytes; other values are loaded
-            builder.store_var(target, tuple(  # type: ignore[attr-defined]
-                pointer if is_aggregate(dtype) else
-                nb.mlir_llvm.load(builder.get_mlir_type(nb.numba_dtype(dtype)), pointer)  # type: ignore
-                for pointer, dtype in outs))
+            builder.store_var(target, tuple(_read_back(builder, pointer, dtype) for pointer, dtype in outs))  # type: ignore
         elif aggregate_result:
-            builder.store_var(target, out)  # type: ignore[attr-defined]
+            builder.store_var(target, _read_back(builder, out, site.result_dtype))  # type: ignore[attr-defined]
         elif site.result_dtype:
             builder.store_var(target, call)  # type: ignore[attr-defined]
 
     return nb.new_site_function(name, typer, typingctx)
+
+
+def _spill(builder: object, value: object, dtype: str) -> object:
+    """A pointer to a copy of the SSA struct ``value`` in a stack slot of the function's entry."""
+    slot = entry_bytes(builder, dtype, 1)
+    nb.zero_padding(slot, nb.numba_dtype(dtype))
+    nb.mlir_llvm.store(value, slot)
+    return slot
+
+
+def _read_back(builder: object, pointer: object, dtype: str) -> object:
+    """The value a call wrote through ``pointer``: a record stays a reference to those bytes, others are loaded."""
+    if is_aggregate(dtype) and not nb.held_by_value(dtype):
+        return pointer
+    return nb.mlir_llvm.load(builder.get_mlir_type(nb.numba_dtype(dtype)), pointer)  # type: ignore[attr-defined]
 
 
 def make_pointer_site(name: str, site: SiteCall, typingctx: object) -> object:

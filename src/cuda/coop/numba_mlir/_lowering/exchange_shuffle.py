@@ -80,7 +80,7 @@ def _scalar_shuffle(ctx: Any, call: Any, group: Any, desc: Any) -> None:
     provider = cub_exchange.emit(spec)
 
     def check(argtys: tuple) -> None:
-        if not isinstance(argtys[0], (nb.types.Number, nb.types.Record)):  # records: aggregates (SPEC 9.2)
+        if not nb.is_scalar_type(argtys[0]):  # numbers and aggregates (SPEC 9.2)
             raise CoopTypeError(f"{name} value must be a scalar for mode {spec.mode!r}; got {argtys[0]}")
         if len(argtys) > 1:
             require_runtime_int(name, "distance", argtys[1])

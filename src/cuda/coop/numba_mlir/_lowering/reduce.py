@@ -35,7 +35,7 @@ def plan(ctx: Any, call: Any) -> None:
     provider = cub_reduce.emit(spec)
 
     def check(argtys: tuple) -> None:
-        if payload is None and not isinstance(argtys[0], nb.types.Number):
+        if payload is None and not nb.is_scalar_type(argtys[0]):
             raise CoopTypeError(f"{name} value must be a scalar or a ThreadData; got {argtys[0]}")
         if len(argtys) > 1:
             require_runtime_int(name, "valid_items", argtys[1])

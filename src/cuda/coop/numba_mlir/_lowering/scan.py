@@ -123,7 +123,7 @@ def plan(ctx: Any, call: Any) -> None:
     provider = cub_scan.emit(spec)
 
     def check(argtys: tuple) -> None:
-        if payload is None and not isinstance(argtys[0], nb.types.Number):
+        if payload is None and not nb.is_scalar_type(argtys[0]):
             raise CoopTypeError(f"{name} value must be a scalar or a ThreadData; got {argtys[0]}")
         if initial_index is not None:
             require_payload_dtype(name, "initial_value", argtys[initial_index], spec.dtype)
