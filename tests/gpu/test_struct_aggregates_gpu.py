@@ -159,11 +159,13 @@ def test_shuffles_sort_values_and_argmax_of_tagged():
 @functools.cache
 def cluster_kernel():
     @cuda.jit
-    def kernel(lo, hi, out):
+    def kernel(lo, hi, keys, tags, out, best):
         block = coop.this_block()
         t = cuda.blockIdx.x * THREADS + block.rank()
         total = numba_coop.reduce(coop.this_cluster(), Interval(lo[t], hi[t]), binary_op=hull)
+        top = numba_coop.reduce(coop.this_cluster(), Tagged(keys[t], tags[t], lo[t] > hi[t]), binary_op=larger_key)
         out[2 * t], out[2 * t + 1] = total.lo, total.hi
+        best[t] = top.key + np.int64(top.tag) * 0x100000000
 
     return kernel
 
@@ -173,9 +175,15 @@ def test_cluster_reduce_of_intervals(cluster_size):
     blocks = 8
     n = blocks * THREADS
     lo, hi = intervals(n)
-    d_out = cuda.to_device(poisoned(2 * n, np.float32))
-    cluster_kernel()[(blocks, 1, 1), (THREADS, 1, 1), 0, 0, (cluster_size, 1, 1)](lo, hi, d_out)
+    keys = rng.permutation(n).astype(np.int64) * 3 - n  # unique: one largest key per cluster
+    tags = rng.integers(-100, 100, n).astype(np.int8)
+    d_out, d_best = cuda.to_device(poisoned(2 * n, np.float32)), cuda.to_device(poisoned(n, np.int64))
+    cluster_kernel()[(blocks, 1, 1), (THREADS, 1, 1), 0, 0, (cluster_size, 1, 1)](lo, hi, keys, tags, d_out, d_best)
     cuda.synchronize()
     per = cluster_size * THREADS
     want = np.stack([lo.reshape(-1, per).min(1), hi.reshape(-1, per).max(1)], -1)
     np.testing.assert_array_equal(d_out.copy_to_host().reshape(-1, 2), np.repeat(want, per, 0))
+    top = np.argmax(keys.reshape(-1, per), 1)
+    want_best = keys.reshape(-1, per)[np.arange(top.size), top] + \
+        tags.reshape(-1, per)[np.arange(top.size), top].astype(np.int64) * 0x100000000
+    np.testing.assert_array_equal(d_best.copy_to_host(), np.repeat(want_best, per))

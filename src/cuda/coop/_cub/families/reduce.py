@@ -1,7 +1,8 @@
 """CUB BlockReduce / WarpReduce providers (SPEC 8.5)."""
 from __future__ import annotations
 
-from ..._semantics.common import BLOCK, CLUSTER, THREAD, WARPS_IN_BLOCK, c_type, is_power_of_two
+from ..._semantics.aggregates import aggregate
+from ..._semantics.common import BLOCK, CLUSTER, THREAD, WARPS_IN_BLOCK, c_type, is_power_of_two, itemsize
 from ..._semantics.reduce import ReduceSpec
 from ..provider import REUSE_MARK, Provider, reuse_barrier
 from . import operators
@@ -59,15 +60,22 @@ def _warps_within_block(spec: ReduceSpec, t: str, op: str, lines: list[str]) -> 
         lines.append(f"  {barrier}  {REUSE_MARK}")
 
 
-def _cluster_load(t: str) -> str:
-    """A load of one ``t`` from another block's shared memory (distributed shared memory, sm_90)."""
-    word, kind, constraint, exact = _UNSIGNED[{"signed char": 1, "unsigned char": 1, "short": 2, "unsigned short": 2,
-                                        "int": 4, "unsigned int": 4, "float": 4}.get(t, 8)]
+def _cluster_load(t: str, dtype: str) -> str:
+    """A load of one ``t`` from another block's shared memory (distributed shared memory, sm_90), in the widest
+    words that divide its size and alignment (an aggregate of 8 bytes aligned to 4 is two 32-bit loads)."""
+    found = aggregate(dtype)
+    size = itemsize(dtype)
+    alignment = found.alignment if found is not None else size
+    width = next(w for w in (8, 4, 2, 1) if size % w == 0 and alignment % w == 0)
+    word, kind, constraint, exact = _UNSIGNED[width]
     return (f"__device__ __forceinline__ {t} @SYM@_load(unsigned address) {{\n"
-            f"  {word} bits;\n"
-            f'  asm volatile("ld.shared::cluster.{kind} %0, [%1];" : "={constraint}"(bits) : "r"(address) : "memory");\n'
-            f"  union {{ {exact} bits; {t} value; }} same;  // reinterpret the loaded bits as a {t}\n"
-            f"  same.bits = ({exact})bits;\n  return same.value;\n}}\n")
+            f"  union {{ {exact} words[{size // width}]; {t} value; }} same;  // the loaded words are a {t}\n"
+            f"  for (unsigned i = 0; i < {size // width}; ++i) {{\n"
+            f"    {word} bits;\n"
+            f'    asm volatile("ld.shared::cluster.{kind} %0, [%1];" : "={constraint}"(bits) : "r"(address + i * {width})'
+            ' : "memory");\n'
+            f"    same.words[i] = ({exact})bits;\n"
+            "  }\n  return same.value;\n}\n")
 
 
 def _cluster(spec: ReduceSpec, t: str, op: str, lines: list[str], bx: int, by: int, bz: int) -> tuple[str, str]:
@@ -99,7 +107,7 @@ def _cluster(spec: ReduceSpec, t: str, op: str, lines: list[str], bx: int, by: i
               "    }",
               "  }",
               f"  {cluster_barrier}  // no block leaves or reuses its partial while others read it"]
-    pre = _cluster_load(t) + f"struct @SYM@_storage {{ typename {algo}::TempStorage reduce; {t} partial; }};"
+    pre = _cluster_load(t, spec.dtype) + f"struct @SYM@_storage {{ typename {algo}::TempStorage reduce; {t} partial; }};"
     return pre, "@SYM@_storage"
 
 
