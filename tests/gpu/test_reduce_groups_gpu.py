@@ -141,3 +141,15 @@ def test_cluster_combines_its_blocks(cluster_size, k, op, broadcast, dtype):
     cluster_kernel(k, op, broadcast)[(blocks, 1, 1), (threads, 1, 1), 0, 0, (cluster_size, 1, 1)](src, d_dst)
     cuda.synchronize()
     np.testing.assert_array_equal(d_dst.copy_to_host(), expected)
+
+
+@pytest.mark.parametrize("cluster_size", [2, 4])
+def test_cluster_max_of_float16(cluster_size):
+    """A 2-byte partial read from other blocks with 16-bit loads (float16 sums are not exact in any order)."""
+    threads, blocks, k = 128, 8, 2
+    src = rng.normal(size=blocks * threads * k).astype(np.float16)
+    d_dst = cuda.to_device(poisoned(blocks * threads, np.float16))
+    cluster_kernel(k, "max", True)[(blocks, 1, 1), (threads, 1, 1), 0, 0, (cluster_size, 1, 1)](src, d_dst)
+    cuda.synchronize()
+    want = src.reshape(-1, cluster_size * threads * k).max(axis=1)
+    np.testing.assert_array_equal(d_dst.copy_to_host(), np.repeat(want, cluster_size * threads))
