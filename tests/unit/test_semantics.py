@@ -540,3 +540,27 @@ def test_layout_s8_dynamic_alignment():
     d = _desc(size=STATIC_LIMIT * 2, alignment=64)
     with pytest.raises(CoopValueError, match="alignment 64 exceeds the 16-byte limit"):
         layout([_use(0, 8, alignment=4, descriptor=d)], [d], 0, None, "k")
+
+
+# ---------------------------------------------------------------- aggregate member plans (SPEC 9.2)
+def test_member_plan_gives_each_field_its_own_word_and_fills_padding_with_aligned_words():
+    from cuda.coop._semantics.aggregates import member_plan
+
+    assert member_plan([(0, 8), (8, 4)], 16) == (8, 4, 4)  # int64, int32, 4 bytes of padding
+    assert member_plan([(0, 8), (8, 1), (9, 1)], 16) == (8, 1, 1, 2, 4)  # int64, int8, bool
+    assert member_plan([(0, 1), (4, 4)], 8) == (1, 1, 2, 4)  # padding before an aligned field
+    assert member_plan([(0, 1), (1, 2), (3, 1)], 4) == ()  # a packed record: unaligned field, uniform words
+
+
+def test_aggregate_c_type_names_a_non_uniform_plan_and_abi_renders_it():
+    from cuda.coop._cub.abi import aggregate_definitions
+    from cuda.coop._semantics.aggregates import Aggregate
+
+    padded = Aggregate("padded", 16, 8, (8, 4, 4))
+    uniform = Aggregate("pair", 8, 4, (4, 4))
+    assert padded.c_type == "cuda_coop_agg_16_8_844"
+    assert uniform.c_type == "cuda_coop_agg_8_4"  # the plan equals uniform words: the short name
+    assert aggregate_definitions(f"{padded.c_type} a; {uniform.c_type} b;") == [
+        "struct alignas(8) cuda_coop_agg_16_8_844 { unsigned long long m0; unsigned int m1; unsigned int m2; };",
+        "struct alignas(4) cuda_coop_agg_8_4 { unsigned int words[2]; };",
+    ]

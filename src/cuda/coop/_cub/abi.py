@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .._semantics.aggregates import AGGREGATE_C_PREFIX
+from .._semantics.aggregates import AGGREGATE_C_PREFIX, uniform_word
 
 _DEFINITION = re.compile(r'extern "C" __device__ (?P<ret>[\w ]+?) (?P<name>cuda_coop_\w+)\((?P<params>[^)]*)\) \{')
 _BY_VALUE = re.compile(rf"^(?:const )?(?P<type>__half|{AGGREGATE_C_PREFIX}\w+) (?P<name>\w+)$")
@@ -71,7 +71,7 @@ def aggregate_definitions(source: str) -> list[str]:
         if plan:
             members = " ".join(f"{_WORDS[int(w)]} m{i};" for i, w in enumerate(plan))
         else:
-            width = next(w for w in (8, 4, 2, 1) if int(size) % w == 0 and int(alignment) % w == 0)
+            width = uniform_word(int(size), int(alignment))
             members = f"{_WORDS[width]} words[{int(size) // width}];"
         definitions.append(f"struct alignas({alignment}) {name} {{ {members} }};")
     return definitions

@@ -29,19 +29,25 @@ class Aggregate:
         in the widest words that fit), else the widest word dividing both size and alignment, repeated."""
         if self.words:
             return self.words
-        width = next(w for w in (8, 4, 2, 1) if self.size % w == 0 and self.alignment % w == 0)
+        width = uniform_word(self.size, self.alignment)
         return (width,) * (self.size // width)
 
     @property
     def c_type(self) -> str:
-        uniform = Aggregate(self.name, self.size, self.alignment).members
-        plan = "" if self.members == uniform else "_" + "".join(str(w) for w in self.members)
+        """``cuda_coop_agg_{S}_{A}``, followed by the member widths when they are not uniform words."""
+        uniform = all(w == uniform_word(self.size, self.alignment) for w in self.members)
+        plan = "" if uniform else "_" + "".join(str(w) for w in self.members)
         return f"{AGGREGATE_C_PREFIX}{self.size}_{self.alignment}{plan}"
 
     @property
     def symbol_part(self) -> str:
         """A C identifier fragment unique to the layout (for callable symbols compiled at this dtype)."""
         return "agg" + hashlib.sha256(self.name.encode()).hexdigest()[:12]
+
+
+def uniform_word(size: int, alignment: int) -> int:
+    """The widest unsigned word (8, 4, 2 or 1 bytes) dividing both ``size`` and ``alignment``."""
+    return next(w for w in (8, 4, 2, 1) if size % w == 0 and alignment % w == 0)
 
 
 def member_plan(fields: list[tuple[int, int]], size: int) -> tuple[int, ...]:

@@ -168,16 +168,6 @@ def call_result_dtype(typingctx: object, function: object, argtys: list) -> str 
     return dtype_name(sig.return_type) if sig is not None else None
 
 
-def zero_padding(pointer: object, ty: object) -> None:
-    """Zero the bytes at ``pointer`` before a struct-model value of type ``ty`` is stored there. CUB moves the opaque
-    struct in words; a word that also covers padding would read bytes never written, and LLVM then keeps the slot in
-    local memory instead of registers. The zeroing folds away."""
-    layout = _struct_layout(ty)
-    if layout is not None:
-        i8, i64 = mlir.IntegerType.get_signless(8), mlir.IntegerType.get_signless(64)
-        mlir_llvm.intr_memset(pointer, constant(0, i8), constant(layout[0], i64), False)
-
-
 def held_by_value(dtype: str) -> bool:
     """An aggregate numba-cuda-mlir holds as an SSA struct (a struct-model type), not as a reference to its bytes
     (a record)."""
@@ -326,9 +316,7 @@ def _struct_intrinsics() -> tuple[object, object]:
         @extending.intrinsic
         def store(typingctx: object, pointer: object, value: object) -> object:
             def codegen(builder: object, target: object, args: list, kwargs: list) -> None:
-                destination = builder.load_var(args[0])  # type: ignore[attr-defined]
-                zero_padding(destination, value)
-                mlir_llvm.store(builder.load_var(args[1]), destination)  # type: ignore[attr-defined]
+                mlir_llvm.store(builder.load_var(args[1]), builder.load_var(args[0]))  # type: ignore[attr-defined]
 
             return types.none(pointer, value), codegen
 

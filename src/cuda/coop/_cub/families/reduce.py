@@ -1,7 +1,7 @@
 """CUB BlockReduce / WarpReduce providers (SPEC 8.5)."""
 from __future__ import annotations
 
-from ..._semantics.aggregates import aggregate
+from ..._semantics.aggregates import aggregate, uniform_word
 from ..._semantics.common import BLOCK, CLUSTER, THREAD, WARPS_IN_BLOCK, c_type, is_power_of_two, itemsize
 from ..._semantics.reduce import ReduceSpec
 from ..provider import REUSE_MARK, Provider, reuse_barrier
@@ -66,7 +66,7 @@ def _cluster_load(t: str, dtype: str) -> str:
     found = aggregate(dtype)
     size = itemsize(dtype)
     alignment = found.alignment if found is not None else size
-    width = next(w for w in (8, 4, 2, 1) if size % w == 0 and alignment % w == 0)
+    width = uniform_word(size, alignment)
     word, kind, constraint, exact = _UNSIGNED[width]
     return (f"__device__ __forceinline__ {t} @SYM@_load(unsigned address) {{\n"
             f"  union {{ {exact} words[{size // width}]; {t} value; }} same;  // the loaded words are a {t}\n"

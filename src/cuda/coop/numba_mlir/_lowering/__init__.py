@@ -126,7 +126,9 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
                 value = (nb.mlir_llvm.mlir_zero(nb.mlir_llvm.PointerType.get()) if param.operand is None
                          else builder.load_var(args[param.operand]))  # type: ignore[attr-defined]
                 if param.operand is not None and nb.held_by_value(elem_dtype):
-                    value = _spill(builder, value, elem_dtype)
+                    slot = entry_bytes(builder, elem_dtype, 1)
+                    nb.mlir_llvm.store(value, slot)
+                    value = slot
             elif param.abi in ("elem", "value"):
                 elem = builder.get_mlir_type(nb.numba_dtype(elem_dtype))  # type: ignore[attr-defined]
                 if param.operand is None:
@@ -166,14 +168,6 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
             builder.store_var(target, call)  # type: ignore[attr-defined]
 
     return nb.new_site_function(name, typer, typingctx)
-
-
-def _spill(builder: object, value: object, dtype: str) -> object:
-    """A pointer to a copy of the SSA struct ``value`` in a stack slot of the function's entry."""
-    slot = entry_bytes(builder, dtype, 1)
-    nb.zero_padding(slot, nb.numba_dtype(dtype))
-    nb.mlir_llvm.store(value, slot)
-    return slot
 
 
 def _read_back(builder: object, pointer: object, dtype: str) -> object:
