@@ -80,6 +80,22 @@ def test_reduce_groups_shuffles_and_sort_values_build():
             "unsigned short m3; unsigned int m4; };") in source
 
 
+@cuda.jit(device=True)
+def widen(x):
+    return Interval(x - np.float32(1), x + np.float32(1))
+
+
+def test_a_device_function_returning_a_struct_types_the_operand():
+    """A struct cannot be cast, so a device function's struct result types a scalar operand (a numeric result
+    still does not: SPEC 4, cast it)."""
+    @cuda.jit
+    def kernel(lo, out, keys):
+        t = cuda.threadIdx.x
+        out[t] = numba_coop.reduce(coop.this_block(), widen(lo[t]), binary_op=hull).hi
+
+    _build(kernel)
+
+
 def test_cluster_reduce_of_a_struct_builds():
     @cuda.jit
     def kernel(lo, out, keys):

@@ -162,10 +162,11 @@ class DtypeInference:
         return None, False
 
     def _typed_call_dtype(self, function: Any, call: Any) -> str | None:
-        """The struct-model aggregate a constructor call returns (SPEC 9.2), typed by numba-cuda-mlir from its
-        positional arguments' dtypes; None when an argument's dtype is not visible, the call does not type, it types
-        to anything else, or ``function`` is a device function (whose result is no evidence, SPEC 4)."""
-        if call.kws or call.vararg is not None or hasattr(function, "py_func"):
+        """The struct-model aggregate a call returns (SPEC 9.2: a constructor, or a device function, whose struct
+        result cannot be cast), typed by numba-cuda-mlir from its positional arguments' dtypes; None when an
+        argument's dtype is not visible, the call does not type, or it types to anything else (a device function's
+        numeric result stays no evidence, SPEC 4: cast it)."""
+        if call.kws or call.vararg is not None:
             return None
         argtys = []
         for arg in call.args:
