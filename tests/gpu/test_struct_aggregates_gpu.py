@@ -30,6 +30,11 @@ def hull_device(a, b):
     return Interval(min(a.lo, b.lo), max(a.hi, b.hi))
 
 
+@cuda.jit(device=True)
+def make_interval(lo, hi):
+    return Interval(lo, hi)
+
+
 def larger_key(a, b):
     return a if a.key >= b.key else b
 
@@ -58,13 +63,14 @@ def reduce_scan_kernel():
         o = numba_coop.reduce(coop.this_thread(), value, binary_op=hull)
         p = numba_coop.reduce(block.group_by(2), value, binary_op=hull)
         c = numba_coop.shuffle(block, r, mode="rotate", distance=1)  # a result feeds the next call
+        d = numba_coop.reduce(block, make_interval(lo[t], hi[t]), binary_op=hull)  # a device function's struct
         total[2 * t], total[2 * t + 1] = r.lo, r.hi
         running[2 * t], running[2 * t + 1] = s.lo, s.hi
         before[2 * t], before[2 * t + 1] = e.lo, e.hi
         warp[2 * t], warp[2 * t + 1] = w.lo, w.hi
         own[2 * t], own[2 * t + 1] = o.lo, o.hi
         pair[2 * t], pair[2 * t + 1] = p.lo, p.hi
-        chained[2 * t], chained[2 * t + 1] = c.lo, c.hi
+        chained[2 * t], chained[2 * t + 1] = c.lo + d.lo, c.hi + d.hi
 
     return kernel
 
@@ -90,7 +96,7 @@ def test_reduce_scans_and_groups_of_intervals():
 
     want_total = np.repeat(hull_of(by_block(lo), by_block(hi), 1), THREADS, 0)
     np.testing.assert_array_equal(total, want_total)  # broadcast: every member receives it
-    np.testing.assert_array_equal(chained, want_total)
+    np.testing.assert_array_equal(chained, want_total + want_total)
     want_running = np.stack([np.minimum.accumulate(by_block(lo), 1).reshape(-1),
                              np.maximum.accumulate(by_block(hi), 1).reshape(-1)], -1)
     np.testing.assert_array_equal(running, want_running)
