@@ -9,7 +9,7 @@ import functools
 
 import numpy as np
 import pytest
-from coop_struct_types import Interval, Tagged
+from coop_struct_types import Interval, Tagged, interval_type
 from gpu_helpers import poisoned
 from numba_cuda_mlir import cuda
 
@@ -193,3 +193,86 @@ def test_cluster_reduce_of_intervals(cluster_size):
     want_best = keys.reshape(-1, per)[np.arange(top.size), top] + \
         tags.reshape(-1, per)[np.arange(top.size), top].astype(np.int64) * 0x100000000
     np.testing.assert_array_equal(d_best.copy_to_host(), np.repeat(want_best, per))
+
+
+K = 4
+TILE = THREADS * K
+
+
+def lo_differs(a, b):
+    return a.lo != b.lo
+
+
+def by_lo(a, b):
+    return a.lo < b.lo
+
+
+@functools.cache
+def payload_kernel():
+    @cuda.jit
+    def kernel(lo, hi, keys, outs, heads, total):
+        block = coop.this_block()
+        r = block.rank()
+        base = cuda.blockIdx.x * TILE
+        items = coop.ThreadData(K, dtype=interval_type)  # a pointer to K slots (no arrays of struct types)
+        for j in range(len(items)):
+            items[j] = Interval(lo[base + K * r + j], hi[base + K * r + j])
+        radix_keys = coop.ThreadData(K)
+        numba_coop.load(block, keys, radix_keys, offset=base)
+        striped = numba_coop.exchange(block, items, mode="blocked_to_striped")
+        running = numba_coop.inclusive_scan(block, items, scan_op=hull)
+        ordered = numba_coop.merge_sort_keys(block, items, compare_op=by_lo)
+        _, moved = numba_coop.radix_sort_pairs(block, radix_keys, items)
+        _, top = numba_coop.topk_max_pairs(block, radix_keys, items, k=10)
+        spread = numba_coop.adjacent_difference(block, items, difference_op=hull)
+        flags = numba_coop.discontinuity(block, items, flag_op=lo_differs)
+        whole = numba_coop.reduce(block, items, binary_op=hull)
+        for j in range(K):
+            blocked, strided = base + K * r + j, base + j * THREADS + r
+            outs[0, 2 * strided], outs[0, 2 * strided + 1] = striped[j].lo, striped[j].hi
+            outs[1, 2 * blocked], outs[1, 2 * blocked + 1] = running[j].lo, running[j].hi
+            outs[2, 2 * blocked], outs[2, 2 * blocked + 1] = ordered[j].lo, ordered[j].hi
+            outs[3, 2 * blocked], outs[3, 2 * blocked + 1] = moved[j].lo, moved[j].hi
+            outs[4, 2 * blocked], outs[4, 2 * blocked + 1] = top[j].lo, top[j].hi
+            outs[5, 2 * blocked], outs[5, 2 * blocked + 1] = spread[j].lo, spread[j].hi
+            heads[blocked] = flags[j]
+        if r == 0:
+            total[2 * cuda.blockIdx.x], total[2 * cuda.blockIdx.x + 1] = whole.lo, whole.hi
+
+    return kernel
+
+
+def test_thread_data_of_intervals_in_every_payload_role():
+    """K = 4 intervals per thread: exchange, scan, merge sort with compare_op, radix-sort and top-k values,
+    adjacent_difference, discontinuity and reduce, each against NumPy."""
+    n = GRID * TILE
+    lo = np.round(rng.normal(size=n), 1).astype(np.float32)  # one decimal: equal neighbours now and then
+    hi = (lo + rng.uniform(0.1, 2.0, n)).astype(np.float32)
+    keys = np.concatenate([rng.permutation(TILE) for _ in range(GRID)]).astype(np.int32)
+    keep = (lo.copy(), hi.copy(), keys.copy())
+    outs = poisoned(6 * 2 * n, np.float32).reshape(6, 2 * n)
+    heads, total = poisoned(n, np.int32), poisoned(2 * GRID, np.float32)
+    payload_kernel()[GRID, THREADS](lo, hi, keys, outs, heads, total)
+    cuda.synchronize()
+    for got, want in zip((lo, hi, keys), keep):
+        np.testing.assert_array_equal(got, want)
+    pairs = np.stack([lo, hi], -1).reshape(GRID, TILE, 2)
+    got = outs.reshape(6, GRID, TILE, 2)
+    np.testing.assert_array_equal(got[0], pairs)  # blocked -> striped, stored striped: the tile again
+    want_running = np.stack([np.minimum.accumulate(pairs[..., 0], 1), np.maximum.accumulate(pairs[..., 1], 1)], -1)
+    np.testing.assert_array_equal(got[1], want_running)
+    by_lo_order = np.argsort(pairs[..., 0], axis=1, kind="stable")
+    np.testing.assert_array_equal(got[2], np.take_along_axis(pairs, by_lo_order[..., None], 1))
+    key_order = np.argsort(keys.reshape(GRID, TILE), axis=1, kind="stable")
+    np.testing.assert_array_equal(got[3], np.take_along_axis(pairs, key_order[..., None], 1))
+    largest = np.argsort(-keys.reshape(GRID, TILE), axis=1, kind="stable")[:, :10]
+    np.testing.assert_array_equal(got[4][:, :10], np.take_along_axis(pairs, largest[..., None], 1))
+    want_spread = pairs.copy()  # the first item of each tile is copied; then hull(current, previous)
+    want_spread[:, 1:, 0] = np.minimum(pairs[:, 1:, 0], pairs[:, :-1, 0])
+    want_spread[:, 1:, 1] = np.maximum(pairs[:, 1:, 1], pairs[:, :-1, 1])
+    np.testing.assert_array_equal(got[5], want_spread)
+    want_heads = np.ones((GRID, TILE), np.int32)
+    want_heads[:, 1:] = pairs[:, 1:, 0] != pairs[:, :-1, 0]
+    assert 0 < want_heads.sum() < want_heads.size  # both kinds of flag occur
+    np.testing.assert_array_equal(heads.reshape(GRID, TILE), want_heads)
+    np.testing.assert_array_equal(total.reshape(GRID, 2), np.stack([pairs[..., 0].min(1), pairs[..., 1].max(1)], -1))

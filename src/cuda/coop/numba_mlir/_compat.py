@@ -168,6 +168,27 @@ def call_result_dtype(typingctx: object, function: object, argtys: list) -> str 
     return dtype_name(sig.return_type) if sig is not None else None
 
 
+def _register_struct_slot_assignment() -> None:
+    """``items[i] = value`` for a ThreadData of a struct-model type, which is a ``CPointer`` to its slots
+    (numba-cuda-mlir 0.6 has no arrays of struct-model types; its pointer setitem is typed for numbers only and
+    lowered for any value)."""
+    import operator
+
+    from numba_cuda_mlir.numba_cuda.typing.templates import AbstractTemplate
+
+    @extending.typing_registry.register_global(operator.setitem)
+    class StructSlotAssignment(AbstractTemplate):
+        def generic(self, args: tuple, kws: dict) -> object:
+            if len(args) == 3 and isinstance(args[0], types.CPointer) and isinstance(args[1], types.Integer):
+                name = dtype_name(args[0].dtype)
+                if name is not None and held_by_value(name) and args[2] == args[0].dtype:
+                    return nb_typing.signature(types.none, *args)
+            return None
+
+
+_register_struct_slot_assignment()
+
+
 def held_by_value(dtype: str) -> bool:
     """An aggregate numba-cuda-mlir holds as an SSA struct (a struct-model type), not as a reference to its bytes
     (a record)."""

@@ -26,8 +26,7 @@ def no_array_of(dtype: str, what: str) -> CoopUnsupportedError:
     if nb.held_by_value(dtype):
         return CoopUnsupportedError(
             f"{what} of the struct-model type {dtype} is not supported: numba-cuda-mlir {nb.VERSION} has no arrays of "
-            f"struct-model types; pass one {dtype} per thread as a scalar (reduce, scans, shuffle, radix_sort_pairs "
-            "values) or use a NumPy structured dtype for a payload of several items")
+            f"struct-model types; use coop.ThreadData(items_per_thread, dtype=...) for a payload of them")
     return CoopUnsupportedError(
         f"{what} of the structured dtype {dtype} is not supported by numba-cuda-mlir {nb.VERSION}; use "
         "coop.ThreadData(items_per_thread, dtype=...) for a payload of records")
@@ -72,8 +71,6 @@ class DtypeInference:
                 root.dtype = self._decide(root)
         self._settle_dtypes()
         for payload in self.payloads:
-            if payload.dtype is not None and nb.held_by_value(payload.dtype):
-                raise located(no_array_of(payload.dtype, "a ThreadData"), payload.loc)
             if payload.dtype is None:
                 raise located(CoopTypeError(
                     f"could not infer the dtype of ThreadData {payload.var}; pass dtype= or assign values of "

@@ -168,10 +168,13 @@ class KernelRewrite:
             return ir.Var(scope, scope.redefine(prefix, loc).name, loc)
 
         if is_aggregate(payload.dtype):  # numba-cuda-mlir has no local arrays of records: a record array over
-            # stack bytes of the kernel's entry (SPEC 9.2)
+            # stack bytes of the kernel's entry (SPEC 9.2); nor arrays of struct-model types: a pointer to the slots
             site = local_bytes_site(payload.dtype, payload.items_per_thread, self.state.typingctx)
             site_var, pointer, array_fn, size_var = (fresh("$cuda_coop_bytes"), fresh("$cuda_coop_pointer"),
                                                      fresh("$cuda_coop_array"), fresh("$cuda_coop_k"))
+            if nb.held_by_value(payload.dtype):
+                return [ir.Assign(ir.Global("cuda_coop_local_bytes", site, loc), site_var, loc),
+                        ir.Assign(ir.Expr.call(site_var, [], (), loc), target, loc)]
             return [
                 ir.Assign(ir.Global("cuda_coop_local_bytes", site, loc), site_var, loc),
                 ir.Assign(ir.Expr.call(site_var, [], (), loc), pointer, loc),

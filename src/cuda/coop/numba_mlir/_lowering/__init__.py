@@ -104,7 +104,9 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
         for param in site.params:
             elem_dtype = param.dtype or site.elem_dtype
             if param.abi == "ptr":
-                value = nb.memref_data_pointer(builder.load_var(args[param.operand]))  # type: ignore[attr-defined]
+                value = builder.load_var(args[param.operand])  # type: ignore[attr-defined]
+                if not isinstance(builder.get_numba_type(args[param.operand]), nb.types.CPointer):  # type: ignore
+                    value = nb.memref_data_pointer(value)  # an array (a struct-model ThreadData is a pointer)
             elif param.abi == "len":
                 value = nb.array_length(builder.load_var(args[param.operand]))  # type: ignore[attr-defined]
             elif param.abi == "i64":
