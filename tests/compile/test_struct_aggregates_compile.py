@@ -190,3 +190,56 @@ def test_thread_data_of_a_struct_model_type_in_every_payload_role_builds():
                               + spread[j].hi + np.float32(heads[j]))
 
     _build(kernel, (LO, LO, KEYS))
+
+
+def running_hull(state, block_aggregate):
+    old = state[0]
+    state[0] = hull_device(old, block_aggregate)
+    return old
+
+
+RUNNING_HULL = numba_coop.StatefulFunction(running_hull, interval_type)
+
+
+def test_running_scan_with_a_struct_state_builds():
+    """A StatefulFunction whose state is a struct-model value carries a running hull across tiles."""
+    @cuda.jit
+    def kernel(lo, out, keys):
+        block = coop.this_block()
+        r = block.rank()
+        state = coop.ThreadData(1, dtype=interval_type)
+        state[0] = Interval(lo[0], lo[0])
+        items = coop.ThreadData(2, dtype=interval_type)
+        for tile in range(4):
+            for j in range(2):
+                items[j] = Interval(lo[2 * r + j], lo[2 * r + j] + np.float32(tile))
+            before = numba_coop.exclusive_scan(block, items, state, scan_op=hull, prefix_op=RUNNING_HULL)
+            out[2 * r] += before[0].lo + before[1].hi
+
+    _build(kernel)
+
+
+PAIR = np.dtype([("key", np.int32), ("val", np.float32)], align=True)
+
+
+def keep_first(state, block_aggregate):
+    return state[0]
+
+
+def test_a_structured_dtype_state_is_an_error():
+    """A record's state[0] is a reference to the state: ``old = state[0]`` would change with the update."""
+    running = numba_coop.StatefulFunction(keep_first, PAIR)
+
+    @cuda.jit
+    def kernel(src, dst):
+        block = coop.this_block()
+        state = coop.ThreadData(1, dtype=PAIR)
+        state[0] = src[0]
+        items = coop.ThreadData(2, dtype=PAIR)
+        numba_coop.load(block, src, items)
+        numba_coop.store(block, dst, numba_coop.exclusive_scan(block, items, state, scan_op=larger_key,
+                                                               prefix_op=running))
+
+    records = np.zeros(256, PAIR)
+    message = _error(kernel, coop.CoopTypeError, "prefix_op StatefulFunction dtype Record(", (records, records))
+    assert "use a numeric dtype or a struct-model type" in message

@@ -276,3 +276,49 @@ def test_thread_data_of_intervals_in_every_payload_role():
     assert 0 < want_heads.sum() < want_heads.size  # both kinds of flag occur
     np.testing.assert_array_equal(heads.reshape(GRID, TILE), want_heads)
     np.testing.assert_array_equal(total.reshape(GRID, 2), np.stack([pairs[..., 0].min(1), pairs[..., 1].max(1)], -1))
+
+
+def running_hull(state, block_aggregate):
+    old = state[0]
+    state[0] = hull_device(old, block_aggregate)
+    return old
+
+
+RUNNING_HULL = numba_coop.StatefulFunction(running_hull, interval_type)
+TILES = 8
+
+
+@functools.cache
+def running_kernel():
+    @cuda.jit
+    def kernel(lo, hi, seed, out):
+        block = coop.this_block()
+        r = block.rank()
+        state = coop.ThreadData(1, dtype=interval_type)
+        state[0] = Interval(seed[0], seed[1])
+        items = coop.ThreadData(K, dtype=interval_type)
+        for tile in range(TILES):
+            base = tile * TILE + K * r
+            for j in range(K):
+                items[j] = Interval(lo[base + j], hi[base + j])
+            before = numba_coop.exclusive_scan(block, items, state, scan_op=hull, prefix_op=RUNNING_HULL)
+            for j in range(K):
+                out[2 * (base + j)], out[2 * (base + j) + 1] = before[j].lo, before[j].hi
+
+    return kernel
+
+
+def test_running_scan_across_tiles_with_a_struct_state():
+    """One block scans TILES tiles; a StatefulFunction with an Interval state carries the hull between them, so the
+    whole stream gets an exclusive running hull seeded with the state's first value."""
+    n = TILES * TILE
+    lo, hi = intervals(n)
+    seed = np.array([0.5, 0.75], np.float32)
+    out = poisoned(2 * n, np.float32)
+    running_kernel()[1, THREADS](lo, hi, seed, out)
+    cuda.synchronize()
+    want = np.empty((n, 2), np.float32)
+    want[0] = seed
+    want[1:, 0] = np.minimum(seed[0], np.minimum.accumulate(lo)[:-1])
+    want[1:, 1] = np.maximum(seed[1], np.maximum.accumulate(hi)[:-1])
+    np.testing.assert_array_equal(out.reshape(n, 2), want)

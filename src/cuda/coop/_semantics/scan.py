@@ -97,7 +97,7 @@ def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype
         if not has_state:
             raise CoopValueError(f"{name} prefix_op StatefulFunction requires a state operand after value "
                                  f"({name.rsplit('.', 1)[-1]}(group, value, state, prefix_op=...))")
-        if state_dtype not in ALL_NUMERIC_DTYPES:
+        if state_dtype not in ALL_NUMERIC_DTYPES and not is_aggregate(state_dtype):
             raise CoopTypeError(f"{name} does not support prefix_op state dtype {state_dtype}; supported: "
                                 f"{', '.join(NUMERIC_DTYPES)}")
         prefix = stateful_symbol(prefix_op, dtype, state_dtype)

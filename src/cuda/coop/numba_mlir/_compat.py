@@ -275,8 +275,8 @@ def compile_operator(function: object, dtype: str, cc: int, symbol: str, arity: 
         code, _ = nb_cuda.compile(function, rty(*state, *([ty] * arity)), device=True, abi="c",
                                   abi_info={"abi_name": symbol}, output="ltoir", cc=(cc // 10, cc % 10))
         return bytes(code)
-    wrapper = _pointer_wrapper(function, arity, bool(state), writes_result=result is None,
-                               struct=held_by_value(dtype))
+    wrapper = _pointer_wrapper(function, arity, bool(state), struct=held_by_value(dtype),
+                               writes_result=result is None)
     pointer = types.CPointer(ty)
     sig = (types.void(pointer, *state, *([pointer] * arity)) if result is None
            else rty(*state, *([pointer] * arity)))
@@ -285,38 +285,26 @@ def compile_operator(function: object, dtype: str, cc: int, symbol: str, arity: 
     return bytes(code)
 
 
-def _pointer_wrapper(function: object, arity: int, stateful: bool, writes_result: bool, struct: bool) -> object:
-    """``wrapper([out,] [state,] *pointers)`` calling ``function`` on the pointed-to values (see compile_operator)."""
-    device = function if hasattr(function, "py_func") else nb_cuda.jit(device=True)(function)
-    if struct:  # numba-cuda-mlir has no arrays of struct-model types: load and store the SSA struct directly
-        load, store = _struct_intrinsics()
-        if writes_result and stateful:
-            def wrapper(out, state, a):
-                store(out, device(state, load(a)))
-        elif writes_result and arity == 1:
-            def wrapper(out, a):
-                store(out, device(load(a)))
-        elif writes_result:
-            def wrapper(out, a, b):
-                store(out, device(load(a), load(b)))
-        else:
-            def wrapper(a, b):
-                return device(load(a), load(b))
-        return wrapper
-    item = nb_cuda.carray  # a one-item array over a pointer: reads and writes work for every dtype, records too
-    if writes_result and stateful:
-        def wrapper(out, state, a):
-            item(out, 1)[0] = device(state, item(a, 1)[0])
-    elif writes_result and arity == 1:
-        def wrapper(out, a):
-            item(out, 1)[0] = device(item(a, 1)[0])
-    elif writes_result:
-        def wrapper(out, a, b):
-            item(out, 1)[0] = device(item(a, 1)[0], item(b, 1)[0])
-    else:  # a predicate: the truth value is returned by value
-        def wrapper(a, b):
-            return device(item(a, 1)[0], item(b, 1)[0])
-    return wrapper
+def _pointer_wrapper(function: object, arity: int, stateful: bool, struct: bool, writes_result: bool) -> object:
+    """``wrapper([out,] [state,] *pointers)`` calling ``function`` (compiled as a device function and inlined) on
+    the pointed-to values; a result is written through ``out`` (a predicate's truth value is returned). Values are
+    read and written as one-item arrays (every dtype, records too), or loaded and stored directly for a struct-model
+    type (numba-cuda-mlir has no arrays of those); a StatefulFunction's state pointer is passed on as it is."""
+    def read(name: str) -> str:
+        return f"load({name})" if struct else f"item({name}, 1)[0]"
+
+    operands = ["a", "b"][:arity]
+    call = f"device({', '.join((['state'] if stateful else []) + [read(name) for name in operands])})"
+    if not writes_result:
+        body = f"return {call}"
+    else:
+        body = f"store(out, {call})" if struct else f"item(out, 1)[0] = {call}"
+    params = (["out"] if writes_result else []) + (["state"] if stateful else []) + operands
+    load, store = _struct_intrinsics() if struct else (None, None)
+    namespace = {"device": function if hasattr(function, "py_func") else nb_cuda.jit(device=True)(function),
+                 "item": nb_cuda.carray, "load": load, "store": store}
+    exec(f"def wrapper({', '.join(params)}):\n    {body}\n", namespace)  # noqa: S102 - fixed templates above
+    return namespace["wrapper"]
 
 
 _struct_access: tuple[object, object] | None = None

@@ -15,6 +15,7 @@ from ..._semantics.common import Runtime
 from ..._semantics.scan import is_stateful, plan_scan
 from .. import _compat as nb
 from .._ir import dtype_of_object
+from ..._semantics.aggregates import is_aggregate
 from . import Param, SiteCall, operator_link, require_payload_dtype, require_runtime_int, same_shape_result
 
 OPS = ("scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan")
@@ -29,6 +30,11 @@ def _state_dtype(name: str, prefix_op: Any) -> str:
     if dtype is None:
         raise CoopTypeError(f"{name} prefix_op StatefulFunction dtype must be a NumPy or Numba scalar type; got "
                             f"{prefix_op.dtype!r}")
+    if is_aggregate(dtype) and not nb.held_by_value(dtype):
+        # ``old = state[0]`` would be a view of the bytes the op then overwrites: the prefix would come out wrong
+        raise CoopTypeError(f"{name} prefix_op StatefulFunction dtype {dtype} is a structured dtype, whose state[0] "
+                            "is a reference to the state in numba-cuda-mlir; use a numeric dtype or a struct-model "
+                            "type (a value) for the state")
     return dtype
 
 
