@@ -1,7 +1,8 @@
 """User-defined aggregates registered through numba-cuda-mlir's extension API with a struct data model (SPEC 9.2),
-without a GPU: one value per thread in every scalar role builds with every call inlined and no local memory, the
+without a GPU: scalars and ThreadData payloads in every role build with every call inlined and no local memory, the
 opaque C++ struct has numba-cuda-mlir's size and alignment, and each mistake is a compile-time error naming the call
-site. numba-cuda-mlir 0.6 has no arrays of struct-model types, so payload forms are an error that says so."""
+site. numba-cuda-mlir 0.6 has no arrays of struct-model types: a ThreadData of one is a pointer to its slots, and
+local or shared arrays of one are an error that says so."""
 from __future__ import annotations
 
 import numpy as np

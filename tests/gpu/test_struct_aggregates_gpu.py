@@ -1,8 +1,8 @@
 """User-defined aggregates registered through numba-cuda-mlir's extension API with a struct data model (SPEC 9.2)
 on the GPU: one value per thread through reduce (block, warp, this_thread, warp groups, cluster), scans, scalar
-shuffles, radix_sort_pairs values and chained calls, each against a NumPy oracle, outputs poisoned, inputs checked
-unchanged. The kernels read the fields from arrays and write them back to arrays (numba-cuda-mlir has no arrays of
-struct-model types)."""
+shuffles, radix_sort_pairs values and chained calls; ThreadData payloads of them in every payload role; a running
+scan with a struct state. Each against a NumPy oracle, outputs poisoned, inputs checked unchanged. The kernels read
+the fields from arrays and write them back (numba-cuda-mlir has no arrays of struct-model types)."""
 from __future__ import annotations
 
 import functools
