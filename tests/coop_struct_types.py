@@ -6,8 +6,10 @@ LLVM lays out in 16 bytes aligned to 8 (padding after the byte fields), so a wro
 """
 from __future__ import annotations
 
-from numba_cuda_mlir import extending, types
+from numba_cuda_mlir import cuda, extending, types
 from numba_cuda_mlir.models import StructModel
+
+import cuda.coop.numba_mlir as numba_coop
 
 
 def _struct_type(name, fields):
@@ -45,3 +47,26 @@ def _struct_type(name, fields):
 
 Interval, interval_type = _struct_type("Interval", [("lo", types.float32), ("hi", types.float32)])
 Tagged, tagged_type = _struct_type("Tagged", [("key", types.int64), ("tag", types.int8), ("flag", types.boolean)])
+
+
+# The callables the aggregate tests pass (compile and GPU tests share them).
+def hull(a, b):
+    return Interval(min(a.lo, b.lo), max(a.hi, b.hi))
+
+
+@cuda.jit(device=True)
+def hull_device(a, b):
+    return Interval(min(a.lo, b.lo), max(a.hi, b.hi))
+
+
+def larger_key(a, b):
+    return a if a.key >= b.key else b
+
+
+def running_hull(state, block_aggregate):
+    old = state[0]
+    state[0] = hull_device(old, block_aggregate)
+    return old
+
+
+RUNNING_HULL = numba_coop.StatefulFunction(running_hull, interval_type)

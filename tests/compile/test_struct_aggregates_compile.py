@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from coop_struct_types import Interval, Tagged, interval_type
+from coop_struct_types import RUNNING_HULL, Interval, Tagged, hull, hull_device, interval_type, larger_key
 from numba_cuda_mlir import cuda
 
 import cuda.coop.numba_mlir as numba_coop
@@ -15,19 +15,6 @@ from cuda import coop
 
 LO = np.zeros(256, np.float32)
 KEYS = np.zeros(256, np.int64)
-
-
-def hull(a, b):
-    return Interval(min(a.lo, b.lo), max(a.hi, b.hi))
-
-
-@cuda.jit(device=True)
-def hull_device(a, b):
-    return Interval(min(a.lo, b.lo), max(a.hi, b.hi))
-
-
-def larger_key(a, b):
-    return a if a.key >= b.key else b
 
 
 def _build(kernel, args=(LO, LO, KEYS)):
@@ -155,7 +142,8 @@ def test_local_and_shared_arrays_of_a_struct_model_type_are_unsupported(form):
         total = numba_coop.reduce(coop.this_block(), items, binary_op=hull)
         out[t] = total.lo
 
-    message = _error(kernel, coop.CoopUnsupportedError, f"a {form} array of the struct-model type Interval is not supported")
+    message = _error(kernel, coop.CoopUnsupportedError,
+                     f"a {form} array of the struct-model type Interval is not supported")
     assert "use coop.ThreadData(items_per_thread, dtype=...)" in message
 
 
@@ -193,13 +181,6 @@ def test_thread_data_of_a_struct_model_type_in_every_payload_role_builds():
     _build(kernel, (LO, LO, KEYS))
 
 
-def running_hull(state, block_aggregate):
-    old = state[0]
-    state[0] = hull_device(old, block_aggregate)
-    return old
-
-
-RUNNING_HULL = numba_coop.StatefulFunction(running_hull, interval_type)
 
 
 def test_running_scan_with_a_struct_state_builds():

@@ -9,7 +9,7 @@ import functools
 
 import numpy as np
 import pytest
-from coop_struct_types import Interval, Tagged, interval_type
+from coop_struct_types import RUNNING_HULL, Interval, Tagged, hull, hull_device, interval_type, larger_key
 from gpu_helpers import poisoned
 from numba_cuda_mlir import cuda
 
@@ -21,22 +21,9 @@ rng = np.random.default_rng(77)
 GRID, THREADS = 4, 128
 
 
-def hull(a, b):
-    return Interval(min(a.lo, b.lo), max(a.hi, b.hi))
-
-
-@cuda.jit(device=True)
-def hull_device(a, b):
-    return Interval(min(a.lo, b.lo), max(a.hi, b.hi))
-
-
 @cuda.jit(device=True)
 def make_interval(lo, hi):
     return Interval(lo, hi)
-
-
-def larger_key(a, b):
-    return a if a.key >= b.key else b
 
 
 def intervals(n):
@@ -278,13 +265,6 @@ def test_thread_data_of_intervals_in_every_payload_role():
     np.testing.assert_array_equal(total.reshape(GRID, 2), np.stack([pairs[..., 0].min(1), pairs[..., 1].max(1)], -1))
 
 
-def running_hull(state, block_aggregate):
-    old = state[0]
-    state[0] = hull_device(old, block_aggregate)
-    return old
-
-
-RUNNING_HULL = numba_coop.StatefulFunction(running_hull, interval_type)
 TILES = 8
 
 
