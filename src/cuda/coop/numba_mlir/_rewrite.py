@@ -170,11 +170,11 @@ class KernelRewrite:
         if is_aggregate(payload.dtype):  # numba-cuda-mlir has no local arrays of records: a record array over
             # stack bytes of the kernel's entry (SPEC 9.2); nor arrays of struct-model types: a pointer to the slots
             site = local_bytes_site(payload.dtype, payload.items_per_thread, self.state.typingctx)
-            site_var, pointer, array_fn, size_var = (fresh("$cuda_coop_bytes"), fresh("$cuda_coop_pointer"),
-                                                     fresh("$cuda_coop_array"), fresh("$cuda_coop_k"))
+            site_var = fresh("$cuda_coop_bytes")
             if nb.held_by_value(payload.dtype):
                 return [ir.Assign(ir.Global("cuda_coop_local_bytes", site, loc), site_var, loc),
                         ir.Assign(ir.Expr.call(site_var, [], (), loc), target, loc)]
+            pointer, array_fn, size_var = fresh("$cuda_coop_pointer"), fresh("$cuda_coop_array"), fresh("$cuda_coop_k")
             return [
                 ir.Assign(ir.Global("cuda_coop_local_bytes", site, loc), site_var, loc),
                 ir.Assign(ir.Expr.call(site_var, [], (), loc), pointer, loc),
