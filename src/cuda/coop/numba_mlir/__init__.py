@@ -73,6 +73,9 @@ def register_backend() -> None:
         if _registered:
             return
         _entry.register()
+        from ._compat import serialise_launches
+
+        serialise_launches()  # before any launch: launches from several threads are otherwise unsafe
         _registered = True
 
 

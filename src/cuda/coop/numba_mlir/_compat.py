@@ -406,6 +406,42 @@ def install_short_shared_pointers() -> None:
     mo._call_llvm70_capi = translate_coop_aware
 
 
+# --- launches from several Python threads ------------------------------------------------
+# A configured launcher (``kernel[grid, block]``, cached per configuration and so shared by threads) keeps per-launch
+# state on itself: the copy-back callbacks of host arrays, the native launcher of the chosen specialisation.
+# numba-cuda-mlir 0.6 serialises a dispatcher's launches only on free-threaded Python; with the GIL, threads still
+# interleave there, and one thread runs (and clears) another's copy-backs before that thread's kernel ran, so a
+# host output is never written. Give every dispatcher the launch lock the free-threaded build already uses.
+_serialised_launches = False
+_launch_lock_bootstrap = threading.Lock()
+
+
+def serialise_launches() -> None:
+    """Idempotent; a numba-cuda-mlir without this private path keeps its own behaviour."""
+    global _serialised_launches
+    if _serialised_launches:
+        return
+    _serialised_launches = True
+    try:
+        from numba_cuda_mlir.descriptor import _ArgMarshaller
+
+        original = _ArgMarshaller.__dict__["__call__"]
+    except (ImportError, KeyError):
+        return
+
+    def call(self, *args):  # noqa: ANN001, ANN202
+        dispatcher = self._dispatcher
+        if getattr(dispatcher, "_launch_lock", None) is None and hasattr(dispatcher, "_ensure_dispatcher_state"):
+            with _launch_lock_bootstrap:  # two threads' first launches must not make two locks
+                if getattr(dispatcher, "_launch_lock", None) is None:
+                    dispatcher._ensure_dispatcher_state()
+                    dispatcher._launch_lock = threading.RLock()
+        return original(self, *args)
+
+    call.__wrapped__ = original  # type: ignore[attr-defined]
+    _ArgMarshaller.__call__ = call
+
+
 # --- launch cost of integer arguments the kernel specialises on ---------------------------
 # SPEC 7.2 specialises a kernel on an integer argument (ForceLiteralArg). numba-cuda-mlir 0.6 then rebuilds the
 # argument's literal type with ``types.literal(value)`` on every launch (``MLIRDispatcher._literal_type_for_value``),
