@@ -1,6 +1,7 @@
 """Shared vocabulary of the planning layer: dtypes, selectors, launch shapes, scratch needs."""
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -47,10 +48,23 @@ def itemsize(dtype: str) -> int:
     return found.size if found is not None else ALL_NUMERIC_DTYPES[dtype][1]
 
 
+def is_selector_string(value: object) -> bool:
+    """A plain string: an enum member is rejected whatever its mixin (SPEC 2.3, C1), a ``str`` subclass or not."""
+    return isinstance(value, str) and not isinstance(value, enum.Enum)
+
+
+def selector_type_error(op: str, param: str, value: object, expected: str = "a string") -> CoopTypeError:
+    """C1: ``value`` where a selector string is required."""
+    hint = f" (an enum member: pass its string, {type(value).__name__}.{value.name}.value)" \
+        if isinstance(value, enum.Enum) else ""
+    return CoopTypeError(f"{op} {param} must be {expected}; got {type(value).__name__}{hint}")
+
+
 def normalize_selector(op: str, param: str, value: object, allowed: Sequence[str]) -> str:
     """Match a selector string (SPEC 2.3): trimmed, case-insensitive, '-' as '_'."""
-    if not isinstance(value, str):
-        raise CoopTypeError(f"{op} {param} must be a string; got {type(value).__name__}")
+    if not is_selector_string(value):
+        raise selector_type_error(op, param, value)
+    assert isinstance(value, str)
     canonical = value.strip().lower().replace("-", "_")
     if canonical not in allowed:
         raise CoopValueError(f"{op} {param} must be one of: {', '.join(allowed)}; got {value!r}")

@@ -16,6 +16,7 @@ from .common import (
     Runtime,
     Static,
     check_runtime_int,
+    is_selector_string,
     normalize_selector,
 )
 from .groups import (
@@ -67,7 +68,7 @@ class ExchangeSpec:
 
 
 def canonical_mode(value: object) -> object:
-    return value.strip().lower().replace("-", "_") if isinstance(value, str) else value
+    return value.strip().lower().replace("-", "_") if is_selector_string(value) else value  # type: ignore[union-attr]
 
 
 def _check_common(name: str, dtype: str, descriptor: Descriptor | None, group: GroupSpec) -> None:

@@ -4,7 +4,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
-from .common import BLOCK, CLUSTER, GRID, LOGICAL_WARP, THREAD, WARP, WARPS_IN_BLOCK, GroupSpec, LaunchShape
+from .common import (
+    BLOCK, CLUSTER, GRID, LOGICAL_WARP, THREAD, WARP, WARPS_IN_BLOCK, GroupSpec, LaunchShape, is_selector_string,
+    selector_type_error,
+)
 
 LOGICAL_WARP_WIDTHS = (1, 2, 4, 8, 16, 32)
 QUERY_LEVELS = ("thread", "warp", "block", "cluster", "grid")
@@ -97,8 +100,9 @@ def require_kind(op: str, group: GroupSpec, supported: tuple[str, ...], widths: 
 
 
 def query_level(method: str, level: object) -> str:
-    if not isinstance(level, str):
-        raise CoopTypeError(f"ThreadGroup.{method} level must be a string; got {type(level).__name__}")
+    if not is_selector_string(level):
+        raise selector_type_error(f"ThreadGroup.{method}", "level", level)
+    assert isinstance(level, str)
     canonical = level.strip().lower().replace("-", "_")
     if canonical == "gpu_thread":
         canonical = "thread"

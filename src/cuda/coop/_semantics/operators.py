@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import builtins
+import enum
 import hashlib
 import operator
 import re
@@ -13,7 +14,7 @@ import numpy as np
 
 from .._errors import CoopTypeError, CoopValueError
 from .aggregates import symbol_part
-from .common import INTEGER_DTYPES, passes_by_pointer
+from .common import INTEGER_DTYPES, passes_by_pointer, selector_type_error
 
 # canonical name -> (aliases, integer-only)
 _BUILTINS: dict[str, tuple[tuple[str, ...], bool]] = {
@@ -177,6 +178,8 @@ def callable_symbol(function: Any, dtype: str = "", arity: int = 2) -> str:
 def resolve_operator(op: str, param: str, value: Any, dtype: str) -> OperatorSpec:
     if value is None:
         return OperatorSpec("sum", True)
+    if isinstance(value, enum.Enum):  # SPEC 2.3: an operator name is a plain string, never an enum member
+        raise selector_type_error(op, param, value, "an operator string or a Python/device function")
     if isinstance(value, str):
         canonical = _ALIASES.get(value.strip().lower().replace("-", "_"))
         if canonical is None:

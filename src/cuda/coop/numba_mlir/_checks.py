@@ -5,6 +5,7 @@ A mixin of the planner's ``KernelPlan`` (reads ``self.resolver``, ``self.func_ir
 """
 from __future__ import annotations
 
+import inspect
 import os
 import re
 from typing import Any
@@ -67,6 +68,7 @@ class KernelChecks:
                     value = self.resolver.var(var.name)
                     if isinstance(value, PayloadTuple):
                         raise self._tuple_operand_error(value, param, call.name)
+                    self._reject_container(call, param, var)
                     if isinstance(value, PayloadVal) and value.form != THREAD_DATA:
                         self._check_array_payload(call, param, value, arrays)
                     if isinstance(value, PayloadVal) and value.explicit:
@@ -84,6 +86,23 @@ class KernelChecks:
                     raise located(exc, payload.loc) from None
         self._check_static_indices()
         self._check_unpacking()
+
+    _CONTAINERS = {"build_list": "list", "build_tuple": "tuple", "build_set": "set", "build_map": "dict"}
+
+    def _reject_container(self, call: Any, param: str, var: Any) -> None:
+        """A Python container built in the kernel where an operand goes (``coop.sum(block, [a, b])``): it is not a
+        payload, and would otherwise be reported as a dtype that cannot be inferred."""
+        parameter = inspect.signature(call.marker).parameters.get(param)
+        if parameter is None or parameter.kind != parameter.POSITIONAL_ONLY:
+            return  # an option: its own check names what it takes
+        for definition in self.resolver.definitions(var.name):
+            kind = self._CONTAINERS.get(getattr(definition, "op", None)) if isinstance(definition, nb.ir.Expr) \
+                else None
+            if kind is None:
+                continue
+            form = " or a local array (numba_coop.local.array(n, dtype))" if call.qualified else ""
+            raise CoopTypeError(f"{call.name} {param} must be a ThreadData payload{form}; got a Python {kind}, which is "
+                                "not a payload: make one with coop.ThreadData(n, dtype) and fill it with items[i] = ...")
 
     # Operations for which the qualified API takes a scalar where the common one needs a payload (SPEC 9.1).
     _SCALAR_FORMS = ("shuffle", "radix_sort_keys", "radix_sort_pairs", "radix_rank", "histogram")

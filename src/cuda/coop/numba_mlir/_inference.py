@@ -77,6 +77,9 @@ class DtypeInference:
                     "known type (cast helper results, e.g. numpy.int32(x))"), payload.loc)
 
     def _settle_dtypes(self) -> None:
+        for output, source, call, param in self.dtype_follows:
+            if source.root().dtype is not None and output.root().dtype is None:
+                self.add_evidence(output, source.root().dtype, call, param)
         for payload in self.payloads:
             root = payload.root()
             if root.dtype is None and root.evidence:
@@ -91,6 +94,11 @@ class DtypeInference:
                     f"ThreadData {payload.var} has conflicting dtypes {first[0]} ({first[1]}) and {other[0]} ({other[1]})"
                 ), payload.loc)
         return first[0]
+
+    def follow_dtype(self, output: PayloadVal, source: PayloadVal, call: Any, param: str) -> None:
+        """SPEC 4: ``output`` (an operand ``call`` writes into) has ``source``'s dtype, once that is known (the
+        evidence for ``source`` may come from a later statement)."""
+        self.dtype_follows.append((output, source, call, param))
 
     def add_evidence(self, payload: PayloadVal, dtype: str | None, call: Any, param: str) -> None:
         """Record that ``call`` types ``payload`` as ``dtype`` (an explicit dtype must agree)."""

@@ -219,9 +219,11 @@ class Resolver:
             if fn and isinstance(lhs, Obj) and isinstance(rhs, Obj) and _is_int(lhs.value) and _is_int(rhs.value):
                 return Obj(fn(lhs.value, rhs.value))
             return UNKNOWN
-        if value.op == "unary" and value.fn in (operator.neg, "-"):
+        if value.op == "unary" and value.fn in _UNARY:
+            # A sign on a compile-time number is a compile-time number (SPEC 7.2): -math.inf, -np.inf, -CONST.
             inner = self.var(value.value.name)
-            return Obj(-inner.value) if isinstance(inner, Obj) and _is_int(inner.value) else UNKNOWN
+            return Obj(_UNARY[value.fn](inner.value)) if isinstance(inner, Obj) and _is_number(inner.value) \
+                else UNKNOWN
         if value.op == "cast":
             return self.var(value.value.name)
         if value.op in ("getitem", "static_getitem"):  # a row of a 2-D shared array: a per-thread payload
@@ -291,6 +293,14 @@ def _kernel_code_objects(func_ir: Any) -> dict[int, Any]:
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+
+
+_UNARY: dict[Any, Callable[[Any], Any]] = {operator.neg: operator.neg, "-": operator.neg,
+                                           operator.pos: operator.pos, "+": operator.pos}
 
 
 def dtype_of_object(value: Any) -> str | None:

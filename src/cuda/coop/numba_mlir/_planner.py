@@ -118,6 +118,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
         self.cc = nb.target_cc(state)
         self.resolver = Resolver(self.func_ir, tuple(state.args), self._constructor)
         self.payloads: list[PayloadVal] = []
+        self.dtype_follows: list = []  # (output, input, call, param): an output payload typed by an input's dtype
         self.backing_arrays: list = []  # numba_coop.shared.array sites (SharedArrayVal)
         self.descriptors: list[DescVal] = []
         self.groups: list[GroupVal] = []
@@ -159,6 +160,15 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
                     arg = self.resolver.var(stmt.value.args[0].name)
                     if isinstance(arg, PayloadVal):
                         result = Obj(arg.items_per_thread)
+                elif callee.value in (float, int) and len(stmt.value.args) == 1 and not stmt.value.kws:
+                    # float("-inf"), int(2.0): a conversion of a compile-time value is one (SPEC 7.2)
+                    arg = self.resolver.var(stmt.value.args[0].name)
+                    if isinstance(arg, Obj) and isinstance(arg.value, (str, int, float)) \
+                            and not isinstance(arg.value, bool):
+                        try:
+                            result = Obj(callee.value(arg.value))
+                        except ValueError:  # float("x"): numba reports it as Python would
+                            pass
                 elif callee.value in (min, max) and stmt.value.args:
                     args = [self.resolver.var(a.name) for a in stmt.value.args]
                     if all(isinstance(a, Obj) and isinstance(a.value, int) for a in args):

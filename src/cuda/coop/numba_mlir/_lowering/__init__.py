@@ -111,7 +111,7 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
                 value = nb.array_length(builder.load_var(args[param.operand]))  # type: ignore[attr-defined]
             elif param.abi == "i64":
                 if param.operand is None:
-                    value = nb.constant(int(param.value), i64)  # type: ignore[call-overload]
+                    value = _constant(int(param.value), i64)
                 else:
                     ty = builder.get_numba_type(args[param.operand])  # type: ignore[attr-defined]
                     value = nb.convert(builder.load_var(args[param.operand]), i64,  # type: ignore[attr-defined]
@@ -134,7 +134,7 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
             elif param.abi in ("elem", "value"):
                 elem = builder.get_mlir_type(nb.numba_dtype(elem_dtype))  # type: ignore[attr-defined]
                 if param.operand is None:
-                    value = nb.constant(param.value, elem)  # type: ignore[arg-type]
+                    value = _constant(param.value, elem)
                 else:
                     value = nb.convert(builder.load_var(args[param.operand]), elem)  # type: ignore[attr-defined]
                 if elem_dtype == "float16":  # by-value float16 travels as its bits (_cub.abi)
@@ -245,6 +245,17 @@ def static_dtype_name(ctx: object, call: object, key: str) -> str | None:
         return None
     dtype = None if isinstance(value, str) else dtype_of_object(value)
     return dtype if dtype is not None else repr(value)
+
+
+def _constant(value: object, ty: object) -> object:
+    """An MLIR constant of ``ty``. MLIR integers are signless and its Python binding takes a signed 64-bit value,
+    so an unsigned value at or above 2**(bits-1) (the uint64 maximum as a sort sentinel) is passed as the signed
+    integer with the same bits."""
+    if isinstance(value, int) and not isinstance(value, bool) and isinstance(ty, nb.mlir.IntegerType):
+        bits = ty.width
+        if value >= 1 << (bits - 1):
+            value -= 1 << bits
+    return nb.constant(value, ty)  # type: ignore[arg-type]
 
 
 def array_words(ty: object) -> str:

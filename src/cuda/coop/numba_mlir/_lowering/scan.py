@@ -50,14 +50,13 @@ def evidence(ctx: Any, call: Any) -> None:
     args = call.args
     if "aggregate_output" in args and "value" in args:
         aggregate, value = ctx.payload(args["aggregate_output"]), ctx.payload(args["value"])
-        dtype = value.root().dtype if value is not None else None
-        if value is None:
+        if aggregate is not None and value is not None:
+            ctx.follow_dtype(aggregate, value, call, "value")
+        elif aggregate is not None:
             try:
-                dtype = ctx.scalar_dtype(args["value"], call, "value")
+                ctx.add_evidence(aggregate, ctx.scalar_dtype(args["value"], call, "value"), call, "value")
             except CoopError:
-                dtype = None  # reported when the call is planned
-        if aggregate is not None and dtype is not None:
-            ctx.add_evidence(aggregate, dtype, call, "value")
+                pass  # reported when the call is planned
     if "state" in args:
         state, prefix_op = ctx.payload(args["state"]), _prefix_op(ctx, call)
         if state is not None and is_stateful(prefix_op):
