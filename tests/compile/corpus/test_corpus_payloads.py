@@ -333,12 +333,39 @@ def k_p16_store_index_4(src, dst):
     coop.store(block, dst, items)
 
 
+WIDE_RECORD = np.dtype([(f"f{i}", np.float64) for i in range(64)], align=True)  # 512 bytes
+
+
 @cuda.jit
 def k_p17_huge_payload(src, dst):
+    block = coop.this_block()
+    items = numba_coop.ThreadData(2048, dtype=WIDE_RECORD)  # HERE
+    numba_coop.load(block, src, items)
+    numba_coop.store(block, dst, items)
+
+
+@cuda.jit
+def k_p18_too_many_items(src, dst):
     block = coop.this_block()
     items = coop.ThreadData(100000, dtype=np.float64)  # HERE
     coop.load(block, src, items)
     coop.store(block, dst, items)
+
+
+@cuda.jit
+def k_p18_too_many_inferred_items(src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(4097)  # HERE
+    coop.load(block, src, items)
+    coop.store(block, dst, items)
+
+
+@cuda.jit
+def k_p18_local_array(src, dst):
+    block = coop.this_block()
+    items = numba_coop.local.array(8192, np.int16)  # HERE
+    numba_coop.load(block, src, items)
+    numba_coop.store(block, dst, items)
 
 
 CASES = {
@@ -422,8 +449,17 @@ CASES = {
                      "ThreadData items index 10 is out of range for items_per_thread 4"),
     "p16_store_index_4": (k_p16_store_index_4, (I32, I32), coop.CoopIndexError,
                           "ThreadData items index 4 is out of range for items_per_thread 4"),
-    "p17_huge_payload": (k_p17_huge_payload, (np.zeros(16, np.float64), np.zeros(16, np.float64)),
-                         coop.CoopValueError, "ThreadData items needs 800000 bytes per thread; the limit is "),
+    "p17_huge_payload": (k_p17_huge_payload, (np.zeros(16, WIDE_RECORD), np.zeros(16, WIDE_RECORD)),
+                         coop.CoopValueError, "ThreadData items needs 1048576 bytes per thread; the limit is 524288"),
+    "p18_too_many_items": (k_p18_too_many_items, (np.zeros(16, np.float64), np.zeros(16, np.float64)),
+                           coop.CoopValueError, "ThreadData items has 100000 items per thread of float64, 800000 bytes "
+                           "per thread; the limit is 4096 items per thread: keep a larger tile in shared memory"),
+    "p18_too_many_inferred_items": (k_p18_too_many_inferred_items, (I32, I32), coop.CoopValueError,
+                                    "ThreadData items has 4097 items per thread of int32, 16388 bytes per thread; "
+                                    "the limit is 4096 items per thread"),
+    "p18_local_array": (k_p18_local_array, (I16, I16), coop.CoopValueError,
+                        "local array items has 8192 items per thread of int16, 16384 bytes per thread; the limit is "
+                        "4096 items per thread"),
 }
 
 

@@ -197,6 +197,23 @@ def check_payload_dtype(op: str, param: str, dtype: str | None, qualified: bool)
     raise CoopTypeError(f"{op} does not support {param} dtype {dtype}; supported: {supported}")
 
 
+# The most items one thread's payload may hold (P18): per-item code of that size builds for minutes and the payload
+# lives in local memory; larger tiles belong in shared memory or in a loop over tiles.
+PAYLOAD_ITEMS_LIMIT = 4096
+
+
+def check_payload_extent(var: str, items_per_thread: int, dtype: str | None, kind: str = "ThreadData") -> None:
+    """P18: at most PAYLOAD_ITEMS_LIMIT items per thread (``dtype`` None: not known yet, the bytes are not named)."""
+    if items_per_thread <= PAYLOAD_ITEMS_LIMIT:
+        return
+    known = dtype in ALL_NUMERIC_DTYPES or is_aggregate(dtype)
+    size = f" of {dtype}, {items_per_thread * itemsize(dtype)} bytes per thread" if known else ""  # type: ignore[arg-type]
+    raise CoopValueError(
+        f"{kind} {var} has {items_per_thread} items per thread{size}; the limit is {PAYLOAD_ITEMS_LIMIT} items per "
+        "thread: keep a larger tile in shared memory (cuda.shared.array) or loop over tiles of at most "
+        f"{PAYLOAD_ITEMS_LIMIT} items per thread")
+
+
 def check_payload_bytes(var: str, items_per_thread: int, dtype: str | None) -> None:
     """P17: a payload lives in one thread's local memory."""
     size = items_per_thread * (itemsize(dtype) if dtype in ALL_NUMERIC_DTYPES or is_aggregate(dtype) else 1)

@@ -16,6 +16,11 @@ from .temp_storage import Descriptor
 ALGORITHMS = ("direct", "striped", "vectorize", "transpose", "warp_transpose", "warp_transpose_timesliced")
 BLOCK_ONLY = ("warp_transpose", "warp_transpose_timesliced")
 SCRATCH_ALGORITHMS = ("transpose", "warp_transpose", "warp_transpose_timesliced")
+# Above this many items per thread, load and store are loops rather than CUB's fully unrolled per-item code, whose
+# build time grows faster than linearly (a 1024-item transpose pair: a minute; 4096 direct items: 40 s). Every
+# algorithm but striped then reads and writes the blocked arrangement directly: the same result, without the
+# shared-memory exchange (whose scratch, T * K items, would be most of a block's shared memory at these sizes).
+UNROLLED_ITEMS_LIMIT = 256
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,11 @@ class LoadStoreSpec:
     @property
     def uses_scratch(self) -> bool:
         return self.algorithm in SCRATCH_ALGORITHMS
+
+    @property
+    def rolled(self) -> bool:
+        """Per-item code is a loop (UNROLLED_ITEMS_LIMIT); the algorithm is then direct or striped."""
+        return self.items_per_thread > UNROLLED_ITEMS_LIMIT
 
     @property
     def tile_items(self) -> int:
@@ -105,6 +115,8 @@ def plan_load_store(
             raise CoopValueError(f"{name} static offset must be nonnegative; got {offset.value}")
     if algorithm == "vectorize" and is_aggregate(payload_dtype):
         algorithm = "direct"  # SPEC 9.2: CUB vectorizes primitive types only; the same blocked arrangement
+    if items_per_thread > UNROLLED_ITEMS_LIMIT and algorithm != "striped":
+        algorithm = "direct"  # a loop over the blocked arrangement: what every other algorithm produces
     uses_scratch = algorithm in SCRATCH_ALGORITHMS
     barrier = uses_scratch and (descriptor is None or descriptor.auto_sync)
     return LoadStoreSpec(

@@ -13,12 +13,12 @@ from typing import Any
 from .._errors import CoopError, CoopIndexError, CoopTypeError, CoopUnsupportedError, CoopValueError, located
 from .._version import __version__
 from .._markers.base import op_name
-from .._semantics.common import check_payload_bytes, check_payload_dtype
+from .._semantics.common import check_payload_bytes, check_payload_dtype, check_payload_extent
 from .._semantics.groups import require_operation_group
 from .._semantics.reduce import require_reduce_group
 from . import _compat as nb
 from ._lowering import array_words
-from ._ir import THREAD_DATA, ArgRef, DescVal, GroupVal, MethodVal, Obj, PayloadTuple, PayloadVal
+from ._ir import SHARED_ROW, THREAD_DATA, ArgRef, DescVal, GroupVal, MethodVal, Obj, PayloadTuple, PayloadVal
 
 _KINDS = {GroupVal: "ThreadGroup", PayloadVal: "ThreadData", PayloadTuple: "ThreadData", DescVal: "TempStorage"}
 
@@ -81,9 +81,10 @@ class KernelChecks:
             if payload.explicit and payload.same_as is None and payload.form == THREAD_DATA:
                 try:
                     check_payload_dtype("cuda.coop.ThreadData", "dtype", payload.dtype, True)
-                    check_payload_bytes(user_name(payload.var), payload.items_per_thread, payload.dtype)
                 except CoopError as exc:
                     raise located(exc, payload.loc) from None
+            if payload.explicit or payload.form != THREAD_DATA:
+                self.check_payload_size(payload)
         self._check_static_indices()
         self._check_unpacking()
 
@@ -103,6 +104,16 @@ class KernelChecks:
             form = " or a local array (numba_coop.local.array(n, dtype))" if call.qualified else ""
             raise CoopTypeError(f"{call.name} {param} must be a ThreadData payload{form}; got a Python {kind}, which is "
                                 "not a payload: make one with coop.ThreadData(n, dtype) and fill it with items[i] = ...")
+
+    def check_payload_size(self, payload: PayloadVal) -> None:
+        """P18, then P17, at the payload's construction (an inferred dtype: once it is known)."""
+        if payload.same_as is not None or payload.form == SHARED_ROW:
+            return  # a result is sized like its input; a shared row is not per-thread storage
+        try:
+            check_payload_extent(user_name(payload.var), payload.items_per_thread, payload.dtype, payload.form)
+            check_payload_bytes(user_name(payload.var), payload.items_per_thread, payload.dtype)
+        except CoopError as exc:
+            raise located(exc, payload.loc) from None
 
     # Operations for which the qualified API takes a scalar where the common one needs a payload (SPEC 9.1).
     _SCALAR_FORMS = ("shuffle", "radix_sort_keys", "radix_sort_pairs", "radix_rank", "histogram")

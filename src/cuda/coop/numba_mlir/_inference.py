@@ -14,7 +14,7 @@ from .._errors import CoopError, CoopTypeError, CoopUnsupportedError, located
 from .._markers.base import op_name
 from . import _compat as nb
 from .._semantics.aggregates import is_aggregate
-from ._ir import ArgRef, Obj, PayloadVal, dtype_of_object
+from ._ir import THREAD_DATA, ArgRef, Obj, PayloadVal, dtype_of_object
 from ._lowering import FAMILIES
 
 
@@ -75,6 +75,8 @@ class DtypeInference:
                 raise located(CoopTypeError(
                     f"could not infer the dtype of ThreadData {payload.var}; pass dtype= or assign values of "
                     "known type (cast helper results, e.g. numpy.int32(x))"), payload.loc)
+            if not payload.explicit and payload.form == THREAD_DATA:
+                self.check_payload_size(payload)  # P18/P17 with the inferred dtype (explicit ones were checked)
 
     def _settle_dtypes(self) -> None:
         for output, source, call, param in self.dtype_follows:

@@ -12,6 +12,8 @@ _ENUM = {
 
 
 def emit(spec: LoadStoreSpec) -> Provider:
+    if spec.rolled:
+        return _emit_rolled(spec)
     t, k = c_type(spec.dtype), spec.items_per_thread
     bx, by, bz = spec.block
     tile = spec.tile_items
@@ -63,3 +65,35 @@ def emit(spec: LoadStoreSpec) -> Provider:
         + "\n".join(lines) + "\n}\n"
     )
     return Provider.make(spec.op, (header,), body, "typename " + algo + "::TempStorage" if spec.uses_scratch else None)
+
+
+def _emit_rolled(spec: LoadStoreSpec) -> Provider:
+    """A large payload (``spec.rolled``): one loop over the thread's items, blocked (``direct``) or striped, with
+    CUB's partial-tile rules (a guarded load without oob_default leaves the slots beyond valid_items alone)."""
+    t, k = c_type(spec.dtype), spec.items_per_thread
+    bx, by, bz = spec.block
+    lines = [f"  const unsigned rank = cuda_coop::linear_rank<{bx}, {by}, {bz}>();"]
+    if spec.group.kind == BLOCK:
+        lines.append("  const long long lane = rank;")
+    else:
+        width = spec.group.size
+        lines += [f"  array += (long long)cuda_coop::group_instance<{width}>(rank) * {spec.tile_items};",
+                  f"  const long long lane = (rank % 32u) % {width}u;"]
+    at = f"i * {spec.group.size}LL + lane" if spec.algorithm == "striped" else f"lane * {k}LL + i"
+    if spec.has_valid_items:
+        lines.append(f"  cuda_coop::check_range(valid_items, 0, {spec.tile_items});")
+    guard = "if (at < valid_items) " if spec.has_valid_items else ""
+    if spec.op == "load":
+        params = f"const {t}* array, {t}* items, long long offset, long long valid_items, {t} oob_default"
+        step = ("items[i] = at < valid_items ? array[at] : oob_default;" if spec.has_oob_default
+                else f"{guard}items[i] = array[at];")
+    else:
+        params = f"{t}* array, const {t}* items, long long offset, long long valid_items"
+        step = f"{guard}array[at] = items[i];"
+    lines += ["  array += offset;", "#pragma unroll 4", f"  for (int i = 0; i < {k}; ++i) {{",
+              f"    const long long at = {at};", f"    {step}", "  }"]
+    body = (
+        f'extern "C" __device__ void @SYM@({params}, char* scratch, unsigned long long stride) {{\n'
+        + "\n".join(lines) + "\n}\n"
+    )
+    return Provider.make(spec.op, (), body, None)
