@@ -106,7 +106,7 @@ def test_common_api_rejects_aggregates():
 
     _error(kernel, coop.CoopTypeError, "cuda.coop.load supports source dtypes int8, int16, int32, int64, uint8, "
                                        "uint16, uint32, uint64, float32, float64 through the common API; use "
-                                       "cuda.coop.numba_mlir for Record(key[type=int32;offset=0]")
+                                       "cuda.coop.numba_mlir for dtype([('key', '<i4')")
 
 
 def test_common_api_rejects_aggregate_scalars():
@@ -116,7 +116,7 @@ def test_common_api_rejects_aggregate_scalars():
 
     _error(kernel, coop.CoopTypeError, "cuda.coop.reduce supports value dtypes int8, int16, int32, int64, uint8, "
                                        "uint16, uint32, uint64, float32, float64 through the common API; use "
-                                       "cuda.coop.numba_mlir for Record(key[type=int32;offset=0]")
+                                       "cuda.coop.numba_mlir for dtype([('key', '<i4')")
 
 
 def test_aggregate_radix_keys_are_rejected():
@@ -127,7 +127,7 @@ def test_aggregate_radix_keys_are_rejected():
         numba_coop.load(block, src, items)
         numba_coop.store(block, dst, numba_coop.radix_sort_keys(block, items))
 
-    _error(kernel, coop.CoopTypeError, "cuda.coop.numba_mlir.radix_sort_keys does not support keys dtype Record(")
+    _error(kernel, coop.CoopTypeError, "cuda.coop.numba_mlir.radix_sort_keys does not support keys dtype dtype([('key', '<i4')")
 
 
 @pytest.mark.parametrize("form", ["reduce", "sum", "exclusive_sum", "merge_sort", "discontinuity", "adjacent"])
@@ -152,8 +152,8 @@ def test_aggregates_need_a_callable(form):
 
     param = {"reduce": "binary_op", "sum": "binary_op", "exclusive_sum": "scan_op", "merge_sort": "compare_op",
              "discontinuity": "flag_op", "adjacent": "difference_op"}[form]
-    _error(kernel, coop.CoopTypeError, f"on the aggregate dtype Record(key[type=int32;offset=0],val[type=float32;"
-                                       f"offset=4];8;True) needs {param}=<a Python or device function>")
+    _error(kernel, coop.CoopTypeError, "on the aggregate dtype dtype([('key', '<i4'), ('val', '<f4')], align=True) "
+                                       f"needs {param}=<a Python or device function>")
 
 
 def test_literal_initial_value_on_an_aggregate():
@@ -197,7 +197,7 @@ def test_arrays_of_records_are_unsupported_with_a_pointer_to_thread_data(where):
         numba_coop.load(block, src, items)
         numba_coop.store(block, dst, items)
 
-    message = _error(kernel, coop.CoopUnsupportedError, f"a {where} array of the structured dtype Record(")
+    message = _error(kernel, coop.CoopUnsupportedError, f"a {where} array of the structured dtype dtype([('key', '<i4')")
     assert "use coop.ThreadData(items_per_thread, dtype=...)" in message
 
 

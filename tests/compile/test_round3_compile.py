@@ -12,6 +12,7 @@ import pytest
 import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
 from numba_cuda_mlir import cuda
+from numba_cuda_mlir.numba_cuda.misc.literal import literal_unroll
 
 F32 = np.zeros(4096, np.float32)
 F64 = np.zeros(4096, np.float64)
@@ -262,3 +263,102 @@ def test_a_qualified_tuple_operand_also_names_local_arrays():
     message = str(info.value)
     assert "keys must be a ThreadData payload or a local array (numba_coop.local.array(n, dtype)); got a " \
            "Python tuple" in message
+
+
+# ------------------------------------------------------------ 10: errors that escaped or spoke compiler
+
+
+@cuda.jit
+def cluster_sum(src, dst):
+    cluster = coop.this_cluster()
+    dst[0] = numba_coop.sum(cluster, src[cuda.threadIdx.x])  # CLUSTER
+
+
+@cuda.jit
+def cluster_reduce(src, dst):
+    items = coop.ThreadData(4)
+    coop.load(coop.this_block(), src, items)
+    dst[0] = numba_coop.reduce(coop.this_cluster(), items, binary_op="max")  # CLUSTER
+
+
+@pytest.mark.parametrize("kernel", [cluster_sum, cluster_reduce], ids=["sum", "reduce"])
+def test_g20_a_cluster_operation_below_sm_90_is_refused_before_any_build(kernel, monkeypatch):
+    from cuda.coop._cub import nvrtc
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("a build ran before G20 was reported")
+
+    monkeypatch.setattr(nvrtc, "build", no_build)
+    with pytest.raises(coop.CoopUnsupportedError) as info:
+        numba_coop.compile_kernel(kernel, (I32, I32), block=128, target="sm_80")
+    message = str(info.value)
+    assert "cluster groups require compute capability 9.0 or newer; target is sm_80" in message
+    assert f"test_round3_compile.py:{_line_of(kernel, '# CLUSTER')}" in message
+
+
+@cuda.jit
+def local_array_badly_aligned(src, dst):
+    items = numba_coop.local.array(4, np.int32, alignment=6)  # ALIGN
+    numba_coop.load(coop.this_block(), src, items)
+    numba_coop.store(coop.this_block(), dst, items)
+
+
+def test_p13_a_local_array_alignment_that_is_not_a_power_of_two():
+    with pytest.raises(coop.CoopValueError) as info:
+        _build(local_array_badly_aligned, (I32, I32))
+    message = str(info.value)
+    assert "local.array alignment must be a positive power of two; got 6" in message
+    assert f"test_round3_compile.py:{_line_of(local_array_badly_aligned, '# ALIGN')}" in message
+
+
+@cuda.jit
+def extent_from_literal_unroll(src, dst):
+    for n in literal_unroll((2, 4)):
+        items = coop.ThreadData(n)  # EXTENT
+        coop.load(coop.this_block(), src, items)
+        coop.store(coop.this_block(), dst, items)
+
+
+def test_h3_a_literal_unroll_value_as_an_extent():
+    with pytest.raises(coop.CoopTypeError) as info:
+        _build(extent_from_literal_unroll, (I32, I32))
+    message = str(info.value)
+    assert "cuda.coop.ThreadData items_per_thread depends on a literal_unroll value; write separate explicit " \
+           "calls" in message
+    assert f"test_round3_compile.py:{_line_of(extent_from_literal_unroll, '# EXTENT')}" in message
+
+
+def test_r1_backing_shared_array_on_the_host():
+    with pytest.raises(coop.CoopCompilerContextRequiredError) as info:
+        numba_coop.shared.array(4, np.int32)
+    assert str(info.value) == "cuda.coop.numba_mlir.shared.array must be called from a supported GPU kernel."
+
+
+RECORD = np.dtype([("key", np.int32), ("val", np.float32)], align=True)
+
+
+@cuda.jit
+def record_load_in_the_common_api(src, dst):
+    items = coop.ThreadData(4)
+    coop.load(coop.this_block(), src, items)
+    coop.store(coop.this_block(), dst, items)
+
+
+@cuda.jit
+def record_and_int_evidence(src, dst):
+    items = numba_coop.ThreadData(4)
+    numba_coop.load(coop.this_block(), src, items)
+    numba_coop.store(coop.this_block(), dst, items)
+
+
+@pytest.mark.parametrize("kernel, args, fragment", [
+    (record_load_in_the_common_api, (np.zeros(512, RECORD), np.zeros(512, RECORD)),
+     "use cuda.coop.numba_mlir for dtype([('key', '<i4'), ('val', '<f4')], align=True)"),
+    (record_and_int_evidence, (np.zeros(512, RECORD), I32),
+     "ThreadData items has conflicting dtypes dtype([('key', '<i4'), ('val', '<f4')], align=True) "),
+], ids=["p1", "p8"])
+def test_structured_dtypes_are_named_as_numpy_writes_them(kernel, args, fragment):
+    with pytest.raises(coop.CoopTypeError) as info:
+        _build(kernel, args)
+    first_line = str(info.value).splitlines()[0]
+    assert fragment in first_line and "Record(" not in first_line

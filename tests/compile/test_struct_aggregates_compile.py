@@ -223,5 +223,5 @@ def test_a_structured_dtype_state_is_an_error():
                                                                prefix_op=running))
 
     records = np.zeros(256, PAIR)
-    message = _error(kernel, coop.CoopTypeError, "prefix_op StatefulFunction dtype Record(", (records, records))
+    message = _error(kernel, coop.CoopTypeError, "prefix_op StatefulFunction dtype dtype([(", (records, records))
     assert "use a numeric dtype or a struct-model type" in message

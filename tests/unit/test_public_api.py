@@ -280,10 +280,12 @@ for w in caught:
 
 def test_backend_import_is_cheap_after_numba_cuda_mlir():
     """Issue 12: importing cuda.coop.numba_mlir after numba-cuda-mlir loads neither the planner, nor NVRTC, nor
-    numba-cuda-mlir's internals; they load with the first build (the time itself is measured in benchmarks)."""
+    numba-cuda-mlir's internals; they load with the first build (the time itself is measured in benchmarks).
+    ``_compat`` does load (issue 18: launches from several threads are serialised before the first launch), and
+    it must add no numba-cuda-mlir module that numba-cuda-mlir's own import did not load."""
     code = ("import sys; from numba_cuda_mlir import cuda; before = set(sys.modules); "
             "import cuda.coop.numba_mlir as numba_coop; added = set(sys.modules) - before; "
-            "heavy = sorted(m for m in added if m.endswith(('_planner', '_compat', 'nvrtc', 'nvjitlink')) "
+            "heavy = sorted(m for m in added if m.endswith(('_planner', 'nvrtc', 'nvjitlink')) "
             "or m.startswith(('numba_cuda_mlir.numba_cuda', 'numba_cuda_mlir._mlir', 'cuda.bindings'))); "
             "print(heavy)")
     result = _run_python(code)

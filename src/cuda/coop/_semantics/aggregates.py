@@ -18,7 +18,7 @@ AGGREGATE_C_PREFIX = "cuda_coop_agg_"
 
 @dataclass(frozen=True)
 class Aggregate:
-    name: str  # the backend's description of the layout (e.g. numba's ``Record(a[type=int32;offset=0],...)``)
+    name: str  # the backend's description of the layout (e.g. ``dtype([('a', '<i4'), ('b', '<f4')], align=True)``)
     size: int
     alignment: int
     words: tuple[int, ...] = ()  # byte widths of the C struct's members, in order; () = uniform words

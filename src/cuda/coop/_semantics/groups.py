@@ -152,10 +152,15 @@ class QuerySpec:
         return self.dtype
 
 
-def plan_query(method: str, group: GroupSpec, launch: LaunchShape, level: object, dtype: str | None,
-               target_cc: int) -> QuerySpec:
+def require_cluster_target(group: GroupSpec, target_cc: int) -> None:
+    """G20: every use of a cluster group (queries, sync, operations) needs sm_90 or newer."""
     if group.kind == CLUSTER and target_cc < 90:
         raise CoopUnsupportedError(f"cluster groups require compute capability 9.0 or newer; target is sm_{target_cc}")
+
+
+def plan_query(method: str, group: GroupSpec, launch: LaunchShape, level: object, dtype: str | None,
+               target_cc: int) -> QuerySpec:
+    require_cluster_target(group, target_cc)
     if method in ("sync", "sync_aligned"):
         if group.kind in (WARPS_IN_BLOCK, GRID):
             raise CoopUnsupportedError(f"ThreadGroup.{method} is not supported for group kind '{group.kind}'")

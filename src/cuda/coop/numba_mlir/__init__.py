@@ -75,7 +75,7 @@ def register_backend() -> None:
         _entry.register()
         from ._compat import serialise_launches
 
-        serialise_launches()  # before any launch: launches from several threads are otherwise unsafe
+        serialise_launches()  # before the first launch (threads' first launches race otherwise); _compat is light
         _registered = True
 
 

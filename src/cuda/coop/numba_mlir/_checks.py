@@ -14,7 +14,7 @@ from .._errors import CoopError, CoopIndexError, CoopTypeError, CoopUnsupportedE
 from .._version import __version__
 from .._markers.base import op_name
 from .._semantics.common import check_payload_bytes, check_payload_dtype, check_payload_extent
-from .._semantics.groups import require_operation_group
+from .._semantics.groups import require_cluster_target, require_operation_group
 from .._semantics.reduce import require_reduce_group
 from . import _compat as nb
 from ._lowering import array_words
@@ -57,6 +57,7 @@ class KernelChecks:
                 self.op_calls.append(call)
                 if "group" in call.args:
                     group = self.group(call).spec
+                    require_cluster_target(group, self.cc)
                     if call.op in ("reduce", "sum"):
                         require_reduce_group(call.name, group, self.launch)
                     else:
@@ -107,8 +108,8 @@ class KernelChecks:
 
     def check_payload_size(self, payload: PayloadVal) -> None:
         """P18, then P17, at the payload's construction (an inferred dtype: once it is known)."""
-        if payload.same_as is not None or payload.form == SHARED_ROW:
-            return  # a result is sized like its input; a shared row is not per-thread storage
+        if payload.result or payload.form == SHARED_ROW:
+            return  # an operation checks the results it sizes; a shared row is not per-thread storage
         try:
             check_payload_extent(user_name(payload.var), payload.items_per_thread, payload.dtype, payload.form)
             check_payload_bytes(user_name(payload.var), payload.items_per_thread, payload.dtype)
@@ -153,8 +154,12 @@ class KernelChecks:
 
     def reject_literal_unroll(self, call: Any, param: str) -> None:
         """H3: a compile-time parameter fed by a ``literal_unroll`` loop variable."""
+        self.reject_literal_unroll_of(call.args.get(param), f"{call.name} {param}")
+
+    def reject_literal_unroll_of(self, value: Any, what: str) -> None:
+        """H3 for the IR variable ``value`` of ``what`` (``cuda.coop.ThreadData items_per_thread``)."""
         seen: set[str] = set()
-        pending = [call.args[param]] if isinstance(call.args.get(param), nb.ir.Var) else []
+        pending = [value] if isinstance(value, nb.ir.Var) else []
         while pending:
             var = pending.pop()
             if var.name in seen:
@@ -166,8 +171,8 @@ class KernelChecks:
                 elif isinstance(definition, nb.ir.Expr) and definition.op == "call":
                     callee = self.resolver.callee(self.resolver.stmt_of[id(definition)])
                     if isinstance(callee, Obj) and getattr(callee.value, "__name__", "") == "literal_unroll":
-                        raise CoopTypeError(f"{call.name} {param} depends on a literal_unroll value; write separate "
-                                            "explicit calls")
+                        raise CoopTypeError(f"{what} depends on a literal_unroll value; write separate explicit "
+                                            "calls")
                 elif isinstance(definition, nb.ir.Expr) and definition.op in (
                         "getiter", "iternext", "pair_first", "typed_getitem", "getitem", "static_getitem"):
                     pending.append(definition.value)

@@ -94,7 +94,11 @@ def _aggregate_name(record: object) -> str | None:
     fields = getattr(record, "fields", {})
     if any(not isinstance(f[0], (types.Number, types.Record, types.NestedArray)) for f in fields.values()):
         return None  # e.g. character sequences: not an aggregate of this library
-    name = aggregates.register(str(record), record.size, _alignment(record),
+    from numba_cuda_mlir.numba_cuda.np.numpy_support import as_struct_dtype
+
+    # Named as NumPy writes the dtype (messages speak Python, not numba's Record(...) repr); the repr holds the
+    # fields, their types and offsets and the alignment, so distinct layouts keep distinct names.
+    name = aggregates.register(repr(as_struct_dtype(record)), record.size, _alignment(record),
                                aggregates.member_plan(_record_leaves(record), record.size))
     _aggregate_types[name] = record
     return name

@@ -69,6 +69,7 @@ class PayloadVal:
     same_as: "PayloadVal | None" = None  # an operation result shares its input's dtype
     array: Any = None  # the IR variable of a result's local array when it is not ``stmt``'s target (tuple results)
     form: str = "ThreadData"  # or LOCAL_ARRAY: the user's own 1-D local array, a qualified payload (SPEC 9.1)
+    result: bool = False  # a fresh payload an operation returns (sized by the operation, which checks it)
 
     def root(self) -> "PayloadVal":
         node = self

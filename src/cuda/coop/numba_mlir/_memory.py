@@ -8,7 +8,7 @@ from __future__ import annotations
 import types
 from typing import Any
 
-from .._errors import CoopCompilerContextRequiredError
+from .._markers.base import kernel_only
 
 
 def array(shape: Any, dtype: Any, *, alignment: int = 8) -> Any:
@@ -27,7 +27,7 @@ def array(shape: Any, dtype: Any, *, alignment: int = 8) -> Any:
     See Also:
         :doc:`The qualified namespace </qualified>` in the cuda-coop documentation.
     """
-    raise CoopCompilerContextRequiredError("cuda.coop.numba_mlir.shared.array can only be used inside a kernel")
+    raise kernel_only("cuda.coop.numba_mlir.shared.array")  # R1
 
 
 shared = types.ModuleType("cuda.coop.numba_mlir.shared", "Shared arrays placed inside the cooperative backing.")

@@ -27,7 +27,7 @@ from .._semantics.common import (
     BLOCK, CLUSTER, GRID, THREAD, WARP, LaunchShape, Runtime, ScratchNeed, Static, check_block_shape,
 )
 from .._semantics.aggregates import is_aggregate
-from .._semantics.common import NUMERIC_DTYPES, QUALIFIED_DTYPES, itemsize
+from .._semantics.common import NUMERIC_DTYPES, QUALIFIED_DTYPES, is_power_of_two, itemsize
 from .._semantics.temp_storage import ScratchUse, layout, make_descriptor
 from .._version import __version__
 from . import _compat as nb
@@ -255,6 +255,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
         bound = self._bind(stmt, marker.__new__, "cuda.coop.ThreadData", skip_self=True)
         k = self._static(bound.get("items_per_thread"), stmt, "", must=False)
         if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
+            self.reject_literal_unroll_of(bound.get("items_per_thread"), "cuda.coop.ThreadData items_per_thread")
             raise CoopTypeError("ThreadData items_per_thread must be a compile-time integer")
         if k <= 0:
             raise CoopValueError("ThreadData items_per_thread must be positive")
@@ -280,6 +281,11 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
         args, kws = list(expr.args), dict(expr.kws)
         shape_var = args[0] if args else kws.get("shape")
         dtype_var = args[1] if len(args) > 1 else kws.get("dtype")
+        alignment = self._static(args[2] if len(args) > 2 else kws.get("alignment"), stmt, "", must=False)
+        if alignment is not None and not isinstance(alignment, Runtime) and (
+                isinstance(alignment, bool) or not isinstance(alignment, int) or not is_power_of_two(alignment)):
+            # P13 here: numba-cuda-mlir's own check is a plain ValueError without the call's line
+            raise CoopValueError(f"local.array alignment must be a positive power of two; got {alignment!r}")
         shape = self._shape_of(shape_var, stmt)
         if shape is None or len(shape) != 1:  # 2-D local arrays stay ordinary arrays
             return UNKNOWN
@@ -422,7 +428,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
                            dtype: str | None = None) -> PayloadVal:
         """A fresh payload an operation returns: a local array created where the call was."""
         return PayloadVal(call.stmt, call.stmt.target.name, items_per_thread, dtype, False, call.stmt.loc,
-                          same_as=like if dtype is None else None)
+                          same_as=like if dtype is None else None, result=True)
 
     def payload_tuple(self, call: OpCall) -> PayloadTuple:
         """The payloads a tuple-returning call creates (by statement: its target may be reassigned elsewhere)."""
@@ -441,7 +447,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
         for like in likes:
             array = nb.ir.Var(scope, scope.redefine("$cuda_coop_result", loc).name, loc)
             items.append(PayloadVal(stmt, f"{stmt.target.name}[{len(items)}]", like.items_per_thread, None, False, loc,
-                                    same_as=like, array=array))
+                                    same_as=like, array=array, result=True))
         return PayloadTuple(tuple(items), call.name, names)
 
     def scalar_dtype(self, var: Any, call: OpCall, param: str) -> str:
