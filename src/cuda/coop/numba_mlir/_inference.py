@@ -80,8 +80,8 @@ class DtypeInference:
 
     def _settle_dtypes(self) -> None:
         for output, source, call, param in self.dtype_follows:
-            if source.root().dtype is not None and output.root().dtype is None:
-                self.add_evidence(output, source.root().dtype, call, param)
+            if source.root().dtype is not None and (output.root().dtype is None or output.root().explicit):
+                self.add_evidence(output, source.root().dtype, call, param)  # an explicit dtype must agree
         for payload in self.payloads:
             root = payload.root()
             if root.dtype is None and root.evidence:

@@ -54,9 +54,10 @@ def evidence(ctx: Any, call: Any) -> None:
             ctx.follow_dtype(aggregate, value, call, "value")
         elif aggregate is not None:
             try:
-                ctx.add_evidence(aggregate, ctx.scalar_dtype(args["value"], call, "value"), call, "value")
+                dtype = ctx.scalar_dtype(args["value"], call, "value")
             except CoopError:
-                pass  # reported when the call is planned
+                dtype = None  # reported when the call is planned
+            ctx.add_evidence(aggregate, dtype, call, "value")
     if "state" in args:
         state, prefix_op = ctx.payload(args["state"]), _prefix_op(ctx, call)
         if state is not None and is_stateful(prefix_op):
