@@ -21,7 +21,14 @@ def gpu_available() -> bool:
         return False
 
 
+# The fast lane (``pytest -m fast``, README): the unit tests and one build per family (the examples' builds).
+_FAST = ("unit", "test_examples_compile.py")
+
+
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if any(part in _FAST for part in item.path.parts):
+            item.add_marker(pytest.mark.fast)
     if gpu_available():
         return
     skip = pytest.mark.skip(reason="needs an NVIDIA GPU and its driver; none was found on this machine")
