@@ -291,3 +291,18 @@ def test_backend_import_is_cheap_after_numba_cuda_mlir():
     result = _run_python(code)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout
+
+
+def test_docstrings_describe_what_each_variant_takes():
+    """Issue 18.7: the sums take no scan_op; the qualified radix sorts document float keys and blocked_to_striped
+    (the common ones do not)."""
+    import cuda.coop.numba_mlir as numba_coop
+    from cuda import coop
+
+    for sum_marker in (coop.exclusive_sum, coop.inclusive_sum, numba_coop.exclusive_sum, numba_coop.inclusive_sum):
+        assert "scan_op" not in sum_marker.__doc__
+    assert "scan_op" in coop.exclusive_scan.__doc__
+    for name in ("radix_sort_keys", "radix_sort_pairs"):
+        qualified_doc, common_doc = getattr(numba_coop, name).__doc__, getattr(coop, name).__doc__
+        assert "float32" in qualified_doc and "blocked_to_striped" in qualified_doc
+        assert "blocked_to_striped" not in common_doc

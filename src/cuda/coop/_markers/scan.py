@@ -14,7 +14,7 @@ _DOC = """{summary}
     Block groups take a scalar or a ThreadData (scanned in blocked order); warp and
     logical-warp groups take one scalar per lane. The result is fresh and defined in
     every member. ``algorithm`` (blocks only): ``"raking"`` (default), ``"raking_memoize"``,
-    ``"warp_scans"``. ``scan_op`` is an operator string or a Python/device function.
+    ``"warp_scans"``.{operator}
     The qualified variants (``cuda.coop.numba_mlir``) also accept ``valid_items=`` (warp
     groups), ``aggregate_output=`` and ``prefix_op=`` (blocks; a ``StatefulFunction`` takes
     its one-item state as a third positional operand).
@@ -26,7 +26,9 @@ _DOC = """{summary}
 
 def _doc(summary: str) -> Callable[[Any], Any]:
     def wrap(fn: Any) -> Any:
-        fn.__doc__ = _DOC.format(summary=summary)
+        takes_operator = "scan_op" in inspect.signature(fn).parameters  # the sums have a fixed operator
+        operator = " ``scan_op`` is an operator string or a Python/device function." if takes_operator else ""
+        fn.__doc__ = _DOC.format(summary=summary, operator=operator)
         return fn
 
     return wrap

@@ -32,10 +32,24 @@ QUALIFIED_OPERANDS: dict[str, tuple[str, ...]] = {
 }
 
 
+# What the qualified variant of an operation adds to the common docstring it shares.
+QUALIFIED_NOTES: dict[str, str] = {
+    **{name: """
+    Qualified additions (``cuda.coop.numba_mlir.{name}``): keys may also be float16, float32 or
+    float64 (ordered by their bits: negatives inverted, so ``-0.0 == +0.0``); ``blocked_to_striped=True``
+    returns the sorted tile in striped order (compile-time bool).
+    """.format(name=name) for name in ("radix_sort_keys", "radix_sort_pairs")},
+}
+
+
 def extended(common: Callable[..., Any]) -> Callable[..., Any]:
     """The qualified marker of ``common``, with its qualified-only keyword options (and optional positional
     operands) added (default None)."""
     marker = qualified(common)
+    if marker.__qualname__ in QUALIFIED_NOTES:
+        doc, note = common.__doc__ or "", QUALIFIED_NOTES[marker.__qualname__].strip("\n") + "\n\n"
+        at = doc.find("    See Also:")  # before the links, so the note reads as part of the description
+        marker.__doc__ = doc[:at] + note + doc[at:] if at >= 0 else doc + "\n" + note
     extra = QUALIFIED_OPTIONS.get(marker.__qualname__, ())
     operands = QUALIFIED_OPERANDS.get(marker.__qualname__, ())
     if extra or operands:
