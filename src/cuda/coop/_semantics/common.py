@@ -75,6 +75,13 @@ def is_power_of_two(value: int) -> bool:
     return value > 0 and value & (value - 1) == 0
 
 
+def require_alignment(what: str, alignment: object) -> None:
+    """P13: ``alignment`` of ``what`` (``ThreadData``, ``TempStorage``, a shared or local array) is a positive power
+    of two (a value that is not an integer at all is P13 too, where ``what`` has no type check of its own)."""
+    if isinstance(alignment, bool) or not isinstance(alignment, int) or not is_power_of_two(alignment):
+        raise CoopValueError(f"{what} alignment must be a positive power of two; got {alignment!r}")
+
+
 @dataclass(frozen=True)
 class LaunchShape:
     """The block shape a kernel specialisation is compiled for."""

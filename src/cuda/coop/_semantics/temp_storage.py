@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .._errors import CoopTypeError, CoopValueError
-from .common import ScratchNeed, is_power_of_two, normalize_selector
+from .common import ScratchNeed, normalize_selector, require_alignment
 from .targets import opt_in_shared_limit
 
 STATIC_LIMIT = 48 * 1024
@@ -32,8 +32,7 @@ def make_descriptor(index: int, size_in_bytes: object, alignment: object, auto_s
     if alignment is not None:
         if isinstance(alignment, bool) or not isinstance(alignment, int):
             raise CoopTypeError(f"TempStorage alignment must be a compile-time positive power of two; got {alignment!r}")
-        if not is_power_of_two(alignment):
-            raise CoopValueError(f"TempStorage alignment must be a positive power of two; got {alignment}")
+        require_alignment("TempStorage", alignment)
     if not isinstance(auto_sync, bool):
         raise CoopTypeError(f"TempStorage auto_sync must be a compile-time bool; got {auto_sync!r}")
     try:

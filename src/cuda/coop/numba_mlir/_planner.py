@@ -27,7 +27,7 @@ from .._semantics.common import (
     BLOCK, CLUSTER, GRID, THREAD, WARP, LaunchShape, Runtime, ScratchNeed, Static, check_block_shape,
 )
 from .._semantics.aggregates import is_aggregate
-from .._semantics.common import NUMERIC_DTYPES, QUALIFIED_DTYPES, is_power_of_two, itemsize
+from .._semantics.common import NUMERIC_DTYPES, QUALIFIED_DTYPES, itemsize, require_alignment
 from .._semantics.temp_storage import ScratchUse, layout, make_descriptor
 from .._version import __version__
 from . import _compat as nb
@@ -268,8 +268,8 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
         alignment = self._static(bound.get("alignment"), stmt, "ThreadData alignment")
         if alignment is not None and (isinstance(alignment, bool) or not isinstance(alignment, int)):
             raise CoopTypeError(f"ThreadData alignment must be a compile-time integer; got {alignment!r}")
-        if alignment is not None and (alignment <= 0 or alignment & (alignment - 1)):
-            raise CoopValueError(f"ThreadData alignment must be a positive power of two; got {alignment}")
+        if alignment is not None:
+            require_alignment("ThreadData", alignment)
         payload = PayloadVal(stmt, stmt.target.name, int(k), dtype, dtype is not None, stmt.loc)
         self.payloads.append(payload)
         return payload
@@ -282,10 +282,8 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
         shape_var = args[0] if args else kws.get("shape")
         dtype_var = args[1] if len(args) > 1 else kws.get("dtype")
         alignment = self._static(args[2] if len(args) > 2 else kws.get("alignment"), stmt, "", must=False)
-        if alignment is not None and not isinstance(alignment, Runtime) and (
-                isinstance(alignment, bool) or not isinstance(alignment, int) or not is_power_of_two(alignment)):
-            # P13 here: numba-cuda-mlir's own check is a plain ValueError without the call's line
-            raise CoopValueError(f"local.array alignment must be a positive power of two; got {alignment!r}")
+        if alignment is not None and not isinstance(alignment, Runtime):
+            require_alignment("local.array", alignment)  # here: numba-cuda-mlir's own check has no call line
         shape = self._shape_of(shape_var, stmt)
         if shape is None or len(shape) != 1:  # 2-D local arrays stay ordinary arrays
             return UNKNOWN

@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import CoopTypeError, CoopValueError, located
+from .._errors import CoopTypeError, located
 from .._semantics.aggregates import is_aggregate
-from .._semantics.common import ScratchNeed, itemsize
+from .._semantics.common import ScratchNeed, itemsize, require_alignment
 from .._semantics.temp_storage import Descriptor, ScratchUse
 from . import _compat as nb
 from ._inference import no_array_of
@@ -40,9 +40,7 @@ class SharedArrays:
                 raise CoopTypeError(f"{NAME} shape must be a compile-time positive integer or tuple of them")
             if dtype is None:
                 raise CoopTypeError(f"{NAME} dtype must be a NumPy or Numba scalar type; got {dtype_obj!r}")
-            if isinstance(alignment, bool) or not isinstance(alignment, int) or alignment <= 0 or \
-                    alignment & (alignment - 1):
-                raise CoopValueError(f"{NAME} alignment must be a positive power of two; got {alignment!r}")
+            require_alignment(NAME, alignment)
         if shape is None or dtype is None:
             return UNKNOWN
         if is_aggregate(dtype):  # numba-cuda-mlir 0.6 cannot index shared arrays of records
