@@ -1,0 +1,62 @@
+"""The docs draw an explorer for every operation family, each picture renders, and the GPU test can read every
+result cell of the pictures it runs (tests/explorer_cases.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from explorer_cases import KERNEL_OPERATIONS, check, docs_lines, expected, inputs, kernel_cases, outputs
+
+FAMILIES = {
+    "load/store": ("load", "store"), "exchange": ("exchange",), "shuffle": ("shuffle",),
+    "reduce": ("reduce", "sum"), "reduce_batched": ("reduce_batched",),
+    "scans": ("exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan"),
+    "adjacent difference": ("adjacent_difference",), "discontinuity": ("discontinuity",),
+    "merge sort": ("merge_sort_keys", "merge_sort_pairs"), "radix sort": ("radix_sort_keys", "radix_sort_pairs"),
+    "radix rank": ("radix_rank",), "top-k": ("topk_min_keys", "topk_max_keys", "topk_min_pairs", "topk_max_pairs"),
+    "histogram": ("histogram",), "run-length decode": ("run_length_decode",),
+}
+
+
+def test_every_family_has_a_picture_in_the_docs():
+    drawn = {line.split()[0] for _, line in docs_lines()}
+    missing = [family for family, ops in FAMILIES.items() if not drawn & set(ops)]
+    assert not missing, f"no explorer in docs/ for: {missing}"
+
+
+def test_the_kernel_cases_read_every_defined_cell():
+    cases = kernel_cases()
+    assert {case.op for case in cases} <= set(KERNEL_OPERATIONS) and len(cases) >= 30
+    for case in cases:
+        src, values = inputs(case, np.random.default_rng(1))
+        predicted = expected(case, src, values)
+        assert len(predicted) == len(case.picture.panels) - 1
+        assert any(v is not None for panel in predicted for row in panel for v in row), case.line
+
+
+def test_the_scan_cells_predict_a_numpy_prefix():
+    """The label reader against NumPy: an inclusive sum picture predicts np.cumsum of the input."""
+    case = next(c for c in kernel_cases() if c.op == "inclusive_sum" and not c.warp)
+    src, values = inputs(case, np.random.default_rng(2))
+    (panel,) = expected(case, src, values)
+    flat = [v for row in panel for v in row]
+    np.testing.assert_array_equal(np.array(flat, np.uint64), np.cumsum(src[:len(flat)], dtype=np.uint32))
+
+
+def test_the_checker_accepts_the_picture_and_rejects_one_wrong_cell():
+    """What the GPU test relies on: outputs that hold exactly the picture's cells pass, and changing one defined cell
+    of the first result panel fails."""
+    for case in kernel_cases():
+        src, values = inputs(case, np.random.default_rng(3))
+        out = outputs(case, src, np.zeros)[:len(case.result_columns())]
+        for array, panel, columns in zip(out, expected(case, src, values), case.result_columns(), strict=True):
+            grid = array.reshape(case.block, columns)
+            for r, row in enumerate(panel):
+                for s, v in enumerate(row):
+                    grid[r, s] = 0 if v is None else v
+        check(case, src, values, out)
+        first = out[0].reshape(case.block, -1)
+        r, s = next((r, s) for r, row in enumerate(expected(case, src, values)[0]) for s, v in enumerate(row)
+                    if v is not None)
+        first[r, s] += 1
+        with pytest.raises(AssertionError):
+            check(case, src, values, out)
