@@ -33,7 +33,7 @@ __all__ = [
     "VERSION", "nb_cuda", "extending", "types", "WholeFunctionPlanner", "register_planner", "require_launch_config",
     "set_required_dynamic_shared_memory", "_planner_registry", "ir", "ForceLiteralArg", "NumbaError", "nb_typing",
     "convert", "constant", "llvm_ptr_add_bytes", "get_or_insert_function", "memref_data_pointer", "mlir", "mlir_func", "mlir_llvm",
-    "new_site_function", "target_cc", "dtype_name", "numba_dtype", "mlir_arith", "array_length",
+    "new_site_function", "target_cc", "dtype_name", "numba_dtype", "mlir_arith", "array_length", "mark_grid_free",
 ]
 
 _sites: list[object] = []  # typing contexts hold globals weakly: keep site functions alive
@@ -485,3 +485,104 @@ def memoize_literal_launch_types() -> None:
 
     literal_type_for_value.__wrapped__ = original  # type: ignore[attr-defined]  (the benchmark's unmemoised row)
     MLIRDispatcher._literal_type_for_value = classmethod(literal_type_for_value)
+
+
+# --- one build per block shape -------------------------------------------------------------
+# numba-cuda-mlir 0.6 keys a planner kernel's builds on the whole launch configuration, grid included, because a
+# planner may read any of it. cuda.coop's planner reads the block shape only (the dynamic shared memory it needs is
+# reported separately and the cluster shape is a launch attribute), so its builds are marked grid-free and a launch
+# at another grid with the same block, dynamic shared memory and cluster reuses the build (issue 19, item 1). The
+# mark is withheld when another planner or an extension that reads the launch configuration takes part in the build.
+GRID_FREE = "cuda_coop_grid_free"
+_grid_reuse_installed = False
+
+
+def mark_grid_free(state: object) -> None:
+    """Record on the build being planned that it depends on the block shape only, when nothing else read the launch
+    configuration: no other planner registered and no launch-config extension active."""
+    from ._entry import CoopPlannerEntry
+
+    with _planner_registry._lock:
+        planners = tuple(_planner_registry._planners)
+    if any(planner is not CoopPlannerEntry for planner in planners):
+        return
+    extensions = state.metadata.get("targetoptions", {}).get("extensions") or ()  # type: ignore[attr-defined]
+    if any(getattr(extension, "uses_launch_config", False) for extension in extensions):
+        return
+    state.metadata[GRID_FREE] = True  # type: ignore[attr-defined]  (numba-cuda-mlir keeps it on the build)
+
+
+def reuse_builds_across_grids() -> None:
+    """Idempotent; a numba-cuda-mlir without these private names keeps one build per launch configuration."""
+    global _grid_reuse_installed
+    if _grid_reuse_installed:
+        return
+    _grid_reuse_installed = True
+    try:
+        from numba_cuda_mlir.descriptor import MLIRDispatcher
+
+        original = MLIRDispatcher.__dict__["_find_launch_config_overload_locked"]
+    except (ImportError, KeyError):
+        return
+
+    def find(self, argtypes, launch_config_key):  # noqa: ANN001, ANN202  (called with the dispatcher's lock held)
+        found = original(self, argtypes, launch_config_key)
+        if found is not None or not _is_launch_key(launch_config_key):
+            return found
+        same_block = launch_config_key[1:]  # (block, sharedmem, cluster): all but the grid
+        for (sig_args, key), cres in tuple(self._launch_config_overloads.items()):
+            if (_is_launch_key(key) and key[1:] == same_block and cres.metadata.get(GRID_FREE)
+                    and len(sig_args) == len(argtypes)
+                    and all(self._can_reuse_overload(s, r) for s, r in zip(sig_args, argtypes, strict=True))):
+                # Published under this grid's key too, so the next lookup is exact and evicting the first grid's
+                # entry (numba-cuda-mlir keeps a bounded number of launch configurations) leaves this one.
+                self._launch_config_overloads.setdefault((argtypes, launch_config_key), cres)
+                return cres
+        return None
+
+    find.__wrapped__ = original  # type: ignore[attr-defined]
+    MLIRDispatcher._find_launch_config_overload_locked = find
+
+
+def _is_launch_key(key: object) -> bool:
+    return (isinstance(key, tuple) and len(key) == 4 and all(isinstance(item, tuple) and len(item) == 2 for item in key)
+            and key[0][0] == "grid" and key[1][0] == "block")
+
+
+# --- numba-cuda-mlir's disk cache for kernels without cuda.coop -------------------------------
+# numba-cuda-mlir 0.6 neither reads nor writes its on-disk kernel cache while any planner is registered
+# (``if not _planner_registry._planners``), since a cached build skips the planners. cuda.coop's planner changes only
+# kernels that call cuda.coop, and those never reach that cache: every one is specialised on its launch
+# configuration, which numba-cuda-mlir does not cache on disk. So cuda.coop's planner alone does not count there
+# (issue 19, item 3); any other planner still does. ``has_planners`` keeps counting every planner, so launches stay
+# on the planner-aware path that sizes a cuda.coop kernel's dynamic shared memory.
+_disk_cache_kept = False
+
+
+class _Planners(list):
+    """The registry's planner list; false when it holds cuda.coop's planner only."""
+
+    def __bool__(self) -> bool:
+        from ._entry import CoopPlannerEntry
+
+        return any(planner is not CoopPlannerEntry for planner in self)
+
+
+def keep_disk_cache_for_plain_kernels() -> None:
+    """Idempotent; a numba-cuda-mlir whose registry is not what 0.6 has keeps its own behaviour."""
+    global _disk_cache_kept
+    if _disk_cache_kept:
+        return
+    _disk_cache_kept = True
+    registry_type = type(_planner_registry)
+    if not isinstance(getattr(_planner_registry, "_planners", None), list) or not isinstance(
+            registry_type.__dict__.get("has_planners"), property):
+        return
+
+    def has_planners(self) -> bool:  # noqa: ANN001
+        with self._lock:
+            return len(self._planners) > 0
+
+    with _planner_registry._lock:
+        registry_type.has_planners = property(has_planners)
+        _planner_registry._planners = _Planners(_planner_registry._planners)

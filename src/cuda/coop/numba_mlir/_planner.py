@@ -622,8 +622,10 @@ class CoopPlanner(nb.WholeFunctionPlanner):
                 'declare it with @cuda.jit(device=True, inline="always")'
             ), _first_coop_use(func_ir))
         try:
-            return KernelPlan(self.state).run()
+            changed = KernelPlan(self.state).run()
         except CoopError as exc:
             # The message already names the user's line: drop cuda.coop's own frames from the traceback
             # (it still shows the user's launch and numba-cuda-mlir's frames above this one).
             raise exc.with_traceback(None) from exc.__cause__
+        nb.mark_grid_free(self.state)  # the plan read the block shape only: other grids reuse the build
+        return changed

@@ -1,0 +1,150 @@
+"""Issue 19, items 1 and 3, without a GPU: a cuda.coop build is marked grid-free and a launch configuration that
+differs in the grid only finds it; numba-cuda-mlir's disk cache stays on for kernels without cuda.coop."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numba_cuda_mlir import cuda
+
+import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (registers the backend and installs the hooks)
+from cuda import coop
+from cuda.coop.numba_mlir import _compat
+
+
+def _key(grid, block=(128, 1, 1), sharedmem=0, cluster=None):
+    return (("grid", grid), ("block", block), ("sharedmem", sharedmem), ("cluster", cluster))
+
+
+class _Build:
+    def __init__(self, grid_free):
+        self.metadata = {_compat.GRID_FREE: True} if grid_free else {}
+
+
+class _Dispatcher:
+    """What the lookup reads of numba-cuda-mlir's dispatcher: its launch-keyed builds and its reuse test."""
+
+    _can_reuse_overload = staticmethod(lambda built, wanted: built == wanted)
+
+    def __init__(self, builds):
+        self._launch_config_overloads = dict(builds)
+
+
+def _find(dispatcher, argtypes, key):
+    from numba_cuda_mlir.descriptor import MLIRDispatcher
+
+    return MLIRDispatcher._find_launch_config_overload_locked(dispatcher, argtypes, key)
+
+
+def test_the_lookup_is_installed_over_numba_cuda_mlirs():
+    from numba_cuda_mlir.descriptor import MLIRDispatcher
+
+    assert hasattr(MLIRDispatcher._find_launch_config_overload_locked, "__wrapped__")
+
+
+def test_a_grid_free_build_serves_every_grid_of_its_block_shape():
+    build = _Build(grid_free=True)
+    dispatcher = _Dispatcher({(("a", "b"), _key((1, 1, 1))): build})
+    assert _find(dispatcher, ("a", "b"), _key((7, 1, 1))) is build
+    assert dispatcher._launch_config_overloads[(("a", "b"), _key((7, 1, 1)))] is build  # the next lookup is exact
+    assert _find(dispatcher, ("a", "b"), _key((9, 3, 1))) is build
+
+
+@pytest.mark.parametrize("other", [_key((7, 1, 1), block=(64, 1, 1)), _key((7, 1, 1), sharedmem=1024),
+                                   _key((7, 1, 1), cluster=(2, 1, 1))])
+def test_another_block_shape_shared_memory_or_cluster_builds_again(other):
+    dispatcher = _Dispatcher({(("a",), _key((1, 1, 1))): _Build(grid_free=True)})
+    assert _find(dispatcher, ("a",), other) is None
+
+
+def test_a_build_not_marked_grid_free_is_not_reused_and_other_argument_types_are_not_either():
+    dispatcher = _Dispatcher({(("a",), _key((1, 1, 1))): _Build(grid_free=False),
+                              (("b",), _key((2, 1, 1))): _Build(grid_free=True)})
+    assert _find(dispatcher, ("a",), _key((5, 1, 1))) is None
+    assert _find(dispatcher, ("c",), _key((5, 1, 1))) is None
+    assert len(dispatcher._launch_config_overloads) == 2
+
+
+def _built(kernel, args):
+    options = {"chip": "sm_90", "__launch_config__": {"grid": (3, 1, 1), "block": (128, 1, 1), "sharedmem": 0,
+                                                       "cluster": None}}
+    return _compat.compile_for_launch(kernel.py_func, [_compat.typeof(a) for a in args], options)
+
+
+def test_the_planner_marks_a_cuda_coop_build_grid_free_and_leaves_plain_kernels_alone():
+    @cuda.jit
+    def tile_sum(src, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(4)
+        coop.load(block, src, items, offset=cuda.blockIdx.x * 512)
+        total = coop.sum(block, items)
+        if block.rank() == 0:
+            dst[cuda.blockIdx.x] = total
+
+    @cuda.jit
+    def plain(src, dst):
+        dst[cuda.grid(1)] = src[cuda.grid(1)]
+
+    data = np.zeros(2048, np.int32)
+    assert _built(tile_sum, (data, data)).metadata.get(_compat.GRID_FREE) is True
+    assert _compat.GRID_FREE not in _built(plain, (data, data)).metadata
+
+
+def test_another_planner_withholds_the_mark(monkeypatch):
+    class Other(_compat.WholeFunctionPlanner):
+        def run(self):
+            return False
+
+    state = type("State", (), {"metadata": {"targetoptions": {}}})()
+    monkeypatch.setattr(_compat._planner_registry, "_planners", _compat._Planners([*_compat._planner_registry._planners,
+                                                                                   Other]))
+    _compat.mark_grid_free(state)
+    assert _compat.GRID_FREE not in state.metadata
+    monkeypatch.undo()
+    _compat.mark_grid_free(state)
+    assert state.metadata[_compat.GRID_FREE] is True
+    launch_reader = type("Extension", (), {"uses_launch_config": True})()
+    state = type("State", (), {"metadata": {"targetoptions": {"extensions": [launch_reader]}}})()
+    _compat.mark_grid_free(state)
+    assert _compat.GRID_FREE not in state.metadata
+
+
+def test_cuda_coops_planner_alone_does_not_turn_off_the_disk_cache_but_counts_for_the_launch_path():
+    registry = _compat._planner_registry
+    assert list(registry._planners) == [numba_coop._entry.CoopPlannerEntry]
+    assert not registry._planners  # what numba-cuda-mlir asks before reading or writing its disk cache
+    assert registry.has_planners  # launches stay on the planner-aware path (dynamic shared memory of cuda.coop)
+    other = type("Other", (_compat.WholeFunctionPlanner,), {"run": lambda self: False})
+    assert _compat._Planners([*registry._planners, other])  # any other planner turns the cache off as before
+
+
+_PLAIN_PROGRAM = """
+import sys
+from numba_cuda_mlir import cuda, tools
+tools._cached_cc = (9, 0)  # compile without a driver
+import cuda.coop.numba_mlir as numba_coop
+from numba_cuda_mlir.numba_cuda import types
+
+@cuda.jit(cache=True)
+def plain(a, b):
+    i = cuda.grid(1)
+    b[i] = a[i] + 1
+
+plain.compile((types.float32[::1], types.float32[::1]))
+print("hits", sum(plain._cache_hits.values()), "misses", sum(plain._cache_misses.values()))
+"""
+
+
+def test_a_plain_kernel_is_read_back_from_numba_cuda_mlirs_disk_cache_with_cuda_coop_imported(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    program = tmp_path / "plain_kernel.py"
+    program.write_text(_PLAIN_PROGRAM)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    runs = [subprocess.run([sys.executable, str(program)], capture_output=True, text=True, env=env, timeout=300,
+                           check=False) for _ in range(2)]
+    for run in runs:
+        assert run.returncode == 0, run.stderr[-3000:]
+    assert runs[0].stdout.split()[-4:] == ["hits", "0", "misses", "1"], runs[0].stdout
+    assert runs[1].stdout.split()[-4:] == ["hits", "1", "misses", "0"], runs[1].stdout
