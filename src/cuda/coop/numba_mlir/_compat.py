@@ -519,6 +519,7 @@ def reuse_builds_across_grids() -> None:
         return
     _grid_reuse_installed = True
     try:
+        from numba_cuda_mlir._launch_config import _is_launch_config_key_tuple as is_launch_key
         from numba_cuda_mlir.descriptor import MLIRDispatcher
 
         original = MLIRDispatcher.__dict__["_find_launch_config_overload_locked"]
@@ -527,11 +528,11 @@ def reuse_builds_across_grids() -> None:
 
     def find(self, argtypes, launch_config_key):  # noqa: ANN001, ANN202  (called with the dispatcher's lock held)
         found = original(self, argtypes, launch_config_key)
-        if found is not None or not _is_launch_key(launch_config_key):
+        if found is not None or not is_launch_key(launch_config_key):
             return found
         same_block = launch_config_key[1:]  # (block, sharedmem, cluster): all but the grid
         for (sig_args, key), cres in tuple(self._launch_config_overloads.items()):
-            if (_is_launch_key(key) and key[1:] == same_block and cres.metadata.get(GRID_FREE)
+            if (is_launch_key(key) and key[1:] == same_block and cres.metadata.get(GRID_FREE)
                     and len(sig_args) == len(argtypes)
                     and all(self._can_reuse_overload(s, r) for s, r in zip(sig_args, argtypes, strict=True))):
                 # Published under this grid's key too, so the next lookup is exact and evicting the first grid's
@@ -543,10 +544,6 @@ def reuse_builds_across_grids() -> None:
     find.__wrapped__ = original  # type: ignore[attr-defined]
     MLIRDispatcher._find_launch_config_overload_locked = find
 
-
-def _is_launch_key(key: object) -> bool:
-    return (isinstance(key, tuple) and len(key) == 4 and all(isinstance(item, tuple) and len(item) == 2 for item in key)
-            and key[0][0] == "grid" and key[1][0] == "block")
 
 
 # --- numba-cuda-mlir's disk cache for kernels without cuda.coop -------------------------------
