@@ -148,3 +148,83 @@ def test_a_plain_kernel_is_read_back_from_numba_cuda_mlirs_disk_cache_with_cuda_
         assert run.returncode == 0, run.stderr[-3000:]
     assert runs[0].stdout.split()[-4:] == ["hits", "0", "misses", "1"], runs[0].stdout
     assert runs[1].stdout.split()[-4:] == ["hits", "1", "misses", "0"], runs[1].stdout
+
+
+class _DeviceArray:
+    """A device array as numba-cuda-mlir sees one (CUDA array interface), so launches need no driver here."""
+
+    def __init__(self, n, typestr):
+        self.__cuda_array_interface__ = {"shape": (n,), "typestr": typestr, "data": (0x10000, False), "version": 3,
+                                         "strides": None}
+
+
+@pytest.fixture
+def native_launches(monkeypatch):
+    """Launches run up to numba-cuda-mlir's native launcher, which records (grid, native dispatcher) instead."""
+    from numba_cuda_mlir import descriptor, tools
+
+    launched = []
+
+    class Launcher:
+        def __init__(self, native, grid, block, stream, sharedmem, cluster):
+            self.native, self.grid = native, grid
+
+        def __call__(self, *args):
+            launched.append((self.grid[0], self.native))
+
+    monkeypatch.setattr(tools, "_cached_cc", (9, 0))  # compile for sm_90 without a driver
+    monkeypatch.setattr(descriptor, "LaunchConfiguration", Launcher)
+    return launched
+
+
+def _tile_sum_kernel():
+    @cuda.jit
+    def tile_sum(src, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(4)
+        coop.load(block, src, items, offset=cuda.blockIdx.x * 512)
+        total = coop.sum(block, items)
+        if block.rank() == 0:
+            dst[cuda.blockIdx.x] = total
+
+    return tile_sum
+
+
+@pytest.mark.filterwarnings("ignore::numba_cuda_mlir.numba_cuda.core.errors.NumbaPerformanceWarning")
+def test_new_grids_launch_through_the_native_dispatcher_that_loaded_the_build(native_launches):
+    kernel = _tile_sum_kernel()
+    src, dst = _DeviceArray(4096, "<i4"), _DeviceArray(8, "<i4")
+    for grid in (1, 7, 3):
+        kernel[grid, 128](src, dst)
+    kernel[2, 64](src, dst)  # another block shape: a build and a native dispatcher of its own
+    assert [grid for grid, _ in native_launches] == [1, 7, 3, 2]
+    natives = [native for _, native in native_launches]
+    assert natives[0] is natives[1] is natives[2] and natives[3] is not natives[0]
+    builds = kernel._launch_config_overloads  # one build per block shape, published under each grid
+    assert len(builds) == 4 and len({id(build) for build in builds.values()}) == 2
+
+
+@pytest.mark.filterwarnings("ignore::numba_cuda_mlir.numba_cuda.core.errors.NumbaPerformanceWarning")
+def test_a_build_that_is_not_grid_free_never_loads_into_a_shared_native_dispatcher(native_launches, monkeypatch):
+    kernel = _tile_sum_kernel()
+    ints, int_totals = _DeviceArray(4096, "<i4"), _DeviceArray(8, "<i4")
+    for grid in (1, 7, 3):
+        kernel[grid, 128](ints, int_totals)
+    shared = native_launches[0][1]
+
+    class Other(_compat.WholeFunctionPlanner):  # its builds may depend on the grid
+        def run(self):
+            return False
+
+    monkeypatch.setattr(_compat._planner_registry, "_planners",
+                        _compat._Planners([*_compat._planner_registry._planners, Other]))
+    floats, float_totals = _DeviceArray(4096, "<f4"), _DeviceArray(8, "<f4")
+    kernel[7, 128](floats, float_totals)
+    kernel[9, 128](ints, int_totals)  # a new grid while the other planner is registered: no sharing either
+    kernel[1, 128](ints, int_totals)
+    grids = [grid for grid, _ in native_launches[3:]]
+    natives = [native for _, native in native_launches[3:]]
+    assert grids == [7, 9, 1]
+    assert natives[0] is not shared and natives[1] is not shared and natives[1] is not natives[0]
+    assert natives[2] is shared  # the grids whose builds are all grid-free keep sharing
+    assert kernel._launch_config_dispatchers[_key((3, 1, 1))] is shared

@@ -497,19 +497,21 @@ GRID_FREE = "cuda_coop_grid_free"
 _grid_reuse_installed = False
 
 
-def mark_grid_free(state: object) -> None:
-    """Record on the build being planned that it depends on the block shape only, when nothing else read the launch
-    configuration: no other planner registered and no launch-config extension active."""
+def _only_cuda_coop_reads_the_launch(extensions: object) -> bool:
+    """No planner but cuda.coop's is registered and no extension reads the launch configuration."""
     from ._entry import CoopPlannerEntry
 
     with _planner_registry._lock:
         planners = tuple(_planner_registry._planners)
-    if any(planner is not CoopPlannerEntry for planner in planners):
-        return
-    extensions = state.metadata.get("targetoptions", {}).get("extensions") or ()  # type: ignore[attr-defined]
-    if any(getattr(extension, "uses_launch_config", False) for extension in extensions):
-        return
-    state.metadata[GRID_FREE] = True  # type: ignore[attr-defined]  (numba-cuda-mlir keeps it on the build)
+    return (all(planner is CoopPlannerEntry for planner in planners)
+            and not any(getattr(extension, "uses_launch_config", False) for extension in extensions or ()))
+
+
+def mark_grid_free(state: object) -> None:
+    """Record on the build being planned that it depends on the block shape only, when nothing else read the launch
+    configuration: no other planner registered and no launch-config extension active."""
+    if _only_cuda_coop_reads_the_launch(state.metadata.get("targetoptions", {}).get("extensions")):  # type: ignore
+        state.metadata[GRID_FREE] = True  # type: ignore[attr-defined]  (numba-cuda-mlir keeps it on the build)
 
 
 def reuse_builds_across_grids() -> None:
@@ -543,6 +545,62 @@ def reuse_builds_across_grids() -> None:
 
     find.__wrapped__ = original  # type: ignore[attr-defined]
     MLIRDispatcher._find_launch_config_overload_locked = find
+    _share_loaded_kernels_across_grids(MLIRDispatcher, is_launch_key)
+
+
+# A reused build still cost a module load per new grid (about 3 ms on the H200): numba-cuda-mlir 0.6 makes a native
+# dispatcher per launch configuration, and each loads the cubins it launches. A new grid therefore takes the native
+# dispatcher of a configuration that differs in the grid only and holds grid-free builds alone. A shared native
+# dispatcher must never load a build that is not grid-free (one made while another planner was registered, say),
+# since it would serve it at every grid it is shared by: such a launch gets a native dispatcher of its own first.
+def _share_loaded_kernels_across_grids(dispatcher_type: type, is_launch_key: object) -> None:
+    try:
+        get_native = dispatcher_type.__dict__["_get_launch_config_dispatcher_and_generation"]
+        prepare = dispatcher_type.__dict__["_prepare_for_launch"]
+        from numba_cuda_mlir._launch_config import _launch_config_key as launch_key
+    except (ImportError, KeyError):
+        return
+
+    def grid_free_sibling(self, key):  # noqa: ANN001, ANN202  (the launch-config lock is held)
+        builds: dict[object, bool] = {}  # key -> every build published under it is grid-free
+        for (_, built_key), cres in self._launch_config_overloads.items():
+            builds[built_key] = builds.get(built_key, True) and bool(cres.metadata.get(GRID_FREE))
+        for other, native in self._launch_config_dispatchers.items():
+            if is_launch_key(other) and other[1:] == key[1:] and builds.get(other):
+                return native
+        return None
+
+    def get_native_dispatcher(self, launch_config):  # noqa: ANN001, ANN202
+        key = launch_key(launch_config)
+        if is_launch_key(key) and _only_cuda_coop_reads_the_launch(self.extensions):
+            with self._launch_config_lock:
+                if key not in self._launch_config_dispatchers:
+                    native = grid_free_sibling(self, key)
+                    if native is not None:
+                        self._remember_kernel_dispatcher_locked(key, native)
+                        return native, self._launch_config_generation
+        return get_native(self, launch_config)
+
+    def prepare_for_launch(self, *args):  # noqa: ANN001, ANN202
+        ready = prepare(self, *args)
+        native, generation, launch_config, required_shared_memory = ready
+        key = launch_key(launch_config)
+        if not is_launch_key(key):
+            return ready
+        with self._launch_config_lock:
+            shared = sum(other is native for other in self._launch_config_dispatchers.values()) > 1
+            if not shared or generation != self._launch_config_generation or all(
+                    cres.metadata.get(GRID_FREE) for (_, built_key), cres in self._launch_config_overloads.items()
+                    if built_key == key):
+                return ready
+            own = self._new_kernel_dispatcher()
+            self._remember_kernel_dispatcher_locked(key, own)  # the shared one stays with the other grids
+            return own, generation, launch_config, required_shared_memory
+
+    get_native_dispatcher.__wrapped__ = get_native  # type: ignore[attr-defined]
+    prepare_for_launch.__wrapped__ = prepare  # type: ignore[attr-defined]
+    dispatcher_type._get_launch_config_dispatcher_and_generation = get_native_dispatcher
+    dispatcher_type._prepare_for_launch = prepare_for_launch
 
 
 
