@@ -228,3 +228,53 @@ def test_a_build_that_is_not_grid_free_never_loads_into_a_shared_native_dispatch
     assert natives[0] is not shared and natives[1] is not shared and natives[1] is not natives[0]
     assert natives[2] is shared  # the grids whose builds are all grid-free keep sharing
     assert kernel._launch_config_dispatchers[_key((3, 1, 1))] is shared
+
+
+@pytest.mark.filterwarnings("ignore::numba_cuda_mlir.numba_cuda.core.errors.NumbaPerformanceWarning")
+def test_a_remembered_ready_launch_is_asked_again_once_its_build_or_native_dispatcher_is_gone(native_launches,
+                                                                                           monkeypatch):
+    from numba_cuda_mlir import descriptor
+    from numba_cuda_mlir.descriptor import MLIRDispatcher
+
+    from cuda.coop.numba_mlir import _planner
+
+    assert hasattr(MLIRDispatcher._get_ready_launch, "__wrapped__")
+    builds = [0]
+    original = _planner.CoopPlanner.run
+
+    def counted(self):
+        builds[0] += 1
+        return original(self)
+
+    monkeypatch.setattr(_planner.CoopPlanner, "run", counted)
+    monkeypatch.setattr(descriptor, "_LAUNCH_CONFIG_CACHE_SIZE", 2)  # a third launch configuration evicts the first
+    kernel = _tile_sum_kernel()
+    src, dst = _DeviceArray(4096, "<i4"), _DeviceArray(8, "<i4")
+    launchers = {threads: kernel[4, threads] for threads in (128, 64, 32)}
+    for threads in (128, 128, 64, 64):
+        launchers[threads](src, dst)
+    assert builds[0] == 2
+    launchers[32](src, dst)  # evicts 128's native dispatcher and its build
+    launchers[128](src, dst)
+    assert builds[0] == 4
+    assert native_launches[-1][1] is kernel._launch_config_dispatchers[_key((4, 1, 1))]
+    assert native_launches[-1][1] is not native_launches[0][1]
+    kernel.recompile()
+    launchers[128](src, dst)
+    assert builds[0] == 5
+    assert native_launches[-1][1] is kernel._launch_config_dispatchers[_key((4, 1, 1))]
+
+
+def test_a_plain_kernels_remembered_launch_follows_a_recompile(native_launches):
+    @cuda.jit
+    def plain(src, dst):
+        dst[cuda.grid(1)] = src[cuda.grid(1)]
+
+    src, dst = _DeviceArray(512, "<i4"), _DeviceArray(512, "<i4")
+    launch = plain[4, 128]
+    launch(src, dst)
+    launch(src, dst)
+    assert native_launches[0][1] is native_launches[1][1] is plain._c
+    plain.recompile()
+    launch(src, dst)
+    assert native_launches[2][1] is plain._c is not native_launches[0][1]

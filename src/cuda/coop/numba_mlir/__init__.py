@@ -73,11 +73,14 @@ def register_backend() -> None:
         if _registered:
             return
         _entry.register()
-        from ._compat import keep_disk_cache_for_plain_kernels, reuse_builds_across_grids, serialise_launches
+        from ._compat import (
+            keep_disk_cache_for_plain_kernels, memoize_ready_launches, reuse_builds_across_grids, serialise_launches,
+        )
 
         serialise_launches()  # before the first launch (threads' first launches race otherwise); _compat is light
         reuse_builds_across_grids()  # a new grid size does not rebuild a cuda.coop kernel (issue 19)
         keep_disk_cache_for_plain_kernels()  # kernels without cuda.coop keep numba-cuda-mlir's disk cache
+        memoize_ready_launches()  # launches cost what they do without a planner registered
         _registered = True
 
 

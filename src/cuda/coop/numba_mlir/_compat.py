@@ -641,3 +641,69 @@ def keep_disk_cache_for_plain_kernels() -> None:
     with _planner_registry._lock:
         registry_type.has_planners = property(has_planners)
         _planner_registry._planners = _Planners(_planner_registry._planners)
+
+
+# --- launch cost while cuda.coop's planner is registered --------------------------------------
+# With a planner registered, numba-cuda-mlir 0.6 asks on every launch whether the launcher is still ready
+# (``_get_ready_launch``), which it skips when none is: a plain kernel hashes its argument types to find its build
+# again, and a kernel specialised on its launch configuration (every cuda.coop kernel) also normalises that
+# configuration into a key and checks that its native dispatcher is still the registered one; a few microseconds
+# per launch in all. The answer changes only when a build or a native dispatcher is dropped or replaced: a
+# recompile or new literal arguments replace the generic native dispatcher and advance the generation, and evicting
+# or replacing a launch configuration's native dispatcher goes through ``_remember_kernel_dispatcher_locked``, which
+# forgets the answers here. So a launcher (known by its launch configuration dict) asking again with the same
+# argument types, native dispatcher and generation gets the answer it got before.
+_READY_MEMO_LIMIT = 256
+_ready_memo_installed = False
+
+
+def memoize_ready_launches() -> None:
+    """Idempotent; a numba-cuda-mlir without these private names keeps its own (slower, same) path."""
+    global _ready_memo_installed
+    if _ready_memo_installed:
+        return
+    _ready_memo_installed = True
+    try:
+        from numba_cuda_mlir._launch_config import _launch_config_key as launch_key
+        from numba_cuda_mlir.descriptor import MLIRDispatcher
+
+        ready = MLIRDispatcher.__dict__["_get_ready_launch"]
+        remember = MLIRDispatcher.__dict__["_remember_kernel_dispatcher_locked"]
+    except (ImportError, KeyError):
+        return
+
+    def remember_kernel_dispatcher(self, *args, **kwargs):  # noqa: ANN001, ANN202  (the launch-config lock is held)
+        self.__dict__.pop("_coop_ready", None)
+        return remember(self, *args, **kwargs)
+
+    def get_ready_launch(self, argtypes, available, configured, native, generation):  # noqa: ANN001, ANN202
+        state = self.__dict__  # read directly: attribute lookups through the dispatcher's class cost more here
+        memo = state.get("_coop_ready")
+        entry = memo.get(id(available)) if memo is not None else None
+        if (entry is not None and entry[0] is available and entry[1] is configured and entry[2] is native
+                and entry[3] == generation and entry[4] == state["_launch_config_generation"]
+                and entry[5] is state["_c"] and entry[6] == state["_requires_launch_config"]
+                and entry[7] == argtypes):
+            if entry[8] is None:
+                return entry[9]
+            with state["_launch_config_lock"]:
+                try:
+                    state["_launch_config_dispatchers"].move_to_end(entry[8])  # as the full check does (LRU)
+                    return entry[9]
+                except KeyError:  # evicted by another thread since: ask again
+                    pass
+        with self._launch_config_lock:  # the state an answer rests on changes under this lock only
+            result = ready(self, argtypes, available, configured, native, generation)
+            if result is not None:
+                memo = state.setdefault("_coop_ready", {})
+                if len(memo) >= _READY_MEMO_LIMIT:
+                    memo.clear()
+                memo[id(available)] = (available, configured, native, generation, self._launch_config_generation,
+                                       self._c, self._requires_launch_config, tuple(argtypes),
+                                       launch_key(result[2]), result)
+            return result
+
+    remember_kernel_dispatcher.__wrapped__ = remember  # type: ignore[attr-defined]
+    get_ready_launch.__wrapped__ = ready  # type: ignore[attr-defined]
+    MLIRDispatcher._remember_kernel_dispatcher_locked = remember_kernel_dispatcher
+    MLIRDispatcher._get_ready_launch = get_ready_launch
