@@ -8,9 +8,10 @@ Writes OUTDIR/launch_cost.json and prints the RESULTS.md lines. Parts, each in n
   kernel at one grid, then times the first launch (launch + synchronize, checked) at 12 grid sizes not seen before.
 * ``launch``: per-launch host cost of a plain kernel and a one-call cuda.coop kernel, one block of 256 threads, numba
   device arrays, launcher made once (``k = kernel[1, 256]``). Processes without cuda.coop (``plain``) and with it
-  (``coop``) alternate (ABAB, ``--rounds`` each); inside a ``coop`` process the two kernels alternate too. A cell is
-  the median over batches of (100 back-to-back launches + synchronize) / 100; reported: median of the processes'
-  medians and their spread.
+  (``coop``) alternate (ABAB, ``--rounds`` each, every child on the same core); inside a ``coop`` process the two
+  kernels alternate too. A cell is the median over batches of the host time of 100 back-to-back launches / 100 (the
+  queue is drained between batches, outside the timed loop); reported: median of the processes' medians and their
+  spread.
 * ``first_result``: a new process, caches warm (cuda-coop's provider cache and numba-cuda-mlir's disk cache, both
   filled by an earlier process), from after the imports to a checked result, for a cuda.coop kernel and a plain
   ``cache=True`` kernel.
@@ -93,13 +94,13 @@ def _timer(launch, sync, batches: int = 15, launches: int = 100) -> float:
         launch()
     sync()
     samples = []
-    for _ in range(batches):
+    for _ in range(batches):  # the host's cost of a launch: the GPU drains the queue outside the timed loop
         sync()
         t0 = time.perf_counter()
         for _ in range(launches):
             launch()
-        sync()
         samples.append((time.perf_counter() - t0) / launches * 1e6)
+        sync()
     return statistics.median(samples)
 
 
@@ -144,6 +145,9 @@ def plus_one(src, dst):
     i = cuda.grid(1)
     dst[i] = src[i] + 1
 
+t_context = time.perf_counter()
+cuda.current_context()  # the process's CUDA context: every first launch pays it, with or without cuda.coop
+t_context = time.perf_counter() - t_context
 src = np.arange(4 * 256, dtype=np.int32) % 97
 dst = np.zeros_like(src)
 which = sys.argv[1]
@@ -155,7 +159,8 @@ else:
     plus_one[4, 256](src, dst)
     ok = bool((dst == src + 1).all())
     hits = sum(plus_one._cache_hits.values())
-print("BENCH_JSON " + json.dumps({"seconds": time.perf_counter() - t0, "verified": ok, "disk_cache_hits": hits}))
+print("BENCH_JSON " + json.dumps({"seconds": time.perf_counter() - t0, "context_s": t_context, "verified": ok,
+                                  "disk_cache_hits": hits}))
 """
 
 
@@ -180,6 +185,7 @@ def first_result() -> dict:
             cold = _run_child([str(program), which], env)
             warm = [_run_child([str(program), which], env) for _ in range(3)]
             rows[which] = {"cold_s": cold["seconds"], "warm_s": statistics.median(w["seconds"] for w in warm),
+                           "context_s": statistics.median(w["context_s"] for w in warm),
                            "verified": cold["verified"] and all(w["verified"] for w in warm),
                            "disk_cache_hits": [w["disk_cache_hits"] for w in warm]}
         return rows
@@ -190,10 +196,12 @@ def first_result() -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.launch_cost")
     parser.add_argument("outdir", type=Path, nargs="?")
-    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--child", choices=("new_grid", "plain", "coop"))
     args = parser.parse_args(argv)
     if args.child:
+        if hasattr(os, "sched_setaffinity") and len(os.sched_getaffinity(0)) > 2:
+            os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[1]})  # every child on one core: same placement
         result = child_new_grid() if args.child == "new_grid" else child_launch(args.child)
         print("BENCH_JSON " + json.dumps(result))
         return 0
@@ -242,7 +250,8 @@ def report(record: dict) -> list[str]:
         row = record["first_result"][which]
         lines.append(f"- first checked result in a new process, after the imports, {label}: {row['warm_s']:.2f} s "
                      f"with warm caches ({row['cold_s']:.2f} s with empty ones; disk-cache hits "
-                     f"{row['disk_cache_hits']}); {'verified' if row['verified'] else 'WRONG'}.")
+                     f"{row['disk_cache_hits']}), of which {row['context_s']:.2f} s make the CUDA context; "
+                     f"{'verified' if row['verified'] else 'WRONG'}.")
     return lines
 
 
