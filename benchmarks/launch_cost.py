@@ -127,6 +127,60 @@ def child_launch(mode: str, interleave: int = 4) -> dict:
             "coop_imported": "cuda.coop" in sys.modules}
 
 
+def _hooks_removed():
+    """A context in which this process launches as if cuda.coop had not been imported: no planner registered and
+    numba-cuda-mlir's own launch methods in place of cuda.coop's wrappers."""
+    import contextlib
+
+    from numba_cuda_mlir._whole_function_planners import _planner_registry
+    from numba_cuda_mlir.descriptor import MLIRDispatcher, _ArgMarshaller
+
+    @contextlib.contextmanager
+    def removed():
+        swapped = []
+        for owner in (_ArgMarshaller, MLIRDispatcher):
+            for name, value in list(vars(owner).items()):
+                original = getattr(value, "__wrapped__", None)
+                if original is not None and callable(value):
+                    swapped.append((owner, name, value))
+                    setattr(owner, name, original)
+        planners, _planner_registry._planners = _planner_registry._planners, []
+        try:
+            yield
+        finally:
+            _planner_registry._planners = planners
+            for owner, name, value in swapped:
+                setattr(owner, name, value)
+
+    return removed()
+
+
+def child_toggle(rounds: int = 8) -> dict:
+    """The plain kernel in one process, alternating between cuda.coop present and its planner and launch hooks
+    removed (ABAB): what cuda.coop's presence changes, free of the differences between processes."""
+    import numpy as np
+    from numba_cuda_mlir import cuda
+
+    import cuda.coop.numba_mlir as _backend  # noqa: F401
+
+    plain = _kernels(False)["plain"]
+    src = cuda.to_device(np.arange(THREADS, dtype=np.int32))
+    dst = cuda.device_array(THREADS, np.int32)
+    launcher = plain[1, THREADS]
+    launcher(src, dst)
+    cuda.synchronize()
+    verified = bool(np.array_equal(dst.copy_to_host(), _expected("plain", src.copy_to_host())))
+    present, removed = [], []
+    for _ in range(rounds):
+        present.append(_timer(lambda: launcher(src, dst), cuda.synchronize))
+        with _hooks_removed():
+            lock, plain._launch_lock = plain._launch_lock, None  # the lock cuda.coop gives every dispatcher
+            removed.append(_timer(lambda: launcher(src, dst), cuda.synchronize))
+            plain._launch_lock = lock
+    return {"present_us": present, "removed_us": removed, "verified": verified,
+            "added_us": statistics.median(p - r for p, r in zip(present, removed, strict=True))}
+
+
 _FIRST_PROGRAM = """
 import time, json, sys
 import numpy as np
@@ -197,12 +251,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.launch_cost")
     parser.add_argument("outdir", type=Path, nargs="?")
     parser.add_argument("--rounds", type=int, default=6)
-    parser.add_argument("--child", choices=("new_grid", "plain", "coop"))
+    parser.add_argument("--child", choices=("new_grid", "plain", "coop", "toggle"))
     args = parser.parse_args(argv)
     if args.child:
         if hasattr(os, "sched_setaffinity") and len(os.sched_getaffinity(0)) > 2:
             os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[1]})  # every child on one core: same placement
-        result = child_new_grid() if args.child == "new_grid" else child_launch(args.child)
+        children = {"new_grid": child_new_grid, "toggle": child_toggle}
+        result = children[args.child]() if args.child in children else child_launch(args.child)
         print("BENCH_JSON " + json.dumps(result))
         return 0
     record: dict = {"type": "launch_cost"}
@@ -212,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
         for mode in ("plain", "coop"):
             processes[mode].append(_run_child(["-m", "benchmarks.launch_cost", "--child", mode]))
     record["launch"] = processes
+    record["toggle"] = [_run_child(["-m", "benchmarks.launch_cost", "--child", "toggle"]) for _ in range(3)]
     record["first_result"] = first_result()
     lines = report(record)
     if args.outdir:
@@ -243,6 +299,13 @@ def report(record: dict) -> list[str]:
     lines.append(f"- {'MET' if abs(added_import) <= 0.5 else 'MISSED'}: plain kernel per launch without cuda.coop "
                  f"{_spread(alone)}, with cuda.coop imported {_spread(beside)}: {added_import:+.1f} us (target within "
                  "0.5 us).")
+    toggled = [t["added_us"] for t in record.get("toggle", ())]
+    if toggled:
+        added = statistics.median(toggled)
+        lines.append(f"- {'MET' if abs(added) <= 0.5 else 'MISSED'}: the same plain kernel in one process, cuda.coop's "
+                     f"planner and launch hooks present vs removed, alternating: {added:+.2f} us per launch (median "
+                     f"of {len(toggled)} processes: {', '.join(f'{t:+.2f}' for t in toggled)}; target within 0.5 us); "
+                     f"outputs {'verified' if all(t['verified'] for t in record['toggle']) else 'WRONG'}.")
     lines.append(f"- {'MET' if added_call <= 2.0 else 'MISSED'}: one-call cuda.coop kernel {_spread(with_coop)} per "
                  f"launch, {added_call:+.1f} us over the plain kernel in the same processes (median of per-process "
                  "differences; target <= +2 us).")

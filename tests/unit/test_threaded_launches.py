@@ -87,3 +87,18 @@ def test_the_launch_lock_is_made_once_and_reentrant():
     assert len(locks) == 1
     with kernel._launch_lock, kernel._launch_lock:  # a launch from inside a launch's callback must not deadlock
         pass
+
+
+def test_a_dispatcher_without_the_lock_gets_it_before_its_next_launch_configuration():
+    import warnings
+
+    from numba_cuda_mlir.descriptor import _ArgMarshaller
+
+    kernel = _kernel()
+    assert kernel._launch_lock is not None  # made with the dispatcher
+    assert not hasattr(_ArgMarshaller.__call__, "__wrapped__")  # launches pay no wrapper of cuda.coop's
+    kernel._launch_lock = None  # as a dispatcher made before cuda.coop was imported has it
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        kernel[2, 64]
+    assert kernel._launch_lock is not None

@@ -415,7 +415,9 @@ def install_short_shared_pointers() -> None:
 # state on itself: the copy-back callbacks of host arrays, the native launcher of the chosen specialisation.
 # numba-cuda-mlir 0.6 serialises a dispatcher's launches only on free-threaded Python; with the GIL, threads still
 # interleave there, and one thread runs (and clears) another's copy-backs before that thread's kernel ran, so a
-# host output is never written. Give every dispatcher the launch lock the free-threaded build already uses.
+# host output is never written. Give every dispatcher the launch lock the free-threaded build already uses, which
+# its launchers take on every launch: when it is made, and before any launch configuration is made (a dispatcher
+# made before this module was imported). Launchers configured before then keep numba-cuda-mlir's own behaviour.
 _serialised_launches = False
 _launch_lock_bootstrap = threading.Lock()
 
@@ -427,23 +429,31 @@ def serialise_launches() -> None:
         return
     _serialised_launches = True
     try:
-        from numba_cuda_mlir.descriptor import _ArgMarshaller
+        from numba_cuda_mlir.descriptor import MLIRDispatcher
 
-        original = _ArgMarshaller.__dict__["__call__"]
+        init = MLIRDispatcher.__dict__["__init__"]
+        configure = MLIRDispatcher.__dict__["_configure_cached"]
     except (ImportError, KeyError):
         return
 
-    def call(self, *args):  # noqa: ANN001, ANN202
-        dispatcher = self._dispatcher
-        if getattr(dispatcher, "_launch_lock", None) is None and hasattr(dispatcher, "_ensure_dispatcher_state"):
-            with _launch_lock_bootstrap:  # two threads' first launches must not make two locks
+    def give_launch_lock(dispatcher: object) -> None:
+        if getattr(dispatcher, "_launch_lock", None) is None:
+            with _launch_lock_bootstrap:  # two threads' first configurations must not make two locks
                 if getattr(dispatcher, "_launch_lock", None) is None:
-                    dispatcher._ensure_dispatcher_state()
-                    dispatcher._launch_lock = threading.RLock()
-        return original(self, *args)
+                    dispatcher._launch_lock = threading.RLock()  # type: ignore[attr-defined]
 
-    call.__wrapped__ = original  # type: ignore[attr-defined]
-    _ArgMarshaller.__call__ = call
+    def make_dispatcher(self, *args, **kwargs):  # noqa: ANN001, ANN202
+        init(self, *args, **kwargs)
+        give_launch_lock(self)
+
+    def configure_launcher(self, *args, **kwargs):  # noqa: ANN001, ANN202
+        give_launch_lock(self)
+        return configure(self, *args, **kwargs)
+
+    make_dispatcher.__wrapped__ = init  # type: ignore[attr-defined]
+    configure_launcher.__wrapped__ = configure  # type: ignore[attr-defined]
+    MLIRDispatcher.__init__ = make_dispatcher
+    MLIRDispatcher._configure_cached = configure_launcher
 
 
 # --- launch cost of integer arguments the kernel specialises on ---------------------------
