@@ -183,3 +183,103 @@ def test_layouts_are_stated_once():
                  for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
                  if formula.search(line.split("#")[0])]
     assert not offenders, "layout arithmetic outside _semantics/layouts.py:\n" + "\n".join(offenders)
+
+
+#: How a backend's name is written: its registered names, its package, its compiler's package.
+BACKEND_NAME = re.compile(r"numba[-_]?cuda[-_]?mlir|numba_mlir|numba|cutlass|\bcute\b", re.IGNORECASE)
+
+
+def _docstring_nodes(tree: ast.AST) -> set[int]:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(
+                    first.value.value, str):
+                found.add(id(first.value))
+    return found
+
+
+def _backend_names_in_code(source: str) -> list[tuple[int, str]]:
+    """Names and strings of the code (docstrings and comments aside) that name a backend."""
+    tree = ast.parse(source)
+    docstrings = _docstring_nodes(tree)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            text = node.value
+        elif isinstance(node, ast.Name):
+            text = node.id
+        elif isinstance(node, ast.Attribute):
+            text = node.attr
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            text = node.name
+        elif isinstance(node, ast.alias):
+            text = node.name
+        elif isinstance(node, ast.ImportFrom):
+            text = node.module or ""
+        else:
+            continue
+        if BACKEND_NAME.search(text):
+            found.append((getattr(node, "lineno", 0), text))
+    return found
+
+
+def test_the_backend_free_layers_name_no_backend():
+    """What a backend is called reaches the backend-free layers as data (the current backend context, a build's
+    backend tag), so a second backend needs no edit there."""
+    bad = []
+    for layer in INDEPENDENT_LAYERS:
+        for path in _modules(PACKAGE / layer):
+            bad += [f"{path.relative_to(SRC)}:{line}: {text[:80]!r}"
+                    for line, text in _backend_names_in_code(path.read_text(encoding="utf-8"))]
+    assert not bad, "backend names in a backend-free layer:\n" + "\n".join(bad)
+
+
+def test_the_backend_name_check_finds_names_and_strings_but_not_docstrings():
+    source = '"""Docs may name numba-cuda-mlir."""\nhint = "use cuda.coop.numba_mlir"\nfrom cutlass import cute\n'
+    assert sorted(line for line, _ in _backend_names_in_code(source)) == [2, 3, 3]
+
+
+def _module_level_imports(path: Path) -> set[str]:
+    """Modules of this package that ``path`` imports when it is imported (not those imported inside functions)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    outer = ast.Module(body=[node for node in tree.body], type_ignores=[])
+    for node in list(ast.walk(outer)):  # drop function and class bodies: they import when called
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            node.body = [ast.Pass()]  # type: ignore[assignment]
+    found = _imports_of(ast.unparse(outer), _module_name(path), path.name == "__init__.py")
+    modules = {_module_name(p) for p in _modules(PACKAGE)}
+    return {name for _, name in found if name in modules}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    cycles: list[list[str]] = []
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = 1
+        for child in sorted(graph.get(module, ())):
+            if state.get(child) == 1:
+                cycles.append(path[path.index(child):] + [child])
+            elif child not in state:
+                visit(child, path + [child])
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    return cycles
+
+
+def test_the_cycle_search_finds_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
+    assert _cycles({"a": {"b", "c"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_no_import_cycle_at_module_level():
+    graph = {_module_name(path): _module_level_imports(path) for path in _modules(PACKAGE)}
+    for name in graph:  # a package is imported before its submodules: importing it (or itself) is no cycle
+        graph[name] = {m for m in graph[name] if m != name and not name.startswith(m + ".")}
+    cycles = _cycles(graph)
+    assert not cycles, "import cycles at module level:\n" + "\n".join(" -> ".join(c) for c in cycles)

@@ -103,7 +103,7 @@ def _pch_files(home: Path) -> list[Path]:
 
 def _ready_pch(home: Path) -> Path:
     """Build once (plain), let the background PCH finish, and return its file."""
-    nvrtc.build([_provider(3)], ARCH, "kernel k")
+    nvrtc.build([_provider(3)], ARCH, "kernel k", backend="numba_mlir")
     pch_store.wait_for_pch()
     files = _pch_files(home)
     assert len(files) == 1, files
@@ -125,7 +125,7 @@ def test_compile_text_splits_the_include_block_and_keeps_line_numbers():
 def test_error_lines_point_into_the_generated_source(pch_home):
     provider = Provider.make("tiny", ("cub/extra.cuh",), 'extern "C" __device__ int @SYM@() {\n  return y;\n}', None)
     with pytest.raises(CoopBuildError) as info:
-        nvrtc.build([provider], ARCH, "kernel k")
+        nvrtc.build([provider], ARCH, "kernel k", backend="numba_mlir")
     source = nvrtc.translation_unit([provider])
     line = next(i for i, text in enumerate(source.split("\n"), 1) if "return y;" in text)
     assert f"cuda_coop.cu({line}): error" in str(info.value)
@@ -161,12 +161,12 @@ def test_header_sources_are_kept_per_tree_generation(tmp_path):
 
 def test_an_edited_header_reaches_nvrtc_after_a_new_resolution(pch_home, fake_cccl):
     provider = _provider(3)
-    nvrtc.build([provider], ARCH, "kernel k")
+    nvrtc.build([provider], ARCH, "kernel k", backend="numba_mlir")
     (fake_cccl / "cub" / "extra.cuh").write_text(_HEADER + "#error edited header\n")
     _clear_toolchain()  # a new process would digest the tree again
     cache.forget_memo()
     with pytest.raises(CoopBuildError, match="edited header"):
-        nvrtc.build([_provider(4)], ARCH, "kernel k")
+        nvrtc.build([_provider(4)], ARCH, "kernel k", backend="numba_mlir")
 
 
 # ---------------------------------------------------------------- made in the background, used by the next build
@@ -178,7 +178,7 @@ def test_next_specialisation_uses_the_pch_and_builds_the_same_code(pch_home):
     before = dict(nvrtc.stats)
     for value in (5, 11, 42):
         provider = _provider(value, scratch="int[3]")
-        built = nvrtc.build([provider], ARCH, "kernel k")
+        built = nvrtc.build([provider], ARCH, "kernel k", backend="numba_mlir")
         assert built.scratch == {provider.symbol: (12, 4)}
         assert _ptx(built.ltoir) == _ptx(_plain_ltoir(provider))
     assert nvrtc.stats["pch_used"] == before["pch_used"] + 3
@@ -188,7 +188,7 @@ def test_next_specialisation_uses_the_pch_and_builds_the_same_code(pch_home):
 def test_first_build_never_waits_for_a_pch(pch_home, monkeypatch):
     started = []
     monkeypatch.setattr(pch_store, "_create_pch", lambda *args: started.append(args))
-    built = nvrtc.build([_provider(3)], ARCH, "kernel k")
+    built = nvrtc.build([_provider(3)], ARCH, "kernel k", backend="numba_mlir")
     assert built.ltoir and not built.from_cache and len(started) == 1
 
 
@@ -202,14 +202,14 @@ def _other_block(fake_cccl: Path, name: str, value: int) -> Provider:
 def test_later_blocks_get_a_pch_when_built_a_second_time(pch_home, fake_cccl):
     _ready_pch(pch_home)  # the first block of the process: at once
     used = nvrtc.stats["pch_used"]
-    nvrtc.build([_other_block(fake_cccl, "more", 1)], ARCH, "kernel k")
+    nvrtc.build([_other_block(fake_cccl, "more", 1)], ARCH, "kernel k", backend="numba_mlir")
     pch_store.wait_for_pch()
     assert len(_pch_files(pch_home)) == 1  # built once: maybe the only time (a test suite), no PCH
-    nvrtc.build([_other_block(fake_cccl, "more", 2)], ARCH, "kernel k")
+    nvrtc.build([_other_block(fake_cccl, "more", 2)], ARCH, "kernel k", backend="numba_mlir")
     pch_store.wait_for_pch()
     assert len(_pch_files(pch_home)) == 2 and nvrtc.stats["pch_used"] == used
     provider = _other_block(fake_cccl, "more", 3)
-    built = nvrtc.build([provider], ARCH, "kernel k")
+    built = nvrtc.build([provider], ARCH, "kernel k", backend="numba_mlir")
     assert nvrtc.stats["pch_used"] == used + 1
     assert _ptx(built.ltoir) == _ptx(_plain_ltoir(provider))
 
@@ -219,11 +219,11 @@ def test_at_most_pch_max_files_are_kept(pch_home, fake_cccl, monkeypatch):
     _ready_pch(pch_home)
     for i in range(3):
         for value in (1, 2):
-            nvrtc.build([_other_block(fake_cccl, f"h{i}", value)], ARCH, "kernel k")
+            nvrtc.build([_other_block(fake_cccl, f"h{i}", value)], ARCH, "kernel k", backend="numba_mlir")
             pch_store.wait_for_pch()
         assert len(_pch_files(pch_home)) == 2
     used = nvrtc.stats["pch_used"]
-    nvrtc.build([_other_block(fake_cccl, "h2", 3)], ARCH, "kernel k")  # the newest is kept
+    nvrtc.build([_other_block(fake_cccl, "h2", 3)], ARCH, "kernel k", backend="numba_mlir")  # the newest is kept
     assert nvrtc.stats["pch_used"] == used + 1
 
 
@@ -233,12 +233,12 @@ def test_compile_errors_are_reported_as_without_a_pch(pch_home):
                         'extern "C" __device__ int @SYM@() { static_assert(sizeof(int) == 3, "int is not 3 bytes");'
                         " return 0; }", None)
     with pytest.raises(CoopBuildError) as info:
-        nvrtc.build([bad], ARCH, "kernel k")
+        nvrtc.build([bad], ARCH, "kernel k", backend="numba_mlir")
     assert "int is not 3 bytes" in str(info.value).splitlines()[0]
     assert "precompiled" not in str(info.value)
     assert len(_pch_files(pch_home)) == 1  # a real error does not cost the PCH
     used = nvrtc.stats["pch_used"]
-    nvrtc.build([_provider(8)], ARCH, "kernel k")
+    nvrtc.build([_provider(8)], ARCH, "kernel k", backend="numba_mlir")
     assert nvrtc.stats["pch_used"] == used + 1
 
 
@@ -256,7 +256,7 @@ def test_a_changed_pch_file_is_never_given_to_nvrtc(pch_home, damage):
         pch.unlink()
     before = dict(nvrtc.stats)
     provider = _provider(6)
-    built = nvrtc.build([provider], ARCH, "kernel k")
+    built = nvrtc.build([provider], ARCH, "kernel k", backend="numba_mlir")
     assert _ptx(built.ltoir) == _ptx(_plain_ltoir(provider))
     assert nvrtc.stats["pch_used"] == before["pch_used"] and nvrtc.stats["pch_rejected"] == before["pch_rejected"]
 
@@ -274,7 +274,7 @@ def test_a_pch_nvrtc_refuses_means_a_plain_compile(pch_home, fake_cccl, kind):
     pch = _ready_pch(pch_home)
     if kind == "other_block":  # a valid PCH of other headers: NVRTC warns and compiles without it
         for value in (1, 2):
-            nvrtc.build([_other_block(fake_cccl, "more", value)], ARCH, "kernel k")
+            nvrtc.build([_other_block(fake_cccl, "more", value)], ARCH, "kernel k", backend="numba_mlir")
             pch_store.wait_for_pch()
         other = next(p for p in _pch_files(pch_home) if p != pch)
         _swap_in(pch, other.read_bytes())
@@ -284,7 +284,7 @@ def test_a_pch_nvrtc_refuses_means_a_plain_compile(pch_home, fake_cccl, kind):
         _swap_in(pch, pch.read_bytes()[:100])
     before = dict(nvrtc.stats)
     provider = _provider(7)
-    built = nvrtc.build([provider], ARCH, "kernel k")
+    built = nvrtc.build([provider], ARCH, "kernel k", backend="numba_mlir")
     assert _ptx(built.ltoir) == _ptx(_plain_ltoir(provider))
     assert nvrtc.stats["pch_rejected"] == before["pch_rejected"] + 1
     assert nvrtc.stats["pch_used"] == before["pch_used"]
@@ -295,18 +295,18 @@ def test_an_nvrtc_without_pch_support_builds_plainly(pch_home, monkeypatch):
     from cuda.bindings import nvrtc as bindings
 
     monkeypatch.delattr(bindings, "nvrtcGetPCHCreateStatus")  # e.g. bindings older than the PCH API
-    nvrtc.build([_provider(3)], ARCH, "kernel k")
+    nvrtc.build([_provider(3)], ARCH, "kernel k", backend="numba_mlir")
     pch_store.wait_for_pch()
     assert _pch_files(pch_home) == [] and pch_store._pch.off
     used = nvrtc.stats["pch_used"]
     provider = _provider(4)
-    built = nvrtc.build([provider], ARCH, "kernel k")
+    built = nvrtc.build([provider], ARCH, "kernel k", backend="numba_mlir")
     assert nvrtc.stats["pch_used"] == used and _ptx(built.ltoir) == _ptx(_plain_ltoir(provider))
 
 
 def test_old_nvrtc_makes_no_pch(pch_home, monkeypatch):
     monkeypatch.setattr(pch_store, "_PCH_MIN_NVRTC", (99, 0))
-    nvrtc.build([_provider(3)], ARCH, "kernel k")
+    nvrtc.build([_provider(3)], ARCH, "kernel k", backend="numba_mlir")
     pch_store.wait_for_pch()
     assert _pch_files(pch_home) == []
 
@@ -317,7 +317,7 @@ def test_disabled_cache_writes_no_pch(pch_home, monkeypatch):
     monkeypatch.setenv("CUDA_COOP_DISABLE_CACHE", "1")
     created = nvrtc.stats["pch_created"]
     for value in (3, 4, 5):
-        nvrtc.build([_provider(value)], ARCH, "kernel k")
+        nvrtc.build([_provider(value)], ARCH, "kernel k", backend="numba_mlir")
         pch_store.wait_for_pch()
     assert nvrtc.stats["pch_created"] == created
     assert not pch_home.exists()
@@ -332,7 +332,7 @@ _CHILD = textwrap.dedent("""
     pch_store.PCH_MIN_SECONDS = 0.0
     def build(value):
         body = 'extern "C" __device__ int @SYM@(int x) { return x * %d; }' % value
-        return nvrtc.build([Provider.make("tiny", ("cub/extra.cuh",), body, None)], "sm_90", "kernel k")
+        return nvrtc.build([Provider.make("tiny", ("cub/extra.cuh",), body, None)], "sm_90", "kernel k", backend="numba_mlir")
     build(1)
     pch_store.wait_for_pch()
     print("DIR", pch_store._pch.directory, flush=True)
@@ -419,7 +419,7 @@ def test_cache_info_reports_and_clear_removes_pch_files(pch_home, capsys):
     assert not pch.exists() and not pch.parent.exists()
     assert {p.name for p in pch_home.rglob("*")} == {stale.name, "notes.txt"}
     provider = _provider(9)  # this process's PCH went with it: a plain compile, then a new PCH in a new directory
-    built = nvrtc.build([provider], ARCH, "kernel k")
+    built = nvrtc.build([provider], ARCH, "kernel k", backend="numba_mlir")
     assert _ptx(built.ltoir) == _ptx(_plain_ltoir(provider))
     pch_store.wait_for_pch()
     again = _pch_files(pch_home)
@@ -446,23 +446,23 @@ def test_first_build_of_an_empty_cache_compiles_beside_the_header_digest(pch_hom
     monkeypatch.setattr(program, "run_program", compile_)
     runs = nvrtc.stats["nvrtc_runs"]
     provider = _provider(3, scratch="int[5]")
-    built = nvrtc.build([provider], ARCH, "kernel k")
+    built = nvrtc.build([provider], ARCH, "kernel k", backend="numba_mlir")
     assert seen == {"digest_thread": "cuda-coop-toolchain", "digest_began_before_nvrtc_returned": True}
     assert not built.from_cache and built.scratch == {provider.symbol: (20, 4)}
     assert nvrtc.stats["nvrtc_runs"] == runs + 1  # the early compile is the build's only one
     cache.forget_memo()
-    again = nvrtc.build([provider], ARCH, "kernel k")  # stored under the key the digest gave
+    again = nvrtc.build([provider], ARCH, "kernel k", backend="numba_mlir")  # stored under the key the digest gave
     assert again.from_cache and again.ltoir == built.ltoir
 
 
 def test_first_build_errors_are_the_same(pch_home, fake_cccl):
     bad = Provider.make("tiny", ("cub/extra.cuh",), 'extern "C" __device__ int @SYM@() { return nope; }', None)
     with pytest.raises(CoopBuildError) as info:
-        nvrtc.build([bad], ARCH, "kernel k")  # an empty cache: the early compile fails
+        nvrtc.build([bad], ARCH, "kernel k", backend="numba_mlir")  # an empty cache: the early compile fails
     first = str(info.value)
     _clear_toolchain()
     with pytest.raises(CoopBuildError) as again:
-        nvrtc.build([bad], ARCH, "kernel k")  # the digest known: the ordinary path
+        nvrtc.build([bad], ARCH, "kernel k", backend="numba_mlir")  # the digest known: the ordinary path
     assert first.splitlines()[0] == again.value.args[0].splitlines()[0]
     assert 'identifier "nope" is undefined' in first
 
@@ -479,7 +479,7 @@ _CONCURRENT = textwrap.dedent("""
     Path(sys.argv[2]).touch()
     while not Path(sys.argv[1]).exists():
         time.sleep(0.005)
-    built = nvrtc.build([provider], "sm_90", "kernel k")  # the header digest is not known yet
+    built = nvrtc.build([provider], "sm_90", "kernel k", backend="numba_mlir")  # the header digest is not known yet
     print("RESULT", nvrtc.stats["nvrtc_runs"], hashlib.sha256(built.ltoir).hexdigest(), built.scratch)
 """)
 

@@ -151,7 +151,7 @@ def test_newer_nvrtc_fails_before_any_build(monkeypatch, fake_cccl, cache_home):
     monkeypatch.setattr(toolchain, "_nvjitlink_version", lambda: (13, 5))
     runs = nvrtc.stats["nvrtc_runs"]
     with pytest.raises(CoopBuildError) as info:
-        nvrtc.build([_provider()], ARCH, "kernel k")
+        nvrtc.build([_provider()], ARCH, "kernel k", backend="numba_mlir")
     first = str(info.value).splitlines()[0]
     assert first.startswith(f"cuda.coop could not build kernel k for {ARCH}: NVRTC 13.9 is newer than nvJitLink 13.5")
     assert nvrtc.stats["nvrtc_runs"] == runs
@@ -177,7 +177,7 @@ def test_missing_nvrtc_get_ltoir_is_a_build_error(monkeypatch, fake_cccl, cache_
 
     monkeypatch.delattr(bindings, "nvrtcGetLTOIR")
     with pytest.raises(CoopBuildError, match="does not provide nvrtcGetLTOIR"):
-        nvrtc.build([_provider()], ARCH, "kernel k")
+        nvrtc.build([_provider()], ARCH, "kernel k", backend="numba_mlir")
 
 
 def test_nvrtc_function_raising_is_a_build_error(monkeypatch, fake_cccl, cache_home):
@@ -188,7 +188,7 @@ def test_nvrtc_function_raising_is_a_build_error(monkeypatch, fake_cccl, cache_h
 
     monkeypatch.setattr(bindings, "nvrtcGetLTOIRSize", missing)
     with pytest.raises(CoopBuildError, match="nvrtcGetLTOIRSize"):
-        nvrtc.build([_provider()], ARCH, "kernel k")
+        nvrtc.build([_provider()], ARCH, "kernel k", backend="numba_mlir")
 
 
 def test_missing_nvrtc_version_is_a_build_error(monkeypatch, fake_cccl):
@@ -255,7 +255,7 @@ def test_real_static_assert_is_translated(fake_cccl, cache_home):
         "template struct Tile<33>;\n")
     _clear_toolchain()
     with pytest.raises(CoopBuildError) as info:
-        nvrtc.build([_provider()], ARCH, "kernel k")
+        nvrtc.build([_provider()], ARCH, "kernel k", backend="numba_mlir")
     first, rest = str(info.value).split("\n", 1)
     assert "tile must be a multiple of 32 items (static_assert at cub/extra.cuh:3)" in first
     assert "static assertion failed" in rest
@@ -265,20 +265,20 @@ def test_real_static_assert_is_translated(fake_cccl, cache_home):
 
 def test_editing_any_header_of_the_tree_is_a_new_key(fake_cccl, cache_home):
     provider = _provider()
-    assert nvrtc.build([provider], ARCH, "kernel k").from_cache is False
+    assert nvrtc.build([provider], ARCH, "kernel k", backend="numba_mlir").from_cache is False
     cache.forget_memo()
-    assert nvrtc.build([provider], ARCH, "kernel k").from_cache is True  # warm
+    assert nvrtc.build([provider], ARCH, "kernel k", backend="numba_mlir").from_cache is True  # warm
     (fake_cccl / "cub" / "extra.cuh").write_text("#pragma once\n#error edited header\n")
     _clear_toolchain()  # a new process
     cache.forget_memo()
     with pytest.raises(CoopBuildError, match="edited header"):
-        nvrtc.build([provider], ARCH, "kernel k")
+        nvrtc.build([provider], ARCH, "kernel k", backend="numba_mlir")
 
 
 def test_key_covers_every_toolchain_part(fake_cccl):
     tools = toolchain.toolchain()
-    base = nvrtc.cache_key("src", ARCH, tools)
-    assert base == nvrtc.cache_key("src", ARCH, toolchain.toolchain())
+    base = nvrtc.cache_key("src", ARCH, tools, "numba_mlir")
+    assert base == nvrtc.cache_key("src", ARCH, toolchain.toolchain(), "numba_mlir")
     changes = {
         "cccl_include": Path("/elsewhere"),
         "cuda_include": Path("/other/cuda/include"),
@@ -291,11 +291,11 @@ def test_key_covers_every_toolchain_part(fake_cccl):
         "code_digest": "2" * 64,
     }
     assert set(changes) == {f.name for f in dataclasses.fields(tools)}
-    keys = {name: nvrtc.cache_key("src", ARCH, dataclasses.replace(tools, **{name: value}))
+    keys = {name: nvrtc.cache_key("src", ARCH, dataclasses.replace(tools, **{name: value}), "numba_mlir")
             for name, value in changes.items()}
     assert base not in keys.values() and len(set(keys.values())) == len(keys)
-    assert nvrtc.cache_key("src", "sm_100", tools) != base
-    assert nvrtc.cache_key("src2", ARCH, tools) != base
+    assert nvrtc.cache_key("src", "sm_100", tools, "numba_mlir") != base
+    assert nvrtc.cache_key("src2", ARCH, tools, "numba_mlir") != base
 
 
 def test_toolchain_identifies_the_loaded_libraries(fake_cccl):
@@ -356,13 +356,13 @@ def test_resolution_happens_on_first_build_not_at_import():
 
 def test_entry_with_other_scratch_symbols_is_rebuilt(fake_cccl, cache_home):
     provider = _provider(scratch="int")
-    built = nvrtc.build([provider], ARCH, "kernel k")
+    built = nvrtc.build([provider], ARCH, "kernel k", backend="numba_mlir")
     assert built.scratch == {provider.symbol: (4, 4)}
-    entry = nvrtc.cache_key(built.source, ARCH, toolchain.toolchain())
+    entry = nvrtc.cache_key(built.source, ARCH, toolchain.toolchain(), "numba_mlir")
     cache.store(entry, built.ltoir, {"scratch": {"cuda_coop_other": [4, 4]}})  # inconsistent with the request
     cache.forget_memo()
     runs = nvrtc.stats["nvrtc_runs"]
-    again = nvrtc.build([provider], ARCH, "kernel k")
+    again = nvrtc.build([provider], ARCH, "kernel k", backend="numba_mlir")
     assert not again.from_cache and again.scratch == {provider.symbol: (4, 4)}
     assert nvrtc.stats["nvrtc_runs"] == runs + 1
 
@@ -375,11 +375,11 @@ def test_unusable_dump_dir_warns_once_and_builds(tmp_path, monkeypatch, fake_ccc
     monkeypatch.setenv("CUDA_COOP_SOURCE_DUMP_DIR", str(blocker))
     monkeypatch.setattr(nvrtc, "_dump_warned", set())
     with pytest.warns(UserWarning, match=f"CUDA_COOP_SOURCE_DUMP_DIR={blocker} is not usable"):
-        built = nvrtc.build([_provider()], ARCH, "kernel k")
+        built = nvrtc.build([_provider()], ARCH, "kernel k", backend="numba_mlir")
     assert built.ltoir and built.dump_path is None
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # once per directory
-        nvrtc.build([_provider()], ARCH, "kernel k")
+        nvrtc.build([_provider()], ARCH, "kernel k", backend="numba_mlir")
 
 
 def test_dump_dir_below_a_file_is_a_warning_too(tmp_path, monkeypatch, fake_cccl, cache_home):
@@ -388,16 +388,16 @@ def test_dump_dir_below_a_file_is_a_warning_too(tmp_path, monkeypatch, fake_cccl
     monkeypatch.setenv("CUDA_COOP_SOURCE_DUMP_DIR", str(blocker / "sub"))
     monkeypatch.setattr(nvrtc, "_dump_warned", set())
     with pytest.warns(UserWarning, match="CUDA_COOP_SOURCE_DUMP_DIR"):
-        assert nvrtc.build([_provider()], ARCH, "kernel k").ltoir
+        assert nvrtc.build([_provider()], ARCH, "kernel k", backend="numba_mlir").ltoir
 
 
 def test_sources_are_dumped_on_cache_hits(tmp_path, monkeypatch, fake_cccl, cache_home):
     dump = tmp_path / "dump"
     provider = _provider()
-    nvrtc.build([provider], ARCH, "kernel k")  # cold, no dump asked
+    nvrtc.build([provider], ARCH, "kernel k", backend="numba_mlir")  # cold, no dump asked
     cache.forget_memo()
     monkeypatch.setenv("CUDA_COOP_SOURCE_DUMP_DIR", str(dump))
-    built = nvrtc.build([provider], ARCH, "kernel k")
+    built = nvrtc.build([provider], ARCH, "kernel k", backend="numba_mlir")
     assert built.from_cache and built.dump_path is not None
     assert Path(built.dump_path).read_text() == built.source
     assert Path(built.dump_path).parent == dump and Path(built.dump_path).name.startswith("cuda_coop_numba_mlir_")
@@ -418,7 +418,7 @@ _CHILD = textwrap.dedent("""
     Path(sys.argv[2]).touch()
     while not Path(sys.argv[1]).exists():
         time.sleep(0.005)
-    built = nvrtc.build([provider], "sm_90", "kernel k")
+    built = nvrtc.build([provider], "sm_90", "kernel k", backend="numba_mlir")
     print("RESULT", nvrtc.stats["nvrtc_runs"], hashlib.sha256(built.ltoir).hexdigest(), built.scratch)
 """)
 

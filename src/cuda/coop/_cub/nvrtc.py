@@ -58,12 +58,13 @@ _log = logging.getLogger("cuda.coop")
 _dump_warned: set[str] = set()
 
 
-def _dump(source: str) -> str | None:
-    """Write the TU to CUDA_COOP_SOURCE_DUMP_DIR; an unusable directory is one warning, never a failed build."""
+def _dump(source: str, backend: str) -> str | None:
+    """Write the TU to CUDA_COOP_SOURCE_DUMP_DIR as ``cuda_coop_<backend>_<hash>.cu``; an unusable directory is one
+    warning, never a failed build."""
     directory = _config.source_dump_dir()
     if directory is None:
         return None
-    path = directory / f"cuda_coop_numba_mlir_{hashlib.sha256(source.encode()).hexdigest()[:16]}.cu"
+    path = directory / f"cuda_coop_{backend}_{hashlib.sha256(source.encode()).hexdigest()[:16]}.cu"
     try:
         directory.mkdir(parents=True, exist_ok=True)
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
@@ -358,13 +359,15 @@ def _scratch_sizes(ltoir: bytes, arch: str) -> dict[str, tuple[int, int]]:
     return sizes
 
 
-def cache_key(source: str, arch: str, tools: Any) -> str:
-    """The provider cache key (SPEC 1.6): schema, version, own code, source, target, toolchain, options, headers."""
-    return cache.key(__version__, source, arch, OPTIONS, tools.key_parts())
+def cache_key(source: str, arch: str, tools: Any, backend: str) -> str:
+    """The provider cache key (SPEC 1.6): schema, version, own code, source, target, toolchain, options, headers, and
+    the backend whose kernel links the code (its ABI for callbacks is its own)."""
+    return cache.key(__version__, source, arch, OPTIONS, tools.key_parts(), backend)
 
 
-def build(providers: list[Provider], arch: str, what: str) -> BuildResult:
-    """Compile all of a kernel's providers as one translation unit, through the cache.
+def build(providers: list[Provider], arch: str, what: str, *, backend: str) -> BuildResult:
+    """Compile all of a kernel's providers as one translation unit, through the cache. ``backend``: the tag of the
+    backend whose kernel links the code (in the cache key and the dump's file name).
 
     Look up first; on a miss take the per-key lock, look again (another process may just have built it), and only
     then run NVRTC and store. The source is dumped on both paths, after the lookup. The one exception: when the
@@ -373,7 +376,7 @@ def build(providers: list[Provider], arch: str, what: str) -> BuildResult:
     source = translation_unit(providers)
     try:
         with _toolchain_and_first_compile(source, arch) as (tools, early):
-            return _build(providers, source, arch, what, tools, early)
+            return _build(providers, source, arch, what, tools, early, backend)
     except CoopBuildError as exc:
         message = str(exc)
         if message.startswith("cuda.coop could not build"):
@@ -382,15 +385,15 @@ def build(providers: list[Provider], arch: str, what: str) -> BuildResult:
 
 
 def _build(providers: list[Provider], source: str, arch: str, what: str, tools: Any,
-           early: program.Compiled | None) -> BuildResult:
+           early: program.Compiled | None, backend: str) -> BuildResult:
     wanted = frozenset(p.symbol for p in providers if p.scratch_type is not None)
-    entry = cache_key(source, arch, tools)
+    entry = cache_key(source, arch, tools, backend)
     hit = cache.load(entry, wanted)
     if hit is None:
         with cache.lock(entry):
             hit = cache.load(entry, wanted)
             if hit is None:
-                dump = _dump(source)
+                dump = _dump(source, backend)
                 ltoir = _nvrtc_ltoir(source, arch, tools, what, dump, early)
                 scratch = _scratch_sizes(ltoir, arch) if wanted else {}
                 missing = wanted - scratch.keys()
@@ -403,4 +406,4 @@ def _build(providers: list[Provider], source: str, arch: str, what: str, tools: 
                 cache.store(entry, ltoir, {"scratch": scratch, "symbols": sorted({p.symbol for p in providers})})
                 return BuildResult(ltoir, source, scratch, False, dump)
     ltoir, meta = hit
-    return BuildResult(ltoir, source, {k: (v[0], v[1]) for k, v in meta["scratch"].items()}, True, _dump(source))
+    return BuildResult(ltoir, source, {k: (v[0], v[1]) for k, v in meta["scratch"].items()}, True, _dump(source, backend))

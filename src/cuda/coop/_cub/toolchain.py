@@ -159,7 +159,7 @@ def _cccl_include() -> Path:
         path = Path(str(files("cuda.cccl.headers.include")))
     except Exception as exc:  # ModuleNotFoundError and friends
         raise CoopBuildError(
-            "the CCCL headers were not found: install cuda-cccl>=1.2,<2 (part of the numba-cuda-mlir extras) "
+            "the CCCL headers were not found: install cuda-cccl>=1.2,<2 (part of every backend's extra) "
             "or set CUDA_COOP_CCCL_ROOT"
         ) from exc
     if not (path / "cub" / "version.cuh").is_file():

@@ -15,7 +15,7 @@ _DOC = """{summary}
     logical-warp groups take one scalar per lane. The result is fresh and defined in
     every member. ``algorithm`` (blocks only): ``"raking"`` (default), ``"raking_memoize"``,
     ``"warp_scans"``.{operator}
-    The qualified variants (``cuda.coop.numba_mlir``) also accept ``valid_items=`` (warp
+    The qualified variants (a backend's namespace) also accept ``valid_items=`` (warp
     groups), ``aggregate_output=`` and ``prefix_op=`` (blocks; a ``StatefulFunction`` takes
     its one-item state as a third positional operand).
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from .base import OP_ATTR, kernel_only
+from .base import OP_ATTR, dispatch
 
 
 class TempStorage:
@@ -39,7 +39,8 @@ class TempStorage:
         auto_sync: bool = False,
         sharing: str = "shared",
     ) -> "TempStorage":
-        raise kernel_only("cuda.coop.TempStorage")
+        return dispatch("TempStorage", cls.__module__, (size_in_bytes,),
+                        {"alignment": alignment, "auto_sync": auto_sync, "sharing": sharing})
 
 
 setattr(TempStorage, OP_ATTR, "TempStorage")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-from .base import OP_ATTR, kernel_only
+from .base import OP_ATTR, dispatch, kernel_only
 
 
 class ThreadData:
@@ -31,7 +31,7 @@ class ThreadData:
     dtype: Any
 
     def __new__(cls, items_per_thread: int, dtype: Any = None, *, alignment: int | None = None) -> "ThreadData":
-        raise kernel_only("cuda.coop.ThreadData")
+        return dispatch("ThreadData", cls.__module__, (items_per_thread, dtype), {"alignment": alignment})
 
     def __len__(self) -> int:
         raise kernel_only("cuda.coop.ThreadData.__len__")

@@ -5,6 +5,7 @@ import enum
 from dataclasses import dataclass
 from typing import Sequence
 
+from .._backend_context import qualified_namespace
 from .._errors import CoopTypeError, CoopValueError
 from .aggregates import aggregate, is_aggregate
 
@@ -200,7 +201,7 @@ def check_payload_dtype(op: str, param: str, dtype: str | None, qualified: bool)
     supported = ", ".join(NUMERIC_DTYPES)
     if qualified_only:
         raise CoopTypeError(f"{op} supports {param} dtypes {supported} through the common API; use "
-                            f"cuda.coop.numba_mlir for {dtype}")
+                            f"{qualified_namespace()} for {dtype}")
     raise CoopTypeError(f"{op} does not support {param} dtype {dtype}; supported: {supported}")
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .._backend_context import qualified_namespace
 from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
 from .aggregates import is_aggregate
 from .common import (
@@ -104,7 +105,7 @@ def plan_exchange(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, 
     require_complete_warps(name, group, launch)
     allowed = EXCHANGE_MODES + (QUALIFIED_EXCHANGE_MODES if qualified else ())
     if not qualified and canonical_mode(mode) in QUALIFIED_EXCHANGE_MODES:
-        raise CoopValueError(f"{name} mode {mode!r} requires cuda.coop.numba_mlir; the common API accepts: "
+        raise CoopValueError(f"{name} mode {mode!r} requires {qualified_namespace()}; the common API accepts: "
                              f"{', '.join(EXCHANGE_MODES)}")
     mode = normalize_selector(name, "mode", mode, allowed)
     if group.kind != BLOCK and mode not in EXCHANGE_MODES:
@@ -137,7 +138,7 @@ def plan_exchange(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, 
 def shuffle_mode(name: str, mode: object, qualified: bool) -> str:
     """The canonical shuffle mode: C1/C2, and C3 for a scalar mode in a common call."""
     if not qualified and canonical_mode(mode) in SCALAR_SHUFFLE_MODES:
-        raise CoopValueError(f"{name} mode {mode!r} requires cuda.coop.numba_mlir; the common API accepts: "
+        raise CoopValueError(f"{name} mode {mode!r} requires {qualified_namespace()}; the common API accepts: "
                              f"{', '.join(SHUFFLE_MODES)}")
     return normalize_selector(name, "mode", mode, SHUFFLE_MODES + (SCALAR_SHUFFLE_MODES if qualified else ()))
 
@@ -152,7 +153,7 @@ def plan_shuffle(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, i
     if isinstance(distance, bool) or distance != 1:
         if not qualified:
             raise CoopValueError("cuda.coop.shuffle distance must be exactly 1 in the common API; use "
-                                 "cuda.coop.numba_mlir for scalar offset and rotate shuffles")
+                                 f"{qualified_namespace()} for scalar offset and rotate shuffles")
         raise CoopValueError(f"{name} mode {mode!r} moves a ThreadData payload by exactly one position, so distance "
                              f"must be 1; got {distance if isinstance(distance, str) else repr(distance)} (scalar values shuffle any distance with mode='offset' or "
                              "mode='rotate')")

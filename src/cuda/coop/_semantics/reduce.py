@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .._backend_context import COMMON_NAMESPACE, qualified_namespace
 from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
 from .aggregates import is_aggregate, require_aggregate_callable
 from .common import (
@@ -46,11 +47,12 @@ def require_reduce_group(name: str, group: GroupSpec, launch: LaunchShape) -> No
     if group.kind == GRID:
         raise CoopUnsupportedError(
             f"{name} does not support grid groups because grid reduction requires hidden per-launch workspace")
-    qualified = name.startswith("cuda.coop.numba_mlir.")
+    namespace, operation = name.rsplit(".", 1)
+    qualified = namespace != COMMON_NAMESPACE
     if group.kind in QUALIFIED_KINDS and qualified:
         return
     if group.kind not in (BLOCK, WARP, LOGICAL_WARP):
-        also = "" if qualified else (f"; cuda.coop.numba_mlir.{name.rsplit('.', 1)[-1]} also supports thread, "
+        also = "" if qualified else (f"; {qualified_namespace()}.{operation} also supports thread, "
                                      "warps_within_block, cluster")
         raise CoopUnsupportedError(
             f"{name} does not support group kind '{group.kind}'; supported group kinds: block, warp, "

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .._backend_context import qualified_namespace
 from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
 from .aggregates import is_aggregate, require_aggregate_callable
 from .common import (
@@ -130,7 +131,7 @@ def plan_radix_sort(name: str, group: GroupSpec, launch: LaunchShape, key_dtype:
     if key_dtype not in allowed:
         if key_dtype in QUALIFIED_RADIX_KEY_DTYPES:
             raise CoopTypeError(f"{name} supports keys dtypes {', '.join(RADIX_KEY_DTYPES)} through the common API; "
-                                f"use cuda.coop.numba_mlir for {key_dtype}")
+                                f"use {qualified_namespace()} for {key_dtype}")
         raise CoopTypeError(f"{name} does not support keys dtype {key_dtype}; supported: {', '.join(allowed)}")
     value_dtype = _check_values(name, items_per_thread, values)
     descending = _descending(name, descending)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .._backend_context import qualified_namespace
 from .._errors import CoopTypeError, CoopValueError
 from .common import ScratchNeed, normalize_selector, require_alignment
 from .targets import opt_in_shared_limit
@@ -125,14 +126,14 @@ def layout(uses: list[ScratchUse], descriptors: list[Descriptor], user_static_by
         raise CoopValueError(
             f"kernel {kernel}: user shared array {user_dynamic} (dynamic) cannot coexist with "
             f"{'dynamic' if result.dynamic else 'static'} cooperative scratch; use static scratch within 48 KiB, "
-            "cuda.coop.numba_mlir.shared.array, global memory, or separate kernels"
+            f"{qualified_namespace()}.shared.array, global memory, or separate kernels"
         )
     if result.dynamic and user_static_bytes:
         raise CoopValueError(
             f"kernel {kernel}: user shared array {user_static_name + ' ' if user_static_name else ''}"
             f"({user_static_bytes} bytes, static) cannot coexist with dynamic "
             f"cooperative scratch of {result.size} bytes; keep the total within 48 KiB, use "
-            "cuda.coop.numba_mlir.shared.array, global memory, or separate kernels"
+            f"{qualified_namespace()}.shared.array, global memory, or separate kernels"
         )
     device_limit = opt_in_shared_limit(cc)
     if result.size > device_limit:

@@ -18,8 +18,7 @@ from .. import (  # noqa: F401  (re-exported common names)
     ThreadGroup, __version__, this_block, this_cluster, this_grid, this_thread, this_warp,
 )
 from .. import _markers  # noqa: F401
-from .._markers.base import qualified as _qualify
-from ._qualified import extended as _extended
+from ._qualified import extended as _extended, qualify as _qualify
 from .._markers import (
     exchange_shuffle as _xs, load_store as _load_store, pending as _pending, reduce as _reduce, scan as _scan, sort as _sort,
 )

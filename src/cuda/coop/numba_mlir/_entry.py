@@ -36,14 +36,21 @@ except ImportError as exc:  # the hook this package relies on is gone
                       f"cuda.coop requires. To fix it, {HINT}") from exc
 
 
+NAMESPACE = "cuda.coop.numba_mlir"
+BACKEND = "numba-cuda-mlir"
+BUILD_TAG = "numba_mlir"  # in the provider cache key and the dumped source's name (cuda_coop_numba_mlir_<hash>.cu)
+
+
 class CoopPlannerEntry(WholeFunctionPlanner):
     """The registered planner: loads the real one (``_planner.CoopPlanner``) on the first compile."""
 
     def run(self) -> bool:
+        from .._backend_context import BackendContext, active
         from ._planner import CoopPlanner
 
         _refresh_once()
-        return CoopPlanner(self.state).run()
+        with active(BackendContext(BACKEND, NAMESPACE)):  # whom the backend-free layers' messages name
+            return CoopPlanner(self.state).run()
 
 
 _refreshed = False

@@ -37,6 +37,7 @@ from ._ir import (
 )
 from ._lowering import FAMILIES, Backing, SiteCall
 from ._checks import KernelChecks, user_name
+from ._entry import BUILD_TAG
 from ._inference import DtypeInference, no_array_of
 from ._barriers import elide_last_reuse_barriers
 from ._rewrite import KernelRewrite
@@ -539,7 +540,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
             arch = f"sm_{self.cc}"
             providers = [s.provider for s in self.sites]
             try:
-                built = nvrtc.build(providers, arch, f"kernel {self.kernel}")
+                built = nvrtc.build(providers, arch, f"kernel {self.kernel}", backend=BUILD_TAG)
             except CoopError as exc:
                 raise located(exc, self.sites[0].stmt.loc) from None
             self.cpp_source = built.source

@@ -5,6 +5,7 @@ import inspect
 from typing import Any, Callable
 
 from .._markers.base import qualified
+from ._entry import NAMESPACE
 
 # Options only the qualified namespace accepts, per operation (a common call naming one is C3, not C5).
 QUALIFIED_OPTIONS: dict[str, tuple[str, ...]] = {
@@ -42,10 +43,15 @@ QUALIFIED_NOTES: dict[str, str] = {
 }
 
 
+def qualify(common: Callable[..., Any]) -> Callable[..., Any]:
+    """The marker of ``common`` in this backend's namespace, with the common contract."""
+    return qualified(common, NAMESPACE)
+
+
 def extended(common: Callable[..., Any]) -> Callable[..., Any]:
     """The qualified marker of ``common``, with its qualified-only keyword options (and optional positional
     operands) added (default None)."""
-    marker = qualified(common)
+    marker = qualify(common)
     if marker.__qualname__ in QUALIFIED_NOTES:
         doc, note = common.__doc__ or "", QUALIFIED_NOTES[marker.__qualname__].strip("\n") + "\n\n"
         at = doc.find("    See Also:")  # before the links, so the note reads as part of the description
