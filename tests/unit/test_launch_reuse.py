@@ -70,7 +70,7 @@ def _built(kernel, args):
     return _compat.compile_for_launch(kernel.py_func, [_compat.typeof(a) for a in args], options)
 
 
-def test_the_planner_marks_a_cuda_coop_build_grid_free_and_leaves_plain_kernels_alone():
+def _tile_sum_kernel():
     @cuda.jit
     def tile_sum(src, dst):
         block = coop.this_block()
@@ -79,6 +79,12 @@ def test_the_planner_marks_a_cuda_coop_build_grid_free_and_leaves_plain_kernels_
         total = coop.sum(block, items)
         if block.rank() == 0:
             dst[cuda.blockIdx.x] = total
+
+    return tile_sum
+
+
+def test_the_planner_marks_a_cuda_coop_build_grid_free_and_leaves_plain_kernels_alone():
+    tile_sum = _tile_sum_kernel()
 
     @cuda.jit
     def plain(src, dst):
@@ -175,19 +181,6 @@ def native_launches(monkeypatch):
     monkeypatch.setattr(tools, "_cached_cc", (9, 0))  # compile for sm_90 without a driver
     monkeypatch.setattr(descriptor, "LaunchConfiguration", Launcher)
     return launched
-
-
-def _tile_sum_kernel():
-    @cuda.jit
-    def tile_sum(src, dst):
-        block = coop.this_block()
-        items = coop.ThreadData(4)
-        coop.load(block, src, items, offset=cuda.blockIdx.x * 512)
-        total = coop.sum(block, items)
-        if block.rank() == 0:
-            dst[cuda.blockIdx.x] = total
-
-    return tile_sum
 
 
 @pytest.mark.filterwarnings("ignore::numba_cuda_mlir.numba_cuda.core.errors.NumbaPerformanceWarning")

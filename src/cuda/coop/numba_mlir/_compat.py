@@ -1,7 +1,9 @@
 """The only module that imports numba-cuda-mlir internals (version-checked at import)."""
 from __future__ import annotations
 
+import functools
 import threading
+from typing import Callable
 
 from ._entry import HINT as _HINT, VERSION  # the version check ran there
 
@@ -338,6 +340,20 @@ def _struct_intrinsics() -> tuple[object, object]:
     return _struct_access
 
 
+def _once(install: Callable[[], None]) -> Callable[[], None]:
+    """An installer of a hook into numba-cuda-mlir that runs at most once per process (later calls return)."""
+    done = False
+
+    @functools.wraps(install)
+    def install_once() -> None:
+        nonlocal done
+        if not done:
+            done = True
+            install()
+
+    return install_once
+
+
 # --- 32-bit shared-memory pointers for kernels that call CUB -------------------------------
 # nvcc and NVRTC address shared memory with 32-bit pointers (data layout "p3:32:32:32"), so
 # CUB's index arithmetic folds constant offsets into the shared loads and stores. numba-cuda-mlir
@@ -347,7 +363,6 @@ def _struct_intrinsics() -> tuple[object, object]:
 # cuda.coop calls are translated with the same layout NVRTC uses; other kernels are untouched.
 COOP_SYMBOL_PREFIXES = ("cuda_coop_", "__cuda_coop_")
 _SHORT_SHARED_POINTER = "p3:32:32:32"
-_short_shared_installed = False
 
 
 def _has_coop_symbols(gpu_module: object) -> bool:
@@ -358,12 +373,9 @@ def _has_coop_symbols(gpu_module: object) -> bool:
     return False
 
 
+@_once
 def install_short_shared_pointers() -> None:
     """Idempotent; a numba-cuda-mlir without these private hooks keeps its default (slower, still correct)."""
-    global _short_shared_installed
-    if _short_shared_installed:
-        return
-    _short_shared_installed = True
     try:
         from numba_cuda_mlir import mlir_optimization as mo
         from numba_cuda_mlir.lowering_utilities.llvm_utils import NVPTX64_DATALAYOUT
@@ -418,16 +430,12 @@ def install_short_shared_pointers() -> None:
 # host output is never written. Give every dispatcher the launch lock the free-threaded build already uses, which
 # its launchers take on every launch: when it is made, and before any launch configuration is made (a dispatcher
 # made before this module was imported). Launchers configured before then keep numba-cuda-mlir's own behaviour.
-_serialised_launches = False
 _launch_lock_bootstrap = threading.Lock()
 
 
+@_once
 def serialise_launches() -> None:
     """Idempotent; a numba-cuda-mlir without this private path keeps its own behaviour."""
-    global _serialised_launches
-    if _serialised_launches:
-        return
-    _serialised_launches = True
     try:
         from numba_cuda_mlir.descriptor import MLIRDispatcher
 
@@ -462,15 +470,11 @@ def serialise_launches() -> None:
 # about 5 us of host time per argument and launch. Literal types are interned (one object per type and value),
 # so a memo returns the very object the call would build; errors (values it rejects) are not memoised.
 _LITERAL_MEMO_LIMIT = 4096
-_literal_memo_installed = False
 
 
+@_once
 def memoize_literal_launch_types() -> None:
     """Idempotent; a numba-cuda-mlir without this private hook keeps its own (slower, same) path."""
-    global _literal_memo_installed
-    if _literal_memo_installed:
-        return
-    _literal_memo_installed = True
     try:
         from numba_cuda_mlir.descriptor import MLIRDispatcher
 
@@ -504,7 +508,6 @@ def memoize_literal_launch_types() -> None:
 # at another grid with the same block, dynamic shared memory and cluster reuses the build (issue 19, item 1). The
 # mark is withheld when another planner or an extension that reads the launch configuration takes part in the build.
 GRID_FREE = "cuda_coop_grid_free"
-_grid_reuse_installed = False
 
 
 def _only_cuda_coop_reads_the_launch(extensions: object) -> bool:
@@ -524,12 +527,9 @@ def mark_grid_free(state: object) -> None:
         state.metadata[GRID_FREE] = True  # type: ignore[attr-defined]  (numba-cuda-mlir keeps it on the build)
 
 
+@_once
 def reuse_builds_across_grids() -> None:
     """Idempotent; a numba-cuda-mlir without these private names keeps one build per launch configuration."""
-    global _grid_reuse_installed
-    if _grid_reuse_installed:
-        return
-    _grid_reuse_installed = True
     try:
         from numba_cuda_mlir._launch_config import _is_launch_config_key_tuple as is_launch_key
         from numba_cuda_mlir.descriptor import MLIRDispatcher
@@ -621,7 +621,6 @@ def _share_loaded_kernels_across_grids(dispatcher_type: type, is_launch_key: obj
 # configuration, which numba-cuda-mlir does not cache on disk. So cuda.coop's planner alone does not count there
 # (issue 19, item 3); any other planner still does. ``has_planners`` keeps counting every planner, so launches stay
 # on the planner-aware path that sizes a cuda.coop kernel's dynamic shared memory.
-_disk_cache_kept = False
 
 
 class _Planners(list):
@@ -633,12 +632,9 @@ class _Planners(list):
         return any(planner is not CoopPlannerEntry for planner in self)
 
 
+@_once
 def keep_disk_cache_for_plain_kernels() -> None:
     """Idempotent; a numba-cuda-mlir whose registry is not what 0.6 has keeps its own behaviour."""
-    global _disk_cache_kept
-    if _disk_cache_kept:
-        return
-    _disk_cache_kept = True
     registry_type = type(_planner_registry)
     if not isinstance(getattr(_planner_registry, "_planners", None), list) or not isinstance(
             registry_type.__dict__.get("has_planners"), property):
@@ -664,15 +660,11 @@ def keep_disk_cache_for_plain_kernels() -> None:
 # forgets the answers here. So a launcher (known by its launch configuration dict) asking again with the same
 # argument types, native dispatcher and generation gets the answer it got before.
 _READY_MEMO_LIMIT = 256
-_ready_memo_installed = False
 
 
+@_once
 def memoize_ready_launches() -> None:
     """Idempotent; a numba-cuda-mlir without these private names keeps its own (slower, same) path."""
-    global _ready_memo_installed
-    if _ready_memo_installed:
-        return
-    _ready_memo_installed = True
     try:
         from numba_cuda_mlir._launch_config import _launch_config_key as launch_key
         from numba_cuda_mlir.descriptor import MLIRDispatcher
