@@ -413,7 +413,7 @@ def test_c4_algorithm_from_runtime_string():
 @cuda.jit
 def k_g2_escape(src, dst):
     g = coop.this_block()
-    pair = (g, 1)  # G2 HERE
+    pair = (g, 1)  # G2 HERE  # noqa: F841 (the kernel under test lets the group escape into a tuple)
     items = coop.ThreadData(4)
     coop.load(g, src, items)
     coop.store(g, dst, items)
