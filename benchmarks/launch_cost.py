@@ -1,6 +1,7 @@
 """Launch and specialisation cost (issue 19): a new grid size, the launch itself, the disk cache.
 
-    python -m benchmarks.launch_cost OUTDIR [--rounds R]      # H200: bash .gpu/run.sh python3 -m benchmarks.launch_cost $OUT/lc
+    python -m benchmarks.launch_cost OUTDIR [--rounds R]
+    # H200: bash .gpu/run.sh python3 -m benchmarks.launch_cost $OUT/lc
 
 Writes OUTDIR/launch_cost.json and prints the RESULTS.md lines. Parts, each in new processes:
 
@@ -303,7 +304,8 @@ def report(record: dict) -> list[str]:
     grid = record["new_grid"]
     coop, plain = grid["coop_1"], grid["plain"]
     lines.append(f"- {'MET' if coop['ms_median'] <= 1.0 else 'MISSED'}: first launch at a new grid size (12 sizes, "
-                 f"launch + synchronize): cuda.coop kernel {coop['ms_median']:.2f} ms median (max {coop['ms_max']:.2f}), "
+                 f"launch + synchronize): cuda.coop kernel {coop['ms_median']:.2f} ms median "
+                 f"(max {coop['ms_max']:.2f}), "
                  f"plain kernel {plain['ms_median']:.2f} ms (max {plain['ms_max']:.2f}); target <= 1 ms; outputs "
                  f"{'verified' if coop['verified'] and plain['verified'] else 'WRONG'}.")
     launch = record["launch"]

@@ -110,7 +110,8 @@ def analysis(records: list[dict]) -> list[str]:
     for (kernel, phase, _), r in sorted(compiles.items()):
         if phase == "warm_disk":
             ok = r["overhead_seconds"] < WARM_DISK_OVERHEAD_S
-            lines.append(f"- {'MET' if ok else 'MISSED'}: {kernel} warm-disk compile adds {r['overhead_seconds']:.3f} s "
+            lines.append(f"- {'MET' if ok else 'MISSED'}: {kernel} warm-disk compile adds "
+                         f"{r['overhead_seconds']:.3f} s "
                          f"to numba-cuda-mlir's own {r['baseline_seconds']:.3f} s (target < {WARM_DISK_OVERHEAD_S} s).")
         if phase == "cold" and "four" in kernel:
             ok = r["nvrtc_runs"] == 1 and r["nvrtc_seconds"] < COLD_FOUR_NVRTC_S

@@ -107,7 +107,8 @@ def run_family(family, settings: Settings, outdir: Path, only: str | None, sass:
         try:
             where = build.wait()
             functions = cub_build.load(where)
-            print(f"nvcc built {len(instances)} CUB kernels in {build.seconds:.1f} s ({len(build.parts)} parallel runs, "
+            print(f"nvcc built {len(instances)} CUB kernels in {build.seconds:.1f} s "
+                  f"({len(build.parts)} parallel runs, "
                   f"{cub_build.nvcc_version(build.command[0])})", flush=True)
             records.append({"type": "build", "family": family.FAMILY, "impl": "cub_cpp", "seconds": build.seconds,
                             "kernels": len(instances), "command": " ".join(build.command)})

@@ -127,7 +127,8 @@ def test_aggregate_radix_keys_are_rejected():
         numba_coop.load(block, src, items)
         numba_coop.store(block, dst, numba_coop.radix_sort_keys(block, items))
 
-    _error(kernel, coop.CoopTypeError, "cuda.coop.numba_mlir.radix_sort_keys does not support keys dtype dtype([('key', '<i4')")
+    _error(kernel, coop.CoopTypeError,
+           "cuda.coop.numba_mlir.radix_sort_keys does not support keys dtype dtype([('key', '<i4')")
 
 
 @pytest.mark.parametrize("form", ["reduce", "sum", "exclusive_sum", "merge_sort", "discontinuity", "adjacent"])
@@ -197,7 +198,8 @@ def test_arrays_of_records_are_unsupported_with_a_pointer_to_thread_data(where):
         numba_coop.load(block, src, items)
         numba_coop.store(block, dst, items)
 
-    message = _error(kernel, coop.CoopUnsupportedError, f"a {where} array of the structured dtype dtype([('key', '<i4')")
+    message = _error(kernel, coop.CoopUnsupportedError,
+                     f"a {where} array of the structured dtype dtype([('key', '<i4')")
     assert "use coop.ThreadData(items_per_thread, dtype=...)" in message
 
 

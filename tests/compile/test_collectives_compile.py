@@ -25,7 +25,8 @@ def reduce_kernel(width, algorithm, op, payload):
     @cuda.jit
     def kernel(src, dst):
         block = coop.this_block()
-        group = coop.this_block() if width == 0 else (coop.this_warp() if width == 32 else coop.this_warp().group_by(width))
+        group = coop.this_block() if width == 0 else (coop.this_warp() if width == 32
+                                                      else coop.this_warp().group_by(width))
         if payload:
             items = coop.ThreadData(3)
             coop.load(block, src, items)
@@ -41,7 +42,8 @@ def scan_kernel(width, algorithm, op, payload):
     @cuda.jit
     def kernel(src, dst):
         block = coop.this_block()
-        group = coop.this_block() if width == 0 else (coop.this_warp() if width == 32 else coop.this_warp().group_by(width))
+        group = coop.this_block() if width == 0 else (coop.this_warp() if width == 32
+                                                      else coop.this_warp().group_by(width))
         if payload:
             items = coop.ThreadData(3)
             coop.load(block, src, items)
@@ -82,7 +84,8 @@ def test_exchange_and_shuffle_build(width):
     @cuda.jit
     def kernel(src, dst):
         block = coop.this_block()
-        group = coop.this_block() if width == 0 else (coop.this_warp() if width == 32 else coop.this_warp().group_by(width))
+        group = coop.this_block() if width == 0 else (coop.this_warp() if width == 32
+                                                      else coop.this_warp().group_by(width))
         items = coop.ThreadData(4)
         coop.load(block, src, items, algorithm="striped")
         blocked = coop.exchange(group, items)
@@ -166,7 +169,8 @@ def test_exclusive_scan_needs_initial_value():
     def kernel(src, dst):
         dst[0] = coop.exclusive_scan(coop.this_block(), src[0], scan_op="max")
 
-    _error(kernel, (X32, X32), coop.CoopValueError, "cuda.coop.exclusive_scan non-sum exclusive scans require initial_value")
+    _error(kernel, (X32, X32), coop.CoopValueError,
+           "cuda.coop.exclusive_scan non-sum exclusive scans require initial_value")
 
 
 def test_inclusive_scan_rejects_initial_value():

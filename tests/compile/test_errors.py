@@ -92,7 +92,8 @@ def k_g1_array_as_group(src, dst):
 
 def test_g1_non_group_operand():
     _compile_error(k_g1_array_as_group, (I32, I32), coop.CoopTypeError,
-                   "cuda.coop.load requires a compile-time ThreadGroup created by this_*() or group_by() in this kernel",
+                   "cuda.coop.load requires a compile-time ThreadGroup created by this_*() or group_by() in this "
+                   "kernel",
                    line_marker="G1 HERE")
 
 
@@ -325,7 +326,8 @@ def k_s2_warp_temp_storage(src, dst):
 
 def test_s2_temp_storage_on_warp_load():
     _compile_error(k_s2_warp_temp_storage, (I32, I32), coop.CoopValueError,
-                   "cuda.coop.load does not accept temp_storage for warp groups; their scratch is always compiler-owned",
+                   "cuda.coop.load does not accept temp_storage for warp groups; their scratch is always "
+                   "compiler-owned",
                    line_marker="S2 HERE")
 
 
@@ -486,9 +488,11 @@ def k_scalar_store(src, dst):
 
 TYPING_TIME = {
     "p11_2d_source": (k_typed_copy, (np.zeros((4, 256), np.int32), I32), "TYPED LOAD",
-                      "cuda.coop.load source must be a one-dimensional contiguous array; got a 2-D contiguous int32 array"),
+                      "cuda.coop.load source must be a one-dimensional contiguous array; got a 2-D contiguous int32 "
+                      "array"),
     "p11_strided_source": (k_typed_copy, (I32[::2], I32), "TYPED LOAD",
-                           "cuda.coop.load source must be a one-dimensional contiguous array; got a 1-D non-contiguous int32 array"),
+                           "cuda.coop.load source must be a one-dimensional contiguous array; got a 1-D "
+                           "non-contiguous int32 array"),
     "c6_bool_valid_items": (k_runtime_valid_items, (I32, I32, 5), "TYPED LOAD",
                             "cuda.coop.load valid_items must be a signed integer of at most 64 bits or an unsigned "
                             "integer of at most 32 bits; got bool"),

@@ -83,7 +83,8 @@ def test_explicit_temp_storage():
 
     built = _build(kernel, (np.zeros(1024, np.uint32), _out(None)))
     assert built.metadata["scratch_bytes"] >= 400
-    provider = next(part for part in built.cpp_source.split('extern "C"') if "BlockHistogram" in part and "void" in part)
+    provider = next(part for part in built.cpp_source.split('extern "C"')
+                    if "BlockHistogram" in part and "void" in part)
     assert "reuse barrier" not in provider  # auto_sync=False: the kernel synchronises
 
 

@@ -220,8 +220,8 @@ def test_difference_op_builds(direction, boundary, partial, op):
     cpp = built.cpp_source
     method = ("SubtractLeft" if direction == "left" else "SubtractRight") + ("PartialTile" if partial else "")
     assert f"algo.{method}(in, out, cuda_coop_adjacent_difference_" in cpp
-    assert "struct Difference" not in cpp and re.search(r"extern \"C\" __device__ int cuda_coop_fn_\w+_int32\(int, int\)",
-                                                        cpp)
+    assert "struct Difference" not in cpp and re.search(
+        r"extern \"C\" __device__ int cuda_coop_fn_\w+_int32\(int, int\)", cpp)
 
 
 @pytest.mark.parametrize("op,functor", [("max", "cuda::maximum<float>{}"), (min, "cuda::minimum<float>{}")])

@@ -118,7 +118,8 @@ def test_explicit_temp_storage_has_no_reuse_barrier():
         coop.run_length_decode_into(block, v, n, dst, decoded_items_per_thread=4, temp_storage=temp)
 
     built = _build(kernel, _bulk_args()[:3])
-    provider = next(p for p in built.cpp_source.split('extern "C"') if "BlockRunLengthDecode" in p and "unsigned int cuda" in p)
+    provider = next(p for p in built.cpp_source.split('extern "C"')
+                    if "BlockRunLengthDecode" in p and "unsigned int cuda" in p)
     assert "reuse barrier" not in provider
 
 
@@ -366,7 +367,8 @@ def test_relative_destination_dtype_must_be_the_offset_dtype():
         n = coop.ThreadData(2)
         coop.load(block, values, v)
         coop.load(block, lengths, n)
-        numba_coop.run_length_decode_into(block, v, n, dst, decoded_items_per_thread=2, relative_offsets_destination=rel)
+        numba_coop.run_length_decode_into(block, v, n, dst, decoded_items_per_thread=2,
+                                          relative_offsets_destination=rel)
 
     _error(kernel, (*_bulk_args()[:3], np.zeros(4096, np.int64)), coop.CoopTypeError,
            "cuda.coop.numba_mlir.run_length_decode_into relative_offsets_destination dtype int64 does not match "

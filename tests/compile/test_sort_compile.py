@@ -33,7 +33,8 @@ def test_merge_sort_builds_with_scratch(width):
     @cuda.jit
     def kernel(src, dst):
         block = coop.this_block()
-        group = coop.this_block() if width == 0 else (coop.this_warp() if width == 32 else coop.this_warp().group_by(width))
+        group = coop.this_block() if width == 0 else (coop.this_warp() if width == 32
+                                                      else coop.this_warp().group_by(width))
         keys = coop.ThreadData(4)
         coop.load(block, src, keys)
         coop.store(block, dst, coop.merge_sort_keys(group, keys))
@@ -75,7 +76,8 @@ def test_merge_sort_partial_options_come_together():
         coop.load(coop.this_block(), src, keys)
         coop.store(coop.this_block(), dst, coop.merge_sort_keys(coop.this_block(), keys, valid_items=n))
 
-    _error(kernel, (I32, I32, np.int32(3)), coop.CoopValueError, "valid_items and oob_default must be provided together")
+    _error(kernel, (I32, I32, np.int32(3)), coop.CoopValueError,
+           "valid_items and oob_default must be provided together")
 
 
 def test_merge_sort_static_valid_items_range():
@@ -97,7 +99,8 @@ def test_descending_must_be_compile_time_bool():
         coop.load(coop.this_block(), src, keys)
         coop.store(coop.this_block(), dst, coop.merge_sort_keys(coop.this_block(), keys, descending=flag))
 
-    _error(kernel, (I32, I32, True), coop.CoopTypeError, "cuda.coop.merge_sort_keys descending must be a compile-time bool")
+    _error(kernel, (I32, I32, True), coop.CoopTypeError,
+           "cuda.coop.merge_sort_keys descending must be a compile-time bool")
 
 
 def test_oob_default_numpy_constant_must_match_the_keys():
@@ -269,7 +272,8 @@ def test_radix_rank_bits_must_be_compile_time():
         coop.load(coop.this_block(), src, keys)
         coop.store(coop.this_block(), dst, coop.radix_rank(coop.this_block(), keys, radix_bits=bits))
 
-    _error(kernel, (I32, I32, np.float32(3)), coop.CoopTypeError, "cuda.coop.radix_rank radix_bits must be a compile-time integer")
+    _error(kernel, (I32, I32, np.float32(3)), coop.CoopTypeError,
+           "cuda.coop.radix_rank radix_bits must be a compile-time integer")
 
 
 def test_topk_needs_a_one_dimensional_block():
@@ -290,7 +294,8 @@ def test_topk_static_k_range():
         coop.load(coop.this_block(), src, keys)
         coop.store(coop.this_block(), dst, coop.topk_min_keys(coop.this_block(), keys, k=257))
 
-    _error(kernel, (I32, I32), coop.CoopValueError, "cuda.coop.topk_min_keys static k must be between 0 and 256; got 257")
+    _error(kernel, (I32, I32), coop.CoopValueError,
+           "cuda.coop.topk_min_keys static k must be between 0 and 256; got 257")
 
 
 def test_topk_requires_k():

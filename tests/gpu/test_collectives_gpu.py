@@ -61,7 +61,8 @@ def _reduce_kernel(width, op, k, algorithm, broadcast, partial):
     @cuda.jit
     def kernel(src, out, valid):
         block = coop.this_block()
-        group = coop.this_block() if width == 0 else (coop.this_warp() if width == 32 else coop.this_warp().group_by(width))
+        group = coop.this_block() if width == 0 else (coop.this_warp() if width == 32
+                                                      else coop.this_warp().group_by(width))
         rank = np.int64(block.rank())
         base = np.int64(cuda.blockIdx.x) * block.count() * max(k, 1)
         if k == 0:
@@ -160,7 +161,8 @@ def _scan_kernel(width, form, k, op, initial, algorithm):
     @cuda.jit
     def kernel(src, out):
         block = coop.this_block()
-        group = coop.this_block() if width == 0 else (coop.this_warp() if width == 32 else coop.this_warp().group_by(width))
+        group = coop.this_block() if width == 0 else (coop.this_warp() if width == 32
+                                                      else coop.this_warp().group_by(width))
         rank = np.int64(block.rank())
         base = np.int64(cuda.blockIdx.x) * block.count() * max(k, 1)
         if k == 0:
@@ -257,7 +259,8 @@ def _exchange_kernel(width, kind, mode, k):
     @cuda.jit
     def kernel(src, out):
         block = coop.this_block()
-        group = coop.this_block() if width == 0 else (coop.this_warp() if width == 32 else coop.this_warp().group_by(width))
+        group = coop.this_block() if width == 0 else (coop.this_warp() if width == 32
+                                                      else coop.this_warp().group_by(width))
         rank = np.int64(block.rank())
         base = np.int64(cuda.blockIdx.x) * block.count() * k
         items = coop.ThreadData(k)

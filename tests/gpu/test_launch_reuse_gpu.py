@@ -78,14 +78,16 @@ def test_five_grid_sizes_one_build_each_right(builds):
 
 
 def test_dynamic_shared_memory_scratch_is_sized_at_every_grid(builds):
-    """A kernel whose scratch is dynamic shared memory (a TempStorage above the 48 KiB static limit) gets it at a reused grid."""
+    """A kernel whose scratch is dynamic shared memory (a TempStorage above the 48 KiB static limit) gets it at a
+    reused grid."""
     @cuda.jit
     def sort_tiles(src, dst):
         block = coop.this_block()
         base = cuda.blockIdx.x * block.count() * ITEMS
         keys = coop.ThreadData(ITEMS)
         coop.load(block, src, keys, offset=base)
-        coop.store(block, dst, coop.radix_sort_keys(block, keys, temp_storage=coop.TempStorage(size_in_bytes=60000)), offset=base)
+        coop.store(block, dst, coop.radix_sort_keys(block, keys, temp_storage=coop.TempStorage(size_in_bytes=60000)),
+                   offset=base)
 
     rng = np.random.default_rng(20)
     for grid in (3, 11, 64):

@@ -46,7 +46,8 @@ def make_load_kernel(algorithm, width, partial, with_default):
     @cuda.jit
     def kernel(src, out, k, valid, default):
         block = coop.this_block()
-        group = coop.this_block() if width == 0 else (coop.this_warp() if width == 32 else coop.this_warp().group_by(width))
+        group = coop.this_block() if width == 0 else (coop.this_warp() if width == 32
+                                                      else coop.this_warp().group_by(width))
         items = coop.ThreadData(k)
         tile = np.int64(cuda.blockIdx.x) * block.count() * k
         if partial and with_default:
@@ -66,7 +67,8 @@ def make_store_kernel(algorithm, width, partial):
     @cuda.jit
     def kernel(src, dst, k, valid):
         block = coop.this_block()
-        group = coop.this_block() if width == 0 else (coop.this_warp() if width == 32 else coop.this_warp().group_by(width))
+        group = coop.this_block() if width == 0 else (coop.this_warp() if width == 32
+                                                      else coop.this_warp().group_by(width))
         items = coop.ThreadData(k)
         tile = np.int64(cuda.blockIdx.x) * block.count() * k
         me = tile + np.int64(block.rank()) * k
@@ -208,7 +210,8 @@ def make_warp_partial_kernels(algorithm, width, with_default):
         me = tile + np.int64(block.rank()) * k
         for i in range(k):
             items[i] = src[me + i]
-        coop.store(group, dst, items, algorithm=algorithm, offset=tile, valid_items=counts[cuda.blockIdx.x, block.rank() // width])
+        coop.store(group, dst, items, algorithm=algorithm, offset=tile,
+                   valid_items=counts[cuda.blockIdx.x, block.rank() // width])
 
     return load_kernel, store_kernel
 

@@ -282,7 +282,8 @@ def test_total_and_relative_offsets(offset_dtype, where):
         part = relative[o:o + window]
         expected[:part.size] = part
         np.testing.assert_array_equal(rel[b * window:(b + 1) * window], expected)
-        np.testing.assert_array_equal(totals[b * threads:(b + 1) * threads], np.full(threads, stream.size, offset_dtype))
+        np.testing.assert_array_equal(totals[b * threads:(b + 1) * threads],
+                                      np.full(threads, stream.size, offset_dtype))
 
 
 @functools.cache

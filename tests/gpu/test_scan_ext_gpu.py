@@ -354,8 +354,8 @@ TRAP_CHILD = textwrap.dedent("""
 def assert_traps(child: str, *args: object) -> None:
     """Run ``child`` in a fresh process: the in-range launch must pass, the out-of-range one must trap."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-c", child, *map(str, args)], check=False, env=env, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run([sys.executable, "-c", child, *map(str, args)], check=False, env=env, capture_output=True,
+                          text=True, timeout=300)
     assert "IN_RANGE_OK" in done.stdout, done.stderr[-2000:]
     assert "NO_TRAP" not in done.stdout
     assert done.returncode != 0

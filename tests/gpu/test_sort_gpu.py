@@ -307,7 +307,8 @@ def test_block_merge_sort_pairs(shape, k, key_dtype, value_dtype):
         order = np.argsort(keys.reshape(GRID, tile), axis=1, kind="stable")
         if descending:
             order = order[:, ::-1]
-        np.testing.assert_array_equal(keys_out.reshape(GRID, tile), np.take_along_axis(keys.reshape(GRID, tile), order, 1))
+        np.testing.assert_array_equal(keys_out.reshape(GRID, tile),
+                                      np.take_along_axis(keys.reshape(GRID, tile), order, 1))
         np.testing.assert_array_equal(values_out.reshape(GRID, tile),
                                       np.take_along_axis(values.reshape(GRID, tile), order, 1))
         np.testing.assert_array_equal(kept, values)

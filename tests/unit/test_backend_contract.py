@@ -50,7 +50,8 @@ def _sample_arguments(marker) -> tuple[tuple, dict]:
 
 def test_every_common_call_reaches_the_tracer_with_its_arguments_and_call_site():
     names = _common_markers()
-    assert {"ThreadData", "TempStorage", "this_block", "load", "radix_sort_pairs", "run_length_decode_into"} <= set(names)
+    assert {"ThreadData", "TempStorage", "this_block", "load", "radix_sort_pairs",
+            "run_length_decode_into"} <= set(names)
     recorder = Recorder()
     with active(BackendContext("recorder", RECORDER, recorder)):
         for name in names:

@@ -332,7 +332,8 @@ _CHILD = textwrap.dedent("""
     pch_store.PCH_MIN_SECONDS = 0.0
     def build(value):
         body = 'extern "C" __device__ int @SYM@(int x) { return x * %d; }' % value
-        return nvrtc.build([Provider.make("tiny", ("cub/extra.cuh",), body, None)], "sm_90", "kernel k", backend="numba_mlir")
+        return nvrtc.build([Provider.make("tiny", ("cub/extra.cuh",), body, None)], "sm_90", "kernel k",
+                           backend="numba_mlir")
     build(1)
     pch_store.wait_for_pch()
     print("DIR", pch_store._pch.directory, flush=True)

@@ -1,4 +1,5 @@
-"""The public surface of ``cuda.coop``: imports, names, registration, markers and exceptions (SPEC 1.3, 1.4, 2.1, 10.1)."""
+"""The public surface of ``cuda.coop``: imports, names, registration, markers and exceptions
+(SPEC 1.3, 1.4, 2.1, 10.1)."""
 from __future__ import annotations
 
 import os
@@ -243,7 +244,8 @@ def test_r4_numba_cuda_mlir_not_installed():
 
 
 def test_r5_unsupported_numba_cuda_mlir_version():
-    setup = "fake = types.ModuleType('numba_cuda_mlir'); fake.__version__ = '0.7.1'; sys.modules['numba_cuda_mlir'] = fake"
+    setup = ("fake = types.ModuleType('numba_cuda_mlir'); fake.__version__ = '0.7.1'; "
+             "sys.modules['numba_cuda_mlir'] = fake")
     result = _run_python(_IMPORT_WITH_FAKE.format(setup=setup))
     assert "IMPORT_ERROR:cuda.coop supports numba-cuda-mlir>=0.6,<0.7; found 0.7.1." in result.stdout, result.stdout
     assert "cuda-coop[numba-cuda-mlir-cu13]" in result.stdout

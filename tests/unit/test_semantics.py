@@ -216,7 +216,8 @@ def test_plan_supported_logical_widths(width):
 def test_plan_g5_warp_in_partial_block():
     with pytest.raises(CoopValueError) as info:
         _plan(_warp(L48), launch=L48)
-    assert str(info.value) == "cuda.coop.load on warp groups requires a block made of complete warps; block has 48 threads"
+    assert str(info.value) == ("cuda.coop.load on warp groups requires a block made of complete warps; block has 48 "
+                               "threads")
 
 
 def test_plan_block_partial_warp_allowed_except_warp_transpose():
@@ -335,7 +336,8 @@ class _Index:
 
 def test_make_descriptor_defaults_and_normalisation():
     desc = make_descriptor(3, _Index(256), 8, True, " Exclusive ")
-    assert (desc.index, desc.size_in_bytes, desc.alignment, desc.auto_sync, desc.sharing) == (3, 256, 8, True, "exclusive")
+    assert ((desc.index, desc.size_in_bytes, desc.alignment, desc.auto_sync, desc.sharing)
+            == (3, 256, 8, True, "exclusive"))
     desc = make_descriptor(0, None, None, False, "shared")
     assert (desc.size_in_bytes, desc.alignment, desc.sharing) == (None, None, "shared")
 

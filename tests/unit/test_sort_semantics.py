@@ -26,7 +26,8 @@ def _ordered(raw: int, dtype: str) -> int:
     return (~raw & ((1 << bits) - 1)) if raw & sign else raw ^ sign
 
 
-@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8", "uint32", "uint64", "float32", "float64"])
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8", "uint32", "uint64", "float32",
+                                   "float64"])
 def test_padding_key_orders_after_every_key(dtype):
     bits = np.dtype(dtype).itemsize * 8
     unsigned = np.dtype(f"uint{bits}")
@@ -80,7 +81,8 @@ def test_radix_sort_bits_static_and_runtime():
     with active(BackendContext("numba-cuda-mlir", "cuda.coop.numba_mlir")):  # the message names the compiling backend
         with pytest.raises(CoopTypeError, match="use cuda.coop.numba_mlir for float64"):
             plan_radix_sort("r", BLOCK128, L128, "float64", 4, None, None, None, False, False, None, False)
-    assert plan_radix_sort("r", BLOCK128, L128, "float64", 4, None, None, None, False, True, None, True).blocked_to_striped
+    assert plan_radix_sort("r", BLOCK128, L128, "float64", 4, None, None, None, False, True, None,
+                           True).blocked_to_striped
 
 
 def test_radix_rank_bounds():

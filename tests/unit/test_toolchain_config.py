@@ -210,7 +210,8 @@ def test_missing_nvjitlink_version_is_a_build_error(monkeypatch, fake_cccl):
 # ---------------------------------------------------------------- 8. static_assert in words
 
 _LOG = textwrap.dedent('''\
-    /venv/site-packages/cuda/cccl/headers/include/cub/block/block_radix_rank.cuh(210): error: static assertion failed with "BlockRadixRank requires "RADIX_BITS <= 8""
+    /venv/site-packages/cuda/cccl/headers/include/cub/block/block_radix_rank.cuh(210): error: static assertion failed \
+with "BlockRadixRank requires "RADIX_BITS <= 8""
         static_assert(RADIX_BITS <= 8, "BlockRadixRank requires \\"RADIX_BITS <= 8\\"");
         ^
               detected during instantiation of class "cub::BlockRadixRank<...>" at line 40 of cuda_coop.cu

@@ -84,7 +84,8 @@ def _expect(request, kernel, args, cls, fragment, *, block=128, marker="# HERE",
     except BaseException as exc:  # noqa: BLE001 - every escape is recorded and judged below
         OUTCOMES.append((case, type(exc)))
         message = str(exc)
-        assert isinstance(exc, coop.CoopError), f"non-CoopError escaped: {type(exc).__module__}.{type(exc).__name__}: {message}"
+        assert isinstance(exc, coop.CoopError), (f"non-CoopError escaped: {type(exc).__module__}."
+                                                 f"{type(exc).__name__}: {message}")
         assert type(exc) is cls, f"expected {cls.__name__}, got {type(exc).__name__}: {message}"
         assert fragment in message, f"{fragment!r} not in {message!r}"
         first_line_is_clean(message)

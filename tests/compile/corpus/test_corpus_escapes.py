@@ -253,4 +253,5 @@ def test_g2_group_in_tuple_is_a_group_escape(expect):
                  where=block_and_one)
     first = str(exc).splitlines()[0]
     assert "ThreadGroup " in first and " escapes to runtime through a tuple at " in first, first
-    assert first.endswith("; groups may only be used with cuda.coop operations, group methods and inlined helpers"), first
+    assert first.endswith("; groups may only be used with cuda.coop operations, group methods and inlined "
+                          "helpers"), first

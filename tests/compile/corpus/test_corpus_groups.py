@@ -366,7 +366,8 @@ CASES = {
                                "group_by requires an enclosing block composed of complete warps; block has 100 threads",
                                {"block": (100,)}),
     "g14_block_not_divisible": (k_g14_block_not_divisible, (I32, U32), coop.CoopValueError,
-                                "exhaustive ThreadGroup.group_by requires the count to divide the parent unit count (4)"),
+                                "exhaustive ThreadGroup.group_by requires the count to divide the parent unit count "
+                                "(4)"),
     "g15_width_3_load": (k_g15_width_3_load, (I32, I32), coop.CoopUnsupportedError,
                          "cuda.coop.load supports logical-warp widths 1, 2, 4, 8, 16, 32; got 3"),
     "g15_width_12_sum": (k_g15_width_12_sum, (I32, I32), coop.CoopUnsupportedError,

@@ -186,16 +186,17 @@ CASES = {
                          "cuda.coop.inclusive_scan scan_op op_returns_tuple could not be compiled for (float32, "
                          "float32): "),
     "c14_integer_operator": (k_c14_integer_operator, (I32, I32), coop.CoopTypeError,
-                             "cuda.coop.reduce binary_op must be an operator string or a Python/device function; got 3"),
+                             "cuda.coop.reduce binary_op must be an operator string or a Python/device function; "
+                             "got 3"),
     "c16_lambda": (k_c16_lambda, (I32, I32), coop.CoopTypeError,
-                   "cuda.coop.reduce binary_op k_c16_lambda.<locals>.<lambda> is defined inside the kernel; define operator callables at "
-                   "module scope"),
+                   "cuda.coop.reduce binary_op k_c16_lambda.<locals>.<lambda> is defined inside the kernel; define "
+                   "operator callables at module scope"),
     "c16_lambda_variable": (k_c16_lambda_variable, (I32, I32), coop.CoopTypeError,
                             "cuda.coop.numba_mlir.inclusive_scan scan_op k_c16_lambda_variable.<locals>.<lambda> is "
                             "defined inside the kernel; define operator callables at module scope"),
     "c16_nested_def": (k_c16_nested_def, (I32, I32), coop.CoopTypeError,
-                       "cuda.coop.reduce binary_op k_c16_nested_def.<locals>.smaller is defined inside the kernel; define operator callables at "
-                       "module scope"),
+                       "cuda.coop.reduce binary_op k_c16_nested_def.<locals>.smaller is defined inside the kernel; "
+                       "define operator callables at module scope"),
 }
 
 

@@ -385,8 +385,8 @@ CASES = {
                           "cuda.coop.load supports source dtypes int8, int16, int32, int64, uint8, uint16, uint32, "
                           "uint64, float32, float64 through the common API; use cuda.coop.numba_mlir for float16"),
     "p1_float16_sum": (k_p1_float16_sum, (F32, F16), coop.CoopTypeError,
-                       "cuda.coop.sum supports value dtypes int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, "
-                       "float64 through the common API; use cuda.coop.numba_mlir for float16"),
+                       "cuda.coop.sum supports value dtypes int8, int16, int32, int64, uint8, uint16, uint32, uint64, "
+                       "float32, float64 through the common API; use cuda.coop.numba_mlir for float16"),
     "p1_float_radix_keys": (k_p1_float_radix_keys, (F32, F32), coop.CoopTypeError,
                             "cuda.coop.radix_sort_keys supports keys dtypes int32, uint32, int64, uint64 through the "
                             "common API; use cuda.coop.numba_mlir for float32"),

@@ -323,7 +323,8 @@ CASES = {
     "c5_reduce_positional_op": (k_c5_reduce_op_positional, (I32, I32), coop.CoopTypeError,
                                 "cuda.coop.reduce takes 2 positional operands; pass options by keyword"),
     "c5_merge_positional_descending": (k_c5_merge_descending_positional, (I32, I32), coop.CoopTypeError,
-                                       "cuda.coop.merge_sort_keys takes 2 positional operands; pass options by keyword"),
+                                       "cuda.coop.merge_sort_keys takes 2 positional operands; pass options by "
+                                       "keyword"),
     "c5_topk_positional_k": (k_c5_topk_k_positional, (I32, I32), coop.CoopTypeError,
                              "cuda.coop.numba_mlir.topk_max_keys takes 2 positional operands; pass options by keyword"),
     "c5_store_positional_options": (k_c5_store_offset_positional, (I32, I32), coop.CoopTypeError,

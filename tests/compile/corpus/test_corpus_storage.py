@@ -146,8 +146,8 @@ CASES = {
                               "cuda.coop.exchange temp_storage must be a TempStorage descriptor constructed in the "
                               "kernel with cuda.coop.TempStorage()"),
     "s1_array_as_storage": (k_s1_array_as_storage, (I32, I32), coop.CoopTypeError,
-                            "cuda.coop.sum temp_storage must be a TempStorage descriptor constructed in the kernel with "
-                            "cuda.coop.TempStorage()"),
+                            "cuda.coop.sum temp_storage must be a TempStorage descriptor constructed in the kernel "
+                            "with cuda.coop.TempStorage()"),
     "s2_warp_sum": (k_s2_warp_sum, (I32, I32), coop.CoopValueError,
                     "cuda.coop.sum does not accept temp_storage for warp groups; their scratch is always "
                     "compiler-owned"),
@@ -157,7 +157,8 @@ CASES = {
     "s2_warp_merge_sort": (k_s2_warp_merge_sort, (I32, I32), coop.CoopValueError,
                            "cuda.coop.numba_mlir.merge_sort_keys does not accept temp_storage for warp groups"),
     "s3_branch_merge": (k_s3_branch_merge, (I32, I32, 1), coop.CoopTypeError,
-                        "cuda.coop.sum temp_storage must resolve to exactly one TempStorage constructor in this kernel"),
+                        "cuda.coop.sum temp_storage must resolve to exactly one TempStorage constructor in this "
+                        "kernel"),
     "s5_negative_size": (k_s5_negative_size, (I32, I32), coop.CoopValueError,
                          "TempStorage size_in_bytes must be "),
     "s5_auto_sync_int": (k_s5_auto_sync_int, (I32, I32), coop.CoopTypeError,
@@ -175,8 +176,8 @@ CASES = {
     "s9_dynamic_user_array": (k_s9_dynamic_user_array, (I32, I32), coop.CoopValueError,
                               "kernel k_s9_dynamic_user_array: user shared array extra ("),
     "s9_static_user_array": (k_s9_static_user_array, (I32, I32), coop.CoopValueError,
-                             "kernel k_s9_static_user_array: user shared array mine (1024 bytes, static) cannot coexist "
-                             "with dynamic cooperative scratch of 60000 bytes; "),
+                             "kernel k_s9_static_user_array: user shared array mine (1024 bytes, static) cannot "
+                             "coexist with dynamic cooperative scratch of 60000 bytes; "),
 }
 
 

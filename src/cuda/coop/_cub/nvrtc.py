@@ -406,4 +406,5 @@ def _build(providers: list[Provider], source: str, arch: str, what: str, tools: 
                 cache.store(entry, ltoir, {"scratch": scratch, "symbols": sorted({p.symbol for p in providers})})
                 return BuildResult(ltoir, source, scratch, False, dump)
     ltoir, meta = hit
-    return BuildResult(ltoir, source, {k: (v[0], v[1]) for k, v in meta["scratch"].items()}, True, _dump(source, backend))
+    return BuildResult(ltoir, source, {k: (v[0], v[1]) for k, v in meta["scratch"].items()}, True,
+                       _dump(source, backend))

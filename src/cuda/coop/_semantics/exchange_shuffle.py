@@ -155,7 +155,8 @@ def plan_shuffle(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, i
             raise CoopValueError("cuda.coop.shuffle distance must be exactly 1 in the common API; use "
                                  f"{qualified_namespace()} for scalar offset and rotate shuffles")
         raise CoopValueError(f"{name} mode {mode!r} moves a ThreadData payload by exactly one position, so distance "
-                             f"must be 1; got {distance if isinstance(distance, str) else repr(distance)} (scalar values shuffle any distance with mode='offset' or "
+                             f"must be 1; got {distance if isinstance(distance, str) else repr(distance)} "
+                             "(scalar values shuffle any distance with mode='offset' or "
                              "mode='rotate')")
     _check_common(name, dtype, descriptor, group)
     return ExchangeSpec("shuffle", group, launch.block, dtype, items_per_thread, mode,

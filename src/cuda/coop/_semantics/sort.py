@@ -59,7 +59,8 @@ def _check_values(name: str, items_per_thread: int, values: tuple[str, int] | No
     if dtype not in ALL_NUMERIC_DTYPES and not is_aggregate(dtype):
         raise CoopTypeError(f"{name} does not support values dtype {dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
     if extent != items_per_thread:
-        raise CoopValueError(f"{name} keys and values must have the same items_per_thread ({items_per_thread} != {extent})")
+        raise CoopValueError(f"{name} keys and values must have the same items_per_thread "
+                             f"({items_per_thread} != {extent})")
     return dtype
 
 
@@ -120,12 +121,13 @@ RADIX_TILE_LIMIT = 65535
 def check_radix_tile(name: str, tile: int) -> None:
     """P17: CUB's radix ranking cannot count a larger tile (its static_assert, said before NVRTC runs)."""
     if tile > RADIX_TILE_LIMIT:
-        raise CoopValueError(f"{name} tile of {tile} items exceeds CUB's limit of {RADIX_TILE_LIMIT} for this algorithm")
+        raise CoopValueError(f"{name} tile of {tile} items exceeds CUB's limit of {RADIX_TILE_LIMIT} "
+                             "for this algorithm")
 
 
 def plan_radix_sort(name: str, group: GroupSpec, launch: LaunchShape, key_dtype: str, items_per_thread: int,
-                    values: tuple[str, int] | None, begin_bit: Control, end_bit: Control, descending: object, blocked_to_striped: object,
-                    descriptor: Descriptor | None, qualified: bool) -> SortSpec:
+                    values: tuple[str, int] | None, begin_bit: Control, end_bit: Control, descending: object,
+                    blocked_to_striped: object, descriptor: Descriptor | None, qualified: bool) -> SortSpec:
     require_operation_group("radix_sort_keys", name, group)
     allowed = QUALIFIED_RADIX_KEY_DTYPES if qualified else RADIX_KEY_DTYPES
     if key_dtype not in allowed:
@@ -143,8 +145,8 @@ def plan_radix_sort(name: str, group: GroupSpec, launch: LaunchShape, key_dtype:
     begin = 0 if begin_bit is None else _static_bit(name, "begin_bit", begin_bit, 0, width - 1)
     end = width if end_bit is None else _static_bit(name, "end_bit", end_bit, 1 if begin is None else begin + 1, width)
     check_radix_tile(name, launch.threads * items_per_thread)
-    return SortSpec("radix_sort", group, launch.block, key_dtype, value_dtype, items_per_thread, descending, False, begin,
-                    end, blocked_to_striped, descriptor is None or descriptor.auto_sync)
+    return SortSpec("radix_sort", group, launch.block, key_dtype, value_dtype, items_per_thread, descending, False,
+                    begin, end, blocked_to_striped, descriptor is None or descriptor.auto_sync)
 
 
 # ---------------------------------------------------------------------------- radix rank (SPEC 8.10)

@@ -23,16 +23,20 @@ class Descriptor:
     sharing: str
 
 
-def make_descriptor(index: int, size_in_bytes: object, alignment: object, auto_sync: object, sharing: object) -> Descriptor:
+def make_descriptor(index: int, size_in_bytes: object, alignment: object, auto_sync: object,
+                    sharing: object) -> Descriptor:
     if size_in_bytes is not None:
         if isinstance(size_in_bytes, bool) or not hasattr(size_in_bytes, "__index__"):
-            raise CoopTypeError(f"TempStorage size_in_bytes must be a compile-time positive integer; got {size_in_bytes!r}")
+            raise CoopTypeError("TempStorage size_in_bytes must be a compile-time positive integer; "
+                                f"got {size_in_bytes!r}")
         size_in_bytes = size_in_bytes.__index__()  # type: ignore[union-attr]
         if size_in_bytes <= 0:
-            raise CoopValueError(f"TempStorage size_in_bytes must be a compile-time positive integer; got {size_in_bytes!r}")
+            raise CoopValueError("TempStorage size_in_bytes must be a compile-time positive integer; "
+                                 f"got {size_in_bytes!r}")
     if alignment is not None:
         if isinstance(alignment, bool) or not isinstance(alignment, int):
-            raise CoopTypeError(f"TempStorage alignment must be a compile-time positive power of two; got {alignment!r}")
+            raise CoopTypeError("TempStorage alignment must be a compile-time positive power of two; "
+                                f"got {alignment!r}")
         require_alignment("TempStorage", alignment)
     if not isinstance(auto_sync, bool):
         raise CoopTypeError(f"TempStorage auto_sync must be a compile-time bool; got {auto_sync!r}")

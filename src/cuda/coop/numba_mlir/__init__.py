@@ -20,7 +20,8 @@ from .. import (  # noqa: F401  (re-exported common names)
 from .. import _markers  # noqa: F401
 from ._qualified import extended as _extended, qualify as _qualify
 from .._markers import (
-    exchange_shuffle as _xs, load_store as _load_store, pending as _pending, reduce as _reduce, scan as _scan, sort as _sort,
+    exchange_shuffle as _xs, load_store as _load_store, pending as _pending, reduce as _reduce, scan as _scan,
+    sort as _sort,
 )
 from .._markers import reduce_batched as _reduce_batched
 from .._markers import histogram as _histogram

@@ -103,8 +103,9 @@ class KernelChecks:
             if kind is None:
                 continue
             form = " or a local array (numba_coop.local.array(n, dtype))" if call.qualified else ""
-            raise CoopTypeError(f"{call.name} {param} must be a ThreadData payload{form}; got a Python {kind}, which is "
-                                "not a payload: make one with coop.ThreadData(n, dtype) and fill it with items[i] = ...")
+            raise CoopTypeError(f"{call.name} {param} must be a ThreadData payload{form}; got a Python {kind}, "
+                                "which is not a payload: make one with coop.ThreadData(n, dtype) and fill it with "
+                                "items[i] = ...")
 
     def check_payload_size(self, payload: PayloadVal) -> None:
         """P18, then P17, at the payload's construction (an inferred dtype: once it is known)."""

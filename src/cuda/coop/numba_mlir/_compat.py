@@ -26,16 +26,20 @@ try:
         convert, constant, get_or_insert_function, index_of, llvm_ptr_add_bytes, memref_data_pointer,
     )
     from numba_cuda_mlir._mlir import ir as mlir
-    from numba_cuda_mlir._mlir.dialects import arith as mlir_arith, func as mlir_func, llvm as mlir_llvm, memref as mlir_memref
+    from numba_cuda_mlir._mlir.dialects import (
+        arith as mlir_arith, func as mlir_func, llvm as mlir_llvm, memref as mlir_memref,
+    )
 except ImportError as exc:  # a hook this package relies on is gone
     missing = getattr(exc, "name", None) or str(exc)
-    raise ImportError(f"numba-cuda-mlir {VERSION} does not provide {missing}, which cuda.coop requires. To fix it, {_HINT}") from exc
+    raise ImportError(f"numba-cuda-mlir {VERSION} does not provide {missing}, which cuda.coop requires. "
+                      f"To fix it, {_HINT}") from exc
 
 __all__ = [
     "VERSION", "nb_cuda", "extending", "types", "WholeFunctionPlanner", "register_planner", "require_launch_config",
     "set_required_dynamic_shared_memory", "_planner_registry", "ir", "ForceLiteralArg", "NumbaError", "nb_typing",
-    "convert", "constant", "llvm_ptr_add_bytes", "get_or_insert_function", "memref_data_pointer", "mlir", "mlir_func", "mlir_llvm",
-    "new_site_function", "target_cc", "dtype_name", "numba_dtype", "mlir_arith", "array_length", "mark_grid_free",
+    "convert", "constant", "llvm_ptr_add_bytes", "get_or_insert_function", "memref_data_pointer", "mlir", "mlir_func",
+    "mlir_llvm", "new_site_function", "target_cc", "dtype_name", "numba_dtype", "mlir_arith", "array_length",
+    "mark_grid_free",
 ]
 
 _sites: list[object] = []  # typing contexts hold globals weakly: keep site functions alive

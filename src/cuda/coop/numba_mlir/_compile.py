@@ -140,7 +140,8 @@ def compile_kernel(kernel: Any, args: Sequence[Any], /, *, block: int | Sequence
                 value = args[index]
                 if isinstance(value, nb.types.Type) or isinstance(argtypes[index], nb.types.Literal):
                     raise CoopTypeError(
-                        f"compile_kernel argument {_arg_name(py_func, index)!r} is used as a compile-time integer (e.g. items_per_thread); "
+                        f"compile_kernel argument {_arg_name(py_func, index)!r} is used as a compile-time integer "
+                        "(e.g. items_per_thread); "
                         f"pass its value instead of the type {value}"
                     ) from None
                 # a NumPy integer specialises like the Python int it holds

@@ -93,7 +93,8 @@ class DtypeInference:
         for other in payload.evidence[1:]:
             if other[0] != first[0]:
                 raise located(CoopTypeError(
-                    f"ThreadData {payload.var} has conflicting dtypes {first[0]} ({first[1]}) and {other[0]} ({other[1]})"
+                    f"ThreadData {payload.var} has conflicting dtypes {first[0]} ({first[1]}) and "
+                    f"{other[0]} ({other[1]})"
                 ), payload.loc)
         return first[0]
 

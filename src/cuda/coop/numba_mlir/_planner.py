@@ -127,7 +127,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
         self.sites: list[_Site] = []
         self.result_operands: set[int] = set()  # ids of the operands that stand for a call's fresh result
         self._keep: list[Any] = []  # ... kept alive so their ids stay theirs
-        self.op_calls: list[OpCall] = []  # every operation call, bound by the early operand check; read by the G21 check
+        self.op_calls: list[OpCall] = []  # each operation call, bound by the early operand check; read by the G21 check
 
     # ---------------------------------------------------------------- values
     def _constructor(self, stmt: Any) -> Any:
@@ -464,12 +464,14 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
         if isinstance(value, Obj) and value.value is None:
             return None
         if isinstance(value, tuple):
-            raise CoopTypeError(f"{name} temp_storage must resolve to exactly one TempStorage constructor in this kernel")
+            raise CoopTypeError(f"{name} temp_storage must resolve to exactly one TempStorage constructor "
+                                "in this kernel")
         if isinstance(value, Obj) and isinstance(value.value, (_ts_markers.TempStorage,)):
             raise CoopTypeError("TempStorage descriptors must be constructed inside the kernel or an inlined helper")
         if not isinstance(value, DescVal):
             raise CoopTypeError(
-                f"{name} temp_storage must be a TempStorage descriptor constructed in the kernel with cuda.coop.TempStorage()"
+                f"{name} temp_storage must be a TempStorage descriptor constructed in the kernel with "
+                "cuda.coop.TempStorage()"
             )
         return value
 

@@ -96,7 +96,8 @@ class KernelRewrite:
                                 # numba_coop.local is numba-cuda-mlir's own: typed from the object, not from
                                 # the cuda.coop module the kernel reached it through
                                 stmt.value = ir.Global(value.attr, resolved.value, loc)
-                            elif isinstance(resolved, MethodVal) or (isinstance(base, Obj) and self.is_coop_object(base.value)):
+                            elif (isinstance(resolved, MethodVal)
+                                  or (isinstance(base, Obj) and self.is_coop_object(base.value))):
                                 stmt.value = ir.Const(0, loc)
                         elif isinstance(resolved, (GroupVal, DescVal)) or callee_is_coop:
                             stmt.value = ir.Const(0, loc)

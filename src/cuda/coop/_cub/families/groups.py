@@ -10,7 +10,8 @@ _FACTS = """\
   const unsigned long long T = {T}ull;
   const unsigned long long lin = cuda_coop::linear_rank<{bx}, {by}, {bz}>();
   const unsigned long long nwarps = (T + 31) / 32, warp = lin / 32, lane = lin % 32;
-  const unsigned long long blk = blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
+  const unsigned long long blk =
+      blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
   const unsigned long long nblk = (unsigned long long)gridDim.x * gridDim.y * gridDim.z;
   unsigned cta = 0, ncta = 1;
   unsigned long long clu = blk, nclu = nblk;

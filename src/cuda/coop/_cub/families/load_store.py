@@ -52,7 +52,8 @@ def emit(spec: LoadStoreSpec) -> Provider:
     else:
         # Store leaves its input unchanged: CUB's transposes work in place, so copy first.
         source = "{value}" if spec.scalar_value else ""
-        params = f"{t}* array, {'' if spec.scalar_value else 'const '}{t}{' value' if spec.scalar_value else '* items'}" \
+        params = f"{t}* array, {'' if spec.scalar_value else 'const '}" \
+                 f"{t}{' value' if spec.scalar_value else '* items'}" \
                  ", long long offset, long long valid_items"
         lines.append(f"  {t} copy[{k}]{' = ' + source if source else ''};")
         if not spec.scalar_value:

@@ -72,7 +72,8 @@ def _cluster_load(t: str, dtype: str) -> str:
             f"  union {{ {exact} words[{size // width}]; {t} value; }} same;  // the loaded words are a {t}\n"
             f"  for (unsigned i = 0; i < {size // width}; ++i) {{\n"
             f"    {word} bits;\n"
-            f'    asm volatile("ld.shared::cluster.{kind} %0, [%1];" : "={constraint}"(bits) : "r"(address + i * {width})'
+            f'    asm volatile("ld.shared::cluster.{kind} %0, [%1];" : "={constraint}"(bits) : '
+            f'"r"(address + i * {width})'
             ' : "memory");\n'
             f"    same.words[i] = ({exact})bits;\n"
             "  }\n  return same.value;\n}\n")
@@ -107,7 +108,8 @@ def _cluster(spec: ReduceSpec, t: str, op: str, lines: list[str], bx: int, by: i
               "    }",
               "  }",
               f"  {cluster_barrier}  // no block leaves or reuses its partial while others read it"]
-    pre = _cluster_load(t, spec.dtype) + f"struct @SYM@_storage {{ typename {algo}::TempStorage reduce; {t} partial; }};"
+    pre = _cluster_load(t, spec.dtype) + (f"struct @SYM@_storage {{ typename {algo}::TempStorage reduce; "
+                                          f"{t} partial; }};")
     return pre, "@SYM@_storage"
 
 
@@ -155,7 +157,8 @@ def emit(spec: ReduceSpec) -> Provider:
             lines += [f"  scratch += cuda_coop::group_instance<{w}>(rank) * stride;",
                       "  Algo algo(*reinterpret_cast<typename Algo::TempStorage*>(scratch));"]
         else:
-            lines += ["  typename Algo::TempStorage unused;  // shuffle-based: no shared memory", "  Algo algo(unused);"]
+            lines += ["  typename Algo::TempStorage unused;  // shuffle-based: no shared memory",
+                      "  Algo algo(unused);"]
         if k:  # each lane folds its own slots first, in slot order
             lines.append(f"  const {t} partial = cub::ThreadReduce(in, {op});")
             source = "partial"

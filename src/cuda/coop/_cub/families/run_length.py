@@ -22,7 +22,8 @@ def _table(spec: RunLengthSpec, offset_t: str) -> tuple[str, list[str]]:
     scan_t = f"cub::BlockScan<{offset_t}, {threads}, cub::BLOCK_SCAN_RAKING_MEMOIZE>"
     scratch = (f"struct @SYM@_scratch {{\n  typename {scan_t}::TempStorage scan;\n"
                f"  typename {table_t}::TempStorage table;\n"
-               f"  unsigned char last_run_empty[{threads}];  // read by the next member after the table's barrier\n}};\n")
+               f"  unsigned char last_run_empty[{threads}];"
+               "  // read by the next member after the table's barrier\n};\n")
     signed = not spec.length_dtype.startswith("u")
     too_long = spec.length_dtype.endswith("64") and spec.offset_dtype == "uint32"
     checks = []
@@ -75,7 +76,8 @@ def _window(spec: RunLengthSpec, t: str, offset_t: str) -> list[str]:
         "    output[i] = inside ? decoded[i] : zero;",
     ]
     if spec.relative_offsets:
-        lines.append(f"    relative_offsets[i] = inside ? relative[i] : ({offset_t})~({offset_t})0;  // past the end: max")
+        lines.append(f"    relative_offsets[i] = inside ? relative[i] : ({offset_t})~({offset_t})0;"
+                     "  // past the end: max")
     return lines + ["  }"]
 
 

@@ -68,7 +68,8 @@ def emit(spec: ScanSpec) -> Provider:
     elif spec.aggregate:
         callback = ", *aggregate"  # CUB's block_aggregate / warp_aggregate overloads (every member receives it)
     if spec.mode == "inclusive":
-        method = f"InclusiveSum(in, out{callback})" if spec.operator.is_sum else f"InclusiveScan(in, out, {op}{callback})"
+        method = (f"InclusiveSum(in, out{callback})" if spec.operator.is_sum
+                  else f"InclusiveScan(in, out, {op}{callback})")
     elif spec.has_initial_value:
         method = f"ExclusiveScan(in, out, initial_value, {op}{callback})"
     elif spec.operator.is_sum:

@@ -42,7 +42,8 @@ def plan(ctx: Any, call: Any) -> None:
     scalar = _scalar_samples(ctx, call)
     samples = None if scalar is not None else ctx.require_payload(call, "samples")
     desc = ctx.descriptor(call.args.get("temp_storage"), name)
-    spec = plan_histogram(name, group.spec, ctx.launch, scalar or samples.dtype, 1 if scalar else samples.items_per_thread,
+    spec = plan_histogram(name, group.spec, ctx.launch, scalar or samples.dtype,
+                          1 if scalar else samples.items_per_thread,
                           ctx.static(call, "bins", None, kind="integer"), _bins_per_thread(ctx, call),
                           _counter_dtype(ctx, call), ctx.selector(call, "algorithm", "atomic"),
                           desc.descriptor if desc else None)

@@ -22,8 +22,8 @@ def plan(ctx: Any, call: Any) -> None:
     valid = ctx.control(call, "valid_items")
     desc = ctx.descriptor(args.get("temp_storage"), name)
     spec = plan_reduce(name, group.spec, ctx.launch, dtype, payload.items_per_thread if payload else 0, binary_op,
-                       ctx.static(call, "broadcast", True, kind="bool"), valid, ctx.static(call, "algorithm", None, kind="string"),
-                       desc.descriptor if desc else None)
+                       ctx.static(call, "broadcast", True, kind="bool"), valid,
+                       ctx.static(call, "algorithm", None, kind="string"), desc.descriptor if desc else None)
     operands = [args["value"]]
     params = [Param("ptr" if payload is not None else "value", 0)]
     if isinstance(valid, Runtime):
