@@ -19,8 +19,8 @@ import pytest
 SRC = Path(__file__).resolve().parents[2] / "src"
 PACKAGE = SRC / "cuda" / "coop"
 
-#: Compiler-independent layers (SPEC 0): markers, semantics and the CUB code generator.
-INDEPENDENT_LAYERS = ("_markers", "_semantics", "_cub")
+#: Compiler-independent layers (SPEC 0): markers, semantics, the CUB code generator and the call layer.
+INDEPENDENT_LAYERS = ("_markers", "_semantics", "_cub", "_calls")
 
 #: numba-cuda-mlir's documented API: the package itself and these submodules.
 PUBLIC_NUMBA_CUDA_MLIR = {"cuda", "extending", "types", "errors"}

@@ -26,7 +26,7 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator, TypeAlias
 
 from .. import _config
 
@@ -42,7 +42,12 @@ LOCK_TIMEOUT = 60.0  # seconds a process waits for another one building the same
 _LOCK_POLL = 0.05
 _log = logging.getLogger("cuda.coop")
 _writes_failed = False
-_memo: dict[str, tuple[bytes, dict]] = {}
+# An entry's metadata: a JSON object whose shape valid_meta checks before it is used.
+Meta: TypeAlias = dict[str, Any]
+# A file-digest manifest: a JSON object, read back unchecked (its user checks each value).
+Manifest: TypeAlias = dict[str, object]
+
+_memo: dict[str, tuple[bytes, Meta]] = {}
 _warned_dirs: set[str] = set()
 
 
@@ -218,7 +223,7 @@ def _parse(entry_key: str, data: bytes) -> tuple[bytes, object] | None:
     return body[8 + meta_len:], meta
 
 
-def load(entry_key: str, expected_scratch: frozenset[str] | set[str] | None = None) -> tuple[bytes, dict] | None:
+def load(entry_key: str, expected_scratch: frozenset[str] | set[str] | None = None) -> tuple[bytes, Meta] | None:
     """The cached (LTO-IR, metadata) of ``entry_key``, or None.
 
     ``expected_scratch`` is the set of provider symbols whose scratch size the caller needs; an entry whose scratch
@@ -243,11 +248,11 @@ def load(entry_key: str, expected_scratch: frozenset[str] | set[str] | None = No
     if parsed is None or not valid_meta(entry_key, parsed[0], parsed[1], expected_scratch):
         return None
     result = (parsed[0], parsed[1])
-    _memo[entry_key] = result  # type: ignore[assignment]
-    return result  # type: ignore[return-value]
+    _memo[entry_key] = result  # type: ignore[assignment]  # valid_meta checked that parsed[1] is a Meta
+    return result  # type: ignore[return-value]  # as above
 
 
-def store(entry_key: str, payload: bytes, meta: dict) -> None:
+def store(entry_key: str, payload: bytes, meta: Meta) -> None:
     payload = bytes(payload)
     meta = {**meta, "schema": SCHEMA, "key": entry_key, "ltoir_sha256": hashlib.sha256(payload).hexdigest()}
     if "scratch" in meta:
@@ -284,7 +289,7 @@ def _write_atomic(directory: Path, name: str, data: bytes) -> None:
 
 # ---------------------------------------------------------------- file-digest manifests
 
-def load_manifest(name: str) -> dict:
+def load_manifest(name: str) -> Manifest:
     """A JSON object stored beside the entries (e.g. per-file digests of a header tree); {} when absent or bad."""
     if _config.cache_disabled():
         return {}
@@ -305,7 +310,7 @@ def manifest_exists(name: str) -> bool:
     return directory is not None and os.path.isfile(directory / f"{name}.json")
 
 
-def store_manifest(name: str, value: dict) -> None:
+def store_manifest(name: str, value: Manifest) -> None:
     if _config.cache_disabled() or _writes_failed:
         return
     directory = _directory(create=True)

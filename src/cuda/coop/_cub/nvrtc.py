@@ -251,7 +251,7 @@ def _nvrtc_ltoir(source: str, arch: str, tools: Any, what: str, dump: str | None
     key = pch.block_key(block, options, tools) if block and pch.enabled(tools) else None
     entry = pch.usable(key) if key is not None and early is None else None
     failed_with_pch = None
-    if entry is not None:
+    if entry is not None and key is not None:  # an entry comes only with its key
         result = pch.compile_using(entry, key, text, options, headers)
         if result is not None and result.status == 0:
             return result.ltoir
@@ -263,7 +263,7 @@ def _nvrtc_ltoir(source: str, arch: str, tools: Any, what: str, dump: str | None
     if key is not None:
         pch.note_plain_seconds(key, result.seconds)
     if failed_with_pch is not None:
-        if result.status == 0:  # the PCH made it fail: never again
+        if result.status == 0 and key is not None and entry is not None:  # the PCH made it fail: never again
             pch.reject(key, entry, failed_with_pch.log)
     elif result.status == 0 and key is not None and result.seconds >= pch.PCH_MIN_SECONDS:
         if not headers:

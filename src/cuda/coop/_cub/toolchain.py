@@ -182,7 +182,8 @@ def _cuda_include() -> Path | None:
     return None
 
 
-def tree_digest(root: Path, suffixes: tuple[str, ...] | None = None, known: dict | None = None) -> str:
+def tree_digest(root: Path, suffixes: tuple[str, ...] | None = None, known: dict[str, object] | None = None
+                ) -> str:
     """SHA-256 over (relative path, size, content) of every regular file under ``root``, in sorted path order.
 
     Directories named ``__pycache__`` are skipped; symlinked directories are followed once (NVRTC follows them too).
@@ -257,7 +258,7 @@ def _manifest_name(include: str) -> str:
 
 
 _hashed: set[str] = set()  # header trees this process has digested
-_deferred_manifests: list[tuple[str, dict]] | None = None
+_deferred_manifests: list[tuple[str, dict[str, object]]] | None = None
 
 
 @contextlib.contextmanager

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import operation
+from .base import Extension, operation
 from .groups import ThreadGroup
 from .temp_storage import TempStorage
 from .thread_data import ThreadData
 
 
-@operation("adjacent_difference")
+@operation("adjacent_difference", extends=Extension(options=("difference_op",)))
 def adjacent_difference(group: ThreadGroup, values: ThreadData, /, *, direction: str = "left", valid_items: Any = None,
                         tile_predecessor_item: Any = None, tile_successor_item: Any = None,
                         temp_storage: TempStorage | None = None) -> ThreadData:
@@ -39,7 +39,7 @@ def adjacent_difference(group: ThreadGroup, values: ThreadData, /, *, direction:
     """
 
 
-@operation("discontinuity")
+@operation("discontinuity", extends=Extension(options=("flag_op",)))
 def discontinuity(group: ThreadGroup, values: ThreadData, /, *, mode: str = "heads", tile_predecessor_item: Any = None,
                   tile_successor_item: Any = None,
                   temp_storage: TempStorage | None = None) -> ThreadData | tuple[ThreadData, ThreadData]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
 from .._backend_context import COMMON_NAMESPACE, MarkerCall, current
@@ -14,6 +15,26 @@ F = TypeVar("F", bound=Callable[..., Any])
 # Attribute names the backends read; kept here so both layers agree.
 OP_ATTR = "__coop_op__"
 QUALIFIED_ATTR = "__coop_qualified__"
+
+
+@dataclass(frozen=True)
+class Extension:
+    """What a backend's qualified namespace adds to one operation beyond the common contract (SPEC 9), declared
+    once beside the operation's marker and read by every backend, the qualified markers and the docs."""
+
+    options: tuple[str, ...] = ()  # keyword options (default None); a common call naming one is C3
+    operands: tuple[str, ...] = ()  # optional positional operands after the common ones (default None)
+    scalar_form: bool = False  # takes one scalar per thread where the common call needs a payload (SPEC 9.1)
+    note: str = ""  # what the qualified docstring adds; ``{name}``: the qualified marker's public name
+
+
+NO_EXTENSION = Extension()
+_EXTENSIONS: dict[str, Extension] = {}
+
+
+def extension(op: str) -> Extension:
+    """The qualified additions declared for operation ``op`` (none when it declares none)."""
+    return _EXTENSIONS.get(op, NO_EXTENSION)
 
 
 def kernel_only(name: str) -> CoopCompilerContextRequiredError:
@@ -34,8 +55,11 @@ def dispatch(name: str, namespace: str, args: tuple[Any, ...], kwargs: dict[str,
     return context.tracer.call(MarkerCall(name, namespace, args, kwargs, site))
 
 
-def operation(name: str, *, module: str = COMMON_NAMESPACE) -> Callable[[F], F]:
-    """Turn a documented signature into a marker for operation ``name``."""
+def operation(name: str, *, module: str = COMMON_NAMESPACE, extends: Extension | None = None) -> Callable[[F], F]:
+    """Turn a documented signature into a marker for operation ``name``; ``extends``: what qualified namespaces
+    add to it."""
+    if extends is not None:
+        _EXTENSIONS[name] = extends
 
     def wrap(fn: F) -> F:
         @functools.wraps(fn)
@@ -54,8 +78,28 @@ def operation(name: str, *, module: str = COMMON_NAMESPACE) -> Callable[[F], F]:
 
 def qualified(common: Callable[..., Any], module: str) -> Callable[..., Any]:
     """The qualified variant of a common operation in a backend's namespace ``module``: same contract, more
-    accepted."""
-    return operation(getattr(common, OP_ATTR), module=module)(common.__wrapped__)  # type: ignore[attr-defined]
+    accepted: the options and operands its ``Extension`` declares (default None) join the signature, and its note
+    the docstring."""
+    wrapped: Callable[..., Any] = getattr(common, "__wrapped__")  # set by functools.wraps
+    marker = operation(getattr(common, OP_ATTR), module=module)(wrapped)
+    declared = extension(marker.__qualname__)
+    if declared.note:
+        doc = common.__doc__ or ""
+        note = declared.note.format(name=f"{module}.{marker.__qualname__}").strip("\n") + "\n\n"
+        at = doc.find("    See Also:")  # before the links, so the note reads as part of the description
+        marker.__doc__ = doc[:at] + note + doc[at:] if at >= 0 else doc + "\n" + note
+    if declared.options or declared.operands:
+        sig = inspect.signature(marker)
+        params = list(sig.parameters.values())
+        cut = sum(p.kind == p.POSITIONAL_ONLY for p in params)
+        params = (params[:cut]
+                  + [inspect.Parameter(name, inspect.Parameter.POSITIONAL_ONLY, default=None)
+                     for name in declared.operands]
+                  + params[cut:]
+                  + [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None)
+                     for name in declared.options])
+        setattr(marker, "__signature__", sig.replace(parameters=params))
+    return marker
 
 
 def op_name(obj: object) -> str | None:

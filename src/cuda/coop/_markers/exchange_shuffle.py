@@ -1,13 +1,13 @@
 """exchange and shuffle markers (the "Exchange and shuffle" page of the documentation)."""
 from __future__ import annotations
 
-from .base import operation
+from .base import Extension, operation
 from .groups import ThreadGroup
 from .temp_storage import TempStorage
 from .thread_data import ThreadData
 
 
-@operation("exchange")
+@operation("exchange", extends=Extension(options=("ranks", "valid_flags", "warp_time_slicing")))
 def exchange(group: ThreadGroup, value: ThreadData, /, *, mode: str = "striped_to_blocked",
              temp_storage: TempStorage | None = None) -> ThreadData:
     """Rearrange a payload between layouts; returns a fresh payload.
@@ -40,7 +40,7 @@ def exchange(group: ThreadGroup, value: ThreadData, /, *, mode: str = "striped_t
     """
 
 
-@operation("shuffle")
+@operation("shuffle", extends=Extension(scalar_form=True))
 def shuffle(group: ThreadGroup, value: ThreadData, /, *, mode: str = "down", distance: int = 1,
             temp_storage: TempStorage | None = None) -> ThreadData:  # a scalar for offset/rotate (qualified)
     """Shift the block's blocked tile by one position, or (qualified) move one scalar per thread.

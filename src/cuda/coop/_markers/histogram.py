@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import operation
+from .base import Extension, operation
 from .groups import ThreadGroup
 from .temp_storage import TempStorage
 from .thread_data import ThreadData
 
 
-@operation("histogram")
+@operation("histogram", extends=Extension(scalar_form=True))
 def histogram(group: ThreadGroup, samples: ThreadData, /, *, bins: int, bins_per_thread: int = 1,
               counter_dtype: Any = None, algorithm: str = "atomic",
               temp_storage: TempStorage | None = None) -> ThreadData:

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import operation
+from .base import Extension, operation
 from .groups import ThreadGroup
 from .temp_storage import TempStorage
 from .thread_data import ThreadData
 
 
-@operation("run_length_decode")
+@operation("run_length_decode", extends=Extension(  # SPEC 9.10
+    options=("total_decoded_size", "relative_offsets", "decoded_offset_dtype")))
 def run_length_decode(group: ThreadGroup, run_values: ThreadData, run_lengths: ThreadData, /, *,
                       decoded_items_per_thread: int, decoded_window_offset: Any = 0,
                       temp_storage: TempStorage | None = None) -> ThreadData:
@@ -39,7 +40,8 @@ def run_length_decode(group: ThreadGroup, run_values: ThreadData, run_lengths: T
     """
 
 
-@operation("run_length_decode_into")
+@operation("run_length_decode_into", extends=Extension(  # SPEC 9.10
+    options=("decoded_offset_dtype", "relative_offsets_destination")))
 def run_length_decode_into(group: ThreadGroup, run_values: ThreadData, run_lengths: ThreadData, destination: Any,
                            /, *, decoded_items_per_thread: int, destination_offset: Any = 0,
                            temp_storage: TempStorage | None = None) -> Any:

@@ -5,9 +5,13 @@ import inspect
 from typing import Any, Callable
 
 from .._errors import CoopTypeError
-from .base import operation
+from .base import Extension, operation
 from .groups import ThreadGroup
 from .temp_storage import TempStorage
+
+# SPEC 9.6: warp valid_items, aggregate_output, and a StatefulFunction prefix_op with its one-item state operand
+_SCAN_EXTENSION = Extension(options=("prefix_op", "valid_items", "aggregate_output"), operands=("state",))
+
 
 _DOC = """{summary}
 
@@ -34,35 +38,35 @@ def _doc(summary: str) -> Callable[[Any], Any]:
     return wrap
 
 
-@operation("scan")
+@operation("scan", extends=_SCAN_EXTENSION)
 @_doc("General scan: ``mode`` is ``\"exclusive\"`` or ``\"inclusive\"``.")
 def scan(group: ThreadGroup, value: Any, /, *, mode: str = "exclusive", scan_op: Any = None,
          initial_value: Any = None, algorithm: str | None = None, temp_storage: TempStorage | None = None) -> Any:
     ...
 
 
-@operation("exclusive_sum")
+@operation("exclusive_sum", extends=_SCAN_EXTENSION)
 @_doc("Exclusive prefix sum: position ``p`` receives the sum of positions ``< p`` (0 first).")
 def exclusive_sum(group: ThreadGroup, value: Any, /, *, algorithm: str | None = None,
                   temp_storage: TempStorage | None = None) -> Any:
     ...
 
 
-@operation("inclusive_sum")
+@operation("inclusive_sum", extends=_SCAN_EXTENSION)
 @_doc("Inclusive prefix sum: position ``p`` receives the sum of positions ``<= p``.")
 def inclusive_sum(group: ThreadGroup, value: Any, /, *, algorithm: str | None = None,
                   temp_storage: TempStorage | None = None) -> Any:
     ...
 
 
-@operation("exclusive_scan")
+@operation("exclusive_scan", extends=_SCAN_EXTENSION)
 @_doc("Exclusive scan with ``scan_op``; non-sum operators need ``initial_value``.")
 def exclusive_scan(group: ThreadGroup, value: Any, /, *, scan_op: Any = None, initial_value: Any = None,
                    algorithm: str | None = None, temp_storage: TempStorage | None = None) -> Any:
     ...
 
 
-@operation("inclusive_scan")
+@operation("inclusive_scan", extends=_SCAN_EXTENSION)
 @_doc("Inclusive scan with ``scan_op``.")
 def inclusive_scan(group: ThreadGroup, value: Any, /, *, scan_op: Any = None, algorithm: str | None = None,
                    temp_storage: TempStorage | None = None) -> Any:

@@ -2,15 +2,27 @@
 radix rank" and "Top-k selection" pages of the documentation)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, TypeVar
 
-from .base import operation
+from .base import Extension, operation
 from .groups import ThreadGroup
 from .temp_storage import TempStorage
 from .thread_data import ThreadData
 
+F = TypeVar("F", bound=Callable[..., Any])
 
-@operation("merge_sort_keys")
+_MERGE_EXTENSION = Extension(options=("compare_op",))  # SPEC 9.7
+_RADIX_EXTENSION = Extension(  # SPEC 9.1, 9.8
+    options=("blocked_to_striped",), scalar_form=True,
+    note="""
+    Qualified additions (``{name}``): keys may also be float16, float32 or
+    float64 (ordered by their bits: negatives inverted, so ``-0.0 == +0.0``); ``blocked_to_striped=True``
+    returns the sorted tile in striped order (compile-time bool).
+    """)
+
+
+
+@operation("merge_sort_keys", extends=_MERGE_EXTENSION)
 def merge_sort_keys(group: ThreadGroup, keys: ThreadData, /, *, descending: bool = False, valid_items: Any = None,
                     oob_default: Any = None, temp_storage: TempStorage | None = None) -> ThreadData:
     """Sort each group's tile of keys; returns a fresh payload in blocked order (not guaranteed stable).
@@ -32,7 +44,7 @@ def merge_sort_keys(group: ThreadGroup, keys: ThreadData, /, *, descending: bool
     """
 
 
-@operation("merge_sort_pairs")
+@operation("merge_sort_pairs", extends=_MERGE_EXTENSION)
 def merge_sort_pairs(group: ThreadGroup, keys: ThreadData, values: ThreadData, /, *, descending: bool = False,
                      valid_items: Any = None, oob_default: Any = None,
                      temp_storage: TempStorage | None = None) -> tuple[ThreadData, ThreadData]:
@@ -45,7 +57,7 @@ def merge_sort_pairs(group: ThreadGroup, keys: ThreadData, values: ThreadData, /
     """
 
 
-@operation("radix_sort_keys")
+@operation("radix_sort_keys", extends=_RADIX_EXTENSION)
 def radix_sort_keys(group: ThreadGroup, keys: ThreadData, /, *, begin_bit: Any = 0, end_bit: Any = None,
                     descending: bool = False, temp_storage: TempStorage | None = None) -> ThreadData:
     """Stable radix sort of the block's tile by bits ``[begin_bit, end_bit)`` of the ordered key representation.
@@ -66,7 +78,7 @@ def radix_sort_keys(group: ThreadGroup, keys: ThreadData, /, *, begin_bit: Any =
     """
 
 
-@operation("radix_sort_pairs")
+@operation("radix_sort_pairs", extends=_RADIX_EXTENSION)
 def radix_sort_pairs(group: ThreadGroup, keys: ThreadData, values: ThreadData, /, *, begin_bit: Any = 0,
                      end_bit: Any = None, descending: bool = False,
                      temp_storage: TempStorage | None = None) -> tuple[ThreadData, ThreadData]:
@@ -79,7 +91,7 @@ def radix_sort_pairs(group: ThreadGroup, keys: ThreadData, values: ThreadData, /
     """
 
 
-@operation("radix_rank")
+@operation("radix_rank", extends=Extension(options=("exclusive_digit_prefix",), scalar_form=True))
 def radix_rank(group: ThreadGroup, keys: ThreadData, /, *, begin_bit: int = 0, end_bit: int | None = None,
                radix_bits: int | None = None, descending: bool = False,
                temp_storage: TempStorage | None = None) -> ThreadData:
@@ -99,8 +111,8 @@ def radix_rank(group: ThreadGroup, keys: ThreadData, /, *, begin_bit: int = 0, e
     """
 
 
-def _topk_doc(which: str, pairs: str = "") -> Any:
-    def wrap(fn: Any) -> Any:
+def _topk_doc(which: str, pairs: str = "") -> Callable[[F], F]:
+    def wrap(fn: F) -> F:
         fn.__doc__ = f"""Select the ``k`` {which} keys of the 1-D block's tile (read in blocked order){pairs}.
 
     ``k`` (required) and ``valid_items`` (default: the whole tile) are compile-time or block-uniform runtime

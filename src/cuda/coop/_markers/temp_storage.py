@@ -1,7 +1,7 @@
 """TempStorage: an explicit shared-memory scratch descriptor (the Concepts page of the documentation)."""
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 from .base import OP_ATTR, dispatch
 
@@ -39,8 +39,8 @@ class TempStorage:
         auto_sync: bool = False,
         sharing: str = "shared",
     ) -> "TempStorage":
-        return dispatch("TempStorage", cls.__module__, (size_in_bytes,),
-                        {"alignment": alignment, "auto_sync": auto_sync, "sharing": sharing})
+        return cast("TempStorage", dispatch("TempStorage", cls.__module__, (size_in_bytes,),
+                                            {"alignment": alignment, "auto_sync": auto_sync, "sharing": sharing}))
 
 
 setattr(TempStorage, OP_ATTR, "TempStorage")

@@ -1,7 +1,7 @@
 """ThreadData: a fixed-size per-thread payload (the Concepts page of the documentation)."""
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from .base import OP_ATTR, dispatch, kernel_only
 
@@ -31,7 +31,9 @@ class ThreadData:
     dtype: Any
 
     def __new__(cls, items_per_thread: int, dtype: Any = None, *, alignment: int | None = None) -> "ThreadData":
-        return dispatch("ThreadData", cls.__module__, (items_per_thread, dtype), {"alignment": alignment})
+        # what the tracing backend returns stands for a ThreadData in the kernel
+        return cast("ThreadData", dispatch("ThreadData", cls.__module__, (items_per_thread, dtype),
+                                           {"alignment": alignment}))
 
     def __len__(self) -> int:
         raise kernel_only("cuda.coop.ThreadData.__len__")

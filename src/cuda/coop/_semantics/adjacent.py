@@ -18,7 +18,7 @@ from .common import (
 )
 from .groups import reject_warp_descriptor, require_operation_group
 from .operators import OperatorSpec, resolve_operator, resolve_predicate
-from .temp_storage import Descriptor
+from .temp_storage import Descriptor, keeps_reuse_barrier
 
 DIRECTIONS = ("left", "right")
 MODES = ("heads", "tails", "heads_and_tails")
@@ -94,7 +94,7 @@ def plan_adjacent_difference(name: str, group: GroupSpec, launch: LaunchShape, d
     reject_warp_descriptor(name, group, descriptor)
     return AdjacentSpec("adjacent_difference", group, launch.block, dtype, items_per_thread, direction,
                         valid_items is not None, predecessor is not None, successor is not None,
-                        descriptor is None or descriptor.auto_sync, operator)
+                        keeps_reuse_barrier(descriptor), operator)
 
 
 def discontinuity_mode(name: str, mode: object) -> str:
@@ -117,5 +117,5 @@ def plan_discontinuity(name: str, group: GroupSpec, launch: LaunchShape, dtype: 
     operator = resolve_predicate(name, "flag_op", flag_op, dtype)
     reject_warp_descriptor(name, group, descriptor)
     return AdjacentSpec("discontinuity", group, launch.block, dtype, items_per_thread, mode, False,
-                        predecessor is not None, successor is not None, descriptor is None or descriptor.auto_sync,
+                        predecessor is not None, successor is not None, keeps_reuse_barrier(descriptor),
                         operator)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from .._errors import CoopTypeError
 
@@ -93,7 +94,7 @@ def aggregate(dtype: str | None) -> Aggregate | None:
     return _REGISTRY.get(dtype) if dtype is not None else None
 
 
-def is_aggregate(dtype: str | None) -> bool:
+def is_aggregate(dtype: str | None) -> TypeGuard[str]:
     return dtype in _REGISTRY
 
 

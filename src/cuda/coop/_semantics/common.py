@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Sequence, TypeGuard
 
 from .._backend_context import qualified_namespace
 from .._errors import CoopTypeError, CoopValueError
@@ -49,7 +49,7 @@ def itemsize(dtype: str) -> int:
     return found.size if found is not None else ALL_NUMERIC_DTYPES[dtype][1]
 
 
-def is_selector_string(value: object) -> bool:
+def is_selector_string(value: object) -> TypeGuard[str]:
     """A plain string: an enum member is rejected whatever its mixin (SPEC 2.3, C1), a ``str`` subclass or not."""
     return isinstance(value, str) and not isinstance(value, enum.Enum)
 
@@ -159,7 +159,8 @@ def literal_as(op: str, param: str, value: object, dtype: str) -> int | float:
     if typed is not None and hasattr(value, "item"):
         if typed != dtype:
             raise CoopTypeError(f"{op} {param} must have the payload dtype {dtype}; got {typed}; cast it")
-        return value.item()  # type: ignore[attr-defined,no-any-return]
+        item: int | float = value.item()  # a NumPy scalar's Python value
+        return item
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise CoopTypeError(f"{op} {param} must have the payload dtype {dtype}; got {type(value).__name__}; cast it")
     if dtype.startswith(("int", "uint")):
@@ -181,10 +182,10 @@ def static_positive(name: str, param: str, value: object) -> int:
     """A compile-time positive integer option (``bins``, ``decoded_items_per_thread``, ...)."""
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         raise CoopTypeError(f"{name} {param} must be a compile-time integer")
-    value = value.__index__()  # type: ignore[union-attr]
-    if value <= 0:
-        raise CoopValueError(f"{name} {param} must be positive; got {value}")
-    return value
+    number: int = value.__index__()
+    if number <= 0:
+        raise CoopValueError(f"{name} {param} must be positive; got {number}")
+    return number
 
 
 # Dtypes only the qualified API takes (SPEC 9.2); not yet built by this backend.

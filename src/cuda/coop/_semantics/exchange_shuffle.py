@@ -25,7 +25,7 @@ from .groups import (
     require_complete_warps,
     require_operation_group,
 )
-from .temp_storage import Descriptor
+from .temp_storage import Descriptor, keeps_reuse_barrier
 
 EXCHANGE_MODES = ("striped_to_blocked", "blocked_to_striped")
 WARP_STRIPED_MODES = ("warp_striped_to_blocked", "blocked_to_warp_striped")
@@ -69,7 +69,7 @@ class ExchangeSpec:
 
 
 def canonical_mode(value: object) -> object:
-    return value.strip().lower().replace("-", "_") if is_selector_string(value) else value  # type: ignore[union-attr]
+    return value.strip().lower().replace("-", "_") if is_selector_string(value) else value
 
 
 def _check_common(name: str, dtype: str, descriptor: Descriptor | None, group: GroupSpec) -> None:
@@ -93,7 +93,7 @@ def _operand(name: str, param: str, operand: Operand, allowed: tuple[str, ...], 
     if operand.items_per_thread != items_per_thread:
         raise CoopValueError(f"{name} value and {param} must have the same items_per_thread ({items_per_thread} != "
                              f"{operand.items_per_thread})")
-    return operand.dtype  # type: ignore[return-value]
+    return operand.dtype
 
 
 def plan_exchange(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, items_per_thread: int, mode: object,
@@ -132,7 +132,7 @@ def plan_exchange(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, 
                    if valid_flags is not None else None)
     _check_common(name, dtype, descriptor, group)
     return ExchangeSpec("exchange", group, launch.block, dtype, items_per_thread, mode,
-                        descriptor is None or descriptor.auto_sync, slicing, ranks_dtype, flags_dtype)
+                        keeps_reuse_barrier(descriptor), slicing, ranks_dtype, flags_dtype)
 
 
 def shuffle_mode(name: str, mode: object, qualified: bool) -> str:
@@ -160,7 +160,7 @@ def plan_shuffle(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, i
                              "mode='rotate')")
     _check_common(name, dtype, descriptor, group)
     return ExchangeSpec("shuffle", group, launch.block, dtype, items_per_thread, mode,
-                        descriptor is None or descriptor.auto_sync)
+                        keeps_reuse_barrier(descriptor))
 
 
 def plan_scalar_shuffle(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, mode: object,
@@ -187,5 +187,5 @@ def plan_scalar_shuffle(name: str, group: GroupSpec, launch: LaunchShape, dtype:
     else:
         assert isinstance(distance, Runtime)
     _check_common(name, dtype, descriptor, group)
-    return ExchangeSpec("shuffle", group, launch.block, dtype, 0, mode, descriptor is None or descriptor.auto_sync,
+    return ExchangeSpec("shuffle", group, launch.block, dtype, 0, mode, keeps_reuse_barrier(descriptor),
                         distance=static)

@@ -7,7 +7,7 @@ from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
 from .common import GroupSpec, LaunchShape, normalize_selector, static_positive
 from .groups import require_operation_group
 from .sort import check_radix_tile
-from .temp_storage import Descriptor
+from .temp_storage import Descriptor, keeps_reuse_barrier
 
 SAMPLE_DTYPES = ("uint8", "int32", "uint32", "int64", "uint64")
 COUNTER_DTYPES = ("int32", "uint32", "int64", "uint64")
@@ -69,4 +69,4 @@ def plan_histogram(name: str, group: GroupSpec, launch: LaunchShape, sample_dtyp
     elif tile > INT32_MAX:
         raise CoopValueError(f"{name} tile of {tile} items exceeds CUB's limit of {INT32_MAX} for this algorithm")
     return HistogramSpec(launch.block, sample_dtype, items_per_thread, bins, per_thread, counter, algorithm,
-                         descriptor is None or descriptor.auto_sync)
+                         keeps_reuse_barrier(descriptor))

@@ -11,7 +11,7 @@ from .common import (
     check_runtime_int, literal_as, normalize_selector,
 )
 from .groups import reject_warp_descriptor, require_complete_warps, require_operation_group
-from .temp_storage import Descriptor
+from .temp_storage import Descriptor, keeps_reuse_barrier
 
 ALGORITHMS = ("direct", "striped", "vectorize", "transpose", "warp_transpose", "warp_transpose_timesliced")
 BLOCK_ONLY = ("warp_transpose", "warp_transpose_timesliced")
@@ -118,7 +118,7 @@ def plan_load_store(
     if items_per_thread > UNROLLED_ITEMS_LIMIT and algorithm != "striped":
         algorithm = "direct"  # a loop over the blocked arrangement: what every other algorithm produces
     uses_scratch = algorithm in SCRATCH_ALGORITHMS
-    barrier = uses_scratch and (descriptor is None or descriptor.auto_sync)
+    barrier = uses_scratch and keeps_reuse_barrier(descriptor)
     return LoadStoreSpec(
         op, group, launch.block, payload_dtype, items_per_thread, algorithm,
         valid_items is not None, oob_default is not None, scalar_value, barrier,

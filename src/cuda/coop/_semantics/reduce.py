@@ -13,7 +13,7 @@ from .common import (
 )
 from .groups import LOGICAL_WARP_WIDTHS, reject_warp_descriptor, require_complete_warps
 from .operators import OperatorSpec, resolve_operator
-from .temp_storage import Descriptor
+from .temp_storage import Descriptor, keeps_reuse_barrier
 
 ALGORITHMS = ("warp_reductions", "raking", "raking_commutative_only")
 # Groups only the qualified reduce/sum take (SPEC 9.3).
@@ -96,6 +96,6 @@ def plan_reduce(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, it
     reject_warp_descriptor(name, group, descriptor)
     spec = ReduceSpec(group, launch.block, dtype, items_per_thread, operator, broadcast, valid_items is not None,
                       chosen, False)
-    barrier = spec.uses_scratch and (descriptor is None or descriptor.auto_sync)
+    barrier = spec.uses_scratch and keeps_reuse_barrier(descriptor)
     return ReduceSpec(group, launch.block, dtype, items_per_thread, operator, broadcast, valid_items is not None,
                       chosen, barrier)

@@ -18,7 +18,7 @@ from .common import (
     static_positive,
 )
 from .groups import require_operation_group
-from .temp_storage import Descriptor
+from .temp_storage import Descriptor, keeps_reuse_barrier
 
 WINDOW, INTO = "run_length_decode", "run_length_decode_into"
 OFFSET_DTYPES = ("uint32", "uint64")  # the run table's offset type (SPEC 9.10: decoded_offset_dtype)
@@ -123,5 +123,5 @@ def plan_run_length_decode(op: str, name: str, group: GroupSpec, launch: LaunchS
         raise CoopValueError(f"{name} tile of {runs} items exceeds CUB's limit of {2**31 - 1} for this algorithm")
     relative = extensions.relative is not None or extensions.relative_destination is not None
     return RunLengthSpec(op, launch.threads, value_dtype, length_dtype, value_extent, decoded,
-                         None if isinstance(offset, Runtime) else literal, descriptor is None or descriptor.auto_sync,
+                         None if isinstance(offset, Runtime) else literal, keeps_reuse_barrier(descriptor),
                          offset_dtype, extensions.total[0] if extensions.total else None, relative)

@@ -13,7 +13,7 @@ from .groups import reject_warp_descriptor, require_complete_warps, require_oper
 from .operators import OperatorSpec, callable_symbol, resolve_operator
 from .aggregates import is_aggregate, require_aggregate_callable, symbol_part
 from .common import passes_by_pointer
-from .temp_storage import Descriptor
+from .temp_storage import Descriptor, keeps_reuse_barrier
 
 ALGORITHMS = ("raking", "raking_memoize", "warp_scans")
 MODES = ("exclusive", "inclusive")
@@ -128,7 +128,7 @@ def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype
         raise CoopUnsupportedError(
             f"{name} requires a block made of complete warps for algorithm 'warp_scans'; block shape is {launch.block}")
     reject_warp_descriptor(name, group, descriptor)
-    barrier = group.kind == BLOCK and (descriptor is None or descriptor.auto_sync)
+    barrier = group.kind == BLOCK and keeps_reuse_barrier(descriptor)
     spec = ScanSpec(group, launch.block, dtype, items_per_thread, mode, operator, initial_value is not None, chosen,
                     barrier, prefix, state_dtype if stateful else None, valid_items is not None, aggregate)
     return spec, literal

@@ -13,7 +13,7 @@ from .common import (
 )
 from .groups import reject_warp_descriptor, require_complete_warps, require_operation_group
 from .operators import OperatorSpec, resolve_predicate
-from .temp_storage import Descriptor
+from .temp_storage import Descriptor, keeps_reuse_barrier
 
 RADIX_KEY_DTYPES = ("int32", "uint32", "int64", "uint64")
 QUALIFIED_RADIX_KEY_DTYPES = RADIX_KEY_DTYPES + ("float16", "float32", "float64")
@@ -99,7 +99,7 @@ def plan_merge_sort(name: str, group: GroupSpec, launch: LaunchShape, key_dtype:
                 f"{name} oob_default must have the payload dtype {key_dtype}; got {oob_default.dtype}; cast it")
     reject_warp_descriptor(name, group, descriptor)
     return SortSpec("merge_sort", group, launch.block, key_dtype, value_dtype, items_per_thread, descending,
-                    valid_items is not None, None, None, False, descriptor is None or descriptor.auto_sync,
+                    valid_items is not None, None, None, False, keeps_reuse_barrier(descriptor),
                     compare=compare)
 
 
@@ -146,7 +146,7 @@ def plan_radix_sort(name: str, group: GroupSpec, launch: LaunchShape, key_dtype:
     end = width if end_bit is None else _static_bit(name, "end_bit", end_bit, 1 if begin is None else begin + 1, width)
     check_radix_tile(name, launch.threads * items_per_thread)
     return SortSpec("radix_sort", group, launch.block, key_dtype, value_dtype, items_per_thread, descending, False,
-                    begin, end, blocked_to_striped, descriptor is None or descriptor.auto_sync)
+                    begin, end, blocked_to_striped, keeps_reuse_barrier(descriptor))
 
 
 # ---------------------------------------------------------------------------- radix rank (SPEC 8.10)
@@ -178,6 +178,13 @@ def digit_prefix_extent(radix_bits: int, threads: int) -> int:
     return -(-(1 << radix_bits) // threads)
 
 
+def _optional_static_int(name: str, param: str, value: object) -> int | None:
+    """``value`` when it is None or a compile-time integer (not a bool)."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise CoopTypeError(f"{name} {param} must be a compile-time integer")
+    return value
+
+
 def plan_radix_rank(name: str, group: GroupSpec, launch: LaunchShape, key_dtype: str, items_per_thread: int,
                     begin_bit: object, end_bit: object, radix_bits: object, descending: object,
                     descriptor: Descriptor | None, exclusive_digit_prefix: tuple[str | None, int] | None = None
@@ -186,34 +193,34 @@ def plan_radix_rank(name: str, group: GroupSpec, launch: LaunchShape, key_dtype:
     require_operation_group("radix_sort_keys", name, group)
     if key_dtype not in RADIX_KEY_DTYPES:
         raise CoopTypeError(f"{name} does not support keys dtype {key_dtype}; supported: {', '.join(RADIX_KEY_DTYPES)}")
-    for param, value in (("begin_bit", begin_bit), ("end_bit", end_bit), ("radix_bits", radix_bits)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            raise CoopTypeError(f"{name} {param} must be a compile-time integer")
+    begin_bit = _optional_static_int(name, "begin_bit", begin_bit)
+    end_bit = _optional_static_int(name, "end_bit", end_bit)
+    radix_bits = _optional_static_int(name, "radix_bits", radix_bits)
     descending = _descending(name, descending)
     width = itemsize(key_dtype) * 8
     begin = 0 if begin_bit is None else begin_bit
-    if not 0 <= begin <= width - 1:  # type: ignore[operator]
+    if not 0 <= begin <= width - 1:
         raise CoopValueError(f"{name} static begin_bit must be between 0 and {width - 1}; got {begin}")
-    if radix_bits is not None and radix_bits <= 0:  # type: ignore[operator]
+    if radix_bits is not None and radix_bits <= 0:
         raise CoopValueError("radix_bits must be positive")
-    end = end_bit if end_bit is not None else begin + (4 if radix_bits is None else radix_bits)  # type: ignore[operator]
-    if radix_bits is not None and end_bit is not None and radix_bits != end_bit - begin:  # type: ignore[operator]
+    end = end_bit if end_bit is not None else begin + (4 if radix_bits is None else radix_bits)
+    if radix_bits is not None and end_bit is not None and radix_bits != end_bit - begin:
         raise CoopValueError("radix_bits must match end_bit - begin_bit")
-    if not begin + 1 <= end <= width:  # type: ignore[operator]
+    if not begin + 1 <= end <= width:
         raise CoopValueError(f"{name} static end_bit must be between {begin + 1} and {width}; got {end}")
-    if end - begin > 8:  # type: ignore[operator]
+    if end - begin > 8:
         raise CoopValueError("radix_rank bit width must be <= 8")
     check_radix_tile(name, launch.threads * items_per_thread)
     if exclusive_digit_prefix is not None:
         dtype, extent = exclusive_digit_prefix
         if dtype not in (None, "int32"):
             raise CoopTypeError(f"{name} does not support exclusive_digit_prefix dtype {dtype}; supported: int32")
-        expected = digit_prefix_extent(end - begin, group.size)  # type: ignore[operator]
+        expected = digit_prefix_extent(end - begin, group.size)
         if extent != expected:
             raise CoopValueError(f"{name} exclusive_digit_prefix must have ceil(2**{end - begin} / {group.size}) = "
                                  f"{expected} items per thread; got {extent}")
-    return RankSpec(group, launch.block, key_dtype, items_per_thread, begin, end - begin, descending,  # type: ignore
-                    descriptor is None or descriptor.auto_sync, exclusive_digit_prefix is not None)
+    return RankSpec(group, launch.block, key_dtype, items_per_thread, begin, end - begin, descending,
+                    keeps_reuse_barrier(descriptor), exclusive_digit_prefix is not None)
 
 
 # ---------------------------------------------------------------------------- top-k (SPEC 8.11)
@@ -253,5 +260,5 @@ def plan_topk(name: str, group: GroupSpec, launch: LaunchShape, key_dtype: str, 
     width = itemsize(key_dtype) * 8
     check_radix_tile(name, launch.threads * items_per_thread)
     return SortSpec("radix_sort", group, launch.block, key_dtype, value_dtype, items_per_thread, largest,
-                    valid_items is not None, 0, width, False, descriptor is None or descriptor.auto_sync,
+                    valid_items is not None, 0, width, False, keeps_reuse_barrier(descriptor),
                     topk=True)

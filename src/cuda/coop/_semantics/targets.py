@@ -42,4 +42,4 @@ def parse_target(target: object, supported: tuple[int, ...] = KNOWN_ARCHITECTURE
     if match is None or int(match.group(1)) not in supported:
         raise CoopValueError(
             f"target must look like 'sm_90' or 'sm_90a' with a supported architecture ({listing}); got {target!r}")
-    return target, int(match.group(1))
+    return match.string, int(match.group(1))  # match.string: target itself, typed str

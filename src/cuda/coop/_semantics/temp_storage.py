@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 from .._backend_context import qualified_namespace
 from .._errors import CoopTypeError, CoopValueError
@@ -23,13 +24,20 @@ class Descriptor:
     sharing: str
 
 
+def keeps_reuse_barrier(descriptor: Descriptor | None) -> bool:
+    """Whether a call's scratch ends with a reuse barrier (SPEC 6.3): compiler-owned scratch does (the build drops
+    it where no scratch-using call can follow: ``_calls.build``), a TempStorage as its ``auto_sync`` says."""
+    return descriptor is None or descriptor.auto_sync
+
+
 def make_descriptor(index: int, size_in_bytes: object, alignment: object, auto_sync: object,
                     sharing: object) -> Descriptor:
     if size_in_bytes is not None:
         if isinstance(size_in_bytes, bool) or not hasattr(size_in_bytes, "__index__"):
             raise CoopTypeError("TempStorage size_in_bytes must be a compile-time positive integer; "
                                 f"got {size_in_bytes!r}")
-        size_in_bytes = size_in_bytes.__index__()  # type: ignore[union-attr]
+        size: int = size_in_bytes.__index__()
+        size_in_bytes = size
         if size_in_bytes <= 0:
             raise CoopValueError("TempStorage size_in_bytes must be a compile-time positive integer; "
                                  f"got {size_in_bytes!r}")
@@ -46,11 +54,15 @@ def make_descriptor(index: int, size_in_bytes: object, alignment: object, auto_s
         raise CoopTypeError(f"TempStorage sharing must be 'shared' or 'exclusive'; got {sharing!r}") from None
     except CoopValueError:
         raise CoopValueError(f"TempStorage sharing must be 'shared' or 'exclusive'; got {sharing!r}") from None
-    return Descriptor(index, size_in_bytes, alignment, auto_sync, sharing)  # type: ignore[arg-type]
+    return Descriptor(index, size_in_bytes, alignment, auto_sync, sharing)
 
 
 def _align(value: int, alignment: int) -> int:
     return -(-value // alignment) * alignment
+
+
+# Who shares compiler-owned scratch: ("block",), or a warp-scope group's (kind, size).
+ScratchDomain: TypeAlias = tuple[str] | tuple[str, int]
 
 
 @dataclass
@@ -60,7 +72,7 @@ class ScratchUse:
     site: int
     need: ScratchNeed
     descriptor: Descriptor | None  # None: compiler-owned
-    domain: tuple = ("block",)  # compiler-owned participation domain
+    domain: ScratchDomain = ("block",)  # compiler-owned participation domain
     instances: int = 1  # warp-scope: one slice per group instance
     label: str = ""
     offset: int = 0
@@ -112,7 +124,7 @@ def layout(uses: list[ScratchUse], descriptors: list[Descriptor], user_static_by
         for use in mine:
             use.offset = base + offsets[use.site]
 
-    domains: dict[tuple, list[ScratchUse]] = {}
+    domains: dict[ScratchDomain, list[ScratchUse]] = {}
     for use in uses:
         if use.descriptor is None:
             domains.setdefault(use.domain, []).append(use)

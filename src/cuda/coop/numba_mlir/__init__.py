@@ -18,7 +18,7 @@ from .. import (  # noqa: F401  (re-exported common names)
     ThreadGroup, __version__, this_block, this_cluster, this_grid, this_thread, this_warp,
 )
 from .. import _markers  # noqa: F401
-from ._qualified import extended as _extended, qualify as _qualify
+from ._qualified import qualify as _qualify
 from .._markers import (
     exchange_shuffle as _xs, load_store as _load_store, pending as _pending, reduce as _reduce, scan as _scan,
     sort as _sort,
@@ -31,31 +31,31 @@ from ._compile import CompiledKernel as CompiledKernel, compile_kernel as compil
 
 load = _qualify(_load_store.load)
 store = _qualify(_load_store.store)
-exchange = _extended(_xs.exchange)
+exchange = _qualify(_xs.exchange)
 shuffle = _qualify(_xs.shuffle)
 reduce = _qualify(_reduce.reduce)
 sum = _qualify(_reduce.sum)
 reduce_batched = _qualify(_reduce_batched.reduce_batched)
-scan = _extended(_scan.scan)
-exclusive_sum = _extended(_scan.exclusive_sum)
-inclusive_sum = _extended(_scan.inclusive_sum)
-exclusive_scan = _extended(_scan.exclusive_scan)
-inclusive_scan = _extended(_scan.inclusive_scan)
+scan = _qualify(_scan.scan)
+exclusive_sum = _qualify(_scan.exclusive_sum)
+inclusive_sum = _qualify(_scan.inclusive_sum)
+exclusive_scan = _qualify(_scan.exclusive_scan)
+inclusive_scan = _qualify(_scan.inclusive_scan)
 StatefulFunction = _scan.StatefulFunction  # qualified-only (SPEC 9.6): stateful block prefix callbacks
-merge_sort_keys = _extended(_sort.merge_sort_keys)
-merge_sort_pairs = _extended(_sort.merge_sort_pairs)
-radix_sort_keys = _extended(_sort.radix_sort_keys)
-radix_sort_pairs = _extended(_sort.radix_sort_pairs)
-radix_rank = _extended(_sort.radix_rank)
+merge_sort_keys = _qualify(_sort.merge_sort_keys)
+merge_sort_pairs = _qualify(_sort.merge_sort_pairs)
+radix_sort_keys = _qualify(_sort.radix_sort_keys)
+radix_sort_pairs = _qualify(_sort.radix_sort_pairs)
+radix_rank = _qualify(_sort.radix_rank)
 topk_min_keys = _qualify(_sort.topk_min_keys)
 topk_max_keys = _qualify(_sort.topk_max_keys)
 topk_min_pairs = _qualify(_sort.topk_min_pairs)
 topk_max_pairs = _qualify(_sort.topk_max_pairs)
 histogram = _qualify(_histogram.histogram)
-adjacent_difference = _extended(_adjacent.adjacent_difference)
-discontinuity = _extended(_adjacent.discontinuity)
-run_length_decode = _extended(_run_length.run_length_decode)
-run_length_decode_into = _extended(_run_length.run_length_decode_into)
+adjacent_difference = _qualify(_adjacent.adjacent_difference)
+discontinuity = _qualify(_adjacent.discontinuity)
+run_length_decode = _qualify(_run_length.run_length_decode)
+run_length_decode_into = _qualify(_run_length.run_length_decode_into)
 globals().update({_name: _qualify(getattr(_pending, _name)) for _name in _pending.PENDING})
 # SPEC 9.9: ``numba_coop.local.array(shape, dtype)`` is numba-cuda-mlir's per-thread array, which qualified calls
 # take as a payload (1-D, fixed extent).

@@ -1,13 +1,12 @@
-"""The barrier pass (SPEC 6.3): one decision per planned call, over the kernel's control-flow graph.
+"""What the barrier decision (SPEC 6.3, ``_calls.build.drop_unneeded_reuse_barriers``) needs from numba IR.
 
 A call with compiler-owned scratch keeps its trailing reuse barrier only if a scratch-using call can execute after
 it: a later call in its block, a call in a block reachable from it, or (through a loop back-edge) itself. The last
-use on every path gets none, so a straight-line kernel synchronises exactly as its CUB C++ twin does. Explicit
-descriptors keep what their ``auto_sync`` says.
+use on every path gets none, so a straight-line kernel synchronises exactly as its CUB C++ twin does.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 
 def _successors(block: Any) -> list:
@@ -29,10 +28,10 @@ def reachable_labels(blocks: dict, start: list) -> set:
     return seen
 
 
-def elide_last_reuse_barriers(func_ir: Any, sites: list) -> None:
-    """Replace the provider of every compiler-owned scratch call that no scratch-using call can follow with its
-    variant without the trailing reuse barrier (``sites``: the planner's entries, with ``stmt``, ``block``,
-    ``scratch``, ``provider`` and ``site``)."""
+def scratch_use_may_follow(func_ir: Any, sites: list) -> Callable[[Any], bool]:
+    """Whether a scratch-using call may execute after a planned call, over the kernel's control-flow graph
+    (``sites``: the planner's entries, with ``stmt``, ``block`` and ``scratch``): a later one in its block, or one
+    in a block reachable from it (its own block again, through a loop back-edge, included)."""
     blocks = func_ir.blocks
     label_of = {id(block): label for label, block in blocks.items()}
     users: dict = {}  # label -> statement indices of scratch-using calls
@@ -40,17 +39,15 @@ def elide_last_reuse_barriers(func_ir: Any, sites: list) -> None:
         if entry.scratch is not None:
             label = label_of.get(id(entry.block))
             if label is None:
-                return  # a call outside the graph: keep every barrier
+                return lambda entry: True  # a call outside the graph: keep every barrier
             users.setdefault(label, []).append(entry.block.body.index(entry.stmt))
-    for entry in sites:
-        if entry.scratch is None or entry.scratch.descriptor is not None or not entry.provider.has_reuse_barrier:
-            continue
+
+    def followed(entry: Any) -> bool:
         label = label_of[id(entry.block)]
         index = entry.block.body.index(entry.stmt)
-        if any(i > index for i in users[label]):
-            continue
+        if any(i > index for i in users.get(label, ())):
+            return True
         after = reachable_labels(blocks, _successors(entry.block))
-        if any(other in after for other in users):  # includes its own block through a back-edge
-            continue
-        entry.provider = entry.provider.without_reuse_barrier()
-        entry.site.symbol = entry.provider.symbol
+        return any(other in after for other in users)
+
+    return followed

@@ -12,12 +12,12 @@ from typing import Any
 
 from .._errors import CoopError, CoopIndexError, CoopTypeError, CoopUnsupportedError, CoopValueError, located
 from .._version import __version__
-from .._markers.base import op_name
+from .._markers.base import extension, op_name
 from .._semantics.common import check_payload_bytes, check_payload_dtype, check_payload_extent
 from .._semantics.groups import require_cluster_target, require_operation_group
 from .._semantics.reduce import require_reduce_group
 from . import _compat as nb
-from ._lowering import array_words
+from ._lowering import operand_type
 from ._ir import SHARED_ROW, THREAD_DATA, ArgRef, DescVal, GroupVal, MethodVal, Obj, PayloadTuple, PayloadVal
 
 _KINDS = {GroupVal: "ThreadGroup", PayloadVal: "ThreadData", PayloadTuple: "ThreadData", DescVal: "TempStorage"}
@@ -117,9 +117,6 @@ class KernelChecks:
         except CoopError as exc:
             raise located(exc, payload.loc) from None
 
-    # Operations for which the qualified API takes a scalar where the common one needs a payload (SPEC 9.1).
-    _SCALAR_FORMS = ("shuffle", "radix_sort_keys", "radix_sort_pairs", "radix_rank", "histogram")
-
     def require_payload(self, call: Any, param: str) -> PayloadVal:
         """The ThreadData behind ``param``; otherwise P4 (a qualified-only form in a common call), the qualified
         form not built yet (R9 shape), or P5 (a scalar where a payload is required)."""
@@ -127,7 +124,7 @@ class KernelChecks:
         if payload is not None:
             return payload
         form = self.operand_form(call.args[param])
-        if form is None and call.op in self._SCALAR_FORMS:
+        if form is None and extension(call.op).scalar_form:  # a qualified scalar form (SPEC 9.1)
             form = "scalar"
         if form is not None:
             if call.qualified:
@@ -191,7 +188,7 @@ class KernelChecks:
     def _check_array(self, call: Any, param: str, ty: Any) -> None:
         if ty.ndim != 1 or ty.layout != "C":
             raise CoopTypeError(f"{call.name} {param} must be a one-dimensional contiguous array; got "
-                                f"{array_words(ty)}")
+                                f"{operand_type(ty).words}")
         check_payload_dtype(call.name, param, nb.dtype_name(ty.dtype) or str(ty.dtype), call.qualified)
 
     def _tuple_operand_error(self, value: PayloadTuple, param: str, name: str) -> CoopError:

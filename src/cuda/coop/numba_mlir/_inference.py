@@ -15,7 +15,7 @@ from .._markers.base import op_name
 from . import _compat as nb
 from .._semantics.aggregates import is_aggregate
 from ._ir import THREAD_DATA, ArgRef, Obj, PayloadVal, dtype_of_object
-from ._lowering import FAMILIES
+from .._calls import FAMILIES
 
 
 _COMPARISONS = (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne)

@@ -15,34 +15,42 @@ from typing import Any
 import numpy as np
 
 from .._markers import OPERATIONS, groups as _groups_markers, temp_storage as _ts_markers
-from .._cub import nvrtc
 from .._cub.families import groups as cub_groups
 from .._errors import (
     CoopError, CoopTypeError, CoopUnsupportedError, CoopValueError, located,
 )
-from .._markers.base import OP_ATTR, QUALIFIED_ATTR, op_name
+from .._markers.base import OP_ATTR, QUALIFIED_ATTR, extension, op_name
 from .._markers.groups import GROUP_METHODS, ThreadGroup
 from .._semantics import groups as sem_groups
 from .._semantics.common import (
-    BLOCK, CLUSTER, GRID, THREAD, WARP, LaunchShape, Runtime, ScratchNeed, Static, check_block_shape,
+    BLOCK, CLUSTER, GRID, THREAD, WARP, LaunchShape, Runtime, Static, check_block_shape,
 )
 from .._semantics.aggregates import is_aggregate
 from .._semantics.common import NUMERIC_DTYPES, QUALIFIED_DTYPES, itemsize, require_alignment
-from .._semantics.temp_storage import ScratchUse, layout, make_descriptor
+from .._semantics.temp_storage import make_descriptor
 from .._version import __version__
 from . import _compat as nb
 from ._ir import (
     UNKNOWN, ArgRef, DescVal, GroupVal, LOCAL_ARRAY, MethodVal, Obj, PayloadTuple, PayloadVal, Resolver,
     dtype_of_object,
 )
-from ._lowering import FAMILIES, Backing, SiteCall
+from .._calls import FAMILIES
+from .._calls.build import (
+    PlannedCall,
+    compile_calls,
+    drop_unneeded_reuse_barriers,
+    place_scratch,
+    scratch_use,
+)
+from .._calls.site import SiteCall
+from ._lowering import operator_link
 from ._checks import KernelChecks, user_name
 from ._entry import BUILD_TAG
 from ._inference import DtypeInference, no_array_of
-from ._barriers import elide_last_reuse_barriers
+from ._barriers import scratch_use_may_follow
 from ._rewrite import KernelRewrite
 from ._shared_arrays import SharedArrays, is_backing_array_marker, new_pointer_site
-from ._qualified import PENDING_QUALIFIED_OPTIONS, QUALIFIED_OPTIONS
+from ._qualified import PENDING_QUALIFIED_OPTIONS
 from ._uniformity import check_participation
 
 _FACTORIES = {"this_block": BLOCK, "this_warp": WARP, "this_thread": THREAD, "this_cluster": CLUSTER,
@@ -91,15 +99,14 @@ class OpCall:
         return bool(getattr(self.marker, QUALIFIED_ATTR, False))
 
 
-@dataclass
-class _Site:
+@dataclass(kw_only=True)
+class _Site(PlannedCall):
+    """A planned call and the statement it replaces."""
+
     stmt: Any
     block: Any
     name: str
     operands: list
-    site: SiteCall
-    provider: Any
-    scratch: ScratchUse | None = None
 
 
 class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
@@ -212,7 +219,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
             unknown = [k for k in kws if k not in sig.parameters]
             op = name.rsplit(".", 1)[-1]
             pending = [k for k in unknown if k in PENDING_QUALIFIED_OPTIONS.get(op, ())]
-            qualified_only = [k for k in unknown if k in QUALIFIED_OPTIONS.get(op, ())] + pending
+            qualified_only = [k for k in unknown if k in extension(op).options] + pending
             if qualified_only and name.startswith("cuda.coop.") and not name.startswith("cuda.coop.numba_mlir."):
                 options = [p.name for p in sig.parameters.values() if p.kind == p.KEYWORD_ONLY]
                 shown = self.resolver.var(kws[qualified_only[0]].name)
@@ -330,7 +337,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
                     self._query(stmt, block, callee)
             except CoopError as exc:  # keep a callback's own failure (C14) as the cause
                 raise located(exc, stmt.loc) from exc.__cause__
-        elide_last_reuse_barriers(self.func_ir, self.sites)
+        drop_unneeded_reuse_barriers(self.sites, scratch_use_may_follow(self.func_ir, self.sites))
         self._build()
         self._rewrite()
         return True
@@ -367,14 +374,13 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
                  scratch: tuple[Any, Any] | None = None) -> None:
         """Record a planned call; ``scratch`` is (group spec, descriptor or None) when it needs scratch."""
         site.loc = call.stmt.loc
-        entry = _Site(call.stmt, call.block, call.name, operands, site, provider)
+        use = None
         if scratch is not None:
             group, desc = scratch
-            domain = ("block",) if not group.is_warp_scope else (group.kind, group.size)
-            entry.scratch = ScratchUse(len(self.sites), ScratchNeed(0, 1), desc.descriptor if desc else None,
-                                       domain, group.instances if group.is_warp_scope else 1,
-                                       f"{call.name} at line {call.stmt.loc.line}")
-        self.sites.append(entry)
+            use = scratch_use(len(self.sites), group, desc.descriptor if desc else None,
+                              f"{call.name} at line {call.stmt.loc.line}")
+        self.sites.append(_Site(stmt=call.stmt, block=call.block, name=call.name, operands=operands, site=site,
+                                provider=provider, scratch=use))
 
     def group(self, call: OpCall) -> GroupVal:
         group = self.resolver.var(call.args["group"].name)
@@ -449,13 +455,41 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
                                     same_as=like, array=array, result=True))
         return PayloadTuple(tuple(items), call.name, names)
 
-    def scalar_dtype(self, var: Any, call: OpCall, param: str) -> str:
-        """The dtype of a scalar operand, as far as it can be seen before typing (SPEC 4 rules)."""
+    def scalar_dtype(self, var: Any, call: OpCall, param: str, through: tuple[str, ...] = ()) -> str:
+        """The dtype of a scalar operand, as far as it can be seen before typing (SPEC 4 rules); the scalar result
+        of a call of an operation in ``through`` has the dtype of that call's value (its operand after the group)."""
+        for _ in range(16 if through else 0):
+            source = self._scalar_source(var, through)
+            if source is None:
+                break
+            var = source
         dtype, _ = self._value_dtype(var)
         if dtype is None:
             raise CoopTypeError(f"could not infer the dtype of {call.name} {param}; cast it to a NumPy scalar type "
                                 "(e.g. numpy.int32(x)) or compute it from a typed array element")
         return dtype
+
+    def _scalar_source(self, var: Any, through: tuple[str, ...]) -> Any:
+        """The value operand of the call of an operation in ``through`` that defines ``var``, if one does."""
+        for definition in self.resolver.definitions(var.name):
+            if isinstance(definition, nb.ir.Expr) and definition.op == "call" and len(definition.args) >= 2:
+                callee = self.resolver.callee(self.resolver.stmt_of[id(definition)])
+                if isinstance(callee, Obj) and op_name(callee.value) in through:
+                    return definition.args[1]
+        return None
+
+    # what the call layer asks of the compiler (_calls.context.CallContext)
+    compiler = "numba-cuda-mlir"
+    dtype_words = "a NumPy or Numba scalar type"
+    dtype_of_object = staticmethod(dtype_of_object)
+    holds_by_value = staticmethod(nb.held_by_value)
+
+    def result_name(self, call: OpCall) -> str:
+        return user_name(call.stmt.target.name)
+
+    def link_operator(self, spec: Any, dtype: str, name: str, param: str, arity: int = 2, result: str | None = None,
+                      state_dtype: str | None = None) -> list:
+        return operator_link(spec, dtype, self.cc, name, param, arity, result, state_dtype)
 
     def descriptor(self, var: Any, name: str) -> DescVal | None:
         if var is None:
@@ -529,46 +563,35 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
         spec = sem_groups.plan_query(method.name, method.group.spec, self.launch, level, dtype, self.cc)
         provider = cub_groups.emit(spec)
         site = SiteCall(provider.symbol, [], None, spec.result_dtype)
-        self.sites.append(_Site(stmt, block, name, [], site, provider))
+        self.sites.append(_Site(stmt=stmt, block=block, name=name, operands=[], site=site, provider=provider))
 
     # --------------------------------------------------------------- checks
     # ---------------------------------------------------------------- build
     def _build(self) -> None:
         if not self.sites and not self.backing_arrays:
             return
-        built = None
-        uses = []
-        if self.sites:
-            arch = f"sm_{self.cc}"
-            providers = [s.provider for s in self.sites]
-            try:
-                built = nvrtc.build(providers, arch, f"kernel {self.kernel}", backend=BUILD_TAG)
-            except CoopError as exc:
-                raise located(exc, self.sites[0].stmt.loc) from None
+        try:
+            built = compile_calls(self.sites, self.kernel, self.cc, BUILD_TAG)
+        except CoopError as exc:
+            raise located(exc, self.sites[0].stmt.loc) from None
+        if built is not None:
             self.cpp_source = built.source
             ltoir = nb.nb_cuda.LTOIR(built.ltoir, name=f"cuda_coop_{self.kernel}.ltoir")
             for entry in self.sites:
                 entry.site.ltoir = ltoir
-                if entry.scratch is not None:
-                    size, align = built.scratch[entry.provider.symbol]
-                    entry.scratch.need = ScratchNeed(max(size, 1), align)
-                    uses.append(entry.scratch)
         arrays = self._backing_array_uses()
         user_static, user_dynamic, static_name = self._user_shared()
         try:
-            plan = layout(uses + [use for _, use, _ in arrays],
-                          [d.descriptor for d in self.descriptors] + [desc for _, _, desc in arrays],
-                          user_static, user_dynamic, self.kernel, self.cc, static_name)
+            plan, backing = place_scratch(self.sites, self.kernel, self.cc, other_uses=[use for _, use, _ in arrays],
+                                          descriptors=[d.descriptor for d in self.descriptors]
+                                          + [desc for _, _, desc in arrays],
+                                          user_static_bytes=user_static, user_dynamic=user_dynamic,
+                                          user_static_name=static_name)
         except CoopError as exc:
-            where = self._site_of(uses[0]).loc if uses else (self.sites[0].stmt.loc if self.sites
-                                                             else arrays[0][0].stmt.loc)
+            first = next((entry for entry in self.sites if entry.scratch is not None), None)
+            where = first.stmt.loc if first is not None else (self.sites[0].stmt.loc if self.sites
+                                                               else arrays[0][0].stmt.loc)
             raise located(exc, where) from None
-        backing = Backing(plan.size, plan.alignment, plan.dynamic) if plan.size else None
-        for entry in self.sites:
-            if entry.scratch is not None:
-                entry.site.backing = backing
-                entry.site.scratch_offset = entry.scratch.offset
-                entry.site.stride = entry.scratch.stride
         for value, use, _ in arrays:
             value.site = new_pointer_site(value)  # type: ignore[attr-defined]
             value.site.backing, value.site.scratch_offset = backing, use.offset  # type: ignore[attr-defined]
@@ -576,9 +599,6 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
                                             "dynamic": plan.dynamic, "from_cache": built.from_cache if built else True}
         if plan.dynamic:
             nb.set_required_dynamic_shared_memory(self.state, plan.size)
-
-    def _site_of(self, use: ScratchUse) -> Any:
-        return self.sites[use.site].stmt
 
     def _user_shared(self) -> tuple[int, str | None]:
         """Bytes of the user's static shared arrays, the name of a dynamic one if any, and of the first static one."""

@@ -18,7 +18,8 @@ from .._semantics.temp_storage import Descriptor, ScratchUse
 from . import _compat as nb
 from ._inference import no_array_of
 from ._ir import UNKNOWN, SharedArrayVal, dtype_of_object
-from ._lowering import SiteCall, make_pointer_site
+from .._calls.site import SiteCall
+from ._lowering import make_pointer_site
 from ._memory import array as coop_shared_array
 
 NAME = "cuda.coop.numba_mlir.shared.array"

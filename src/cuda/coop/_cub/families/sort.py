@@ -120,7 +120,7 @@ def emit_rank(spec: RankSpec) -> Provider:
 def emit(spec: SortSpec) -> Provider:
     t, k = c_type(spec.key_dtype), spec.items_per_thread
     pairs = spec.value_dtype is not None
-    v = c_type(spec.value_dtype) if pairs else "cub::NullType"
+    v = c_type(spec.value_dtype) if spec.value_dtype is not None else "cub::NullType"
     parts = (_merge if spec.op == "merge_sort" else _radix)(spec, t, v, "out, out_values" if pairs else "out")
     # CUB sorts in place; the results are fresh payloads and the inputs stay unchanged.
     copies = [f"  {t} (&out)[{k}] = *reinterpret_cast<{t} (*)[{k}]>(output);",

@@ -1,17 +1,19 @@
-"""reduce_batched in the numba-cuda-mlir backend (C++: _cub.families.reduce_batched)."""
+"""reduce_batched in the call layer (C++: _cub.families.reduce_batched)."""
 from __future__ import annotations
 
 from typing import Any
 
-from ..._cub.families import reduce_batched as cub_reduce_batched
-from ..._semantics.common import WARP_SCOPE
-from ..._semantics.reduce_batched import plan_reduce_batched, require_warp_group, result_extent
-from . import Param, SiteCall, operator_link
+from .._cub.families import reduce_batched as cub_reduce_batched
+from .._semantics.common import WARP_SCOPE
+from .._semantics.layouts import reduce_batched_extent as result_extent
+from .._semantics.reduce_batched import plan_reduce_batched, require_warp_group
+from .context import Call, CallContext
+from .site import Param, SiteCall
 
 OPS = ("reduce_batched",)
 
 
-def result_payload(ctx: Any, call: Any) -> Any:
+def result_payload(ctx: CallContext, call: Call) -> Any:
     """A fresh payload of ceil(B / W) slots with the input's dtype (None for a scalar: plan reports O4)."""
     value = ctx.payload(call.args["value"]) if "value" in call.args else None
     if value is None:
@@ -21,7 +23,7 @@ def result_payload(ctx: Any, call: Any) -> Any:
     return ctx.new_result_payload(call, result_extent(value.items_per_thread, width), value)
 
 
-def plan(ctx: Any, call: Any) -> None:
+def plan(ctx: CallContext, call: Call) -> None:
     name, args = call.name, call.args
     group = ctx.group(call)
     payload = ctx.payload(args["value"])
@@ -35,5 +37,5 @@ def plan(ctx: Any, call: Any) -> None:
                                desc.descriptor if desc else None)
     provider = cub_reduce_batched.emit(spec)
     site = SiteCall(provider.symbol, [Param("ptr", 0), Param("ptr", 1)], spec.dtype)
-    site.extra["link"] = operator_link(spec.operator, spec.dtype, ctx.cc, name, "binary_op")
+    site.link = ctx.link_operator(spec.operator, spec.dtype, name, "binary_op")
     ctx.add_site(call, [args["value"], ctx.result_operand(call)], site, provider)

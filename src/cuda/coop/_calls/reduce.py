@@ -1,19 +1,17 @@
-"""reduce/sum in the numba-cuda-mlir backend (C++: _cub.families.reduce)."""
+"""reduce/sum in the call layer (C++: _cub.families.reduce)."""
 from __future__ import annotations
 
-from typing import Any
 
-from ..._cub.families import reduce as cub_reduce
-from ..._errors import CoopTypeError
-from ..._semantics.common import Runtime
-from ..._semantics.reduce import plan_reduce
-from .. import _compat as nb
-from . import Param, SiteCall, operator_link, require_runtime_int
+from .._cub.families import reduce as cub_reduce
+from .._semantics.common import Runtime
+from .._semantics.reduce import plan_reduce
+from .context import Call, CallContext
+from .site import OperandType, Param, SiteCall, require_runtime_int, require_scalar
 
 OPS = ("reduce", "sum")
 
 
-def plan(ctx: Any, call: Any) -> None:
+def plan(ctx: CallContext, call: Call) -> None:
     name, args = call.name, call.args
     group = ctx.group(call)
     payload = ctx.payload(args["value"])
@@ -34,12 +32,12 @@ def plan(ctx: Any, call: Any) -> None:
     params += [Param("scratch"), Param("stride")]
     provider = cub_reduce.emit(spec)
 
-    def check(argtys: tuple) -> None:
-        if payload is None and not nb.is_scalar_type(argtys[0]):
-            raise CoopTypeError(f"{name} value must be a scalar or a ThreadData; got {argtys[0]}")
+    def check(argtys: tuple[OperandType, ...]) -> None:
+        if payload is None:
+            require_scalar(name, argtys[0])
         if len(argtys) > 1:
             require_runtime_int(name, "valid_items", argtys[1])
 
     site = SiteCall(provider.symbol, params, spec.dtype, spec.dtype, check=check)
-    site.extra["link"] = operator_link(spec.operator, spec.dtype, ctx.cc, name, "binary_op")
+    site.link = ctx.link_operator(spec.operator, spec.dtype, name, "binary_op")
     ctx.add_site(call, operands, site, provider, (group.spec, desc) if spec.uses_scratch else None)

@@ -3,51 +3,16 @@
 A site is a fresh callee the planner puts in place of a marker call. Its typer
 checks what only typing can know (runtime operand dtypes); its codegen links the
 kernel's LTO-IR, computes pointers (arrays, payloads, scratch) and emits the call.
-Family modules only describe parameter lists; they never touch MLIR.
+The call layer (``cuda.coop._calls``) describes each site; this module is where that description meets MLIR.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable
-
-from ..._errors import CoopError, CoopTypeError, located
-from ..._semantics.aggregates import aggregate, is_aggregate
-from ..._semantics.common import RUNTIME_INT_DTYPES, Runtime
-from .. import _compat as nb
+from .._calls.site import ArrayType, Backing, OperandType, SiteCall
+from .._errors import CoopError, CoopTypeError, located
+from .._semantics.aggregates import aggregate, is_aggregate
+from . import _compat as nb
 
 BACKING_SYMBOL = "__cuda_coop_backing"
-
-
-@dataclass(frozen=True)
-class Backing:
-    size: int
-    alignment: int
-    dynamic: bool
-
-
-@dataclass(frozen=True)
-class Param:
-    """One C ABI parameter: taken from call operand ``operand`` or the constant ``value``."""
-
-    abi: str  # "ptr" | "len" (an array's extent, i64) | "i64" | "elem" | "value" | "scratch" | "stride" | "out"
-    operand: int | None = None
-    value: object = 0
-    dtype: str | None = None  # "elem"/"value": a dtype other than the site's; "out": the dtype written
-
-
-@dataclass
-class SiteCall:
-    symbol: str
-    params: list[Param]
-    elem_dtype: str | None = None
-    result_dtype: str | None = None
-    check: Callable[[tuple], None] | None = None  # raises user errors at typing time
-    ltoir: object = None
-    backing: Backing | None = None
-    scratch_offset: int = 0
-    stride: int = 0
-    loc: object = None  # the kernel source location of the call, for typing-time errors
-    extra: dict = field(default_factory=dict)
 
 
 def _ensure_backing(gmod: object, backing: Backing) -> None:
@@ -86,7 +51,7 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
     def typer(context: object, *argtys: object) -> object:
         if site.check is not None:
             try:
-                site.check(argtys)
+                site.check(tuple(operand_type(ty) for ty in argtys))
             except CoopError as exc:
                 raise located(exc, site.loc) from None
         outs = [nb.numba_dtype(p.dtype) for p in site.params if p.abi == "out"]
@@ -98,7 +63,7 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
         mlir = nb.mlir
         i64 = mlir.IntegerType.get_signless(64)
         builder.link_external_item(site.ltoir)  # type: ignore[attr-defined]
-        for item in site.extra.get("link", ()):  # user operators compiled to LTO-IR
+        for item in site.link:  # user operators compiled to LTO-IR
             builder.link_external_item(item)  # type: ignore[attr-defined]
         values, types_, outs = [], [], []
         for param in site.params:
@@ -219,34 +184,6 @@ def entry_bytes(builder: object, dtype: str, count: int) -> object:
                            alignment=max(layout.alignment, 4))
 
 
-def control_params(args: dict, controls: dict, abis: dict[str, str], operands: list, params: list,
-                   literal: Callable[[str, object], object]) -> dict[str, int]:
-    """One C parameter per control in ``abis`` order: a runtime control becomes an operand of the call, a static or
-    absent one the constant ``literal(key, control)``. Returns the operand index of each runtime control."""
-    runtime: dict[str, int] = {}
-    for key, abi in abis.items():
-        control = controls[key]
-        if isinstance(control, Runtime):
-            runtime[key] = len(operands)
-            params.append(Param(abi, len(operands)))
-            operands.append(args[key])
-        else:
-            params.append(Param(abi, None, literal(key, control)))
-    return runtime
-
-
-def static_dtype_name(ctx: object, call: object, key: str) -> str | None:
-    """A compile-time dtype option (``counter_dtype``, ``decoded_offset_dtype``): its dtype name, None when absent,
-    or the repr of an object that names no dtype (a string included), which the family reports as P2."""
-    from .._ir import dtype_of_object  # here: _ir imports this package
-
-    value = ctx.static(call, key, None, kind="dtype")  # type: ignore[attr-defined]
-    if value is None:
-        return None
-    dtype = None if isinstance(value, str) else dtype_of_object(value)
-    return dtype if dtype is not None else repr(value)
-
-
 def _constant(value: object, ty: object) -> object:
     """An MLIR constant of ``ty``. MLIR integers are signless and its Python binding takes a signed 64-bit value,
     so an unsigned value at or above 2**(bits-1) (the uint64 maximum as a sort sentinel) is passed as the signed
@@ -256,36 +193,6 @@ def _constant(value: object, ty: object) -> object:
         if value >= 1 << (bits - 1):
             value -= 1 << bits
     return nb.constant(value, ty)  # type: ignore[arg-type]
-
-
-def array_words(ty: object) -> str:
-    """A numba array type in words (``a 2-D contiguous int32 array``), for messages that speak Python."""
-    if not isinstance(ty, nb.types.Array):
-        return f"a {ty}"
-    layout = {"C": "contiguous", "F": "Fortran-ordered"}.get(ty.layout, "non-contiguous")
-    return f"a {ty.ndim}-D {layout} {ty.dtype} array"
-
-
-def require_runtime_int(name: str, param: str, ty: object) -> None:
-    """C6 at typing time: a runtime integer control's type (the planner could not see it)."""
-    if nb.dtype_name(ty) not in RUNTIME_INT_DTYPES:
-        raise CoopTypeError(f"{name} {param} must be a signed integer of at most 64 bits or an unsigned integer of at "
-                            f"most 32 bits; got {ty}")
-
-
-def require_payload_dtype(name: str, param: str, ty: object, dtype: str) -> None:
-    """C9 at typing time: a runtime typed scalar control must have exactly the payload dtype."""
-    if nb.dtype_name(ty) != dtype:
-        raise CoopTypeError(f"{name} {param} must have the payload dtype {dtype}; got {ty}; cast it")
-
-
-def same_shape_result(ctx: object, call: object) -> object:
-    """Operations on a payload return a fresh payload of the same extent and dtype."""
-    args = call.args  # type: ignore[attr-defined]
-    payload = ctx.payload(args["value"]) if "value" in args else None  # type: ignore[attr-defined]
-    if payload is None:
-        return None
-    return ctx.new_result_payload(call, payload.items_per_thread, payload)  # type: ignore[attr-defined]
 
 
 _operator_memo: dict[tuple, object] = {}
@@ -308,7 +215,7 @@ def operator_link(spec: object, dtype: str, cc: int, name: str, param: str, arit
     by_pointer = spec.by_pointer  # type: ignore[attr-defined]
     key = (symbol, dtype, arity, cc, result, state_dtype, by_pointer)
     if key not in _operator_memo:
-        from ..._semantics.operators import failure_reason
+        from .._semantics.operators import failure_reason
 
         function = spec.function  # type: ignore[attr-defined]
         label = getattr(function, "__qualname__", repr(function))
@@ -327,12 +234,9 @@ def operator_link(spec: object, dtype: str, cc: int, name: str, param: str, arit
     return [_operator_memo[key]]
 
 
-def _families() -> dict:
-    """op name -> family module (each defines OPS, plan(ctx, call) and optionally evidence(ctx, call))."""
-    from . import adjacent, exchange_shuffle, histogram, load_store, reduce, reduce_batched, run_length, scan, sort
-
-    modules = (load_store, exchange_shuffle, adjacent, histogram, reduce, reduce_batched, run_length, scan, sort)
-    return {op: module for module in modules for op in module.OPS}
-
-
-FAMILIES = _families()
+def operand_type(ty: object) -> OperandType:
+    """A numba type as the call layer's typing-time checks see it."""
+    array = None
+    if isinstance(ty, nb.types.Array):
+        array = ArrayType(ty.ndim, ty.layout, nb.dtype_name(ty.dtype), str(ty.dtype))
+    return OperandType(str(ty), nb.dtype_name(ty), nb.is_scalar_type(ty), array)

@@ -1,4 +1,4 @@
-"""exchange and shuffle in the numba-cuda-mlir backend (C++: _cub.families.exchange_shuffle).
+"""exchange and shuffle in the call layer (C++: _cub.families.exchange_shuffle).
 
 Qualified extensions: exchange ``ranks``/``valid_flags`` payload operands and ``warp_time_slicing``; scalar
 ``shuffle`` (``offset``/``rotate``) with a static or runtime per-thread ``distance``, returning a scalar."""
@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._cub.families import exchange_shuffle as cub_exchange
-from ..._errors import CoopTypeError
-from ..._markers.base import op_name
-from ..._semantics.common import Runtime
-from ..._semantics.exchange_shuffle import (
+from .._cub.families import exchange_shuffle as cub_exchange
+from .._errors import CoopTypeError
+from .._semantics.common import Runtime
+from .._semantics.exchange_shuffle import (
     SCALAR_SHUFFLE_MODES,
     Operand,
     plan_exchange,
@@ -18,16 +17,15 @@ from ..._semantics.exchange_shuffle import (
     plan_shuffle,
     shuffle_mode,
 )
-from .. import _compat as nb
-from .._ir import Obj
-from . import Param, SiteCall, require_runtime_int, same_shape_result
+from .context import Call, CallContext
+from .site import OperandType, Param, SiteCall, require_runtime_int, require_scalar, same_shape_result
 
 OPS = ("exchange", "shuffle")
 
 result_payload = same_shape_result  # None for a scalar shuffle: its result is a scalar
 
 
-def _extra(ctx: Any, call: Any, param: str) -> tuple[Any, Operand | None]:
+def _extra(ctx: CallContext, call: Call, param: str) -> tuple[Any, Operand | None]:
     """A ``ranks``/``valid_flags`` payload operand (its variable and shape), or (None, None) when omitted."""
     if ctx.control(call, param) is None:
         return None, None
@@ -35,7 +33,7 @@ def _extra(ctx: Any, call: Any, param: str) -> tuple[Any, Operand | None]:
     return call.args[param], Operand(payload.dtype, payload.items_per_thread)
 
 
-def _exchange(ctx: Any, call: Any, group: Any, desc: Any) -> None:
+def _exchange(ctx: CallContext, call: Call, group: Any, desc: Any) -> None:
     name = call.name
     payload = ctx.require_payload(call, "value")
     mode = ctx.static(call, "mode", "striped_to_blocked", kind="string")
@@ -52,20 +50,9 @@ def _exchange(ctx: Any, call: Any, group: Any, desc: Any) -> None:
     ctx.add_site(call, operands, SiteCall(provider.symbol, params, spec.dtype), provider, (group.spec, desc))
 
 
-def _scalar_dtype(ctx: Any, var: Any, call: Any, depth: int = 0) -> str:
-    """The scalar's dtype (SPEC 4 rules); the result of an earlier scalar shuffle has its operand's dtype."""
-    if depth < 16:
-        for definition in ctx.resolver.definitions(var.name):
-            if isinstance(definition, nb.ir.Expr) and definition.op == "call" and len(definition.args) >= 2:
-                callee = ctx.resolver.callee(ctx.resolver.stmt_of[id(definition)])
-                if isinstance(callee, Obj) and op_name(callee.value) == "shuffle":
-                    return _scalar_dtype(ctx, definition.args[1], call, depth + 1)
-    return ctx.scalar_dtype(var, call, "value")
-
-
-def _scalar_shuffle(ctx: Any, call: Any, group: Any, desc: Any) -> None:
+def _scalar_shuffle(ctx: CallContext, call: Call, group: Any, desc: Any) -> None:
     name, args = call.name, call.args
-    dtype = _scalar_dtype(ctx, args["value"], call)
+    dtype = ctx.scalar_dtype(args["value"], call, "value", through=("shuffle",))
     distance = ctx.control(call, "distance")
     spec = plan_scalar_shuffle(name, group.spec, ctx.launch, dtype, ctx.static(call, "mode", "down", kind="string"),
                                distance, desc.descriptor if desc else None)
@@ -79,9 +66,8 @@ def _scalar_shuffle(ctx: Any, call: Any, group: Any, desc: Any) -> None:
     params += [Param("scratch"), Param("stride")]
     provider = cub_exchange.emit(spec)
 
-    def check(argtys: tuple) -> None:
-        if not nb.is_scalar_type(argtys[0]):  # numbers and aggregates (SPEC 9.2)
-            raise CoopTypeError(f"{name} value must be a scalar for mode {spec.mode!r}; got {argtys[0]}")
+    def check(argtys: tuple[OperandType, ...]) -> None:
+        require_scalar(name, argtys[0], f"a scalar for mode {spec.mode!r}")  # numbers and aggregates (SPEC 9.2)
         if len(argtys) > 1:
             require_runtime_int(name, "distance", argtys[1])
 
@@ -89,7 +75,7 @@ def _scalar_shuffle(ctx: Any, call: Any, group: Any, desc: Any) -> None:
     ctx.add_site(call, operands, site, provider, (group.spec, desc))
 
 
-def plan(ctx: Any, call: Any) -> None:
+def plan(ctx: CallContext, call: Call) -> None:
     name, args = call.name, call.args
     group = ctx.group(call)
     desc = ctx.descriptor(args.get("temp_storage"), name)

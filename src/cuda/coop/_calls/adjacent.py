@@ -1,4 +1,4 @@
-"""adjacent_difference and discontinuity in the numba-cuda-mlir backend (C++: _cub.families.adjacent).
+"""adjacent_difference and discontinuity in the call layer (C++: _cub.families.adjacent).
 
 ``discontinuity(mode="heads_and_tails")`` returns ``(heads, tails)``: two fresh int32 payloads whose local arrays
 the rewrite packs into a tuple, like the pair sorts."""
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._cub.families import adjacent as cub_adjacent
-from ..._errors import CoopError
-from ..._semantics.adjacent import (
+from .._cub.families import adjacent as cub_adjacent
+from .._errors import CoopError
+from .._semantics.adjacent import (
     PREDECESSOR,
     SUCCESSOR,
     boundary_literal,
@@ -16,12 +16,13 @@ from ..._semantics.adjacent import (
     plan_adjacent_difference,
     plan_discontinuity,
 )
-from . import Param, SiteCall, control_params, operator_link, require_payload_dtype, require_runtime_int
+from .context import Call, CallContext
+from .site import OperandType, Param, SiteCall, control_params, require_payload_dtype, require_runtime_int
 
 OPS = ("adjacent_difference", "discontinuity")
 
 
-def _mode(ctx: Any, call: Any) -> str | None:
+def _mode(ctx: CallContext, call: Call) -> str | None:
     """The canonical discontinuity mode, or None when it is invalid (reported when the call is planned)."""
     try:
         return discontinuity_mode(call.name, ctx.static(call, "mode", "heads", kind="string"))
@@ -29,7 +30,7 @@ def _mode(ctx: Any, call: Any) -> str | None:
         return None
 
 
-def result_payload(ctx: Any, call: Any) -> Any:
+def result_payload(ctx: CallContext, call: Call) -> Any:
     """A fresh payload like the input (adjacent_difference) or int32 flags, two of them for heads_and_tails."""
     values = ctx.payload(call.args["values"]) if "values" in call.args else None
     if values is None:
@@ -43,7 +44,7 @@ def result_payload(ctx: Any, call: Any) -> Any:
     return ctx.new_result_payloads(call, flags, names=("heads", "tails"))
 
 
-def plan(ctx: Any, call: Any) -> None:
+def plan(ctx: CallContext, call: Call) -> None:
     name, args = call.name, call.args
     group = ctx.group(call)
     values = ctx.require_payload(call, "values")
@@ -82,7 +83,7 @@ def plan(ctx: Any, call: Any) -> None:
     params += [Param("scratch"), Param("stride")]
     provider = cub_adjacent.emit(spec)
 
-    def check(argtys: tuple) -> None:
+    def check(argtys: tuple[OperandType, ...]) -> None:
         for key, index in runtime.items():
             if key == "valid_items":
                 require_runtime_int(name, key, argtys[index])
@@ -91,7 +92,7 @@ def plan(ctx: Any, call: Any) -> None:
 
     site = SiteCall(provider.symbol, params, spec.dtype, check=check)
     if call.op == "adjacent_difference":
-        site.extra["link"] = operator_link(spec.operator, spec.dtype, ctx.cc, name, "difference_op")
+        site.link = ctx.link_operator(spec.operator, spec.dtype, name, "difference_op")
     else:
-        site.extra["link"] = operator_link(spec.operator, spec.dtype, ctx.cc, name, "flag_op", result="boolean")
+        site.link = ctx.link_operator(spec.operator, spec.dtype, name, "flag_op", result="boolean")
     ctx.add_site(call, operands, site, provider, (group.spec, desc))

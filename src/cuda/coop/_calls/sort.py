@@ -1,4 +1,4 @@
-"""Sorting and selection in the numba-cuda-mlir backend (C++: _cub.families.sort): merge sort, radix
+"""Sorting and selection in the call layer (C++: _cub.families.sort): merge sort, radix
 sort, radix rank and top-k (a radix sort with padded invalid keys).
 
 The ``*_pairs`` forms return ``(keys, values)``: two fresh payloads whose local arrays the
@@ -7,32 +7,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._cub.families import sort as cub_sort
-from ..._errors import CoopTypeError
-from ..._semantics.common import c_type, literal_as
-from ..._semantics.sort import plan_merge_sort, plan_radix_rank, plan_radix_sort, plan_topk
-from .. import _compat as nb
-from . import Param, SiteCall, control_params, operator_link, require_payload_dtype, require_runtime_int
+from .._cub.families import sort as cub_sort
+from .._errors import CoopTypeError
+from .._semantics.common import c_type, literal_as
+from .._semantics.sort import plan_merge_sort, plan_radix_rank, plan_radix_sort, plan_topk
+from .context import Call, CallContext
+from .site import OperandType, Param, SiteCall, control_params, require_payload_dtype, require_runtime_int
 
 OPS = ("merge_sort_keys", "merge_sort_pairs", "radix_sort_keys", "radix_sort_pairs", "radix_rank",
        "topk_min_keys", "topk_max_keys", "topk_min_pairs", "topk_max_pairs")
 
 
-def _operand(ctx: Any, call: Any, param: str) -> Any:
+def _operand(ctx: CallContext, call: Call, param: str) -> Any:
     return ctx.require_payload(call, param)
 
 
-def _scalar_keys(ctx: Any, call: Any) -> str | None:
+def _scalar_keys(ctx: CallContext, call: Call) -> str | None:
     """SPEC 9.1: a qualified radix sort / radix_rank may take one scalar key per thread; its dtype."""
     var = call.args.get("keys")
-    if (call.op not in ("radix_sort_keys", "radix_sort_pairs", "radix_rank") or not isinstance(var, nb.ir.Var)
+    if (call.op not in ("radix_sort_keys", "radix_sort_pairs", "radix_rank") or var is None
             or ctx.payload(var) is not None or ctx.operand_form(var) is not None
             or not call.qualified):
         return None
     return ctx.scalar_dtype(var, call, "keys")
 
 
-def _one_key(ctx: Any, call: Any, dtype: str) -> None:
+def _one_key(ctx: CallContext, call: Call, dtype: str) -> None:
     """The scalar form: the one-key tile sorted or ranked, the thread's result returned as a scalar."""
     name, args = call.name, call.args
     group = ctx.group(call)
@@ -63,7 +63,7 @@ def _one_key(ctx: Any, call: Any, dtype: str) -> None:
     else:
         provider = cub_sort.one_key(cub_sort.emit(spec), c_type(dtype), c_type(dtype), ("begin_bit", "end_bit"))
 
-    def check(argtys: tuple) -> None:
+    def check(argtys: tuple[OperandType, ...]) -> None:
         for key, index in runtime.items():
             require_runtime_int(name, key, argtys[index])
 
@@ -72,7 +72,7 @@ def _one_key(ctx: Any, call: Any, dtype: str) -> None:
     ctx.add_site(call, operands, site, provider, (group.spec, desc))
 
 
-def _scalar_values(ctx: Any, call: Any) -> str:
+def _scalar_values(ctx: CallContext, call: Call) -> str:
     """The scalar value of a scalar-key radix_sort_pairs: a payload there is P5's mirror image (forms must match)."""
     var = call.args["values"]
     if ctx.payload(var) is not None or ctx.operand_form(var) is not None:
@@ -80,7 +80,7 @@ def _scalar_values(ctx: Any, call: Any) -> str:
     return ctx.scalar_dtype(var, call, "values")
 
 
-def result_payload(ctx: Any, call: Any) -> Any:
+def result_payload(ctx: CallContext, call: Call) -> Any:
     """Fresh payloads shaped like the keys (and the values, as a tuple, for ``*_pairs``)."""
     keys = ctx.payload(call.args["keys"]) if "keys" in call.args else None
     if keys is None:
@@ -96,11 +96,11 @@ def result_payload(ctx: Any, call: Any) -> Any:
 PREFIX = "exclusive_digit_prefix"  # the qualified radix_rank output (SPEC 9.8)
 
 
-def _has_prefix(call: Any) -> bool:
-    return isinstance(call.args.get(PREFIX), nb.ir.Var)
+def _has_prefix(call: Call) -> bool:
+    return PREFIX in call.args
 
 
-def evidence(ctx: Any, call: Any) -> None:
+def evidence(ctx: CallContext, call: Call) -> None:
     """radix_rank's exclusive_digit_prefix payload is int32 unless it says otherwise."""
     if call.op == "radix_rank" and _has_prefix(call):
         payload = ctx.payload(call.args[PREFIX])
@@ -108,14 +108,14 @@ def evidence(ctx: Any, call: Any) -> None:
             ctx.add_evidence(payload, "int32", call, PREFIX)
 
 
-def _prefix_payload(ctx: Any, call: Any) -> Any:
+def _prefix_payload(ctx: CallContext, call: Call) -> Any:
     """The writable exclusive_digit_prefix payload (P5 for a scalar; other forms as every payload operand)."""
     if ctx.payload(call.args[PREFIX]) is None and ctx.operand_form(call.args[PREFIX]) is None:
         raise CoopTypeError(f"{call.name} {PREFIX} must be a ThreadData payload; got a scalar")
     return ctx.require_payload(call, PREFIX)
 
 
-def _plan_rank(ctx: Any, call: Any) -> None:
+def _plan_rank(ctx: CallContext, call: Call) -> None:
     group = ctx.group(call)
     keys = _operand(ctx, call, "keys")
     desc = ctx.descriptor(call.args.get("temp_storage"), call.name)
@@ -134,7 +134,7 @@ def _plan_rank(ctx: Any, call: Any) -> None:
     ctx.add_site(call, operands, site, provider, (group.spec, desc))
 
 
-def plan(ctx: Any, call: Any) -> None:
+def plan(ctx: CallContext, call: Call) -> None:
     scalar = _scalar_keys(ctx, call)
     if scalar is not None:
         return _one_key(ctx, call, scalar)
@@ -189,7 +189,7 @@ def plan(ctx: Any, call: Any) -> None:
     params += [Param("scratch"), Param("stride")]
     provider = cub_sort.emit(spec)
 
-    def check(argtys: tuple) -> None:
+    def check(argtys: tuple[OperandType, ...]) -> None:
         for key, index in runtime.items():
             if key == "oob_default":
                 require_payload_dtype(name, key, argtys[index], spec.key_dtype)
@@ -197,5 +197,5 @@ def plan(ctx: Any, call: Any) -> None:
                 require_runtime_int(name, key, argtys[index])
 
     site = SiteCall(provider.symbol, params, spec.key_dtype, check=check)
-    site.extra["link"] = operator_link(spec.compare, spec.key_dtype, ctx.cc, name, "compare_op", result="boolean")
+    site.link = ctx.link_operator(spec.compare, spec.key_dtype, name, "compare_op", result="boolean")
     ctx.add_site(call, operands, site, provider, (group.spec, desc))

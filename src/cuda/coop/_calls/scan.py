@@ -1,4 +1,4 @@
-"""The scan family in the numba-cuda-mlir backend (C++: _cub.families.scan).
+"""The scan family in the call layer (C++: _cub.families.scan).
 
 Qualified extensions (SPEC 9.6): warp ``valid_items`` (an i64 parameter the provider range-checks),
 ``aggregate_output`` (a one-item payload the provider writes through a pointer) and ``prefix_op`` with a
@@ -9,14 +9,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._cub.families import scan as cub_scan
-from ..._errors import CoopError, CoopTypeError, CoopValueError
-from ..._semantics.common import Runtime
-from ..._semantics.scan import is_stateful, plan_scan
-from .. import _compat as nb
-from .._ir import dtype_of_object
-from ..._semantics.aggregates import is_aggregate
-from . import Param, SiteCall, operator_link, require_payload_dtype, require_runtime_int, same_shape_result
+from .._cub.families import scan as cub_scan
+from .._errors import CoopError, CoopTypeError, CoopValueError
+from .._semantics.common import Runtime
+from .._semantics.scan import is_stateful, plan_scan
+from .._semantics.aggregates import is_aggregate
+from .context import Call, CallContext
+from .site import (
+    OperandType,
+    Param,
+    SiteCall,
+    require_payload_dtype,
+    require_runtime_int,
+    require_scalar,
+    same_shape_result,
+)
 
 OPS = ("scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan")
 
@@ -24,28 +31,28 @@ OPS = ("scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_sc
 result_payload = same_shape_result
 
 
-def _state_dtype(name: str, prefix_op: Any) -> str:
+def _state_dtype(ctx: CallContext, name: str, prefix_op: Any) -> str:
     """The state dtype of a StatefulFunction as a dtype name (P12 shape otherwise)."""
-    dtype = dtype_of_object(prefix_op.dtype)
+    dtype = ctx.dtype_of_object(prefix_op.dtype)
     if dtype is None:
-        raise CoopTypeError(f"{name} prefix_op StatefulFunction dtype must be a NumPy or Numba scalar type; got "
+        raise CoopTypeError(f"{name} prefix_op StatefulFunction dtype must be {ctx.dtype_words}; got "
                             f"{prefix_op.dtype!r}")
-    if is_aggregate(dtype) and not nb.held_by_value(dtype):
+    if is_aggregate(dtype) and not ctx.holds_by_value(dtype):
         # ``old = state[0]`` would be a view of the bytes the op then overwrites: the prefix would come out wrong
         raise CoopTypeError(f"{name} prefix_op StatefulFunction dtype {dtype} is a structured dtype, whose state[0] "
-                            "is a reference to the state in numba-cuda-mlir; use a numeric dtype or a struct-model "
+                            f"is a reference to the state in {ctx.compiler}; use a numeric dtype or a struct-model "
                             "type (a value) for the state")
     return dtype
 
 
-def _prefix_op(ctx: Any, call: Any) -> Any:
+def _prefix_op(ctx: CallContext, call: Call) -> Any:
     try:
         return ctx.static(call, "prefix_op", None)
     except CoopError:
         return None  # reported when the call is planned
 
 
-def evidence(ctx: Any, call: Any) -> None:
+def evidence(ctx: CallContext, call: Call) -> None:
     """SPEC 4: aggregate_output has the value's dtype; a StatefulFunction's state has its declared dtype."""
     args = call.args
     if "aggregate_output" in args and "value" in args:
@@ -61,12 +68,12 @@ def evidence(ctx: Any, call: Any) -> None:
     if "state" in args:
         state, prefix_op = ctx.payload(args["state"]), _prefix_op(ctx, call)
         if state is not None and is_stateful(prefix_op):
-            dtype = dtype_of_object(prefix_op.dtype)
+            dtype = ctx.dtype_of_object(prefix_op.dtype)
             if dtype is not None:
                 ctx.add_evidence(state, dtype, call, "prefix_op")
 
 
-def _one_item(ctx: Any, call: Any, param: str, dtype: str, what: str) -> Any:
+def _one_item(ctx: CallContext, call: Call, param: str, dtype: str, what: str) -> Any:
     """The one-item payload behind ``param`` (P4/P5 via require_payload, then its extent and dtype)."""
     payload = ctx.require_payload(call, param)
     if payload.items_per_thread != 1:
@@ -77,7 +84,7 @@ def _one_item(ctx: Any, call: Any, param: str, dtype: str, what: str) -> Any:
     return payload
 
 
-def plan(ctx: Any, call: Any) -> None:
+def plan(ctx: CallContext, call: Call) -> None:
     name, args = call.name, call.args
     group = ctx.group(call)
     payload = ctx.payload(args["value"])
@@ -87,7 +94,7 @@ def plan(ctx: Any, call: Any) -> None:
     desc = ctx.descriptor(args.get("temp_storage"), name)
     prefix_op = ctx.static(call, "prefix_op", None)
     stateful = is_stateful(prefix_op)
-    state_dtype = _state_dtype(name, prefix_op) if stateful else None
+    state_dtype = _state_dtype(ctx, name, prefix_op) if stateful else None
     has_aggregate = args.get("aggregate_output") is not None and ctx.control(call, "aggregate_output") is not None
     spec, literal = plan_scan(
         name, call.op, group.spec, ctx.launch, dtype, payload.items_per_thread if payload else 0,
@@ -128,17 +135,17 @@ def plan(ctx: Any, call: Any) -> None:
     params += [Param("scratch"), Param("stride")]
     provider = cub_scan.emit(spec)
 
-    def check(argtys: tuple) -> None:
-        if payload is None and not nb.is_scalar_type(argtys[0]):
-            raise CoopTypeError(f"{name} value must be a scalar or a ThreadData; got {argtys[0]}")
+    def check(argtys: tuple[OperandType, ...]) -> None:
+        if payload is None:
+            require_scalar(name, argtys[0])
         if initial_index is not None:
             require_payload_dtype(name, "initial_value", argtys[initial_index], spec.dtype)
         if valid_index is not None:
             require_runtime_int(name, "valid_items", argtys[valid_index])
 
     site = SiteCall(provider.symbol, params, spec.dtype, None if payload is not None else spec.dtype, check=check)
-    prefix_link = (operator_link(spec.prefix, spec.dtype, ctx.cc, name, "prefix_op", state_dtype=spec.state_dtype)
+    prefix_link = (ctx.link_operator(spec.prefix, spec.dtype, name, "prefix_op", state_dtype=spec.state_dtype)
                    if spec.state_dtype is not None else
-                   operator_link(spec.prefix, spec.dtype, ctx.cc, name, "prefix_op", arity=1))
-    site.extra["link"] = operator_link(spec.operator, spec.dtype, ctx.cc, name, "scan_op") + prefix_link
+                   ctx.link_operator(spec.prefix, spec.dtype, name, "prefix_op", arity=1))
+    site.link = ctx.link_operator(spec.operator, spec.dtype, name, "scan_op") + prefix_link
     ctx.add_site(call, operands, site, provider, (group.spec, desc) if spec.uses_scratch else None)

@@ -1,4 +1,4 @@
-"""run_length_decode and run_length_decode_into in the numba-cuda-mlir backend (C++: _cub.families.run_length).
+"""run_length_decode and run_length_decode_into in the call layer (C++: _cub.families.run_length).
 
 The windowed form returns a fresh payload of ``decoded_items_per_thread`` run values; the bulk form writes to an
 array operand, whose extent is passed so the provider can check the capacity, and returns the total. The
@@ -8,25 +8,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._cub.families import run_length as cub_run_length
-from ..._errors import CoopTypeError
-from ..._semantics.common import Runtime, static_positive
-from ..._semantics.run_length import INTO, OFFSET_PARAM, Extensions, offset_dtype_of, plan_run_length_decode
-from .. import _compat as nb
-from . import Param, SiteCall, array_words, require_runtime_int, static_dtype_name
+from .._cub.families import run_length as cub_run_length
+from .._errors import CoopTypeError
+from .._semantics.common import Runtime, static_positive
+from .._semantics.run_length import INTO, OFFSET_PARAM, Extensions, offset_dtype_of, plan_run_length_decode
+from .context import Call, CallContext
+from .site import OperandType, Param, SiteCall, require_runtime_int, require_vector, static_dtype_name
 
 OPS = ("run_length_decode", "run_length_decode_into")
 
 
-def _offset_dtype(ctx: Any, call: Any) -> str | None:
+def _offset_dtype(ctx: CallContext, call: Call) -> str | None:
     return static_dtype_name(ctx, call, "decoded_offset_dtype")
 
 
-def _present(call: Any, key: str) -> bool:
-    return isinstance(call.args.get(key), nb.ir.Var)
+def _present(call: Call, key: str) -> bool:
+    return key in call.args
 
 
-def evidence(ctx: Any, call: Any) -> None:
+def evidence(ctx: CallContext, call: Call) -> None:
     """The total and the relative offsets are typed by the offset type unless their payloads say otherwise."""
     try:
         dtype = offset_dtype_of(call.name, _offset_dtype(ctx, call))
@@ -39,7 +39,7 @@ def evidence(ctx: Any, call: Any) -> None:
                 ctx.add_evidence(payload, dtype, call, key)
 
 
-def result_payload(ctx: Any, call: Any) -> Any:
+def result_payload(ctx: CallContext, call: Call) -> Any:
     """The windowed form: ``decoded_items_per_thread`` items of the run-value dtype."""
     if call.op == INTO:
         return None
@@ -50,7 +50,7 @@ def result_payload(ctx: Any, call: Any) -> Any:
     return ctx.new_result_payload(call, static_positive(call.name, "decoded_items_per_thread", decoded), values)
 
 
-def _extensions(ctx: Any, call: Any) -> Extensions:
+def _extensions(ctx: CallContext, call: Call) -> Extensions:
     payloads = {}
     for key in ("total_decoded_size", "relative_offsets"):
         if _present(call, key):
@@ -63,14 +63,7 @@ def _extensions(ctx: Any, call: Any) -> Extensions:
                       relative_destination)
 
 
-def _check_array(name: str, param: str, array: Any, dtype: str, what: str) -> None:
-    if not isinstance(array, nb.types.Array) or array.ndim != 1 or array.layout != "C":
-        raise CoopTypeError(f"{name} {param} must be a one-dimensional contiguous array; got {array_words(array)}")
-    if nb.dtype_name(array.dtype) != dtype:
-        raise CoopTypeError(f"{name} {param} dtype {array.dtype} does not match {what} {dtype}")
-
-
-def plan(ctx: Any, call: Any) -> None:
+def plan(ctx: CallContext, call: Call) -> None:
     name, args = call.name, call.args
     group = ctx.group(call)
     values = ctx.require_payload(call, "run_values")
@@ -118,9 +111,9 @@ def plan(ctx: Any, call: Any) -> None:
     params += [Param("scratch"), Param("stride")]
     provider = cub_run_length.emit(spec)
 
-    def check(argtys: tuple) -> None:
+    def check(argtys: tuple[OperandType, ...]) -> None:
         for index, (param, dtype, what) in arrays.items():
-            _check_array(name, param, argtys[index], dtype, what)
+            require_vector(name, param, argtys[index], dtype, what)
         if offset_index is not None:
             require_runtime_int(name, offset_param, argtys[offset_index])
 

@@ -1,4 +1,4 @@
-"""histogram in the numba-cuda-mlir backend (C++: _cub.families.histogram).
+"""histogram in the call layer (C++: _cub.families.histogram).
 
 The result is a fresh payload of ``bins_per_thread`` striped counters of ``counter_dtype``; its shape is read
 from the call's compile-time options when the payload is created, so later uses are typed from it."""
@@ -6,29 +6,30 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._cub.families import histogram as cub_histogram
-from ..._semantics.common import check_payload_bytes, static_positive
-from ..._semantics.histogram import counter_dtype_of, plan_histogram
-from . import Param, SiteCall, static_dtype_name
+from .._cub.families import histogram as cub_histogram
+from .._semantics.common import check_payload_bytes, static_positive
+from .._semantics.histogram import counter_dtype_of, plan_histogram
+from .context import Call, CallContext
+from .site import Param, SiteCall, static_dtype_name
 
 OPS = ("histogram",)
 
 
-def _counter_dtype(ctx: Any, call: Any) -> str | None:
+def _counter_dtype(ctx: CallContext, call: Call) -> str | None:
     return static_dtype_name(ctx, call, "counter_dtype")
 
 
-def _bins_per_thread(ctx: Any, call: Any) -> int:
+def _bins_per_thread(ctx: CallContext, call: Call) -> int:
     return static_positive(call.name, "bins_per_thread", ctx.static(call, "bins_per_thread", 1, kind="integer"))
 
 
-def result_payload(ctx: Any, call: Any) -> Any:
+def result_payload(ctx: CallContext, call: Call) -> Any:
     """``bins_per_thread`` counters of ``counter_dtype`` per thread."""
     extent = _bins_per_thread(ctx, call)
     return ctx.new_result_payload(call, extent, None, dtype=counter_dtype_of(call.name, _counter_dtype(ctx, call)))
 
 
-def _scalar_samples(ctx: Any, call: Any) -> str | None:
+def _scalar_samples(ctx: CallContext, call: Call) -> str | None:
     """SPEC 9.1: a qualified call may count one scalar sample per thread; its dtype (None: a payload)."""
     var = call.args["samples"]
     if ctx.payload(var) is not None or ctx.operand_form(var) is not None or not call.qualified:
@@ -36,20 +37,21 @@ def _scalar_samples(ctx: Any, call: Any) -> str | None:
     return ctx.scalar_dtype(var, call, "samples")
 
 
-def plan(ctx: Any, call: Any) -> None:
+def plan(ctx: CallContext, call: Call) -> None:
     name = call.name
     group = ctx.group(call)
     scalar = _scalar_samples(ctx, call)
-    samples = None if scalar is not None else ctx.require_payload(call, "samples")
+    if scalar is not None:
+        dtype, items_per_thread = scalar, 1
+    else:
+        samples = ctx.require_payload(call, "samples")
+        dtype, items_per_thread = samples.dtype, samples.items_per_thread
     desc = ctx.descriptor(call.args.get("temp_storage"), name)
-    spec = plan_histogram(name, group.spec, ctx.launch, scalar or samples.dtype,
-                          1 if scalar else samples.items_per_thread,
+    spec = plan_histogram(name, group.spec, ctx.launch, dtype, items_per_thread,
                           ctx.static(call, "bins", None, kind="integer"), _bins_per_thread(ctx, call),
                           _counter_dtype(ctx, call), ctx.selector(call, "algorithm", "atomic"),
                           desc.descriptor if desc else None)
-    from .._checks import user_name  # here: _checks imports this package
-
-    check_payload_bytes(user_name(call.stmt.target.name), spec.bins_per_thread, spec.counter_dtype)
+    check_payload_bytes(ctx.result_name(call), spec.bins_per_thread, spec.counter_dtype)
     provider = cub_histogram.emit(spec, scalar_samples=scalar is not None)
     site = SiteCall(provider.symbol, [Param("value" if scalar else "ptr", 0), Param("ptr", 1), Param("scratch"),
                                       Param("stride")], spec.sample_dtype)

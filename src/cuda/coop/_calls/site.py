@@ -1,0 +1,150 @@
+"""What a planned call becomes: the C ABI parameters of its provider and the operands that feed them.
+
+A family's call layer describes each call as a ``SiteCall``; the backend turns that description into its
+compiler's call (numba-cuda-mlir: an MLIR ``func.call``). Typing-time checks see each operand as an
+``OperandType``, which the backend derives from its compiler's type, so the checks and their messages are
+written once for every backend.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from .._errors import CoopTypeError
+from .._semantics.common import RUNTIME_INT_DTYPES, Runtime
+
+
+@dataclass(frozen=True)
+class Backing:
+    """The kernel's one shared-memory backing of every call's scratch: its size, alignment, and whether the
+    launch supplies it (dynamic shared memory)."""
+
+    size: int
+    alignment: int
+    dynamic: bool
+
+
+@dataclass(frozen=True)
+class Param:
+    """One C ABI parameter: taken from call operand ``operand`` or the constant ``value``."""
+
+    abi: str  # "ptr" | "len" (an array's extent, i64) | "i64" | "elem" | "value" | "scratch" | "stride" | "out"
+    operand: int | None = None
+    value: object = 0
+    dtype: str | None = None  # "elem"/"value": a dtype other than the site's; "out": the dtype written
+
+
+@dataclass(frozen=True)
+class ArrayType:
+    """An array operand as typing sees it."""
+
+    ndim: int
+    layout: str  # "C" (contiguous), "F" (Fortran-ordered) or another (non-contiguous)
+    dtype: str | None  # the element's dtype name, None when no dtype names it
+    dtype_text: str  # the element type as the compiler prints it
+
+    @property
+    def contiguous(self) -> bool:
+        return self.layout == "C"
+
+    @property
+    def words(self) -> str:
+        """``a 2-D contiguous int32 array``: the array in words, for messages that speak Python."""
+        layout = {"C": "contiguous", "F": "Fortran-ordered"}.get(self.layout, "non-contiguous")
+        return f"a {self.ndim}-D {layout} {self.dtype_text} array"
+
+
+@dataclass(frozen=True)
+class OperandType:
+    """One operand's type at typing time, in the terms the checks need."""
+
+    text: str  # the type as the compiler prints it
+    dtype: str | None = None  # the dtype name of a number or an aggregate, else None
+    scalar: bool = False  # a number or an aggregate: what one scalar operand may be
+    array: ArrayType | None = None
+
+    @property
+    def words(self) -> str:
+        return self.array.words if self.array is not None else f"a {self.text}"
+
+
+Check = Callable[[tuple[OperandType, ...]], None]
+
+
+@dataclass
+class SiteCall:
+    """A planned call: the provider's symbol and parameters, and what the backend fills in when it builds."""
+
+    symbol: str
+    params: list[Param]
+    elem_dtype: str | None = None
+    result_dtype: str | None = None
+    check: Check | None = None  # raises user errors at typing time
+    ltoir: object = None
+    backing: Backing | None = None
+    scratch_offset: int = 0
+    stride: int = 0
+    loc: object = None  # the kernel source location of the call, for typing-time errors
+    link: list[Any] = field(default_factory=list)  # the backend's link items for user callables
+
+
+def control_params(args: Mapping[str, Any], controls: Mapping[str, Any], abis: Mapping[str, str], operands: list[Any],
+                   params: list[Param], literal: Callable[[str, Any], object]) -> dict[str, int]:
+    """One C parameter per control in ``abis`` order: a runtime control becomes an operand of the call, a static or
+    absent one the constant ``literal(key, control)``. Returns the operand index of each runtime control."""
+    runtime: dict[str, int] = {}
+    for key, abi in abis.items():
+        control = controls[key]
+        if isinstance(control, Runtime):
+            runtime[key] = len(operands)
+            params.append(Param(abi, len(operands)))
+            operands.append(args[key])
+        else:
+            params.append(Param(abi, None, literal(key, control)))
+    return runtime
+
+
+def require_runtime_int(name: str, param: str, ty: OperandType) -> None:
+    """C6 at typing time: a runtime integer control's type (the planner could not see it)."""
+    if ty.dtype not in RUNTIME_INT_DTYPES:
+        raise CoopTypeError(f"{name} {param} must be a signed integer of at most 64 bits or an unsigned integer of at "
+                            f"most 32 bits; got {ty.text}")
+
+
+def require_payload_dtype(name: str, param: str, ty: OperandType, dtype: str) -> None:
+    """C9 at typing time: a runtime typed scalar control must have exactly the payload dtype."""
+    if ty.dtype != dtype:
+        raise CoopTypeError(f"{name} {param} must have the payload dtype {dtype}; got {ty.text}; cast it")
+
+
+def require_scalar(name: str, ty: OperandType, what: str = "a scalar or a ThreadData") -> None:
+    """A scalar ``value`` operand: a number or an aggregate (SPEC 9.2)."""
+    if not ty.scalar:
+        raise CoopTypeError(f"{name} value must be {what}; got {ty.text}")
+
+
+def require_vector(name: str, param: str, ty: OperandType, dtype: str, what: str, suffix: str = "") -> None:
+    """A one-dimensional contiguous array operand of ``dtype`` (``what``: whose dtype it must match)."""
+    if ty.array is None or ty.array.ndim != 1 or not ty.array.contiguous:
+        raise CoopTypeError(f"{name} {param} must be a one-dimensional contiguous array; got {ty.words}")
+    if ty.array.dtype != dtype:
+        raise CoopTypeError(f"{name} {param} dtype {ty.array.dtype_text} does not match {what} {dtype}{suffix}")
+
+
+def same_shape_result(ctx: Any, call: Any) -> Any:
+    """Operations on a payload return a fresh payload of the same extent and dtype."""
+    args = call.args
+    payload = ctx.payload(args["value"]) if "value" in args else None
+    if payload is None:
+        return None
+    return ctx.new_result_payload(call, payload.items_per_thread, payload)
+
+
+def static_dtype_name(ctx: Any, call: Any, key: str) -> str | None:
+    """A compile-time dtype option (``counter_dtype``, ``decoded_offset_dtype``): its dtype name, None when absent,
+    or the repr of an object that names no dtype (a string included), which the family reports as P2."""
+    value = ctx.static(call, key, None, kind="dtype")
+    if value is None:
+        return None
+    dtype = None if isinstance(value, str) else ctx.dtype_of_object(value)
+    return dtype if dtype is not None else repr(value)
