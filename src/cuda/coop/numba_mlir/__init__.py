@@ -72,10 +72,13 @@ def register_backend() -> None:
     with _lock:
         if _registered:
             return
-        _entry.register()
         from ._compat import (
-            keep_disk_cache_for_plain_kernels, memoize_ready_launches, reuse_builds_across_grids, serialise_launches,
+            claim_planner, keep_disk_cache_for_plain_kernels, memoize_ready_launches, reuse_builds_across_grids,
+            serialise_launches,
         )
+
+        claim_planner(_entry.CoopPlannerEntry)
+        _entry.register()
 
         serialise_launches()  # before the first launch (threads' first launches race otherwise); _compat is light
         reuse_builds_across_grids()  # a new grid size does not rebuild a cuda.coop kernel (issue 19)

@@ -5,7 +5,7 @@ import functools
 import threading
 from typing import Callable
 
-from ._entry import HINT as _HINT, VERSION  # the version check ran there
+from ._about import HINT as _HINT, VERSION  # the version check ran there
 
 try:
     from numba_cuda_mlir import cuda as nb_cuda, extending
@@ -514,13 +514,20 @@ def memoize_literal_launch_types() -> None:
 GRID_FREE = "cuda_coop_grid_free"
 
 
+_own_planner: object = None  # cuda.coop's registered planner class (claim_planner)
+
+
+def claim_planner(planner: type) -> None:
+    """Tell the hooks below which registered planner is cuda.coop's (the package registers it)."""
+    global _own_planner
+    _own_planner = planner
+
+
 def _only_cuda_coop_reads_the_launch(extensions: object) -> bool:
     """No planner but cuda.coop's is registered and no extension reads the launch configuration."""
-    from ._entry import CoopPlannerEntry
-
     with _planner_registry._lock:
         planners = tuple(_planner_registry._planners)
-    return (all(planner is CoopPlannerEntry for planner in planners)
+    return (all(planner is _own_planner for planner in planners)
             and not any(getattr(extension, "uses_launch_config", False) for extension in extensions or ()))
 
 
@@ -631,9 +638,7 @@ class _Planners(list):
     """The registry's planner list; false when it holds cuda.coop's planner only."""
 
     def __bool__(self) -> bool:
-        from ._entry import CoopPlannerEntry
-
-        return any(planner is not CoopPlannerEntry for planner in self)
+        return any(planner is not _own_planner for planner in self)
 
 
 @_once

@@ -6,39 +6,13 @@ planner, the CUB pipeline and numba-cuda-mlir's internals (``_compat``) load whe
 """
 from __future__ import annotations
 
-HINT = ('install "cuda-coop[numba-cuda-mlir-cu13]" (CUDA 13) or "cuda-coop[numba-cuda-mlir-cu12]" (CUDA 12).')
-
-try:
-    import numba_cuda_mlir
-except ImportError as exc:
-    raise ImportError(
-        "cuda.coop backend 'numba-cuda-mlir' requires numba-cuda-mlir>=0.6,<0.7, which is not installed; " + HINT
-    ) from exc
-
-VERSION = getattr(numba_cuda_mlir, "__version__", "unknown")
-
-
-def version_ok(version: str) -> bool:
-    try:
-        major, minor = (int(p) for p in version.split(".")[:2])
-    except ValueError:
-        return False
-    return (major, minor) == (0, 6)
-
-
-if not version_ok(VERSION):
-    raise ImportError(f"cuda.coop supports numba-cuda-mlir>=0.6,<0.7; found {VERSION}. To fix it, {HINT}")
+from ._about import BACKEND, HINT, NAMESPACE, VERSION
 
 try:
     from numba_cuda_mlir.extending import WholeFunctionPlanner, register_planner
 except ImportError as exc:  # the hook this package relies on is gone
     raise ImportError(f"numba-cuda-mlir {VERSION} does not provide {getattr(exc, 'name', None) or exc}, which "
                       f"cuda.coop requires. To fix it, {HINT}") from exc
-
-
-NAMESPACE = "cuda.coop.numba_mlir"
-BACKEND = "numba-cuda-mlir"
-BUILD_TAG = "numba_mlir"  # in the provider cache key and the dumped source's name (cuda_coop_numba_mlir_<hash>.cu)
 
 
 class CoopPlannerEntry(WholeFunctionPlanner):

@@ -45,7 +45,7 @@ from .._calls.build import (
 from .._calls.site import SiteCall
 from ._lowering import operator_link
 from ._checks import KernelChecks, user_name
-from ._entry import BUILD_TAG
+from ._about import BUILD_TAG
 from ._inference import DtypeInference, no_array_of
 from ._barriers import scratch_use_may_follow
 from ._rewrite import KernelRewrite

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .._markers.base import qualified
-from ._entry import NAMESPACE
+from ._about import NAMESPACE
 
 # Declared options this backend does not build yet, per operation: a common call naming one is C3; a qualified call
 # is R9-shaped. (Every option of SPEC 9 is built today.)
