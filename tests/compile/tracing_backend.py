@@ -1,0 +1,289 @@
+"""A second backend built from the backend contract alone, for the tests: a tracer, as the CuTe DSL is.
+
+It executes a kernel's Python with the markers dispatching to it (``_backend_context``), implements the call
+layer's ``CallContext`` over plain Python values, plans every call with the shared family modules
+(``cuda.coop._calls``), and builds the kernel's C++ with the shared build session (``_calls.build``): NVRTC, scratch
+sizes, reuse barriers and the scratch layout. It emits nothing for a compiler and imports nothing of
+``cuda.coop.numba_mlir``: what it cannot do without editing that package, the contract is missing.
+
+``python tests/compile/tracing_backend.py`` traces the sample kernel and prints what it planned and built as JSON.
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from cuda import coop
+from cuda.coop._backend_context import BackendContext, MarkerCall, active
+from cuda.coop._calls import FAMILIES
+from cuda.coop._calls.build import (
+    PlannedCall,
+    compile_calls,
+    drop_unneeded_reuse_barriers,
+    place_scratch,
+    scratch_use,
+)
+from cuda.coop._calls.site import SiteCall
+from cuda.coop._errors import CoopTypeError
+from cuda.coop._semantics import groups as sem_groups
+from cuda.coop._semantics.common import BLOCK, WARP, LaunchShape, Runtime, Static
+from cuda.coop._semantics.temp_storage import make_descriptor
+
+BACKEND, NAMESPACE, TAG = "toy tracer", "tests.toy_coop", "toy"
+FACTORIES = {"this_block": BLOCK, "this_warp": WARP}
+
+
+@dataclass(eq=False)
+class Payload:
+    items_per_thread: int
+    dtype: str
+    explicit: bool = True
+    array: Any = None
+
+    def root(self) -> "Payload":
+        return self
+
+
+@dataclass(frozen=True)
+class PayloadPair:
+    items: tuple[Payload, ...]
+
+
+@dataclass(eq=False)
+class Group:
+    spec: Any
+
+
+@dataclass(eq=False)
+class Storage:
+    descriptor: Any
+
+
+@dataclass(frozen=True)
+class GlobalArray:
+    """A 1-D global array argument of the kernel (its dtype is known while tracing)."""
+
+    dtype: str
+
+
+@dataclass(frozen=True)
+class RuntimeValue:
+    """A value only known when the kernel runs: a kernel argument, or a call's scalar result."""
+
+    dtype: str = "int32"
+
+
+@dataclass
+class Call:
+    op: str
+    name: str
+    args: dict[str, Any]
+    qualified: bool = False
+    result: Any = None
+
+
+@dataclass
+class Planned(PlannedCall):
+    operands: list[Any] = field(default_factory=list)
+    call: str = ""
+
+
+class Tracer:
+    """The tracer and the ``CallContext`` of one kernel specialisation."""
+
+    compiler = "the toy tracer"
+    dtype_words = "a NumPy scalar type"
+
+    def __init__(self, block: tuple[int, int, int]):
+        self.launch = LaunchShape(block)
+        self.cc = 90
+        self.planned: list[Planned] = []
+        self.descriptors: list[Any] = []
+
+    # the tracer side: every marker executed while tracing arrives here
+    def call(self, marker_call: MarkerCall) -> Any:
+        name, args, kwargs = marker_call.name, marker_call.args, marker_call.kwargs
+        if name in FACTORIES:
+            return Group(sem_groups.factory_group(FACTORIES[name], self.launch))
+        if name == "ThreadData":
+            return Payload(args[0], np.dtype(args[1]).name)
+        if name == "TempStorage":
+            descriptor = make_descriptor(len(self.descriptors), args[0], **kwargs)
+            self.descriptors.append(descriptor)
+            return Storage(descriptor)
+        marker = getattr(coop, name)
+        bound = inspect.signature(marker).bind(*args, **kwargs)
+        call = Call(name, f"{NAMESPACE}.{name}", dict(bound.arguments))
+        family = FAMILIES[name]
+        if hasattr(family, "result_payload"):
+            call.result = family.result_payload(self, call)
+        family.plan(self, call)
+        if isinstance(call.result, PayloadPair):
+            return call.result.items  # (keys, values)
+        if call.result is None and self.planned[-1].site.result_dtype is not None:
+            return RuntimeValue(self.planned[-1].site.result_dtype)  # a scalar result
+        return call.result
+
+    def finish(self, kernel: str) -> dict[str, Any]:
+        """What a trace-finalize hook does: the shared build sequence."""
+        scratch_at = [i for i, p in enumerate(self.planned) if p.scratch is not None]
+        drop_unneeded_reuse_barriers(self.planned, lambda p: self.planned.index(p) < max(scratch_at))
+        built = compile_calls(self.planned, kernel, self.cc, TAG)
+        plan, backing = place_scratch(self.planned, kernel, self.cc, descriptors=self.descriptors)
+        assert built is not None
+        return {
+            "source": built.source,
+            "ltoir_bytes": len(built.ltoir),
+            "scratch_table": sorted(built.scratch),
+            "scratch_bytes": plan.size,
+            "backing": None if backing is None else [backing.size, backing.alignment, backing.dynamic],
+            "calls": [{"call": p.call, "symbol": p.site.symbol, "params": [param.abi for param in p.site.params],
+                       "operands": [_describe(o) for o in p.operands], "offset": p.site.scratch_offset,
+                       "scratch": None if p.scratch is None else [p.scratch.need.size, p.scratch.need.alignment],
+                       "reuse_barrier": p.provider.has_reuse_barrier} for p in self.planned],
+        }
+
+    # the CallContext side
+    def group(self, call: Call) -> Group:
+        group = call.args["group"]
+        if not isinstance(group, Group):
+            raise CoopTypeError(f"{call.name} requires a group")
+        return group
+
+    def payload(self, operand: Any) -> Payload | None:
+        return operand if isinstance(operand, Payload) else None
+
+    def require_payload(self, call: Call, param: str) -> Payload:
+        payload = self.payload(call.args[param])
+        if payload is None:
+            raise CoopTypeError(f"{call.name} {param} must be a ThreadData payload; got a scalar")
+        return payload
+
+    def operand_form(self, operand: Any) -> str | None:
+        return "array" if isinstance(operand, GlobalArray) else None
+
+    def scalar_dtype(self, operand: Any, call: Call, param: str, through: tuple[str, ...] = ()) -> str:
+        if isinstance(operand, (np.generic, RuntimeValue)):
+            return np.dtype(operand.dtype).name
+        raise CoopTypeError(f"could not infer the dtype of {call.name} {param}")
+
+    def array_dtype(self, operand: Any) -> str | None:
+        return operand.dtype if isinstance(operand, GlobalArray) else None
+
+    def descriptor(self, operand: Any, name: str) -> Storage | None:
+        return operand if isinstance(operand, Storage) else None
+
+    def control(self, call: Call, key: str) -> Any:
+        value = call.args.get(key)
+        if value is None:
+            return None
+        return Runtime(value.dtype) if isinstance(value, RuntimeValue) else Static(value)
+
+    def static(self, call: Call, key: str, default: Any, kind: str = "value") -> Any:
+        value = call.args.get(key, default)
+        if isinstance(value, RuntimeValue):
+            raise CoopTypeError(f"{call.name} {key} must be a compile-time {kind}")
+        return value
+
+    def selector(self, call: Call, key: str, default: str) -> Any:
+        return self.static(call, key, default, kind="string")
+
+    def dtype_of_object(self, value: Any) -> str | None:
+        try:
+            return np.dtype(value).name
+        except TypeError:
+            return None
+
+    def holds_by_value(self, dtype: str) -> bool:
+        return True
+
+    def result_operand(self, call: Call) -> Any:
+        return call.result
+
+    def result_name(self, call: Call) -> str:
+        return f"the result of {call.name}"
+
+    def new_result_payload(self, call: Call, items_per_thread: int, like: Payload | None,
+                           dtype: str | None = None) -> Payload:
+        return Payload(items_per_thread, dtype or like.dtype, explicit=dtype is not None)
+
+    def new_result_payloads(self, call: Call, likes: list[Payload],
+                            names: tuple[str, ...] = ("keys", "values")) -> PayloadPair:
+        items = []
+        for like in likes:
+            payload = Payload(like.items_per_thread, like.dtype)
+            payload.array = payload  # each result of the pair is filled through itself
+            items.append(payload)
+        return PayloadPair(tuple(items))
+
+    def payload_tuple(self, call: Call) -> PayloadPair:
+        return call.result
+
+    def add_evidence(self, payload: Payload, dtype: str | None, call: Call, param: str) -> None:
+        pass  # every payload of this tracer has its dtype from the start
+
+    def follow_dtype(self, output: Payload, source: Payload, call: Call, param: str) -> None:
+        pass
+
+    def link_operator(self, spec: Any, dtype: str, name: str, param: str, arity: int = 2, result: str | None = None,
+                      state_dtype: str | None = None) -> list[Any]:
+        if spec is not None and not getattr(spec, "builtin", True):
+            raise CoopTypeError(f"{name} {param}: the toy tracer compiles no user callables")
+        return []
+
+    def add_site(self, call: Call, operands: list[Any], site: SiteCall, provider: Any,
+                 scratch: tuple[Any, Any] | None = None) -> None:
+        use = None
+        if scratch is not None:
+            group, desc = scratch
+            use = scratch_use(len(self.planned), group, desc.descriptor if desc else None, call.name)
+        self.planned.append(Planned(site=site, provider=provider, scratch=use, operands=operands, call=call.op))
+
+
+def _describe(operand: Any) -> str:
+    if isinstance(operand, Payload):
+        return f"payload {operand.items_per_thread}x{operand.dtype}"
+    if isinstance(operand, GlobalArray):
+        return f"array of {operand.dtype}"
+    if isinstance(operand, RuntimeValue):
+        return f"runtime {operand.dtype}"
+    return type(operand).__name__
+
+
+def sample_kernel(source: Any, destination: Any, count: Any) -> None:
+    """The kernel traced (its numba-cuda-mlir twin is in test_tracing_backend_compile.py): one call of most families
+    on a 128-thread block, 4 int32 items per thread. The last call with scratch is compiler-owned, so the build drops
+    its reuse barrier; the TempStorage with auto_sync keeps its own."""
+    block = coop.this_block()
+    items = coop.ThreadData(4, np.int32)
+    coop.load(block, source, items, algorithm="transpose")
+    prefix = coop.exclusive_sum(block, items)
+    total = coop.sum(block, np.int32(3), valid_items=count)  # a scalar per thread, the first count of them
+    keys = coop.radix_sort_keys(block, prefix)
+    values = coop.ThreadData(4, np.int32)
+    keys, values = coop.merge_sort_pairs(block, keys, values)
+    counts = coop.histogram(block, keys, bins=256, bins_per_thread=2)
+    storage = coop.TempStorage(auto_sync=True)
+    deltas = coop.adjacent_difference(block, counts, temp_storage=storage)
+    striped = coop.exchange(block, deltas, mode="blocked_to_striped")
+    coop.store(block, destination, striped, valid_items=total)
+
+
+def trace() -> dict[str, Any]:
+    tracer = Tracer((128, 1, 1))
+    with active(BackendContext(BACKEND, NAMESPACE, tracer)):
+        sample_kernel(GlobalArray("int32"), GlobalArray("int32"), RuntimeValue("int32"))
+    report = tracer.finish("toy_sample_kernel")
+    report["compiler_modules"] = sorted(m for m in sys.modules
+                                        if m.split(".")[0] in ("numba", "numba_cuda_mlir")
+                                        or m.startswith("cuda.coop.numba_mlir"))
+    return report
+
+
+if __name__ == "__main__":
+    print(json.dumps(trace()))
