@@ -28,7 +28,7 @@ from cuda.coop._calls.build import (
     place_scratch,
     scratch_use,
 )
-from cuda.coop._calls.site import SiteCall
+from cuda.coop._calls.site import Emission, SiteCall
 from cuda.coop._errors import CoopTypeError
 from cuda.coop._semantics import groups as sem_groups
 from cuda.coop._semantics.common import BLOCK, WARP, LaunchShape, Runtime, Static
@@ -236,13 +236,14 @@ class Tracer:
             raise CoopTypeError(f"{name} {param}: the toy tracer compiles no user callables")
         return []
 
-    def add_site(self, call: Call, operands: list[Any], site: SiteCall, provider: Any,
+    def add_site(self, call: Call, operands: list[Any], site: SiteCall, emission: Emission,
                  scratch: tuple[Any, Any] | None = None) -> None:
         use = None
         if scratch is not None:
             group, desc = scratch
             use = scratch_use(len(self.planned), group, desc.descriptor if desc else None, call.name)
-        self.planned.append(Planned(site=site, provider=provider, scratch=use, operands=operands, call=call.op))
+        self.planned.append(Planned(site=site, provider=emission.provider, scratch=use, operands=operands,
+                                    call=call.op, without_reuse_barrier=emission.without_reuse_barrier))
 
 
 def _describe(operand: Any) -> str:

@@ -17,7 +17,7 @@ from .._semantics.adjacent import (
     plan_discontinuity,
 )
 from .context import Call, CallContext
-from .site import OperandType, Param, SiteCall, control_params, require_payload_dtype, require_runtime_int
+from .site import OperandType, Param, SiteCall, control_params, emit, require_payload_dtype, require_runtime_int
 
 OPS = ("adjacent_difference", "discontinuity")
 
@@ -81,7 +81,8 @@ def plan(ctx: CallContext, call: Call) -> None:
 
     runtime = control_params(args, controls, abis, operands, params, literal)
     params += [Param("scratch"), Param("stride")]
-    provider = cub_adjacent.emit(spec)
+    emission = emit(cub_adjacent.emit, spec)
+    provider = emission.provider
 
     def check(argtys: tuple[OperandType, ...]) -> None:
         for key, index in runtime.items():
@@ -95,4 +96,4 @@ def plan(ctx: CallContext, call: Call) -> None:
         site.link = ctx.link_operator(spec.operator, spec.dtype, name, "difference_op")
     else:
         site.link = ctx.link_operator(spec.operator, spec.dtype, name, "flag_op", result="boolean")
-    ctx.add_site(call, operands, site, provider, (group.spec, desc))
+    ctx.add_site(call, operands, site, emission, (group.spec, desc))

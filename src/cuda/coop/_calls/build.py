@@ -26,10 +26,12 @@ from .site import Backing, SiteCall
 
 @dataclass(kw_only=True)
 class PlannedCall:
-    """One call as planned: what the backend emits for it, its provider, and its scratch request if any."""
+    """One call as planned: what the backend emits for it, its provider (and how to emit that without its trailing
+    reuse barrier), and its scratch request if any."""
 
     site: SiteCall
     provider: Provider
+    without_reuse_barrier: Callable[[], Provider] | None = None
     scratch: ScratchUse | None = None
 
 
@@ -43,16 +45,15 @@ def scratch_use(index: int, group: object, descriptor: Descriptor | None, label:
 
 
 def drop_unneeded_reuse_barriers(calls: Sequence[PlannedCall], followed: Callable[[PlannedCall], bool]) -> None:
-    """Give every call with compiler-owned scratch that ``followed`` says no scratch-using call can follow the
-    variant of its provider without the trailing reuse barrier. Explicit descriptors keep what ``auto_sync`` says.
-    ``followed(call)``: whether a scratch-using call may execute after ``call`` (itself again, in a loop,
-    included)."""
+    """Emit every call with compiler-owned scratch that ``followed`` says no scratch-using call can follow again,
+    without its trailing reuse barrier. Explicit descriptors keep what ``auto_sync`` says. ``followed(call)``:
+    whether a scratch-using call may execute after ``call`` (itself again, in a loop, included)."""
     for call in calls:
-        if call.scratch is None or call.scratch.descriptor is not None or not call.provider.has_reuse_barrier:
+        if call.scratch is None or call.scratch.descriptor is not None or call.without_reuse_barrier is None:
             continue
         if followed(call):
             continue
-        call.provider = call.provider.without_reuse_barrier()
+        call.provider, call.without_reuse_barrier = call.without_reuse_barrier(), None
         call.site.symbol = call.provider.symbol
 
 

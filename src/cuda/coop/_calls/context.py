@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Protocol
 
 from .._semantics.common import LaunchShape
-from .site import SiteCall
+from .site import Emission, SiteCall
 
 
 class Call(Protocol):
@@ -123,6 +123,7 @@ class CallContext(Protocol):
         """The link items of a user callable (none for a built-in functor), compiled by the backend; a failure is
         a CoopTypeError naming ``name`` and ``param``."""
 
-    def add_site(self, call: Call, operands: list[Any], site: SiteCall, provider: Any,
+    def add_site(self, call: Call, operands: list[Any], site: SiteCall, emission: Emission,
                  scratch: tuple[Any, Any] | None = None) -> None:
-        """Record a planned call; ``scratch`` is (group spec, descriptor or None) when it needs scratch."""
+        """Record a planned call and its provider; ``scratch`` is (group spec, descriptor or None) when it needs
+        scratch."""

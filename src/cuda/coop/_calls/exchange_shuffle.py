@@ -18,7 +18,7 @@ from .._semantics.exchange_shuffle import (
     shuffle_mode,
 )
 from .context import Call, CallContext
-from .site import OperandType, Param, SiteCall, require_runtime_int, require_scalar, same_shape_result
+from .site import OperandType, Param, SiteCall, emit, require_runtime_int, require_scalar, same_shape_result
 
 OPS = ("exchange", "shuffle")
 
@@ -45,9 +45,10 @@ def _exchange(ctx: CallContext, call: Call, group: Any, desc: Any) -> None:
                          warp_time_slicing=slicing)
     operands = [call.args["value"], ctx.result_operand(call)]
     operands += [var for var in (ranks_var, flags_var) if var is not None]
-    provider = cub_exchange.emit(spec)
+    emission = emit(cub_exchange.emit, spec)
+    provider = emission.provider
     params = [Param("ptr", i) for i in range(len(operands))] + [Param("scratch"), Param("stride")]
-    ctx.add_site(call, operands, SiteCall(provider.symbol, params, spec.dtype), provider, (group.spec, desc))
+    ctx.add_site(call, operands, SiteCall(provider.symbol, params, spec.dtype), emission, (group.spec, desc))
 
 
 def _scalar_shuffle(ctx: CallContext, call: Call, group: Any, desc: Any) -> None:
@@ -64,7 +65,8 @@ def _scalar_shuffle(ctx: CallContext, call: Call, group: Any, desc: Any) -> None
     else:
         params.append(Param("i64", None, spec.distance))
     params += [Param("scratch"), Param("stride")]
-    provider = cub_exchange.emit(spec)
+    emission = emit(cub_exchange.emit, spec)
+    provider = emission.provider
 
     def check(argtys: tuple[OperandType, ...]) -> None:
         require_scalar(name, argtys[0], f"a scalar for mode {spec.mode!r}")  # numbers and aggregates (SPEC 9.2)
@@ -72,7 +74,7 @@ def _scalar_shuffle(ctx: CallContext, call: Call, group: Any, desc: Any) -> None
             require_runtime_int(name, "distance", argtys[1])
 
     site = SiteCall(provider.symbol, params, spec.dtype, spec.dtype, check=check)
-    ctx.add_site(call, operands, site, provider, (group.spec, desc))
+    ctx.add_site(call, operands, site, emission, (group.spec, desc))
 
 
 def plan(ctx: CallContext, call: Call) -> None:
@@ -102,7 +104,8 @@ def plan(ctx: CallContext, call: Call) -> None:
             distance = "a runtime value"
     spec = plan_shuffle(name, group.spec, ctx.launch, payload.dtype, payload.items_per_thread, raw_mode, distance,
                         desc.descriptor if desc else None, qualified)
-    provider = cub_exchange.emit(spec)
+    emission = emit(cub_exchange.emit, spec)
+    provider = emission.provider
     site = SiteCall(provider.symbol, [Param("ptr", 0), Param("ptr", 1), Param("scratch"), Param("stride")],
                     spec.dtype)
-    ctx.add_site(call, [args["value"], ctx.result_operand(call)], site, provider, (group.spec, desc))
+    ctx.add_site(call, [args["value"], ctx.result_operand(call)], site, emission, (group.spec, desc))

@@ -10,7 +10,7 @@ from .._cub.families import histogram as cub_histogram
 from .._semantics.common import check_payload_bytes, static_positive
 from .._semantics.histogram import counter_dtype_of, plan_histogram
 from .context import Call, CallContext
-from .site import Param, SiteCall, static_dtype_name
+from .site import Param, SiteCall, emit, static_dtype_name
 
 OPS = ("histogram",)
 
@@ -52,7 +52,8 @@ def plan(ctx: CallContext, call: Call) -> None:
                           _counter_dtype(ctx, call), ctx.selector(call, "algorithm", "atomic"),
                           desc.descriptor if desc else None)
     check_payload_bytes(ctx.result_name(call), spec.bins_per_thread, spec.counter_dtype)
-    provider = cub_histogram.emit(spec, scalar_samples=scalar is not None)
+    emission = emit(lambda s: cub_histogram.emit(s, scalar_samples=scalar is not None), spec)
+    provider = emission.provider
     site = SiteCall(provider.symbol, [Param("value" if scalar else "ptr", 0), Param("ptr", 1), Param("scratch"),
                                       Param("stride")], spec.sample_dtype)
-    ctx.add_site(call, [call.args["samples"], ctx.result_operand(call)], site, provider, (group.spec, desc))
+    ctx.add_site(call, [call.args["samples"], ctx.result_operand(call)], site, emission, (group.spec, desc))

@@ -7,7 +7,7 @@ from .._errors import CoopTypeError
 from .._semantics.common import Runtime, literal_as
 from .._semantics.load_store import LoadStoreSpec, plan_load_store
 from .context import Call, CallContext
-from .site import Check, OperandType, Param, SiteCall, require_payload_dtype, require_runtime_int, require_vector
+from .site import Check, OperandType, Param, SiteCall, emit, require_payload_dtype, require_runtime_int, require_vector
 
 OPS = ("load", "store")
 
@@ -57,9 +57,10 @@ def plan(ctx: CallContext, call: Call) -> None:
         if isinstance(controls[key], Runtime):
             index[key] = len(operands)
             operands.append(args[key])
-    provider = cub_load_store.emit(spec)
+    emission = emit(cub_load_store.emit, spec)
+    provider = emission.provider
     site = SiteCall(provider.symbol, params(spec, index, literals), spec.dtype, check=checker(spec, name, index))
-    ctx.add_site(call, operands, site, provider, (group.spec, desc) if spec.uses_scratch else None)
+    ctx.add_site(call, operands, site, emission, (group.spec, desc) if spec.uses_scratch else None)
 
 
 def params(spec: LoadStoreSpec, operands: dict[str, int], literals: dict[str, object]) -> list[Param]:

@@ -6,7 +6,7 @@ from .._cub.families import reduce as cub_reduce
 from .._semantics.common import Runtime
 from .._semantics.reduce import plan_reduce
 from .context import Call, CallContext
-from .site import OperandType, Param, SiteCall, require_runtime_int, require_scalar
+from .site import OperandType, Param, SiteCall, emit, require_runtime_int, require_scalar
 
 OPS = ("reduce", "sum")
 
@@ -30,7 +30,8 @@ def plan(ctx: CallContext, call: Call) -> None:
     else:
         params.append(Param("i64", None, valid.value if valid is not None else 0))
     params += [Param("scratch"), Param("stride")]
-    provider = cub_reduce.emit(spec)
+    emission = emit(cub_reduce.emit, spec)
+    provider = emission.provider
 
     def check(argtys: tuple[OperandType, ...]) -> None:
         if payload is None:
@@ -40,4 +41,4 @@ def plan(ctx: CallContext, call: Call) -> None:
 
     site = SiteCall(provider.symbol, params, spec.dtype, spec.dtype, check=check)
     site.link = ctx.link_operator(spec.operator, spec.dtype, name, "binary_op")
-    ctx.add_site(call, operands, site, provider, (group.spec, desc) if spec.uses_scratch else None)
+    ctx.add_site(call, operands, site, emission, (group.spec, desc) if spec.uses_scratch else None)

@@ -8,7 +8,7 @@ from .._semantics.common import WARP_SCOPE
 from .._semantics.layouts import reduce_batched_extent as result_extent
 from .._semantics.reduce_batched import plan_reduce_batched, require_warp_group
 from .context import Call, CallContext
-from .site import Param, SiteCall
+from .site import Param, SiteCall, emit
 
 OPS = ("reduce_batched",)
 
@@ -35,7 +35,8 @@ def plan(ctx: CallContext, call: Call) -> None:
                                payload.items_per_thread if payload else None, ctx.static(call, "binary_op", None),
                                ctx.static(call, "output_layout", "striped", kind="string"),
                                desc.descriptor if desc else None)
-    provider = cub_reduce_batched.emit(spec)
+    emission = emit(cub_reduce_batched.emit, spec)
+    provider = emission.provider
     site = SiteCall(provider.symbol, [Param("ptr", 0), Param("ptr", 1)], spec.dtype)
     site.link = ctx.link_operator(spec.operator, spec.dtype, name, "binary_op")
-    ctx.add_site(call, [args["value"], ctx.result_operand(call)], site, provider)
+    ctx.add_site(call, [args["value"], ctx.result_operand(call)], site, emission)

@@ -13,7 +13,7 @@ from .._errors import CoopTypeError
 from .._semantics.common import Runtime, static_positive
 from .._semantics.run_length import INTO, OFFSET_PARAM, Extensions, offset_dtype_of, plan_run_length_decode
 from .context import Call, CallContext
-from .site import OperandType, Param, SiteCall, require_runtime_int, require_vector, static_dtype_name
+from .site import OperandType, Param, SiteCall, emit, require_runtime_int, require_vector, static_dtype_name
 
 OPS = ("run_length_decode", "run_length_decode_into")
 
@@ -109,7 +109,8 @@ def plan(ctx: CallContext, call: Call) -> None:
     else:
         params.append(Param("i64", None, spec.offset))
     params += [Param("scratch"), Param("stride")]
-    provider = cub_run_length.emit(spec)
+    emission = emit(cub_run_length.emit, spec)
+    provider = emission.provider
 
     def check(argtys: tuple[OperandType, ...]) -> None:
         for index, (param, dtype, what) in arrays.items():
@@ -119,4 +120,4 @@ def plan(ctx: CallContext, call: Call) -> None:
 
     result = spec.offset_dtype if call.op == INTO else None
     site = SiteCall(provider.symbol, params, spec.value_dtype, result, check=check)
-    ctx.add_site(call, operands, site, provider, (group.spec, desc))
+    ctx.add_site(call, operands, site, emission, (group.spec, desc))

@@ -16,6 +16,7 @@ from .._semantics.scan import is_stateful, plan_scan
 from .._semantics.aggregates import is_aggregate
 from .context import Call, CallContext
 from .site import (
+    emit,
     OperandType,
     Param,
     SiteCall,
@@ -133,7 +134,8 @@ def plan(ctx: CallContext, call: Call) -> None:
         params.append(Param("ptr", len(operands)))
         operands.append(args["state"])
     params += [Param("scratch"), Param("stride")]
-    provider = cub_scan.emit(spec)
+    emission = emit(cub_scan.emit, spec)
+    provider = emission.provider
 
     def check(argtys: tuple[OperandType, ...]) -> None:
         if payload is None:
@@ -148,4 +150,4 @@ def plan(ctx: CallContext, call: Call) -> None:
                    if spec.state_dtype is not None else
                    ctx.link_operator(spec.prefix, spec.dtype, name, "prefix_op", arity=1))
     site.link = ctx.link_operator(spec.operator, spec.dtype, name, "scan_op") + prefix_link
-    ctx.add_site(call, operands, site, provider, (group.spec, desc) if spec.uses_scratch else None)
+    ctx.add_site(call, operands, site, emission, (group.spec, desc) if spec.uses_scratch else None)

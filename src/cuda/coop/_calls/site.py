@@ -7,9 +7,10 @@ written once for every backend.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Mapping, TypeVar
 
+from .._cub.provider import Provider
 from .._errors import CoopTypeError
 from .._semantics.common import RUNTIME_INT_DTYPES, Runtime
 
@@ -86,6 +87,26 @@ class SiteCall:
     stride: int = 0
     loc: object = None  # the kernel source location of the call, for typing-time errors
     link: list[Any] = field(default_factory=list)  # the backend's link items for user callables
+
+
+Spec = TypeVar("Spec")
+
+
+@dataclass(frozen=True)
+class Emission:
+    """A call's provider, and how to emit it without its trailing reuse barrier (None: it has none), for the build
+    session's barrier decision (``build.drop_unneeded_reuse_barriers``)."""
+
+    provider: Provider
+    without_reuse_barrier: Callable[[], Provider] | None = None
+
+
+def emit(emitter: Callable[[Spec], Provider], spec: Spec) -> Emission:
+    """``emitter(spec)``; a spec whose ``barrier`` is set can be emitted again with it cleared."""
+    provider = emitter(spec)
+    if not getattr(spec, "barrier", False):
+        return Emission(provider)
+    return Emission(provider, lambda: emitter(replace(spec, barrier=False)))  # type: ignore[type-var]
 
 
 def control_params(args: Mapping[str, Any], controls: Mapping[str, Any], abis: Mapping[str, str], operands: list[Any],

@@ -12,7 +12,7 @@ from .._errors import CoopTypeError
 from .._semantics.common import c_type, literal_as
 from .._semantics.sort import plan_merge_sort, plan_radix_rank, plan_radix_sort, plan_topk
 from .context import Call, CallContext
-from .site import OperandType, Param, SiteCall, control_params, require_payload_dtype, require_runtime_int
+from .site import OperandType, Param, SiteCall, control_params, emit, require_payload_dtype, require_runtime_int
 
 OPS = ("merge_sort_keys", "merge_sort_pairs", "radix_sort_keys", "radix_sort_pairs", "radix_rank",
        "topk_min_keys", "topk_max_keys", "topk_min_pairs", "topk_max_pairs")
@@ -42,9 +42,10 @@ def _one_key(ctx: CallContext, call: Call, dtype: str) -> None:
         bounds = {key: ctx.static(call, key, None, kind="integer") for key in ("begin_bit", "end_bit", "radix_bits")}
         rank = plan_radix_rank(name, group.spec, ctx.launch, dtype, 1, bounds["begin_bit"], bounds["end_bit"],
                                bounds["radix_bits"], descending, desc.descriptor if desc else None, None)
-        provider = cub_sort.one_key(cub_sort.emit_rank(rank), c_type(dtype), "int")
+        emission = emit(lambda s: cub_sort.one_key(cub_sort.emit_rank(s), c_type(dtype), "int"), rank)
+        provider = emission.provider
         site = SiteCall(provider.symbol, [Param("value", 0), Param("scratch"), Param("stride")], dtype, "int32")
-        return ctx.add_site(call, [args["keys"]], site, provider, (group.spec, desc))
+        return ctx.add_site(call, [args["keys"]], site, emission, (group.spec, desc))
     controls = {key: ctx.control(call, key) for key in ("begin_bit", "end_bit")}
     value_dtype = _scalar_values(ctx, call) if call.op == "radix_sort_pairs" else None
     spec = plan_radix_sort(name, group.spec, ctx.launch, dtype, 1, (value_dtype, 1) if value_dtype else None,
@@ -59,9 +60,12 @@ def _one_key(ctx: CallContext, call: Call, dtype: str) -> None:
     runtime = control_params(args, controls, {"begin_bit": "i64", "end_bit": "i64"}, operands, params,
                              lambda key, control: control.value if control is not None else defaults[key])
     if value_dtype is not None:
-        provider = cub_sort.one_pair(cub_sort.emit(spec), c_type(dtype), c_type(value_dtype), ("begin_bit", "end_bit"))
+        emission = emit(lambda s: cub_sort.one_pair(cub_sort.emit(s), c_type(dtype), c_type(value_dtype),
+                                                    ("begin_bit", "end_bit")), spec)
     else:
-        provider = cub_sort.one_key(cub_sort.emit(spec), c_type(dtype), c_type(dtype), ("begin_bit", "end_bit"))
+        emission = emit(lambda s: cub_sort.one_key(cub_sort.emit(s), c_type(dtype), c_type(dtype),
+                                                   ("begin_bit", "end_bit")), spec)
+    provider = emission.provider
 
     def check(argtys: tuple[OperandType, ...]) -> None:
         for key, index in runtime.items():
@@ -69,7 +73,7 @@ def _one_key(ctx: CallContext, call: Call, dtype: str) -> None:
 
     site = SiteCall(provider.symbol, params + [Param("scratch"), Param("stride")], dtype,
                     None if value_dtype else dtype, check=check)
-    ctx.add_site(call, operands, site, provider, (group.spec, desc))
+    ctx.add_site(call, operands, site, emission, (group.spec, desc))
 
 
 def _scalar_values(ctx: CallContext, call: Call) -> str:
@@ -125,13 +129,14 @@ def _plan_rank(ctx: CallContext, call: Call) -> None:
                            bounds["end_bit"], bounds["radix_bits"], ctx.static(call, "descending", False, kind="bool"),
                            desc.descriptor if desc else None,
                            (prefix.dtype, prefix.items_per_thread) if prefix is not None else None)
-    provider = cub_sort.emit_rank(spec)
+    emission = emit(cub_sort.emit_rank, spec)
+    provider = emission.provider
     operands = [call.args["keys"], ctx.result_operand(call)]
     if prefix is not None:
         operands.append(call.args[PREFIX])
     params = [Param("ptr", i) for i in range(len(operands))] + [Param("scratch"), Param("stride")]
     site = SiteCall(provider.symbol, params, spec.key_dtype)
-    ctx.add_site(call, operands, site, provider, (group.spec, desc))
+    ctx.add_site(call, operands, site, emission, (group.spec, desc))
 
 
 def plan(ctx: CallContext, call: Call) -> None:
@@ -187,7 +192,8 @@ def plan(ctx: CallContext, call: Call) -> None:
 
     runtime = control_params(args, controls, abis, operands, params, literal)
     params += [Param("scratch"), Param("stride")]
-    provider = cub_sort.emit(spec)
+    emission = emit(cub_sort.emit, spec)
+    provider = emission.provider
 
     def check(argtys: tuple[OperandType, ...]) -> None:
         for key, index in runtime.items():
@@ -198,4 +204,4 @@ def plan(ctx: CallContext, call: Call) -> None:
 
     site = SiteCall(provider.symbol, params, spec.key_dtype, check=check)
     site.link = ctx.link_operator(spec.compare, spec.key_dtype, name, "compare_op", result="boolean")
-    ctx.add_site(call, operands, site, provider, (group.spec, desc))
+    ctx.add_site(call, operands, site, emission, (group.spec, desc))

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from .abi import aggregate_definitions, c_abi_entry
 
 
-REUSE_MARK = "// reuse barrier for the scratch"
+REUSE_MARK = "// reuse barrier for the scratch"  # names the line in the generated source
 
 
 @dataclass(frozen=True)
@@ -30,20 +30,15 @@ class Provider:
 
     @property
     def has_reuse_barrier(self) -> bool:
+        """Whether the call ends with the reuse barrier of its scratch (``reuse_barrier``)."""
         return REUSE_MARK in self.template
-
-    def without_reuse_barrier(self) -> "Provider":
-        """The same call without its trailing reuse barrier, for a call after which no scratch is used again."""
-        if not self.has_reuse_barrier:
-            return self
-        template = "\n".join(line for line in self.template.split("\n") if REUSE_MARK not in line)
-        return Provider.make(self.family, self.headers, template, self.scratch_template)
 
 
 def reuse_barrier(warp_width: int | None, rank: str = "rank") -> str:
     """The trailing reuse barrier of a call with scratch (SPEC 6.3): the block's, or the exact lane mask of a
-    (logical) warp of ``warp_width`` lanes, ``rank`` being the C++ expression of the caller's linear rank. The
-    backend drops it where no scratch-using call can follow (``Provider.without_reuse_barrier``)."""
+    (logical) warp of ``warp_width`` lanes, ``rank`` being the C++ expression of the caller's linear rank. An
+    emitter adds it when its spec's ``barrier`` is set; the build session emits the call again without it where
+    no scratch-using call can follow (``_calls.build.drop_unneeded_reuse_barriers``)."""
     if warp_width is None:
         return f"  __syncthreads();  {REUSE_MARK}"
     return f"  __syncwarp(cuda_coop::logical_warp_mask({rank}, {warp_width}u));  {REUSE_MARK}"

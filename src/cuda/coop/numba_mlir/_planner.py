@@ -42,7 +42,7 @@ from .._calls.build import (
     place_scratch,
     scratch_use,
 )
-from .._calls.site import SiteCall
+from .._calls.site import Emission, SiteCall
 from ._lowering import operator_link
 from ._checks import KernelChecks, user_name
 from ._about import BUILD_TAG
@@ -370,7 +370,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
         name = f"{marker.__module__}.{op}"
         return OpCall(stmt, block, marker, op, name, self._bind(stmt, marker, name))
 
-    def add_site(self, call: OpCall, operands: list, site: SiteCall, provider: Any,
+    def add_site(self, call: OpCall, operands: list, site: SiteCall, emission: Emission,
                  scratch: tuple[Any, Any] | None = None) -> None:
         """Record a planned call; ``scratch`` is (group spec, descriptor or None) when it needs scratch."""
         site.loc = call.stmt.loc
@@ -380,7 +380,8 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
             use = scratch_use(len(self.sites), group, desc.descriptor if desc else None,
                               f"{call.name} at line {call.stmt.loc.line}")
         self.sites.append(_Site(stmt=call.stmt, block=call.block, name=call.name, operands=operands, site=site,
-                                provider=provider, scratch=use))
+                                provider=emission.provider, without_reuse_barrier=emission.without_reuse_barrier,
+                                scratch=use))
 
     def group(self, call: OpCall) -> GroupVal:
         group = self.resolver.var(call.args["group"].name)
