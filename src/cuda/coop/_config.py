@@ -1,4 +1,5 @@
-"""Every CUDA_COOP_* environment variable, parsed where it is read (SPEC 1.5)."""
+"""Every CUDA_COOP_* environment variable, parsed where it is read
+(docs: troubleshooting, "Environment variables")."""
 from __future__ import annotations
 
 import os

@@ -1,4 +1,4 @@
-"""The cuda.coop exception hierarchy (SPEC 10.1) and message helpers."""
+"""The cuda.coop exception hierarchy (docs: errors) and message helpers."""
 from __future__ import annotations
 
 
@@ -34,7 +34,7 @@ class CudaCoopAutoRegistrationWarning(UserWarning):
     """Automatic backend registration failed while importing cuda.coop."""
 
 
-# Users catch and read these as cuda.coop.<name> (SPEC 10.1): print them under the public module.
+# Users catch and read these as cuda.coop.<name> (docs: errors): print them under the public module.
 for _cls in (CoopError, CoopTypeError, CoopValueError, CoopUnsupportedError, CoopIndexError, CoopBuildError,
              CoopCompilerContextRequiredError, CudaCoopAutoRegistrationWarning):
     _cls.__module__ = "cuda.coop"

@@ -38,10 +38,10 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 LINE_LENGTH = 120
 WRITE_COMMAND = "python -m cuda.coop._stubs --write"
 
-#: Selector parameters typed as ``Literal``: (operation, or ``Class.method``; parameter) -> (alias in the stub,
-#: choices in every namespace, choices a qualified namespace adds). Canonical spellings only: matching at run time
-#: also ignores case and treats ``-`` as ``_`` (SPEC 2.3). The marker must declare the parameter as ``str`` (or
-#: ``str | None``); a stale entry stops the generator.
+#: Selector parameters typed as ``Literal``: (operation, or ``Class.method``; parameter) -> (alias in the stub, choices
+#: in every namespace, choices a qualified namespace adds). Canonical spellings only: matching at run time also ignores
+#: case and treats ``-`` as ``_`` (docs: operations/index, "Rules every operation shares"). The marker must declare the
+#: parameter as ``str`` (or ``str | None``); a stale entry stops the generator.
 _QUERY = ("_QueryLevel", QUERY_LEVELS + ("gpu_thread",), ())
 _SCAN_ALGORITHM = ("_ScanAlgorithm", scan.ALGORITHMS, ())
 SELECTORS: dict[tuple[str, str], tuple[str, tuple[str, ...], tuple[str, ...]]] = {
@@ -62,11 +62,12 @@ SELECTORS: dict[tuple[str, str], tuple[str, tuple[str, ...], tuple[str, ...]]] =
     **{(f"ThreadGroup.{method}", "level"): _QUERY for method in ("rank", "count", "rank_as", "count_as")},
 }
 
-#: Return types a qualified namespace widens (SPEC 9.5: a scalar shuffle returns a scalar).
+#: Return types a qualified namespace widens: a scalar shuffle returns a scalar (docs: operations/exchange_shuffle,
+#: "Shuffle").
 QUALIFIED_RETURNS: dict[str, str] = {"shuffle": "ThreadData | Any"}
 
 #: A qualified operation also takes local arrays, shared rows and scalars where the common one takes a ThreadData
-#: (SPEC 9.1), so its ``ThreadData`` parameters read ``ThreadData | Any``.
+#: (docs: qualified, "Payload forms"), so its ``ThreadData`` parameters read ``ThreadData | Any``.
 _PAYLOAD = "ThreadData"
 
 _TYPING = ("Any", "Callable", "Iterable", "Iterator", "Literal", "Mapping", "Protocol", "Sequence", "TypeAlias",

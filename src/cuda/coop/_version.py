@@ -1,4 +1,4 @@
-"""The installed distribution version (SPEC 1.1)."""
+"""The installed distribution version (docs: api/common)."""
 from __future__ import annotations
 
 from importlib import metadata

@@ -2,8 +2,9 @@
 
 After a backend has planned a kernel's calls (one ``PlannedCall`` each), four steps remain, in this order:
 
-1. ``drop_unneeded_reuse_barriers``: a call with compiler-owned scratch keeps its trailing reuse barrier only when
-   a scratch-using call may execute after it (SPEC 6.3); the backend answers that from its control flow.
+1. ``drop_unneeded_reuse_barriers``: a call with compiler-owned scratch keeps its trailing reuse barrier only when a
+   scratch-using call may execute after it (docs: concepts, "Scratch memory and barriers"); the backend answers that
+   from its control flow.
 2. ``compile_calls``: one NVRTC program for all the providers, whose scratch sizes become the calls' needs.
 3. ``place_scratch``: the layout of every scratch need, explicit descriptors and the backend's own shared
    allocations (its memory namespace) in one backing; each call learns its offset and stride.

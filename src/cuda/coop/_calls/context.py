@@ -112,7 +112,7 @@ class CallContext(Protocol):
     def payload_tuple(self, call: Call) -> PayloadTuple:
         """The payloads a tuple-returning call creates."""
 
-    # dtype inference (SPEC 4)
+    # dtype inference (docs: concepts, "ThreadData payloads")
     def add_evidence(self, payload: Payload, dtype: str | None, call: Call, param: str) -> None: ...
 
     def follow_dtype(self, output: Payload, source: Payload, call: Call, param: str) -> None: ...

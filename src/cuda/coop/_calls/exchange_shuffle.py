@@ -69,7 +69,8 @@ def _scalar_shuffle(ctx: CallContext, call: Call, group: Any, desc: Any) -> None
     provider = emission.provider
 
     def check(argtys: tuple[OperandType, ...]) -> None:
-        require_scalar(name, argtys[0], f"a scalar for mode {spec.mode!r}")  # numbers and aggregates (SPEC 9.2)
+        # numbers and aggregates (docs: qualified, "User-defined aggregates")
+        require_scalar(name, argtys[0], f"a scalar for mode {spec.mode!r}")
         if len(argtys) > 1:
             require_runtime_int(name, "distance", argtys[1])
 
@@ -98,7 +99,9 @@ def plan(ctx: CallContext, call: Call) -> None:
             raise CoopTypeError(f"{name} value must be a ThreadData payload for mode {mode!r}; got a scalar (scalar "
                                 "values take mode='offset' or mode='rotate')")
         payload = ctx.require_payload(call, "value")
-        try:  # an integer kernel argument specialises the kernel, as in the common call (SPEC 7.2)
+        # an integer kernel argument specialises the kernel, as in the common call (docs: concepts,
+        # "Compile-time values and specialisation")
+        try:
             distance = ctx.static(call, "distance", 1, kind="integer")
         except CoopTypeError:
             distance = "a runtime value"

@@ -30,7 +30,8 @@ def result_payload(ctx: CallContext, call: Call) -> Any:
 
 
 def _scalar_samples(ctx: CallContext, call: Call) -> str | None:
-    """SPEC 9.1: a qualified call may count one scalar sample per thread; its dtype (None: a payload)."""
+    """A qualified call may count one scalar sample per thread (docs: qualified, "Payload forms"); its dtype (None: a
+    payload)."""
     var = call.args["samples"]
     if ctx.payload(var) is not None or ctx.operand_form(var) is not None or not call.qualified:
         return None

@@ -17,7 +17,8 @@ def _params_of(op: str) -> tuple[str, str]:
 
 
 def evidence(ctx: CallContext, call: Call) -> None:
-    """SPEC 4: load types its output from the source, store its value from the destination."""
+    """Load types its output from the source, store its value from the destination (docs: concepts,
+    "ThreadData payloads")."""
     array_param, payload_param = _params_of(call.op)
     if payload_param not in call.args or array_param not in call.args:
         return

@@ -28,7 +28,7 @@ def plan(ctx: CallContext, call: Call) -> None:
     group = ctx.group(call)
     payload = ctx.payload(args["value"])
     if payload is None and ctx.operand_form(args["value"]) is not None:
-        require_warp_group(name, group.spec, ctx.launch)  # group errors first (SPEC 10.1)
+        require_warp_group(name, group.spec, ctx.launch)  # group errors first (docs: errors, "Reading a message")
         ctx.require_payload(call, "value")  # an array form: P4 (common) or the qualified form's R9
     desc = ctx.descriptor(args.get("temp_storage"), name)
     spec = plan_reduce_batched(name, group.spec, ctx.launch, payload.dtype if payload else None,

@@ -2,8 +2,8 @@
 
 The windowed form returns a fresh payload of ``decoded_items_per_thread`` run values; the bulk form writes to an
 array operand, whose extent is passed so the provider can check the capacity, and returns the total. The
-qualified options (SPEC 9.10) add writable payloads (the total, relative offsets), a second destination and the
-offset type."""
+qualified options (docs: operations/run_length_decode, "Qualified additions") add writable payloads (the total,
+relative offsets), a second destination and the offset type."""
 from __future__ import annotations
 
 from typing import Any

@@ -1,6 +1,6 @@
 """The scan family in the call layer (C++: _cub.families.scan).
 
-Qualified extensions (SPEC 9.6): warp ``valid_items`` (an i64 parameter the provider range-checks),
+Qualified extensions (docs: operations/scan): warp ``valid_items`` (an i64 parameter the provider range-checks),
 ``aggregate_output`` (a one-item payload the provider writes through a pointer) and ``prefix_op`` with a
 ``StatefulFunction``, whose one-item state payload (the optional positional operand ``state``) is passed by
 pointer to the user's ``op(state, block_aggregate)``, compiled to LTO-IR as ``T op(S*, T)``.
@@ -54,7 +54,8 @@ def _prefix_op(ctx: CallContext, call: Call) -> Any:
 
 
 def evidence(ctx: CallContext, call: Call) -> None:
-    """SPEC 4: aggregate_output has the value's dtype; a StatefulFunction's state has its declared dtype."""
+    """aggregate_output has the value's dtype; a StatefulFunction's state has its declared dtype
+    (docs: operations/scan; concepts, "ThreadData payloads")."""
     args = call.args
     if "aggregate_output" in args and "value" in args:
         aggregate, value = ctx.payload(args["aggregate_output"]), ctx.payload(args["value"])

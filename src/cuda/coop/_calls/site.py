@@ -139,7 +139,7 @@ def require_payload_dtype(name: str, param: str, ty: OperandType, dtype: str) ->
 
 
 def require_scalar(name: str, ty: OperandType, what: str = "a scalar or a ThreadData") -> None:
-    """A scalar ``value`` operand: a number or an aggregate (SPEC 9.2)."""
+    """A scalar ``value`` operand: a number or an aggregate (docs: qualified, "User-defined aggregates")."""
     if not ty.scalar:
         raise CoopTypeError(f"{name} value must be {what}; got {ty.text}")
 

@@ -23,7 +23,8 @@ def _operand(ctx: CallContext, call: Call, param: str) -> Any:
 
 
 def _scalar_keys(ctx: CallContext, call: Call) -> str | None:
-    """SPEC 9.1: a qualified radix sort / radix_rank may take one scalar key per thread; its dtype."""
+    """A qualified radix sort / radix_rank may take one scalar key per thread (docs: qualified, "Payload forms"); its
+    dtype."""
     var = call.args.get("keys")
     if (call.op not in ("radix_sort_keys", "radix_sort_pairs", "radix_rank") or var is None
             or ctx.payload(var) is not None or ctx.operand_form(var) is not None
@@ -97,7 +98,7 @@ def result_payload(ctx: CallContext, call: Call) -> Any:
     return None if values is None else ctx.new_result_payloads(call, [keys, values])
 
 
-PREFIX = "exclusive_digit_prefix"  # the qualified radix_rank output (SPEC 9.8)
+PREFIX = "exclusive_digit_prefix"  # the qualified radix_rank output (docs: operations/radix_sort, "Radix rank")
 
 
 def _has_prefix(call: Call) -> bool:

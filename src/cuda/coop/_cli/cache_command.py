@@ -18,7 +18,8 @@ def human_size(count: int) -> str:
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     cache = subparsers.add_parser("cache", help="show or clear cuda.coop's provider cache",
-                                  description="Show or clear the provider cache (compiled CUB code, SPEC 1.6).")
+                                  description="Show or clear the provider cache of compiled CUB code (the "
+                                              "Troubleshooting page of the docs, \"The cache of generated code\").")
     actions = cache.add_subparsers(dest="action", metavar="ACTION", required=True)
     actions.add_parser("info", help="location, size and entries").set_defaults(handler=info)
     actions.add_parser("clear", help="delete the files cuda.coop wrote there, precompiled headers included "

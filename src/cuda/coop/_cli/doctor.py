@@ -22,7 +22,7 @@ from .cache_command import human_size
 
 OK, WARN, FAIL = "OK", "WARN", "FAIL"
 EXTRA_HINT = 'pip install "cuda-coop[numba-cuda-mlir-cu13]" (CUDA 13) or "cuda-coop[numba-cuda-mlir-cu12]" (CUDA 12)'
-CCCL_FOR_EVERY_OPERATION = (3, 6)  # cub::WarpReduceBatched and CUB's block top-k (SPEC 1.1)
+CCCL_FOR_EVERY_OPERATION = (3, 6)  # cub::WarpReduceBatched and CUB's block top-k (docs: install, "Choosing a command")
 
 
 @dataclass(frozen=True)

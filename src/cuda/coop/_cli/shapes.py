@@ -35,7 +35,8 @@ class Shape:
         return f"warp {warp} lane {lane}"
 
     def position(self, arrangement: str, rank: int, slot: int) -> int:
-        """Block-wide tile position; every warp group lays out its own tile (SPEC 8.1)."""
+        """Block-wide tile position; every warp group lays out its own tile
+        (docs: operations/load_store, "The tile")."""
         return layouts.grouped_position(arrangement, rank, slot, self.group_size, self.items, self.warp_size)
 
     def rule(self, arrangement: str, verb: str = "holds") -> str:

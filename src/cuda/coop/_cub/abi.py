@@ -1,4 +1,4 @@
-"""The C ABI of by-value float16 and aggregates (SPEC 9.2).
+"""The C ABI of by-value float16 and aggregates (docs: qualified, "User-defined aggregates").
 
 numba-cuda-mlir passes a float16 scalar as LLVM ``half``; C++'s ``__half`` is a struct, so a call between them would
 not be inlined by link-time optimisation. numba-cuda-mlir represents a record value as a pointer to its bytes. A

@@ -1,4 +1,5 @@
-"""Persistent, content-addressed provider cache (SPEC 1.6). A bad entry is a miss, never an error.
+"""Persistent, content-addressed provider cache (docs: troubleshooting, "The cache of generated code"). A bad entry is a
+miss, never an error.
 
 * Entries are read only from regular files (``lstat`` + ``O_NOFOLLOW|O_NONBLOCK`` + ``fstat``), and only if their
   metadata is complete, well-typed and consistent with the stored LTO-IR (its SHA-256) and with the scratch symbols

@@ -42,7 +42,8 @@ from .toolchain import (
 # _CCCL_META_UNROLL_LIMIT to 16 instead of nvcc's 10, and the unrolled type-list folds of
 # cuda/std/__type_traits/type_list.h then take ~0.9 s to parse (NVRTC 13.0 and 13.5, CCCL 3.6).
 # Passing nvcc's value cuts a run ~2.8x; the limit only bounds how far metaprograms unroll
-# before recursing: same types, same code. (C++20 would parse ~25% faster still; SPEC 1.7 says C++17.)
+# before recursing: same types, same code. (C++20 would parse ~25% faster still, but the toolchain is
+# C++17; docs: troubleshooting, "The C++ toolchain".)
 OPTIONS = ("-std=c++17", "-rdc=true", "-dlto", "-DCUB_DISABLE_BF16_SUPPORT", "-D_CCCL_META_UNROLL_LIMIT=10")
 
 @dataclass
@@ -360,8 +361,9 @@ def _scratch_sizes(ltoir: bytes, arch: str) -> dict[str, tuple[int, int]]:
 
 
 def cache_key(source: str, arch: str, tools: Any, backend: str) -> str:
-    """The provider cache key (SPEC 1.6): schema, version, own code, source, target, toolchain, options, headers, and
-    the backend whose kernel links the code (its ABI for callbacks is its own)."""
+    """The provider cache key (docs: troubleshooting, "The cache of generated code"): schema, version, own code, source,
+    target, toolchain, options, headers, and the backend whose kernel links the code (its ABI for callbacks is its
+    own)."""
     return cache.key(__version__, source, arch, OPTIONS, tools.key_parts(), backend)
 
 

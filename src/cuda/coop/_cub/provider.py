@@ -35,10 +35,10 @@ class Provider:
 
 
 def reuse_barrier(warp_width: int | None, rank: str = "rank") -> str:
-    """The trailing reuse barrier of a call with scratch (SPEC 6.3): the block's, or the exact lane mask of a
-    (logical) warp of ``warp_width`` lanes, ``rank`` being the C++ expression of the caller's linear rank. An
-    emitter adds it when its spec's ``barrier`` is set; the build session emits the call again without it where
-    no scratch-using call can follow (``_calls.build.drop_unneeded_reuse_barriers``)."""
+    """The trailing reuse barrier of a call with scratch (docs: concepts, "Scratch memory and barriers"): the block's,
+    or the exact lane mask of a (logical) warp of ``warp_width`` lanes, ``rank`` being the C++ expression of the
+    caller's linear rank. An emitter adds it when its spec's ``barrier`` is set; the build session emits the call again
+    without it where no scratch-using call can follow (``_calls.build.drop_unneeded_reuse_barriers``)."""
     if warp_width is None:
         return f"  __syncthreads();  {REUSE_MARK}"
     return f"  __syncwarp(cuda_coop::logical_warp_mask({rank}, {warp_width}u));  {REUSE_MARK}"
@@ -74,10 +74,11 @@ def translation_unit(providers: list[Provider]) -> str:
     """One TU for all of a kernel's providers, plus a sizeof/alignof table per scratch type."""
     unique = list({p.symbol: p for p in providers}.values())
     headers = sorted({h for p in unique for h in p.headers})
-    # __half (float16 payloads, SPEC 9.2) before CUB, whose type traits then know it
+    # __half (float16 payloads; docs: operations/index, "Dtypes") before CUB, whose type traits then know it
     half = ["#include <cuda_fp16.h>"] if any("__half" in p.body for p in unique) else []
     parts = half + [f"#include <{h}>" for h in headers] + [PRELUDE]
-    parts += aggregate_definitions("".join(p.body for p in unique))  # user-defined aggregates (SPEC 9.2)
+    # user-defined aggregates (docs: qualified, "User-defined aggregates")
+    parts += aggregate_definitions("".join(p.body for p in unique))
     for p in unique:
         parts.append(c_abi_entry(p.body))
         if p.scratch_type is not None:

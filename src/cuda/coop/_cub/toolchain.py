@@ -1,7 +1,8 @@
 """Locating one consistent toolkit: CCCL headers, CUDA headers, NVRTC and nvJitLink versions.
 
-Everything here runs on the first build of a process (never at ``import cuda.coop``) and is memoised for the
-process: the digests feed the provider cache key (SPEC 1.6), the version check guards linking (SPEC 1.7).
+Everything here runs on the first build of a process (never at ``import cuda.coop``) and is memoised for the process:
+the digests feed the provider cache key (docs: troubleshooting, "The cache of generated code"), the version check guards
+linking (docs: troubleshooting, "The C++ toolchain").
 """
 from __future__ import annotations
 
@@ -127,7 +128,8 @@ def _nvjitlink_version() -> tuple[int, int]:
 
 
 def check_versions(nvrtc_version: tuple[int, int], nvjitlink_version: tuple[int, int]) -> None:
-    """SPEC 1.7: LTO-IR from NVRTC must be linkable by nvJitLink: same major, NVRTC not newer."""
+    """LTO-IR from NVRTC must be linkable by nvJitLink: same major, NVRTC not newer
+    (docs: troubleshooting, "The C++ toolchain")."""
     rtc, link = tuple(nvrtc_version[:2]), tuple(nvjitlink_version[:2])
     if rtc[0] == link[0] and rtc <= link:
         return
@@ -281,7 +283,8 @@ def manifests_deferred() -> Iterator[None]:
 
 @functools.lru_cache(maxsize=None)
 def headers_digest(include: str) -> str:
-    """Digest of the content of the whole selected CCCL header tree, once per process per root (SPEC 1.6).
+    """Digest of the content of the whole selected CCCL header tree, once per process per root
+    (docs: troubleshooting, "The cache of generated code").
 
     The per-file content digests are kept in the cache directory under the tree's path, so a later process reads
     only the files whose stat signature changed (0.24 s -> a few ms for CCCL's ~2,400 headers)."""
@@ -320,8 +323,8 @@ def code_digest() -> str:
 
 
 def locate() -> tuple[Path, Path | None, tuple[int, int]]:
-    """The cheap part of ``toolchain()``: NVRTC and nvJitLink versions checked (SPEC 1.7), then the CCCL and CUDA
-    include directories and the NVRTC version; no digests."""
+    """The cheap part of ``toolchain()``: NVRTC and nvJitLink versions checked (docs: troubleshooting,
+    "The C++ toolchain"), then the CCCL and CUDA include directories and the NVRTC version; no digests."""
     rtc, link = _nvrtc_version(), _nvjitlink_version()
     check_versions(rtc, link)
     return _cccl_include(), _cuda_include(), rtc

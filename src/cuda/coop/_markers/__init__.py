@@ -1,6 +1,6 @@
 """Layer 1: public markers. Backend-free signatures, docs and kernel-only guards."""
 
-# Every operation of the contract (SPEC 1.3), implemented or not.
+# Every operation of the contract (docs: api/common), implemented or not.
 OPERATIONS = (
     "load", "store", "exchange", "shuffle", "reduce", "sum", "reduce_batched", "scan", "exclusive_sum",
     "inclusive_sum", "exclusive_scan", "inclusive_scan", "merge_sort_keys", "merge_sort_pairs",

@@ -19,12 +19,13 @@ QUALIFIED_ATTR = "__coop_qualified__"
 
 @dataclass(frozen=True)
 class Extension:
-    """What a backend's qualified namespace adds to one operation beyond the common contract (SPEC 9), declared
-    once beside the operation's marker and read by every backend, the qualified markers and the docs."""
+    """What a backend's qualified namespace adds to one operation beyond the common contract (docs: qualified),
+    declared once beside the operation's marker and read by every backend, the qualified markers and the docs."""
 
     options: tuple[str, ...] = ()  # keyword options (default None); a common call naming one is C3
     operands: tuple[str, ...] = ()  # optional positional operands after the common ones (default None)
-    scalar_form: bool = False  # takes one scalar per thread where the common call needs a payload (SPEC 9.1)
+    # takes one scalar per thread where the common call needs a payload (docs: qualified, "Payload forms")
+    scalar_form: bool = False
     note: str = ""  # what the qualified docstring adds; ``{name}``: the qualified marker's public name
 
 

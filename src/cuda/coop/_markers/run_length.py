@@ -9,7 +9,8 @@ from .temp_storage import TempStorage
 from .thread_data import ThreadData
 
 
-@operation("run_length_decode", extends=Extension(  # SPEC 9.10
+# qualified options (docs: operations/run_length_decode, "Qualified additions")
+@operation("run_length_decode", extends=Extension(
     options=("total_decoded_size", "relative_offsets", "decoded_offset_dtype")))
 def run_length_decode(group: ThreadGroup, run_values: ThreadData, run_lengths: ThreadData, /, *,
                       decoded_items_per_thread: int, decoded_window_offset: Any = 0,
@@ -40,7 +41,8 @@ def run_length_decode(group: ThreadGroup, run_values: ThreadData, run_lengths: T
     """
 
 
-@operation("run_length_decode_into", extends=Extension(  # SPEC 9.10
+# qualified options (docs: operations/run_length_decode, "Qualified additions")
+@operation("run_length_decode_into", extends=Extension(
     options=("decoded_offset_dtype", "relative_offsets_destination")))
 def run_length_decode_into(group: ThreadGroup, run_values: ThreadData, run_lengths: ThreadData, destination: Any,
                            /, *, decoded_items_per_thread: int, destination_offset: Any = 0,

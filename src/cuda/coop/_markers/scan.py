@@ -9,7 +9,8 @@ from .base import Extension, operation
 from .groups import ThreadGroup
 from .temp_storage import TempStorage
 
-# SPEC 9.6: warp valid_items, aggregate_output, and a StatefulFunction prefix_op with its one-item state operand
+# Qualified: warp valid_items, aggregate_output, and a StatefulFunction prefix_op with its one-item state operand
+# (docs: operations/scan)
 _SCAN_EXTENSION = Extension(options=("prefix_op", "valid_items", "aggregate_output"), operands=("state",))
 
 

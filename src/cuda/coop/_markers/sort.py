@@ -11,8 +11,11 @@ from .thread_data import ThreadData
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_MERGE_EXTENSION = Extension(options=("compare_op",))  # SPEC 9.7
-_RADIX_EXTENSION = Extension(  # SPEC 9.1, 9.8
+# qualified compare_op (docs: operations/merge_sort, "Custom comparison")
+_MERGE_EXTENSION = Extension(options=("compare_op",))
+# scalar keys and values (docs: qualified, "Payload forms"), floating keys and blocked_to_striped
+# (docs: qualified, "Floating-point radix keys and striped output")
+_RADIX_EXTENSION = Extension(
     options=("blocked_to_striped",), scalar_form=True,
     note="""
     Qualified additions (``{name}``): keys may also be float16, float32 or

@@ -1,4 +1,4 @@
-"""Planning of adjacent difference and discontinuity (SPEC 8.12, 8.13)."""
+"""Planning of adjacent difference and discontinuity (docs: operations/adjacent)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -51,7 +51,8 @@ class AdjacentSpec:
 
 
 def boundary_literal(name: str, param: str, control: Control, dtype: str) -> int | float | None:
-    """SPEC 2.6: a literal boundary item converted to the payload dtype (C9/C10); None when absent or runtime."""
+    """A literal boundary item converted to the payload dtype (C9/C10; docs: operations/index,
+    "Rules every operation shares"); None when absent or runtime."""
     if isinstance(control, Static) and is_aggregate(dtype):
         raise CoopTypeError(f"{name} {param} must be a value of the aggregate dtype {dtype}; got a literal")
     if isinstance(control, Static):
@@ -73,8 +74,8 @@ def plan_adjacent_difference(name: str, group: GroupSpec, launch: LaunchShape, d
                              direction: object, valid_items: Control, predecessor: Control, successor: Control,
                              descriptor: Descriptor | None, qualified: bool,
                              difference_op: object = None) -> AdjacentSpec:
-    """``difference_op`` (qualified, SPEC 9.7): ``op(current, neighbour)`` in both directions; an operator string
-    of SPEC 8.0 or a Python/device function."""
+    """``difference_op`` (qualified; docs: operations/adjacent, "Custom operators"): ``op(current, neighbour)``
+    in both directions; an operator string (docs: operations/operators) or a Python/device function."""
     require_operation_group("adjacent_difference", name, group)
     direction = normalize_selector(name, "direction", direction, DIRECTIONS)
     check_payload_dtype(name, "values", dtype, qualified)
@@ -104,8 +105,8 @@ def discontinuity_mode(name: str, mode: object) -> str:
 def plan_discontinuity(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, items_per_thread: int,
                        mode: object, predecessor: Control, successor: Control, descriptor: Descriptor | None,
                        qualified: bool, flag_op: object = None) -> AdjacentSpec:
-    """``flag_op`` (qualified, SPEC 9.7): a predicate; heads call ``flag_op(previous, current)``, tails
-    ``flag_op(current, next)``."""
+    """``flag_op`` (qualified; docs: operations/adjacent, "Custom operators"): a predicate; heads call
+    ``flag_op(previous, current)``, tails ``flag_op(current, next)``."""
     require_operation_group("discontinuity", name, group)
     mode = discontinuity_mode(name, mode)
     check_payload_dtype(name, "values", dtype, qualified)

@@ -1,5 +1,5 @@
-"""User-defined aggregate dtypes (SPEC 9.2): NumPy structured dtypes (numba records) and a backend's struct types,
-with fixed-size fields.
+"""User-defined aggregate dtypes (docs: qualified, "User-defined aggregates"): NumPy structured dtypes (numba records)
+and a backend's struct types, with fixed-size fields.
 
 The planning layer knows an aggregate by its dtype name, its size and its alignment; its fields matter only to the
 user's own code. In C++ it is an opaque ``struct alignas(A)`` of ``S`` bytes (``_cub.abi``); user callables receive
@@ -99,7 +99,8 @@ def is_aggregate(dtype: str | None) -> TypeGuard[str]:
 
 
 def require_aggregate_callable(name: str, param: str, dtype: str, given: object) -> None:
-    """SPEC 9.2: an aggregate has no built-in operators or comparisons; ``param`` must be a user callable."""
+    """An aggregate has no built-in operators or comparisons: ``param`` must be a user callable
+    (docs: qualified, "User-defined aggregates")."""
     if is_aggregate(dtype) and (given is None or isinstance(given, str)):
         what = "an operator string" if isinstance(given, str) else "no " + param
         raise CoopTypeError(f"{name} on the aggregate dtype {dtype} needs {param}=<a Python or device function>; got "

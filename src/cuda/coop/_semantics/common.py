@@ -23,8 +23,9 @@ NUMERIC_DTYPES: dict[str, tuple[str, int]] = {
     "float64": ("double", 8),
 }
 INTEGER_DTYPES = tuple(name for name in NUMERIC_DTYPES if "int" in name)
-# SPEC 9.2: float16 (C++ __half) wherever floats are accepted, through the qualified namespace only; the backend
-# rejects it in common calls (P1) before a family sees it, so families accept every dtype of this table.
+# float16 (C++ __half) wherever floats are accepted, through the qualified namespace only (docs: operations/index,
+# "Dtypes"); the backend rejects it in common calls (P1) before a family sees it, so families accept every dtype
+# of this table.
 HALF_DTYPES: dict[str, tuple[str, int]] = {"float16": ("__half", 2)}
 ALL_NUMERIC_DTYPES: dict[str, tuple[str, int]] = {**NUMERIC_DTYPES, **HALF_DTYPES}
 
@@ -34,8 +35,8 @@ WARP_SCOPE = (WARP, LOGICAL_WARP)
 
 
 def passes_by_pointer(dtype: str) -> bool:
-    """Values of ``dtype`` reach user callables by pointer (SPEC 9.2): float16 (numba's ``half`` is not C++'s
-    ``__half`` struct) and aggregates (numba passes records as pointers)."""
+    """Values of ``dtype`` reach user callables by pointer (docs: qualified, "User-defined aggregates"): float16
+    (numba's ``half`` is not C++'s ``__half`` struct) and aggregates (numba passes records as pointers)."""
     return dtype == "float16" or is_aggregate(dtype)
 
 
@@ -50,7 +51,8 @@ def itemsize(dtype: str) -> int:
 
 
 def is_selector_string(value: object) -> TypeGuard[str]:
-    """A plain string: an enum member is rejected whatever its mixin (SPEC 2.3, C1), a ``str`` subclass or not."""
+    """A plain string: an enum member is rejected whatever its mixin (C1; docs: operations/index,
+    "Rules every operation shares"), a ``str`` subclass or not."""
     return isinstance(value, str) and not isinstance(value, enum.Enum)
 
 
@@ -62,7 +64,8 @@ def selector_type_error(op: str, param: str, value: object, expected: str = "a s
 
 
 def normalize_selector(op: str, param: str, value: object, allowed: Sequence[str]) -> str:
-    """Match a selector string (SPEC 2.3): trimmed, case-insensitive, '-' as '_'."""
+    """Match a selector string (docs: operations/index, "Rules every operation shares"): trimmed, case-insensitive, '-'
+    as '_'."""
     if not is_selector_string(value):
         raise selector_type_error(op, param, value)
     assert isinstance(value, str)
@@ -137,7 +140,8 @@ RUNTIME_INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uin
 
 
 def check_runtime_int(op: str, param: str, control: Control) -> None:
-    """SPEC 2.5: signed integers up to 64 bits, unsigned up to 32 bits."""
+    """Runtime integer controls: signed integers up to 64 bits, unsigned up to 32 bits
+    (docs: operations/index, "Rules every operation shares")."""
     if isinstance(control, Runtime) and control.dtype is not None and control.dtype not in RUNTIME_INT_DTYPES:
         raise CoopTypeError(
             f"{op} {param} must be a signed integer of at most 64 bits or an unsigned integer of at most "
@@ -151,7 +155,8 @@ def check_runtime_int(op: str, param: str, control: Control) -> None:
 
 
 def literal_as(op: str, param: str, value: object, dtype: str) -> int | float:
-    """Convert a Python literal to ``dtype`` at compile time (SPEC 2.6, C10).
+    """Convert a Python literal to ``dtype`` at compile time (C10; docs: operations/index,
+    "Rules every operation shares").
 
     A NumPy scalar constant (a closure or global) is typed: like a runtime value it must have exactly ``dtype`` (C9).
     """
@@ -188,7 +193,7 @@ def static_positive(name: str, param: str, value: object) -> int:
     return number
 
 
-# Dtypes only the qualified API takes (SPEC 9.2); not yet built by this backend.
+# Dtypes only the qualified API takes (docs: operations/index, "Dtypes").
 QUALIFIED_DTYPES = ("float16",)
 # The most local memory one thread may address (CUDA: 512 KiB on every supported architecture).
 LOCAL_MEMORY_LIMIT = 512 * 1024

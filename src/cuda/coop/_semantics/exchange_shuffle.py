@@ -1,4 +1,4 @@
-"""Planning of exchange and shuffle (SPEC 8.3, 8.4; qualified extensions 9.4, 9.5)."""
+"""Planning of exchange and shuffle, qualified extensions included (docs: operations/exchange_shuffle)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -32,7 +32,8 @@ WARP_STRIPED_MODES = ("warp_striped_to_blocked", "blocked_to_warp_striped")
 SCATTER_MODES = ("scatter_to_blocked", "scatter_to_striped", "scatter_to_striped_guarded",
                  "scatter_to_striped_flagged")
 QUALIFIED_EXCHANGE_MODES = WARP_STRIPED_MODES + SCATTER_MODES
-# Scatter modes whose CUB method has no warp-time-sliced variant (SPEC 9.4, O15).
+# Scatter modes whose CUB method has no warp-time-sliced variant (O15; docs: operations/exchange_shuffle,
+# "Qualified exchange modes").
 UNSLICED_MODES = ("scatter_to_striped_guarded", "scatter_to_striped_flagged")
 SHUFFLE_MODES = ("up", "down")  # payload shuffles (both namespaces)
 SCALAR_SHUFFLE_MODES = ("offset", "rotate")  # scalar shuffles (qualified only)
@@ -165,8 +166,8 @@ def plan_shuffle(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, i
 
 def plan_scalar_shuffle(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, mode: object,
                         distance: Control, descriptor: Descriptor | None) -> ExchangeSpec:
-    """A qualified scalar shuffle (SPEC 9.5): ``offset`` (any distance; unspecified outside the block) or ``rotate``
-    (``1 <= distance < T``: C7 when static, a device trap when runtime)."""
+    """A qualified scalar shuffle (docs: operations/exchange_shuffle, "Shuffle"): ``offset`` (any distance; unspecified
+    outside the block) or ``rotate`` (``1 <= distance < T``: C7 when static, a device trap when runtime)."""
     require_operation_group("shuffle", name, group)
     mode = shuffle_mode(name, mode, True)
     if mode in SHUFFLE_MODES:

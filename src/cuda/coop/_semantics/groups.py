@@ -1,4 +1,4 @@
-"""Group construction and validation (SPEC 3)."""
+"""Group construction and validation (docs: concepts, "Groups and ranks")."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -58,8 +58,9 @@ def group_by(parent: GroupSpec, count: object, exhaustive: object, launch: Launc
     return GroupSpec(WARPS_IN_BLOCK, 32 * count, units // count, exhaustive)
 
 
-# The group kinds (and logical-warp widths) each operation accepts (SPEC 3.5); reduce/sum check their own,
-# richer rule (require_reduce_group). Families and the backend's early operand check read this one table.
+# The group kinds (and logical-warp widths) each operation accepts (docs: operations/index,
+# "Groups each operation accepts"); reduce/sum check their own, richer rule (require_reduce_group). Families
+# and the backend's early operand check read this one table.
 _ALL_WARPS = ((BLOCK, WARP, LOGICAL_WARP), LOGICAL_WARP_WIDTHS)
 _BLOCK_ONLY: tuple[tuple[str, ...], None] = ((BLOCK,), None)
 OPERATION_GROUPS: dict[str, tuple[tuple[str, ...], tuple[int, ...] | None]] = {
@@ -113,7 +114,7 @@ def query_level(method: str, level: object) -> str:
     return canonical
 
 
-# Levels each kind answers (SPEC 3.4): finer levels and coarser levels.
+# Levels each kind answers (docs: concepts, "Groups and ranks"): finer levels and coarser levels.
 _LEVELS = {
     THREAD: ("thread", "warp", "block", "cluster", "grid"),
     WARP: ("thread", "warp", "block", "cluster", "grid"),
@@ -175,7 +176,8 @@ def plan_query(method: str, group: GroupSpec, launch: LaunchShape, level: object
 
 
 def reject_warp_descriptor(name: str, group: GroupSpec, descriptor: object) -> None:
-    """SPEC 6.1: warp-scope operations always use compiler-owned scratch (S2)."""
+    """Warp-scope operations always use compiler-owned scratch
+    (S2; docs: concepts, "Scratch memory and barriers")."""
     if descriptor is not None and group.is_warp_scope:
         raise CoopValueError(
             f"{name} does not accept temp_storage for {group.kind} groups; their scratch is always compiler-owned")

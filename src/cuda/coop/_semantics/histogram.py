@@ -1,4 +1,4 @@
-"""Planning of the block histogram (SPEC 8.14)."""
+"""Planning of the block histogram (docs: operations/histogram)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

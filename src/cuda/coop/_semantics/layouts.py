@@ -1,9 +1,10 @@
-"""Where each tile element lives (SPEC 5) and which arrangement every operation reads or produces.
+"""Where each tile element lives (docs: concepts, "Layouts: blocked, striped, warp-striped") and which arrangement every
+operation reads or produces.
 
 The single source of truth for the explainers (``python -m cuda.coop explain``, their SVG pictures) and for the
 tests that check them. Pure integer functions, backend-free and import-cheap.
 
-Vocabulary, as in SPEC 5: ``threads`` is the group size G (T for a block), ``items`` the items per thread K,
+Vocabulary, as on that docs page: ``threads`` is the group size G (T for a block), ``items`` the items per thread K,
 ``rank`` a member's rank t inside its group, ``slot`` the index i into its payload, ``position`` the tile index p
 (``0 <= p < threads * items``). ``warp_size`` is 32 on the hardware; the explainers take smaller ones (e.g. 4) so
 that a whole block fits on a screen.
@@ -38,7 +39,8 @@ def _check_warps(threads: int, warp_size: int) -> None:
                          f"warp_size={warp_size}")
 
 
-# ---------------------------------------------------------------- the three layouts (SPEC 5)
+# ---------------------------------------------------------------- the three layouts
+# (docs: concepts, "Layouts: blocked, striped, warp-striped")
 
 def blocked(rank: int, slot: int, threads: int, items: int) -> int:
     """Tile position of slot ``slot`` of member ``rank`` in the blocked layout: ``rank*items + slot``."""
@@ -110,7 +112,8 @@ def formula(arrangement: str, threads: int, items: int, warp_size: int = HARDWAR
 # ---------------------------------------------------------------- groups inside a block
 
 def group_origin(rank: int, group_size: int, items: int) -> int:
-    """First tile position of the group that block member ``rank`` belongs to (SPEC 8.1): ``(rank // G) * G * K``.
+    """First tile position of the group that block member ``rank`` belongs to: ``(rank // G) * G * K``
+    (docs: operations/load_store, "The tile").
 
     A warp or logical warp works on its own tile of ``G*K`` elements; the groups' tiles follow one another.
     """
@@ -125,7 +128,7 @@ def grouped_position(arrangement: str, rank: int, slot: int, group_size: int, it
                                                             warp_size)
 
 
-# ---------------------------------------------------------------- load and store (SPEC 8.1, 8.2)
+# ---------------------------------------------------------------- load and store (docs: operations/load_store)
 
 @dataclass(frozen=True)
 class DataMovement:
@@ -155,7 +158,7 @@ def load_store_movement(algorithm: str) -> DataMovement:
         raise ValueError(f"algorithm must be one of: {', '.join(LOAD_STORE_ALGORITHMS)}; got {algorithm!r}") from None
 
 
-# ---------------------------------------------------------------- exchange (SPEC 8.3, 9.4)
+# ---------------------------------------------------------------- exchange (docs: operations/exchange_shuffle)
 
 EXCHANGE_ALL_MODES = EXCHANGE_MODES + QUALIFIED_EXCHANGE_MODES
 SCATTER_MODES = tuple(m for m in QUALIFIED_EXCHANGE_MODES if m.startswith("scatter_"))
@@ -203,7 +206,7 @@ def scatter(ranks: Sequence[Sequence[int]], target: str, threads: int, items: in
     return result
 
 
-# ---------------------------------------------------------------- shuffle (SPEC 8.4, 9.5)
+# ---------------------------------------------------------------- shuffle (docs: operations/exchange_shuffle)
 
 SCALAR_SHUFFLE_MODES = ("offset", "rotate")
 
@@ -232,7 +235,8 @@ def scalar_shuffle_source(rank: int, threads: int, mode: str, distance: int) -> 
     raise ValueError(f"mode must be one of: {', '.join(SCALAR_SHUFFLE_MODES)}; got {mode!r}")
 
 
-# ---------------------------------------------------------------- scans and reductions (SPEC 8.5-8.7)
+# ---------------------------------------------------------------- scans and reductions
+# (docs: operations/reduce; operations/reduce_batched; operations/scan)
 
 SCAN_MODES = ("inclusive", "exclusive")
 
@@ -273,8 +277,9 @@ def reduce_batched_extent(batches: int, width: int) -> int:
 
 
 def reduce_batched_batch(lane: int, slot: int, width: int, batches: int, layout: str) -> int | None:
-    """Batch whose result slot ``slot`` of lane ``lane`` holds after ``reduce_batched`` (SPEC 8.6); None for slots
-    past the last batch (unspecified). ``layout`` is ``"striped"`` or ``"blocked"``."""
+    """Batch whose result slot ``slot`` of lane ``lane`` holds after ``reduce_batched``
+    (docs: operations/reduce_batched, "Semantics"); None for slots past the last batch (unspecified). ``layout`` is
+    ``"striped"`` or ``"blocked"``."""
     extent = reduce_batched_extent(batches, width)
     if layout == "striped":
         batch = striped(lane, slot, width, extent)
@@ -305,7 +310,8 @@ def histogram_bin(rank: int, slot: int, threads: int, bins_per_thread: int) -> i
 
 def decoded_position(rank: int, slot: int, decoded_items: int, window_offset: int = 0) -> int:
     """Decoded-stream position that slot ``slot`` of member ``rank`` receives from a windowed run-length decode:
-    member t gets ``window_offset + t*D .. window_offset + t*D + D - 1`` (SPEC 8.15)."""
+    member t gets ``window_offset + t*D .. window_offset + t*D + D - 1``
+    (docs: operations/run_length_decode, "One window: run_length_decode")."""
     if not 0 <= slot < decoded_items:
         raise ValueError(f"slot must be in range({decoded_items}); got {slot}")
     return window_offset + rank * decoded_items + slot

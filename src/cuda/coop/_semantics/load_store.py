@@ -1,4 +1,4 @@
-"""Planning of load and store calls (SPEC 8.1, 8.2)."""
+"""Planning of load and store calls (docs: operations/load_store)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -94,7 +94,8 @@ def plan_load_store(
     if valid_items is not None:
         check_runtime_int(name, "valid_items", valid_items)
         if isinstance(valid_items, Static):
-            # Every group, warps included, counts valid items relative to its own tile (SPEC 8.1).
+            # Every group, warps included, counts valid items relative to its own tile (docs: operations/load_store,
+            # "Partial tiles").
             if not 0 <= valid_items.value <= tile:  # type: ignore[operator]
                 raise CoopValueError(f"{name} static valid_items must be between 0 and {tile}; got {valid_items.value}")
     if oob_default is not None:
@@ -114,7 +115,9 @@ def plan_load_store(
         if isinstance(offset, Static) and offset.value < 0:  # type: ignore[operator]
             raise CoopValueError(f"{name} static offset must be nonnegative; got {offset.value}")
     if algorithm == "vectorize" and is_aggregate(payload_dtype):
-        algorithm = "direct"  # SPEC 9.2: CUB vectorizes primitive types only; the same blocked arrangement
+        # CUB vectorizes primitive types only; "direct" is the same blocked arrangement (docs: qualified,
+        # "User-defined aggregates")
+        algorithm = "direct"
     if items_per_thread > UNROLLED_ITEMS_LIMIT and algorithm != "striped":
         algorithm = "direct"  # a loop over the blocked arrangement: what every other algorithm produces
     uses_scratch = algorithm in SCRATCH_ALGORITHMS

@@ -1,4 +1,4 @@
-"""Operators of reduce and the scan family (SPEC 8.0)."""
+"""Operators of reduce and the scan family (docs: operations/operators)."""
 from __future__ import annotations
 
 import builtins
@@ -49,7 +49,8 @@ class OperatorSpec:
     name: str
     builtin: bool
     function: Any = None  # the Python function of a user callable
-    by_pointer: bool = False  # its values cross the C ABI by pointer (float16, aggregates: SPEC 9.2)
+    # its values cross the C ABI by pointer (float16, aggregates; docs: qualified, "User-defined aggregates")
+    by_pointer: bool = False
 
     @property
     def is_sum(self) -> bool:
@@ -60,7 +61,8 @@ _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 class _Fingerprint:
-    """A stable description of everything that changes a callable's compiled code (SPEC 8.0).
+    """A stable description of everything that changes a callable's compiled code (docs: operations/operators,
+    "Your own function").
 
     Code (bytecode, constants, names, recursively into nested code objects), the values of the globals the code
     reads (functions and dispatchers it calls are described recursively, cycles cut by name), closure values,
@@ -178,13 +180,15 @@ def callable_symbol(function: Any, dtype: str = "", arity: int = 2) -> str:
 def resolve_operator(op: str, param: str, value: Any, dtype: str) -> OperatorSpec:
     if value is None:
         return OperatorSpec("sum", True)
-    if isinstance(value, enum.Enum):  # SPEC 2.3: an operator name is a plain string, never an enum member
+    # an operator name is a plain string, never an enum member (docs: operations/index, "Rules every operation shares")
+    if isinstance(value, enum.Enum):
         raise selector_type_error(op, param, value, "an operator string or a Python/device function")
     if isinstance(value, str):
         canonical = _ALIASES.get(value.strip().lower().replace("-", "_"))
         if canonical is None:
             raise CoopValueError(f"{op} {param} must be one of: {', '.join(_BUILTINS)}; got {value!r}")
-    elif getattr(value, "defined_in_kernel", False) is True:  # SPEC 7.3: a lambda or def in the kernel body (C16)
+    elif getattr(value, "defined_in_kernel", False) is True:  # a lambda or def in the kernel body (C16)
+        # operators are defined at module level (docs: operations/operators, "Your own function")
         raise CoopTypeError(f"{op} {param} {value.name} is defined inside the kernel; define operator callables at "
                             "module scope")
     else:
@@ -204,7 +208,8 @@ def resolve_operator(op: str, param: str, value: Any, dtype: str) -> OperatorSpe
 
 
 def resolve_predicate(op: str, param: str, value: Any, dtype: str) -> OperatorSpec | None:
-    """A user predicate ``f(a, b) -> bool`` (SPEC 9.7: merge-sort ``compare_op``, discontinuity ``flag_op``).
+    """A user predicate ``f(a, b) -> bool`` (merge-sort ``compare_op``, discontinuity ``flag_op``;
+    docs: operations/merge_sort, "Custom comparison"; operations/adjacent, "Custom operators").
 
     Only Python functions and ``cuda.jit(device=True)`` dispatchers are accepted (C16 for one defined in the
     kernel, C14 otherwise): a predicate has no operator string. It is compiled returning a boolean, so its symbol

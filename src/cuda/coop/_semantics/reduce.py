@@ -1,4 +1,4 @@
-"""Planning of reduce and sum (SPEC 8.5)."""
+"""Planning of reduce and sum (docs: operations/reduce)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -16,7 +16,7 @@ from .operators import OperatorSpec, resolve_operator
 from .temp_storage import Descriptor, keeps_reuse_barrier
 
 ALGORITHMS = ("warp_reductions", "raking", "raking_commutative_only")
-# Groups only the qualified reduce/sum take (SPEC 9.3).
+# Groups only the qualified reduce/sum take (docs: operations/reduce, "More groups in the qualified namespace").
 QUALIFIED_KINDS = (THREAD, WARPS_IN_BLOCK, CLUSTER)
 
 

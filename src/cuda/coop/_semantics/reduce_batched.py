@@ -1,4 +1,4 @@
-"""Planning of reduce_batched (SPEC 8.6)."""
+"""Planning of reduce_batched (docs: operations/reduce_batched)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,4 +1,4 @@
-"""Planning of block run-length decoding (SPEC 8.15): the windowed and the bulk form."""
+"""Planning of block run-length decoding (docs: operations/run_length_decode): the windowed and the bulk form."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,7 +21,8 @@ from .groups import require_operation_group
 from .temp_storage import Descriptor, keeps_reuse_barrier
 
 WINDOW, INTO = "run_length_decode", "run_length_decode_into"
-OFFSET_DTYPES = ("uint32", "uint64")  # the run table's offset type (SPEC 9.10: decoded_offset_dtype)
+# the run table's offset type: decoded_offset_dtype (docs: operations/run_length_decode, "Qualified additions")
+OFFSET_DTYPES = ("uint32", "uint64")
 # The static offset options of each form (a literal must be a nonnegative integer; a runtime one traps if negative).
 OFFSET_PARAM = {WINDOW: "decoded_window_offset", INTO: "destination_offset"}
 
@@ -49,7 +50,8 @@ class RunLengthSpec:
 
 @dataclass(frozen=True)
 class Extensions:
-    """The qualified options of one call (SPEC 9.10); payloads as (dtype, extent), the destination by dtype."""
+    """The qualified options of one call (docs: operations/run_length_decode, "Qualified additions"); payloads as
+    (dtype, extent), the destination by dtype."""
 
     offset_dtype: str | None = None
     total: tuple[str, int] | None = None
@@ -95,7 +97,8 @@ def plan_run_length_decode(op: str, name: str, group: GroupSpec, launch: LaunchS
     require_operation_group(op, name, group)
     if launch.block[1] != 1 or launch.block[2] != 1:
         raise CoopUnsupportedError(f"{name} requires a one-dimensional block; block shape is {launch.block}")
-    if value_dtype not in ALL_NUMERIC_DTYPES and not is_aggregate(value_dtype):  # SPEC 9.2: run values may be
+    # run values may be numbers or (qualified) aggregates (docs: qualified, "User-defined aggregates")
+    if value_dtype not in ALL_NUMERIC_DTYPES and not is_aggregate(value_dtype):
         raise CoopTypeError(f"{name} does not support run_values dtype {value_dtype}; supported: "
                             f"{', '.join(NUMERIC_DTYPES)}")
     if length_dtype not in INTEGER_DTYPES:

@@ -1,4 +1,4 @@
-"""Planning of the scan family (SPEC 8.7)."""
+"""Planning of the scan family (docs: operations/scan)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -64,8 +64,8 @@ def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype
               has_state: bool = False) -> tuple[ScanSpec, object]:
     """The spec and the initial value converted to the dtype (a literal) or None.
 
-    Qualified extensions (SPEC 9.6): ``valid_items`` (warp groups), ``aggregate`` (an aggregate_output payload
-    was given), ``prefix_op`` (a stateless function or a StatefulFunction whose state dtype is ``state_dtype``;
+    Qualified extensions (docs: operations/scan): ``valid_items`` (warp groups), ``aggregate`` (an aggregate_output
+    payload was given), ``prefix_op`` (a stateless function or a StatefulFunction whose state dtype is ``state_dtype``;
     ``has_state``: a state operand was passed)."""
     require_operation_group("scan", name, group)
     require_complete_warps(name, group, launch)

@@ -1,4 +1,5 @@
-"""Planning of merge sort and radix sort (SPEC 8.8, 8.9; qualified radix extensions 9.8)."""
+"""Planning of merge sort and radix sort, qualified radix extensions included (docs: operations/merge_sort;
+operations/radix_sort)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -77,7 +78,8 @@ def plan_merge_sort(name: str, group: GroupSpec, launch: LaunchShape, key_dtype:
     require_complete_warps(name, group, launch)
     if group.kind == BLOCK and not is_power_of_two(launch.threads):
         raise CoopUnsupportedError(f"{name} requires a power-of-two thread count; block shape is {launch.block}")
-    require_aggregate_callable(name, "compare_op", key_dtype, compare_op)  # SPEC 9.2: aggregate keys need one
+    # aggregate keys need a compare_op (docs: qualified, "User-defined aggregates")
+    require_aggregate_callable(name, "compare_op", key_dtype, compare_op)
     if key_dtype not in ALL_NUMERIC_DTYPES and not is_aggregate(key_dtype):
         raise CoopTypeError(f"{name} does not support keys dtype {key_dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
     value_dtype = _check_values(name, items_per_thread, values)
@@ -149,7 +151,7 @@ def plan_radix_sort(name: str, group: GroupSpec, launch: LaunchShape, key_dtype:
                     begin, end, blocked_to_striped, keeps_reuse_barrier(descriptor))
 
 
-# ---------------------------------------------------------------------------- radix rank (SPEC 8.10)
+# ---------------------------------------------------------------------------- radix rank (docs: operations/radix_sort)
 
 
 @dataclass(frozen=True)
@@ -162,7 +164,8 @@ class RankSpec:
     radix_bits: int
     descending: bool
     barrier: bool
-    digit_prefix: bool = False  # the qualified exclusive_digit_prefix payload is written (SPEC 9.8)
+    # the qualified exclusive_digit_prefix payload is written (docs: operations/radix_sort, "Radix rank")
+    digit_prefix: bool = False
 
     @property
     def key_bits(self) -> int:
@@ -174,7 +177,7 @@ class RankSpec:
 
 
 def digit_prefix_extent(radix_bits: int, threads: int) -> int:
-    """SPEC 9.8: each member holds ceil(2**bits / T) digit prefixes."""
+    """Each member holds ceil(2**bits / T) digit prefixes (docs: operations/radix_sort, "Radix rank")."""
     return -(-(1 << radix_bits) // threads)
 
 
@@ -223,12 +226,13 @@ def plan_radix_rank(name: str, group: GroupSpec, launch: LaunchShape, key_dtype:
                     keeps_reuse_barrier(descriptor), exclusive_digit_prefix is not None)
 
 
-# ---------------------------------------------------------------------------- top-k (SPEC 8.11)
+# ---------------------------------------------------------------------------- top-k (docs: operations/topk)
 
 
 def ordered_extreme_bits(dtype: str, last_when_descending: bool) -> int:
-    """The bit pattern of the key whose ordered representation (SPEC 8.9) sorts after every other key:
-    all ones (ascending) or all zeros (descending) in that representation, mapped back to the key's bits."""
+    """The bit pattern of the key whose ordered representation (docs: operations/radix_sort, "Radix sort") sorts after
+    every other key: all ones (ascending) or all zeros (descending) in that representation, mapped back to the key's
+    bits."""
     width = itemsize(dtype) * 8
     ones, sign = (1 << width) - 1, 1 << (width - 1)
     ordered = 0 if last_when_descending else ones

@@ -1,4 +1,4 @@
-"""TempStorage descriptors and the scratch layout of a kernel (SPEC 6)."""
+"""TempStorage descriptors and the scratch layout of a kernel (docs: concepts, "Scratch memory and barriers")."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -25,8 +25,9 @@ class Descriptor:
 
 
 def keeps_reuse_barrier(descriptor: Descriptor | None) -> bool:
-    """Whether a call's scratch ends with a reuse barrier (SPEC 6.3): compiler-owned scratch does (the build drops
-    it where no scratch-using call can follow: ``_calls.build``), a TempStorage as its ``auto_sync`` says."""
+    """Whether a call's scratch ends with a reuse barrier (docs: concepts, "Scratch memory and barriers"):
+    compiler-owned scratch does (the build drops it where no scratch-using call can follow: ``_calls.build``), a
+    TempStorage as its ``auto_sync`` says."""
     return descriptor is None or descriptor.auto_sync
 
 

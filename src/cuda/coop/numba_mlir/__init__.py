@@ -41,7 +41,7 @@ exclusive_sum = _qualify(_scan.exclusive_sum)
 inclusive_sum = _qualify(_scan.inclusive_sum)
 exclusive_scan = _qualify(_scan.exclusive_scan)
 inclusive_scan = _qualify(_scan.inclusive_scan)
-StatefulFunction = _scan.StatefulFunction  # qualified-only (SPEC 9.6): stateful block prefix callbacks
+StatefulFunction = _scan.StatefulFunction  # qualified-only: stateful block prefix callbacks (docs: operations/scan)
 merge_sort_keys = _qualify(_sort.merge_sort_keys)
 merge_sort_pairs = _qualify(_sort.merge_sort_pairs)
 radix_sort_keys = _qualify(_sort.radix_sort_keys)
@@ -57,8 +57,8 @@ discontinuity = _qualify(_adjacent.discontinuity)
 run_length_decode = _qualify(_run_length.run_length_decode)
 run_length_decode_into = _qualify(_run_length.run_length_decode_into)
 globals().update({_name: _qualify(getattr(_pending, _name)) for _name in _pending.PENDING})
-# SPEC 9.9: ``numba_coop.local.array(shape, dtype)`` is numba-cuda-mlir's per-thread array, which qualified calls
-# take as a payload (1-D, fixed extent).
+# ``numba_coop.local.array(shape, dtype)`` is numba-cuda-mlir's per-thread array, which qualified calls take as a
+# payload (1-D, fixed extent; docs: qualified, "Payload forms").
 from numba_cuda_mlir.cuda import local as local  # noqa: E402
 from ._memory import shared as shared  # noqa: E402  (numba_coop.shared.array: inside the cooperative backing)
 

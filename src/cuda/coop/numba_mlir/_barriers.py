@@ -1,4 +1,5 @@
-"""What the barrier decision (SPEC 6.3, ``_calls.build.drop_unneeded_reuse_barriers``) needs from numba IR.
+"""What the barrier decision (``_calls.build.drop_unneeded_reuse_barriers``) needs from numba IR
+(docs: concepts, "Scratch memory and barriers").
 
 A call with compiler-owned scratch keeps its trailing reuse barrier only if a scratch-using call can execute after
 it: a later call in its block, a call in a block reachable from it, or (through a loop back-edge) itself. The last

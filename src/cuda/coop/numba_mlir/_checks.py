@@ -1,5 +1,6 @@
-"""Checks of a kernel's cuda.coop values that speak Python: early operand checks (SPEC 10.1 check order),
-static payload indices, escapes and unpacking, each naming the user's construct and line.
+"""Checks of a kernel's cuda.coop values that speak Python: early operand checks (in the documented check order;
+docs: errors, "Reading a message"), static payload indices, escapes and unpacking, each naming the user's construct and
+line.
 
 A mixin of the planner's ``KernelPlan`` (reads ``self.resolver``, ``self.func_ir``, ``self.payloads``).
 """
@@ -44,9 +45,9 @@ def user_name(name: str) -> str:
 class KernelChecks:
     # ------------------------------------------------------------ before inference
     def _check_operands(self, calls: list) -> None:
-        """Per operation, in SPEC 10.1 order: signature (C5), group (G1), array operands (P11, P2), explicit payload
-        dtypes (P1, P2); then payload sizes (P17) and static indices (P16). Runs before dtype inference, so a
-        mistake is never reported as an inference failure."""
+        """Per operation, in the documented order (docs: errors, "Reading a message"): signature (C5), group (G1), array
+        operands (P11, P2), explicit payload dtypes (P1, P2); then payload sizes (P17) and static indices (P16). Runs
+        before dtype inference, so a mistake is never reported as an inference failure."""
         for stmt, block, callee, _ in calls:
             if isinstance(callee, Obj) and self._uses_coop(callee.value):
                 raise located(self._not_inlined(callee.value), stmt.loc)
@@ -124,7 +125,8 @@ class KernelChecks:
         if payload is not None:
             return payload
         form = self.operand_form(call.args[param])
-        if form is None and extension(call.op).scalar_form:  # a qualified scalar form (SPEC 9.1)
+        # a qualified scalar form (docs: qualified, "Payload forms")
+        if form is None and extension(call.op).scalar_form:
             form = "scalar"
         if form is not None:
             if call.qualified:
@@ -176,7 +178,8 @@ class KernelChecks:
                     pending.append(definition.value)
 
     def _check_array_payload(self, call: Any, param: str, payload: PayloadVal, seen: dict[int, str]) -> None:
-        """SPEC 9.1: the user's own arrays are payloads of qualified calls only (P4), never two operands at once."""
+        """The user's own arrays are payloads of qualified calls only (P4), never two operands at once
+        (docs: qualified, "Payload forms")."""
         if not call.qualified:
             raise CoopTypeError(f"{call.name} requires a fixed-size ThreadData {param} payload in the common API; "
                                 f"use cuda.coop.numba_mlir for {payload.form} payloads")

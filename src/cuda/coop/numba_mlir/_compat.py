@@ -72,8 +72,8 @@ _NUMERIC = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uin
 
 
 def dtype_name(ty: object) -> str | None:
-    """numba scalar type -> numeric dtype name; a record or a struct-model type -> its aggregate dtype name (SPEC
-    9.2); else None."""
+    """numba scalar type -> numeric dtype name; a record or a struct-model type -> its aggregate dtype name
+    (docs: qualified, "User-defined aggregates"); else None."""
     if isinstance(ty, types.Record):
         return _aggregate_name(ty)
     name = str(types.unliteral(ty)) if isinstance(ty, types.Type) else str(ty)
@@ -272,10 +272,10 @@ def compile_operator(function: object, dtype: str, cc: int, symbol: str, arity: 
     a StatefulFunction ``op(state, value)``, whose state arrives as a pointer to the caller's one-item payload
     (indexed ``state[0]``).
 
-    ``by_pointer`` (float16 and aggregates, SPEC 9.2): every ``dtype`` argument arrives as a pointer and a ``dtype``
-    result is written through a leading output pointer, so the C++ side never passes those types by value (numba's
-    ``half`` and records-as-pointers have no by-value C++ twin). A small wrapper makes that ABI around the user's
-    function, which is compiled as a device function and inlined into it.
+    ``by_pointer`` (float16 and aggregates; docs: qualified, "User-defined aggregates"): every ``dtype`` argument
+    arrives as a pointer and a ``dtype`` result is written through a leading output pointer, so the C++ side never
+    passes those types by value (numba's ``half`` and records-as-pointers have no by-value C++ twin). A small wrapper
+    makes that ABI around the user's function, which is compiled as a device function and inlined into it.
     """
     ty = numba_dtype(dtype)
     rty = ty if result is None else numba_dtype(result)
@@ -469,8 +469,9 @@ def serialise_launches() -> None:
 
 
 # --- launch cost of integer arguments the kernel specialises on ---------------------------
-# SPEC 7.2 specialises a kernel on an integer argument (ForceLiteralArg). numba-cuda-mlir 0.6 then rebuilds the
-# argument's literal type with ``types.literal(value)`` on every launch (``MLIRDispatcher._literal_type_for_value``),
+# A kernel is specialised on an integer argument (ForceLiteralArg;
+# docs: concepts, "Compile-time values and specialisation"). numba-cuda-mlir 0.6 then rebuilds the argument's
+# literal type with ``types.literal(value)`` on every launch (``MLIRDispatcher._literal_type_for_value``),
 # about 5 us of host time per argument and launch. Literal types are interned (one object per type and value),
 # so a memo returns the very object the call would build; errors (values it rejects) are not memoised.
 _LITERAL_MEMO_LIMIT = 4096

@@ -1,4 +1,5 @@
-"""compile_kernel: build a cooperative kernel for one launch shape without a GPU (SPEC 9.11)."""
+"""compile_kernel: build a cooperative kernel for one launch shape without a GPU
+(docs: api/numba_mlir, "Building without a GPU")."""
 from __future__ import annotations
 
 import shutil

@@ -1,4 +1,5 @@
-"""Payload dtype inference before typing (SPEC 4): all evidence first, then one decision per payload.
+"""Payload dtype inference before typing (docs: concepts, "ThreadData payloads"): all evidence first, then one decision
+per payload.
 
 A mixin of the planner's ``KernelPlan``: it reads ``self.resolver``, ``self.payloads`` and
 ``self.func_ir``, and asks each operation family for the evidence its calls provide.
@@ -34,7 +35,8 @@ def no_array_of(dtype: str, what: str) -> CoopUnsupportedError:
 
 class DtypeInference:
     def _infer_dtypes(self) -> None:
-        """SPEC 4: explicit dtype, then cooperative operations, then indexed assignments, then literals."""
+        """Explicit dtype, then cooperative operations, then indexed assignments, then literals
+        (docs: concepts, "ThreadData payloads")."""
         for block in self.func_ir.blocks.values():
             for stmt in block.body:
                 if isinstance(stmt, nb.ir.Assign) and isinstance(stmt.value, nb.ir.Expr) and stmt.value.op == "call":
@@ -99,8 +101,8 @@ class DtypeInference:
         return first[0]
 
     def follow_dtype(self, output: PayloadVal, source: PayloadVal, call: Any, param: str) -> None:
-        """SPEC 4: ``output`` (an operand ``call`` writes into) has ``source``'s dtype, once that is known (the
-        evidence for ``source`` may come from a later statement)."""
+        """``output`` (an operand ``call`` writes into) has ``source``'s dtype, once that is known (the
+        evidence for ``source`` may come from a later statement; docs: concepts, "ThreadData payloads")."""
         self.dtype_follows.append((output, source, call, param))
 
     def add_evidence(self, payload: PayloadVal, dtype: str | None, call: Any, param: str) -> None:
@@ -152,7 +154,7 @@ class DtypeInference:
                 callee = self.resolver.callee(self.resolver.stmt_of[id(definition)])
                 if isinstance(callee, Obj) and not isinstance(callee.value, str):
                     dtype = dtype_of_object(callee.value) if callee.value not in (int, float) else None
-                    if dtype is None:  # e.g. the constructor of a struct-model type (SPEC 9.2)
+                    if dtype is None:  # e.g. a struct-model type's constructor (docs: qualified, "Struct-model types")
                         dtype = self._typed_call_dtype(callee.value, definition)
                     if dtype is not None:
                         return dtype, False
@@ -170,10 +172,10 @@ class DtypeInference:
         return None, False
 
     def _typed_call_dtype(self, function: Any, call: Any) -> str | None:
-        """The struct-model aggregate a call returns (SPEC 9.2: a constructor, or a device function, whose struct
-        result cannot be cast), typed by numba-cuda-mlir from its positional arguments' dtypes; None when an
-        argument's dtype is not visible, the call does not type, or it types to anything else (a device function's
-        numeric result stays no evidence, SPEC 4: cast it)."""
+        """The struct-model aggregate a call returns (a constructor, or a device function, whose struct result cannot be
+        cast; docs: qualified, "Struct-model types"), typed by numba-cuda-mlir from its positional arguments' dtypes;
+        None when an argument's dtype is not visible, the call does not type, or it types to anything else (a device
+        function's numeric result stays no evidence: cast it; docs: concepts, "ThreadData payloads")."""
         if call.kws or call.vararg is not None:
             return None
         argtys = []

@@ -68,7 +68,9 @@ class PayloadVal:
     evidence: list = field(default_factory=list)  # (dtype, where)
     same_as: "PayloadVal | None" = None  # an operation result shares its input's dtype
     array: Any = None  # the IR variable of a result's local array when it is not ``stmt``'s target (tuple results)
-    form: str = "ThreadData"  # or LOCAL_ARRAY: the user's own 1-D local array, a qualified payload (SPEC 9.1)
+    # "ThreadData", or LOCAL_ARRAY: the user's own 1-D local array, a qualified payload
+    # (docs: qualified, "Payload forms")
+    form: str = "ThreadData"
     result: bool = False  # a fresh payload an operation returns (sized by the operation, which checks it)
 
     def root(self) -> "PayloadVal":
@@ -173,8 +175,9 @@ class Resolver:
         return result
 
     def merge(self, name: str, values: tuple) -> Any:
-        """Several payloads one variable may hold (branches, loops): one payload when they all have one
-        extent (SPEC 4, P15; their dtypes are unified by the planner), else a merge the planner reports."""
+        """Several payloads one variable may hold (branches, loops): one payload when they all have one extent (P15;
+        docs: concepts, "ThreadData payloads"; their dtypes are unified by the planner), else a merge the planner
+        reports."""
         if all(isinstance(v, PayloadVal) for v in values) and len({v.items_per_thread for v in values}) == 1:
             for other in values[1:]:
                 if other is not values[0]:
@@ -221,7 +224,8 @@ class Resolver:
                 return Obj(fn(lhs.value, rhs.value))
             return UNKNOWN
         if value.op == "unary" and value.fn in _UNARY:
-            # A sign on a compile-time number is a compile-time number (SPEC 7.2): -math.inf, -np.inf, -CONST.
+            # A sign on a compile-time number is a compile-time number: -math.inf, -np.inf, -CONST
+            # (docs: concepts, "Compile-time values and specialisation").
             inner = self.var(value.value.name)
             return Obj(_UNARY[value.fn](inner.value)) if isinstance(inner, Obj) and _is_number(inner.value) \
                 else UNKNOWN
@@ -314,7 +318,8 @@ def dtype_of_object(value: Any) -> str | None:
         value = value.instance_type
     if isinstance(value, nb.types.Type):
         return nb.dtype_name(value) or (str(value) if isinstance(value, nb.types.Number) else None)
-    if isinstance(value, np.dtype) and value.fields is not None:  # a structured dtype: an aggregate (SPEC 9.2)
+    # a structured dtype: an aggregate (docs: qualified, "User-defined aggregates")
+    if isinstance(value, np.dtype) and value.fields is not None:
         return nb.record_dtype_name(value)
     if isinstance(value, type) and issubclass(value, np.generic) or isinstance(value, np.dtype):
         # Any NumPy scalar type names a dtype; whether an operation supports it is decided there (P1/P2).

@@ -202,10 +202,11 @@ def operator_link(spec: object, dtype: str, cc: int, name: str, param: str, arit
                   result: str | None = None, state_dtype: str | None = None) -> list:
     """LTO-IR link items for a user operator (none for built-in functors); memoised per process.
 
-    ``spec.name`` derives from everything that changes the operator's code and from the dtype (SPEC 8.0), so the
-    memo key (symbol, dtype, arity, cc) misses whenever the compiled code would differ. Unary callbacks (scan
-    prefix_op) get the symbol suffix ``_1`` so one function may serve both roles. ``result`` is the compiled
-    return type when it is not ``dtype`` (``"boolean"`` for predicates, whose spec names carry their own suffix).
+    ``spec.name`` derives from everything that changes the operator's code and from the dtype
+    (docs: operations/operators, "Your own function"), so the memo key (symbol, dtype, arity, cc) misses whenever the
+    compiled code would differ. Unary callbacks (scan prefix_op) get the symbol suffix ``_1`` so one function may serve
+    both roles. ``result`` is the compiled return type when it is not ``dtype`` (``"boolean"`` for predicates, whose
+    spec names carry their own suffix).
     ``state_dtype``: a scan StatefulFunction ``op(state_dtype* state, dtype) -> dtype`` (its spec name carries the
     state dtype).
     """

@@ -1,4 +1,5 @@
-"""``numba_coop.shared``: application shared arrays placed inside the cooperative backing (SPEC 9.9).
+"""``numba_coop.shared``: application shared arrays placed inside the cooperative backing
+(docs: qualified, "Payload forms").
 
 ``numba_coop.local`` is numba-cuda-mlir's own ``cuda.local`` (see the package module); ``shared.array`` is a marker
 the planner replaces with a view of its slice of the backing, so that it coexists with dynamic backing where a

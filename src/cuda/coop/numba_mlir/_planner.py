@@ -169,7 +169,8 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
                     if isinstance(arg, PayloadVal):
                         result = Obj(arg.items_per_thread)
                 elif callee.value in (float, int) and len(stmt.value.args) == 1 and not stmt.value.kws:
-                    # float("-inf"), int(2.0): a conversion of a compile-time value is one (SPEC 7.2)
+                    # float("-inf"), int(2.0): a conversion of a compile-time value is one
+                    # (docs: concepts, "Compile-time values and specialisation")
                     arg = self.resolver.var(stmt.value.args[0].name)
                     if isinstance(arg, Obj) and isinstance(arg.value, (str, int, float)) \
                             and not isinstance(arg.value, bool):
@@ -252,7 +253,8 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
         if isinstance(value, Obj):
             return value.value
         if isinstance(value, ArgRef) and isinstance(value.type, nb.types.Integer):
-            # SPEC 7.2: specialise the kernel on this integer argument (its launches then literalise it: memoised).
+            # Specialise the kernel on this integer argument (its launches then literalise it: memoised)
+            # (docs: concepts, "Compile-time values and specialisation").
             nb.memoize_literal_launch_types()
             raise nb.ForceLiteralArg({value.index}, loc=stmt.loc)
         if must:
@@ -284,7 +286,8 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
 
     def _local_array_payload(self, stmt: Any) -> Any:
         """A 1-D ``cuda.local.array(K, dtype)`` (``numba_coop.local.array`` is the same function): a payload the
-        qualified calls take as an operand or output (SPEC 9.1). Anything else stays an ordinary array."""
+        qualified calls take as an operand or output (docs: qualified, "Payload forms"). Anything else stays an ordinary
+        array."""
         expr = stmt.value
         args, kws = list(expr.args), dict(expr.kws)
         shape_var = args[0] if args else kws.get("shape")
@@ -327,7 +330,8 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
         self._unify_merged_payloads()
         self._check_escapes()  # an escape is the root cause of what would fail later (G2, P14 before G1, S1)
         self._check_operands(calls)
-        check_participation(self)  # G21: a group error, before options and inference (SPEC 10.1)
+        # G21: a group error, before options and inference (docs: errors, "Reading a message")
+        check_participation(self)
         self._infer_dtypes()
         for stmt, block, callee, _ in calls:
             try:
@@ -352,8 +356,9 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
         family.plan(self, call)
 
     def _gate_qualified_dtypes(self, call: OpCall) -> None:
-        """P1: float16 and aggregate payloads and scalars are the qualified namespace's (SPEC 9.2); families accept
-        every dtype they can build, so the common API is gated here, after inference, for every operand."""
+        """P1: float16 and aggregate payloads and scalars are the qualified namespace's (docs: operations/index,
+        "Dtypes"); families accept every dtype they can build, so the common API is gated here, after inference, for
+        every operand."""
         qualified = call.qualified
         for param, var in call.args.items():
             if param == "group" or not isinstance(var, nb.ir.Var):
@@ -457,8 +462,9 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
         return PayloadTuple(tuple(items), call.name, names)
 
     def scalar_dtype(self, var: Any, call: OpCall, param: str, through: tuple[str, ...] = ()) -> str:
-        """The dtype of a scalar operand, as far as it can be seen before typing (SPEC 4 rules); the scalar result
-        of a call of an operation in ``through`` has the dtype of that call's value (its operand after the group)."""
+        """The dtype of a scalar operand, as far as it can be seen before typing (by the inference rules;
+        docs: concepts, "ThreadData payloads"); the scalar result of a call of an operation in ``through`` has the dtype
+        of that call's value (its operand after the group)."""
         for _ in range(16 if through else 0):
             source = self._scalar_source(var, through)
             if source is None:

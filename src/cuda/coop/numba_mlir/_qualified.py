@@ -1,5 +1,5 @@
 """The qualified namespace ``cuda.coop.numba_mlir``: the common contract plus what each operation's marker
-declares as its extension (``_markers.base.Extension``, SPEC 9)."""
+declares as its extension (``_markers.base.Extension``; docs: qualified)."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -8,7 +8,7 @@ from .._markers.base import qualified
 from ._about import NAMESPACE
 
 # Declared options this backend does not build yet, per operation: a common call naming one is C3; a qualified call
-# is R9-shaped. (Every option of SPEC 9 is built today.)
+# is R9-shaped. (Every documented option is built today; docs: qualified, "What this release builds".)
 PENDING_QUALIFIED_OPTIONS: dict[str, tuple[str, ...]] = {
 }
 

@@ -168,8 +168,9 @@ class KernelRewrite:
         def fresh(prefix: str) -> Any:
             return ir.Var(scope, scope.redefine(prefix, loc).name, loc)
 
-        if is_aggregate(payload.dtype):  # numba-cuda-mlir has no local arrays of records: a record array over
-            # stack bytes of the kernel's entry (SPEC 9.2); nor arrays of struct-model types: a pointer to the slots
+        # numba-cuda-mlir has no local arrays of records: a record array over stack bytes of the kernel's entry;
+        # nor arrays of struct-model types: a pointer to the slots (docs: qualified, "User-defined aggregates")
+        if is_aggregate(payload.dtype):
             site = local_bytes_site(payload.dtype, payload.items_per_thread, self.state.typingctx)
             site_var = fresh("$cuda_coop_bytes")
             if nb.held_by_value(payload.dtype):

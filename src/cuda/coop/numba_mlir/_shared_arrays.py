@@ -1,4 +1,4 @@
-"""Shared arrays in kernels (SPEC 9.1, 9.9): rows of 2-D shared arrays as per-thread payloads, and
+"""Shared arrays in kernels (docs: qualified, "Payload forms"): rows of 2-D shared arrays as per-thread payloads, and
 ``numba_coop.shared.array`` placed inside the cooperative backing.
 
 A mixin of the planner's ``KernelPlan``. A ``numba_coop.shared.array`` call becomes, in the rewritten kernel,

@@ -1,4 +1,5 @@
-"""Divergent participation (SPEC 2.7, G21): cooperative calls under per-thread conditions.
+"""Divergent participation (G21; docs: concepts, "Participation: every member must reach the call"): cooperative
+calls under per-thread conditions.
 
 Runs on the planner's numba IR (after inlining, before typing) once every operation is planned.
 
@@ -58,7 +59,8 @@ def _user_name(name: str) -> str | None:
 
 
 def _diverges(source: Source, spec: Any) -> bool:
-    """Whether ``source`` can differ between members of one group of ``spec`` (within SPEC 2.7's rules)."""
+    """Whether ``source`` can differ between members of one group of ``spec`` (within the documented rules;
+    docs: concepts, "Participation: every member must reach the call")."""
     if spec.kind == BLOCK:
         return source.unit < _ORDER[BLOCK]
     if spec.kind in (WARP, LOGICAL_WARP) and spec.size > 1:

@@ -1,4 +1,4 @@
-"""CUB BlockAdjacentDifference / BlockDiscontinuity providers (SPEC 8.12, 8.13)."""
+"""CUB BlockAdjacentDifference / BlockDiscontinuity providers (docs: operations/adjacent)."""
 from __future__ import annotations
 
 from ..._semantics.adjacent import AdjacentSpec
@@ -39,7 +39,7 @@ def _adjacent_difference(spec: AdjacentSpec, t: str, k: int) -> tuple[str, list[
     else:  # the qualified difference_op: CUB calls it as op(current, neighbour) in both directions
         (decl, op), lines = operators.functor(spec.operator, t), []
     args = ["in", "out", op]
-    if spec.has_valid_items:  # SPEC 2.5: trap before narrowing to CUB's int
+    if spec.has_valid_items:  # trap before narrowing to CUB's int (docs: errors, "Device traps")
         lines.append(f"  cuda_coop::check_range(valid_items, 0, {spec.tile_items});")
         method += "PartialTile"
         args.append("(int)valid_items")

@@ -1,4 +1,4 @@
-"""CUB BlockExchange / WarpExchange / BlockShuffle providers (SPEC 8.3, 8.4, 9.4, 9.5)."""
+"""CUB BlockExchange / WarpExchange / BlockShuffle providers (docs: operations/exchange_shuffle)."""
 from __future__ import annotations
 
 from ..._semantics.common import BLOCK, c_type
@@ -22,7 +22,7 @@ def _scalar_shuffle(spec: ExchangeSpec) -> Provider:
     algo = f"cub::BlockShuffle<{t}, {bx}, {by}, {bz}>"
     lines = [f"  using Algo = {algo};", f"  {t} result = value;"]
     if spec.mode == "rotate":
-        if spec.distance is None:  # SPEC 2.5: trap before narrowing to CUB's unsigned
+        if spec.distance is None:  # trap before narrowing to CUB's unsigned (docs: errors, "Device traps")
             lines.append(f"  cuda_coop::check_range(distance, 1, {threads - 1});")
         call = "Rotate(value, result, (unsigned)distance)"
     else:

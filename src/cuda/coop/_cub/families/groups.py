@@ -1,4 +1,4 @@
-"""Group queries and barriers (SPEC 3.4) as tiny C ABI functions inlined by LTO."""
+"""Group queries and barriers (docs: concepts, "Groups and ranks") as tiny C ABI functions inlined by LTO."""
 from __future__ import annotations
 
 from ..._semantics.common import BLOCK, CLUSTER, LOGICAL_WARP, THREAD, WARP, WARPS_IN_BLOCK, c_type

@@ -1,4 +1,4 @@
-"""CUB BlockHistogram provider (SPEC 8.14): counters in scratch, returned as fresh striped payloads."""
+"""CUB BlockHistogram provider (docs: operations/histogram): counters in scratch, returned as fresh striped payloads."""
 from __future__ import annotations
 
 from ..._semantics.common import c_type

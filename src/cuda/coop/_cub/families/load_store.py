@@ -1,4 +1,4 @@
-"""CUB BlockLoad/BlockStore and WarpLoad/WarpStore providers (SPEC 8.1, 8.2)."""
+"""CUB BlockLoad/BlockStore and WarpLoad/WarpStore providers (docs: operations/load_store)."""
 from __future__ import annotations
 
 from ..._semantics.common import BLOCK, c_type
@@ -38,7 +38,8 @@ def emit(spec: LoadStoreSpec) -> Provider:
         ]
     valid_arg = ""
     if spec.has_valid_items:
-        # Each group's own count, relative to its own tile, passed to CUB unchanged (SPEC 8.1).
+        # Each group's own count, relative to its own tile, passed to CUB unchanged (docs: operations/load_store,
+        # "Partial tiles").
         lines += [f"  cuda_coop::check_range(valid_items, 0, {tile});", "  const int valid = (int)valid_items;"]
         valid_arg = ", valid" + (", oob_default" if spec.has_oob_default else "")
     if spec.uses_scratch:

@@ -1,4 +1,4 @@
-"""C++ functors for operator specs (SPEC 8.0)."""
+"""C++ functors for operator specs (docs: operations/operators)."""
 from __future__ import annotations
 
 from ..._semantics.operators import OperatorSpec

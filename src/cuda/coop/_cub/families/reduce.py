@@ -1,4 +1,4 @@
-"""CUB BlockReduce / WarpReduce providers (SPEC 8.5)."""
+"""CUB BlockReduce / WarpReduce providers (docs: operations/reduce)."""
 from __future__ import annotations
 
 from ..._semantics.aggregates import aggregate, uniform_word
@@ -13,7 +13,7 @@ _UNSIGNED = {1: ("unsigned short", "u8", "h", "unsigned char"), 2: ("unsigned sh
 
 
 def _call(spec: ReduceSpec, source: str, op: str, lines: list[str]) -> str:
-    """The CUB method call; a partial reduction first checks its runtime range (SPEC 2.5)."""
+    """The CUB method call; a partial reduction first checks its runtime range (docs: errors, "Device traps")."""
     name = "Sum" if spec.operator.is_sum else "Reduce"
     args = [source] + ([] if spec.operator.is_sum else [op])
     if spec.has_valid_items:
@@ -23,7 +23,8 @@ def _call(spec: ReduceSpec, source: str, op: str, lines: list[str]) -> str:
 
 
 def _thread(spec: ReduceSpec, op: str, lines: list[str]) -> None:
-    """SPEC 9.3: a thread folds its own slots in slot order; a scalar is its own reduction."""
+    """A thread folds its own slots in slot order; a scalar is its own reduction (docs: operations/reduce,
+    "More groups in the qualified namespace")."""
     lines.append(f"  const auto result = cub::ThreadReduce(in, {op});" if spec.items_per_thread else
                  "  const auto result = value;")
 

@@ -1,11 +1,12 @@
-"""CUB WarpReduceBatched provider (SPEC 8.6).
+"""CUB WarpReduceBatched provider (docs: operations/reduce_batched).
 
 ``cub::WarpReduceBatched<T, B, W>`` reduces all ``B`` batches at once for any ``B``: its
-``ReduceToStriped``/``ReduceToBlocked`` write ``ceil(B/W)`` results per lane in exactly the layouts of SPEC 8.6,
-padding a ``B`` that is not a multiple of ``W`` internally. Its only specialisation,
-``cub::detail::warp_reduce_batched_wspro<T, B, W, false>``, is shuffle-based (``TempStorage`` is ``cub::NullType``),
-so a call needs no scratch and no reuse barrier; it finds its lane and logical warp from ``%laneid``, which matches
-SPEC 3.3 because warp-scope groups require blocks of complete warps.
+``ReduceToStriped``/``ReduceToBlocked`` write ``ceil(B/W)`` results per lane in exactly the documented layouts
+(docs: operations/reduce_batched, "Semantics"), padding a ``B`` that is not a multiple of ``W`` internally. Its only
+specialisation, ``cub::detail::warp_reduce_batched_wspro<T, B, W, false>``, is shuffle-based (``TempStorage`` is
+``cub::NullType``), so a call needs no scratch and no reuse barrier; it finds its lane and logical warp from
+``%laneid``, which matches the documented linear rank (docs: concepts, "Groups and ranks") because warp-scope groups
+require blocks of complete warps.
 
 The public ``ReduceTo*`` methods drive that specialisation through ``cuda::static_for`` with an unannotated lambda,
 which NVRTC 13.0 rejects in JIT mode ("host functions are not allowed"). The provider therefore drives the same

@@ -1,5 +1,5 @@
-"""CUB BlockRunLengthDecode providers (SPEC 8.15, 9.10): the run table, its stream checks, windowed and bulk
-decoding.
+"""CUB BlockRunLengthDecode providers (docs: operations/run_length_decode): the run table, its stream checks, windowed
+and bulk decoding.
 
 The run table is built from offsets this provider scans itself (the same raking-memoize BlockScan CUB uses in its
 lengths constructor) so that every stream rule is checked where the data is: a negative length, a zero length

@@ -1,4 +1,4 @@
-"""CUB BlockScan / WarpScan providers (SPEC 8.7, qualified extensions 9.6)."""
+"""CUB BlockScan / WarpScan providers, qualified extensions included (docs: operations/scan)."""
 from __future__ import annotations
 
 from ..._semantics.common import BLOCK, c_type
@@ -10,7 +10,8 @@ from . import operators
 def _prefix_functor(spec: ScanSpec, t: str) -> str:
     """The block prefix callback functor. CUB calls it in the first warp with the block aggregate and seeds the
     scan with lane 0's result. A StatefulFunction's op receives a pointer to the caller's one-item state payload.
-    float16 and aggregate values cross by pointer (SPEC 9.2; ``numba_mlir._compat.compile_operator``)."""
+    float16 and aggregate values cross by pointer (docs: qualified, "User-defined aggregates";
+    ``numba_mlir._compat.compile_operator``)."""
     prefix = spec.prefix
     assert prefix is not None
     stateful = spec.state_dtype is not None
@@ -99,7 +100,7 @@ def emit(spec: ScanSpec) -> Provider:
     if spec.state_dtype is not None:
         params += f", {c_type(spec.state_dtype)}* state"
     lines = [f"  using Algo = {algo};", *io]
-    if spec.has_valid_items:  # SPEC 2.5: trap before narrowing to int
+    if spec.has_valid_items:  # trap before narrowing to int (docs: errors, "Device traps")
         lines.append(f"  cuda_coop::check_range(valid_items, 1, {spec.group.size});")
     lines.append(make)
     if spec.prefix is not None:

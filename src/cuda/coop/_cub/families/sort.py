@@ -1,4 +1,5 @@
-"""CUB BlockMergeSort / WarpMergeSort / BlockRadixSort providers (SPEC 8.8, 8.9)."""
+"""CUB BlockMergeSort / WarpMergeSort / BlockRadixSort providers (docs: operations/merge_sort;
+operations/radix_sort)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -26,7 +27,9 @@ def _merge(spec: SortSpec, t: str, v: str, operands: str) -> _Parts:
     k = spec.items_per_thread
     compare = f"::cuda::std::{'greater' if spec.descending else 'less'}<{t}>{{}}"
     method, decl = "Sort", ""
-    if spec.compare is not None:  # SPEC 9.7: the user's predicate, through CUB's documented-stable entry point
+    # the user's predicate, through CUB's documented-stable entry point
+    # (docs: operations/merge_sort, "Custom comparison")
+    if spec.compare is not None:
         decl = predicate_functor(spec.compare, t, "@SYM@_compare")
         compare, method = "@SYM@_compare{}", "StableSort"
     if spec.has_valid_items:
@@ -62,8 +65,9 @@ def _radix(spec: SortSpec, t: str, v: str, operands: str) -> _Parts:
 
 
 def _topk(spec: SortSpec, t: str, algo: str, operands: str) -> _Parts:
-    """SPEC 8.11's conforming alternative: a stable radix sort of the 1-D block's tile in which the keys past
-    ``valid_items`` are replaced by the key that sorts last; the first min(k, valid_items) positions are the answer."""
+    """Top-k as documented (docs: operations/topk, "Groups, dtypes and limits"): a stable radix sort of the 1-D
+    block's tile in which the keys past ``valid_items`` are replaced by the key that sorts last; the first
+    min(k, valid_items) positions are the answer."""
     tile, k = spec.tile_items, spec.items_per_thread
     unsigned = _UNSIGNED[itemsize(spec.key_dtype)]
     sort = [f"  cuda_coop::check_range(k, 0, {tile});"]
@@ -95,13 +99,13 @@ def emit_rank(spec: RankSpec) -> Provider:
     extractor = f"cub::BFEDigitExtractor<{unsigned}>({spec.begin_bit}, {spec.radix_bits})"
     params = f"const {t}* keys, int* output"
     if spec.digit_prefix:
-        # SPEC 9.8 wants slot i of member t to hold the count of keys whose digit precedes digit t*E + i in the
-        # ranking order, E = ceil(2**bits / T). CUB's overload fills BINS_TRACKED_PER_THREAD = max(1, ceil(2**bits
-        # / T)) = E slots per thread, slot i of linear thread t being bin t*E + i; its linear thread is the
-        # row-major rank, i.e. our member rank. Descending ranks store digit d's counter at the mirrored place,
-        # and CUB reads bin t*E + i from that mirrored place too, so the slot still describes digit t*E + i and
-        # counts the keys with larger digits. The layouts therefore coincide and the payload is passed as CUB's
-        # array unchanged. Slots of bins >= 2**bits are not written (unspecified).
+        # The documented exclusive_digit_prefix (docs: operations/radix_sort, "Radix rank") holds in slot i of member t
+        # the count of keys whose digit precedes digit t*E + i in the ranking order, E = ceil(2**bits / T). CUB's
+        # overload fills BINS_TRACKED_PER_THREAD = max(1, ceil(2**bits / T)) = E slots per thread, slot i of linear
+        # thread t being bin t*E + i; its linear thread is the row-major rank, i.e. our member rank. Descending ranks
+        # store digit d's counter at the mirrored place, and CUB reads bin t*E + i from that mirrored place too, so the
+        # slot still describes digit t*E + i and counts the keys with larger digits. The layouts therefore coincide and
+        # the payload is passed as CUB's array unchanged. Slots of bins >= 2**bits are not written (unspecified).
         e = spec.prefix_extent
         lines += [f"  static_assert(Algo::BINS_TRACKED_PER_THREAD == {e}, \"digit prefix extent\");",
                   f"  int (&prefix)[{e}] = *reinterpret_cast<int (*)[{e}]>(digit_prefix);",
@@ -143,9 +147,10 @@ def emit(spec: SortSpec) -> Provider:
 
 
 def _scalar_entry(provider: Provider, signature: str, body: str, controls: tuple[str, ...]) -> Provider:
-    """SPEC 9.1's scalar forms: the item function is kept under another name (inlined) and a C entry point
-    ``signature`` (``@CONTROLS@`` where the controls go) wraps it with one-item arrays; ``controls`` are the names
-    of the item function's ``long long`` parameters between the outputs and the scratch (``@ARGS@`` in ``body``)."""
+    """The qualified scalar forms (docs: qualified, "Payload forms"): the item function is kept under another name
+    (inlined) and a C entry point ``signature`` (``@CONTROLS@`` where the controls go) wraps it with one-item arrays;
+    ``controls`` are the names of the item function's ``long long`` parameters between the outputs and the scratch
+    (``@ARGS@`` in ``body``)."""
     inner = provider.template.replace('extern "C" __device__ void @SYM@(',
                                       "static __device__ __forceinline__ void @SYM@_items(")
     params = "".join(f", long long {c}" for c in controls)
