@@ -176,3 +176,30 @@ def test_backends_named_by_entry_points_are_found_on_demand(monkeypatch):
     monkeypatch.setitem(sys.modules, "tests.plugin_coop", module)
     coop.register("plugin")
     assert registered == ["plugin"]
+
+
+def test_the_value_abi_is_the_backends_policy():
+    """How float16, aggregates and predicate results cross to a backend's code is its own ValueAbi: the entry
+    point's C ABI and the callables' calling convention follow the context; C++'s convention without one."""
+    from cuda.coop._backend_context import ValueAbi
+    from cuda.coop._cub.abi import c_abi_entry
+    from cuda.coop._cub.families.operators import predicate_functor
+    from cuda.coop._semantics.common import passes_by_pointer
+    from cuda.coop._semantics.operators import resolve_predicate
+
+    body = 'extern "C" __device__ __half cuda_coop_x_0(int n, __half v) { return v; }\n'
+    assert c_abi_entry(body, ValueAbi()) == body  # halves by value: nothing to carry
+    carried = c_abi_entry(body, ValueAbi(half_as_bits=True))
+    assert 'extern "C" __device__ unsigned short cuda_coop_x_0(int n, unsigned short v)' in carried
+    assert "__half_as_ushort(cuda_coop_x_0_typed(n, __ushort_as_half(v)))" in carried
+
+    def before(a, b):
+        return a < b
+
+    assert not passes_by_pointer("float16")
+    native = resolve_predicate("merge_sort_keys", "compare_op", before, "int32")
+    assert 'extern "C" __device__ bool ' in predicate_functor(native, "int", "less")
+    with active(BackendContext("byte", "tests.byte_coop", abi=ValueAbi(True, True, True))):
+        assert passes_by_pointer("float16")
+        byte = resolve_predicate("merge_sort_keys", "compare_op", before, "int32")
+    assert 'extern "C" __device__ unsigned char ' in predicate_functor(byte, "int", "less")

@@ -36,13 +36,29 @@ class Tracer(Protocol):
 
 
 @dataclass(frozen=True)
+class ValueAbi:
+    """How values cross between the generated C++ and the code a backend compiles (its kernels, and the user
+    callables it compiles to be called from C++): the backend's policy, which the code generator follows. The
+    default is C++'s own convention."""
+
+    # float16 crosses entry points as its 16 bits (``unsigned short``) and user callables by pointer: the
+    # compiler's half is not C++'s ``__half`` struct, and a call between the two would not be inlined
+    half_as_bits: bool = False
+    # an aggregate (a structured dtype) crosses entry points and user callables as a pointer to its bytes
+    aggregates_by_pointer: bool = False
+    # a user predicate returns its boolean as one byte holding 0 or 1, not as a C++ ``bool``
+    predicate_byte: bool = False
+
+
+@dataclass(frozen=True)
 class BackendContext:
     """``backend``: its registered name; ``namespace``: its qualified namespace module; ``tracer``: the receiver of
-    marker calls, for a backend that executes the kernel's Python."""
+    marker calls, for a backend that executes the kernel's Python; ``abi``: how values cross to its code."""
 
     backend: str
     namespace: str
     tracer: Tracer | None = None
+    abi: ValueAbi = ValueAbi()
 
 
 _current: contextvars.ContextVar[BackendContext | None] = contextvars.ContextVar("cuda_coop_backend", default=None)
@@ -60,6 +76,12 @@ def active(context: BackendContext) -> Iterator[BackendContext]:
         yield context
     finally:
         _current.reset(token)
+
+
+def value_abi() -> ValueAbi:
+    """The value ABI of the backend compiling now (C++'s own convention outside a compile)."""
+    context = current()
+    return context.abi if context is not None else ValueAbi()
 
 
 def qualified_namespace() -> str:

@@ -1,15 +1,18 @@
-"""The C ABI of by-value float16 and aggregates (docs: qualified, "User-defined aggregates").
+"""The C ABI of by-value float16 and aggregates at entry points, as the backend's value ABI asks (docs: qualified,
+"User-defined aggregates"; ``_backend_context.ValueAbi``).
 
-numba-cuda-mlir passes a float16 scalar as LLVM ``half``; C++'s ``__half`` is a struct, so a call between them would
-not be inlined by link-time optimisation. numba-cuda-mlir represents a record value as a pointer to its bytes. A
-provider whose entry point takes or returns either by value is kept as written under another name (inlined) and
-exposed through an entry point that carries ``__half`` as its ``unsigned short`` bits and an aggregate by pointer (a
-result through a trailing ``result`` pointer); the backend converts on its side.
+A compiler may pass a float16 scalar as LLVM ``half`` (numba-cuda-mlir does); C++'s ``__half`` is a struct, so a call
+between them would not be inlined by link-time optimisation. A compiler may hold a record value as a pointer to its
+bytes (numba-cuda-mlir does). For such a backend, a provider whose entry point takes or returns either by value is
+kept as written under another name (inlined) and exposed through an entry point that carries ``__half`` as its
+``unsigned short`` bits and an aggregate by pointer (a result through a trailing ``result`` pointer); the backend
+converts on its side.
 """
 from __future__ import annotations
 
 import re
 
+from .._backend_context import ValueAbi
 from .._semantics.aggregates import AGGREGATE_C_PREFIX, uniform_word
 
 _DEFINITION = re.compile(r'extern "C" __device__ (?P<ret>[\w ]+?) (?P<name>cuda_coop_\w+)\((?P<params>[^)]*)\) \{')
@@ -21,14 +24,20 @@ def _is_aggregate(c_type: str) -> bool:
     return c_type.startswith(AGGREGATE_C_PREFIX)
 
 
-def c_abi_entry(body: str) -> str:
-    """``body`` with its entry point's by-value ``__half``/aggregate parameters and result carried as above."""
+def c_abi_entry(body: str, abi: ValueAbi) -> str:
+    """``body`` with its entry point's by-value ``__half``/aggregate parameters and result carried as ``abi`` says
+    (as above); unchanged for a backend that takes both by value."""
     match = _DEFINITION.search(body)
     if match is None:
         return body
     ret, name, params = match.group("ret"), match.group("name"), match.group("params").split(", ")
-    by_value = [_BY_VALUE.match(p) for p in params]
-    if ret != "__half" and not _is_aggregate(ret) and not any(by_value):
+
+    def carried(c_type: str) -> bool:
+        return (c_type == "__half" and abi.half_as_bits) or (_is_aggregate(c_type) and abi.aggregates_by_pointer)
+
+    by_value = [value if value is not None and carried(value.group("type")) else None
+                for value in (_BY_VALUE.match(p) for p in params)]
+    if not carried(ret) and not any(by_value):
         return body
     abi_params, args = [], []
     for param, value in zip(params, by_value):
@@ -47,13 +56,13 @@ def c_abi_entry(body: str) -> str:
     abi_ret = ret
     if ret == "void":
         result = f"  {call};"
+    elif not carried(ret):
+        result = f"  return {call};"
     elif ret == "__half":
         abi_ret, result = "unsigned short", f"  return __half_as_ushort({call});"
-    elif _is_aggregate(ret):
+    else:  # an aggregate result, written through a trailing pointer
         abi_ret, result = "void", f"  *result = {call};"
         abi_params.append(f"{ret}* result")
-    else:
-        result = f"  return {call};"
     typed = body[:match.start()] + f"static __device__ __forceinline__ {ret} {name}_typed(" + \
         match.group("params") + ") {" + body[match.end():]
     return typed + f'extern "C" __device__ {abi_ret} {name}({", ".join(abi_params)}) {{\n{result}\n}}\n'

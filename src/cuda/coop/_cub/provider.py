@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from .._backend_context import ValueAbi, value_abi
 from .abi import aggregate_definitions, c_abi_entry
 
 
@@ -70,8 +71,10 @@ __device__ __forceinline__ unsigned logical_warp_mask(unsigned rank, unsigned wi
 """
 
 
-def translation_unit(providers: list[Provider]) -> str:
-    """One TU for all of a kernel's providers, plus a sizeof/alignof table per scratch type."""
+def translation_unit(providers: list[Provider], abi: ValueAbi | None = None) -> str:
+    """One TU for all of a kernel's providers, plus a sizeof/alignof table per scratch type; entry points follow
+    ``abi`` (by default the value ABI of the backend compiling now)."""
+    abi = abi if abi is not None else value_abi()
     unique = list({p.symbol: p for p in providers}.values())
     headers = sorted({h for p in unique for h in p.headers})
     # __half (float16 payloads; docs: operations/index, "Dtypes") before CUB, whose type traits then know it
@@ -80,7 +83,7 @@ def translation_unit(providers: list[Provider]) -> str:
     # user-defined aggregates (docs: qualified, "User-defined aggregates")
     parts += aggregate_definitions("".join(p.body for p in unique))
     for p in unique:
-        parts.append(c_abi_entry(p.body))
+        parts.append(c_abi_entry(p.body, abi))
         if p.scratch_type is not None:
             parts.append(
                 f'extern "C" __device__ const unsigned long long {p.symbol}_scratch_size[2] = '

@@ -5,7 +5,7 @@ import enum
 from dataclasses import dataclass
 from typing import Sequence, TypeGuard
 
-from .._backend_context import qualified_namespace
+from .._backend_context import qualified_namespace, value_abi
 from .._errors import CoopTypeError, CoopValueError
 from .aggregates import aggregate, is_aggregate
 
@@ -35,9 +35,11 @@ WARP_SCOPE = (WARP, LOGICAL_WARP)
 
 
 def passes_by_pointer(dtype: str) -> bool:
-    """Values of ``dtype`` reach user callables by pointer (docs: qualified, "User-defined aggregates"): float16
-    (numba's ``half`` is not C++'s ``__half`` struct) and aggregates (numba passes records as pointers)."""
-    return dtype == "float16" or is_aggregate(dtype)
+    """Values of ``dtype`` reach user callables by pointer (docs: qualified, "User-defined aggregates"), as the
+    value ABI of the backend compiling now says: float16 when its half is not C++'s ``__half`` struct, aggregates
+    when it holds them as pointers to their bytes."""
+    abi = value_abi()
+    return (dtype == "float16" and abi.half_as_bits) or (is_aggregate(dtype) and abi.aggregates_by_pointer)
 
 
 def c_type(dtype: str) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .._backend_context import value_abi
 from .._errors import CoopTypeError, CoopValueError
 from .aggregates import symbol_part
 from .common import INTEGER_DTYPES, passes_by_pointer, selector_type_error
@@ -51,6 +52,8 @@ class OperatorSpec:
     function: Any = None  # the Python function of a user callable
     # its values cross the C ABI by pointer (float16, aggregates; docs: qualified, "User-defined aggregates")
     by_pointer: bool = False
+    # a predicate's boolean comes back as one byte (the backend's value ABI), not as a C++ bool
+    byte_result: bool = False
 
     @property
     def is_sum(self) -> bool:
@@ -223,7 +226,8 @@ def resolve_predicate(op: str, param: str, value: Any, dtype: str) -> OperatorSp
     function = getattr(value, "py_func", value)
     if isinstance(value, str) or not callable(function) or not hasattr(function, "__code__"):
         raise CoopTypeError(f"{op} {param} must be a Python/device function; got {value!r}")
-    return OperatorSpec(callable_symbol(function, dtype) + "_pred", False, function, passes_by_pointer(dtype))
+    return OperatorSpec(callable_symbol(function, dtype) + "_pred", False, function, passes_by_pointer(dtype),
+                        value_abi().predicate_byte)
 
 
 _NOISE = ("Failed in ", "During:", "NOTE:", "Please ", "This error may have been caused", "Enable logging",

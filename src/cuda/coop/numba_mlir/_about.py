@@ -5,6 +5,8 @@ the backend itself, so that no import of the package runs in a circle.
 """
 from __future__ import annotations
 
+from .._backend_context import ValueAbi
+
 HINT = ('install "cuda-coop[numba-cuda-mlir-cu13]" (CUDA 13) or "cuda-coop[numba-cuda-mlir-cu12]" (CUDA 12).')
 
 try:
@@ -29,6 +31,9 @@ if not version_ok(VERSION):
     raise ImportError(f"cuda.coop supports numba-cuda-mlir>=0.6,<0.7; found {VERSION}. To fix it, {HINT}")
 
 
+# numba-cuda-mlir's half is LLVM ``half``, not C++'s ``__half`` struct; it holds a record as a pointer to its bytes and
+# stores a boolean as one byte (docs: qualified, "User-defined aggregates")
+ABI = ValueAbi(half_as_bits=True, aggregates_by_pointer=True, predicate_byte=True)
 NAMESPACE = "cuda.coop.numba_mlir"
 BACKEND = "numba-cuda-mlir"
 BUILD_TAG = "numba_mlir"  # in the provider cache key and the dumped source's name (cuda_coop_numba_mlir_<hash>.cu)

@@ -6,7 +6,7 @@ planner, the CUB pipeline and numba-cuda-mlir's internals (``_compat``) load whe
 """
 from __future__ import annotations
 
-from ._about import BACKEND, HINT, NAMESPACE, VERSION
+from ._about import ABI, BACKEND, HINT, NAMESPACE, VERSION
 
 try:
     from numba_cuda_mlir.extending import WholeFunctionPlanner, register_planner
@@ -23,7 +23,8 @@ class CoopPlannerEntry(WholeFunctionPlanner):
         from ._planner import CoopPlanner
 
         _refresh_once()
-        with active(BackendContext(BACKEND, NAMESPACE)):  # whom the backend-free layers' messages name
+        # whom the shared layers' messages name, and how values cross to numba-cuda-mlir's code
+        with active(BackendContext(BACKEND, NAMESPACE, abi=ABI)):
             return CoopPlanner(self.state).run()
 
 

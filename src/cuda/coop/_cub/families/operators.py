@@ -31,13 +31,14 @@ def functor(spec: OperatorSpec, t: str) -> tuple[str, str]:
 def predicate_functor(spec: OperatorSpec, t: str, functor: str) -> str:
     """Declarations of the functor struct ``functor`` calling a user predicate (``_semantics.operators.
     resolve_predicate``). The callable is compiled with a boolean result, which its C ABI returns as one byte
-    holding 0 or 1 (numba's storage form of a boolean); the functor turns that byte into a C++ ``bool``."""
+    holding 0 or 1 where the backend's value ABI says so (``spec.byte_result``: a compiler that stores booleans as
+    bytes), else as a C++ ``bool``; the functor hands CUB a ``bool``."""
     if spec.by_pointer:
         params, call = f"{t}*, {t}*", f"{t} x = a, y = b; return {spec.name}(&x, &y) != 0;"
     else:
         params, call = f"{t}, {t}", f"return {spec.name}(a, b) != 0;"
     return (
-        f'extern "C" __device__ unsigned char {spec.name}({params});\n'
+        f'extern "C" __device__ {"unsigned char" if spec.byte_result else "bool"} {spec.name}({params});\n'
         f"struct {functor} {{\n"
         f"  __device__ __forceinline__ bool operator()(const {t}& a, const {t}& b) const {{ {call} }}\n"
         f"}};\n"
