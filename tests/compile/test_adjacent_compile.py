@@ -9,24 +9,11 @@ from numba_cuda_mlir import cuda
 import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
 
+from compile_helpers import build_kernel, expect_compile_error
+
 I32 = np.zeros(1024, np.int32)
 F32 = np.zeros(1024, np.float32)
 U8 = np.zeros(1024, np.uint8)
-
-
-def _build(kernel, args, block=128):
-    built = numba_coop.compile_kernel(kernel, args, block=block, target="sm_90")
-    assert "CALL" not in built.sass() and built.local_memory_bytes == 0
-    assert built.metadata["scratch_bytes"] > 0
-    return built
-
-
-def _error(kernel, args, cls, fragment, block=128):
-    with pytest.raises(cls) as info:
-        numba_coop.compile_kernel(kernel, args, block=block, target="sm_90")
-    assert fragment in str(info.value), str(info.value)
-    assert "test_adjacent_compile.py:" in str(info.value), str(info.value)
-    return info.value
 
 
 def difference(a, b):  # a module-level callable for the qualified-option checks
@@ -62,14 +49,14 @@ def _difference_kernel(direction, valid, predecessor, successor):
 @pytest.mark.parametrize("dtype", [np.int32, np.float32, np.uint8])
 def test_adjacent_difference_builds(direction, valid, predecessor, successor, method, dtype):
     data = np.zeros(1024, dtype)
-    built = _build(_difference_kernel(direction, valid, predecessor, successor), (data, data))
+    built = build_kernel(_difference_kernel(direction, valid, predecessor, successor), (data, data), check_scratch=True)
     assert method in built.cpp_source
     assert "BlockAdjacentDifference<" in built.cpp_source
     assert "reuse barrier" not in built.cpp_source  # the kernel's last scratch call: no reuse barrier (SPEC 6.3)
 
 
 def test_small_integers_subtract_in_their_own_type():
-    built = _build(_difference_kernel("left", None, None, None), (U8, U8))
+    built = build_kernel(_difference_kernel("left", None, None, None), (U8, U8), check_scratch=True)
     assert ("(unsigned char)(unsigned char)((unsigned char)current - (unsigned char)neighbour)"
             in built.cpp_source)
 
@@ -83,7 +70,7 @@ def test_runtime_controls_build_with_a_range_trap():
         out = coop.adjacent_difference(block, items, valid_items=n, tile_predecessor_item=before)
         coop.store(block, dst, out)
 
-    built = _build(kernel, (F32, F32, np.int64(5), np.float32(1)), block=(8, 4, 2))
+    built = build_kernel(kernel, (F32, F32, np.int64(5), np.float32(1)), block=(8, 4, 2), check_scratch=True)
     assert "cuda_coop::check_range(valid_items, 0, 128);" in built.cpp_source
     assert "cub::BlockAdjacentDifference<float, 8, 4, 2>" in built.cpp_source
     assert "BPT.TRAP" in built.sass()
@@ -110,7 +97,7 @@ def _flags_kernel(mode, predecessor, successor):
 @pytest.mark.parametrize("dtype", [np.int32, np.float32])
 def test_discontinuity_single_flags_build(mode, predecessor, successor, method, dtype):
     data = np.zeros(1024, dtype)
-    built = _build(_flags_kernel(mode, predecessor, successor), (data, I32), block=(8, 4, 1))
+    built = build_kernel(_flags_kernel(mode, predecessor, successor), (data, I32), block=(8, 4, 1), check_scratch=True)
     assert method in built.cpp_source
     assert f"cub::BlockDiscontinuity<{'int' if dtype == np.int32 else 'float'}, 8, 4, 1>" in built.cpp_source
 
@@ -132,7 +119,7 @@ def test_discontinuity_heads_and_tails_builds(predecessor, successor, method):
         coop.store(block, heads_out, heads)
         coop.store(block, tails_out, tails)
 
-    built = _build(kernel, (F32, I32, I32))
+    built = build_kernel(kernel, (F32, I32, I32), check_scratch=True)
     assert method in built.cpp_source
 
 
@@ -148,7 +135,7 @@ def test_runtime_boundary_items_and_explicit_storage_build():
         diff = coop.adjacent_difference(block, items, direction="right", tile_successor_item=after, temp_storage=temp)
         coop.store(block, dst, diff)
 
-    built = _build(kernel, (I32, I32, np.int32(0), np.int32(1)))
+    built = build_kernel(kernel, (I32, I32, np.int32(0), np.int32(1)), check_scratch=True)
     assert built.cpp_source.count("__syncthreads();  // reuse barrier") == 2
 
 
@@ -161,7 +148,7 @@ def test_explicit_storage_without_auto_sync_has_no_barrier():
         coop.load(block, src, items)
         coop.store(block, dst, coop.discontinuity(block, items, temp_storage=temp))
 
-    built = _build(kernel, (I32, I32))
+    built = build_kernel(kernel, (I32, I32), check_scratch=True)
     assert "reuse barrier" not in built.cpp_source
 
 
@@ -174,7 +161,7 @@ def test_qualified_calls_build():
         flags = numba_coop.discontinuity(block, items, mode="tails")
         numba_coop.store(block, dst, numba_coop.adjacent_difference(block, flags, direction="right"))
 
-    _build(kernel, (F32, I32))
+    build_kernel(kernel, (F32, I32), check_scratch=True)
 
 
 # ---------------------------------------------------------------------------- errors
@@ -186,12 +173,13 @@ def test_qualified_calls_build():
     (" Left ", 1, 1, "cuda.coop.adjacent_difference direction='left' accepts only tile_predecessor_item"),
 ])
 def test_adjacent_difference_boundary_items_are_o12(direction, predecessor, successor, message):
-    _error(_difference_kernel(direction, None, predecessor, successor), (I32, I32), coop.CoopValueError, message)
+    expect_compile_error(_difference_kernel(direction, None, predecessor, successor), (I32, I32), coop.CoopValueError,
+                         message)
 
 
 def test_successor_with_valid_items_is_o12():
-    _error(_difference_kernel("right", 3, None, 5), (I32, I32), coop.CoopValueError,
-           "cuda.coop.adjacent_difference tile_successor_item cannot be combined with valid_items")
+    expect_compile_error(_difference_kernel("right", 3, None, 5), (I32, I32), coop.CoopValueError,
+                         "cuda.coop.adjacent_difference tile_successor_item cannot be combined with valid_items")
 
 
 @pytest.mark.parametrize("mode, predecessor, successor, message", [
@@ -199,13 +187,13 @@ def test_successor_with_valid_items_is_o12():
     ("tails", 1, None, "cuda.coop.discontinuity mode='tails' accepts only tile_successor_item"),
 ])
 def test_discontinuity_boundary_items_are_o12(mode, predecessor, successor, message):
-    _error(_flags_kernel(mode, predecessor, successor), (I32, I32), coop.CoopValueError, message)
+    expect_compile_error(_flags_kernel(mode, predecessor, successor), (I32, I32), coop.CoopValueError, message)
 
 
 @pytest.mark.parametrize("valid", [513, -1])
 def test_static_valid_items_out_of_range_is_c7(valid):
-    _error(_difference_kernel("left", valid, None, None), (I32, I32), coop.CoopValueError,
-           f"cuda.coop.adjacent_difference static valid_items must be between 0 and 512; got {valid}")
+    expect_compile_error(_difference_kernel("left", valid, None, None), (I32, I32), coop.CoopValueError,
+                         f"cuda.coop.adjacent_difference static valid_items must be between 0 and 512; got {valid}")
 
 
 def test_float_runtime_valid_items_is_c6():
@@ -215,9 +203,9 @@ def test_float_runtime_valid_items_is_c6():
         coop.load(coop.this_block(), src, items)
         coop.store(coop.this_block(), dst, coop.adjacent_difference(coop.this_block(), items, valid_items=n))
 
-    _error(kernel, (I32, I32, np.float32(3)), coop.CoopTypeError,
-           "cuda.coop.adjacent_difference valid_items must be a signed integer of at most 64 bits or an unsigned "
-           "integer of at most 32 bits; got float32")
+    expect_compile_error(kernel, (I32, I32, np.float32(3)), coop.CoopTypeError,
+                         "cuda.coop.adjacent_difference valid_items must be a signed integer of at most 64 bits or an "
+                         "unsigned integer of at most 32 bits; got float32")
 
 
 @pytest.mark.parametrize("name", ["adjacent_difference", "discontinuity"])
@@ -231,14 +219,16 @@ def test_runtime_boundary_of_another_dtype_is_c9(name):
         coop.load(block, src, items)
         coop.store(block, dst, operation(block, items, tile_predecessor_item=before))
 
-    _error(kernel, (I32, I32, np.int64(1)), coop.CoopTypeError,
-           f"cuda.coop.{name} tile_predecessor_item must have the payload dtype int32; got int64; cast it")
+    expect_compile_error(kernel, (I32, I32, np.int64(1)), coop.CoopTypeError,
+                         f"cuda.coop.{name} tile_predecessor_item must have the payload dtype "
+                         "int32; got int64; cast it")
 
 
 def test_numpy_constant_of_another_dtype_is_c9():
     wrong = np.float64(1)
-    _error(_flags_kernel("tails", None, wrong), (F32, I32), coop.CoopTypeError,
-           "cuda.coop.discontinuity tile_successor_item must have the payload dtype float32; got float64; cast it")
+    expect_compile_error(_flags_kernel("tails", None, wrong), (F32, I32), coop.CoopTypeError,
+                         "cuda.coop.discontinuity tile_successor_item must have the payload dtype "
+                         "float32; got float64; cast it")
 
 
 @pytest.mark.parametrize("data, value, message", [
@@ -248,12 +238,12 @@ def test_numpy_constant_of_another_dtype_is_c9():
     (F32, 1e39, "cuda.coop.adjacent_difference tile_predecessor_item literal 1e+39 is not representable as float32"),
 ])
 def test_unrepresentable_literal_boundary_is_c10(data, value, message):
-    _error(_difference_kernel("left", None, value, None), (data, data), coop.CoopValueError, message)
+    expect_compile_error(_difference_kernel("left", None, value, None), (data, data), coop.CoopValueError, message)
 
 
 def test_unrepresentable_literal_successor_of_flags_is_c10():
-    _error(_flags_kernel("tails", None, 2**31), (I32, I32), coop.CoopValueError,
-           "cuda.coop.discontinuity tile_successor_item literal 2147483648 is not representable as int32")
+    expect_compile_error(_flags_kernel("tails", None, 2**31), (I32, I32), coop.CoopValueError,
+                         "cuda.coop.discontinuity tile_successor_item literal 2147483648 is not representable as int32")
 
 
 @pytest.mark.parametrize("name", ["adjacent_difference", "discontinuity"])
@@ -267,28 +257,28 @@ def test_warp_groups_are_g3(name):
         coop.load(warp, src, items)
         coop.store(warp, dst, operation(warp, items))
 
-    _error(kernel, (I32, I32), coop.CoopUnsupportedError,
-           f"cuda.coop.{name} does not support group kind 'warp'; supported group kinds: block")
+    expect_compile_error(kernel, (I32, I32), coop.CoopUnsupportedError,
+                         f"cuda.coop.{name} does not support group kind 'warp'; supported group kinds: block")
 
 
 def test_unknown_direction_is_c2():
-    _error(_difference_kernel("up", None, None, None), (I32, I32), coop.CoopValueError,
-           "cuda.coop.adjacent_difference direction must be one of: left, right; got 'up'")
+    expect_compile_error(_difference_kernel("up", None, None, None), (I32, I32), coop.CoopValueError,
+                         "cuda.coop.adjacent_difference direction must be one of: left, right; got 'up'")
 
 
 def test_unknown_mode_is_c2():
-    _error(_flags_kernel("head", None, None), (I32, I32), coop.CoopValueError,
-           "cuda.coop.discontinuity mode must be one of: heads, tails, heads_and_tails; got 'head'")
+    expect_compile_error(_flags_kernel("head", None, None), (I32, I32), coop.CoopValueError,
+                         "cuda.coop.discontinuity mode must be one of: heads, tails, heads_and_tails; got 'head'")
 
 
 def test_non_string_direction_is_c1():
-    _error(_difference_kernel(0, None, None, None), (I32, I32), coop.CoopTypeError,
-           "cuda.coop.adjacent_difference direction must be a string; got int")
+    expect_compile_error(_difference_kernel(0, None, None, None), (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.adjacent_difference direction must be a string; got int")
 
 
 def test_non_string_mode_is_c1():
-    _error(_flags_kernel(True, None, None), (I32, I32), coop.CoopTypeError,
-           "cuda.coop.discontinuity mode must be a string; got bool")
+    expect_compile_error(_flags_kernel(True, None, None), (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.discontinuity mode must be a string; got bool")
 
 
 def test_discontinuity_has_no_valid_items():
@@ -298,8 +288,8 @@ def test_discontinuity_has_no_valid_items():
         coop.load(coop.this_block(), src, items)
         coop.store(coop.this_block(), dst, coop.discontinuity(coop.this_block(), items, valid_items=3))
 
-    _error(kernel, (I32, I32), coop.CoopTypeError, "cuda.coop.discontinuity got an unexpected keyword argument "
-                                                   "'valid_items'")
+    expect_compile_error(kernel, (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.discontinuity got an unexpected keyword argument 'valid_items'")
 
 
 def test_common_difference_op_is_c3():
@@ -310,9 +300,10 @@ def test_common_difference_op_is_c3():
         out = coop.adjacent_difference(coop.this_block(), items, difference_op=difference)
         coop.store(coop.this_block(), dst, out)
 
-    _error(kernel, (I32, I32), coop.CoopValueError,
-           "cuda.coop.adjacent_difference difference_op difference requires cuda.coop.numba_mlir; the common API "
-           "accepts: direction, valid_items, tile_predecessor_item, tile_successor_item, temp_storage")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.adjacent_difference difference_op difference requires cuda.coop.numba_mlir; "
+                         "the common API accepts: direction, valid_items, tile_predecessor_item, "
+                         "tile_successor_item, temp_storage")
 
 
 def test_common_flag_op_is_c3():
@@ -322,9 +313,9 @@ def test_common_flag_op_is_c3():
         coop.load(coop.this_block(), src, items)
         coop.store(coop.this_block(), dst, coop.discontinuity(coop.this_block(), items, flag_op=difference))
 
-    _error(kernel, (I32, I32), coop.CoopValueError,
-           "cuda.coop.discontinuity flag_op difference requires cuda.coop.numba_mlir; the common API accepts: mode, "
-           "tile_predecessor_item, tile_successor_item, temp_storage")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.discontinuity flag_op difference requires cuda.coop.numba_mlir; the common API "
+                         "accepts: mode, tile_predecessor_item, tile_successor_item, temp_storage")
 
 
 def test_warp_descriptor_message_order_keeps_g3_first():
@@ -336,5 +327,5 @@ def test_warp_descriptor_message_order_keeps_g3_first():
         coop.load(coop.this_block(), src, items)
         coop.store(coop.this_block(), dst, coop.discontinuity(coop.this_warp(), items, temp_storage=temp))
 
-    _error(kernel, (I32, I32), coop.CoopUnsupportedError,
-           "cuda.coop.discontinuity does not support group kind 'warp'")
+    expect_compile_error(kernel, (I32, I32), coop.CoopUnsupportedError,
+                         "cuda.coop.discontinuity does not support group kind 'warp'")

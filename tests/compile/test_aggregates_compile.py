@@ -9,24 +9,11 @@ from numba_cuda_mlir import cuda
 import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
 
+from compile_helpers import build_kernel, expect_compile_error
+
 PAIR = np.dtype([("key", np.int32), ("val", np.float32)], align=True)
 RECORDS = np.zeros(512, PAIR)
 KEYS = np.zeros(512, np.int32)
-
-
-def _build(kernel, args, block=128):
-    built = numba_coop.compile_kernel(kernel, args, block=block)
-    assert "CALL" not in built.sass()
-    return built
-
-
-def _error(kernel, cls, fragment, args=(RECORDS, RECORDS)):
-    with pytest.raises(cls) as info:
-        numba_coop.compile_kernel(kernel, args, block=128)
-    message = str(info.value)
-    assert fragment in message, message
-    assert "test_aggregates_compile.py:" in message.splitlines()[0], message
-    return message
 
 
 def by_key(a, b):
@@ -45,7 +32,7 @@ def test_data_movement_builds_with_an_opaque_struct():
         numba_coop.load(block, src, items, algorithm="vectorize")  # vectorize behaves as direct
         numba_coop.store(block, dst, numba_coop.exchange(block, items, mode="blocked_to_striped"), algorithm="striped")
 
-    built = _build(kernel, (RECORDS, RECORDS))
+    built = build_kernel(kernel, (RECORDS, RECORDS), check_no_local_memory=False)
     assert built.local_memory_bytes == 0
     source = built.cpp_source
     assert "struct alignas(4) cuda_coop_agg_8_4 { unsigned int words[2]; };" in source
@@ -67,7 +54,7 @@ def test_callables_and_sorts_build():
         if block.rank() == 0:
             best[0] = result
 
-    built = _build(kernel, (RECORDS, KEYS, RECORDS, np.zeros(1, PAIR)))
+    built = build_kernel(kernel, (RECORDS, KEYS, RECORDS, np.zeros(1, PAIR)), check_no_local_memory=False)
     assert built.local_memory_bytes == 0
     source = built.cpp_source
     # callables take and return aggregates by pointer; the reduce result comes back through a pointer too
@@ -93,7 +80,7 @@ def test_shuffles_topk_values_and_run_values_build():
                                                                   decoded_items_per_thread=4,
                                                                   decoded_window_offset=0))
 
-    built = _build(kernel, (RECORDS, KEYS, KEYS, RECORDS, np.zeros(128, PAIR)))
+    built = build_kernel(kernel, (RECORDS, KEYS, KEYS, RECORDS, np.zeros(128, PAIR)), check_no_local_memory=False)
     assert built.local_memory_bytes == 0
 
 
@@ -104,9 +91,10 @@ def test_common_api_rejects_aggregates():
         coop.load(coop.this_block(), src, items)  # HERE
         coop.store(coop.this_block(), dst, items)
 
-    _error(kernel, coop.CoopTypeError, "cuda.coop.load supports source dtypes int8, int16, int32, int64, uint8, "
-                                       "uint16, uint32, uint64, float32, float64 through the common API; use "
-                                       "cuda.coop.numba_mlir for dtype([('key', '<i4')")
+    expect_compile_error(kernel, (RECORDS, RECORDS), coop.CoopTypeError,
+                         "cuda.coop.load supports source dtypes int8, int16, int32, int64, uint8, uint16, "
+                         "uint32, uint64, float32, float64 through the common API; use cuda.coop.numba_mlir "
+                         "for dtype([('key', '<i4')", site="first_line")
 
 
 def test_common_api_rejects_aggregate_scalars():
@@ -114,9 +102,10 @@ def test_common_api_rejects_aggregate_scalars():
     def kernel(src, dst):
         dst[0] = coop.reduce(coop.this_block(), src[cuda.threadIdx.x], binary_op=larger)  # HERE
 
-    _error(kernel, coop.CoopTypeError, "cuda.coop.reduce supports value dtypes int8, int16, int32, int64, uint8, "
-                                       "uint16, uint32, uint64, float32, float64 through the common API; use "
-                                       "cuda.coop.numba_mlir for dtype([('key', '<i4')")
+    expect_compile_error(kernel, (RECORDS, RECORDS), coop.CoopTypeError,
+                         "cuda.coop.reduce supports value dtypes int8, int16, int32, int64, uint8, uint16, "
+                         "uint32, uint64, float32, float64 through the common API; use cuda.coop.numba_mlir "
+                         "for dtype([('key', '<i4')", site="first_line")
 
 
 def test_aggregate_radix_keys_are_rejected():
@@ -127,8 +116,9 @@ def test_aggregate_radix_keys_are_rejected():
         numba_coop.load(block, src, items)
         numba_coop.store(block, dst, numba_coop.radix_sort_keys(block, items))
 
-    _error(kernel, coop.CoopTypeError,
-           "cuda.coop.numba_mlir.radix_sort_keys does not support keys dtype dtype([('key', '<i4')")
+    expect_compile_error(kernel, (RECORDS, RECORDS), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.radix_sort_keys does not support keys dtype dtype([('key', '<i4')",
+                         site="first_line")
 
 
 @pytest.mark.parametrize("form", ["reduce", "sum", "exclusive_sum", "merge_sort", "discontinuity", "adjacent"])
@@ -153,8 +143,9 @@ def test_aggregates_need_a_callable(form):
 
     param = {"reduce": "binary_op", "sum": "binary_op", "exclusive_sum": "scan_op", "merge_sort": "compare_op",
              "discontinuity": "flag_op", "adjacent": "difference_op"}[form]
-    _error(kernel, coop.CoopTypeError, "on the aggregate dtype dtype([('key', '<i4'), ('val', '<f4')], align=True) "
-                                       f"needs {param}=<a Python or device function>")
+    expect_compile_error(kernel, (RECORDS, RECORDS), coop.CoopTypeError,
+                         "on the aggregate dtype dtype([('key', '<i4'), ('val', '<f4')], align=True) needs "
+                         f"{param}=<a Python or device function>", site="first_line")
 
 
 def test_literal_initial_value_on_an_aggregate():
@@ -165,7 +156,8 @@ def test_literal_initial_value_on_an_aggregate():
         numba_coop.load(block, src, items)
         numba_coop.store(block, dst, numba_coop.exclusive_scan(block, items, scan_op=larger, initial_value=0))
 
-    _error(kernel, coop.CoopTypeError, "initial_value must be a value of the aggregate dtype")
+    expect_compile_error(kernel, (RECORDS, RECORDS), coop.CoopTypeError,
+                         "initial_value must be a value of the aggregate dtype", site="first_line")
 
 
 def test_neighbour_callables_keep_records_in_registers():
@@ -181,7 +173,7 @@ def test_neighbour_callables_keep_records_in_registers():
         numba_coop.store(block, flags, numba_coop.discontinuity(block, items, flag_op=differs))
         numba_coop.store(block, dst, numba_coop.adjacent_difference(block, items, difference_op=larger))
 
-    assert _build(kernel, (RECORDS, RECORDS, KEYS)).local_memory_bytes == 0
+    assert build_kernel(kernel, (RECORDS, RECORDS, KEYS), check_no_local_memory=False).local_memory_bytes == 0
 
 
 
@@ -198,8 +190,9 @@ def test_arrays_of_records_are_unsupported_with_a_pointer_to_thread_data(where):
         numba_coop.load(block, src, items)
         numba_coop.store(block, dst, items)
 
-    message = _error(kernel, coop.CoopUnsupportedError,
-                     f"a {where} array of the structured dtype dtype([('key', '<i4')")
+    message = str(expect_compile_error(kernel, (RECORDS, RECORDS), coop.CoopUnsupportedError,
+                                       f"a {where} array of the structured dtype dtype([('key', '<i4')",
+                                       site="first_line"))
     assert "use coop.ThreadData(items_per_thread, dtype=...)" in message
 
 
@@ -212,6 +205,6 @@ def test_scalar_radix_pairs_with_record_values_build():
         keys_out[t] = key
         values_out[t] = value
 
-    built = _build(kernel, (KEYS[:128], RECORDS[:128], KEYS[:128], RECORDS[:128]))
+    built = build_kernel(kernel, (KEYS[:128], RECORDS[:128], KEYS[:128], RECORDS[:128]), check_no_local_memory=False)
     assert built.local_memory_bytes == 0
     assert "const cuda_coop_agg_8_4* value" in built.cpp_source  # the record reaches the entry by pointer

@@ -5,17 +5,12 @@ from __future__ import annotations
 import numpy as np
 from numba_cuda_mlir import cuda
 
-import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
+
+from compile_helpers import build_kernel
 
 I32 = np.zeros(4096, np.int32)
 MARK = "// reuse barrier for the scratch"
-
-
-def _build(kernel, args, block=128):
-    built = numba_coop.compile_kernel(kernel, args, block=block)
-    assert "CALL" not in built.sass() and built.local_memory_bytes == 0
-    return built
 
 
 def _barriers(built):
@@ -31,7 +26,7 @@ def test_straight_line_transpose_copy_synchronises_like_cub():
         coop.load(block, src, items, algorithm="transpose")
         coop.store(block, dst, items, algorithm="transpose")
 
-    built = _build(kernel, (I32, I32))
+    built = build_kernel(kernel, (I32, I32))
     assert built.cpp_source.count(MARK) == 1  # the load's: the store follows
     assert _barriers(built) == 3
 
@@ -45,7 +40,7 @@ def test_single_scratch_call_has_no_reuse_barrier():
         out = coop.exclusive_sum(block, items)
         coop.store(block, dst, out)
 
-    without = _build(kernel, (I32, I32))
+    without = build_kernel(kernel, (I32, I32))
     assert MARK not in without.cpp_source
 
     @cuda.jit
@@ -57,7 +52,7 @@ def test_single_scratch_call_has_no_reuse_barrier():
         again = coop.inclusive_sum(block, out)
         coop.store(block, dst, again)
 
-    with_second = _build(twice, (I32, I32))
+    with_second = build_kernel(twice, (I32, I32))
     assert with_second.cpp_source.count(MARK) == 1  # only the first scan's
     # the second scan adds its own barriers plus exactly one reuse barrier between the two
     assert _barriers(with_second) == 2 * _barriers(without) + 1
@@ -74,7 +69,7 @@ def test_loops_keep_their_reuse_barriers():
             out = coop.exclusive_sum(block, items)
             coop.store(block, dst, out, offset=t * 512)
 
-    built = _build(kernel, (I32, I32, 4))
+    built = build_kernel(kernel, (I32, I32, 4))
     assert built.cpp_source.count(MARK) == 1
 
 
@@ -91,7 +86,7 @@ def test_a_call_after_the_loop_keeps_the_loops_barrier_and_drops_its_own():
         if cuda.threadIdx.x == 0:
             dst[0] = total
 
-    built = _build(kernel, (I32, I32, 4))
+    built = build_kernel(kernel, (I32, I32, 4))
     providers = [p for p in built.cpp_source.split('extern "C"') if "cuda_coop_" in p]
     scan = next(p for p in providers if "InclusiveSum" in p)
     reduce = next(p for p in providers if "BlockReduce" in p)
@@ -111,7 +106,7 @@ def test_branches_end_without_reuse_barriers():
             out = coop.exclusive_sum(block, items)
             coop.store(block, dst, out)
 
-    built = _build(kernel, (I32, I32, 1))
+    built = build_kernel(kernel, (I32, I32, 1))
     providers = [p for p in built.cpp_source.split('extern "C"') if "cuda_coop_" in p]
     load = next(p for p in providers if "BlockLoad" in p)
     assert MARK in load
@@ -128,7 +123,7 @@ def test_explicit_auto_sync_keeps_the_last_barrier():
         out = coop.exclusive_sum(block, items, temp_storage=temp)
         coop.store(block, dst, out)
 
-    assert _build(kernel, (I32, I32)).cpp_source.count(MARK) == 1
+    assert build_kernel(kernel, (I32, I32)).cpp_source.count(MARK) == 1
 
 
 def test_warp_calls_follow_the_same_rule():
@@ -139,6 +134,6 @@ def test_warp_calls_follow_the_same_rule():
         coop.load(warp, src, items, algorithm="transpose")
         coop.store(warp, dst, items, algorithm="transpose")
 
-    built = _build(kernel, (I32, I32))
+    built = build_kernel(kernel, (I32, I32))
     assert built.cpp_source.count(MARK) == 1
     assert "__syncwarp(cuda_coop::logical_warp_mask(" in built.cpp_source

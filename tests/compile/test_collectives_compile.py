@@ -8,6 +8,8 @@ import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
 from numba_cuda_mlir import cuda
 
+from compile_helpers import expect_compile_error
+
 X32 = np.zeros(1024, np.int32)
 F64 = np.zeros(1024, np.float64)
 
@@ -118,20 +120,14 @@ def test_scratch_uses_32_bit_shared_addresses():
     assert len(folded) >= 8, sass  # immediate offsets: one address register serves many items
 
 
-def _error(kernel, args, cls, fragment):
-    with pytest.raises(cls) as info:
-        numba_coop.compile_kernel(kernel, args, block=128)
-    assert fragment in str(info.value), str(info.value)
-    assert "test_collectives_compile.py:" in str(info.value)
-
-
 def test_grid_reduce_is_rejected():
     @cuda.jit
     def kernel(src, dst):
         dst[0] = coop.sum(coop.this_grid(), src[0])
 
-    _error(kernel, (X32, X32), coop.CoopUnsupportedError,
-           "cuda.coop.sum does not support grid groups because grid reduction requires hidden per-launch workspace")
+    expect_compile_error(kernel, (X32, X32), coop.CoopUnsupportedError,
+                         "cuda.coop.sum does not support grid groups because grid reduction requires "
+                         "hidden per-launch workspace")
 
 
 def test_valid_items_with_payload_is_rejected():
@@ -141,27 +137,28 @@ def test_valid_items_with_payload_is_rejected():
         coop.load(coop.this_block(), src, items)
         dst[0] = coop.sum(coop.this_block(), items, valid_items=3)
 
-    _error(kernel, (X32, X32), coop.CoopTypeError, "cuda.coop.sum valid_items supports scalar values only")
+    expect_compile_error(kernel, (X32, X32), coop.CoopTypeError,
+                         "cuda.coop.sum valid_items supports scalar values only")
 
 
 def test_commutative_only_needs_builtin_operator():
-    _error(reduce_kernel(0, "raking_commutative_only", larger, False), (X32, X32), coop.CoopValueError,
-           "algorithm 'raking_commutative_only' requires a built-in commutative operator")
+    expect_compile_error(reduce_kernel(0, "raking_commutative_only", larger, False), (X32, X32), coop.CoopValueError,
+                         "algorithm 'raking_commutative_only' requires a built-in commutative operator")
 
 
 def test_algorithm_on_warp_is_rejected():
-    _error(reduce_kernel(32, "raking", "sum", False), (X32, X32), coop.CoopValueError,
-           "cuda.coop.reduce algorithm is supported only for block groups")
+    expect_compile_error(reduce_kernel(32, "raking", "sum", False), (X32, X32), coop.CoopValueError,
+                         "cuda.coop.reduce algorithm is supported only for block groups")
 
 
 def test_bit_operator_on_floats_is_rejected():
-    _error(reduce_kernel(0, None, "bit_and", False), (F64, F64), coop.CoopTypeError,
-           "cuda.coop.reduce binary_op 'bit_and' requires an integer dtype; got float64")
+    expect_compile_error(reduce_kernel(0, None, "bit_and", False), (F64, F64), coop.CoopTypeError,
+                         "cuda.coop.reduce binary_op 'bit_and' requires an integer dtype; got float64")
 
 
 def test_warp_scan_with_payload_is_rejected():
-    _error(scan_kernel(32, None, "sum", True), (X32, X32), coop.CoopTypeError,
-           "cuda.coop.inclusive_scan on warp groups accepts one scalar per lane")
+    expect_compile_error(scan_kernel(32, None, "sum", True), (X32, X32), coop.CoopTypeError,
+                         "cuda.coop.inclusive_scan on warp groups accepts one scalar per lane")
 
 
 def test_exclusive_scan_needs_initial_value():
@@ -169,8 +166,8 @@ def test_exclusive_scan_needs_initial_value():
     def kernel(src, dst):
         dst[0] = coop.exclusive_scan(coop.this_block(), src[0], scan_op="max")
 
-    _error(kernel, (X32, X32), coop.CoopValueError,
-           "cuda.coop.exclusive_scan non-sum exclusive scans require initial_value")
+    expect_compile_error(kernel, (X32, X32), coop.CoopValueError,
+                         "cuda.coop.exclusive_scan non-sum exclusive scans require initial_value")
 
 
 def test_inclusive_scan_rejects_initial_value():
@@ -178,7 +175,8 @@ def test_inclusive_scan_rejects_initial_value():
     def kernel(src, dst):
         dst[0] = coop.scan(coop.this_block(), src[0], mode="inclusive", initial_value=0)
 
-    _error(kernel, (X32, X32), coop.CoopValueError, "cuda.coop.scan initial_value is not supported for inclusive scans")
+    expect_compile_error(kernel, (X32, X32), coop.CoopValueError,
+                         "cuda.coop.scan initial_value is not supported for inclusive scans")
 
 
 def test_shuffle_distance_must_be_one():
@@ -188,7 +186,8 @@ def test_shuffle_distance_must_be_one():
         coop.load(coop.this_block(), src, items)
         coop.store(coop.this_block(), dst, coop.shuffle(coop.this_block(), items, distance=2))
 
-    _error(kernel, (X32, X32), coop.CoopValueError, "cuda.coop.shuffle distance must be exactly 1 in the common API")
+    expect_compile_error(kernel, (X32, X32), coop.CoopValueError,
+                         "cuda.coop.shuffle distance must be exactly 1 in the common API")
 
 
 def test_qualified_exchange_mode_in_common_call():
@@ -198,22 +197,22 @@ def test_qualified_exchange_mode_in_common_call():
         coop.load(coop.this_block(), src, items)
         coop.store(coop.this_block(), dst, coop.exchange(coop.this_block(), items, mode="scatter_to_blocked"))
 
-    _error(kernel, (X32, X32), coop.CoopValueError,
-           "cuda.coop.exchange mode 'scatter_to_blocked' requires cuda.coop.numba_mlir")
+    expect_compile_error(kernel, (X32, X32), coop.CoopValueError,
+                         "cuda.coop.exchange mode 'scatter_to_blocked' requires cuda.coop.numba_mlir")
 
 
 def test_operator_that_does_not_compile():
     def broken(a, b):
         return a.no_such_attribute
 
-    _error(reduce_kernel(0, None, broken, False), (X32, X32), coop.CoopTypeError,
-           "cuda.coop.reduce binary_op test_operator_that_does_not_compile.<locals>.broken could not be compiled "
-           "for (int32, int32)")
+    expect_compile_error(reduce_kernel(0, None, broken, False), (X32, X32), coop.CoopTypeError,
+                         "cuda.coop.reduce binary_op test_operator_that_does_not_compile.<locals>.broken could not be "
+                         "compiled for (int32, int32)")
 
 
 def test_non_string_operator_object():
-    _error(reduce_kernel(0, None, 3, False), (X32, X32), coop.CoopTypeError,
-           "cuda.coop.reduce binary_op must be an operator string or a Python/device function; got 3")
+    expect_compile_error(reduce_kernel(0, None, 3, False), (X32, X32), coop.CoopTypeError,
+                         "cuda.coop.reduce binary_op must be an operator string or a Python/device function; got 3")
 
 
 def seed_of(aggregate):
@@ -225,9 +224,9 @@ def test_prefix_op_is_qualified_only():
     def kernel(src, dst):
         dst[0] = coop.exclusive_sum(coop.this_block(), src[0], prefix_op=seed_of)
 
-    _error(kernel, (X32, X32), coop.CoopValueError,
-           "cuda.coop.exclusive_sum prefix_op seed_of requires cuda.coop.numba_mlir; the common API accepts: "
-           "algorithm, temp_storage")
+    expect_compile_error(kernel, (X32, X32), coop.CoopValueError,
+                         "cuda.coop.exclusive_sum prefix_op seed_of requires cuda.coop.numba_mlir; the common API "
+                         "accepts: algorithm, temp_storage")
 
 
 def test_prefix_op_on_warp_groups_is_rejected():
@@ -235,8 +234,8 @@ def test_prefix_op_on_warp_groups_is_rejected():
     def kernel(src, dst):
         dst[0] = numba_coop.inclusive_sum(coop.this_warp(), src[0], prefix_op=seed_of)
 
-    _error(kernel, (X32, X32), coop.CoopValueError,
-           "cuda.coop.numba_mlir.inclusive_sum prefix_op is supported only for block groups")
+    expect_compile_error(kernel, (X32, X32), coop.CoopValueError,
+                         "cuda.coop.numba_mlir.inclusive_sum prefix_op is supported only for block groups")
 
 
 def test_prefix_op_with_initial_value_is_rejected():
@@ -245,8 +244,8 @@ def test_prefix_op_with_initial_value_is_rejected():
         dst[0] = numba_coop.exclusive_scan(coop.this_block(), src[0], scan_op="max", initial_value=1,
                                            prefix_op=seed_of)
 
-    _error(kernel, (X32, X32), coop.CoopValueError,
-           "cuda.coop.numba_mlir.exclusive_scan prefix_op cannot be combined with initial_value")
+    expect_compile_error(kernel, (X32, X32), coop.CoopValueError,
+                         "cuda.coop.numba_mlir.exclusive_scan prefix_op cannot be combined with initial_value")
 
 
 def test_prefix_op_builds_inline():

@@ -11,15 +11,10 @@ import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
 from numba_cuda_mlir import cuda
 
+from compile_helpers import line_of
+
 I32 = np.zeros(4096, np.int32)
 F32 = np.zeros(4096, np.float32)
-
-
-def _line_of(fn, marker: str) -> int:
-    import inspect
-
-    lines, start = inspect.getsourcelines(getattr(fn, "py_func", fn))
-    return start + next(i for i, text in enumerate(lines) if marker in text)
 
 
 def _sm_of(cubin: bytes) -> int:
@@ -96,7 +91,7 @@ def test_warp_valid_items_is_relative_to_the_group_tile(width):
     with pytest.raises(coop.CoopValueError) as info:
         numba_coop.compile_kernel(kernel, (I32, I32), block=128)
     assert f"cuda.coop.load static valid_items must be between 0 and {tile}; got {tile + 1}" in str(info.value)
-    assert f"test_conformance_compile.py:{_line_of(kernel, '# LOAD')}" in str(info.value)
+    assert f"test_conformance_compile.py:{line_of(kernel, '# LOAD')}" in str(info.value)
 
 
 # ------------------------------------------------ items_per_thread and len() (SPEC 4, 7.2)
@@ -242,7 +237,7 @@ def test_p17_radix_tile_above_cubs_counter_limit():
         numba_coop.compile_kernel(k_radix_tile_too_big, (I32, I32), block=1024)
     message = str(info.value)
     assert "cuda.coop.radix_sort_keys tile of 131072 items exceeds CUB's limit of 65535 for this algorithm" in message
-    assert f"test_conformance_compile.py:{_line_of(k_radix_tile_too_big, '# TILE')}" in message
+    assert f"test_conformance_compile.py:{line_of(k_radix_tile_too_big, '# TILE')}" in message
 
 
 @cuda.jit(device=True, inline="never")
@@ -265,7 +260,7 @@ def test_h1_payload_passed_to_a_non_inlined_coop_helper():
     message = str(info.value)
     assert "device function _not_inlined_helper contains cuda.coop operations but is not inlined into the kernel; " \
            'declare it with @cuda.jit(device=True, inline="always")' in message, message
-    assert f"test_conformance_compile.py:{_line_of(k_payload_to_non_inlined_helper, '# HELPER')}" in message
+    assert f"test_conformance_compile.py:{line_of(k_payload_to_non_inlined_helper, '# HELPER')}" in message
 
 
 @cuda.jit
@@ -300,4 +295,4 @@ def test_check_order_group_before_operands():
         numba_coop.compile_kernel(k_group_before_array, (np.zeros((4, 4), np.int32), I32), block=128)
     message = str(info.value)
     assert "cuda.coop.shuffle does not support group kind 'warp'; supported group kinds: block" in message, message
-    assert f"test_conformance_compile.py:{_line_of(k_group_before_array, '# GROUP')}" in message
+    assert f"test_conformance_compile.py:{line_of(k_group_before_array, '# GROUP')}" in message

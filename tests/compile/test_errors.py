@@ -14,31 +14,10 @@ import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
 from numba_cuda_mlir import cuda
 
+from compile_helpers import expect_compile_error, line_of
+
 I32 = np.zeros(1024, np.int32)
 F32 = np.zeros(1024, np.float32)
-
-
-def _line_of(fn, marker: str) -> int:
-    """Line number of the first source line of ``fn`` containing ``marker``."""
-    import inspect
-
-    lines, start = inspect.getsourcelines(getattr(fn, "py_func", fn))
-    for i, text in enumerate(lines):
-        if marker in text:
-            return start + i
-    raise AssertionError(f"{marker!r} not in {fn}")
-
-
-def _compile_error(kernel, args, exc_type, fragment, *, block=128, line_marker=None):
-    with pytest.raises(exc_type) as info:
-        numba_coop.compile_kernel(kernel, args, block=block, target="sm_90")
-    message = str(info.value)
-    assert fragment in message, message
-    assert "test_errors.py:" in message, message
-    assert re.search(r"test_errors\.py:\d+", message), message
-    if line_marker is not None:
-        assert f"test_errors.py:{_line_of(kernel, line_marker)}" in message, message
-    return info.value
 
 
 # ------------------------------------------------------------------ R9
@@ -61,9 +40,9 @@ def run_length_decode_unimplemented(monkeypatch):
 
 
 def test_r9_unimplemented_operation(run_length_decode_unimplemented):
-    exc = _compile_error(k_r9_sum, (I32, I32), coop.CoopUnsupportedError,
-                         f"cuda.coop.run_length_decode is not implemented by the numba-cuda-mlir backend in cuda-coop "
-                         f"{coop.__version__}", line_marker="R9 HERE")
+    exc = expect_compile_error(k_r9_sum, (I32, I32), coop.CoopUnsupportedError,
+                               "cuda.coop.run_length_decode is not implemented by the numba-cuda-mlir backend in "
+                               f"cuda-coop {coop.__version__}", line_marker="R9 HERE")
     assert isinstance(exc, NotImplementedError)
 
 
@@ -76,8 +55,9 @@ def k_r9_qualified(src, dst):
 
 
 def test_r9_unimplemented_qualified_operation(run_length_decode_unimplemented):
-    _compile_error(k_r9_qualified, (I32, I32), coop.CoopUnsupportedError,
-                   "cuda.coop.numba_mlir.run_length_decode is not implemented by the numba-cuda-mlir backend")
+    expect_compile_error(k_r9_qualified, (I32, I32), coop.CoopUnsupportedError,
+                         "cuda.coop.numba_mlir.run_length_decode is not implemented by the numba-cuda-mlir backend",
+                         site_has_line=True)
 
 
 # ------------------------------------------------------------------ G1, G5
@@ -91,10 +71,9 @@ def k_g1_array_as_group(src, dst):
 
 
 def test_g1_non_group_operand():
-    _compile_error(k_g1_array_as_group, (I32, I32), coop.CoopTypeError,
-                   "cuda.coop.load requires a compile-time ThreadGroup created by this_*() or group_by() in this "
-                   "kernel",
-                   line_marker="G1 HERE")
+    expect_compile_error(k_g1_array_as_group, (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.load requires a compile-time ThreadGroup created by this_*() or "
+                         "group_by() in this kernel", line_marker="G1 HERE")
 
 
 @cuda.jit
@@ -105,8 +84,8 @@ def k_g1_literal_group(src, dst):
 
 
 def test_g1_literal_group():
-    _compile_error(k_g1_literal_group, (I32, I32), coop.CoopTypeError,
-                   "cuda.coop.store requires a compile-time ThreadGroup")
+    expect_compile_error(k_g1_literal_group, (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.store requires a compile-time ThreadGroup", site_has_line=True)
 
 
 @cuda.jit
@@ -117,9 +96,9 @@ def k_g5_warp_load(src, dst):
 
 
 def test_g5_warp_load_partial_warp_block():
-    _compile_error(k_g5_warp_load, (I32, I32), coop.CoopValueError,
-                   "cuda.coop.load on warp groups requires a block made of complete warps; block has 48 threads",
-                   block=(48,), line_marker="G5 HERE")
+    expect_compile_error(k_g5_warp_load, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.load on warp groups requires a block made of complete warps; block has 48 threads",
+                         block=(48,), line_marker="G5 HERE")
 
 
 @cuda.jit
@@ -130,9 +109,9 @@ def k_g14_group_by(src, dst):
 
 
 def test_g14_group_by_through_compile():
-    _compile_error(k_g14_group_by, (I32, I32), coop.CoopValueError,
-                   "exhaustive ThreadGroup.group_by requires the count to divide the parent unit count (32)",
-                   line_marker="G14 HERE")
+    expect_compile_error(k_g14_group_by, (I32, I32), coop.CoopValueError,
+                         "exhaustive ThreadGroup.group_by requires the count to divide the parent unit count (32)",
+                         line_marker="G14 HERE")
 
 
 # ------------------------------------------------------------------ C1, C2, C5
@@ -146,8 +125,8 @@ def k_c1_algorithm_int(src, dst):
 
 
 def test_c1_algorithm_not_a_string():
-    _compile_error(k_c1_algorithm_int, (I32, I32), coop.CoopTypeError,
-                   "cuda.coop.load algorithm must be a string; got int", line_marker="C1 HERE")
+    expect_compile_error(k_c1_algorithm_int, (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.load algorithm must be a string; got int", line_marker="C1 HERE")
 
 
 @cuda.jit
@@ -158,9 +137,9 @@ def k_c2_algorithm_unknown(src, dst):
 
 
 def test_c2_unknown_algorithm():
-    _compile_error(k_c2_algorithm_unknown, (I32, I32), coop.CoopValueError,
-                   "cuda.coop.store algorithm must be one of: direct, striped, vectorize, transpose, warp_transpose, "
-                   "warp_transpose_timesliced; got 'blocked'", line_marker="C2 HERE")
+    expect_compile_error(k_c2_algorithm_unknown, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.store algorithm must be one of: direct, striped, vectorize, transpose, "
+                         "warp_transpose, warp_transpose_timesliced; got 'blocked'", line_marker="C2 HERE")
 
 
 @cuda.jit
@@ -171,8 +150,9 @@ def k_c2_warp_transpose_on_warp(src, dst):
 
 
 def test_c2_warp_transpose_on_warp_group():
-    _compile_error(k_c2_warp_transpose_on_warp, (I32, I32), coop.CoopValueError,
-                   "cuda.coop.load algorithm must be one of: direct, striped, vectorize, transpose for warp groups")
+    expect_compile_error(k_c2_warp_transpose_on_warp, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.load algorithm must be one of: direct, striped, vectorize, "
+                         "transpose for warp groups", site_has_line=True)
 
 
 @cuda.jit
@@ -183,8 +163,8 @@ def k_c5_unknown_keyword(src, dst):
 
 
 def test_c5_unknown_keyword():
-    _compile_error(k_c5_unknown_keyword, (I32, I32), coop.CoopTypeError,
-                   "cuda.coop.load got an unexpected keyword argument 'bogus'", line_marker="C5 HERE")
+    expect_compile_error(k_c5_unknown_keyword, (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.load got an unexpected keyword argument 'bogus'", line_marker="C5 HERE")
 
 
 @cuda.jit
@@ -195,8 +175,8 @@ def k_c5_store_oob_default(src, dst):
 
 
 def test_c5_store_has_no_oob_default():
-    _compile_error(k_c5_store_oob_default, (I32, I32), coop.CoopTypeError,
-                   "cuda.coop.store got an unexpected keyword argument 'oob_default'")
+    expect_compile_error(k_c5_store_oob_default, (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.store got an unexpected keyword argument 'oob_default'", site_has_line=True)
 
 
 @cuda.jit
@@ -207,8 +187,8 @@ def k_c5_positional_option(src, dst):
 
 
 def test_c5_option_passed_positionally():
-    _compile_error(k_c5_positional_option, (I32, I32), coop.CoopTypeError,
-                   "cuda.coop.load takes 3 positional operands; pass options by keyword")
+    expect_compile_error(k_c5_positional_option, (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.load takes 3 positional operands; pass options by keyword", site_has_line=True)
 
 
 @cuda.jit
@@ -219,8 +199,8 @@ def k_c8_negative_offset(src, dst):
 
 
 def test_c8_negative_static_offset():
-    _compile_error(k_c8_negative_offset, (I32, I32), coop.CoopValueError,
-                   "cuda.coop.load static offset must be nonnegative; got -4")
+    expect_compile_error(k_c8_negative_offset, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.load static offset must be nonnegative; got -4", site_has_line=True)
 
 
 @cuda.jit
@@ -231,8 +211,8 @@ def k_c11_oob_without_valid_items(src, dst):
 
 
 def test_c11_oob_default_requires_valid_items():
-    _compile_error(k_c11_oob_without_valid_items, (I32, I32), coop.CoopValueError,
-                   "cuda.coop.load oob_default requires valid_items")
+    expect_compile_error(k_c11_oob_without_valid_items, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.load oob_default requires valid_items", site_has_line=True)
 
 
 # ------------------------------------------------------------------ P6, P8, P9, P10
@@ -245,9 +225,9 @@ def k_p9_uninferable(src, dst):
 
 
 def test_p9_dtype_cannot_be_inferred():
-    _compile_error(k_p9_uninferable, (I32, I32), coop.CoopTypeError,
-                   "could not infer the dtype of ThreadData items; pass dtype= or assign values of known type "
-                   "(cast helper results, e.g. numpy.int32(x))", line_marker="P9 HERE")
+    expect_compile_error(k_p9_uninferable, (I32, I32), coop.CoopTypeError,
+                         "could not infer the dtype of ThreadData items; pass dtype= or assign values of known type "
+                         "(cast helper results, e.g. numpy.int32(x))", line_marker="P9 HERE")
 
 
 @cuda.jit
@@ -258,9 +238,9 @@ def k_p8_conflict(src, dst):
 
 
 def test_p8_conflicting_evidence():
-    exc = _compile_error(k_p8_conflict, (I32, F32), coop.CoopTypeError,
-                         "ThreadData items has conflicting dtypes int32 (cuda.coop.load at line ",
-                         line_marker="P8 HERE")
+    exc = expect_compile_error(k_p8_conflict, (I32, F32), coop.CoopTypeError,
+                               "ThreadData items has conflicting dtypes int32 (cuda.coop.load at line ",
+                               line_marker="P8 HERE")
     assert "and float32 (cuda.coop.store at line " in str(exc)
 
 
@@ -272,8 +252,9 @@ def k_p10_explicit_mismatch(src, dst):
 
 
 def test_p10_explicit_dtype_mismatch():
-    _compile_error(k_p10_explicit_mismatch, (I32, F32), coop.CoopTypeError,
-                   "cuda.coop.load source dtype int32 does not match payload dtype float32", line_marker="P10 HERE")
+    expect_compile_error(k_p10_explicit_mismatch, (I32, F32), coop.CoopTypeError,
+                         "cuda.coop.load source dtype int32 does not match payload dtype float32",
+                         line_marker="P10 HERE")
 
 
 @cuda.jit
@@ -284,9 +265,9 @@ def k_p10_store_mismatch(src, dst):
 
 
 def test_p10_store_dtype_mismatch():
-    _compile_error(k_p10_store_mismatch, (I32, F32), coop.CoopTypeError,
-                   "cuda.coop.store destination dtype float32 does not match payload dtype int32; cast the value",
-                   line_marker="P10 STORE")
+    expect_compile_error(k_p10_store_mismatch, (I32, F32), coop.CoopTypeError,
+                         "cuda.coop.store destination dtype float32 does not match payload dtype int32; cast the value",
+                         line_marker="P10 STORE")
 
 
 @cuda.jit
@@ -297,8 +278,8 @@ def k_p6_zero_items(src, dst):
 
 
 def test_p6_items_per_thread_zero():
-    _compile_error(k_p6_zero_items, (I32, I32), coop.CoopValueError,
-                   "ThreadData items_per_thread must be positive", line_marker="P6 HERE")
+    expect_compile_error(k_p6_zero_items, (I32, I32), coop.CoopValueError,
+                         "ThreadData items_per_thread must be positive", line_marker="P6 HERE")
 
 
 @cuda.jit
@@ -309,8 +290,8 @@ def k_p6_float_items(src, dst):
 
 
 def test_p6_items_per_thread_not_integer():
-    _compile_error(k_p6_float_items, (I32, I32), coop.CoopTypeError,
-                   "ThreadData items_per_thread must be a compile-time integer")
+    expect_compile_error(k_p6_float_items, (I32, I32), coop.CoopTypeError,
+                         "ThreadData items_per_thread must be a compile-time integer", site_has_line=True)
 
 
 # ------------------------------------------------------------------ S2, S6
@@ -325,10 +306,9 @@ def k_s2_warp_temp_storage(src, dst):
 
 
 def test_s2_temp_storage_on_warp_load():
-    _compile_error(k_s2_warp_temp_storage, (I32, I32), coop.CoopValueError,
-                   "cuda.coop.load does not accept temp_storage for warp groups; their scratch is always "
-                   "compiler-owned",
-                   line_marker="S2 HERE")
+    expect_compile_error(k_s2_warp_temp_storage, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.load does not accept temp_storage for warp groups; their scratch "
+                         "is always compiler-owned", line_marker="S2 HERE")
 
 
 @cuda.jit
@@ -340,8 +320,8 @@ def k_s6_too_small(src, dst):
 
 
 def test_s6_temp_storage_too_small():
-    exc = _compile_error(k_s6_too_small, (I32, I32), coop.CoopValueError,
-                         "TempStorage size_in_bytes=16 is too small: its uses need ", line_marker="S6 HERE")
+    exc = expect_compile_error(k_s6_too_small, (I32, I32), coop.CoopValueError,
+                               "TempStorage size_in_bytes=16 is too small: its uses need ", line_marker="S6 HERE")
     # BlockLoad<int, 128, 4, TRANSPOSE> exchanges 128 * 4 ints through shared memory
     needed = int(re.search(r"its uses need (\d+) bytes", str(exc)).group(1))
     assert needed >= 128 * 4 * 4
@@ -393,8 +373,8 @@ def test_planning_errors_come_before_any_nvrtc_run(monkeypatch):
         raise AssertionError("NVRTC must not run before planning errors are reported")
 
     monkeypatch.setattr(nvrtc, "build", no_build)
-    _compile_error(k_error_after_valid_call, (I32, I32), coop.CoopValueError,
-                   "cuda.coop.store static offset must be nonnegative; got -1")
+    expect_compile_error(k_error_after_valid_call, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.store static offset must be nonnegative; got -1", site_has_line=True)
 
 
 # ------------------------------------------------------------------ more catalogue entries (C4, G2, P12, S1, S5)
@@ -408,8 +388,8 @@ def k_c4_runtime_algorithm(src, dst, algorithm):
 
 
 def test_c4_algorithm_from_runtime_string():
-    _compile_error(k_c4_runtime_algorithm, (I32, I32, "direct"), coop.CoopTypeError,
-                   "cuda.coop.load algorithm must be a compile-time string", line_marker="C4 HERE")
+    expect_compile_error(k_c4_runtime_algorithm, (I32, I32, "direct"), coop.CoopTypeError,
+                         "cuda.coop.load algorithm must be a compile-time string", line_marker="C4 HERE")
 
 
 @cuda.jit
@@ -422,8 +402,8 @@ def k_g2_escape(src, dst):
 
 
 def test_g2_group_escapes():
-    _compile_error(k_g2_escape, (I32, I32), coop.CoopTypeError,
-                   "ThreadGroup g escapes to runtime through", line_marker="G2 HERE")
+    expect_compile_error(k_g2_escape, (I32, I32), coop.CoopTypeError, "ThreadGroup g escapes to runtime through",
+                         line_marker="G2 HERE")
 
 
 @cuda.jit
@@ -434,8 +414,8 @@ def k_p12_string_dtype(src, dst):
 
 
 def test_p12_string_dtype():
-    _compile_error(k_p12_string_dtype, (I32, I32), coop.CoopTypeError,
-                   "ThreadData dtype must be a NumPy or Numba scalar type; got 'int32'", line_marker="P12 HERE")
+    expect_compile_error(k_p12_string_dtype, (I32, I32), coop.CoopTypeError,
+                         "ThreadData dtype must be a NumPy or Numba scalar type; got 'int32'", line_marker="P12 HERE")
 
 
 @cuda.jit
@@ -446,9 +426,9 @@ def k_s1_not_a_descriptor(src, dst):
 
 
 def test_s1_temp_storage_not_a_descriptor():
-    _compile_error(k_s1_not_a_descriptor, (I32, I32), coop.CoopTypeError,
-                   "cuda.coop.load temp_storage must be a TempStorage descriptor constructed in the kernel with "
-                   "cuda.coop.TempStorage()", line_marker="S1 HERE")
+    expect_compile_error(k_s1_not_a_descriptor, (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.load temp_storage must be a TempStorage descriptor constructed in the kernel with "
+                         "cuda.coop.TempStorage()", line_marker="S1 HERE")
 
 
 @cuda.jit
@@ -460,8 +440,9 @@ def k_s5_bool_size(src, dst):
 
 
 def test_s5_bad_constructor_argument():
-    _compile_error(k_s5_bool_size, (I32, I32), coop.CoopTypeError,
-                   "TempStorage size_in_bytes must be a compile-time positive integer; got True", line_marker="S5 HERE")
+    expect_compile_error(k_s5_bool_size, (I32, I32), coop.CoopTypeError,
+                         "TempStorage size_in_bytes must be a compile-time positive integer; got True",
+                         line_marker="S5 HERE")
 
 
 # ------------------------------------------------------------------ errors only typing can see (P10, P11, C6)
@@ -514,7 +495,7 @@ def test_typing_time_errors_name_source_location(case):
     kernel, args, marker, _ = TYPING_TIME[case]
     with pytest.raises(coop.CoopTypeError) as info:
         numba_coop.compile_kernel(kernel, args, block=128, target="sm_90")
-    assert f"test_errors.py:{_line_of(kernel, marker)}" in str(info.value)
+    assert f"test_errors.py:{line_of(kernel, marker)}" in str(info.value)
 
 
 # ------------------------------------------------------------------ compile_kernel with a typed integer argument
@@ -528,8 +509,8 @@ def k_items_from_argument(src, dst, k):
 
 
 def test_items_per_thread_argument_value_is_specialised():
-    _compile_error(k_items_from_argument, (I32, I32, 0), coop.CoopValueError,
-                   "ThreadData items_per_thread must be positive")
+    expect_compile_error(k_items_from_argument, (I32, I32, 0), coop.CoopValueError,
+                         "ThreadData items_per_thread must be positive", site_has_line=True)
 
 
 def test_items_per_thread_argument_given_as_type():

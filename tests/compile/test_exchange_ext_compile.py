@@ -21,25 +21,12 @@ from cuda.coop._semantics.common import (
     Static,
 )
 
+from compile_helpers import build_kernel, expect_compile_error
+
 I32 = np.zeros(1024, np.int32)
 F64 = np.zeros(1024, np.float64)
 U8 = np.zeros(1024, np.uint8)
 F32 = np.zeros(1024, np.float32)
-
-
-def _build(kernel, args, block=128):
-    built = numba_coop.compile_kernel(kernel, args, block=block, target="sm_90")
-    assert "CALL" not in built.sass() and built.local_memory_bytes == 0
-    assert built.metadata["scratch_bytes"] > 0
-    return built
-
-
-def _error(kernel, args, cls, fragment, block=128):
-    with pytest.raises(cls) as info:
-        numba_coop.compile_kernel(kernel, args, block=block, target="sm_90")
-    assert fragment in str(info.value), str(info.value)
-    assert "test_exchange_ext_compile.py:" in str(info.value), str(info.value)
-    return info.value
 
 
 # ---------------------------------------------------------------------------- planning agrees with layouts.py
@@ -150,7 +137,7 @@ def _flagged_kernel():
 @pytest.mark.parametrize("slicing", [False, True])
 @pytest.mark.parametrize("block", [(32,), (8, 4, 1)])
 def test_warp_striped_modes_build(mode, method, slicing, block):
-    built = _build(_plain_kernel(mode, slicing), (F64, F64), block=block)
+    built = build_kernel(_plain_kernel(mode, slicing), (F64, F64), block=block, check_scratch=True)
     bx = block[0]
     assert f"BlockExchange<double, {bx}, 4, {'true' if slicing else 'false'}," in built.cpp_source
     assert method in built.cpp_source
@@ -162,7 +149,7 @@ def test_warp_striped_modes_build(mode, method, slicing, block):
 @pytest.mark.parametrize("rank_dtype, c_rank", [(np.int32, "int"), (np.int16, "short"), (np.int64, "long long")])
 def test_scatter_modes_build(mode, method, rank_dtype, c_rank):
     slicing = mode != "scatter_to_striped_guarded"
-    built = _build(_scatter_kernel(mode, slicing), (I32, I32.astype(rank_dtype), I32))
+    built = build_kernel(_scatter_kernel(mode, slicing), (I32, I32.astype(rank_dtype), I32), check_scratch=True)
     assert f"{method}(in, out, ranks);" in built.cpp_source
     assert f"{c_rank} (&ranks)[4]" in built.cpp_source
     assert f"BlockExchange<int, 128, 4, {'true' if slicing else 'false'}, 1, 1>" in built.cpp_source
@@ -171,7 +158,7 @@ def test_scatter_modes_build(mode, method, rank_dtype, c_rank):
 @pytest.mark.parametrize("flag_dtype, c_flag", [(np.uint8, "unsigned char"), (np.int32, "int"),
                                                 (np.uint64, "unsigned long long")])
 def test_flagged_scatter_builds(flag_dtype, c_flag):
-    built = _build(_flagged_kernel(), (F32, I32, I32.astype(flag_dtype), F32))
+    built = build_kernel(_flagged_kernel(), (F32, I32, I32.astype(flag_dtype), F32), check_scratch=True)
     assert "ScatterToStripedFlagged(in, out, ranks, flags);" in built.cpp_source
     assert f"{c_flag} (&flags)[4]" in built.cpp_source
 
@@ -187,7 +174,7 @@ def test_common_modes_unchanged_through_the_qualified_namespace():
         coop.store(block, dst, a)
         coop.store(block, dst, b)
 
-    built = _build(kernel, (I32, I32))
+    built = build_kernel(kernel, (I32, I32), check_scratch=True)
     assert built.cpp_source.count("BlockExchange<int, 128, 2, false, 1, 1>") >= 2
     assert built.cpp_source.count("StripedToBlocked(in, out)") == 2  # the first one with its reuse barrier
 
@@ -201,7 +188,7 @@ def test_warp_exchange_with_qualified_namespace_common_mode():
         out = numba_coop.exchange(warp, items, mode="blocked_to_striped", warp_time_slicing=False)
         coop.store(warp, dst, out)
 
-    assert "WarpExchange<int, 2, 32>" in _build(kernel, (I32, I32)).cpp_source
+    assert "WarpExchange<int, 2, 32>" in build_kernel(kernel, (I32, I32), check_scratch=True).cpp_source
 
 
 # ---------------------------------------------------------------------------- exchange errors
@@ -215,8 +202,8 @@ def test_o15_scatter_without_ranks():
         coop.load(block, src, items)
         coop.store(block, dst, numba_coop.exchange(block, items, mode="scatter_to_striped"))
 
-    _error(kernel, (I32, I32), coop.CoopValueError,
-           "cuda.coop.numba_mlir.exchange mode='scatter_to_striped' requires ranks")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.numba_mlir.exchange mode='scatter_to_striped' requires ranks")
 
 
 def test_o15_flagged_without_valid_flags():
@@ -229,8 +216,8 @@ def test_o15_flagged_without_valid_flags():
         coop.load(block, src, ranks)
         coop.store(block, dst, numba_coop.exchange(block, items, mode="scatter_to_striped_flagged", ranks=ranks))
 
-    _error(kernel, (I32, I32), coop.CoopValueError,
-           "cuda.coop.numba_mlir.exchange mode='scatter_to_striped_flagged' requires valid_flags")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.numba_mlir.exchange mode='scatter_to_striped_flagged' requires valid_flags")
 
 
 @pytest.mark.parametrize("mode", ["scatter_to_striped_guarded", "scatter_to_striped_flagged"])
@@ -245,8 +232,8 @@ def test_o15_time_slicing_with_guarded_or_flagged(mode):
         coop.store(block, dst, numba_coop.exchange(block, items, mode=mode, ranks=ranks, valid_flags=ranks,
                                                    warp_time_slicing=True))
 
-    _error(kernel, (I32, I32), coop.CoopValueError,
-           f"cuda.coop.numba_mlir.exchange mode={mode!r} does not support warp_time_slicing")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         f"cuda.coop.numba_mlir.exchange mode={mode!r} does not support warp_time_slicing")
 
 
 def test_ranks_with_a_non_scatter_mode():
@@ -259,7 +246,8 @@ def test_ranks_with_a_non_scatter_mode():
         coop.load(block, src, ranks)
         coop.store(block, dst, numba_coop.exchange(block, items, ranks=ranks))
 
-    _error(kernel, (I32, I32), coop.CoopValueError, "cuda.coop.numba_mlir.exchange ranks requires a scatter mode")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.numba_mlir.exchange ranks requires a scatter mode")
 
 
 def test_valid_flags_with_another_scatter_mode():
@@ -273,8 +261,8 @@ def test_valid_flags_with_another_scatter_mode():
         coop.store(block, dst, numba_coop.exchange(block, items, mode="scatter_to_striped", ranks=ranks,
                                                    valid_flags=ranks))
 
-    _error(kernel, (I32, I32), coop.CoopValueError,
-           "cuda.coop.numba_mlir.exchange valid_flags requires mode='scatter_to_striped_flagged'")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.numba_mlir.exchange valid_flags requires mode='scatter_to_striped_flagged'")
 
 
 @pytest.mark.parametrize("dtype", [np.uint32, np.float32])
@@ -288,9 +276,9 @@ def test_p2_ranks_dtype(dtype):
         coop.load(block, rk, ranks)
         coop.store(block, dst, numba_coop.exchange(block, items, mode="scatter_to_blocked", ranks=ranks))
 
-    _error(kernel, (I32, I32.astype(dtype), I32), coop.CoopTypeError,
-           f"cuda.coop.numba_mlir.exchange does not support ranks dtype {np.dtype(dtype).name}; supported: int8, "
-           "int16, int32, int64")
+    expect_compile_error(kernel, (I32, I32.astype(dtype), I32), coop.CoopTypeError,
+                         f"cuda.coop.numba_mlir.exchange does not support ranks dtype {np.dtype(dtype).name}; "
+                         "supported: int8, int16, int32, int64")
 
 
 def test_p2_valid_flags_dtype():
@@ -306,8 +294,8 @@ def test_p2_valid_flags_dtype():
         coop.store(block, dst, numba_coop.exchange(block, items, mode="scatter_to_striped_flagged", ranks=ranks,
                                                    valid_flags=flags))
 
-    _error(kernel, (I32, F64, I32), coop.CoopTypeError,
-           "cuda.coop.numba_mlir.exchange does not support valid_flags dtype float64; supported: int8")
+    expect_compile_error(kernel, (I32, F64, I32), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.exchange does not support valid_flags dtype float64; supported: int8")
 
 
 def test_p7_ranks_extent():
@@ -320,8 +308,8 @@ def test_p7_ranks_extent():
         coop.load(block, src, ranks)
         coop.store(block, dst, numba_coop.exchange(block, items, mode="scatter_to_blocked", ranks=ranks))
 
-    _error(kernel, (I32, I32), coop.CoopValueError,
-           "cuda.coop.numba_mlir.exchange value and ranks must have the same items_per_thread (4 != 2)")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.numba_mlir.exchange value and ranks must have the same items_per_thread (4 != 2)")
 
 
 def test_p7_valid_flags_extent():
@@ -337,8 +325,9 @@ def test_p7_valid_flags_extent():
         coop.store(block, dst, numba_coop.exchange(block, items, mode="scatter_to_striped_flagged", ranks=ranks,
                                                    valid_flags=flags))
 
-    _error(kernel, (I32, I32), coop.CoopValueError,
-           "cuda.coop.numba_mlir.exchange value and valid_flags must have the same items_per_thread (4 != 1)")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.numba_mlir.exchange value and valid_flags must have the same "
+                         "items_per_thread (4 != 1)")
 
 
 def test_ranks_must_be_a_payload():
@@ -349,18 +338,18 @@ def test_ranks_must_be_a_payload():
         coop.load(block, src, items)
         coop.store(block, dst, numba_coop.exchange(block, items, mode="scatter_to_blocked", ranks=src[0]))
 
-    _error(kernel, (I32, I32), coop.CoopTypeError,
-           "cuda.coop.numba_mlir.exchange ranks must be a ThreadData payload; got a scalar")
+    expect_compile_error(kernel, (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.exchange ranks must be a ThreadData payload; got a scalar")
 
 
 def test_warp_striped_needs_complete_warps():
-    _error(_plain_kernel("blocked_to_warp_striped", False), (I32, I32), coop.CoopValueError,
-           "cuda.coop.numba_mlir.exchange mode 'blocked_to_warp_striped' requires a block made of complete warps; "
-           "block has 48 threads", block=(48,))
+    expect_compile_error(_plain_kernel("blocked_to_warp_striped", False), (I32, I32), coop.CoopValueError,
+                         "cuda.coop.numba_mlir.exchange mode 'blocked_to_warp_striped' requires a block made of "
+                         "complete warps; block has 48 threads", block=(48,))
 
 
 def test_scatter_builds_with_a_partial_warp():
-    _build(_scatter_kernel("scatter_to_striped", True), (I32, I32, I32), block=(48,))
+    build_kernel(_scatter_kernel("scatter_to_striped", True), (I32, I32, I32), block=(48,), check_scratch=True)
 
 
 @pytest.mark.parametrize("mode", ["warp_striped_to_blocked", "scatter_to_blocked"])
@@ -374,9 +363,9 @@ def test_g3_warp_group_with_a_qualified_mode(mode):
         coop.load(warp, src, ranks)
         coop.store(warp, dst, numba_coop.exchange(warp, items, mode=mode, ranks=ranks))
 
-    _error(kernel, (I32, I32), coop.CoopUnsupportedError,
-           f"cuda.coop.numba_mlir.exchange does not support group kind 'warp' with mode {mode!r}; supported group "
-           "kinds: block")
+    expect_compile_error(kernel, (I32, I32), coop.CoopUnsupportedError,
+                         f"cuda.coop.numba_mlir.exchange does not support group kind 'warp' with mode {mode!r}; "
+                         "supported group kinds: block")
 
 
 def test_c12_time_slicing_on_a_warp_group():
@@ -387,8 +376,8 @@ def test_c12_time_slicing_on_a_warp_group():
         coop.load(warp, src, items)
         coop.store(warp, dst, numba_coop.exchange(warp, items, warp_time_slicing=True))
 
-    _error(kernel, (I32, I32), coop.CoopValueError,
-           "cuda.coop.numba_mlir.exchange warp_time_slicing is supported only for block groups")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.numba_mlir.exchange warp_time_slicing is supported only for block groups")
 
 
 def test_c4_time_slicing_not_compile_time():
@@ -399,13 +388,13 @@ def test_c4_time_slicing_not_compile_time():
         coop.load(block, src, items)
         coop.store(block, dst, numba_coop.exchange(block, items, warp_time_slicing=flag))
 
-    _error(kernel, (I32, I32, True), coop.CoopTypeError,
-           "cuda.coop.numba_mlir.exchange warp_time_slicing must be a compile-time bool")
+    expect_compile_error(kernel, (I32, I32, True), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.exchange warp_time_slicing must be a compile-time bool")
 
 
 def test_c4_time_slicing_not_a_bool():
-    _error(_plain_kernel("striped_to_blocked", 1), (I32, I32), coop.CoopTypeError,
-           "cuda.coop.numba_mlir.exchange warp_time_slicing must be a compile-time bool")
+    expect_compile_error(_plain_kernel("striped_to_blocked", 1), (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.exchange warp_time_slicing must be a compile-time bool")
 
 
 @pytest.mark.parametrize("mode, cls, fragment", [
@@ -416,7 +405,7 @@ def test_c4_time_slicing_not_a_bool():
                                       "scatter_to_striped_flagged; got 'scatter'")),
 ])
 def test_c1_c2_mode(mode, cls, fragment):
-    _error(_plain_kernel(mode, False), (I32, I32), cls, fragment)
+    expect_compile_error(_plain_kernel(mode, False), (I32, I32), cls, fragment)
 
 
 @pytest.mark.parametrize("option, shown", [("ranks", "ranks"), ("valid_flags", "valid_flags"),
@@ -444,10 +433,9 @@ def test_c3_options_in_a_common_call(option, shown):
             coop.load(block, src, items)
             coop.store(block, dst, coop.exchange(block, items, valid_flags=items))
 
-    _error(kernel, (I32, I32), coop.CoopValueError,
-           f"cuda.coop.exchange {shown}")
-    _error(kernel, (I32, I32), coop.CoopValueError,
-           "requires cuda.coop.numba_mlir; the common API accepts: mode, temp_storage")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError, f"cuda.coop.exchange {shown}")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         "requires cuda.coop.numba_mlir; the common API accepts: mode, temp_storage")
 
 
 @pytest.mark.parametrize("mode", ["scatter_to_striped_guarded", "blocked_to_warp_striped"])
@@ -459,9 +447,9 @@ def test_c3_modes_in_a_common_call(mode):
         coop.load(block, src, items)
         coop.store(block, dst, coop.exchange(block, items, mode=mode))
 
-    _error(kernel, (I32, I32), coop.CoopValueError,
-           f"cuda.coop.exchange mode {mode!r} requires cuda.coop.numba_mlir; the common API accepts: "
-           "striped_to_blocked, blocked_to_striped")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         f"cuda.coop.exchange mode {mode!r} requires cuda.coop.numba_mlir; the common API accepts: "
+                         "striped_to_blocked, blocked_to_striped")
 
 
 def test_s2_descriptor_on_a_warp_exchange():
@@ -473,7 +461,7 @@ def test_s2_descriptor_on_a_warp_exchange():
         coop.load(warp, src, items)
         coop.store(warp, dst, numba_coop.exchange(warp, items, temp_storage=ts))
 
-    _error(kernel, (I32, I32), coop.CoopValueError, "does not accept temp_storage for warp groups")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError, "does not accept temp_storage for warp groups")
 
 
 def test_explicit_descriptor_for_a_scatter():
@@ -489,7 +477,7 @@ def test_explicit_descriptor_for_a_scatter():
         out2 = numba_coop.exchange(block, out, mode="blocked_to_warp_striped", temp_storage=ts)
         coop.store(block, dst, out2)
 
-    built = _build(kernel, (I32, I32, I32))
+    built = build_kernel(kernel, (I32, I32, I32), check_scratch=True)
     assert built.cpp_source.count("reuse barrier") == 2  # auto_sync: after every use (SPEC 6.3)
 
 
@@ -509,7 +497,7 @@ def test_scalar_shuffles_build():
         f = numba_coop.shuffle(block, e, mode="offset")  # default distance 1
         dst[t] = f
 
-    built = _build(kernel, (F64, F64, I32))
+    built = build_kernel(kernel, (F64, F64, I32), check_scratch=True)
     src = built.cpp_source
     assert src.count("Offset(value, result, d)") == 2  # offset by -3 and by 1 share the runtime-distance provider
     assert src.count("Rotate(value, result, (unsigned)distance)") == 2
@@ -525,7 +513,7 @@ def test_scalar_shuffle_int32_3d_block():
         x = src[t]
         dst[t] = numba_coop.shuffle(block, x, mode="rotate", distance=d)
 
-    built = _build(kernel, (I32, I32, np.int64(3)), block=(8, 4, 1))
+    built = build_kernel(kernel, (I32, I32, np.int64(3)), block=(8, 4, 1), check_scratch=True)
     assert "cub::BlockShuffle<int, 8, 4, 1>" in built.cpp_source
     assert "cuda_coop::check_range(distance, 1, 31);" in built.cpp_source
 
@@ -536,8 +524,8 @@ def test_c7_static_rotate_distance():
         block = coop.this_block()
         dst[cuda.threadIdx.x] = numba_coop.shuffle(block, src[cuda.threadIdx.x], mode="rotate", distance=128)
 
-    _error(kernel, (I32, I32), coop.CoopValueError,
-           "cuda.coop.numba_mlir.shuffle static distance must be between 1 and 127; got 128")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.numba_mlir.shuffle static distance must be between 1 and 127; got 128")
 
 
 def test_c6_distance_dtype():
@@ -546,9 +534,9 @@ def test_c6_distance_dtype():
         block = coop.this_block()
         dst[cuda.threadIdx.x] = numba_coop.shuffle(block, src[cuda.threadIdx.x], mode="offset", distance=d[0])
 
-    _error(kernel, (I32, I32, F32), coop.CoopTypeError,
-           "cuda.coop.numba_mlir.shuffle distance must be a signed integer of at most 64 bits or an unsigned integer "
-           "of at most 32 bits; got float32")
+    expect_compile_error(kernel, (I32, I32, F32), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.shuffle distance must be a signed integer of at most 64 bits or an "
+                         "unsigned integer of at most 32 bits; got float32")
 
 
 def test_p5_scalar_with_a_payload_mode():
@@ -557,9 +545,9 @@ def test_p5_scalar_with_a_payload_mode():
         block = coop.this_block()
         dst[cuda.threadIdx.x] = numba_coop.shuffle(block, src[cuda.threadIdx.x])
 
-    _error(kernel, (I32, I32), coop.CoopTypeError,
-           "cuda.coop.numba_mlir.shuffle value must be a ThreadData payload for mode 'down'; got a scalar (scalar "
-           "values take mode='offset' or mode='rotate')")
+    expect_compile_error(kernel, (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.shuffle value must be a ThreadData payload for mode 'down'; got a "
+                         "scalar (scalar values take mode='offset' or mode='rotate')")
 
 
 def test_p5_payload_with_a_scalar_mode():
@@ -570,8 +558,9 @@ def test_p5_payload_with_a_scalar_mode():
         coop.load(block, src, items)
         coop.store(block, dst, numba_coop.shuffle(block, items, mode="rotate", distance=3))
 
-    _error(kernel, (I32, I32), coop.CoopTypeError,
-           "cuda.coop.numba_mlir.shuffle value must be a scalar for mode 'rotate'; got a ThreadData payload")
+    expect_compile_error(kernel, (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.shuffle value must be a scalar for mode 'rotate'; "
+                         "got a ThreadData payload")
 
 
 def test_qualified_payload_shuffle_distance_says_what_is_wrong():
@@ -582,10 +571,10 @@ def test_qualified_payload_shuffle_distance_says_what_is_wrong():
         coop.load(block, src, items)
         coop.store(block, dst, numba_coop.shuffle(block, items, distance=2))
 
-    error = _error(kernel, (I32, I32), coop.CoopValueError,
-                   "cuda.coop.numba_mlir.shuffle mode 'down' moves a ThreadData payload by exactly one position, so "
-                   "distance must be 1; got 2 (scalar values shuffle any distance with mode='offset' or "
-                   "mode='rotate')")
+    error = expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                                 "cuda.coop.numba_mlir.shuffle mode 'down' moves a ThreadData payload by exactly one "
+                                 "position, so distance must be 1; got 2 (scalar values shuffle any distance with "
+                                 "mode='offset' or mode='rotate')")
     assert "use cuda.coop.numba_mlir" not in str(error)
 
 
@@ -597,7 +586,7 @@ def test_qualified_payload_shuffle_runtime_distance():
         coop.load(block, src, items)
         coop.store(block, dst, numba_coop.shuffle(block, items, mode="up", distance=d[0]))
 
-    _error(kernel, (I32, I32, I32), coop.CoopValueError, "so distance must be 1; got a runtime value")
+    expect_compile_error(kernel, (I32, I32, I32), coop.CoopValueError, "so distance must be 1; got a runtime value")
 
 
 def test_qualified_payload_shuffle_distance_one_builds():
@@ -608,7 +597,7 @@ def test_qualified_payload_shuffle_distance_one_builds():
         coop.load(block, src, items)
         coop.store(block, dst, numba_coop.shuffle(block, items, mode="up", distance=1))
 
-    assert "BlockShuffle<int, 128, 1, 1>" in _build(kernel, (I32, I32)).cpp_source
+    assert "BlockShuffle<int, 128, 1, 1>" in build_kernel(kernel, (I32, I32), check_scratch=True).cpp_source
 
 
 @pytest.mark.parametrize("mode", ["offset", "Rotate"])
@@ -620,8 +609,9 @@ def test_c3_scalar_mode_in_a_common_call(mode):
         coop.load(block, src, items)
         coop.store(block, dst, coop.shuffle(block, items, mode=mode))
 
-    _error(kernel, (I32, I32), coop.CoopValueError,
-           f"cuda.coop.shuffle mode {mode!r} requires cuda.coop.numba_mlir; the common API accepts: up, down")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         f"cuda.coop.shuffle mode {mode!r} requires cuda.coop.numba_mlir; the "
+                         "common API accepts: up, down")
 
 
 def test_p4_scalar_in_a_common_call():
@@ -630,9 +620,9 @@ def test_p4_scalar_in_a_common_call():
         block = coop.this_block()
         dst[cuda.threadIdx.x] = coop.shuffle(block, src[cuda.threadIdx.x], mode="offset", distance=2)
 
-    _error(kernel, (I32, I32), coop.CoopTypeError,
-           "cuda.coop.shuffle requires a fixed-size ThreadData value payload in the common API; use "
-           "cuda.coop.numba_mlir for scalar payloads")
+    expect_compile_error(kernel, (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.shuffle requires a fixed-size ThreadData value payload in the common API; use "
+                         "cuda.coop.numba_mlir for scalar payloads")
 
 
 def test_o1_common_distance_unchanged():
@@ -643,9 +633,9 @@ def test_o1_common_distance_unchanged():
         coop.load(block, src, items)
         coop.store(block, dst, coop.shuffle(block, items, distance=2))
 
-    _error(kernel, (I32, I32), coop.CoopValueError,
-           "cuda.coop.shuffle distance must be exactly 1 in the common API; use cuda.coop.numba_mlir for scalar "
-           "offset and rotate shuffles")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.shuffle distance must be exactly 1 in the common API; use cuda.coop.numba_mlir "
+                         "for scalar offset and rotate shuffles")
 
 
 def test_g3_scalar_shuffle_on_a_warp():
@@ -654,8 +644,9 @@ def test_g3_scalar_shuffle_on_a_warp():
         warp = coop.this_warp()
         dst[cuda.threadIdx.x] = numba_coop.shuffle(warp, src[cuda.threadIdx.x], mode="offset", distance=1)
 
-    _error(kernel, (I32, I32), coop.CoopUnsupportedError,
-           "cuda.coop.numba_mlir.shuffle does not support group kind 'warp'; supported group kinds: block")
+    expect_compile_error(kernel, (I32, I32), coop.CoopUnsupportedError,
+                         "cuda.coop.numba_mlir.shuffle does not support group kind 'warp'; "
+                         "supported group kinds: block")
 
 
 def test_qualified_payload_shuffle_specialises_on_an_integer_argument():
@@ -667,5 +658,5 @@ def test_qualified_payload_shuffle_specialises_on_an_integer_argument():
         coop.load(block, src, items)
         coop.store(block, dst, numba_coop.shuffle(block, items, mode="down", distance=d))
 
-    assert "Down(in, out)" in _build(kernel, (I32, I32, 1)).cpp_source
-    _error(kernel, (I32, I32, 3), coop.CoopValueError, "so distance must be 1; got 3")
+    assert "Down(in, out)" in build_kernel(kernel, (I32, I32, 1), check_scratch=True).cpp_source
+    expect_compile_error(kernel, (I32, I32, 3), coop.CoopValueError, "so distance must be 1; got 3")

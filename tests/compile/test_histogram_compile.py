@@ -8,22 +8,10 @@ from numba_cuda_mlir import cuda
 import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
 
+from compile_helpers import build_kernel, expect_compile_error
+
 SAMPLE_DTYPES = [np.uint8, np.int32, np.uint32, np.int64, np.uint64]
 COUNTER_DTYPES = [None, np.int32, np.uint32, np.int64, np.uint64]
-
-
-def _build(kernel, args, block=128):
-    built = numba_coop.compile_kernel(kernel, args, block=block)
-    assert "CALL" not in built.sass() and built.local_memory_bytes == 0
-    return built
-
-
-def _error(kernel, args, cls, fragment, block=128):
-    with pytest.raises(cls) as info:
-        numba_coop.compile_kernel(kernel, args, block=block)
-    assert fragment in str(info.value), str(info.value)
-    assert "test_histogram_compile.py:" in str(info.value)
-    return info.value
 
 
 def _kernel(k=2, bins=64, per_thread=1, counter=None, algorithm="atomic"):
@@ -47,7 +35,7 @@ def _out(counter, n=1024):
 @pytest.mark.parametrize("sample", SAMPLE_DTYPES)
 @pytest.mark.parametrize("counter", COUNTER_DTYPES)
 def test_builds_for_every_sample_and_counter_dtype(algorithm, sample, counter):
-    built = _build(_kernel(counter=counter, algorithm=algorithm), (np.zeros(1024, sample), _out(counter)))
+    built = build_kernel(_kernel(counter=counter, algorithm=algorithm), (np.zeros(1024, sample), _out(counter)))
     src = built.cpp_source
     assert f"cub::BLOCK_HISTO_{algorithm.upper()}" in src
     counting = {None: "int", np.int32: "int", np.uint32: "unsigned int", np.int64: "unsigned long long",
@@ -58,15 +46,15 @@ def test_builds_for_every_sample_and_counter_dtype(algorithm, sample, counter):
 
 
 def test_sort_counts_a_private_copy():
-    src = _build(_kernel(algorithm=" Sort "), (np.zeros(1024, np.int32), _out(None))).cpp_source
+    src = build_kernel(_kernel(algorithm=" Sort "), (np.zeros(1024, np.int32), _out(None))).cpp_source
     assert "items[i] = samples[i];" in src and "Histogram(items, s.counters)" in src
 
 
 @pytest.mark.parametrize("algorithm", ["atomic", "sort"])
 @pytest.mark.parametrize("block, bins, per_thread", [(32, 70, 3), (128, 300, 3), (256, 1000, 4), (96, 96, 1)])
 def test_several_bins_per_thread(algorithm, block, bins, per_thread):
-    built = _build(_kernel(k=4, bins=bins, per_thread=per_thread, counter=np.int64, algorithm=algorithm),
-                   (np.zeros(4096, np.int64), _out(np.int64, 4096)), block=block)
+    built = build_kernel(_kernel(k=4, bins=bins, per_thread=per_thread, counter=np.int64, algorithm=algorithm),
+                         (np.zeros(4096, np.int64), _out(np.int64, 4096)), block=block)
     assert f"for (int i = 0; i < {per_thread}; ++i)" in built.cpp_source
     assert f"bin < {bins} ?" in built.cpp_source  # bins past the last are zero
 
@@ -81,7 +69,7 @@ def test_explicit_temp_storage():
         counts = coop.histogram(block, items, bins=100, temp_storage=temp, algorithm="sort")
         coop.store(block, dst, counts, algorithm="striped")
 
-    built = _build(kernel, (np.zeros(1024, np.uint32), _out(None)))
+    built = build_kernel(kernel, (np.zeros(1024, np.uint32), _out(None)))
     assert built.metadata["scratch_bytes"] >= 400
     provider = next(part for part in built.cpp_source.split('extern "C"')
                     if "BlockHistogram" in part and "void" in part)
@@ -103,11 +91,11 @@ def test_accumulating_two_calls_builds():
             total[i] = np.uint32(a[i] + b[i])
         coop.store(block, dst, total, algorithm="striped")
 
-    _build(kernel, (np.zeros(1024, np.uint8), _out(np.uint32)))
+    build_kernel(kernel, (np.zeros(1024, np.uint8), _out(np.uint32)))
 
 
 def test_python_int_counter_means_int32():
-    built = _build(_kernel(counter=int), (np.zeros(1024, np.int32), _out(np.int32)))
+    built = build_kernel(_kernel(counter=int), (np.zeros(1024, np.int32), _out(np.int32)))
     assert "int* output" in built.cpp_source
 
 
@@ -115,15 +103,17 @@ def test_python_int_counter_means_int32():
 
 
 def test_bins_not_covered_is_o11():
-    _error(_kernel(bins=300, per_thread=2), (np.zeros(1024, np.int32), _out(None)), coop.CoopValueError,
-           "cuda.coop.histogram requires block_threads * bins_per_thread >= bins (128 * 2 < 300)")
+    expect_compile_error(_kernel(bins=300, per_thread=2), (np.zeros(1024, np.int32), _out(None)), coop.CoopValueError,
+                         "cuda.coop.histogram requires block_threads * bins_per_thread >= bins (128 * 2 < 300)")
 
 
 def test_two_dimensional_block_is_g16():
-    _error(_kernel(), (np.zeros(1024, np.int32), _out(None)), coop.CoopUnsupportedError,
-           "cuda.coop.histogram requires a one-dimensional block; block shape is (32, 4, 1)", block=(32, 4))
-    _error(_kernel(), (np.zeros(1024, np.int32), _out(None)), coop.CoopUnsupportedError,
-           "cuda.coop.histogram requires a one-dimensional block; block shape is (8, 4, 2)", block=(8, 4, 2))
+    expect_compile_error(_kernel(), (np.zeros(1024, np.int32), _out(None)), coop.CoopUnsupportedError,
+                         "cuda.coop.histogram requires a one-dimensional block; block shape is (32, 4, 1)",
+                         block=(32, 4))
+    expect_compile_error(_kernel(), (np.zeros(1024, np.int32), _out(None)), coop.CoopUnsupportedError,
+                         "cuda.coop.histogram requires a one-dimensional block; block shape is (8, 4, 2)",
+                         block=(8, 4, 2))
 
 
 def test_warp_groups_are_g3():
@@ -133,32 +123,33 @@ def test_warp_groups_are_g3():
         coop.load(coop.this_block(), src, items)
         coop.store(coop.this_block(), dst, coop.histogram(coop.this_warp(), items, bins=16), algorithm="striped")
 
-    _error(kernel, (np.zeros(1024, np.int32), _out(None)), coop.CoopUnsupportedError,
-           "cuda.coop.histogram does not support group kind 'warp'; supported group kinds: block")
+    expect_compile_error(kernel, (np.zeros(1024, np.int32), _out(None)), coop.CoopUnsupportedError,
+                         "cuda.coop.histogram does not support group kind 'warp'; supported group kinds: block")
 
 
 @pytest.mark.parametrize("sample", [np.float32, np.int16, np.int8, np.uint16, np.float64])
 def test_sample_dtype_is_p2(sample):
-    _error(_kernel(), (np.zeros(1024, sample), _out(None)), coop.CoopTypeError,
-           f"cuda.coop.histogram does not support samples dtype {np.dtype(sample).name}; supported: uint8, int32, "
-           "uint32, int64, uint64")
+    expect_compile_error(_kernel(), (np.zeros(1024, sample), _out(None)), coop.CoopTypeError,
+                         f"cuda.coop.histogram does not support samples dtype {np.dtype(sample).name}; supported: "
+                         "uint8, int32, uint32, int64, uint64")
 
 
 @pytest.mark.parametrize("counter, shown", [(np.float32, "float32"), (np.int16, "int16"), (np.uint8, "uint8"),
                                             ("int32", "'int32'")])
 def test_counter_dtype_is_p2(counter, shown):
-    _error(_kernel(counter=counter), (np.zeros(1024, np.int32), _out(None)), coop.CoopTypeError,
-           f"cuda.coop.histogram does not support counter dtype {shown}; supported: int32, uint32, int64, uint64")
+    expect_compile_error(_kernel(counter=counter), (np.zeros(1024, np.int32), _out(None)), coop.CoopTypeError,
+                         f"cuda.coop.histogram does not support counter dtype {shown}; supported: "
+                         "int32, uint32, int64, uint64")
 
 
 def test_unknown_algorithm_is_c2():
-    _error(_kernel(algorithm="radix"), (np.zeros(1024, np.int32), _out(None)), coop.CoopValueError,
-           "cuda.coop.histogram algorithm must be one of: atomic, sort; got 'radix'")
+    expect_compile_error(_kernel(algorithm="radix"), (np.zeros(1024, np.int32), _out(None)), coop.CoopValueError,
+                         "cuda.coop.histogram algorithm must be one of: atomic, sort; got 'radix'")
 
 
 def test_algorithm_must_be_a_string_c1():
-    _error(_kernel(algorithm=1), (np.zeros(1024, np.int32), _out(None)), coop.CoopTypeError,
-           "cuda.coop.histogram algorithm must be a string; got int")
+    expect_compile_error(_kernel(algorithm=1), (np.zeros(1024, np.int32), _out(None)), coop.CoopTypeError,
+                         "cuda.coop.histogram algorithm must be a string; got int")
 
 
 def test_runtime_bins_is_c4():
@@ -168,8 +159,8 @@ def test_runtime_bins_is_c4():
         coop.load(coop.this_block(), src, items)
         coop.store(coop.this_block(), dst, coop.histogram(coop.this_block(), items, bins=src[0]), algorithm="striped")
 
-    _error(kernel, (np.zeros(1024, np.int32), _out(None)), coop.CoopTypeError,
-           "cuda.coop.histogram bins must be a compile-time integer")
+    expect_compile_error(kernel, (np.zeros(1024, np.int32), _out(None)), coop.CoopTypeError,
+                         "cuda.coop.histogram bins must be a compile-time integer")
 
 
 def test_runtime_bins_per_thread_is_c4():
@@ -180,8 +171,8 @@ def test_runtime_bins_per_thread_is_c4():
         counts = coop.histogram(coop.this_block(), items, bins=16, bins_per_thread=src[0])
         coop.store(coop.this_block(), dst, counts, algorithm="striped")
 
-    _error(kernel, (np.zeros(1024, np.int32), _out(None)), coop.CoopTypeError,
-           "cuda.coop.histogram bins_per_thread must be a compile-time integer")
+    expect_compile_error(kernel, (np.zeros(1024, np.int32), _out(None)), coop.CoopTypeError,
+                         "cuda.coop.histogram bins_per_thread must be a compile-time integer")
 
 
 def test_integer_kernel_argument_specialises_bins():
@@ -192,7 +183,7 @@ def test_integer_kernel_argument_specialises_bins():
         coop.load(coop.this_block(), src, items)
         coop.store(coop.this_block(), dst, coop.histogram(coop.this_block(), items, bins=bins), algorithm="striped")
 
-    built = _build(kernel, (np.zeros(1024, np.int32), _out(None), 77))
+    built = build_kernel(kernel, (np.zeros(1024, np.int32), _out(None), 77))
     assert "cub::BlockHistogram<int, 128, 2, 77," in built.cpp_source
 
 
@@ -202,24 +193,26 @@ def test_integer_kernel_argument_specialises_bins():
     (16, 0, "cuda.coop.histogram bins_per_thread must be positive; got 0"),
 ])
 def test_nonpositive_bins_are_value_errors(bins, per_thread, message):
-    _error(_kernel(bins=bins, per_thread=per_thread), (np.zeros(1024, np.int32), _out(None)), coop.CoopValueError,
-           message)
+    expect_compile_error(_kernel(bins=bins, per_thread=per_thread), (np.zeros(1024, np.int32), _out(None)),
+                         coop.CoopValueError, message)
 
 
 def test_float_bins_are_type_errors():
-    _error(_kernel(bins=16.0), (np.zeros(1024, np.int32), _out(None)), coop.CoopTypeError,
-           "cuda.coop.histogram bins must be a compile-time integer")
+    expect_compile_error(_kernel(bins=16.0), (np.zeros(1024, np.int32), _out(None)), coop.CoopTypeError,
+                         "cuda.coop.histogram bins must be a compile-time integer")
 
 
 def test_sort_tile_limit_is_p17():
-    _error(_kernel(k=128, algorithm="sort"), (np.zeros(1 << 17, np.int32), _out(None)), coop.CoopValueError,
-           "cuda.coop.histogram tile of 131072 items exceeds CUB's limit of 65535 for this algorithm", block=1024)
+    expect_compile_error(_kernel(k=128, algorithm="sort"), (np.zeros(1 << 17, np.int32), _out(None)),
+                         coop.CoopValueError,
+                         "cuda.coop.histogram tile of 131072 items exceeds CUB's limit of 65535 for this algorithm",
+                         block=1024)
 
 
 def test_bins_per_thread_must_fit_int32():
-    _error(_kernel(per_thread=1 << 22), (np.zeros(1024, np.uint8), _out(None)), coop.CoopValueError,
-           "cuda.coop.histogram block_threads * bins_per_thread must fit int32 (1024 * 4194304 > 2147483647)",
-           block=1024)
+    expect_compile_error(_kernel(per_thread=1 << 22), (np.zeros(1024, np.uint8), _out(None)), coop.CoopValueError,
+                         "cuda.coop.histogram block_threads * bins_per_thread must fit int32 (1024 "
+                         "* 4194304 > 2147483647)", block=1024)
 
 
 def test_scalar_samples():
@@ -232,10 +225,10 @@ def test_scalar_samples():
 
         return kernel
 
-    _error(make(coop.histogram), (np.zeros(1024, np.int32), _out(None)), coop.CoopTypeError,
-           "cuda.coop.histogram requires a fixed-size ThreadData samples payload in the common API; use "
-           "cuda.coop.numba_mlir for scalar payloads")
-    _build(make(numba_coop.histogram), (np.zeros(1024, np.int32), _out(None)))  # the qualified form builds
+    expect_compile_error(make(coop.histogram), (np.zeros(1024, np.int32), _out(None)), coop.CoopTypeError,
+                         "cuda.coop.histogram requires a fixed-size ThreadData samples payload in the common API; use "
+                         "cuda.coop.numba_mlir for scalar payloads")
+    build_kernel(make(numba_coop.histogram), (np.zeros(1024, np.int32), _out(None)))  # the qualified form builds
 
 
 # ------------------------------------------------------------------------------------------------ scalar samples
@@ -249,5 +242,5 @@ def test_qualified_scalar_samples_build():
         counts = numba_coop.histogram(block, src[cuda.threadIdx.x], bins=100)
         coop.store(block, dst, counts, algorithm="striped")
 
-    built = _build(kernel, (np.zeros(1024, np.uint8), _out(None)))
+    built = build_kernel(kernel, (np.zeros(1024, np.uint8), _out(None)))
     assert "unsigned char sample," in built.cpp_source and "items[i] = sample;" in built.cpp_source

@@ -16,6 +16,8 @@ from cuda.coop._semantics.operators import callable_symbol, failure_reason, reso
 from cuda.coop.numba_mlir._lowering import operator_link
 from numba_cuda_mlir import cuda
 
+from compile_helpers import expect_compile_error
+
 X32 = np.zeros(128, np.int32)
 F32 = np.zeros(128, np.float32)
 
@@ -54,15 +56,6 @@ def reduce_kernel(op):
         dst[block.rank()] = coop.reduce(block, src[block.rank()], binary_op=op)
 
     return kernel
-
-
-def _error(kernel, args, cls, fragment):
-    with pytest.raises(cls) as info:
-        numba_coop.compile_kernel(kernel, args, block=128, target="sm_90")
-    message = str(info.value)
-    assert fragment in message, message
-    assert message.startswith(f"{__file__}:"), message  # the call's file:line
-    return info.value
 
 
 def _symbols(cpp):
@@ -267,18 +260,21 @@ def _first_line_is_clean(message):
 
 
 def test_undefined_global_in_operator_names_the_name():
-    err = _error(reduce_kernel(undefined_global_op), (X32, X32), coop.CoopTypeError,
-                 "cuda.coop.reduce binary_op undefined_global_op could not be compiled for (int32, int32): ")
+    err = expect_compile_error(reduce_kernel(undefined_global_op), (X32, X32), coop.CoopTypeError,
+                               "cuda.coop.reduce binary_op undefined_global_op could not be "
+                               "compiled for (int32, int32): ", site="prefix")
     first = _first_line_is_clean(str(err))
     assert "NOT_DEFINED_ANYWHERE" in first and "is not defined" in first, first
 
 
 def test_typing_error_in_operator_is_reported_in_python_terms():
-    err = _error(reduce_kernel(attribute_op), (X32, X32), coop.CoopTypeError,
-                 "cuda.coop.reduce binary_op attribute_op could not be compiled for (int32, int32): ")
+    err = expect_compile_error(reduce_kernel(attribute_op), (X32, X32), coop.CoopTypeError,
+                               "cuda.coop.reduce binary_op attribute_op could not be compiled for (int32, int32): ",
+                               site="prefix")
     assert "Unknown attribute 'no_such_attribute' of type int32" in _first_line_is_clean(str(err))
-    err = _error(reduce_kernel(tuple_op), (X32, X32), coop.CoopTypeError,
-                 "cuda.coop.reduce binary_op tuple_op could not be compiled for (int32, int32): ")
+    err = expect_compile_error(reduce_kernel(tuple_op), (X32, X32), coop.CoopTypeError,
+                               "cuda.coop.reduce binary_op tuple_op could not be compiled for (int32, int32): ",
+                               site="prefix")
     assert "tuple of 2 int32" in _first_line_is_clean(str(err))
 
 
@@ -314,9 +310,10 @@ def test_lambda_defined_in_kernel_is_rejected():
         block = coop.this_block()
         dst[block.rank()] = coop.reduce(block, src[block.rank()], binary_op=lambda a, b: a + b)
 
-    _error(kernel, (X32, X32), coop.CoopTypeError,
-           "cuda.coop.reduce binary_op test_lambda_defined_in_kernel_is_rejected.<locals>.kernel.<locals>.<lambda> "
-           "is defined inside the kernel; define operator callables at module scope")
+    expect_compile_error(kernel, (X32, X32), coop.CoopTypeError,
+                         "cuda.coop.reduce binary_op "
+                         "test_lambda_defined_in_kernel_is_rejected.<locals>.kernel.<locals>.<lambda> is defined "
+                         "inside the kernel; define operator callables at module scope", site="prefix")
 
 
 def test_function_defined_in_kernel_is_rejected_as_scan_op():
@@ -328,9 +325,10 @@ def test_function_defined_in_kernel_is_rejected_as_scan_op():
         block = coop.this_block()
         dst[block.rank()] = coop.inclusive_scan(block, src[block.rank()], scan_op=inner)
 
-    _error(kernel, (X32, X32), coop.CoopTypeError,
-           "cuda.coop.inclusive_scan scan_op test_function_defined_in_kernel_is_rejected_as_scan_op.<locals>.kernel."
-           "<locals>.inner is defined inside the kernel; define operator callables at module scope")
+    expect_compile_error(kernel, (X32, X32), coop.CoopTypeError,
+                         "cuda.coop.inclusive_scan scan_op "
+                         "test_function_defined_in_kernel_is_rejected_as_scan_op.<locals>.kernel.<locals>.inner is "
+                         "defined inside the kernel; define operator callables at module scope", site="prefix")
 
 
 def test_lambda_with_runtime_default_is_rejected():
@@ -340,7 +338,8 @@ def test_lambda_with_runtime_default_is_rejected():
         block = coop.this_block()
         dst[block.rank()] = coop.reduce(block, src[block.rank()], binary_op=lambda a, b, c=s: a + b)
 
-    _error(kernel, (X32, X32), coop.CoopTypeError, "<lambda> is defined inside the kernel; define operator callables")
+    expect_compile_error(kernel, (X32, X32), coop.CoopTypeError,
+                         "<lambda> is defined inside the kernel; define operator callables", site="prefix")
 
 
 @cuda.jit(device=True, inline="always")
@@ -353,8 +352,9 @@ def test_lambda_defined_in_inlined_helper_is_rejected():
     def kernel(src, dst):
         dst[coop.this_block().rank()] = reduce_with_local_lambda(src[coop.this_block().rank()])
 
-    _error(kernel, (X32, X32), coop.CoopTypeError, "reduce_with_local_lambda.<locals>.<lambda> is defined inside the "
-           "kernel; define operator callables at module scope")
+    expect_compile_error(kernel, (X32, X32), coop.CoopTypeError,
+                         "reduce_with_local_lambda.<locals>.<lambda> is defined inside the kernel; define operator "
+                         "callables at module scope", site="prefix")
 
 
 def test_function_defined_beside_the_kernel_is_accepted():
@@ -376,9 +376,9 @@ def cooperative_op(a, b):
 
 
 def test_operator_with_cooperative_calls_is_h2():
-    _error(reduce_kernel(cooperative_op), (X32, X32), coop.CoopTypeError,
-           "cuda.coop.reduce binary_op cooperative_op contains cuda.coop operations; callbacks may only do "
-           "per-thread computation")
+    expect_compile_error(reduce_kernel(cooperative_op), (X32, X32), coop.CoopTypeError,
+                         "cuda.coop.reduce binary_op cooperative_op contains cuda.coop operations; callbacks may only "
+                         "do per-thread computation", site="prefix")
 
 
 class Settings:

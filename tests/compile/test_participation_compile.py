@@ -5,7 +5,6 @@ compile fully for sm_90.
 """
 from __future__ import annotations
 
-import inspect
 import re
 
 import numpy as np
@@ -15,16 +14,10 @@ import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
 from numba_cuda_mlir import cuda
 
+from compile_helpers import line_of
+
 I32 = np.zeros(1024, np.int32)
 FILE = "test_participation_compile.py"
-
-
-def _line_of(fn, marker: str) -> int:
-    lines, start = inspect.getsourcelines(getattr(fn, "py_func", fn))
-    for i, text in enumerate(lines):
-        if marker in text:
-            return start + i
-    raise AssertionError(f"{marker!r} not in {fn}")
 
 
 def _rejected(kernel, args, op, kind, source, *, cond_marker="COND", call_marker="CALL"):
@@ -32,11 +25,11 @@ def _rejected(kernel, args, op, kind, source, *, cond_marker="COND", call_marker
         numba_coop.compile_kernel(kernel, args, block=128, target="sm_90")
     message = str(info.value)
     assert isinstance(info.value, ValueError)
-    assert message.startswith(f"{kernel.py_func.__code__.co_filename}:{_line_of(kernel, call_marker)}: "), message
-    assert f"{FILE}:{_line_of(kernel, call_marker)}" in message, message
+    assert message.startswith(f"{kernel.py_func.__code__.co_filename}:{line_of(kernel, call_marker)}: "), message
+    assert f"{FILE}:{line_of(kernel, call_marker)}" in message, message
     assert (f"{op} on {kind} groups must be reached by every member, but it is under a condition that depends on "
             f"{source} (") in message, message
-    assert re.search(rf"\(\S*{re.escape(FILE)}:{_line_of(kernel, cond_marker)}\); use valid_items / oob_default, "
+    assert re.search(rf"\(\S*{re.escape(FILE)}:{line_of(kernel, cond_marker)}\); use valid_items / oob_default, "
                      r"or move the condition inside the values", message), message
     return message
 

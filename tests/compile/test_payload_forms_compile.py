@@ -9,23 +9,9 @@ from numba_cuda_mlir import cuda
 import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
 
+from compile_helpers import build_kernel, expect_compile_error
+
 I32 = np.zeros(1024, np.int32)
-
-
-def _build(kernel, args=(I32, I32), block=128):
-    built = numba_coop.compile_kernel(kernel, args, block=block)
-    assert "CALL" not in built.sass()
-    return built
-
-
-def _error(kernel, cls, fragment, args=(I32, I32), block=128):
-    with pytest.raises(cls) as info:
-        numba_coop.compile_kernel(kernel, args, block=block)
-    message = str(info.value)
-    assert fragment in message, message
-    first = message.splitlines()[0]
-    assert "test_payload_forms_compile.py:" in first, message
-    return first
 
 
 def test_local_arrays_are_payloads_of_qualified_calls():
@@ -40,7 +26,7 @@ def test_local_arrays_are_payloads_of_qualified_calls():
         scanned = numba_coop.exclusive_sum(block, doubled)  # results are fresh ThreadData
         numba_coop.store(block, dst, scanned)
 
-    built = _build(kernel)
+    built = build_kernel(kernel, (I32, I32), check_no_local_memory=False)
     assert built.local_memory_bytes == 0  # the arrays stay in registers
 
 
@@ -53,7 +39,7 @@ def test_local_array_with_a_tuple_shape_and_keyword_dtype():
         numba_coop.store(block, dst, numba_coop.exchange(block, items))
 
     data = np.zeros(512, np.float32)
-    _build(kernel, (data, data))
+    build_kernel(kernel, (data, data), check_no_local_memory=False)
 
 
 def test_local_arrays_still_go_anywhere_outside_cooperative_calls():
@@ -68,7 +54,7 @@ def test_local_arrays_still_go_anywhere_outside_cooperative_calls():
         numba_coop.load(block, src, items)
         dst[cuda.threadIdx.x] = total(items)  # an ordinary array: no escape error
 
-    _build(kernel)
+    build_kernel(kernel, (I32, I32), check_no_local_memory=False)
 
 
 def test_common_api_rejects_local_arrays_with_p4():
@@ -78,9 +64,10 @@ def test_common_api_rejects_local_arrays_with_p4():
         items = cuda.local.array(4, np.int32)
         coop.load(block, src, items)  # HERE
 
-    first = _error(kernel, coop.CoopTypeError, "cuda.coop.load requires a fixed-size ThreadData output payload in the "
-                                               "common API; use cuda.coop.numba_mlir for local array payloads")
-    assert "test_payload_forms_compile.py" in first
+    exc = expect_compile_error(kernel, (I32, I32), coop.CoopTypeError,
+                               "cuda.coop.load requires a fixed-size ThreadData output payload in the common API; "
+                               "use cuda.coop.numba_mlir for local array payloads", site="first_line")
+    assert "test_payload_forms_compile.py" in str(exc).splitlines()[0]
 
 
 def test_one_array_for_two_operands_is_rejected():
@@ -92,9 +79,9 @@ def test_one_array_for_two_operands_is_rejected():
         out = numba_coop.run_length_decode(block, runs, runs, decoded_items_per_thread=2)
         numba_coop.store(block, dst, out)
 
-    _error(kernel, coop.CoopValueError, "cuda.coop.numba_mlir.run_length_decode run_values and run_lengths are the "
-                                        "same array; array payloads must not alias another operand of the call",
-           args=(I32, I32, I32))
+    expect_compile_error(kernel, (I32, I32, I32), coop.CoopValueError,
+                         "cuda.coop.numba_mlir.run_length_decode run_values and run_lengths are the same array; array "
+                         "payloads must not alias another operand of the call", site="first_line")
 
 
 def test_two_dimensional_local_arrays_are_not_payloads():
@@ -104,7 +91,7 @@ def test_two_dimensional_local_arrays_are_not_payloads():
         grid = cuda.local.array((2, 2), np.int32)
         numba_coop.load(block, src, grid)
 
-    _error(kernel, coop.CoopError, "output")
+    expect_compile_error(kernel, (I32, I32), coop.CoopError, "output", site="first_line")
 
 
 def test_numba_coop_local_is_numba_cuda_mlirs():
@@ -123,7 +110,7 @@ def test_rows_of_shared_arrays_are_payloads():
         numba_coop.load(block, src, rows[cuda.threadIdx.x], algorithm="transpose")
         numba_coop.store(block, dst, numba_coop.exclusive_sum(block, rows[cuda.threadIdx.x]))
 
-    built = _build(kernel)
+    built = build_kernel(kernel, (I32, I32), check_no_local_memory=False)
     assert built.metadata["scratch_bytes"] >= 128 * 4 * 4  # the array lives in the backing
 
     @cuda.jit
@@ -134,7 +121,7 @@ def test_rows_of_shared_arrays_are_payloads():
         numba_coop.store(block, dst, rows[cuda.threadIdx.x])
 
     data = np.zeros(256, np.float64)
-    _build(plain_rows, (data, data))
+    build_kernel(plain_rows, (data, data), check_no_local_memory=False)
 
 
 def test_common_api_rejects_shared_rows_with_p4():
@@ -144,8 +131,9 @@ def test_common_api_rejects_shared_rows_with_p4():
         rows = cuda.shared.array((128, 4), np.int32)
         coop.load(block, src, rows[cuda.threadIdx.x])  # HERE
 
-    _error(kernel, coop.CoopTypeError, "cuda.coop.load requires a fixed-size ThreadData output payload in the common "
-                                       "API; use cuda.coop.numba_mlir for shared array row payloads")
+    expect_compile_error(kernel, (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.load requires a fixed-size ThreadData output payload in the common API; use "
+                         "cuda.coop.numba_mlir for shared array row payloads", site="first_line")
 
 
 def test_backing_arrays_coexist_with_dynamic_backing():
@@ -165,7 +153,7 @@ def test_backing_arrays_coexist_with_dynamic_backing():
 
         return kernel
 
-    built = _build(make(numba_coop.shared.array))
+    built = build_kernel(make(numba_coop.shared.array), (I32, I32), check_no_local_memory=False)
     assert built.metadata["dynamic"] and built.metadata["scratch_bytes"] >= 50000 + 512
     with pytest.raises(coop.CoopValueError, match="cannot coexist with dynamic"):
         numba_coop.compile_kernel(make(cuda.shared.array), (I32, I32), block=128)
@@ -180,7 +168,7 @@ def test_backing_array_without_cooperative_calls():
         dst[cuda.threadIdx.x] = buf[63 - cuda.threadIdx.x]
 
     data = np.zeros(64, np.float32)
-    built = _build(kernel, (data, data), block=64)
+    built = build_kernel(kernel, (data, data), block=64, check_no_local_memory=False)
     assert built.metadata["scratch_bytes"] == 256
 
 
@@ -191,7 +179,9 @@ def test_backing_array_alignment(alignment):
         buf = numba_coop.shared.array(64, np.float32, alignment=alignment)  # HERE
         dst[cuda.threadIdx.x] = buf[0]
 
-    _error(kernel, coop.CoopValueError, "cuda.coop.numba_mlir.shared.array alignment must be a positive power of two")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.numba_mlir.shared.array alignment must be a positive power of two",
+                         site="first_line")
 
 
 def test_backing_array_shape_must_be_static():
@@ -200,8 +190,9 @@ def test_backing_array_shape_must_be_static():
         buf = numba_coop.shared.array(n, np.float32)  # HERE
         dst[cuda.threadIdx.x] = buf[0]
 
-    _error(kernel, coop.CoopTypeError, "cuda.coop.numba_mlir.shared.array shape must be a compile-time positive "
-                                       "integer", args=(I32, I32, np.float32(1)))
+    expect_compile_error(kernel, (I32, I32, np.float32(1)), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.shared.array shape must be a compile-time positive integer",
+                         site="first_line")
 
 
 def test_shared_marker_outside_a_kernel():
@@ -219,9 +210,10 @@ def test_float16_scalars_in_common_calls_are_p1():
         dst[0] = coop.sum(coop.this_block(), src[cuda.threadIdx.x])  # HERE
 
     half = np.zeros(128, np.float16)
-    _error(kernel, coop.CoopTypeError, "cuda.coop.sum supports value dtypes int8, int16, int32, int64, uint8, uint16, "
-                                       "uint32, uint64, float32, float64 through the common API; use "
-                                       "cuda.coop.numba_mlir for float16", args=(half, half))
+    expect_compile_error(kernel, (half, half), coop.CoopTypeError,
+                         "cuda.coop.sum supports value dtypes int8, int16, int32, int64, uint8, uint16, uint32, "
+                         "uint64, float32, float64 through the common API; use cuda.coop.numba_mlir for float16",
+                         site="first_line")
 
 
 def test_float16_in_qualified_calls_builds_inline():
@@ -239,7 +231,7 @@ def test_float16_in_qualified_calls_builds_inline():
             out[1] = largest
 
     half = np.zeros(512, np.float16)
-    built = _build(kernel, (half, half, np.zeros(2, np.float16)))
+    built = build_kernel(kernel, (half, half, np.zeros(2, np.float16)), check_no_local_memory=False)
     assert built.local_memory_bytes == 0
     assert "#include <cuda_fp16.h>" in built.cpp_source and "__ushort_as_half(" in built.cpp_source
 
@@ -277,7 +269,7 @@ def test_float16_python_callables_build_inline():
             out[0] = total
 
     half = np.zeros(512, np.float16)
-    built = _build(kernel, (half, half, np.zeros(1, np.float16)))
+    built = build_kernel(kernel, (half, half, np.zeros(1, np.float16)), check_no_local_memory=False)
     assert built.local_memory_bytes == 0
     source = built.cpp_source
     assert "__half r, x = a, y = b;" in source and "(__half*, __half*);" in source  # operator, predicate
@@ -295,7 +287,7 @@ def test_scalar_radix_keys_and_ranks_build():
         dst[cuda.threadIdx.x] = numba_coop.radix_sort_keys(block, key, descending=True)
         ranks[cuda.threadIdx.x] = numba_coop.radix_rank(block, key, begin_bit=2, end_bit=6)
 
-    built = _build(kernel, (I32, I32, I32))
+    built = build_kernel(kernel, (I32, I32, I32), check_no_local_memory=False)
     assert built.local_memory_bytes == 0
     assert built.cpp_source.count("keys[1] = {key};") == 2
 
@@ -305,8 +297,9 @@ def test_scalar_radix_keys_in_common_calls_are_p4():
     def kernel(src, dst):
         dst[cuda.threadIdx.x] = coop.radix_sort_keys(coop.this_block(), src[cuda.threadIdx.x])  # HERE
 
-    _error(kernel, coop.CoopTypeError, "cuda.coop.radix_sort_keys requires a fixed-size ThreadData keys payload in the "
-                                       "common API; use cuda.coop.numba_mlir for scalar payloads")
+    expect_compile_error(kernel, (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.radix_sort_keys requires a fixed-size ThreadData keys payload in the common API; "
+                         "use cuda.coop.numba_mlir for scalar payloads", site="first_line")
 
 
 def test_scalar_radix_pairs_build():
@@ -320,7 +313,7 @@ def test_scalar_radix_pairs_build():
         values_out[t] = value
 
     half = np.zeros(128, np.float16)
-    built = _build(kernel, (I32, half, I32, half))
+    built = build_kernel(kernel, (I32, half, I32, half), check_no_local_memory=False)
     assert built.local_memory_bytes == 0
     assert "const __half values[1] = {value};" in built.cpp_source
 

@@ -11,6 +11,8 @@ import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
 from numba_cuda_mlir import cuda
 
+from compile_helpers import build_kernel, expect_compile_error
+
 I32 = np.zeros(1024, np.int32)
 F32 = np.zeros(1024, np.float32)
 U32 = np.zeros(1024, np.uint32)
@@ -51,21 +53,6 @@ def not_compilable(a, b):
     return a.no_such_attribute < b
 
 
-def _build(kernel, args, block=128):
-    built = numba_coop.compile_kernel(kernel, args, block=block)
-    assert "CALL" not in built.sass() and built.local_memory_bytes == 0
-    return built
-
-
-def _error(kernel, args, cls, fragment, block=128):
-    with pytest.raises(cls) as info:
-        numba_coop.compile_kernel(kernel, args, block=block)
-    assert type(info.value) is cls, type(info.value)
-    assert fragment in str(info.value), str(info.value)
-    assert "test_predicates_compile.py:" in str(info.value), str(info.value)
-    return info.value
-
-
 def _predicate_symbols(cpp: str) -> set[str]:
     return set(re.findall(r"cuda_coop_fn_\w+_pred", cpp))
 
@@ -101,7 +88,7 @@ def _sort_kernel(width, compare, k, pairs=False, partial=False):
 @pytest.mark.parametrize("width", [0, 32, 16])
 @pytest.mark.parametrize("compare", [by_abs, device_greater], ids=["python", "device"])
 def test_merge_sort_compare_op_builds_for_every_group(width, compare):
-    built = _build(_sort_kernel(width, compare, 2), (I32, I32, I32, np.int32(5)))
+    built = build_kernel(_sort_kernel(width, compare, 2), (I32, I32, I32, np.int32(5)))
     cpp = built.cpp_source
     assert "StableSort(out, cuda_coop_merge_sort_" in cpp and "_compare{})" in cpp
     assert len(_predicate_symbols(cpp)) == 1
@@ -111,7 +98,7 @@ def test_merge_sort_compare_op_builds_for_every_group(width, compare):
 
 @pytest.mark.parametrize("dtype", [I32, F32])
 def test_merge_sort_pairs_compare_op_with_partial_tiles(dtype):
-    built = _build(_sort_kernel(0, by_abs, 4, pairs=True, partial=True), (dtype, dtype, I32, np.int32(7)))
+    built = build_kernel(_sort_kernel(0, by_abs, 4, pairs=True, partial=True), (dtype, dtype, I32, np.int32(7)))
     cpp = built.cpp_source
     assert "StableSort(out, out_values, cuda_coop_merge_sort_" in cpp and "(int)valid_items, oob_default)" in cpp
     ctype = "int" if dtype is I32 else "float"
@@ -120,7 +107,7 @@ def test_merge_sort_pairs_compare_op_with_partial_tiles(dtype):
 
 
 def test_merge_sort_compare_op_returning_a_number_builds():
-    _build(_sort_kernel(0, returns_a_number, 2), (F32, F32, I32, np.int32(5)))
+    build_kernel(_sort_kernel(0, returns_a_number, 2), (F32, F32, I32, np.int32(5)))
 
 
 def test_one_function_as_comparator_and_binary_operator_gets_two_symbols():
@@ -135,7 +122,7 @@ def test_one_function_as_comparator_and_binary_operator_gets_two_symbols():
         coop.store(block, dst, numba_coop.merge_sort_keys(block, keys, compare_op=both))
         dst[block.rank()] = coop.reduce(block, src[block.rank()], binary_op=both)
 
-    cpp = _build(kernel, (I32, I32)).cpp_source
+    cpp = build_kernel(kernel, (I32, I32)).cpp_source
     (pred,) = _predicate_symbols(cpp)
     plain = pred[: -len("_pred")]
     assert f"unsigned char {pred}(int, int)" in cpp and f"int {plain}(int, int)" in cpp
@@ -149,20 +136,23 @@ def test_compare_op_with_descending_is_o13():
         out = numba_coop.merge_sort_pairs(coop.this_block(), keys, keys, descending=True, compare_op=device_greater)
         coop.store(coop.this_block(), dst, out[0])
 
-    _error(kernel, (I32, I32), coop.CoopValueError,
-           "cuda.coop.numba_mlir.merge_sort_pairs compare_op cannot be combined with descending=True")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.numba_mlir.merge_sort_pairs compare_op cannot be combined with descending=True",
+                         exact_class=True)
 
 
 @pytest.mark.parametrize("value,shown", [("less", "'less'"), (5, "5"), (max, "<built-in function max>")])
 def test_compare_op_must_be_a_function(value, shown):
     kernel = _sort_kernel(0, value, 2)
-    _error(kernel, (I32, I32, I32, np.int32(5)), coop.CoopTypeError,
-           f"cuda.coop.numba_mlir.merge_sort_keys compare_op must be a Python/device function; got {shown}")
+    expect_compile_error(kernel, (I32, I32, I32, np.int32(5)), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.merge_sort_keys compare_op must be a Python/device "
+                         f"function; got {shown}", exact_class=True)
 
 
 def test_compare_op_that_does_not_compile_is_c14():
-    _error(_sort_kernel(0, not_compilable, 2), (I32, I32, I32, np.int32(5)), coop.CoopTypeError,
-           "cuda.coop.numba_mlir.merge_sort_keys compare_op not_compilable could not be compiled for (int32, int32)")
+    expect_compile_error(_sort_kernel(0, not_compilable, 2), (I32, I32, I32, np.int32(5)), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.merge_sort_keys compare_op not_compilable could not be "
+                         "compiled for (int32, int32)", exact_class=True)
 
 
 def test_compare_op_defined_in_the_kernel_is_c16():
@@ -173,8 +163,9 @@ def test_compare_op_defined_in_the_kernel_is_c16():
         out = numba_coop.merge_sort_keys(coop.this_block(), keys, compare_op=lambda a, b: a < b)
         coop.store(coop.this_block(), dst, out)
 
-    _error(kernel, (I32, I32), coop.CoopTypeError,
-           "<lambda> is defined inside the kernel; define operator callables at module scope")
+    expect_compile_error(kernel, (I32, I32), coop.CoopTypeError,
+                         "<lambda> is defined inside the kernel; define operator callables at module scope",
+                         exact_class=True)
 
 
 def test_common_merge_sort_compare_op_is_c3():
@@ -184,9 +175,9 @@ def test_common_merge_sort_compare_op_is_c3():
         coop.load(coop.this_block(), src, keys)
         coop.store(coop.this_block(), dst, coop.merge_sort_keys(coop.this_block(), keys, compare_op=by_abs))
 
-    _error(kernel, (I32, I32), coop.CoopValueError,
-           "cuda.coop.merge_sort_keys compare_op by_abs requires cuda.coop.numba_mlir; the common API accepts: "
-           "descending, valid_items, oob_default, temp_storage")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.merge_sort_keys compare_op by_abs requires cuda.coop.numba_mlir; the common API "
+                         "accepts: descending, valid_items, oob_default, temp_storage", exact_class=True)
 
 
 # ---------------------------------------------------------------------------------------- adjacent difference
@@ -216,7 +207,7 @@ def _difference_kernel(op, direction, boundary=False, partial=False, k=4):
 @pytest.mark.parametrize("boundary,partial", [(False, False), (True, False), (False, True)])
 @pytest.mark.parametrize("op", [twice_minus, device_larger], ids=["python", "device"])
 def test_difference_op_builds(direction, boundary, partial, op):
-    built = _build(_difference_kernel(op, direction, boundary, partial), (I32, I32, I32, np.int32(9)))
+    built = build_kernel(_difference_kernel(op, direction, boundary, partial), (I32, I32, I32, np.int32(9)))
     cpp = built.cpp_source
     method = ("SubtractLeft" if direction == "left" else "SubtractRight") + ("PartialTile" if partial else "")
     assert f"algo.{method}(in, out, cuda_coop_adjacent_difference_" in cpp
@@ -226,28 +217,29 @@ def test_difference_op_builds(direction, boundary, partial, op):
 
 @pytest.mark.parametrize("op,functor", [("max", "cuda::maximum<float>{}"), (min, "cuda::minimum<float>{}")])
 def test_difference_op_accepts_operator_names(op, functor):
-    built = _build(_difference_kernel(op, "right"), (F32, F32, F32, np.int32(9)), block=32)
+    built = build_kernel(_difference_kernel(op, "right"), (F32, F32, F32, np.int32(9)), block=32)
     assert f"algo.SubtractRight(in, out, {functor})" in built.cpp_source
 
 
 def test_difference_op_bit_operator_on_floats_is_p3():
-    _error(_difference_kernel("bit_xor", "left"), (F32, F32, F32, np.int32(9)), coop.CoopTypeError,
-           "cuda.coop.numba_mlir.adjacent_difference difference_op 'bit_xor' requires an integer dtype; got float32")
+    expect_compile_error(_difference_kernel("bit_xor", "left"), (F32, F32, F32, np.int32(9)), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.adjacent_difference difference_op 'bit_xor' requires an "
+                         "integer dtype; got float32", exact_class=True)
 
 
 def test_difference_op_unknown_name_is_c2():
-    _error(_difference_kernel("minus", "left"), (I32, I32, I32, np.int32(9)), coop.CoopValueError,
-           "cuda.coop.numba_mlir.adjacent_difference difference_op must be one of: sum, multiplies, min, max, "
-           "bit_and, bit_or, bit_xor; got 'minus'")
+    expect_compile_error(_difference_kernel("minus", "left"), (I32, I32, I32, np.int32(9)), coop.CoopValueError,
+                         "cuda.coop.numba_mlir.adjacent_difference difference_op must be one of: sum, multiplies, "
+                         "min, max, bit_and, bit_or, bit_xor; got 'minus'", exact_class=True)
 
 
 def test_difference_op_bad_value_and_compile_failure_are_c14():
-    _error(_difference_kernel(3, "left"), (I32, I32, I32, np.int32(9)), coop.CoopTypeError,
-           "cuda.coop.numba_mlir.adjacent_difference difference_op must be an operator string or a Python/device "
-           "function; got 3")
-    _error(_difference_kernel(not_compilable, "left"), (I32, I32, I32, np.int32(9)), coop.CoopTypeError,
-           "cuda.coop.numba_mlir.adjacent_difference difference_op not_compilable could not be compiled for "
-           "(int32, int32)")
+    expect_compile_error(_difference_kernel(3, "left"), (I32, I32, I32, np.int32(9)), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.adjacent_difference difference_op must be an operator string or a "
+                         "Python/device function; got 3", exact_class=True)
+    expect_compile_error(_difference_kernel(not_compilable, "left"), (I32, I32, I32, np.int32(9)), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.adjacent_difference difference_op not_compilable could not be "
+                         "compiled for (int32, int32)", exact_class=True)
 
 
 def test_common_adjacent_difference_difference_op_is_c3():
@@ -257,9 +249,10 @@ def test_common_adjacent_difference_difference_op_is_c3():
         coop.load(coop.this_block(), src, items)
         coop.store(coop.this_block(), dst, coop.adjacent_difference(coop.this_block(), items, difference_op="max"))
 
-    _error(kernel, (I32, I32), coop.CoopValueError,
-           "cuda.coop.adjacent_difference difference_op 'max' requires cuda.coop.numba_mlir; the common API accepts: "
-           "direction, valid_items, tile_predecessor_item, tile_successor_item, temp_storage")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.adjacent_difference difference_op 'max' requires cuda.coop.numba_mlir; the "
+                         "common API accepts: direction, valid_items, tile_predecessor_item, "
+                         "tile_successor_item, temp_storage", exact_class=True)
 
 
 # ---------------------------------------------------------------------------------------------- discontinuity
@@ -299,7 +292,7 @@ def _flags_kernel(op, mode, predecessor=False, successor=False):
     ("heads_and_tails", "FlagHeadsAndTails(heads, tails, in, {f})")])
 @pytest.mark.parametrize("op", [far_apart, device_far_apart], ids=["python", "device"])
 def test_flag_op_builds(mode, call, op):
-    built = _build(_flags_kernel(op, mode), (I32, I32, I32, I32))
+    built = build_kernel(_flags_kernel(op, mode), (I32, I32, I32, I32))
     cpp = built.cpp_source
     symbol = re.search(r"(cuda_coop_discontinuity_\w+)_flag", cpp).group(1)
     assert call.format(f=f"{symbol}_flag{{}}") in cpp
@@ -308,19 +301,21 @@ def test_flag_op_builds(mode, call, op):
 
 @pytest.mark.parametrize("mode", ["heads", "tails", "heads_and_tails"])
 def test_flag_op_with_boundary_items_builds(mode):
-    built = _build(_flags_kernel(far_apart, mode, True, True), (F32, I32, I32, F32))
+    built = build_kernel(_flags_kernel(far_apart, mode, True, True), (F32, I32, I32, F32))
     assert "predecessor" in built.cpp_source and "_flag{}" in built.cpp_source
 
 
 @pytest.mark.parametrize("value,shown", [("not_equal_to", "'not_equal_to'"), (max, "<built-in function max>")])
 def test_flag_op_must_be_a_function(value, shown):
-    _error(_flags_kernel(value, "heads"), (I32, I32, I32, I32), coop.CoopTypeError,
-           f"cuda.coop.numba_mlir.discontinuity flag_op must be a Python/device function; got {shown}")
+    expect_compile_error(_flags_kernel(value, "heads"), (I32, I32, I32, I32), coop.CoopTypeError,
+                         f"cuda.coop.numba_mlir.discontinuity flag_op must be a Python/device function; got {shown}",
+                         exact_class=True)
 
 
 def test_flag_op_that_does_not_compile_is_c14():
-    _error(_flags_kernel(not_compilable, "tails"), (I32, I32, I32, I32), coop.CoopTypeError,
-           "cuda.coop.numba_mlir.discontinuity flag_op not_compilable could not be compiled for (int32, int32)")
+    expect_compile_error(_flags_kernel(not_compilable, "tails"), (I32, I32, I32, I32), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.discontinuity flag_op not_compilable could not be "
+                         "compiled for (int32, int32)", exact_class=True)
 
 
 def test_flag_op_defined_in_the_kernel_is_c16():
@@ -333,9 +328,10 @@ def test_flag_op_defined_in_the_kernel_is_c16():
         coop.load(coop.this_block(), src, items)
         coop.store(coop.this_block(), dst, numba_coop.discontinuity(coop.this_block(), items, flag_op=inner))
 
-    _error(kernel, (I32, I32), coop.CoopTypeError,
-           "cuda.coop.numba_mlir.discontinuity flag_op test_flag_op_defined_in_the_kernel_is_c16.<locals>.kernel."
-           "<locals>.inner is defined inside the kernel; define operator callables at module scope")
+    expect_compile_error(kernel, (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.discontinuity flag_op "
+                         "test_flag_op_defined_in_the_kernel_is_c16.<locals>.kernel.<locals>.inner is defined inside "
+                         "the kernel; define operator callables at module scope", exact_class=True)
 
 
 def test_common_discontinuity_flag_op_is_c3():
@@ -345,9 +341,9 @@ def test_common_discontinuity_flag_op_is_c3():
         coop.load(coop.this_block(), src, items)
         coop.store(coop.this_block(), dst, coop.discontinuity(coop.this_block(), items, flag_op=far_apart))
 
-    _error(kernel, (I32, I32), coop.CoopValueError,
-           "cuda.coop.discontinuity flag_op far_apart requires cuda.coop.numba_mlir; the common API accepts: mode, "
-           "tile_predecessor_item, tile_successor_item, temp_storage")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.discontinuity flag_op far_apart requires cuda.coop.numba_mlir; the common API "
+                         "accepts: mode, tile_predecessor_item, tile_successor_item, temp_storage", exact_class=True)
 
 
 # ---------------------------------------------------------------------------- radix_rank exclusive_digit_prefix
@@ -373,25 +369,26 @@ def _rank_kernel(bits, extent, descending=False, dtype=None):
 @pytest.mark.parametrize("descending", [False, True])
 def test_exclusive_digit_prefix_builds(threads, bits, descending):
     extent = -(-(1 << bits) // threads)
-    built = _build(_rank_kernel(bits, extent, descending), (U32, I32, I32), block=threads)
+    built = build_kernel(_rank_kernel(bits, extent, descending), (U32, I32, I32), block=threads)
     cpp = built.cpp_source
     assert f"static_assert(Algo::BINS_TRACKED_PER_THREAD == {extent}" in cpp
     assert f"algo.RankKeys(bits, ranks, cub::BFEDigitExtractor<unsigned int>(3, {bits}), prefix);" in cpp
 
 
 def test_exclusive_digit_prefix_with_explicit_int32_and_2d_block():
-    _build(_rank_kernel(7, 2, dtype=np.int32), (I32, I32, I32), block=(16, 4, 1))
+    build_kernel(_rank_kernel(7, 2, dtype=np.int32), (I32, I32, I32), block=(16, 4, 1))
 
 
 def test_exclusive_digit_prefix_extent_must_match():
-    _error(_rank_kernel(8, 1), (U32, I32, I32), coop.CoopValueError,
-           "cuda.coop.numba_mlir.radix_rank exclusive_digit_prefix must have ceil(2**8 / 128) = 2 items per thread; "
-           "got 1")
+    expect_compile_error(_rank_kernel(8, 1), (U32, I32, I32), coop.CoopValueError,
+                         "cuda.coop.numba_mlir.radix_rank exclusive_digit_prefix must have ceil(2**8 / 128) = 2 "
+                         "items per thread; got 1", exact_class=True)
 
 
 def test_exclusive_digit_prefix_dtype_must_be_int32():
-    _error(_rank_kernel(4, 1, dtype=np.float32), (U32, I32, F32), coop.CoopTypeError,
-           "cuda.coop.numba_mlir.radix_rank does not support exclusive_digit_prefix dtype float32; supported: int32")
+    expect_compile_error(_rank_kernel(4, 1, dtype=np.float32), (U32, I32, F32), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.radix_rank does not support exclusive_digit_prefix dtype "
+                         "float32; supported: int32", exact_class=True)
 
 
 def test_exclusive_digit_prefix_must_be_a_payload():
@@ -401,8 +398,9 @@ def test_exclusive_digit_prefix_must_be_a_payload():
         coop.load(coop.this_block(), src, keys)
         coop.store(coop.this_block(), dst, numba_coop.radix_rank(coop.this_block(), keys, exclusive_digit_prefix=0))
 
-    _error(kernel, (U32, I32), coop.CoopTypeError,
-           "cuda.coop.numba_mlir.radix_rank exclusive_digit_prefix must be a ThreadData payload; got a scalar")
+    expect_compile_error(kernel, (U32, I32), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.radix_rank exclusive_digit_prefix must be a "
+                         "ThreadData payload; got a scalar", exact_class=True)
 
 
 def test_common_radix_rank_exclusive_digit_prefix_is_c3():
@@ -413,6 +411,6 @@ def test_common_radix_rank_exclusive_digit_prefix_is_c3():
         prefix = coop.ThreadData(1, dtype=np.int32)
         coop.store(coop.this_block(), dst, coop.radix_rank(coop.this_block(), keys, exclusive_digit_prefix=prefix))
 
-    _error(kernel, (U32, I32), coop.CoopValueError,
-           "cuda.coop.radix_rank exclusive_digit_prefix requires cuda.coop.numba_mlir; the common API accepts: "
-           "begin_bit, end_bit, radix_bits, descending, temp_storage")
+    expect_compile_error(kernel, (U32, I32), coop.CoopValueError,
+                         "cuda.coop.radix_rank exclusive_digit_prefix requires cuda.coop.numba_mlir; the common API "
+                         "accepts: begin_bit, end_bit, radix_bits, descending, temp_storage", exact_class=True)

@@ -8,23 +8,11 @@ import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
 from numba_cuda_mlir import cuda
 
+from compile_helpers import build_kernel, expect_compile_error
+
 I32 = np.zeros(1 << 14, np.int32)
 F32 = np.zeros(1 << 14, np.float32)
 WIDTHS = [1, 2, 4, 8, 16, 32]
-
-
-def _build(kernel, args, block=128):
-    built = numba_coop.compile_kernel(kernel, args, block=block)
-    assert "CALL" not in built.sass() and built.local_memory_bytes == 0
-    return built
-
-
-def _error(kernel, args, cls, message, block=128):
-    with pytest.raises(cls) as info:
-        numba_coop.compile_kernel(kernel, args, block=block)
-    assert message in str(info.value), str(info.value)
-    assert "test_reduce_batched_compile.py:" in str(info.value), str(info.value)
-    return info.value
 
 
 def pick_max(a, b):
@@ -56,7 +44,7 @@ def test_builds_for_every_width_batch_count_and_layout(width, layout):
         coop.store(g, dst, coop.reduce_batched(g, x3, output_layout=layout))
         coop.store(g, dst, coop.reduce_batched(g, x4, output_layout=layout))
 
-    built = _build(kernel, (I32, I32), block=(8, 4, 1))
+    built = build_kernel(kernel, (I32, I32), block=(8, 4, 1))
     tree = "RecurseReductionTree<false," if layout == "striped" else "RecurseReductionTree<true,"
     for b in sorted({b1, b2, b3, b4}):
         m = -(-b // width)
@@ -76,10 +64,10 @@ def test_operator_strings_and_python_operator(op, functor):
         coop.store(g, dst, coop.reduce_batched(g, items, binary_op=op, output_layout="Blocked"))
 
     if functor is None:  # bit_xor on int32
-        built = _build(kernel, (I32, I32))
+        built = build_kernel(kernel, (I32, I32))
         assert "cuda::std::bit_xor<int>" in built.cpp_source
         return
-    built = _build(kernel, (F32, F32))
+    built = build_kernel(kernel, (F32, F32))
     assert functor in built.cpp_source and "RecurseReductionTree<true," in built.cpp_source
 
 
@@ -93,7 +81,7 @@ def test_result_extent_and_dtype_follow_the_input():
         for i in range(len(out)):  # ceil(9 / 4) = 3 slots
             dst[cuda.threadIdx.x * 3 + i] = out[i]
 
-    built = _build(kernel, (F32, F32))
+    built = build_kernel(kernel, (F32, F32))
     assert "float (&out)[3]" in built.cpp_source and "warp_reduce_batched_wspro<float, 9, 4, false>" in built.cpp_source
 
 
@@ -104,7 +92,8 @@ def test_scalar_value_is_rejected():  # O4
         out = coop.reduce_batched(g, src[cuda.threadIdx.x])
         coop.store(g, dst, out)
 
-    err = _error(kernel, (I32, I32), coop.CoopTypeError, "cuda.coop.reduce_batched requires a ThreadData payload")
+    err = expect_compile_error(kernel, (I32, I32), coop.CoopTypeError,
+                               "cuda.coop.reduce_batched requires a ThreadData payload")
     assert str(err).splitlines()[0].endswith("cuda.coop.reduce_batched requires a ThreadData payload")
 
 
@@ -117,8 +106,9 @@ def test_temp_storage_is_rejected():  # S2
         coop.load(g, src, items)
         coop.store(g, dst, coop.reduce_batched(g, items, temp_storage=ts))
 
-    _error(kernel, (I32, I32), coop.CoopValueError, "cuda.coop.reduce_batched does not accept temp_storage for warp "
-           "groups; their scratch is always compiler-owned")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.reduce_batched does not accept temp_storage for warp groups; their scratch "
+                         "is always compiler-owned")
 
 
 def test_block_group_is_rejected():  # G3
@@ -129,8 +119,9 @@ def test_block_group_is_rejected():  # G3
         coop.load(b, src, items)
         coop.store(b, dst, coop.reduce_batched(b, items))
 
-    _error(kernel, (I32, I32), coop.CoopUnsupportedError, "cuda.coop.reduce_batched does not support group kind "
-           "'block'; supported group kinds: warp, threads_within_warp")
+    expect_compile_error(kernel, (I32, I32), coop.CoopUnsupportedError,
+                         "cuda.coop.reduce_batched does not support group kind 'block'; supported group kinds: "
+                         "warp, threads_within_warp")
 
 
 def test_non_power_of_two_width_is_rejected():  # G15
@@ -145,8 +136,8 @@ def test_non_power_of_two_width_is_rejected():  # G15
             out = coop.reduce_batched(g, items)
             dst[0] = out[0]
 
-    _error(kernel, (I32, I32), coop.CoopUnsupportedError,
-           "cuda.coop.reduce_batched supports logical-warp widths 1, 2, 4, 8, 16, 32; got 3")
+    expect_compile_error(kernel, (I32, I32), coop.CoopUnsupportedError,
+                         "cuda.coop.reduce_batched supports logical-warp widths 1, 2, 4, 8, 16, 32; got 3")
 
 
 def test_partial_warp_block_is_rejected():  # G5
@@ -159,8 +150,9 @@ def test_partial_warp_block_is_rejected():  # G5
         out = coop.reduce_batched(g, items)
         dst[0] = out[0]
 
-    _error(kernel, (I32, I32), coop.CoopValueError, "cuda.coop.reduce_batched on warp groups requires a block made "
-           "of complete warps; block has 48 threads", block=48)
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.reduce_batched on warp groups requires a block made of complete "
+                         "warps; block has 48 threads", block=48)
 
 
 def test_unknown_output_layout():  # C2
@@ -171,8 +163,8 @@ def test_unknown_output_layout():  # C2
         coop.load(g, src, items)
         coop.store(g, dst, coop.reduce_batched(g, items, output_layout="warp_striped"))
 
-    _error(kernel, (I32, I32), coop.CoopValueError,
-           "cuda.coop.reduce_batched output_layout must be one of: striped, blocked; got 'warp_striped'")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.reduce_batched output_layout must be one of: striped, blocked; got 'warp_striped'")
 
 
 def test_output_layout_must_be_a_string():  # C1
@@ -183,7 +175,8 @@ def test_output_layout_must_be_a_string():  # C1
         coop.load(g, src, items)
         coop.store(g, dst, coop.reduce_batched(g, items, output_layout=0))
 
-    _error(kernel, (I32, I32), coop.CoopTypeError, "cuda.coop.reduce_batched output_layout must be a string; got int")
+    expect_compile_error(kernel, (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.reduce_batched output_layout must be a string; got int")
 
 
 def test_unknown_operator_and_bit_operator_on_floats():  # C2 (binary_op), P3
@@ -194,9 +187,9 @@ def test_unknown_operator_and_bit_operator_on_floats():  # C2 (binary_op), P3
         coop.load(g, src, items)
         coop.store(g, dst, coop.reduce_batched(g, items, binary_op="avg"))
 
-    _error(unknown, (I32, I32), coop.CoopValueError,
-           "cuda.coop.reduce_batched binary_op must be one of: sum, multiplies, min, max, bit_and, bit_or, bit_xor; "
-           "got 'avg'")
+    expect_compile_error(unknown, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.reduce_batched binary_op must be one of: sum, multiplies, min, max, bit_and, "
+                         "bit_or, bit_xor; got 'avg'")
 
     @cuda.jit
     def bits(src, dst):
@@ -205,8 +198,8 @@ def test_unknown_operator_and_bit_operator_on_floats():  # C2 (binary_op), P3
         coop.load(g, src, items)
         coop.store(g, dst, coop.reduce_batched(g, items, binary_op="bit_and"))
 
-    _error(bits, (F32, F32), coop.CoopTypeError,
-           "cuda.coop.reduce_batched binary_op 'bit_and' requires an integer dtype; got float32")
+    expect_compile_error(bits, (F32, F32), coop.CoopTypeError,
+                         "cuda.coop.reduce_batched binary_op 'bit_and' requires an integer dtype; got float32")
 
 
 def test_options_are_keyword_only():  # C5
@@ -217,8 +210,8 @@ def test_options_are_keyword_only():  # C5
         coop.load(g, src, items)
         coop.store(g, dst, coop.reduce_batched(g, items, "max"))
 
-    _error(kernel, (I32, I32), coop.CoopTypeError,
-           "cuda.coop.reduce_batched takes 2 positional operands; pass options by keyword")
+    expect_compile_error(kernel, (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.reduce_batched takes 2 positional operands; pass options by keyword")
 
 
 def test_qualified_name_builds():
@@ -229,7 +222,7 @@ def test_qualified_name_builds():
         coop.load(g, src, items)
         coop.store(g, dst, numba_coop.reduce_batched(g, items, binary_op="min"))
 
-    _build(kernel, (I32, I32))
+    build_kernel(kernel, (I32, I32))
 
 
 def test_local_array_payload_needs_the_qualified_namespace():  # P4
@@ -242,8 +235,9 @@ def test_local_array_payload_needs_the_qualified_namespace():  # P4
         out = coop.reduce_batched(g, items)
         coop.store(g, dst, out)
 
-    _error(kernel, (I32, I32), coop.CoopTypeError, "cuda.coop.reduce_batched requires a fixed-size ThreadData value "
-           "payload in the common API; use cuda.coop.numba_mlir for local array payloads")
+    expect_compile_error(kernel, (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.reduce_batched requires a fixed-size ThreadData value payload in the common API; "
+                         "use cuda.coop.numba_mlir for local array payloads")
 
 
 def test_uncompilable_python_operator():  # C14
@@ -257,4 +251,4 @@ def test_uncompilable_python_operator():  # C14
         coop.load(g, src, items)
         coop.store(g, dst, coop.reduce_batched(g, items, binary_op=concat))
 
-    _error(kernel, (I32, I32), coop.CoopTypeError, "could not be compiled for (int32, int32)")
+    expect_compile_error(kernel, (I32, I32), coop.CoopTypeError, "could not be compiled for (int32, int32)")

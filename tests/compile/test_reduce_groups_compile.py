@@ -8,22 +8,9 @@ from numba_cuda_mlir import cuda
 import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
 
+from compile_helpers import build_kernel, expect_compile_error
+
 I32 = np.zeros(2048, np.int32)
-
-
-def _build(kernel, args=(I32, I32), block=128, target="sm_90"):
-    built = numba_coop.compile_kernel(kernel, args, block=block, target=target)
-    assert "CALL" not in built.sass() and built.local_memory_bytes == 0
-    return built
-
-
-def _error(kernel, cls, fragment, args=(I32, I32), block=128, target="sm_90"):
-    with pytest.raises(cls) as info:
-        numba_coop.compile_kernel(kernel, args, block=block, target=target)
-    message = str(info.value)
-    assert fragment in message, message
-    assert "test_reduce_groups_compile.py:" in message.splitlines()[0], message
-    return info.value
 
 
 def _kernel(kind, n=2, exhaustive=True, reduce=numba_coop.reduce, binary_op="sum", algorithm=None):
@@ -45,13 +32,13 @@ def _kernel(kind, n=2, exhaustive=True, reduce=numba_coop.reduce, binary_op="sum
 
 
 def test_thread_needs_no_scratch():
-    built = _build(_kernel("thread", binary_op="max"))
+    built = build_kernel(_kernel("thread", binary_op="max"), (I32, I32))
     assert "ThreadReduce" in built.cpp_source and built.metadata["scratch_bytes"] == 0
 
 
 @pytest.mark.parametrize("n, exhaustive, barriers", [(1, True, 0), (2, True, 1), (4, True, 1), (3, False, 1)])
 def test_groups_of_warps_use_a_named_barrier_of_their_members(n, exhaustive, barriers):
-    built = _build(_kernel("warps", n, exhaustive, binary_op="sum"))
+    built = build_kernel(_kernel("warps", n, exhaustive, binary_op="sum"), (I32, I32))
     members = 128 // 32 // n * n * 32
     if n > 1:
         assert f"bar.sync 1, {members};" in built.cpp_source
@@ -70,12 +57,12 @@ def test_groups_of_warps_keep_the_reuse_barrier_before_another_call():
         second = numba_coop.reduce(group, items, binary_op="max")
         dst[cuda.threadIdx.x] = first + second
 
-    built = _build(kernel)
+    built = build_kernel(kernel, (I32, I32))
     assert built.cpp_source.count("// reuse barrier for the scratch") == 1
 
 
 def test_cluster_reads_distributed_shared_memory():
-    src = _build(_kernel("cluster", binary_op="sum")).cpp_source
+    src = build_kernel(_kernel("cluster", binary_op="sum"), (I32, I32)).cpp_source
     assert "mapa.shared::cluster.u32" in src and "ld.shared::cluster.u32" in src
     assert src.count("barrier.cluster.arrive.release; barrier.cluster.wait.acquire;") == 2
 
@@ -83,30 +70,33 @@ def test_cluster_reads_distributed_shared_memory():
 @pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.float32, np.float64, np.uint64])
 def test_cluster_every_dtype(dtype):
     data = np.zeros(2048, dtype)
-    _build(_kernel("cluster", binary_op="max"), (data, data))
+    build_kernel(_kernel("cluster", binary_op="max"), (data, data))
 
 
 def test_cluster_needs_sm_90():
-    _error(_kernel("cluster", binary_op="sum"), coop.CoopUnsupportedError,
-           "cluster groups require compute capability 9.0 or newer; target is sm_80", target="sm_80")
+    expect_compile_error(_kernel("cluster", binary_op="sum"), (I32, I32), coop.CoopUnsupportedError,
+                         "cluster groups require compute capability 9.0 or newer; target is sm_80", target="sm_80",
+                         site="first_line")
 
 
 @pytest.mark.parametrize("kind", ["thread", "warps", "cluster"])
 def test_common_api_rejects_the_qualified_groups(kind):
-    _error(_kernel(kind, reduce=coop.reduce, binary_op="sum"), coop.CoopUnsupportedError,
-           "cuda.coop.reduce does not support group kind")
+    expect_compile_error(_kernel(kind, reduce=coop.reduce, binary_op="sum"), (I32, I32), coop.CoopUnsupportedError,
+                         "cuda.coop.reduce does not support group kind", site="first_line")
 
 
 def test_common_message_points_to_the_qualified_namespace():
-    exc = _error(_kernel("thread", reduce=coop.reduce, binary_op="sum"), coop.CoopUnsupportedError,
-                 "; cuda.coop.numba_mlir.reduce also supports thread, warps_within_block, cluster")
+    exc = expect_compile_error(_kernel("thread", reduce=coop.reduce, binary_op="sum"), (I32, I32),
+                               coop.CoopUnsupportedError,
+                               "; cuda.coop.numba_mlir.reduce also supports thread, warps_within_block, cluster",
+                               site="first_line")
     assert "cuda.coop.reduce does not support group kind 'thread'" in str(exc)
 
 
 @pytest.mark.parametrize("kind", ["thread", "warps", "cluster"])
 def test_no_algorithm(kind):
-    _error(_kernel(kind, binary_op="sum", algorithm="raking"), coop.CoopValueError,
-           "cuda.coop.numba_mlir.reduce algorithm is supported only for block groups")
+    expect_compile_error(_kernel(kind, binary_op="sum", algorithm="raking"), (I32, I32), coop.CoopValueError,
+                         "cuda.coop.numba_mlir.reduce algorithm is supported only for block groups", site="first_line")
 
 
 def test_no_valid_items():
@@ -115,8 +105,9 @@ def test_no_valid_items():
         group = coop.this_block().group_by(2)
         dst[cuda.threadIdx.x] = numba_coop.sum(group, src[cuda.threadIdx.x], valid_items=10)
 
-    _error(kernel, coop.CoopValueError, "cuda.coop.numba_mlir.sum valid_items is supported only for block and warp "
-                                        "groups; got a warps_within_block group")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.numba_mlir.sum valid_items is supported only for block and warp groups; got a "
+                         "warps_within_block group", site="first_line")
 
 
 def test_no_temp_storage():
@@ -125,6 +116,6 @@ def test_no_temp_storage():
         temp = coop.TempStorage()
         dst[cuda.threadIdx.x] = numba_coop.sum(coop.this_cluster(), src[cuda.threadIdx.x], temp_storage=temp)
 
-    _error(kernel, coop.CoopValueError,
-           "cuda.coop.numba_mlir.sum does not accept temp_storage for cluster groups; their scratch is always "
-           "compiler-owned")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.numba_mlir.sum does not accept temp_storage for cluster groups; their scratch "
+                         "is always compiler-owned", site="first_line")

@@ -14,22 +14,13 @@ from cuda import coop
 from numba_cuda_mlir import cuda
 from numba_cuda_mlir.numba_cuda.misc.literal import literal_unroll
 
+from compile_helpers import build_kernel, line_of
+
 F32 = np.zeros(4096, np.float32)
 F64 = np.zeros(4096, np.float64)
 I32 = np.zeros(4096, np.int32)
 U64 = np.zeros(4096, np.uint64)
 LIMIT = 2.5  # a module constant a kernel negates
-
-
-def _line_of(fn, marker: str) -> int:
-    import inspect
-
-    lines, start = inspect.getsourcelines(getattr(fn, "py_func", fn))
-    return start + next(i for i, text in enumerate(lines) if marker in text)
-
-
-def _build(kernel, args, block=128):
-    return numba_coop.compile_kernel(kernel, args, block=block)
 
 
 # ------------------------------------------------------------ 1: a sign or a conversion of a compile-time number
@@ -62,7 +53,7 @@ def pad_float_of_string(src, dst, n):
 @pytest.mark.parametrize("kernel", [pad_minus_math_inf, pad_minus_np_inf, pad_float_of_string],
                          ids=["-math.inf", "-np.inf", "float('-inf')"])
 def test_negative_infinity_pads_a_float32_load(kernel):
-    sass = _build(kernel, (F32, F32, 5)).sass()
+    sass = build_kernel(kernel, (F32, F32, 5), check_inlined=False, check_no_local_memory=False).sass()
     assert "0xff800000" in sass  # float32 -inf, converted at compile time (SPEC 2.6), not a float64 control
 
 
@@ -80,7 +71,7 @@ def controls_minus_constants(src, dst, n):
 
 
 def test_every_typed_control_takes_a_negated_constant():
-    _build(controls_minus_constants, (F32, F32, 5))
+    build_kernel(controls_minus_constants, (F32, F32, 5), check_inlined=False, check_no_local_memory=False)
 
 
 @cuda.jit
@@ -93,7 +84,7 @@ def pad_with_runtime_negation(src, dst, pad):
 
 def test_a_negated_runtime_value_keeps_its_type():
     with pytest.raises(coop.CoopTypeError, match="oob_default must have the payload dtype float32; got float64"):
-        _build(pad_with_runtime_negation, (F32, F32, 1.5))
+        build_kernel(pad_with_runtime_negation, (F32, F32, 1.5))
 
 
 # ------------------------------------------------------------ 2: uint64 literals at or above 2**63
@@ -118,7 +109,7 @@ def pad_uint64_top_bit(src, dst, n):
 
 @pytest.mark.parametrize("kernel", [pad_uint64_max, pad_uint64_top_bit], ids=["2**64-1", "2**63"])
 def test_uint64_literals_with_the_top_bit_set_build(kernel):
-    _build(kernel, (U64, U64, 5))
+    build_kernel(kernel, (U64, U64, 5), check_inlined=False, check_no_local_memory=False)
 
 
 @cuda.jit
@@ -131,7 +122,7 @@ def pad_uint64_too_big(src, dst, n):
 
 def test_a_uint64_literal_beyond_the_range_is_c10():
     with pytest.raises(coop.CoopValueError, match=r"oob_default literal 18446744073709551616 is not representable"):
-        _build(pad_uint64_too_big, (U64, U64, 5))
+        build_kernel(pad_uint64_too_big, (U64, U64, 5))
 
 
 # ------------------------------------------------------------ 3: aggregate_output typed by its scan
@@ -150,7 +141,7 @@ def scan_with_untyped_aggregate(src, dst, totals):
 
 @pytest.mark.parametrize("array", [I32, F64, U64], ids=["int32", "float64", "uint64"])
 def test_aggregate_output_without_a_dtype_takes_the_scans(array):
-    _build(scan_with_untyped_aggregate, (array, array, array))
+    build_kernel(scan_with_untyped_aggregate, (array, array, array), check_inlined=False, check_no_local_memory=False)
 
 
 @cuda.jit
@@ -167,8 +158,8 @@ def scan_with_mistyped_aggregate(src, dst, totals):
 def test_an_explicit_aggregate_dtype_must_match_the_scan():
     with pytest.raises(coop.CoopTypeError,
                        match="inclusive_sum value dtype int32 does not match payload dtype int64") as info:
-        _build(scan_with_mistyped_aggregate, (I32, I32, I32))
-    assert f"test_round3_compile.py:{_line_of(scan_with_mistyped_aggregate, 'mistyped aggregate')}" in str(info.value)
+        build_kernel(scan_with_mistyped_aggregate, (I32, I32, I32))
+    assert f"test_round3_compile.py:{line_of(scan_with_mistyped_aggregate, 'mistyped aggregate')}" in str(info.value)
 
 
 # ------------------------------------------------------------ 4: enum members are never selectors
@@ -229,7 +220,7 @@ def reduce_with_str_enum(src, dst):
 ], ids=["str-enum-algorithm", "plain-enum-algorithm", "str-enum-mode", "str-enum-operator"])
 def test_c1_enum_members_are_rejected_whatever_their_mixin(kernel, fragment):
     with pytest.raises(coop.CoopTypeError) as info:
-        _build(kernel, (I32, I32))
+        build_kernel(kernel, (I32, I32))
     assert fragment in str(info.value)
     assert "test_round3_compile.py:" in str(info.value)
 
@@ -252,7 +243,7 @@ def sort_a_tuple(src, dst):
 
 def test_a_list_operand_names_threaddata():
     with pytest.raises(coop.CoopTypeError) as info:
-        _build(sum_of_a_list, (I32, I32))
+        build_kernel(sum_of_a_list, (I32, I32))
     message = str(info.value)
     assert "cuda.coop.sum value must be a ThreadData payload; got a Python list, which is not a payload" in message
     assert "coop.ThreadData(n, dtype)" in message and "could not infer" not in message
@@ -260,7 +251,7 @@ def test_a_list_operand_names_threaddata():
 
 def test_a_qualified_tuple_operand_also_names_local_arrays():
     with pytest.raises(coop.CoopTypeError) as info:
-        _build(sort_a_tuple, (I32, I32))
+        build_kernel(sort_a_tuple, (I32, I32))
     message = str(info.value)
     assert "keys must be a ThreadData payload or a local array (numba_coop.local.array(n, dtype)); got a " \
            "Python tuple" in message
@@ -294,7 +285,7 @@ def test_g20_a_cluster_operation_below_sm_90_is_refused_before_any_build(kernel,
         numba_coop.compile_kernel(kernel, (I32, I32), block=128, target="sm_80")
     message = str(info.value)
     assert "cluster groups require compute capability 9.0 or newer; target is sm_80" in message
-    assert f"test_round3_compile.py:{_line_of(kernel, '# CLUSTER')}" in message
+    assert f"test_round3_compile.py:{line_of(kernel, '# CLUSTER')}" in message
 
 
 @cuda.jit
@@ -306,10 +297,10 @@ def local_array_badly_aligned(src, dst):
 
 def test_p13_a_local_array_alignment_that_is_not_a_power_of_two():
     with pytest.raises(coop.CoopValueError) as info:
-        _build(local_array_badly_aligned, (I32, I32))
+        build_kernel(local_array_badly_aligned, (I32, I32))
     message = str(info.value)
     assert "local.array alignment must be a positive power of two; got 6" in message
-    assert f"test_round3_compile.py:{_line_of(local_array_badly_aligned, '# ALIGN')}" in message
+    assert f"test_round3_compile.py:{line_of(local_array_badly_aligned, '# ALIGN')}" in message
 
 
 @cuda.jit
@@ -322,11 +313,11 @@ def extent_from_literal_unroll(src, dst):
 
 def test_h3_a_literal_unroll_value_as_an_extent():
     with pytest.raises(coop.CoopTypeError) as info:
-        _build(extent_from_literal_unroll, (I32, I32))
+        build_kernel(extent_from_literal_unroll, (I32, I32))
     message = str(info.value)
     assert "cuda.coop.ThreadData items_per_thread depends on a literal_unroll value; write separate explicit " \
            "calls" in message
-    assert f"test_round3_compile.py:{_line_of(extent_from_literal_unroll, '# EXTENT')}" in message
+    assert f"test_round3_compile.py:{line_of(extent_from_literal_unroll, '# EXTENT')}" in message
 
 
 def test_r1_backing_shared_array_on_the_host():
@@ -360,6 +351,6 @@ def record_and_int_evidence(src, dst):
 ], ids=["p1", "p8"])
 def test_structured_dtypes_are_named_as_numpy_writes_them(kernel, args, fragment):
     with pytest.raises(coop.CoopTypeError) as info:
-        _build(kernel, args)
+        build_kernel(kernel, args)
     first_line = str(info.value).splitlines()[0]
     assert fragment in first_line and "Record(" not in first_line

@@ -9,23 +9,10 @@ from numba_cuda_mlir import cuda
 import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
 
+from compile_helpers import build_kernel, expect_compile_error
+
 VALUE_DTYPES = [np.int8, np.uint8, np.int16, np.int32, np.uint32, np.int64, np.uint64, np.float32, np.float64]
 LENGTH_DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
-
-
-def _build(kernel, args, block=128):
-    built = numba_coop.compile_kernel(kernel, args, block=block)
-    assert "CALL" not in built.sass() and built.local_memory_bytes == 0
-    return built
-
-
-def _error(kernel, args, cls, fragment, block=128):
-    with pytest.raises(cls) as info:
-        numba_coop.compile_kernel(kernel, args, block=block)
-    message = str(info.value)
-    assert fragment in message, message
-    assert "test_run_length_compile.py:" in message.splitlines()[0] or "test_run_length_compile.py:" in message
-    return info.value
 
 
 def _window_kernel(r=2, d=4, decode=coop.run_length_decode):
@@ -66,13 +53,13 @@ def _bulk_args(value=np.int32, length=np.int32, offset=0):
 
 @pytest.mark.parametrize("value", VALUE_DTYPES)
 def test_window_builds_for_every_value_dtype(value):
-    src = _build(_window_kernel(), _window_args(value)).cpp_source
+    src = build_kernel(_window_kernel(), _window_args(value)).cpp_source
     assert "cub::BlockRunLengthDecode<" in src and "RunLengthDecode(decoded, relative, from)" in src
 
 
 @pytest.mark.parametrize("length", LENGTH_DTYPES)
 def test_bulk_builds_for_every_length_dtype(length):
-    src = _build(_bulk_kernel(), _bulk_args(np.float64, length)).cpp_source
+    src = build_kernel(_bulk_kernel(), _bulk_args(np.float64, length)).cpp_source
     wide, signed = np.dtype(length).itemsize == 8, np.dtype(length).kind == "i"
     assert ("length < 0" in src) == signed  # only signed lengths can be negative
     assert ("(unsigned long long)length > 0xffffffffull" in src) == wide  # only 64-bit lengths exceed uint32 alone
@@ -81,14 +68,14 @@ def test_bulk_builds_for_every_length_dtype(length):
 
 @pytest.mark.parametrize("r, d", [(1, 1), (4, 3), (8, 16)])
 def test_runs_and_decoded_items_per_thread(r, d):
-    built = _build(_window_kernel(r, d), (np.zeros(2048, np.int32), np.zeros(2048, np.int32),
-                                          np.zeros(4096, np.int32), 0))
+    built = build_kernel(_window_kernel(r, d), (np.zeros(2048, np.int32), np.zeros(2048, np.int32),
+                                                np.zeros(4096, np.int32), 0))
     assert f"cub::BlockRunLengthDecode<int, 128, {r}, {d}, unsigned int>" in built.cpp_source
 
 
 def test_table_costs_one_barrier_less_than_cubs_lengths_constructor():
     """The scan storage sits beside the table (no union): scan, table barrier, reuse barrier."""
-    built = _build(_bulk_kernel(), _bulk_args())
+    built = build_kernel(_bulk_kernel(), _bulk_args())
     assert "last_run_empty" in built.cpp_source
     assert built.sass().count("BAR.SYNC") <= 4
 
@@ -103,7 +90,7 @@ def test_static_offsets_become_constants():
         coop.load(block, lengths, n)
         coop.store(block, dst, coop.run_length_decode(block, v, n, decoded_items_per_thread=2, decoded_window_offset=9))
 
-    _build(kernel, _window_args()[:3])
+    build_kernel(kernel, _window_args()[:3])
 
 
 def test_explicit_temp_storage_has_no_reuse_barrier():
@@ -117,14 +104,14 @@ def test_explicit_temp_storage_has_no_reuse_barrier():
         coop.load(block, lengths, n)
         coop.run_length_decode_into(block, v, n, dst, decoded_items_per_thread=4, temp_storage=temp)
 
-    built = _build(kernel, _bulk_args()[:3])
+    built = build_kernel(kernel, _bulk_args()[:3])
     provider = next(p for p in built.cpp_source.split('extern "C"')
                     if "BlockRunLengthDecode" in p and "unsigned int cuda" in p)
     assert "reuse barrier" not in provider
 
 
 def test_qualified_namespace_builds():
-    _build(_window_kernel(decode=numba_coop.run_length_decode), _window_args())
+    build_kernel(_window_kernel(decode=numba_coop.run_length_decode), _window_args())
 
 
 # ------------------------------------------------------------------------------------------------ errors
@@ -140,14 +127,16 @@ def test_extents_differ_is_p7():
         coop.load(block, lengths, n)
         coop.store(block, dst, coop.run_length_decode(block, v, n, decoded_items_per_thread=2))
 
-    _error(kernel, _window_args()[:3], coop.CoopValueError,
-           "cuda.coop.run_length_decode run_values and run_lengths must have the same items_per_thread (2 != 4)")
+    expect_compile_error(kernel, _window_args()[:3], coop.CoopValueError,
+                         "cuda.coop.run_length_decode run_values and run_lengths must have the same "
+                         "items_per_thread (2 != 4)")
 
 
 @pytest.mark.parametrize("length", [np.float32, np.float64])
 def test_float_lengths_are_p2(length):
-    _error(_window_kernel(), _window_args(np.int32, length), coop.CoopTypeError,
-           f"cuda.coop.run_length_decode does not support run_lengths dtype {np.dtype(length).name}; supported: int8")
+    expect_compile_error(_window_kernel(), _window_args(np.int32, length), coop.CoopTypeError,
+                         "cuda.coop.run_length_decode does not support run_lengths dtype "
+                         f"{np.dtype(length).name}; supported: int8")
 
 
 @pytest.mark.parametrize("d, cls, fragment", [
@@ -156,7 +145,7 @@ def test_float_lengths_are_p2(length):
     (2.5, coop.CoopTypeError, "decoded_items_per_thread must be a compile-time integer"),
 ])
 def test_bad_decoded_items_per_thread(d, cls, fragment):
-    _error(_window_kernel(d=d), _window_args(), cls, f"cuda.coop.run_length_decode {fragment}")
+    expect_compile_error(_window_kernel(d=d), _window_args(), cls, f"cuda.coop.run_length_decode {fragment}")
 
 
 def test_missing_decoded_items_per_thread():
@@ -169,7 +158,7 @@ def test_missing_decoded_items_per_thread():
         coop.load(block, lengths, n)
         coop.store(block, dst, coop.run_length_decode(block, v, n))
 
-    _error(kernel, _window_args()[:3], coop.CoopTypeError, "decoded_items_per_thread")
+    expect_compile_error(kernel, _window_args()[:3], coop.CoopTypeError, "decoded_items_per_thread")
 
 
 def test_runtime_decoded_items_per_thread_is_c4():
@@ -182,7 +171,7 @@ def test_runtime_decoded_items_per_thread_is_c4():
         coop.load(block, lengths, n)
         coop.run_length_decode_into(block, v, n, dst, decoded_items_per_thread=d)
 
-    _error(kernel, (*_bulk_args()[:3], np.float32(2.0)), coop.CoopTypeError, "decoded_items_per_thread")
+    expect_compile_error(kernel, (*_bulk_args()[:3], np.float32(2.0)), coop.CoopTypeError, "decoded_items_per_thread")
 
 
 def test_negative_static_offset_is_c8():
@@ -195,28 +184,29 @@ def test_negative_static_offset_is_c8():
         coop.load(block, lengths, n)
         coop.run_length_decode_into(block, v, n, dst, decoded_items_per_thread=2, destination_offset=-3)
 
-    _error(kernel, _bulk_args()[:3], coop.CoopValueError,
-           "cuda.coop.run_length_decode_into static offset must be nonnegative; got -3")
+    expect_compile_error(kernel, _bulk_args()[:3], coop.CoopValueError,
+                         "cuda.coop.run_length_decode_into static offset must be nonnegative; got -3")
 
 
 @pytest.mark.parametrize("offset", [np.uint64(1), np.float64(1.0)])
 def test_runtime_offset_dtype_is_c6(offset):
-    _error(_window_kernel(), _window_args(offset=offset), coop.CoopTypeError,
-           "cuda.coop.run_length_decode decoded_window_offset must be a signed integer of at most 64 bits")
+    expect_compile_error(_window_kernel(), _window_args(offset=offset), coop.CoopTypeError,
+                         "cuda.coop.run_length_decode decoded_window_offset must be a signed "
+                         "integer of at most 64 bits")
 
 
 def test_destination_dtype_is_p10():
     args = list(_bulk_args())
     args[2] = np.zeros(4096, np.int64)
-    _error(_bulk_kernel(), tuple(args), coop.CoopTypeError,
-           "cuda.coop.run_length_decode_into destination dtype int64 does not match payload dtype int32")
+    expect_compile_error(_bulk_kernel(), tuple(args), coop.CoopTypeError,
+                         "cuda.coop.run_length_decode_into destination dtype int64 does not match payload dtype int32")
 
 
 def test_two_dimensional_destination_is_p11():
     args = list(_bulk_args())
     args[2] = np.zeros((64, 64), np.int32)
-    _error(_bulk_kernel(), tuple(args), coop.CoopTypeError,
-           "cuda.coop.run_length_decode_into destination must be a one-dimensional contiguous array")
+    expect_compile_error(_bulk_kernel(), tuple(args), coop.CoopTypeError,
+                         "cuda.coop.run_length_decode_into destination must be a one-dimensional contiguous array")
 
 
 def test_warp_group_is_g3():
@@ -229,13 +219,14 @@ def test_warp_group_is_g3():
         out = coop.run_length_decode(coop.this_warp(), v, n, decoded_items_per_thread=2)
         coop.store(coop.this_block(), dst, out)
 
-    _error(kernel, _window_args()[:3], coop.CoopUnsupportedError,
-           "cuda.coop.run_length_decode does not support group kind 'warp'; supported group kinds: block")
+    expect_compile_error(kernel, _window_args()[:3], coop.CoopUnsupportedError,
+                         "cuda.coop.run_length_decode does not support group kind 'warp'; supported group kinds: block")
 
 
 def test_two_dimensional_block_is_rejected():
-    _error(_window_kernel(), _window_args(), coop.CoopUnsupportedError,
-           "cuda.coop.run_length_decode requires a one-dimensional block; block shape is (32, 4, 1)", block=(32, 4))
+    expect_compile_error(_window_kernel(), _window_args(), coop.CoopUnsupportedError,
+                         "cuda.coop.run_length_decode requires a one-dimensional block; block shape is (32, 4, 1)",
+                         block=(32, 4))
 
 
 def test_array_operand_in_the_common_api_is_p4():
@@ -246,8 +237,9 @@ def test_array_operand_in_the_common_api_is_p4():
         coop.load(block, lengths, n)
         coop.run_length_decode_into(block, values, n, dst, decoded_items_per_thread=2)
 
-    _error(kernel, _bulk_args()[:3], coop.CoopTypeError,
-           "cuda.coop.run_length_decode_into requires a fixed-size ThreadData run_values payload in the common API")
+    expect_compile_error(kernel, _bulk_args()[:3], coop.CoopTypeError,
+                         "cuda.coop.run_length_decode_into requires a fixed-size ThreadData run_values "
+                         "payload in the common API")
 
 
 def test_qualified_option_in_a_common_call_is_c3():
@@ -262,8 +254,8 @@ def test_qualified_option_in_a_common_call_is_c3():
         out = coop.run_length_decode(block, v, n, decoded_items_per_thread=2, total_decoded_size=total)
         coop.store(block, dst, out)
 
-    _error(kernel, _window_args()[:3], coop.CoopValueError,
-           "cuda.coop.run_length_decode total_decoded_size requires cuda.coop.numba_mlir")
+    expect_compile_error(kernel, _window_args()[:3], coop.CoopValueError,
+                         "cuda.coop.run_length_decode total_decoded_size requires cuda.coop.numba_mlir")
 
 
 @pytest.mark.parametrize("option", ["relative_offsets", "decoded_offset_dtype"])
@@ -282,8 +274,7 @@ def test_other_qualified_options_in_common_calls_are_c3(option):
             out = coop.run_length_decode(block, v, n, decoded_items_per_thread=2, decoded_offset_dtype=np.uint64)
         coop.store(block, dst, out)
 
-    _error(kernel, _window_args()[:3], coop.CoopValueError,
-           f"cuda.coop.run_length_decode {option}")
+    expect_compile_error(kernel, _window_args()[:3], coop.CoopValueError, f"cuda.coop.run_length_decode {option}")
 
 
 # ------------------------------------------------------------------------------------------------ qualified (9.10)
@@ -316,7 +307,7 @@ def _qualified_window_args(offset_dtype=np.uint32):
 
 @pytest.mark.parametrize("offset_dtype", [None, np.uint32, np.uint64])
 def test_qualified_window_with_total_and_relative_offsets(offset_dtype):
-    built = _build(_qualified_window(offset_dtype), _qualified_window_args(offset_dtype or np.uint32))
+    built = build_kernel(_qualified_window(offset_dtype), _qualified_window_args(offset_dtype or np.uint32))
     c = "unsigned long long" if offset_dtype is np.uint64 else "unsigned int"
     assert f"cub::BlockRunLengthDecode<int, 128, 2, 4, {c}>" in built.cpp_source
     assert f"{c}* total_decoded_size" in built.cpp_source and f"{c}* relative_offsets" in built.cpp_source
@@ -334,8 +325,8 @@ def test_qualified_bulk_with_relative_destination_returns_uint64():
             block, v, n, dst, decoded_items_per_thread=2, decoded_offset_dtype=np.uint64,
             relative_offsets_destination=rel)
 
-    built = _build(kernel, (np.zeros(512, np.int32), np.zeros(512, np.int64), np.zeros(4096, np.int32),
-                            np.zeros(4096, np.uint64), np.zeros(128, np.uint64)))
+    built = build_kernel(kernel, (np.zeros(512, np.int32), np.zeros(512, np.int64), np.zeros(4096, np.int32),
+                                  np.zeros(4096, np.uint64), np.zeros(128, np.uint64)))
     assert 'extern "C" __device__ unsigned long long' in built.cpp_source
     assert "relative_offsets_destination is too short" in built.cpp_source
 
@@ -355,8 +346,8 @@ def test_qualified_option_mistakes(kwargs, cls, fragment):
     offsets = np.uint64 if kwargs.get("offset_dtype") is np.uint64 else np.uint32
     args[3] = np.zeros(1024, kwargs.get("relative_dtype", offsets))  # the stores agree with the payloads
     args[4] = np.zeros(128, kwargs.get("total_dtype", np.uint32))
-    _error(_qualified_window(**kwargs), tuple(args), cls,
-           f"cuda.coop.numba_mlir.run_length_decode {fragment}")
+    expect_compile_error(_qualified_window(**kwargs), tuple(args), cls,
+                         f"cuda.coop.numba_mlir.run_length_decode {fragment}")
 
 
 def test_relative_destination_dtype_must_be_the_offset_dtype():
@@ -370,6 +361,6 @@ def test_relative_destination_dtype_must_be_the_offset_dtype():
         numba_coop.run_length_decode_into(block, v, n, dst, decoded_items_per_thread=2,
                                           relative_offsets_destination=rel)
 
-    _error(kernel, (*_bulk_args()[:3], np.zeros(4096, np.int64)), coop.CoopTypeError,
-           "cuda.coop.numba_mlir.run_length_decode_into relative_offsets_destination dtype int64 does not match "
-           "decoded_offset_dtype uint32")
+    expect_compile_error(kernel, (*_bulk_args()[:3], np.zeros(4096, np.int64)), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.run_length_decode_into relative_offsets_destination dtype int64 does "
+                         "not match decoded_offset_dtype uint32")

@@ -9,22 +9,10 @@ from numba_cuda_mlir import cuda
 import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
 
+from compile_helpers import build_kernel, expect_compile_error
+
 I32 = np.zeros(4096, np.int32)
 F64 = np.zeros(4096, np.float64)
-
-
-def _build(kernel, args, block=128):
-    built = numba_coop.compile_kernel(kernel, args, block=block, target="sm_90")
-    assert "CALL" not in built.sass() and built.local_memory_bytes == 0
-    return built
-
-
-def _error(kernel, args, cls, fragment, block=128):
-    with pytest.raises(cls) as info:
-        numba_coop.compile_kernel(kernel, args, block=block, target="sm_90")
-    assert fragment in str(info.value), str(info.value)
-    assert "test_scan_ext_compile.py:" in str(info.value), str(info.value)
-    return info.value
 
 
 def running_total(state, block_aggregate):
@@ -91,7 +79,7 @@ def test_running_exclusive_sum_over_tiles_builds_inline():
             coop.load(block, src, items, offset=t * 512)
             coop.store(block, dst, numba_coop.exclusive_sum(block, items, state, prefix_op=RUNNING), offset=t * 512)
 
-    built = _build(kernel, (I32, I32, np.int32(8)))
+    built = build_kernel(kernel, (I32, I32, np.int32(8)))
     source = built.cpp_source
     assert "_state_int32(int*, int);" in source and "prefix{state};" in source
     assert "algo.ExclusiveSum(in, out, prefix);" in source
@@ -108,7 +96,7 @@ def test_class_form_scalar_inclusive_sum_builds(block):
         r = b.rank()
         dst[r] = numba_coop.inclusive_sum(b, src[r], state, prefix_op=RUNNING_CLASS)
 
-    built = _build(kernel, (F64, F64), block=block)
+    built = build_kernel(kernel, (F64, F64), block=block)
     assert "_state_float64(double*, double);" in built.cpp_source
 
 
@@ -122,7 +110,7 @@ def test_stateful_max_scan_with_wider_state_builds():
         coop.load(block, src, items)
         coop.store(block, dst, numba_coop.exclusive_scan(block, items, state, scan_op="max", prefix_op=RUNNING_I64))
 
-    built = _build(kernel, (I32, I32))
+    built = build_kernel(kernel, (I32, I32))
     assert "_state_int64(long long*, int);" in built.cpp_source
 
 
@@ -152,7 +140,7 @@ def test_block_aggregate_output_builds(form, method, k):
                                                    aggregate_output=agg))
         agg_dst[block.rank()] = agg[0]
 
-    built = _build(kernel, (I32, I32, I32))
+    built = build_kernel(kernel, (I32, I32, I32))
     assert method in built.cpp_source
 
 
@@ -179,7 +167,7 @@ def test_warp_valid_items_builds(width, runtime, aggregate):
                 dst[i] = numba_coop.exclusive_scan(g, src[i], scan_op=my_max, initial_value=-3, valid_items=1)
         agg_dst[i] = agg[0]
 
-    built = _build(kernel, (I32, I32, I32, np.int64(3)))
+    built = build_kernel(kernel, (I32, I32, I32, np.int64(3)))
     source = built.cpp_source
     assert f"cuda_coop::check_range(valid_items, 1, {width});" in source
     if aggregate:
@@ -197,7 +185,7 @@ def test_warp_aggregate_output_builds():
         dst[i] = numba_coop.inclusive_sum(g, src[i], aggregate_output=agg)
         agg_dst[i] = agg[0]
 
-    built = _build(kernel, (F64, F64, F64))
+    built = build_kernel(kernel, (F64, F64, F64))
     assert "cub::WarpScan<double, 8>" in built.cpp_source and "InclusiveSum(in, out, *aggregate)" in built.cpp_source
 
 
@@ -206,7 +194,7 @@ def test_common_scans_are_unchanged():
     def kernel(src, dst):
         dst[cuda.threadIdx.x] = coop.exclusive_sum(coop.this_warp(), src[cuda.threadIdx.x])
 
-    source = _build(kernel, (I32, I32)).cpp_source
+    source = build_kernel(kernel, (I32, I32)).cpp_source
     assert "int in, int initial_value, char* scratch, unsigned long long stride)" in source
     assert "valid_items" not in source.split("namespace cuda_coop", 2)[-1].split("}  // namespace")[-1]
 
@@ -219,17 +207,17 @@ def test_common_api_rejects_the_options():
     def valid(src, dst):
         dst[cuda.threadIdx.x] = coop.inclusive_sum(coop.this_warp(), src[cuda.threadIdx.x], valid_items=16)
 
-    _error(valid, (I32, I32), coop.CoopValueError,
-           "cuda.coop.inclusive_sum valid_items 16 requires cuda.coop.numba_mlir; the common API accepts: "
-           "algorithm, temp_storage")
+    expect_compile_error(valid, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.inclusive_sum valid_items 16 requires cuda.coop.numba_mlir; the common API "
+                         "accepts: algorithm, temp_storage")
 
     @cuda.jit
     def aggregate(src, dst):
         agg = coop.ThreadData(1, dtype=np.int32)
         dst[cuda.threadIdx.x] = coop.inclusive_sum(coop.this_block(), src[cuda.threadIdx.x], aggregate_output=agg)
 
-    _error(aggregate, (I32, I32), coop.CoopValueError,
-           "cuda.coop.inclusive_sum aggregate_output requires cuda.coop.numba_mlir")
+    expect_compile_error(aggregate, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.inclusive_sum aggregate_output requires cuda.coop.numba_mlir")
 
 
 def test_common_api_rejects_a_state_operand():
@@ -238,8 +226,8 @@ def test_common_api_rejects_a_state_operand():
         state = coop.ThreadData(1, dtype=np.int32)
         dst[0] = coop.exclusive_sum(coop.this_block(), src[0], state)
 
-    _error(kernel, (I32, I32), coop.CoopTypeError,
-           "cuda.coop.exclusive_sum takes 2 positional operands; pass options by keyword")
+    expect_compile_error(kernel, (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.exclusive_sum takes 2 positional operands; pass options by keyword")
 
 
 @pytest.mark.parametrize("value", [0, 17])
@@ -249,8 +237,8 @@ def test_static_valid_items_out_of_range(value):
         g = coop.this_warp().group_by(16)
         dst[cuda.threadIdx.x] = numba_coop.inclusive_sum(g, src[cuda.threadIdx.x], valid_items=value)
 
-    _error(kernel, (I32, I32), coop.CoopValueError,
-           f"cuda.coop.numba_mlir.inclusive_sum static valid_items must be between 1 and 16; got {value}")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         f"cuda.coop.numba_mlir.inclusive_sum static valid_items must be between 1 and 16; got {value}")
 
 
 def test_runtime_valid_items_dtype():
@@ -258,9 +246,9 @@ def test_runtime_valid_items_dtype():
     def kernel(src, dst, valid):
         dst[cuda.threadIdx.x] = numba_coop.inclusive_sum(coop.this_warp(), src[cuda.threadIdx.x], valid_items=valid)
 
-    _error(kernel, (I32, I32, np.float32(3)), coop.CoopTypeError,
-           "cuda.coop.numba_mlir.inclusive_sum valid_items must be a signed integer of at most 64 bits or an "
-           "unsigned integer of at most 32 bits; got float32")
+    expect_compile_error(kernel, (I32, I32, np.float32(3)), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.inclusive_sum valid_items must be a signed integer of at most 64 bits "
+                         "or an unsigned integer of at most 32 bits; got float32")
 
 
 def test_valid_items_on_a_block():
@@ -268,8 +256,9 @@ def test_valid_items_on_a_block():
     def kernel(src, dst):
         dst[cuda.threadIdx.x] = numba_coop.inclusive_sum(coop.this_block(), src[cuda.threadIdx.x], valid_items=3)
 
-    _error(kernel, (I32, I32), coop.CoopValueError,
-           "cuda.coop.numba_mlir.inclusive_sum valid_items is supported only for warp and logical-warp groups")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.numba_mlir.inclusive_sum valid_items is supported only for warp "
+                         "and logical-warp groups")
 
 
 def test_aggregate_output_must_be_one_item_of_the_value_dtype():
@@ -279,9 +268,9 @@ def test_aggregate_output_must_be_one_item_of_the_value_dtype():
         dst[cuda.threadIdx.x] = numba_coop.inclusive_sum(coop.this_block(), src[cuda.threadIdx.x],
                                                          aggregate_output=agg)
 
-    _error(extent, (I32, I32), coop.CoopTypeError,
-           "cuda.coop.numba_mlir.inclusive_sum aggregate_output must be a one-item ThreadData; got a ThreadData of "
-           "2 items")
+    expect_compile_error(extent, (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.inclusive_sum aggregate_output must be a one-item ThreadData; got "
+                         "a ThreadData of 2 items")
 
     @cuda.jit
     def dtype(src, dst):
@@ -290,8 +279,8 @@ def test_aggregate_output_must_be_one_item_of_the_value_dtype():
         coop.load(coop.this_block(), src, items)
         coop.store(coop.this_block(), dst, numba_coop.inclusive_sum(coop.this_block(), items, aggregate_output=agg))
 
-    _error(dtype, (I32, I32), coop.CoopTypeError,
-           "cuda.coop.numba_mlir.inclusive_sum value dtype int32 does not match payload dtype float64")
+    expect_compile_error(dtype, (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.inclusive_sum value dtype int32 does not match payload dtype float64")
 
     @cuda.jit
     def scalar(src, dst):
@@ -299,8 +288,9 @@ def test_aggregate_output_must_be_one_item_of_the_value_dtype():
         dst[cuda.threadIdx.x] = numba_coop.inclusive_sum(coop.this_block(), src[cuda.threadIdx.x],
                                                          aggregate_output=agg)
 
-    _error(scalar, (I32, I32), coop.CoopTypeError,
-           "cuda.coop.numba_mlir.inclusive_sum aggregate_output must be a ThreadData payload; got a scalar")
+    expect_compile_error(scalar, (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.inclusive_sum aggregate_output must be a "
+                         "ThreadData payload; got a scalar")
 
 
 def test_prefix_op_with_aggregate_output():
@@ -309,8 +299,8 @@ def test_prefix_op_with_aggregate_output():
         agg = coop.ThreadData(1, dtype=np.int32)
         dst[0] = numba_coop.exclusive_sum(coop.this_block(), src[0], prefix_op=seed_of, aggregate_output=agg)
 
-    _error(kernel, (I32, I32), coop.CoopValueError,
-           "cuda.coop.numba_mlir.exclusive_sum prefix_op cannot be combined with aggregate_output")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.numba_mlir.exclusive_sum prefix_op cannot be combined with aggregate_output")
 
 
 def test_stateful_prefix_op_rules():
@@ -318,24 +308,25 @@ def test_stateful_prefix_op_rules():
     def no_state(src, dst):
         dst[0] = numba_coop.exclusive_sum(coop.this_block(), src[0], prefix_op=RUNNING)
 
-    _error(no_state, (I32, I32), coop.CoopValueError,
-           "cuda.coop.numba_mlir.exclusive_sum prefix_op StatefulFunction requires a state operand after value")
+    expect_compile_error(no_state, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.numba_mlir.exclusive_sum prefix_op StatefulFunction requires a "
+                         "state operand after value")
 
     @cuda.jit
     def state_without_stateful(src, dst):
         state = coop.ThreadData(1, dtype=np.int32)
         dst[0] = numba_coop.exclusive_sum(coop.this_block(), src[0], state, prefix_op=seed_of)
 
-    _error(state_without_stateful, (I32, I32), coop.CoopValueError,
-           "cuda.coop.numba_mlir.exclusive_sum state requires prefix_op=StatefulFunction(...)")
+    expect_compile_error(state_without_stateful, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.numba_mlir.exclusive_sum state requires prefix_op=StatefulFunction(...)")
 
     @cuda.jit
     def on_warp(src, dst):
         state = coop.ThreadData(1, dtype=np.int32)
         dst[0] = numba_coop.exclusive_sum(coop.this_warp(), src[0], state, prefix_op=RUNNING)
 
-    _error(on_warp, (I32, I32), coop.CoopValueError,
-           "cuda.coop.numba_mlir.exclusive_sum prefix_op is supported only for block groups")
+    expect_compile_error(on_warp, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.numba_mlir.exclusive_sum prefix_op is supported only for block groups")
 
     @cuda.jit
     def with_initial(src, dst):
@@ -343,8 +334,8 @@ def test_stateful_prefix_op_rules():
         dst[0] = numba_coop.exclusive_scan(coop.this_block(), src[0], state, scan_op="max", initial_value=0,
                                            prefix_op=RUNNING)
 
-    _error(with_initial, (I32, I32), coop.CoopValueError,
-           "cuda.coop.numba_mlir.exclusive_scan prefix_op cannot be combined with initial_value")
+    expect_compile_error(with_initial, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.numba_mlir.exclusive_scan prefix_op cannot be combined with initial_value")
 
 
 def test_stateful_state_payload_checks():
@@ -353,25 +344,27 @@ def test_stateful_state_payload_checks():
         state = coop.ThreadData(2, dtype=np.int32)
         dst[0] = numba_coop.exclusive_sum(coop.this_block(), src[0], state, prefix_op=RUNNING)
 
-    _error(extent, (I32, I32), coop.CoopTypeError,
-           "cuda.coop.numba_mlir.exclusive_sum state must be a one-item ThreadData; got a ThreadData of 2 items")
+    expect_compile_error(extent, (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.exclusive_sum state must be a one-item ThreadData; got "
+                         "a ThreadData of 2 items")
 
     @cuda.jit
     def dtype(src, dst):
         state = coop.ThreadData(1, dtype=np.float32)
         dst[0] = numba_coop.exclusive_sum(coop.this_block(), src[0], state, prefix_op=RUNNING)
 
-    _error(dtype, (I32, I32), coop.CoopTypeError,
-           "cuda.coop.numba_mlir.exclusive_sum prefix_op dtype int32 does not match payload dtype float32")
+    expect_compile_error(dtype, (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.exclusive_sum prefix_op dtype int32 does not "
+                         "match payload dtype float32")
 
     @cuda.jit
     def bad_dtype(src, dst):
         state = coop.ThreadData(1, dtype=np.int32)
         dst[0] = numba_coop.exclusive_sum(coop.this_block(), src[0], state, prefix_op=BAD_DTYPE)
 
-    _error(bad_dtype, (I32, I32), coop.CoopTypeError,
-           "cuda.coop.numba_mlir.exclusive_sum prefix_op StatefulFunction dtype must be a NumPy or Numba scalar "
-           "type; got 'int32'")
+    expect_compile_error(bad_dtype, (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.exclusive_sum prefix_op StatefulFunction dtype must be a NumPy or "
+                         "Numba scalar type; got 'int32'")
 
 
 def test_stateful_callable_that_does_not_compile():
@@ -380,5 +373,6 @@ def test_stateful_callable_that_does_not_compile():
         state = coop.ThreadData(1, dtype=np.int32)
         dst[0] = numba_coop.exclusive_sum(coop.this_block(), src[0], state, prefix_op=BROKEN)
 
-    _error(kernel, (I32, I32), coop.CoopTypeError,
-           "cuda.coop.numba_mlir.exclusive_sum prefix_op broken_state could not be compiled for (int32 state, int32)")
+    expect_compile_error(kernel, (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.exclusive_sum prefix_op broken_state could not be compiled "
+                         "for (int32 state, int32)")

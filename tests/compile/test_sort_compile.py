@@ -8,24 +8,12 @@ import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
 from numba_cuda_mlir import cuda
 
+from compile_helpers import build_kernel, expect_compile_error
+
 I32 = np.zeros(1024, np.int32)
 U64 = np.zeros(1024, np.uint64)
 F32 = np.zeros(1024, np.float32)
 I16 = np.zeros(1024, np.int16)
-
-
-def _build(kernel, args, block=128):
-    built = numba_coop.compile_kernel(kernel, args, block=block)
-    assert "CALL" not in built.sass() and built.local_memory_bytes == 0
-    return built
-
-
-def _error(kernel, args, cls, fragment, block=128):
-    with pytest.raises(cls) as info:
-        numba_coop.compile_kernel(kernel, args, block=block)
-    assert fragment in str(info.value), str(info.value)
-    assert "test_sort_compile.py:" in str(info.value)
-    return info.value
 
 
 @pytest.mark.parametrize("width", [0, 32, 16])
@@ -39,7 +27,7 @@ def test_merge_sort_builds_with_scratch(width):
         coop.load(block, src, keys)
         coop.store(block, dst, coop.merge_sort_keys(group, keys))
 
-    built = _build(kernel, (I32, I32))
+    built = build_kernel(kernel, (I32, I32))
     assert built.metadata["scratch_bytes"] > 0
     assert "BlockMergeSort" in built.cpp_source if width == 0 else "WarpMergeSort" in built.cpp_source
 
@@ -52,7 +40,7 @@ def test_radix_sort_runtime_bits_build_with_range_traps():
         coop.load(block, src, keys)
         coop.store(block, dst, coop.radix_sort_keys(block, keys, begin_bit=begin, end_bit=end, descending=True))
 
-    built = _build(kernel, (U64, U64, np.int32(0), np.int32(64)))
+    built = build_kernel(kernel, (U64, U64, np.int32(0), np.int32(64)))
     assert "SortDescending(out, (int)begin_bit, (int)end_bit)" in built.cpp_source
     assert "check_range(end_bit, begin_bit + 1, 64)" in built.cpp_source
     assert "BPT.TRAP" in built.sass()  # the range checks trap on the device
@@ -65,8 +53,9 @@ def test_merge_sort_needs_power_of_two_block():
         coop.load(coop.this_block(), src, keys)
         coop.store(coop.this_block(), dst, coop.merge_sort_keys(coop.this_block(), keys))
 
-    _error(kernel, (I32, I32), coop.CoopUnsupportedError,
-           "cuda.coop.merge_sort_keys requires a power-of-two thread count; block shape is (96, 1, 1)", block=96)
+    expect_compile_error(kernel, (I32, I32), coop.CoopUnsupportedError,
+                         "cuda.coop.merge_sort_keys requires a power-of-two thread count; block shape is (96, 1, 1)",
+                         block=96)
 
 
 def test_merge_sort_partial_options_come_together():
@@ -76,8 +65,8 @@ def test_merge_sort_partial_options_come_together():
         coop.load(coop.this_block(), src, keys)
         coop.store(coop.this_block(), dst, coop.merge_sort_keys(coop.this_block(), keys, valid_items=n))
 
-    _error(kernel, (I32, I32, np.int32(3)), coop.CoopValueError,
-           "valid_items and oob_default must be provided together")
+    expect_compile_error(kernel, (I32, I32, np.int32(3)), coop.CoopValueError,
+                         "valid_items and oob_default must be provided together")
 
 
 def test_merge_sort_static_valid_items_range():
@@ -88,8 +77,8 @@ def test_merge_sort_static_valid_items_range():
         out = coop.merge_sort_keys(coop.this_block(), keys, valid_items=257, oob_default=0)
         coop.store(coop.this_block(), dst, out)
 
-    _error(kernel, (I32, I32), coop.CoopValueError,
-           "cuda.coop.merge_sort_keys static valid_items must be between 0 and 256; got 257")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.merge_sort_keys static valid_items must be between 0 and 256; got 257")
 
 
 def test_descending_must_be_compile_time_bool():
@@ -99,8 +88,8 @@ def test_descending_must_be_compile_time_bool():
         coop.load(coop.this_block(), src, keys)
         coop.store(coop.this_block(), dst, coop.merge_sort_keys(coop.this_block(), keys, descending=flag))
 
-    _error(kernel, (I32, I32, True), coop.CoopTypeError,
-           "cuda.coop.merge_sort_keys descending must be a compile-time bool")
+    expect_compile_error(kernel, (I32, I32, True), coop.CoopTypeError,
+                         "cuda.coop.merge_sort_keys descending must be a compile-time bool")
 
 
 def test_oob_default_numpy_constant_must_match_the_keys():
@@ -113,8 +102,8 @@ def test_oob_default_numpy_constant_must_match_the_keys():
         out = coop.merge_sort_keys(coop.this_block(), keys, valid_items=3, oob_default=wrong)
         coop.store(coop.this_block(), dst, out)
 
-    _error(kernel, (I32, I32), coop.CoopTypeError,
-           "cuda.coop.merge_sort_keys oob_default must have the payload dtype int32; got int64; cast it")
+    expect_compile_error(kernel, (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.merge_sort_keys oob_default must have the payload dtype int32; got int64; cast it")
 
 
 def test_radix_sort_is_block_only():
@@ -124,8 +113,8 @@ def test_radix_sort_is_block_only():
         coop.load(coop.this_warp(), src, keys)
         coop.store(coop.this_warp(), dst, coop.radix_sort_keys(coop.this_warp(), keys))
 
-    _error(kernel, (I32, I32), coop.CoopUnsupportedError,
-           "cuda.coop.radix_sort_keys does not support group kind 'warp'; supported group kinds: block")
+    expect_compile_error(kernel, (I32, I32), coop.CoopUnsupportedError,
+                         "cuda.coop.radix_sort_keys does not support group kind 'warp'; supported group kinds: block")
 
 
 def test_radix_sort_float_keys_need_the_qualified_api():
@@ -135,9 +124,9 @@ def test_radix_sort_float_keys_need_the_qualified_api():
         coop.load(coop.this_block(), src, keys)
         coop.store(coop.this_block(), dst, coop.radix_sort_keys(coop.this_block(), keys))
 
-    _error(kernel, (F32, F32), coop.CoopTypeError,
-           "cuda.coop.radix_sort_keys supports keys dtypes int32, uint32, int64, uint64 through the common API; "
-           "use cuda.coop.numba_mlir for float32")
+    expect_compile_error(kernel, (F32, F32), coop.CoopTypeError,
+                         "cuda.coop.radix_sort_keys supports keys dtypes int32, uint32, int64, uint64 through the "
+                         "common API; use cuda.coop.numba_mlir for float32")
 
 
 def test_radix_sort_rejects_small_integer_keys():
@@ -147,9 +136,9 @@ def test_radix_sort_rejects_small_integer_keys():
         coop.load(coop.this_block(), src, keys)
         coop.store(coop.this_block(), dst, numba_coop.radix_sort_keys(coop.this_block(), keys))
 
-    _error(kernel, (I16, I16), coop.CoopTypeError,
-           "cuda.coop.numba_mlir.radix_sort_keys does not support keys dtype int16; supported: int32, uint32, int64, "
-           "uint64, float16, float32, float64")
+    expect_compile_error(kernel, (I16, I16), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.radix_sort_keys does not support keys dtype int16; supported: int32, "
+                         "uint32, int64, uint64, float16, float32, float64")
 
 
 @pytest.mark.parametrize("begin,end,message", [
@@ -164,7 +153,7 @@ def test_radix_sort_static_bit_bounds(begin, end, message):
         coop.load(coop.this_block(), src, keys)
         coop.store(coop.this_block(), dst, coop.radix_sort_keys(coop.this_block(), keys, begin_bit=begin, end_bit=end))
 
-    _error(kernel, (I32, I32), coop.CoopValueError, f"cuda.coop.radix_sort_keys {message}")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError, f"cuda.coop.radix_sort_keys {message}")
 
 
 def test_qualified_options_in_common_calls_are_c3():
@@ -174,9 +163,9 @@ def test_qualified_options_in_common_calls_are_c3():
         coop.load(coop.this_block(), src, keys)
         coop.store(coop.this_block(), dst, coop.radix_sort_keys(coop.this_block(), keys, blocked_to_striped=True))
 
-    _error(kernel, (I32, I32), coop.CoopValueError,
-           "cuda.coop.radix_sort_keys blocked_to_striped True requires cuda.coop.numba_mlir; the common API accepts: "
-           "begin_bit, end_bit, descending, temp_storage")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.radix_sort_keys blocked_to_striped True requires cuda.coop.numba_mlir; the common "
+                         "API accepts: begin_bit, end_bit, descending, temp_storage")
 
 
 def test_compare_op_with_descending_is_o13():
@@ -187,8 +176,8 @@ def test_compare_op_with_descending_is_o13():
         out = numba_coop.merge_sort_keys(coop.this_block(), keys, descending=True, compare_op=max)
         coop.store(coop.this_block(), dst, out)
 
-    _error(kernel, (I32, I32), coop.CoopValueError,
-           "cuda.coop.numba_mlir.merge_sort_keys compare_op cannot be combined with descending=True")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.numba_mlir.merge_sort_keys compare_op cannot be combined with descending=True")
 
 
 def test_warp_merge_sort_rejects_descriptors():
@@ -200,7 +189,7 @@ def test_warp_merge_sort_rejects_descriptors():
         out = coop.merge_sort_keys(coop.this_warp(), keys, temp_storage=temp)
         coop.store(coop.this_block(), dst, out)
 
-    _error(kernel, (I32, I32), coop.CoopValueError, "does not accept temp_storage for warp groups")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError, "does not accept temp_storage for warp groups")
 
 
 def test_pairs_unpack_into_two_payloads():
@@ -216,7 +205,7 @@ def test_pairs_unpack_into_two_payloads():
         coop.store(block, keys_out, both[0])
         coop.store(block, values_out, both[1])
 
-    built = _build(kernel, (I32, F32, I32, F32))
+    built = build_kernel(kernel, (I32, F32, I32, F32))
     source = built.cpp_source
     assert "cub::BlockRadixSort<int, 128, 4, float," in source and "cub::WarpMergeSort<int, 4, 32, float>" in source
 
@@ -231,8 +220,8 @@ def test_pairs_need_equal_extents():
         k, v = coop.merge_sort_pairs(coop.this_block(), keys, values)
         coop.store(coop.this_block(), dst, k)
 
-    _error(kernel, (I32, I32), coop.CoopValueError,
-           "cuda.coop.merge_sort_pairs keys and values must have the same items_per_thread (2 != 4)")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.merge_sort_pairs keys and values must have the same items_per_thread (2 != 4)")
 
 
 def test_pair_results_cannot_escape():
@@ -245,7 +234,7 @@ def test_pair_results_cannot_escape():
         out[0] = kept[1]
         coop.store(coop.this_block(), dst, both[0])
 
-    _error(kernel, (I32, I32, I32), coop.CoopTypeError, "escapes to runtime")
+    expect_compile_error(kernel, (I32, I32, I32), coop.CoopTypeError, "escapes to runtime")
 
 
 @pytest.mark.parametrize("begin,end,radix_bits,message", [
@@ -262,7 +251,7 @@ def test_radix_rank_bit_bounds_are_o10(begin, end, radix_bits, message):
         ranks = coop.radix_rank(coop.this_block(), keys, begin_bit=begin, end_bit=end, radix_bits=radix_bits)
         coop.store(coop.this_block(), dst, ranks)
 
-    _error(kernel, (I32, I32), coop.CoopValueError, message)
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError, message)
 
 
 def test_radix_rank_bits_must_be_compile_time():
@@ -272,8 +261,8 @@ def test_radix_rank_bits_must_be_compile_time():
         coop.load(coop.this_block(), src, keys)
         coop.store(coop.this_block(), dst, coop.radix_rank(coop.this_block(), keys, radix_bits=bits))
 
-    _error(kernel, (I32, I32, np.float32(3)), coop.CoopTypeError,
-           "cuda.coop.radix_rank radix_bits must be a compile-time integer")
+    expect_compile_error(kernel, (I32, I32, np.float32(3)), coop.CoopTypeError,
+                         "cuda.coop.radix_rank radix_bits must be a compile-time integer")
 
 
 def test_topk_needs_a_one_dimensional_block():
@@ -283,8 +272,9 @@ def test_topk_needs_a_one_dimensional_block():
         coop.load(coop.this_block(), src, keys)
         coop.store(coop.this_block(), dst, coop.topk_max_keys(coop.this_block(), keys, k=3))
 
-    _error(kernel, (I32, I32), coop.CoopUnsupportedError,
-           "cuda.coop.topk_max_keys requires a one-dimensional block; block shape is (32, 4, 1)", block=(32, 4))
+    expect_compile_error(kernel, (I32, I32), coop.CoopUnsupportedError,
+                         "cuda.coop.topk_max_keys requires a one-dimensional block; block shape is (32, 4, 1)",
+                         block=(32, 4))
 
 
 def test_topk_static_k_range():
@@ -294,8 +284,8 @@ def test_topk_static_k_range():
         coop.load(coop.this_block(), src, keys)
         coop.store(coop.this_block(), dst, coop.topk_min_keys(coop.this_block(), keys, k=257))
 
-    _error(kernel, (I32, I32), coop.CoopValueError,
-           "cuda.coop.topk_min_keys static k must be between 0 and 256; got 257")
+    expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.topk_min_keys static k must be between 0 and 256; got 257")
 
 
 def test_topk_requires_k():
@@ -305,7 +295,7 @@ def test_topk_requires_k():
         coop.load(coop.this_block(), src, keys)
         coop.store(coop.this_block(), dst, coop.topk_min_keys(coop.this_block(), keys))
 
-    _error(kernel, (I32, I32), coop.CoopTypeError, "missing a required argument: 'k'")
+    expect_compile_error(kernel, (I32, I32), coop.CoopTypeError, "missing a required argument: 'k'")
 
 
 def test_topk_pads_invalid_keys_with_the_key_that_sorts_last():
@@ -315,7 +305,7 @@ def test_topk_pads_invalid_keys_with_the_key_that_sorts_last():
         coop.load(coop.this_block(), src, keys)
         coop.store(coop.this_block(), dst, coop.topk_min_keys(coop.this_block(), keys, k=3, valid_items=valid))
 
-    built = _build(kernel, (F32, F32, np.int32(5)))
+    built = build_kernel(kernel, (F32, F32, np.int32(5)))
     assert "bit_cast<float>((unsigned int)0x7fffffffull)" in built.cpp_source  # ordered all-ones: sorts last
 
 
@@ -332,8 +322,9 @@ def test_pair_results_merged_across_branches_ask_for_unpacking():
             both = coop.radix_sort_pairs(block, keys, keys)
         coop.store(block, dst, both[1])
 
-    _error(kernel, (I32, I32, np.int32(1)), coop.CoopTypeError,
-           "variable both may refer to the tuples of several calls; unpack each call's result where it is made")
+    expect_compile_error(kernel, (I32, I32, np.int32(1)), coop.CoopTypeError,
+                         "variable both may refer to the tuples of several calls; unpack each call's "
+                         "result where it is made")
 
     @cuda.jit
     def unpacked(src, dst, flag):
@@ -346,7 +337,7 @@ def test_pair_results_merged_across_branches_ask_for_unpacking():
             k, v = coop.radix_sort_pairs(block, keys, keys)
         coop.store(block, dst, v)
 
-    built = _build(unpacked, (I32, I32, np.int32(1)))  # P15: one array for v, no local memory
+    built = build_kernel(unpacked, (I32, I32, np.int32(1)))  # P15: one array for v, no local memory
     assert built.cpp_source.count("cub::BlockRadixSort<") >= 2
 
 
@@ -358,9 +349,9 @@ def test_typing_time_checks_of_computed_controls():
         coop.load(coop.this_block(), src, keys)
         coop.store(coop.this_block(), dst, coop.radix_sort_keys(coop.this_block(), keys, end_bit=x * 2.0))
 
-    _error(bits_from_float, (I32, I32, np.float64(8)), coop.CoopTypeError,
-           "cuda.coop.radix_sort_keys end_bit must be a signed integer of at most 64 bits or an unsigned integer of at "
-           "most 32 bits; got float64")
+    expect_compile_error(bits_from_float, (I32, I32, np.float64(8)), coop.CoopTypeError,
+                         "cuda.coop.radix_sort_keys end_bit must be a signed integer of at most 64 bits or an "
+                         "unsigned integer of at most 32 bits; got float64")
 
     @cuda.jit
     def oob_from_float(src, dst, x):
@@ -369,5 +360,6 @@ def test_typing_time_checks_of_computed_controls():
         out = coop.merge_sort_keys(coop.this_block(), keys, valid_items=3, oob_default=x * 2.0)
         coop.store(coop.this_block(), dst, out)
 
-    _error(oob_from_float, (I32, I32, np.float64(8)), coop.CoopTypeError,
-           "cuda.coop.merge_sort_keys oob_default must have the payload dtype int32; got float64; cast it")
+    expect_compile_error(oob_from_float, (I32, I32, np.float64(8)), coop.CoopTypeError,
+                         "cuda.coop.merge_sort_keys oob_default must have the payload dtype "
+                         "int32; got float64; cast it")

@@ -13,24 +13,10 @@ from numba_cuda_mlir import cuda
 import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
 
+from compile_helpers import build_kernel, expect_compile_error
+
 LO = np.zeros(256, np.float32)
 KEYS = np.zeros(256, np.int64)
-
-
-def _build(kernel, args=(LO, LO, KEYS)):
-    built = numba_coop.compile_kernel(kernel, args, block=128)
-    assert "CALL" not in built.sass()
-    assert built.local_memory_bytes == 0
-    return built
-
-
-def _error(kernel, cls, fragment, args=(LO, LO, KEYS)):
-    with pytest.raises(cls) as info:
-        numba_coop.compile_kernel(kernel, args, block=128)
-    message = str(info.value)
-    assert fragment in message, message
-    assert "test_struct_aggregates_compile.py:" in message.splitlines()[0], message
-    return message
 
 
 def test_reduce_and_scans_of_one_struct_per_thread_build():
@@ -43,7 +29,7 @@ def test_reduce_and_scans_of_one_struct_per_thread_build():
         before = numba_coop.exclusive_scan(coop.this_warp(), value, scan_op=hull, initial_value=Interval(lo[0], lo[1]))
         out[t] = total.lo + running.hi + before.lo
 
-    source = _build(kernel).cpp_source
+    source = build_kernel(kernel, (LO, LO, KEYS)).cpp_source
     assert "struct alignas(4) cuda_coop_agg_8_4 { unsigned int words[2]; };" in source
 
 
@@ -62,7 +48,7 @@ def test_reduce_groups_shuffles_and_sort_values_build():
         best = numba_coop.reduce(coop.this_block(), tagged, binary_op=larger_key)
         out[t] = warp.lo + own.hi + pair.lo + up.hi + around.lo + np.float32(moved.tag + best.key + key)
 
-    source = _build(kernel).cpp_source
+    source = build_kernel(kernel, (LO, LO, KEYS)).cpp_source
     # int64, int8 and bool: one member per field, the padding in the widest words that fit
     assert ("struct alignas(8) cuda_coop_agg_16_8_81124 { unsigned long long m0; unsigned char m1; unsigned char m2; "
             "unsigned short m3; unsigned int m4; };") in source
@@ -81,7 +67,7 @@ def test_a_device_function_returning_a_struct_types_the_operand():
         t = cuda.threadIdx.x
         out[t] = numba_coop.reduce(coop.this_block(), widen(lo[t]), binary_op=hull).hi
 
-    _build(kernel)
+    build_kernel(kernel, (LO, LO, KEYS))
 
 
 def test_cluster_reduce_of_a_struct_builds():
@@ -91,7 +77,7 @@ def test_cluster_reduce_of_a_struct_builds():
         total = numba_coop.reduce(coop.this_cluster(), Interval(lo[t], lo[t]), binary_op=hull)
         out[t] = total.lo
 
-    _build(kernel)
+    build_kernel(kernel, (LO, LO, KEYS))
 
 
 def test_common_api_rejects_a_struct_scalar_with_p1():
@@ -101,7 +87,8 @@ def test_common_api_rejects_a_struct_scalar_with_p1():
         total = coop.reduce(coop.this_block(), Interval(lo[t], lo[t]), binary_op=hull)  # HERE
         out[t] = total.lo
 
-    message = _error(kernel, coop.CoopTypeError, "use cuda.coop.numba_mlir for Interval")
+    message = str(expect_compile_error(kernel, (LO, LO, KEYS), coop.CoopTypeError,
+                                       "use cuda.coop.numba_mlir for Interval", site="first_line"))
     assert message.startswith("cuda.coop.reduce") or "cuda.coop.reduce" in message.splitlines()[0]
 
 
@@ -112,7 +99,9 @@ def test_an_operator_string_on_a_struct_is_an_error():
         total = numba_coop.reduce(coop.this_block(), Interval(lo[t], lo[t]), binary_op="max")
         out[t] = total.lo
 
-    _error(kernel, coop.CoopTypeError, "on the aggregate dtype Interval needs binary_op=<a Python or device function>")
+    expect_compile_error(kernel, (LO, LO, KEYS), coop.CoopTypeError,
+                         "on the aggregate dtype Interval needs binary_op=<a Python or device function>",
+                         site="first_line")
 
 
 @pytest.mark.parametrize("role", ["radix key", "histogram sample"])
@@ -126,7 +115,7 @@ def test_a_struct_is_no_key_or_sample(role):
         else:
             numba_coop.histogram(coop.this_block(), value, bins=16)
 
-    _error(kernel, coop.CoopTypeError, "dtype Interval; supported:")
+    expect_compile_error(kernel, (LO, LO, KEYS), coop.CoopTypeError, "dtype Interval; supported:", site="first_line")
 
 
 @pytest.mark.parametrize("form", ["local", "shared"])
@@ -142,8 +131,9 @@ def test_local_and_shared_arrays_of_a_struct_model_type_are_unsupported(form):
         total = numba_coop.reduce(coop.this_block(), items, binary_op=hull)
         out[t] = total.lo
 
-    message = _error(kernel, coop.CoopUnsupportedError,
-                     f"a {form} array of the struct-model type Interval is not supported")
+    message = str(expect_compile_error(kernel, (LO, LO, KEYS), coop.CoopUnsupportedError,
+                                       f"a {form} array of the struct-model type Interval is not supported",
+                                       site="first_line"))
     assert "use coop.ThreadData(items_per_thread, dtype=...)" in message
 
 
@@ -178,7 +168,7 @@ def test_thread_data_of_a_struct_model_type_in_every_payload_role_builds():
             out[2 * t + j] = (total.lo + striped[j].lo + running[j].hi + ordered[j].lo + moved[j].hi + top[j].lo
                               + spread[j].hi + np.float32(heads[j]))
 
-    _build(kernel, (LO, LO, KEYS))
+    build_kernel(kernel, (LO, LO, KEYS))
 
 
 
@@ -198,7 +188,7 @@ def test_running_scan_with_a_struct_state_builds():
             before = numba_coop.exclusive_scan(block, items, state, scan_op=hull, prefix_op=RUNNING_HULL)
             out[2 * r] += before[0].lo + before[1].hi
 
-    _build(kernel)
+    build_kernel(kernel, (LO, LO, KEYS))
 
 
 PAIR = np.dtype([("key", np.int32), ("val", np.float32)], align=True)
@@ -223,5 +213,6 @@ def test_a_structured_dtype_state_is_an_error():
                                                                prefix_op=running))
 
     records = np.zeros(256, PAIR)
-    message = _error(kernel, coop.CoopTypeError, "prefix_op StatefulFunction dtype dtype([(", (records, records))
+    message = str(expect_compile_error(kernel, (records, records), coop.CoopTypeError,
+                                       "prefix_op StatefulFunction dtype dtype([(", site="first_line"))
     assert "use a numeric dtype or a struct-model type" in message
