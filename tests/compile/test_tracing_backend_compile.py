@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cuda import coop
 
 TRACER = Path(__file__).with_name("tracing_backend.py")
 CALLS = ["load", "exclusive_sum", "sum", "radix_sort_keys", "merge_sort_pairs", "histogram", "adjacent_difference",
@@ -60,26 +59,12 @@ def test_runtime_operands_reach_the_call_as_parameters(traced):
 
 
 def test_the_tracer_plans_what_numba_cuda_mlir_plans_for_the_same_kernel(traced):
+    """The very function the tracer traced, compiled by numba-cuda-mlir: the same C++ translation unit."""
     numba_coop = pytest.importorskip("cuda.coop.numba_mlir")
     from numba_cuda_mlir import cuda
-
-    @cuda.jit
-    def twin(source, destination, count):  # tracing_backend.sample_kernel, as a numba-cuda-mlir kernel
-        block = coop.this_block()
-        items = coop.ThreadData(4, np.int32)
-        coop.load(block, source, items, algorithm="transpose")
-        prefix = coop.exclusive_sum(block, items)
-        total = coop.sum(block, np.int32(3), valid_items=count)
-        keys = coop.radix_sort_keys(block, prefix)
-        values = coop.ThreadData(4, np.int32)
-        keys, values = coop.merge_sort_pairs(block, keys, values)
-        counts = coop.histogram(block, keys, bins=256, bins_per_thread=2)
-        storage = coop.TempStorage(auto_sync=True)
-        deltas = coop.adjacent_difference(block, counts, temp_storage=storage)
-        striped = coop.exchange(block, deltas, mode="blocked_to_striped")
-        coop.store(block, destination, striped, valid_items=total)
+    from tracing_backend import sample_kernel
 
     data = np.arange(512, dtype=np.int32)
-    built = numba_coop.compile_kernel(twin, (data, data.copy(), np.int32(5)), block=128)
+    built = numba_coop.compile_kernel(cuda.jit(sample_kernel), (data, data.copy(), np.int32(5)), block=128)
     assert built.cpp_source == traced["source"]
     assert "CALL" not in built.sass() and built.local_memory_bytes == 0

@@ -17,7 +17,7 @@ from .._semantics.adjacent import (
     plan_discontinuity,
 )
 from .context import Call, CallContext
-from .site import OperandType, Param, SiteCall, control_params, emit, require_payload_dtype, require_runtime_int
+from .site import OperandType, Operands, SiteCall, emit, require_payload_dtype, require_runtime_int
 
 OPS = ("adjacent_difference", "discontinuity")
 
@@ -57,9 +57,9 @@ def plan(ctx: CallContext, call: Call) -> None:
             ctx.static(call, "direction", "left", kind="string"), controls["valid_items"], controls[PREDECESSOR],
             controls[SUCCESSOR], desc.descriptor if desc else None, qualified,
             ctx.static(call, "difference_op", None) if qualified else None)
-        operands = [args["values"], ctx.result_operand(call)]
+        outputs = {"output": ctx.result_operand(call)}
         boundary = PREDECESSOR if spec.has_predecessor else SUCCESSOR
-        abis = {"valid_items": "i64", boundary: "elem"}
+        names = {"valid_items": "valid_items", boundary: "boundary"}  # control -> C parameter
     else:
         spec = plan_discontinuity(
             name, group.spec, ctx.launch, values.dtype, values.items_per_thread,
@@ -67,20 +67,22 @@ def plan(ctx: CallContext, call: Call) -> None:
             desc.descriptor if desc else None, qualified, ctx.static(call, "flag_op", None) if qualified else None)
         if spec.kind == "heads_and_tails":
             results = ctx.payload_tuple(call).items
-            operands = [args["values"], results[0].array, results[1].array]
+            outputs = {"output_heads": results[0].array, "output_tails": results[1].array}
         else:
-            operands = [args["values"], ctx.result_operand(call)]
-        abis = {PREDECESSOR: "elem", SUCCESSOR: "elem"}
-    params = [Param("ptr", i) for i in range(len(operands))]
+            outputs = {f"output_{spec.kind}": ctx.result_operand(call)}
+        names = {PREDECESSOR: "predecessor", SUCCESSOR: "successor"}
+    operands = Operands()
+    operands.add("items", args["values"])
+    for output, operand in outputs.items():
+        operands.add(output, operand)
 
     def literal(key: str, control: Any) -> object:
-        if abis[key] == "elem":  # a literal converted to the payload dtype, or an unused 0
+        if key != "valid_items":  # a literal converted to the payload dtype, or an unused 0
             value = boundary_literal(name, key, control, spec.dtype)
             return 0 if value is None else value
         return 0 if control is None else control.value
 
-    runtime = control_params(args, controls, abis, operands, params, literal)
-    params += [Param("scratch"), Param("stride")]
+    runtime = operands.controls(args, {key: controls[key] for key in names}, literal, names)
     emission = emit(cub_adjacent.emit, spec)
     provider = emission.provider
 
@@ -91,9 +93,9 @@ def plan(ctx: CallContext, call: Call) -> None:
             else:
                 require_payload_dtype(name, key, argtys[index], spec.dtype)
 
-    site = SiteCall(provider.symbol, params, spec.dtype, check=check)
+    site = SiteCall(provider.symbol, operands.params(provider), spec.dtype, check=check)
     if call.op == "adjacent_difference":
         site.link = ctx.link_operator(spec.operator, spec.dtype, name, "difference_op")
     else:
         site.link = ctx.link_operator(spec.operator, spec.dtype, name, "flag_op", result="boolean")
-    ctx.add_site(call, operands, site, emission, (group.spec, desc))
+    ctx.add_site(call, operands.values, site, emission, (group.spec, desc))

@@ -8,7 +8,6 @@ from typing import Any
 
 from .._cub.families import exchange_shuffle as cub_exchange
 from .._errors import CoopTypeError
-from .._semantics.common import Runtime
 from .._semantics.exchange_shuffle import (
     SCALAR_SHUFFLE_MODES,
     Operand,
@@ -18,7 +17,7 @@ from .._semantics.exchange_shuffle import (
     shuffle_mode,
 )
 from .context import Call, CallContext
-from .site import OperandType, Param, SiteCall, emit, require_runtime_int, require_scalar, same_shape_result
+from .site import OperandType, Operands, SiteCall, emit, require_runtime_int, require_scalar, same_shape_result
 
 OPS = ("exchange", "shuffle")
 
@@ -43,12 +42,15 @@ def _exchange(ctx: CallContext, call: Call, group: Any, desc: Any) -> None:
     spec = plan_exchange(name, group.spec, ctx.launch, payload.dtype, payload.items_per_thread, mode,
                          desc.descriptor if desc else None, call.qualified, ranks=ranks, valid_flags=flags,
                          warp_time_slicing=slicing)
-    operands = [call.args["value"], ctx.result_operand(call)]
-    operands += [var for var in (ranks_var, flags_var) if var is not None]
+    operands = Operands()
+    operands.add("items", call.args["value"])
+    operands.add("output", ctx.result_operand(call))
+    for c_name, var in (("ranks_ptr", ranks_var), ("flags_ptr", flags_var)):
+        if var is not None:
+            operands.add(c_name, var)
     emission = emit(cub_exchange.emit, spec)
-    provider = emission.provider
-    params = [Param("ptr", i) for i in range(len(operands))] + [Param("scratch"), Param("stride")]
-    ctx.add_site(call, operands, SiteCall(provider.symbol, params, spec.dtype), emission, (group.spec, desc))
+    site = SiteCall(emission.provider.symbol, operands.params(emission.provider), spec.dtype)
+    ctx.add_site(call, operands.values, site, emission, (group.spec, desc))
 
 
 def _scalar_shuffle(ctx: CallContext, call: Call, group: Any, desc: Any) -> None:
@@ -57,14 +59,9 @@ def _scalar_shuffle(ctx: CallContext, call: Call, group: Any, desc: Any) -> None
     distance = ctx.control(call, "distance")
     spec = plan_scalar_shuffle(name, group.spec, ctx.launch, dtype, ctx.static(call, "mode", "down", kind="string"),
                                distance, desc.descriptor if desc else None)
-    operands = [args["value"]]
-    params = [Param("value", 0)]
-    if isinstance(distance, Runtime):
-        params.append(Param("i64", 1))
-        operands.append(args["distance"])
-    else:
-        params.append(Param("i64", None, spec.distance))
-    params += [Param("scratch"), Param("stride")]
+    operands = Operands()
+    operands.add("value", args["value"])
+    operands.control("distance", distance, args.get("distance"), spec.distance)
     emission = emit(cub_exchange.emit, spec)
     provider = emission.provider
 
@@ -74,8 +71,8 @@ def _scalar_shuffle(ctx: CallContext, call: Call, group: Any, desc: Any) -> None
         if len(argtys) > 1:
             require_runtime_int(name, "distance", argtys[1])
 
-    site = SiteCall(provider.symbol, params, spec.dtype, spec.dtype, check=check)
-    ctx.add_site(call, operands, site, emission, (group.spec, desc))
+    site = SiteCall(provider.symbol, operands.params(provider), spec.dtype, spec.dtype, check=check)
+    ctx.add_site(call, operands.values, site, emission, (group.spec, desc))
 
 
 def plan(ctx: CallContext, call: Call) -> None:
@@ -107,8 +104,9 @@ def plan(ctx: CallContext, call: Call) -> None:
             distance = "a runtime value"
     spec = plan_shuffle(name, group.spec, ctx.launch, payload.dtype, payload.items_per_thread, raw_mode, distance,
                         desc.descriptor if desc else None, qualified)
+    operands = Operands()
+    operands.add("items", args["value"])
+    operands.add("output", ctx.result_operand(call))
     emission = emit(cub_exchange.emit, spec)
-    provider = emission.provider
-    site = SiteCall(provider.symbol, [Param("ptr", 0), Param("ptr", 1), Param("scratch"), Param("stride")],
-                    spec.dtype)
-    ctx.add_site(call, [args["value"], ctx.result_operand(call)], site, emission, (group.spec, desc))
+    site = SiteCall(emission.provider.symbol, operands.params(emission.provider), spec.dtype)
+    ctx.add_site(call, operands.values, site, emission, (group.spec, desc))

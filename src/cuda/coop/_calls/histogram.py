@@ -10,7 +10,7 @@ from .._cub.families import histogram as cub_histogram
 from .._semantics.common import check_payload_bytes, static_positive
 from .._semantics.histogram import counter_dtype_of, plan_histogram
 from .context import Call, CallContext
-from .site import Param, SiteCall, emit, static_dtype_name
+from .site import Operands, SiteCall, emit, static_dtype_name
 
 OPS = ("histogram",)
 
@@ -55,6 +55,8 @@ def plan(ctx: CallContext, call: Call) -> None:
     check_payload_bytes(ctx.result_name(call), spec.bins_per_thread, spec.counter_dtype)
     emission = emit(lambda s: cub_histogram.emit(s, scalar_samples=scalar is not None), spec)
     provider = emission.provider
-    site = SiteCall(provider.symbol, [Param("value" if scalar else "ptr", 0), Param("ptr", 1), Param("scratch"),
-                                      Param("stride")], spec.sample_dtype)
-    ctx.add_site(call, [call.args["samples"], ctx.result_operand(call)], site, emission, (group.spec, desc))
+    operands = Operands()
+    operands.add("sample" if scalar else "samples", call.args["samples"])
+    operands.add("output", ctx.result_operand(call))
+    site = SiteCall(provider.symbol, operands.params(provider), spec.sample_dtype)
+    ctx.add_site(call, operands.values, site, emission, (group.spec, desc))

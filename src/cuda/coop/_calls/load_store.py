@@ -7,7 +7,7 @@ from .._errors import CoopTypeError
 from .._semantics.common import Runtime, literal_as
 from .._semantics.load_store import LoadStoreSpec, plan_load_store
 from .context import Call, CallContext
-from .site import Check, OperandType, Param, SiteCall, emit, require_payload_dtype, require_runtime_int, require_vector
+from .site import Check, OperandType, SiteCall, bind, emit, require_payload_dtype, require_runtime_int, require_vector
 
 OPS = ("load", "store")
 
@@ -60,22 +60,13 @@ def plan(ctx: CallContext, call: Call) -> None:
             operands.append(args[key])
     emission = emit(cub_load_store.emit, spec)
     provider = emission.provider
-    site = SiteCall(provider.symbol, params(spec, index, literals), spec.dtype, check=checker(spec, name, index))
+    payload_name = "value" if spec.scalar_value else "items"
+    bound = {"array": index["array"], payload_name: index["payload"],
+             **{key: at for key, at in index.items() if key not in ("array", "payload")}}
+    constants = {key: literals.get(key, 0) for key in ("offset", "valid_items", "oob_default")
+                 if key not in bound and (key != "oob_default" or spec.op == "load")}
+    site = SiteCall(provider.symbol, bind(provider, bound, constants), spec.dtype, check=checker(spec, name, index))
     ctx.add_site(call, operands, site, emission, (group.spec, desc) if spec.uses_scratch else None)
-
-
-def params(spec: LoadStoreSpec, operands: dict[str, int], literals: dict[str, object]) -> list[Param]:
-    """``operands`` maps each logical operand present to its index among the call's operands."""
-
-    def scalar(name: str, abi: str, default: object = 0) -> Param:
-        index = operands.get(name)
-        return Param(abi, index, literals.get(name, default)) if index is None else Param(abi, index)
-
-    middle = [Param("ptr", operands["array"]), Param("value" if spec.scalar_value else "ptr", operands["payload"])]
-    tail = [scalar("offset", "i64"), scalar("valid_items", "i64")]
-    if spec.op == "load":
-        tail.append(scalar("oob_default", "elem"))
-    return middle + tail + [Param("scratch"), Param("stride")]
 
 
 def checker(spec: LoadStoreSpec, name: str, operands: dict[str, int]) -> Check:

@@ -3,10 +3,9 @@ from __future__ import annotations
 
 
 from .._cub.families import reduce as cub_reduce
-from .._semantics.common import Runtime
 from .._semantics.reduce import plan_reduce
 from .context import Call, CallContext
-from .site import OperandType, Param, SiteCall, emit, require_runtime_int, require_scalar
+from .site import OperandType, Operands, SiteCall, emit, require_runtime_int, require_scalar
 
 OPS = ("reduce", "sum")
 
@@ -22,14 +21,9 @@ def plan(ctx: CallContext, call: Call) -> None:
     spec = plan_reduce(name, group.spec, ctx.launch, dtype, payload.items_per_thread if payload else 0, binary_op,
                        ctx.static(call, "broadcast", True, kind="bool"), valid,
                        ctx.static(call, "algorithm", None, kind="string"), desc.descriptor if desc else None)
-    operands = [args["value"]]
-    params = [Param("ptr" if payload is not None else "value", 0)]
-    if isinstance(valid, Runtime):
-        params.append(Param("i64", len(operands)))
-        operands.append(args["valid_items"])
-    else:
-        params.append(Param("i64", None, valid.value if valid is not None else 0))
-    params += [Param("scratch"), Param("stride")]
+    operands = Operands()
+    operands.add("items" if payload is not None else "value", args["value"])
+    operands.control("valid_items", valid, args.get("valid_items"), getattr(valid, "value", 0))
     emission = emit(cub_reduce.emit, spec)
     provider = emission.provider
 
@@ -39,6 +33,6 @@ def plan(ctx: CallContext, call: Call) -> None:
         if len(argtys) > 1:
             require_runtime_int(name, "valid_items", argtys[1])
 
-    site = SiteCall(provider.symbol, params, spec.dtype, spec.dtype, check=check)
+    site = SiteCall(provider.symbol, operands.params(provider), spec.dtype, spec.dtype, check=check)
     site.link = ctx.link_operator(spec.operator, spec.dtype, name, "binary_op")
-    ctx.add_site(call, operands, site, emission, (group.spec, desc) if spec.uses_scratch else None)
+    ctx.add_site(call, operands.values, site, emission, (group.spec, desc) if spec.uses_scratch else None)

@@ -8,7 +8,7 @@ from .._semantics.common import WARP_SCOPE
 from .._semantics.layouts import reduce_batched_extent as result_extent
 from .._semantics.reduce_batched import plan_reduce_batched, require_warp_group
 from .context import Call, CallContext
-from .site import Param, SiteCall, emit
+from .site import Operands, SiteCall, emit
 
 OPS = ("reduce_batched",)
 
@@ -37,6 +37,9 @@ def plan(ctx: CallContext, call: Call) -> None:
                                desc.descriptor if desc else None)
     emission = emit(cub_reduce_batched.emit, spec)
     provider = emission.provider
-    site = SiteCall(provider.symbol, [Param("ptr", 0), Param("ptr", 1)], spec.dtype)
+    operands = Operands()
+    operands.add("items", args["value"])
+    operands.add("output", ctx.result_operand(call))
+    site = SiteCall(provider.symbol, operands.params(provider), spec.dtype)
     site.link = ctx.link_operator(spec.operator, spec.dtype, name, "binary_op")
-    ctx.add_site(call, [args["value"], ctx.result_operand(call)], site, emission)
+    ctx.add_site(call, operands.values, site, emission)

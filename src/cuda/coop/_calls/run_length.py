@@ -10,10 +10,10 @@ from typing import Any
 
 from .._cub.families import run_length as cub_run_length
 from .._errors import CoopTypeError
-from .._semantics.common import Runtime, static_positive
+from .._semantics.common import static_positive
 from .._semantics.run_length import INTO, OFFSET_PARAM, Extensions, offset_dtype_of, plan_run_length_decode
 from .context import Call, CallContext
-from .site import OperandType, Param, SiteCall, emit, require_runtime_int, require_vector, static_dtype_name
+from .site import OperandType, Operands, SiteCall, emit, require_runtime_int, require_vector, static_dtype_name
 
 OPS = ("run_length_decode", "run_length_decode_into")
 
@@ -75,40 +75,30 @@ def plan(ctx: CallContext, call: Call) -> None:
                                   lengths.dtype, lengths.items_per_thread,
                                   ctx.static(call, "decoded_items_per_thread", None, kind="integer"), offset,
                                   desc.descriptor if desc else None, _extensions(ctx, call))
-    operands = [args["run_values"], args["run_lengths"]]
-    params = [Param("ptr", 0), Param("ptr", 1)]
-
-    def pointer(var: Any, with_length: bool = False) -> None:
-        params.append(Param("ptr", len(operands)))
-        if with_length:
-            params.append(Param("len", len(operands)))
-        operands.append(var)
-
+    operands = Operands()
+    operands.add("run_values", args["run_values"])
+    operands.add("run_lengths", args["run_lengths"])
     if spec.total_dtype is not None:
-        pointer(args["total_decoded_size"])
+        operands.add("total_decoded_size", args["total_decoded_size"])
     arrays: dict[int, tuple[str, str, str]] = {}  # operand index -> (param, dtype, what it must match)
     if call.op == INTO:
         destination_dtype = ctx.array_dtype(args["destination"])
         if destination_dtype is not None and destination_dtype != spec.value_dtype:
             raise CoopTypeError(f"{name} destination dtype {destination_dtype} does not match payload dtype "
                                 f"{spec.value_dtype}")
-        arrays[len(operands)] = ("destination", spec.value_dtype, "payload dtype")
-        pointer(args["destination"], with_length=True)
+        index = operands.add("destination", args["destination"])
+        operands.feed("capacity", index)  # the array's extent: the provider checks the capacity
+        arrays[index] = ("destination", spec.value_dtype, "payload dtype")
         if spec.relative_offsets:
-            arrays[len(operands)] = ("relative_offsets_destination", spec.offset_dtype, "decoded_offset_dtype")
-            pointer(args["relative_offsets_destination"], with_length=True)
+            index = operands.add("relative_destination", args["relative_offsets_destination"])
+            operands.feed("relative_capacity", index)
+            arrays[index] = ("relative_offsets_destination", spec.offset_dtype, "decoded_offset_dtype")
     else:
-        pointer(ctx.result_operand(call))
+        operands.add("output", ctx.result_operand(call))
         if spec.relative_offsets:
-            pointer(args["relative_offsets"])
-    offset_index = None
-    if isinstance(offset, Runtime):
-        offset_index = len(operands)
-        params.append(Param("i64", offset_index))
-        operands.append(args[offset_param])
-    else:
-        params.append(Param("i64", None, spec.offset))
-    params += [Param("scratch"), Param("stride")]
+            operands.add("relative_offsets", args["relative_offsets"])
+    offset_index = operands.control("destination_offset" if call.op == INTO else "window_offset", offset,
+                                    args.get(offset_param), spec.offset)
     emission = emit(cub_run_length.emit, spec)
     provider = emission.provider
 
@@ -119,5 +109,5 @@ def plan(ctx: CallContext, call: Call) -> None:
             require_runtime_int(name, offset_param, argtys[offset_index])
 
     result = spec.offset_dtype if call.op == INTO else None
-    site = SiteCall(provider.symbol, params, spec.value_dtype, result, check=check)
-    ctx.add_site(call, operands, site, emission, (group.spec, desc))
+    site = SiteCall(provider.symbol, operands.params(provider), spec.value_dtype, result, check=check)
+    ctx.add_site(call, operands.values, site, emission, (group.spec, desc))

@@ -11,15 +11,14 @@ from typing import Any
 
 from .._cub.families import scan as cub_scan
 from .._errors import CoopError, CoopTypeError, CoopValueError
-from .._semantics.common import Runtime
 from .._semantics.scan import is_stateful, plan_scan
 from .._semantics.aggregates import is_aggregate
 from .context import Call, CallContext
 from .site import (
-    emit,
     OperandType,
-    Param,
+    Operands,
     SiteCall,
+    emit,
     require_payload_dtype,
     require_runtime_int,
     require_scalar,
@@ -103,38 +102,27 @@ def plan(ctx: CallContext, call: Call) -> None:
         ctx.static(call, "mode", "exclusive", kind="string"), ctx.static(call, "scan_op", None), initial,
         ctx.static(call, "algorithm", None, kind="string"), desc.descriptor if desc else None, prefix_op,
         valid, has_aggregate, state_dtype, "state" in args and ctx.control(call, "state") is not None)
-    operands = [args["value"]]
-    params = [Param("ptr" if payload is not None else "value", 0)]
+    operands = Operands()
     if payload is not None:
-        params.append(Param("ptr", len(operands)))
-        operands.append(ctx.result_operand(call))  # the fresh result payload
-    if isinstance(initial, Runtime):
-        params.append(Param("elem", len(operands)))
-        operands.append(args["initial_value"])
+        operands.add("items", args["value"])
+        operands.add("output", ctx.result_operand(call))  # the fresh result payload
     else:
-        params.append(Param("elem", None, literal if literal is not None else 0))
-    initial_index = len(operands) - 1 if isinstance(initial, Runtime) else None
+        operands.add("in", args["value"])
+    initial_index = operands.control("initial_value", initial, args.get("initial_value"),
+                                     literal if literal is not None else 0)
     valid_index = None
     if spec.has_valid_items:
-        if isinstance(valid, Runtime):
-            valid_index = len(operands)
-            params.append(Param("i64", valid_index))
-            operands.append(args["valid_items"])
-        else:
-            params.append(Param("i64", None, valid.value))
+        valid_index = operands.control("valid_items", valid, args.get("valid_items"), getattr(valid, "value", 0))
     if spec.aggregate:
         aggregate = _one_item(ctx, call, "aggregate_output", spec.dtype, "value")
         if payload is not None and aggregate.root() is payload.root():
             raise CoopValueError(f"{name} aggregate_output must not be the value operand")
-        params.append(Param("ptr", len(operands)))
-        operands.append(args["aggregate_output"])
+        operands.add("aggregate", args["aggregate_output"])
     if spec.state_dtype is not None:
         state = _one_item(ctx, call, "state", spec.state_dtype, "StatefulFunction")
         if payload is not None and state.root() is payload.root():
             raise CoopValueError(f"{name} state must not be the value operand")
-        params.append(Param("ptr", len(operands)))
-        operands.append(args["state"])
-    params += [Param("scratch"), Param("stride")]
+        operands.add("state", args["state"])
     emission = emit(cub_scan.emit, spec)
     provider = emission.provider
 
@@ -146,9 +134,10 @@ def plan(ctx: CallContext, call: Call) -> None:
         if valid_index is not None:
             require_runtime_int(name, "valid_items", argtys[valid_index])
 
-    site = SiteCall(provider.symbol, params, spec.dtype, None if payload is not None else spec.dtype, check=check)
+    site = SiteCall(provider.symbol, operands.params(provider), spec.dtype, None if payload is not None else spec.dtype,
+                    check=check)
     prefix_link = (ctx.link_operator(spec.prefix, spec.dtype, name, "prefix_op", state_dtype=spec.state_dtype)
                    if spec.state_dtype is not None else
                    ctx.link_operator(spec.prefix, spec.dtype, name, "prefix_op", arity=1))
     site.link = ctx.link_operator(spec.operator, spec.dtype, name, "scan_op") + prefix_link
-    ctx.add_site(call, operands, site, emission, (group.spec, desc) if spec.uses_scratch else None)
+    ctx.add_site(call, operands.values, site, emission, (group.spec, desc) if spec.uses_scratch else None)

@@ -27,7 +27,8 @@ class Backing:
 
 @dataclass(frozen=True)
 class Param:
-    """One C ABI parameter: taken from call operand ``operand`` or the constant ``value``."""
+    """One C ABI parameter of a planned call, in its provider's order and of its kind (``_cub.provider.CParam``,
+    through ``bind``): taken from call operand ``operand`` or the constant ``value``."""
 
     abi: str  # "ptr" | "len" (an array's extent, i64) | "i64" | "elem" | "value" | "scratch" | "stride" | "out"
     operand: int | None = None
@@ -101,28 +102,82 @@ class Emission:
     without_reuse_barrier: Callable[[], Provider] | None = None
 
 
+def bind(provider: Provider, operands: Mapping[str, int] | None = None,
+         constants: Mapping[str, object] | None = None) -> list[Param]:
+    """The call's parameters in the order of the provider's C parameters (``Provider.params``): each from the call
+    operand ``operands[name]`` (its index) or the constant ``constants[name]``; scratch, stride and results need
+    neither. A parameter bound to nothing, or a name the provider does not have, is a bug of the family."""
+    operands, constants = operands or {}, constants or {}
+    unknown = (set(operands) | set(constants)) - {param.name for param in provider.params}
+    if unknown:
+        raise AssertionError(f"{provider.symbol} has no C parameter {sorted(unknown)}")
+    params = []
+    for param in provider.params:
+        if param.name in operands:
+            params.append(Param(param.abi, operands[param.name], dtype=param.dtype))
+        elif param.name in constants:
+            params.append(Param(param.abi, None, constants[param.name], dtype=param.dtype))
+        elif param.abi in ("scratch", "stride", "out"):
+            params.append(Param(param.abi, dtype=param.dtype))
+        else:
+            raise AssertionError(f"{provider.symbol}: C parameter {param.name} is bound to nothing")
+    return params
+
+
+class Operands:
+    """A call's operands in order, each bound to the provider's C parameter it feeds, and the constants of the C
+    parameters no operand feeds."""
+
+    def __init__(self) -> None:
+        self.values: list[Any] = []
+        self.bound: dict[str, int] = {}
+        self.constants: dict[str, object] = {}
+
+    def add(self, name: str, operand: Any) -> int:
+        """``operand`` feeds C parameter ``name``; its index among the call's operands."""
+        self.bound[name] = len(self.values)
+        self.values.append(operand)
+        return self.bound[name]
+
+    def feed(self, name: str, index: int) -> None:
+        """C parameter ``name`` is fed by the operand already at ``index`` too (an array and its extent)."""
+        self.bound[name] = index
+
+    def constant(self, name: str, value: object) -> None:
+        self.constants[name] = value
+
+    def control(self, name: str, control: Any, operand: Any, literal: object) -> int | None:
+        """A runtime control becomes an operand (its index is returned); a static or absent one the constant
+        ``literal``."""
+        if isinstance(control, Runtime):
+            return self.add(name, operand)
+        self.constant(name, literal)
+        return None
+
+    def controls(self, args: Mapping[str, Any], controls: Mapping[str, Any], literal: Callable[[str, Any], object],
+                 names: Mapping[str, str] | None = None) -> dict[str, int]:
+        """Each control feeds the C parameter ``names[key]`` (by default its own name): a runtime one as the
+        operand ``args[key]``, a static or absent one as the constant ``literal(key, control)``. Returns the operand
+        index of each runtime control, for the typing-time checks."""
+        runtime: dict[str, int] = {}
+        for key, control in controls.items():
+            name = names[key] if names is not None else key
+            index = self.control(name, control, args.get(key),
+                                 None if isinstance(control, Runtime) else literal(key, control))
+            if index is not None:
+                runtime[key] = index
+        return runtime
+
+    def params(self, provider: Provider) -> list[Param]:
+        return bind(provider, self.bound, self.constants)
+
+
 def emit(emitter: Callable[[Spec], Provider], spec: Spec) -> Emission:
     """``emitter(spec)``; a spec whose ``barrier`` is set can be emitted again with it cleared."""
     provider = emitter(spec)
     if not getattr(spec, "barrier", False):
         return Emission(provider)
     return Emission(provider, lambda: emitter(replace(spec, barrier=False)))  # type: ignore[type-var]
-
-
-def control_params(args: Mapping[str, Any], controls: Mapping[str, Any], abis: Mapping[str, str], operands: list[Any],
-                   params: list[Param], literal: Callable[[str, Any], object]) -> dict[str, int]:
-    """One C parameter per control in ``abis`` order: a runtime control becomes an operand of the call, a static or
-    absent one the constant ``literal(key, control)``. Returns the operand index of each runtime control."""
-    runtime: dict[str, int] = {}
-    for key, abi in abis.items():
-        control = controls[key]
-        if isinstance(control, Runtime):
-            runtime[key] = len(operands)
-            params.append(Param(abi, len(operands)))
-            operands.append(args[key])
-        else:
-            params.append(Param(abi, None, literal(key, control)))
-    return runtime
 
 
 def require_runtime_int(name: str, param: str, ty: OperandType) -> None:

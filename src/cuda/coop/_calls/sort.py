@@ -9,10 +9,10 @@ from typing import Any
 
 from .._cub.families import sort as cub_sort
 from .._errors import CoopTypeError
-from .._semantics.common import c_type, literal_as
+from .._semantics.common import literal_as
 from .._semantics.sort import plan_merge_sort, plan_radix_rank, plan_radix_sort, plan_topk
 from .context import Call, CallContext
-from .site import OperandType, Param, SiteCall, control_params, emit, require_payload_dtype, require_runtime_int
+from .site import OperandType, Operands, SiteCall, bind, emit, require_payload_dtype, require_runtime_int
 
 OPS = ("merge_sort_keys", "merge_sort_pairs", "radix_sort_keys", "radix_sort_pairs", "radix_rank",
        "topk_min_keys", "topk_max_keys", "topk_min_pairs", "topk_max_pairs")
@@ -43,9 +43,9 @@ def _one_key(ctx: CallContext, call: Call, dtype: str) -> None:
         bounds = {key: ctx.static(call, key, None, kind="integer") for key in ("begin_bit", "end_bit", "radix_bits")}
         rank = plan_radix_rank(name, group.spec, ctx.launch, dtype, 1, bounds["begin_bit"], bounds["end_bit"],
                                bounds["radix_bits"], descending, desc.descriptor if desc else None, None)
-        emission = emit(lambda s: cub_sort.one_key(cub_sort.emit_rank(s), c_type(dtype), "int"), rank)
+        emission = emit(lambda s: cub_sort.one_key(cub_sort.emit_rank(s), dtype, "int32"), rank)
         provider = emission.provider
-        site = SiteCall(provider.symbol, [Param("value", 0), Param("scratch"), Param("stride")], dtype, "int32")
+        site = SiteCall(provider.symbol, bind(provider, {"key": 0}), dtype, "int32")
         return ctx.add_site(call, [args["keys"]], site, emission, (group.spec, desc))
     controls = {key: ctx.control(call, key) for key in ("begin_bit", "end_bit")}
     value_dtype = _scalar_values(ctx, call) if call.op == "radix_sort_pairs" else None
@@ -53,28 +53,26 @@ def _one_key(ctx: CallContext, call: Call, dtype: str) -> None:
                            controls["begin_bit"], controls["end_bit"], descending,
                            ctx.static(call, "blocked_to_striped", False, kind="bool"),
                            desc.descriptor if desc else None, True)
-    operands, params = [args["keys"]], [Param("value", 0)]
+    operands = Operands()
+    operands.add("key", args["keys"])
     if value_dtype is not None:  # (key, value) = radix_sort_pairs(group, key, value): two results, one tuple
-        operands.append(args["values"])
-        params += [Param("value", 1, dtype=value_dtype), Param("out", dtype=dtype), Param("out", dtype=value_dtype)]
+        operands.add("value", args["values"])
     defaults = {"begin_bit": spec.begin_bit, "end_bit": spec.end_bit}
-    runtime = control_params(args, controls, {"begin_bit": "i64", "end_bit": "i64"}, operands, params,
-                             lambda key, control: control.value if control is not None else defaults[key])
+    runtime = operands.controls(args, controls,
+                                lambda key, control: control.value if control is not None else defaults[key])
     if value_dtype is not None:
-        emission = emit(lambda s: cub_sort.one_pair(cub_sort.emit(s), c_type(dtype), c_type(value_dtype),
-                                                    ("begin_bit", "end_bit")), spec)
+        emission = emit(lambda s: cub_sort.one_pair(cub_sort.emit(s), dtype, value_dtype, ("begin_bit", "end_bit")),
+                        spec)
     else:
-        emission = emit(lambda s: cub_sort.one_key(cub_sort.emit(s), c_type(dtype), c_type(dtype),
-                                                   ("begin_bit", "end_bit")), spec)
+        emission = emit(lambda s: cub_sort.one_key(cub_sort.emit(s), dtype, dtype, ("begin_bit", "end_bit")), spec)
     provider = emission.provider
 
     def check(argtys: tuple[OperandType, ...]) -> None:
         for key, index in runtime.items():
             require_runtime_int(name, key, argtys[index])
 
-    site = SiteCall(provider.symbol, params + [Param("scratch"), Param("stride")], dtype,
-                    None if value_dtype else dtype, check=check)
-    ctx.add_site(call, operands, site, emission, (group.spec, desc))
+    site = SiteCall(provider.symbol, operands.params(provider), dtype, None if value_dtype else dtype, check=check)
+    ctx.add_site(call, operands.values, site, emission, (group.spec, desc))
 
 
 def _scalar_values(ctx: CallContext, call: Call) -> str:
@@ -132,12 +130,13 @@ def _plan_rank(ctx: CallContext, call: Call) -> None:
                            (prefix.dtype, prefix.items_per_thread) if prefix is not None else None)
     emission = emit(cub_sort.emit_rank, spec)
     provider = emission.provider
-    operands = [call.args["keys"], ctx.result_operand(call)]
+    operands = Operands()
+    operands.add("keys", call.args["keys"])
+    operands.add("output", ctx.result_operand(call))
     if prefix is not None:
-        operands.append(call.args[PREFIX])
-    params = [Param("ptr", i) for i in range(len(operands))] + [Param("scratch"), Param("stride")]
-    site = SiteCall(provider.symbol, params, spec.key_dtype)
-    ctx.add_site(call, operands, site, emission, (group.spec, desc))
+        operands.add("digit_prefix", call.args[PREFIX])
+    site = SiteCall(provider.symbol, operands.params(provider), spec.key_dtype)
+    ctx.add_site(call, operands.values, site, emission, (group.spec, desc))
 
 
 def plan(ctx: CallContext, call: Call) -> None:
@@ -159,7 +158,6 @@ def plan(ctx: CallContext, call: Call) -> None:
         spec = plan_topk(name, group.spec, ctx.launch, keys.dtype, keys.items_per_thread, value_shape,
                          call.op.startswith("topk_max"), controls["k"], controls["valid_items"],
                          desc.descriptor if desc else None)
-        abis = {"k": "i64", "valid_items": "i64"}
     elif call.op.startswith("merge"):
         descending = ctx.static(call, "descending", False, kind="bool")
         controls = {key: ctx.control(call, key) for key in ("valid_items", "oob_default")}
@@ -167,7 +165,6 @@ def plan(ctx: CallContext, call: Call) -> None:
                                controls["valid_items"], controls["oob_default"],
                                ctx.static(call, "compare_op", None) if qualified else None,
                                desc.descriptor if desc else None)
-        abis = {"valid_items": "i64", "oob_default": "elem"}
     else:
         descending = ctx.static(call, "descending", False, kind="bool")
         controls = {key: ctx.control(call, key) for key in ("begin_bit", "end_bit")}
@@ -175,13 +172,15 @@ def plan(ctx: CallContext, call: Call) -> None:
                                controls["begin_bit"], controls["end_bit"], descending,
                                ctx.static(call, "blocked_to_striped", False, kind="bool") if qualified else False,
                                desc.descriptor if desc else None, qualified)
-        abis = {"begin_bit": "i64", "end_bit": "i64"}
+    operands = Operands()
+    operands.add("keys", args["keys"])
     if pairs:
         results = ctx.payload_tuple(call).items
-        operands = [args["keys"], args["values"], results[0].array, results[1].array]
+        operands.add("values", args["values"])
+        operands.add("output", results[0].array)
+        operands.add("output_values", results[1].array)
     else:
-        operands = [args["keys"], ctx.result_operand(call)]
-    params = [Param("ptr", i) for i in range(len(operands))]
+        operands.add("output", ctx.result_operand(call))
     # valid_items defaults to 0 for merge sort (unused without oob_default) and to the whole tile for top-k.
     defaults = {"valid_items": spec.tile_items if spec.topk else 0, "oob_default": 0, "begin_bit": spec.begin_bit,
                 "end_bit": spec.end_bit, "k": 0}
@@ -191,8 +190,7 @@ def plan(ctx: CallContext, call: Call) -> None:
             return literal_as(name, key, control.value, spec.key_dtype)
         return control.value if control is not None else defaults[key]
 
-    runtime = control_params(args, controls, abis, operands, params, literal)
-    params += [Param("scratch"), Param("stride")]
+    runtime = operands.controls(args, controls, literal)
     emission = emit(cub_sort.emit, spec)
     provider = emission.provider
 
@@ -203,6 +201,7 @@ def plan(ctx: CallContext, call: Call) -> None:
             else:
                 require_runtime_int(name, key, argtys[index])
 
-    site = SiteCall(provider.symbol, params, spec.key_dtype, check=check)
+    site = SiteCall(provider.symbol, operands.params(provider), spec.key_dtype, check=check)
     site.link = ctx.link_operator(spec.compare, spec.key_dtype, name, "compare_op", result="boolean")
-    ctx.add_site(call, operands, site, emission, (group.spec, desc))
+    ctx.add_site(call, operands.values, site, emission, (group.spec, desc))
+

@@ -12,6 +12,34 @@ REUSE_MARK = "// reuse barrier for the scratch"  # names the line in the generat
 
 
 @dataclass(frozen=True)
+class CParam:
+    """One parameter of a provider's C entry point, and what its caller passes there (``abi``):
+
+    ``ptr`` a pointer to a payload's or an array's elements, ``len`` an array's extent, ``i64`` a 64-bit integer,
+    ``value``/``elem`` a value of the call's element dtype (or of ``dtype``; ``value`` the operated-on scalar,
+    ``elem`` a control), ``out`` a pointer the call writes a result of ``dtype`` through, ``scratch``/``stride``
+    the call's scratch slice. The emitter lists them once: the C signature and each backend's call derive from it.
+    """
+
+    abi: str
+    c_type: str
+    name: str
+    dtype: str | None = None
+
+    @property
+    def declaration(self) -> str:
+        return f"{self.c_type} {self.name}"
+
+
+SCRATCH_PARAMS = (CParam("scratch", "char*", "scratch"), CParam("stride", "unsigned long long", "stride"))
+
+
+def c_signature(params: tuple[CParam, ...] | list[CParam]) -> str:
+    """The parameter list of a C declaration."""
+    return ", ".join(param.declaration for param in params)
+
+
+@dataclass(frozen=True)
 class Provider:
     symbol: str
     headers: tuple[str, ...]
@@ -20,14 +48,17 @@ class Provider:
     family: str = ""
     template: str = ""  # the body before naming (@SYM@), kept so a variant can be derived
     scratch_template: str | None = None
+    params: tuple[CParam, ...] = ()  # the entry point's parameters, in order (its signature renders them)
 
     @staticmethod
-    def make(family: str, headers: tuple[str, ...], template: str, scratch_type: str | None) -> "Provider":
+    def make(family: str, headers: tuple[str, ...], template: str, scratch_type: str | None,
+             params: tuple[CParam, ...] | list[CParam] = ()) -> "Provider":
         """Name the provider by its content so identical calls share one definition."""
         digest = hashlib.sha256(f"{template}\0{scratch_type}".encode()).hexdigest()[:16]
         symbol = f"cuda_coop_{family}_{digest}"
         return Provider(symbol, headers, template.replace("@SYM@", symbol),
-                        scratch_type.replace("@SYM@", symbol) if scratch_type else None, family, template, scratch_type)
+                        scratch_type.replace("@SYM@", symbol) if scratch_type else None, family, template, scratch_type,
+                        tuple(params))
 
     @property
     def has_reuse_barrier(self) -> bool:

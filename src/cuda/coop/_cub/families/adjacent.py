@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..._semantics.adjacent import AdjacentSpec
 from ..._semantics.common import c_type, itemsize
-from ..provider import Provider, reuse_barrier
+from ..provider import SCRATCH_PARAMS, CParam, Provider, c_signature, reuse_barrier
 from . import operators
 
 _UNSIGNED = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
@@ -30,7 +30,7 @@ def _inequality(t: str) -> list[str]:
             "  };"]
 
 
-def _adjacent_difference(spec: AdjacentSpec, t: str, k: int) -> tuple[str, list[str], str, str]:
+def _adjacent_difference(spec: AdjacentSpec, t: str, k: int) -> tuple[str, list[str], list[CParam], str]:
     bx, by, bz = spec.block
     algo = f"cub::BlockAdjacentDifference<{t}, {bx}, {by}, {bz}>"
     method = "SubtractLeft" if spec.kind == "left" else "SubtractRight"
@@ -50,11 +50,12 @@ def _adjacent_difference(spec: AdjacentSpec, t: str, k: int) -> tuple[str, list[
               f"  {t} (&out)[{k}] = *reinterpret_cast<{t} (*)[{k}]>(output);",
               "  Algo algo(*reinterpret_cast<typename Algo::TempStorage*>(scratch));",
               f"  algo.{method}({', '.join(args)});"]
-    params = f"const {t}* items, {t}* output, long long valid_items, {t} boundary"
+    params = [CParam("ptr", f"const {t}*", "items"), CParam("ptr", f"{t}*", "output"),
+              CParam("i64", "long long", "valid_items"), CParam("elem", t, "boundary")]
     return algo, lines, params, decl
 
 
-def _discontinuity(spec: AdjacentSpec, t: str, k: int) -> tuple[str, list[str], str, str]:
+def _discontinuity(spec: AdjacentSpec, t: str, k: int) -> tuple[str, list[str], list[CParam], str]:
     bx, by, bz = spec.block
     algo = f"cub::BlockDiscontinuity<{t}, {bx}, {by}, {bz}>"
     predecessor = ", predecessor" if spec.has_predecessor else ""
@@ -73,8 +74,8 @@ def _discontinuity(spec: AdjacentSpec, t: str, k: int) -> tuple[str, list[str], 
               f"  {t} (&in)[{k}] = *reinterpret_cast<{t} (*)[{k}]>(const_cast<{t}*>(items));"]
     lines += [f"  int (&{name})[{k}] = *reinterpret_cast<int (*)[{k}]>(output_{name});" for name in outputs]
     lines += ["  Algo algo(*reinterpret_cast<typename Algo::TempStorage*>(scratch));", f"  algo.{call};"]
-    params = (f"const {t}* items, " + "".join(f"int* output_{name}, " for name in outputs)
-              + f"{t} predecessor, {t} successor")
+    params = [CParam("ptr", f"const {t}*", "items"), *(CParam("ptr", "int*", f"output_{name}") for name in outputs),
+              CParam("elem", t, "predecessor"), CParam("elem", t, "successor")]
     return algo, lines, params, decl
 
 
@@ -83,11 +84,11 @@ def emit(spec: AdjacentSpec) -> Provider:
     t, k = c_type(spec.dtype), spec.items_per_thread
     build = _adjacent_difference if spec.op == "adjacent_difference" else _discontinuity
     algo, lines, params, decl = build(spec, t, k)
+    params += SCRATCH_PARAMS
     if spec.barrier:
         lines.append(reuse_barrier(None))
-    body = (decl + f'extern "C" __device__ void @SYM@({params}, char* scratch, unsigned long long stride) {{\n'
-            + "\n".join(lines) + "\n}\n")
+    body = decl + f'extern "C" __device__ void @SYM@({c_signature(params)}) {{\n' + "\n".join(lines) + "\n}\n"
     header = ("cub/block/block_adjacent_difference.cuh" if spec.op == "adjacent_difference"
               else "cub/block/block_discontinuity.cuh")
     headers = (header,) + (operators.HEADERS if spec.operator is not None else ())
-    return Provider.make(spec.op, headers, body, f"typename {algo}::TempStorage")
+    return Provider.make(spec.op, headers, body, f"typename {algo}::TempStorage", params)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..._semantics.common import c_type
 from ..._semantics.histogram import HistogramSpec
-from ..provider import Provider, reuse_barrier
+from ..provider import SCRATCH_PARAMS, CParam, Provider, c_signature, reuse_barrier
 
 _ALGORITHMS = {"atomic": "cub::BLOCK_HISTO_ATOMIC", "sort": "cub::BLOCK_HISTO_SORT"}
 
@@ -40,7 +40,7 @@ def emit(spec: HistogramSpec, scalar_samples: bool = False) -> Provider:
     ]
     if spec.barrier:
         lines.append(reuse_barrier(None))
-    samples = f"{t} sample" if scalar_samples else f"const {t}* samples"
-    body = (scratch + f'extern "C" __device__ void @SYM@({samples}, {out_t}* output, char* scratch, '
-            "unsigned long long stride) {\n" + "\n".join(lines) + "\n}\n")
-    return Provider.make("histogram", ("cub/block/block_histogram.cuh",), body, "@SYM@_scratch")
+    samples = CParam("value", t, "sample") if scalar_samples else CParam("ptr", f"const {t}*", "samples")
+    params = [samples, CParam("ptr", f"{out_t}*", "output"), *SCRATCH_PARAMS]
+    body = scratch + f'extern "C" __device__ void @SYM@({c_signature(params)}) {{\n' + "\n".join(lines) + "\n}\n"
+    return Provider.make("histogram", ("cub/block/block_histogram.cuh",), body, "@SYM@_scratch", params)

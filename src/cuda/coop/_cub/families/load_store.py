@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..._semantics.common import BLOCK, c_type
 from ..._semantics.load_store import LoadStoreSpec
-from ..provider import Provider, reuse_barrier
+from ..provider import SCRATCH_PARAMS, CParam, Provider, c_signature, reuse_barrier
 
 _ENUM = {
     "direct": "DIRECT", "striped": "STRIPED", "vectorize": "VECTORIZE", "transpose": "TRANSPOSE",
@@ -46,27 +46,37 @@ def emit(spec: LoadStoreSpec) -> Provider:
         lines.append("  Algo algo(*reinterpret_cast<typename Algo::TempStorage*>(scratch));")
     else:
         lines += ["  typename Algo::TempStorage unused;  // storage-free algorithm", "  Algo algo(unused);"]
+    params = _params(spec, t)
     if spec.op == "load":
-        params = f"const {t}* array, {t}* items, long long offset, long long valid_items, {t} oob_default"
         lines += [f"  {t} (&out)[{k}] = *reinterpret_cast<{t} (*)[{k}]>(items);",
                   f"  algo.Load(array + offset, out{valid_arg});"]
     else:
         # Store leaves its input unchanged: CUB's transposes work in place, so copy first.
         source = "{value}" if spec.scalar_value else ""
-        params = f"{t}* array, {'' if spec.scalar_value else 'const '}" \
-                 f"{t}{' value' if spec.scalar_value else '* items'}" \
-                 ", long long offset, long long valid_items"
         lines.append(f"  {t} copy[{k}]{' = ' + source if source else ''};")
         if not spec.scalar_value:
             lines.append(f"  for (int i = 0; i < {k}; ++i) copy[i] = items[i];")
         lines.append(f"  algo.Store(array + offset, copy{valid_arg});")
     if spec.barrier:
         lines.append(reuse_barrier(None if is_block else spec.group.size))
-    body = (
-        f'extern "C" __device__ void @SYM@({params}, char* scratch, unsigned long long stride) {{\n'
-        + "\n".join(lines) + "\n}\n"
-    )
-    return Provider.make(spec.op, (header,), body, "typename " + algo + "::TempStorage" if spec.uses_scratch else None)
+    body = f'extern "C" __device__ void @SYM@({c_signature(params)}) {{\n' + "\n".join(lines) + "\n}\n"
+    return Provider.make(spec.op, (header,), body, "typename " + algo + "::TempStorage" if spec.uses_scratch else None,
+                         params)
+
+
+def _params(spec: LoadStoreSpec, t: str) -> list[CParam]:
+    """The entry point's parameters: the array, the payload (a scalar value for a scalar store), the tile's
+    offset and valid_items, a load's oob_default, the scratch slice."""
+    if spec.op == "load":
+        items = [CParam("ptr", f"const {t}*", "array"), CParam("ptr", f"{t}*", "items")]
+    elif spec.scalar_value:
+        items = [CParam("ptr", f"{t}*", "array"), CParam("value", t, "value")]
+    else:
+        items = [CParam("ptr", f"{t}*", "array"), CParam("ptr", f"const {t}*", "items")]
+    controls = [CParam("i64", "long long", "offset"), CParam("i64", "long long", "valid_items")]
+    if spec.op == "load":
+        controls.append(CParam("elem", t, "oob_default"))
+    return items + controls + list(SCRATCH_PARAMS)
 
 
 def _emit_rolled(spec: LoadStoreSpec) -> Provider:
@@ -85,17 +95,13 @@ def _emit_rolled(spec: LoadStoreSpec) -> Provider:
     if spec.has_valid_items:
         lines.append(f"  cuda_coop::check_range(valid_items, 0, {spec.tile_items});")
     guard = "if (at < valid_items) " if spec.has_valid_items else ""
+    params = _params(spec, t)
     if spec.op == "load":
-        params = f"const {t}* array, {t}* items, long long offset, long long valid_items, {t} oob_default"
         step = ("items[i] = at < valid_items ? array[at] : oob_default;" if spec.has_oob_default
                 else f"{guard}items[i] = array[at];")
     else:
-        params = f"{t}* array, const {t}* items, long long offset, long long valid_items"
         step = f"{guard}array[at] = items[i];"
     lines += ["  array += offset;", "#pragma unroll 4", f"  for (int i = 0; i < {k}; ++i) {{",
               f"    const long long at = {at};", f"    {step}", "  }"]
-    body = (
-        f'extern "C" __device__ void @SYM@({params}, char* scratch, unsigned long long stride) {{\n'
-        + "\n".join(lines) + "\n}\n"
-    )
-    return Provider.make(spec.op, (), body, None)
+    body = f'extern "C" __device__ void @SYM@({c_signature(params)}) {{\n' + "\n".join(lines) + "\n}\n"
+    return Provider.make(spec.op, (), body, None, params)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..._semantics.aggregates import aggregate, uniform_word
 from ..._semantics.common import BLOCK, CLUSTER, THREAD, WARPS_IN_BLOCK, c_type, is_power_of_two, itemsize
 from ..._semantics.reduce import ReduceSpec
-from ..provider import REUSE_MARK, Provider, reuse_barrier
+from ..provider import REUSE_MARK, SCRATCH_PARAMS, CParam, Provider, c_signature, reuse_barrier
 from . import operators
 
 # size -> (register type, PTX load type, asm constraint, unsigned type of exactly that size)
@@ -118,7 +118,8 @@ def emit(spec: ReduceSpec) -> Provider:
     t, k = c_type(spec.dtype), spec.items_per_thread
     bx, by, bz = spec.block
     decl, op = operators.functor(spec.operator, t)
-    value_param = f"{t}* items" if k else f"{t} value"
+    params = [CParam("ptr", f"{t}*", "items") if k else CParam("value", t, "value"),
+              CParam("i64", "long long", "valid_items"), *SCRATCH_PARAMS]
     lines = [f"  const unsigned rank = cuda_coop::linear_rank<{bx}, {by}, {bz}>();"]
     if k:
         lines.append(f"  {t} (&in)[{k}] = *reinterpret_cast<{t} (*)[{k}]>(items);")
@@ -172,10 +173,10 @@ def emit(spec: ReduceSpec) -> Provider:
             lines.append(f"  __syncwarp(mask);  {REUSE_MARK}")
     body = (
         decl + "\n".join(pre) + "\n"
-        + f'extern "C" __device__ {t} @SYM@({value_param}, long long valid_items, char* scratch, '
-        f"unsigned long long stride) {{\n" + "\n".join(lines) + "\n  return result;\n}\n"
+        + f'extern "C" __device__ {t} @SYM@({c_signature(params)}) {{\n' + "\n".join(lines) + "\n  return result;\n}\n"
     )
     headers = (header, "cub/thread/thread_reduce.cuh", "cub/util_ptx.cuh", *operators.HEADERS)
     if kind in (BLOCK, THREAD, WARPS_IN_BLOCK, CLUSTER):
-        return Provider.make("reduce", headers, body, scratch_type)
-    return Provider.make("reduce", headers, body, "typename " + algo + "::TempStorage" if spec.uses_scratch else None)
+        return Provider.make("reduce", headers, body, scratch_type, params)
+    return Provider.make("reduce", headers, body, "typename " + algo + "::TempStorage" if spec.uses_scratch else None,
+                         params)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..._semantics.common import c_type
 from ..._semantics.reduce_batched import ReduceBatchedSpec
-from ..provider import Provider
+from ..provider import CParam, Provider, c_signature
 from . import operators
 
 HEADERS = ("cub/warp/warp_reduce_batched.cuh", "cuda/std/utility")
@@ -26,6 +26,7 @@ HEADERS = ("cub/warp/warp_reduce_batched.cuh", "cuda/std/utility")
 
 def emit(spec: ReduceBatchedSpec) -> Provider:
     t, b, m, w = c_type(spec.dtype), spec.batches, spec.items_out, spec.width
+    params = [CParam("ptr", f"const {t}*", "items"), CParam("ptr", f"{t}*", "output")]
     blocked = "true" if spec.output_layout == "blocked" else "false"
     decl, op = operators.functor(spec.operator, t)
     impl = f"cub::detail::warp_reduce_batched_wspro<{t}, {b}, {w}, false>"
@@ -45,10 +46,10 @@ def emit(spec: ReduceBatchedSpec) -> Provider:
         + "  }\n"
         + f"  ((out[Slot] = impl.template RecurseReductionTree<{blocked}, Slot * {w}>(in, op)), ...);\n"
         + "}\n"
-        + f'extern "C" __device__ void @SYM@(const {t}* items, {t}* output) {{\n'
+        + f'extern "C" __device__ void @SYM@({c_signature(params)}) {{\n'
         + f"  const {t} (&in)[{b}] = *reinterpret_cast<const {t} (*)[{b}]>(items);\n"
         + f"  {t} (&out)[{m}] = *reinterpret_cast<{t} (*)[{m}]>(output);\n"
         + f"  @SYM@_reduce(in, out, cuda::std::make_integer_sequence<int, {m}>{{}});\n"
         + "}\n"
     )
-    return Provider.make("reduce_batched", HEADERS + operators.HEADERS, body, None)
+    return Provider.make("reduce_batched", HEADERS + operators.HEADERS, body, None, params)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..._semantics.common import c_type
 from ..._semantics.run_length import INTO, RunLengthSpec
-from ..provider import Provider, reuse_barrier
+from ..provider import SCRATCH_PARAMS, CParam, Provider, c_signature, reuse_barrier
 
 
 def _table(spec: RunLengthSpec, offset_t: str) -> tuple[str, list[str]]:
@@ -124,27 +124,28 @@ def _bulk(spec: RunLengthSpec, t: str, offset_t: str) -> list[str]:
 def emit(spec: RunLengthSpec) -> Provider:
     t, length_t, offset_t = c_type(spec.value_dtype), c_type(spec.length_dtype), c_type(spec.offset_dtype)
     scratch, lines = _table(spec, offset_t)
-    params = [f"const {t}* run_values", f"const {length_t}* run_lengths"]
+    params = [CParam("ptr", f"const {t}*", "run_values"), CParam("ptr", f"const {length_t}*", "run_lengths")]
+    if spec.total_dtype is not None:
+        params.append(CParam("ptr", f"{c_type(spec.total_dtype)}*", "total_decoded_size"))
     if spec.op == INTO:
         lines += _bulk(spec, t, offset_t)
-        params += [f"{t}* destination", "long long capacity"]
+        params += [CParam("ptr", f"{t}*", "destination"), CParam("len", "long long", "capacity")]
         if spec.relative_offsets:
-            params += [f"{offset_t}* relative_destination", "long long relative_capacity"]
-        params.append("long long destination_offset")
+            params += [CParam("ptr", f"{offset_t}*", "relative_destination"),
+                       CParam("len", "long long", "relative_capacity")]
+        params.append(CParam("i64", "long long", "destination_offset"))
     else:
         lines += _window(spec, t, offset_t)
-        params.append(f"{t}* output")
+        params.append(CParam("ptr", f"{t}*", "output"))
         if spec.relative_offsets:
-            params.append(f"{offset_t}* relative_offsets")
-        params.append("long long window_offset")
-    if spec.total_dtype is not None:
-        params.insert(2, f"{c_type(spec.total_dtype)}* total_decoded_size")
-    params += ["char* scratch", "unsigned long long stride"]
+            params.append(CParam("ptr", f"{offset_t}*", "relative_offsets"))
+        params.append(CParam("i64", "long long", "window_offset"))
+    params += SCRATCH_PARAMS
     if spec.barrier:
         lines.append(reuse_barrier(None))
     if spec.op == INTO:
         lines.append("  return total;")
     result = offset_t if spec.op == INTO else "void"
-    body = (scratch + f'extern "C" __device__ {result} @SYM@({", ".join(params)}) {{\n' + "\n".join(lines) + "\n}\n")
+    body = scratch + f'extern "C" __device__ {result} @SYM@({c_signature(params)}) {{\n' + "\n".join(lines) + "\n}\n"
     headers = ("cub/block/block_run_length_decode.cuh", "cub/block/block_scan.cuh")
-    return Provider.make(spec.op, headers, body, "@SYM@_scratch")
+    return Provider.make(spec.op, headers, body, "@SYM@_scratch", params)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..._semantics.common import BLOCK, c_type
 from ..._semantics.scan import ScanSpec
-from ..provider import Provider, reuse_barrier
+from ..provider import SCRATCH_PARAMS, CParam, Provider, c_signature, reuse_barrier
 from . import operators
 
 
@@ -86,19 +86,20 @@ def emit(spec: ScanSpec) -> Provider:
         header = "cub/warp/warp_scan.cuh"
         make = "  typename Algo::TempStorage unused;  // shuffle-based: no shared memory\n  Algo algo(unused);"
     if k:
-        params = f"{t}* items, {t}* output"
+        params = [CParam("ptr", f"{t}*", "items"), CParam("ptr", f"{t}*", "output")]
         io = [f"  {t} (&in)[{k}] = *reinterpret_cast<{t} (*)[{k}]>(items);",
               f"  {t} (&out)[{k}] = *reinterpret_cast<{t} (*)[{k}]>(output);"]
         ret, result = "void", ""
     else:
-        params, io, ret, result = f"{t} in", [f"  {t} out;"], t, "  return out;\n"
-    params += f", {t} initial_value"
+        params, io, ret, result = [CParam("value", t, "in")], [f"  {t} out;"], t, "  return out;\n"
+    params.append(CParam("elem", t, "initial_value"))
     if spec.has_valid_items:
-        params += ", long long valid_items"
+        params.append(CParam("i64", "long long", "valid_items"))
     if spec.aggregate:
-        params += f", {t}* aggregate"
+        params.append(CParam("ptr", f"{t}*", "aggregate"))
     if spec.state_dtype is not None:
-        params += f", {c_type(spec.state_dtype)}* state"
+        params.append(CParam("ptr", f"{c_type(spec.state_dtype)}*", "state"))
+    params += SCRATCH_PARAMS
     lines = [f"  using Algo = {algo};", *io]
     if spec.has_valid_items:  # trap before narrowing to int (docs: errors, "Device traps")
         lines.append(f"  cuda_coop::check_range(valid_items, 1, {spec.group.size});")
@@ -111,8 +112,8 @@ def emit(spec: ScanSpec) -> Provider:
         lines.append(f"  algo.{method};")
     if spec.barrier:
         lines.append(reuse_barrier(None))
-    body = (decl + f'extern "C" __device__ {ret} @SYM@({params}, char* scratch, '
-            f"unsigned long long stride) {{\n" + "\n".join(lines) + "\n" + result + "}\n")
+    body = (decl + f'extern "C" __device__ {ret} @SYM@({c_signature(params)}) {{\n' + "\n".join(lines) + "\n"
+            + result + "}\n")
     scratch = f"typename {algo}::TempStorage" if spec.uses_scratch else None
     headers = (header, *operators.HEADERS) + (("cub/util_ptx.cuh",) if spec.has_valid_items else ())
-    return Provider.make("scan", headers, body, scratch)
+    return Provider.make("scan", headers, body, scratch, params)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from ..._semantics.common import BLOCK, c_type, itemsize
 from ..._semantics.sort import RankSpec, SortSpec
-from ..provider import Provider, reuse_barrier
+from ..provider import SCRATCH_PARAMS, CParam, Provider, c_signature, reuse_barrier
 from .operators import predicate_functor
 
 _UNSIGNED = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
@@ -16,7 +16,7 @@ _UNSIGNED = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "uns
 class _Parts:
     algo: str
     headers: tuple[str, ...]
-    params: str  # the C ABI parameters between the outputs and the scratch
+    params: list[CParam]  # the C ABI parameters between the outputs and the scratch
     sort: list[str]  # statements sorting ``out`` (and ``out_values``) in place
     prologue: list[str] = field(default_factory=list)  # statements before the CUB object is constructed
     decl: str = ""  # declarations before the provider (a user compare_op's functor)
@@ -37,7 +37,7 @@ def _merge(spec: SortSpec, t: str, v: str, operands: str) -> _Parts:
                 f"  algo.{method}({operands}, {compare}, (int)valid_items, oob_default);"]
     else:
         sort = [f"  algo.{method}({operands}, {compare});"]
-    params = f"long long valid_items, {t} oob_default"
+    params = [CParam("i64", "long long", "valid_items"), CParam("elem", t, "oob_default")]
     headers = ("cuda/std/functional",)
     if spec.group.kind == BLOCK:
         return _Parts(f"cub::BlockMergeSort<{t}, {bx}, {k}, {v}, {by}, {bz}>",
@@ -61,7 +61,7 @@ def _radix(spec: SortSpec, t: str, v: str, operands: str) -> _Parts:
                  f"  cuda_coop::check_range(end_bit, begin_bit + 1, {spec.key_bits});"]
     method = ("SortDescending" if spec.descending else "Sort") + ("BlockedToStriped" if spec.blocked_to_striped else "")
     sort.append(f"  algo.{method}({operands}, (int)begin_bit, (int)end_bit);")
-    return _Parts(algo, ("cub/block/block_radix_sort.cuh",), "long long begin_bit, long long end_bit", sort)
+    return _Parts(algo, ("cub/block/block_radix_sort.cuh",), _longs("begin_bit", "end_bit"), sort)
 
 
 def _topk(spec: SortSpec, t: str, algo: str, operands: str) -> _Parts:
@@ -78,7 +78,11 @@ def _topk(spec: SortSpec, t: str, algo: str, operands: str) -> _Parts:
                  f"    if ((long long)threadIdx.x * {k} + i >= valid_items) out[i] = padding;"]
     method = "SortDescending" if spec.descending else "Sort"
     sort.append(f"  algo.{method}({operands});")
-    return _Parts(algo, ("cub/block/block_radix_sort.cuh", "cuda/std/bit"), "long long k, long long valid_items", sort)
+    return _Parts(algo, ("cub/block/block_radix_sort.cuh", "cuda/std/bit"), _longs("k", "valid_items"), sort)
+
+
+def _longs(*names: str) -> list[CParam]:
+    return [CParam("i64", "long long", name) for name in names]
 
 
 def emit_rank(spec: RankSpec) -> Provider:
@@ -97,7 +101,7 @@ def emit_rank(spec: RankSpec) -> Provider:
         f"  int (&ranks)[{k}] = *reinterpret_cast<int (*)[{k}]>(output);",
     ]
     extractor = f"cub::BFEDigitExtractor<{unsigned}>({spec.begin_bit}, {spec.radix_bits})"
-    params = f"const {t}* keys, int* output"
+    params = [CParam("ptr", f"const {t}*", "keys"), CParam("ptr", "int*", "output")]
     if spec.digit_prefix:
         # The documented exclusive_digit_prefix (docs: operations/radix_sort, "Radix rank") holds in slot i of member t
         # the count of keys whose digit precedes digit t*E + i in the ranking order, E = ceil(2**bits / T). CUB's
@@ -110,15 +114,15 @@ def emit_rank(spec: RankSpec) -> Provider:
         lines += [f"  static_assert(Algo::BINS_TRACKED_PER_THREAD == {e}, \"digit prefix extent\");",
                   f"  int (&prefix)[{e}] = *reinterpret_cast<int (*)[{e}]>(digit_prefix);",
                   f"  algo.RankKeys(bits, ranks, {extractor}, prefix);"]
-        params += ", int* digit_prefix"
+        params.append(CParam("ptr", "int*", "digit_prefix"))
     else:
         lines.append(f"  algo.RankKeys(bits, ranks, {extractor});")
     if spec.barrier:
         lines.append(reuse_barrier(None))
-    body = (f'extern "C" __device__ void @SYM@({params}, char* scratch, unsigned long long stride) '
-            "{\n" + "\n".join(lines) + "\n}\n")
+    params += SCRATCH_PARAMS
+    body = f'extern "C" __device__ void @SYM@({c_signature(params)}) ' + "{\n" + "\n".join(lines) + "\n}\n"
     headers = ("cub/block/block_radix_rank.cuh", "cub/block/radix_rank_sort_operations.cuh", "cuda/std/bit")
-    return Provider.make("radix_rank", headers, body, f"typename {algo}::TempStorage")
+    return Provider.make("radix_rank", headers, body, f"typename {algo}::TempStorage", params)
 
 
 def emit(spec: SortSpec) -> Provider:
@@ -129,50 +133,54 @@ def emit(spec: SortSpec) -> Provider:
     # CUB sorts in place; the results are fresh payloads and the inputs stay unchanged.
     copies = [f"  {t} (&out)[{k}] = *reinterpret_cast<{t} (*)[{k}]>(output);",
               f"  for (int i = 0; i < {k}; ++i) out[i] = keys[i];"]
-    inputs = f"const {t}* keys, "
-    outputs = f"{t}* output"
+    inputs = [CParam("ptr", f"const {t}*", "keys")]
+    outputs = [CParam("ptr", f"{t}*", "output")]
     if pairs:
         copies += [f"  {v} (&out_values)[{k}] = *reinterpret_cast<{v} (*)[{k}]>(output_values);",
                    f"  for (int i = 0; i < {k}; ++i) out_values[i] = values[i];"]
-        inputs += f"const {v}* values, "
-        outputs += f", {v}* output_values"
+        inputs.append(CParam("ptr", f"const {v}*", "values"))
+        outputs.append(CParam("ptr", f"{v}*", "output_values"))
     lines = [f"  using Algo = {parts.algo};", *parts.prologue,
              "  Algo algo(*reinterpret_cast<typename Algo::TempStorage*>(scratch));", *copies, *parts.sort]
     if spec.barrier:
         rank = f"cuda_coop::linear_rank<{spec.block[0]}, {spec.block[1]}, {spec.block[2]}>()"
         lines.append(reuse_barrier(None if spec.group.kind == BLOCK else spec.group.size, rank))
-    body = (parts.decl + f'extern "C" __device__ void @SYM@({inputs}{outputs}, {parts.params}, char* scratch, '
-            "unsigned long long stride) {\n" + "\n".join(lines) + "\n}\n")
-    return Provider.make(spec.op, parts.headers, body, f"typename {parts.algo}::TempStorage")
+    params = [*inputs, *outputs, *parts.params, *SCRATCH_PARAMS]
+    body = parts.decl + f'extern "C" __device__ void @SYM@({c_signature(params)}) {{\n' + "\n".join(lines) + "\n}\n"
+    return Provider.make(spec.op, parts.headers, body, f"typename {parts.algo}::TempStorage", params)
 
 
-def _scalar_entry(provider: Provider, signature: str, body: str, controls: tuple[str, ...]) -> Provider:
+def _scalar_entry(provider: Provider, result: str, params: list[CParam], body: str,
+                  controls: tuple[str, ...]) -> Provider:
     """The qualified scalar forms (docs: qualified, "Payload forms"): the item function is kept under another name
-    (inlined) and a C entry point ``signature`` (``@CONTROLS@`` where the controls go) wraps it with one-item arrays;
-    ``controls`` are the names of the item function's ``long long`` parameters between the outputs and the scratch
-    (``@ARGS@`` in ``body``)."""
+    (inlined) and a C entry point of ``params`` (then the ``controls``, then the scratch) wraps it with one-item
+    arrays; ``controls`` are the names of the item function's ``long long`` parameters between the outputs and the
+    scratch (``@ARGS@`` in ``body``)."""
     inner = provider.template.replace('extern "C" __device__ void @SYM@(',
                                       "static __device__ __forceinline__ void @SYM@_items(")
-    params = "".join(f", long long {c}" for c in controls)
+    params = [*params, *_longs(*controls), *SCRATCH_PARAMS]
     args = "".join(f", {c}" for c in controls)
-    wrapper = (f'extern "C" __device__ {signature.replace("@CONTROLS@", params)} {{\n'
+    wrapper = (f'extern "C" __device__ {result} @SYM@({c_signature(params)}) {{\n'
                f"{body.replace('@ARGS@', args)}}}\n")
-    return Provider.make(provider.family, provider.headers, inner + wrapper, provider.scratch_template)
+    return Provider.make(provider.family, provider.headers, inner + wrapper, provider.scratch_template, params)
 
 
-def one_key(provider: Provider, key_t: str, result_t: str, controls: tuple[str, ...] = ()) -> Provider:
+def one_key(provider: Provider, key_dtype: str, result_dtype: str, controls: tuple[str, ...] = ()) -> Provider:
     """A radix sort or rank of one key per thread, passed by value, its result returned."""
+    key_t, result_t = c_type(key_dtype), c_type(result_dtype)
     return _scalar_entry(
-        provider, f"{result_t} @SYM@({key_t} key@CONTROLS@, char* scratch, unsigned long long stride)",
+        provider, result_t, [CParam("value", key_t, "key")],
         f"  const {key_t} keys[1] = {{key}};\n  {result_t} out[1];\n"
         "  @SYM@_items(keys, out@ARGS@, scratch, stride);\n  return out[0];\n", controls)
 
 
-def one_pair(provider: Provider, key_t: str, value_t: str, controls: tuple[str, ...] = ()) -> Provider:
+def one_pair(provider: Provider, key_dtype: str, value_dtype: str, controls: tuple[str, ...] = ()) -> Provider:
     """``radix_sort_pairs`` of one key and one value per thread, passed by value; the thread's sorted key and
     value are written through two pointers (the backend returns them as a tuple)."""
+    key_t, value_t = c_type(key_dtype), c_type(value_dtype)
+    params = [CParam("value", key_t, "key"), CParam("value", value_t, "value", value_dtype),
+              CParam("out", f"{key_t}*", "key_out", key_dtype), CParam("out", f"{value_t}*", "value_out", value_dtype)]
     return _scalar_entry(
-        provider, f"void @SYM@({key_t} key, {value_t} value, {key_t}* key_out, {value_t}* value_out@CONTROLS@, "
-                  "char* scratch, unsigned long long stride)",
+        provider, "void", params,
         f"  const {key_t} keys[1] = {{key}};\n  const {value_t} values[1] = {{value}};\n"
         "  @SYM@_items(keys, values, key_out, value_out@ARGS@, scratch, stride);\n", controls)
