@@ -257,9 +257,9 @@ def _describe(operand: Any) -> str:
 
 
 def sample_kernel(source: Any, destination: Any, count: Any) -> None:
-    """The kernel traced, and compiled as it is by numba-cuda-mlir in test_tracing_backend_compile.py: one call of most
-    families on a 128-thread block, 4 int32 items per thread. The last call with scratch is compiler-owned, so the build drops
-    its reuse barrier; the TempStorage with auto_sync keeps its own."""
+    """The kernel traced, and compiled as it is by numba-cuda-mlir in test_tracing_backend_compile.py: one call of
+    most families on a 128-thread block, 4 int32 items per thread. The last call with scratch is compiler-owned, so
+    the build drops its reuse barrier; the TempStorage with auto_sync keeps its own."""
     block = coop.this_block()
     items = coop.ThreadData(4, np.int32)
     coop.load(block, source, items, algorithm="transpose")
