@@ -12,7 +12,8 @@ import pytest
 
 import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
-from cuda.coop._semantics.operators import callable_symbol, failure_reason, resolve_operator
+from cuda.coop._semantics.operators import callable_symbol, resolve_operator
+from cuda.coop.numba_mlir._failures import failure_reason
 from cuda.coop.numba_mlir._lowering import operator_link
 from numba_cuda_mlir import cuda
 

@@ -11,6 +11,7 @@ from .._calls.site import ArrayType, Backing, OperandType, SiteCall
 from .._errors import CoopError, CoopTypeError, located
 from .._semantics.aggregates import aggregate, is_aggregate
 from . import _compat as nb
+from ._failures import failure_reason
 
 BACKING_SYMBOL = "__cuda_coop_backing"
 
@@ -216,8 +217,6 @@ def operator_link(spec: object, dtype: str, cc: int, name: str, param: str, arit
     by_pointer = spec.by_pointer  # type: ignore[attr-defined]
     key = (symbol, dtype, arity, cc, result, state_dtype, by_pointer)
     if key not in _operator_memo:
-        from .._semantics.operators import failure_reason
-
         function = spec.function  # type: ignore[attr-defined]
         label = getattr(function, "__qualname__", repr(function))
         try:
