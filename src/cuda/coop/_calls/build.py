@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 
 from .._cub import nvrtc
 from .._cub.provider import Provider
-from .._semantics.common import ScratchNeed
+from .._semantics.common import GroupSpec, ScratchNeed
 from .._semantics.temp_storage import Descriptor, ScratchLayout, ScratchUse, layout
 from .site import Backing, SiteCall
 
@@ -36,13 +36,12 @@ class PlannedCall:
     scratch: ScratchUse | None = None
 
 
-def scratch_use(index: int, group: object, descriptor: Descriptor | None, label: str) -> ScratchUse:
-    """The scratch request of call ``index`` by ``group`` (a GroupSpec), through ``descriptor`` or compiler-owned;
-    ``label`` names the call in layout messages. Its size is known once the program is compiled."""
-    warp_scope = group.is_warp_scope  # type: ignore[attr-defined]
-    domain = (group.kind, group.size) if warp_scope else ("block",)  # type: ignore[attr-defined]
-    instances = group.instances if warp_scope else 1  # type: ignore[attr-defined]
-    return ScratchUse(index, ScratchNeed(0, 1), descriptor, domain, instances, label)
+def scratch_use(index: int, group: GroupSpec, descriptor: Descriptor | None, label: str) -> ScratchUse:
+    """The scratch request of call ``index`` by ``group``, through ``descriptor`` or compiler-owned; ``label`` names
+    the call in layout messages. Its size is known once the program is compiled."""
+    if group.is_warp_scope:  # one slice per group instance
+        return ScratchUse(index, ScratchNeed(0, 1), descriptor, (group.kind, group.size), group.instances, label)
+    return ScratchUse(index, ScratchNeed(0, 1), descriptor, ("block",), 1, label)
 
 
 def drop_unneeded_reuse_barriers(calls: Sequence[PlannedCall], followed: Callable[[PlannedCall], bool]) -> None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Protocol
 
-from .._semantics.common import LaunchShape
+from .._semantics.common import GroupSpec, LaunchShape
+from .._semantics.temp_storage import Descriptor as TempStorageDescriptor
 from .site import Emission, SiteCall
 
 
@@ -39,11 +40,11 @@ class Payload(Protocol):
 
 
 class Group(Protocol):
-    spec: Any  # _semantics.groups.GroupSpec
+    spec: GroupSpec
 
 
 class Descriptor(Protocol):
-    descriptor: Any  # _semantics.temp_storage descriptor
+    descriptor: TempStorageDescriptor
 
 
 class PayloadTuple(Protocol):
