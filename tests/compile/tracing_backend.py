@@ -29,6 +29,7 @@ from cuda.coop._calls.build import (
     scratch_use,
 )
 from cuda.coop._calls.site import Emission, SiteCall
+from cuda.coop._cub.provider import REUSE_MARK
 from cuda.coop._errors import CoopTypeError
 from cuda.coop._semantics import groups as sem_groups
 from cuda.coop._semantics.common import BLOCK, WARP, LaunchShape, Runtime, Static
@@ -145,7 +146,7 @@ class Tracer:
             "calls": [{"call": p.call, "symbol": p.site.symbol, "params": [param.abi for param in p.site.params],
                        "operands": [_describe(o) for o in p.operands], "offset": p.site.scratch_offset,
                        "scratch": None if p.scratch is None else [p.scratch.need.size, p.scratch.need.alignment],
-                       "reuse_barrier": p.provider.has_reuse_barrier} for p in self.planned],
+                       "reuse_barrier": REUSE_MARK in p.provider.body} for p in self.planned],
         }
 
     # the CallContext side

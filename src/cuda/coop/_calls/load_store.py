@@ -7,7 +7,16 @@ from .._errors import CoopTypeError
 from .._semantics.common import Runtime, literal_as
 from .._semantics.load_store import LoadStoreSpec, plan_load_store
 from .context import Call, CallContext
-from .site import Check, OperandType, SiteCall, bind, emit, require_payload_dtype, require_runtime_int, require_vector
+from .site import (
+    Check,
+    OperandType,
+    Operands,
+    SiteCall,
+    emit,
+    require_payload_dtype,
+    require_runtime_int,
+    require_vector,
+)
 
 OPS = ("load", "store")
 
@@ -52,32 +61,27 @@ def plan(ctx: CallContext, call: Call) -> None:
     literals = {key: c.value for key, c in controls.items() if c is not None and not isinstance(c, Runtime)}
     if "oob_default" in literals:
         literals["oob_default"] = literal_as(name, "oob_default", literals["oob_default"], spec.dtype)
-    operands = [args[array_param], args[payload_param]]
-    index = {"array": 0, "payload": 1}
-    for key in ("offset", "valid_items", "oob_default"):
-        if isinstance(controls[key], Runtime):
-            index[key] = len(operands)
-            operands.append(args[key])
+    operands = Operands()
+    operands.add("array", args[array_param])
+    operands.add("value" if spec.scalar_value else "items", args[payload_param])
+    keys = ("offset", "valid_items", "oob_default") if call.op == "load" else ("offset", "valid_items")
+    operands.controls(args, {key: controls[key] for key in keys}, lambda key, control: literals.get(key, 0))
     emission = emit(cub_load_store.emit, spec)
     provider = emission.provider
-    payload_name = "value" if spec.scalar_value else "items"
-    bound = {"array": index["array"], payload_name: index["payload"],
-             **{key: at for key, at in index.items() if key not in ("array", "payload")}}
-    constants = {key: literals.get(key, 0) for key in ("offset", "valid_items", "oob_default")
-                 if key not in bound and (key != "oob_default" or spec.op == "load")}
-    site = SiteCall(provider.symbol, bind(provider, bound, constants), spec.dtype, check=checker(spec, name, index))
-    ctx.add_site(call, operands, site, emission, (group.spec, desc) if spec.uses_scratch else None)
+    site = SiteCall(provider.symbol, operands.params(provider), spec.dtype, check=checker(spec, name, operands.bound))
+    ctx.add_site(call, operands.values, site, emission, (group.spec, desc) if spec.uses_scratch else None)
 
 
 def checker(spec: LoadStoreSpec, name: str, operands: dict[str, int]) -> Check:
-    """Typing-time checks of the operands whose types the planner could not see."""
+    """Typing-time checks of the operands whose types the planner could not see (``operands``: the operand index
+    feeding each C parameter)."""
 
     def check(argtys: tuple[OperandType, ...]) -> None:
         param = "source" if spec.op == "load" else "destination"
         suffix = "; cast the value" if spec.op == "store" else ""
         require_vector(name, param, argtys[operands["array"]], spec.dtype, "payload dtype", suffix)
         if spec.scalar_value:
-            value = argtys[operands["payload"]]
+            value = argtys[operands["value"]]
             if value.dtype != spec.dtype:
                 raise CoopTypeError(
                     f"{name} destination dtype {spec.dtype} does not match payload dtype {value.text}; cast the value"

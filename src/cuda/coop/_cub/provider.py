@@ -60,11 +60,6 @@ class Provider:
                         scratch_type.replace("@SYM@", symbol) if scratch_type else None, family, template, scratch_type,
                         tuple(params))
 
-    @property
-    def has_reuse_barrier(self) -> bool:
-        """Whether the call ends with the reuse barrier of its scratch (``reuse_barrier``)."""
-        return REUSE_MARK in self.template
-
 
 def reuse_barrier(warp_width: int | None, rank: str = "rank") -> str:
     """The trailing reuse barrier of a call with scratch (docs: concepts, "Scratch memory and barriers"): the block's,
