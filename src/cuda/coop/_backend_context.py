@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
 COMMON_NAMESPACE = "cuda.coop"
 
@@ -63,9 +63,26 @@ class BackendContext:
 
 _current: contextvars.ContextVar[BackendContext | None] = contextvars.ContextVar("cuda_coop_backend", default=None)
 
+# A tracing backend whose compiler runs the kernel's Python without calling back first (the CuTe DSL) gives a probe
+# that answers whether its compiler is tracing a kernel now, and the context for that kernel.
+_probes: list[Callable[[], BackendContext | None]] = []
+
+
+def add_trace_probe(probe: Callable[[], BackendContext | None]) -> None:
+    """Consult ``probe`` when no backend context is set (idempotent)."""
+    if probe not in _probes:
+        _probes.append(probe)
+
 
 def current() -> BackendContext | None:
-    return _current.get()
+    context = _current.get()
+    if context is not None:
+        return context
+    for probe in _probes:
+        context = probe()
+        if context is not None:
+            return context
+    return None
 
 
 @contextlib.contextmanager

@@ -1,0 +1,55 @@
+"""cuda.coop.cutlass: the CUTLASS CuTe DSL backend and its qualified API.
+
+Importing this module registers the backend: every ``cuda.coop`` call executed while CuTe traces a ``@cute.kernel``
+is planned by it (docs: cutlass). It exports everything in ``cuda.coop`` except ``register``; operations are
+qualified variants, ``ThreadData.from_fragment`` wraps a register tensor, and ``compile_kernel`` builds a launcher
+without a GPU. Import it with an alias (``import cuda.coop.cutlass as cute_coop``): a bare ``import
+cuda.coop.cutlass`` rebinds the name ``cuda``.
+"""
+from __future__ import annotations
+
+import threading
+
+from . import _about  # noqa: F401  (the version check)
+from .. import (  # noqa: F401  (re-exported common names)
+    CoopBuildError, CoopCompilerContextRequiredError, CoopError, CoopIndexError, CoopTypeError, CoopUnsupportedError,
+    CoopValueError, CudaCoopAutoRegistrationWarning, TempStorage, TempStorageLike, ThreadDataLike,
+    ThreadGroup, __version__, this_block, this_cluster, this_grid, this_thread, this_warp,
+)
+from .. import _markers
+from .._markers.base import qualified as _qualified
+from ._about import NAMESPACE as _NAMESPACE
+from ._tracer import ThreadData as ThreadData
+from ._compile import CompiledKernel as CompiledKernel, compile_kernel as compile_kernel
+
+import cuda.coop as _common  # noqa: E402
+
+globals().update({_name: _qualified(getattr(_common, _name), _NAMESPACE) for _name in _markers.OPERATIONS})
+
+_lock = threading.Lock()
+_registered = False
+
+
+def register_backend() -> None:
+    """Install the trace probe, the trace-finalize hook and the link step once per process (idempotent)."""
+    global _registered
+    with _lock:
+        if _registered:
+            return
+        from .._backend_context import add_trace_probe
+        from . import _dsl, _link, _tracer
+
+        add_trace_probe(_tracer.backend_context)
+        _dsl.register_trace_hook(_link.finish_trace)
+        _dsl.install_link_step(_link.link)
+        _registered = True
+
+
+register_backend()
+
+__all__ = [
+    "__version__", "this_thread", "this_warp", "this_block", "this_cluster", "this_grid", "ThreadGroup",
+    "ThreadData", "ThreadDataLike", "TempStorage", "TempStorageLike", *_markers.OPERATIONS,
+    "CoopError", "CoopTypeError", "CoopValueError", "CoopUnsupportedError", "CoopIndexError", "CoopBuildError",
+    "CoopCompilerContextRequiredError", "CudaCoopAutoRegistrationWarning", "compile_kernel", "CompiledKernel",
+]

@@ -1,0 +1,351 @@
+"""Every private name of the CuTe DSL the backend uses, in one place, behind the version check of ``_about``.
+
+What the backend needs from the DSL (docs: cutlass, "How it works"): the kernel being traced and its launch facts,
+a hook after each trace, calls of C functions, register and shared-memory pointers, and one step after the DSL's
+device pipeline to link the kernel with the CUB LTO-IR.
+"""
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from typing import Any, Callable, Iterator
+
+from . import _about  # noqa: F401  (the version check runs first)
+
+import cutlass  # noqa: E402
+import cutlass.cute as cute  # noqa: E402
+from cutlass._mlir import ir  # noqa: E402
+from cutlass._mlir.dialects import arith, func, llvm  # noqa: E402
+from cutlass.base_dsl import compiler as _compiler  # noqa: E402
+from cutlass.cute import launch_facts as _launch_facts  # noqa: E402
+from cutlass.cutlass_dsl import CuTeDSL  # noqa: E402
+
+KERNEL_OPS = ("cuda.kernel", "lir.func", "gpu.func")
+LOOP_OPS = ("scf.for", "scf.while", "scf.parallel")
+LINK_ATTR = "cuda_coop.link"
+
+Tensor = cute.Tensor
+Numeric = cutlass.Numeric
+Boolean = cutlass.Boolean
+
+# the ten numeric dtypes of the common API, and the CuTe type of each
+NUMERIC_TYPES: dict[str, Any] = {
+    "int8": cutlass.Int8, "int16": cutlass.Int16, "int32": cutlass.Int32, "int64": cutlass.Int64,
+    "uint8": cutlass.Uint8, "uint16": cutlass.Uint16, "uint32": cutlass.Uint32, "uint64": cutlass.Uint64,
+    "float32": cutlass.Float32, "float64": cutlass.Float64,
+}
+OTHER_TYPES: dict[str, Any] = {"float16": cutlass.Float16, "bool": cutlass.Boolean}
+DTYPE_OF_TYPE = {t: name for name, t in {**NUMERIC_TYPES, **OTHER_TYPES}.items()}
+
+
+# ---- the trace
+def current_kernel() -> Any | None:
+    """The kernel operation being traced at the current insertion point, None outside a CuTe trace."""
+    try:
+        block = ir.InsertionPoint.current.block
+    except Exception:  # noqa: BLE001 - no MLIR context or insertion point: not tracing
+        return None
+    op = block.owner
+    while op is not None:
+        operation = getattr(op, "operation", op)
+        if operation.name in KERNEL_OPS:
+            return operation
+        op = operation.parent
+    return None
+
+
+def kernel_name(kernel: Any) -> str:
+    return ir.StringAttr(kernel.attributes["sym_name"]).value
+
+
+def block_dim(kernel: Any) -> tuple[int, int, int] | None:
+    """The launch's block shape when it is a compile-time constant (None when it is not)."""
+    with ir.InsertionPoint(kernel.regions[0].blocks[0]):
+        facts = _launch_facts._get_launch_facts()
+    return facts.exact_block_dim
+
+
+def register_trace_hook(hook: Callable[[Any, Any, str], None]) -> None:
+    CuTeDSL._get_dsl().register_trace_finalize_hook(hook)
+
+
+def kernels_of(module: Any) -> Iterator[Any]:
+    """Every kernel operation in a traced module."""
+    found: list[Any] = []
+
+    def visit(op: Any) -> Any:
+        if op.name in KERNEL_OPS:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return iter(found)
+
+
+def gpu_module_of(op: Any) -> Any:
+    while op is not None and op.name != "gpu.module":
+        op = op.parent
+    return op
+
+
+def inside_loop(op: Any) -> bool:
+    """Whether ``op`` sits in a loop of its kernel (it may execute again after later calls)."""
+    op = op.parent
+    while op is not None and op.name not in KERNEL_OPS:
+        if op.name in LOOP_OPS:
+            return True
+        op = op.parent
+    return False
+
+
+# ---- values
+def i64(value: Any) -> Any:
+    """A compile-time or runtime integer as an MLIR i64 value."""
+    if isinstance(value, int):
+        return cutlass.Int64(value).ir_value()
+    return cutlass.Int64(value).ir_value()
+
+
+def scalar(value: Any, dtype: str) -> Any:
+    """A Python number or CuTe value converted to the CuTe type of ``dtype``, as an MLIR value."""
+    t = NUMERIC_TYPES[dtype]
+    if isinstance(value, int) and not isinstance(value, bool) and t.signed is False and value >= 1 << (t.width - 1):
+        value -= 1 << t.width  # MLIR integers are signless; the binding takes the signed value with the same bits
+        return arith.constant(t.mlir_type, value)
+    return t(value).ir_value()
+
+
+def wrap(value: Any, dtype: str) -> Any:
+    """An MLIR value of ``dtype`` as the CuTe numeric the user gets."""
+    return NUMERIC_TYPES[dtype](value)
+
+
+def generic(pointer: Any) -> Any:
+    """An LLVM pointer in the generic address space (what the C ABI entry points take)."""
+    ptr = llvm.PointerType(pointer.type)
+    if ptr.address_space == 0:
+        return pointer
+    return llvm.addrspacecast(llvm.PointerType.get(0), pointer)
+
+
+def tensor_pointer(tensor: Any) -> Any:
+    return generic(tensor.iterator.llvm_ptr)
+
+
+def null_pointer() -> Any:
+    return llvm.mlir_zero(llvm.PointerType.get(0))
+
+
+def memspace(tensor: Any) -> str:
+    """``gmem``, ``smem``, ``rmem`` (or the DSL's name of another space)."""
+    return str(tensor.memspace).split(".")[-1].lower()
+
+
+def element_dtype(tensor: Any) -> str | None:
+    return DTYPE_OF_TYPE.get(tensor.element_type)
+
+
+def shape_and_stride(tensor: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    layout = tensor.layout
+    shape, stride = layout.shape, layout.stride
+    shape = shape if isinstance(shape, tuple) else (shape,)
+    stride = stride if isinstance(stride, tuple) else (stride,)
+    return shape, stride
+
+
+def extent(tensor: Any) -> Any:
+    """The number of elements of a 1-D tensor (a Python int when static)."""
+    return cute.size(tensor)
+
+
+def make_fragment(count: int, dtype: str, kernel: Any) -> Any:
+    """A register tensor of ``count`` items, allocated at the kernel's entry (it dominates every use)."""
+    with ir.InsertionPoint.at_block_begin(kernel.regions[0].blocks[0]):
+        return cute.make_rmem_tensor((count,), NUMERIC_TYPES[dtype])
+
+
+def is_register_tensor(value: Any) -> bool:
+    return isinstance(value, cute.Tensor) and memspace(value) == "rmem"
+
+
+# ---- calls
+def call(symbol: str, values: list[Any], result: Any | None, gpu_module: Any) -> Any:
+    """Call the C function ``symbol`` (declared once per module); returns the call operation."""
+    types = [v.type for v in values]
+    results = [result] if result is not None else []
+    table = ir.SymbolTable(gpu_module)
+    if symbol not in table:
+        declare(symbol, types, results, gpu_module)
+    return func.CallOp(results, ir.FlatSymbolRefAttr.get(symbol), values)
+
+
+def declare(symbol: str, types: list[Any], results: list[Any], gpu_module: Any) -> None:
+    body = gpu_module.regions[0].blocks[0]
+    with ir.InsertionPoint.at_block_begin(body):
+        proto = func.FuncOp(symbol, (types, results))
+        proto.sym_visibility = ir.StringAttr.get("private")
+
+
+def retarget(call_op: Any, symbol: str) -> None:
+    """Point a call at another function of the same signature (a provider emitted again without its barrier)."""
+    gpu_module = gpu_module_of(call_op)
+    if symbol not in ir.SymbolTable(gpu_module):
+        declare(symbol, [v.type for v in call_op.operands], [r.type for r in call_op.results], gpu_module)
+    call_op.attributes["callee"] = ir.FlatSymbolRefAttr.get(symbol)
+
+
+def result_of(call_op: Any) -> Any:
+    return call_op.results[0]
+
+
+def local_slot(dtype: str, kernel: Any) -> Any:
+    """One item of ``dtype`` in registers (a 1-item register tensor at the kernel's entry) for a call's result."""
+    return make_fragment(1, dtype, kernel)
+
+
+def shared_backing(kernel: Any, size: int, alignment: int) -> Any:
+    """``size`` bytes of shared memory from the DSL's allocator at the kernel's entry (beside the user's own
+    allocations, counted in the launch's shared memory), as a generic pointer."""
+    from cutlass.utils import SmemAllocator
+
+    with ir.InsertionPoint.at_block_begin(kernel.regions[0].blocks[0]):
+        pointer = SmemAllocator().allocate(size, alignment)
+        return generic(pointer.llvm_ptr)
+
+
+def offset_pointer(base: Any, offset: int, after: Any) -> Any:
+    """``base + offset`` bytes, computed right after the operation defining ``base``."""
+    with ir.InsertionPoint.after(after):
+        if not offset:
+            return base
+        index = arith.constant(ir.IntegerType.get_signless(64), offset)
+        return llvm.getelementptr(llvm.PointerType.get(0), base, [index], [-2147483648], ir.IntegerType.get_signless(8))
+
+
+def constant_i64(value: int, after: Any) -> Any:
+    with ir.InsertionPoint.after(after):
+        return arith.constant(ir.IntegerType.get_signless(64), value)
+
+
+def mark_link(gpu_module: Any, key: str) -> None:
+    gpu_module.attributes[LINK_ATTR] = ir.StringAttr.get(key)
+
+
+# ---- the link step after the DSL's device pipeline
+_linker: Callable[[str, list[str]], bytes] | None = None
+
+
+def install_link_step(linker: Callable[[str, list[str]], bytes]) -> None:
+    """Compile modules that hold cuda.coop calls as relocatable PTX and replace their device binary with
+    ``linker(ptx, keys)`` (the kernel linked with the CUB LTO-IR named by ``keys``)."""
+    global _linker
+    if _linker is not None:
+        _linker = linker
+        return
+    _linker = linker
+    original = _compiler.Compiler.compile
+
+    def compile_with_link(self: Any, module: Any, pipeline: str, *args: Any, **kwargs: Any) -> Any:
+        keys = _take_link_keys(module)
+        if not keys:
+            return original(self, module, pipeline, *args, **kwargs)
+        with tempfile.TemporaryDirectory(prefix="cuda_coop_cute_") as where:
+            ptx_path = os.path.join(where, "kernel.ptx")
+            result = original(self, module, _relocatable(pipeline, ptx_path), *args, **kwargs)
+            with open(_find_ptx(where), encoding="utf-8") as handle:
+                ptx = handle.read()
+        assert _linker is not None
+        _replace_binary(result if result is not None else module, _linker(ptx, keys))
+        return result
+
+    _compiler.Compiler.compile = compile_with_link
+
+
+def _take_link_keys(module: Any) -> list[str]:
+    keys: list[str] = []
+
+    def visit(op: Any) -> Any:
+        if op.name == "gpu.module" and LINK_ATTR in op.attributes:
+            keys.extend(ir.StringAttr(op.attributes[LINK_ATTR]).value.split(","))
+            del op.attributes[LINK_ATTR]
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return keys
+
+
+def _relocatable(pipeline: str, ptx_path: str) -> str:
+    pipeline = pipeline.replace("rdc=false", "rdc=true")
+    pipeline = re.sub(r"(dump-ptx-path|ptx-options)='[^']*'", "", pipeline)
+    at = pipeline.rfind("}")
+    return pipeline[:at] + f" ptx-options='-c' dump-ptx-path='{ptx_path}'" + pipeline[at:]
+
+
+def _find_ptx(where: str) -> str:
+    for root, _dirs, files in os.walk(where):
+        for name in files:
+            if name.endswith(".ptx"):
+                return os.path.join(root, name)
+    raise FileNotFoundError("the CuTe DSL wrote no PTX for a kernel with cuda.coop calls")
+
+
+def _replace_binary(module: Any, cubin: bytes) -> None:
+    replaced: list[Any] = []
+
+    def visit(op: Any) -> Any:
+        if op.name == "llvm.mlir.global" and ir.StringAttr(op.attributes["sym_name"]).value.endswith("_binary"):
+            op.attributes["value"] = ir.StringAttr.get(cubin)
+            op.attributes["global_type"] = ir.TypeAttr.get(
+                llvm.ArrayType.get(ir.IntegerType.get_signless(8), len(cubin)))
+            replaced.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    if not replaced:
+        raise RuntimeError("cuda.coop found no device binary to link in the CuTe DSL's compiled module")
+
+
+# ---- compile-only builds
+def fake_tensor(dtype: Any, shape: tuple[int, ...], stride: tuple[int, ...]) -> Any:
+    from cutlass.cute.runtime import make_fake_tensor
+
+    return make_fake_tensor(dtype, shape, stride=stride)
+
+
+def compile_launcher(launcher: Any, args: list[Any], target: str) -> Any:
+    return cute.compile(launcher, *args, options=f"--gpu-arch {target}")
+
+
+def binary_of(compiled: Any) -> bytes:
+    """The device binary a compiled launcher holds (the ``*_binary`` global of its module)."""
+    found: list[bytes] = []
+
+    def visit(op: Any) -> Any:
+        if op.name == "llvm.mlir.global" and ir.StringAttr(op.attributes["sym_name"]).value.endswith("_binary"):
+            found.append(ir.StringAttr(op.attributes["value"]).value_bytes)
+        return ir.WalkResult.ADVANCE
+
+    compiled.ir_module.operation.walk(visit)
+    if not found:
+        raise RuntimeError("the CuTe DSL's compiled launcher holds no device binary")
+    return found[0]
+
+
+FATBIN_MAGIC = b"\x50\xed\x55\xba"
+ELF_MAGIC = b"\x7fELF"
+
+
+def cubin_of(binary: bytes) -> bytes:
+    """The sm cubin inside a fatbin (or the cubin itself)."""
+    if binary.startswith(ELF_MAGIC):
+        return binary
+    at = binary.find(ELF_MAGIC)
+    if not binary.startswith(FATBIN_MAGIC) or at < 0:
+        raise RuntimeError("the CuTe DSL's device binary holds no cubin")
+    import struct
+
+    # an uncompressed fatbin entry: the ELF runs to its section headers' end
+    shoff, = struct.unpack_from("<Q", binary, at + 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", binary, at + 0x3A)
+    return binary[at:at + shoff + shentsize * shnum]

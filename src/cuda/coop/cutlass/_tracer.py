@@ -1,0 +1,591 @@
+"""The CuTe DSL backend's tracer: every cuda.coop call executed while CuTe traces a kernel arrives here.
+
+One ``KernelTracer`` per traced kernel implements the call layer's ``CallContext`` over the values CuTe hands the
+kernel's Python (its numerics, register and global tensors), plans each call with the shared family modules
+(``cuda.coop._calls``) and emits a call of the planned C function at once. The trace-finalize hook then builds the
+kernel's C++ with the shared build session, places the scratch through the DSL's shared-memory allocator and marks
+the module for the link step (``_link``).
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import _markers
+from .._backend_context import BackendContext, MarkerCall
+from .._calls import FAMILIES
+from .._calls.build import PlannedCall, scratch_use
+from .._calls.site import ArrayType, Emission, OperandType, SiteCall
+from .._cub.families import groups as cub_groups
+from .._errors import CoopError, CoopTypeError, CoopUnsupportedError, CoopValueError, located
+from .._version import __version__
+from .._semantics import groups as sem_groups
+from .._semantics.common import (
+    BLOCK, CLUSTER, GRID, THREAD, WARP, LaunchShape, Runtime, Static, check_payload_extent,
+)
+from .._semantics.temp_storage import make_descriptor
+from . import _about, _dsl
+
+FACTORIES = {"this_thread": THREAD, "this_warp": WARP, "this_block": BLOCK, "this_cluster": CLUSTER,
+             "this_grid": GRID}
+COMMON_DTYPES = tuple(_dsl.NUMERIC_TYPES)
+
+
+# ---- what the kernel's Python holds
+@dataclass(eq=False)
+class Slot:
+    """A payload as the call layer sees it (the ``Payload`` protocol)."""
+
+    items_per_thread: int
+    dtype: str | None
+    explicit: bool
+    tracer: "KernelTracer"
+    fragment: Any = None  # the register tensor, once the dtype is known
+    array: Any = None
+    follows: "Slot | None" = None
+
+    def root(self) -> "Slot":
+        slot = self
+        while slot.follows is not None:
+            slot = slot.follows
+        return slot
+
+    def materialise(self) -> Any:
+        if self.fragment is None:
+            dtype = self.root().dtype
+            if dtype is None:
+                raise CoopTypeError("a ThreadData is used before its dtype is known: give ThreadData(..., dtype=) "
+                                    "or load into it first")
+            self.dtype = dtype
+            self.fragment = _dsl.make_fragment(self.items_per_thread, dtype, self.tracer.kernel)
+        return self.fragment
+
+
+class ThreadData:
+    """A ThreadData inside a CuTe kernel: ``items_per_thread`` items of one dtype in a register tensor."""
+
+    __module__ = "cuda.coop.cutlass"
+
+    def __init__(self, slot: Slot):
+        self._slot = slot
+
+    @property
+    def items_per_thread(self) -> int:
+        return self._slot.items_per_thread
+
+    @property
+    def dtype(self) -> Any:
+        """The CuTe numeric type of the items (None while not inferred)."""
+        dtype = self._slot.root().dtype
+        return None if dtype is None else _dsl.NUMERIC_TYPES.get(dtype, _dsl.OTHER_TYPES.get(dtype))
+
+    @property
+    def fragment(self) -> Any:
+        """The register tensor holding the items (1-D, static extent)."""
+        return self._slot.materialise()
+
+    def __len__(self) -> int:
+        return self._slot.items_per_thread
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._slot.materialise()[index]
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        slot = self._slot
+        if slot.root().dtype is None:  # a typed assignment gives the dtype (docs: concepts, "ThreadData payloads")
+            dtype = _value_dtype(value)
+            if dtype is not None:
+                slot.root().dtype = dtype
+        slot.materialise()[index] = value
+
+    def __repr__(self) -> str:
+        return f"<cuda.coop ThreadData {self.items_per_thread} x {self._slot.root().dtype}>"
+
+    @classmethod
+    def from_fragment(cls, tensor: Any) -> "ThreadData":
+        """Wrap a 1-D register tensor of static extent (no copy): calls read and write its items."""
+        tracer = current_tracer("cuda.coop.cutlass.ThreadData.from_fragment")
+        return ThreadData(tracer.fragment_slot(tensor, "ThreadData.from_fragment", "tensor"))
+
+
+class ThreadGroup:
+    """A group inside a CuTe kernel; its methods are planned like the numba-cuda-mlir backend's."""
+
+    __module__ = "cuda.coop.cutlass"
+
+    def __init__(self, spec: Any, tracer: "KernelTracer"):
+        self.spec = spec
+        self._tracer = tracer
+
+    def group_by(self, count: int, /, *, exhaustive: bool = True) -> "ThreadGroup":
+        try:
+            return ThreadGroup(sem_groups.group_by(self.spec, count, exhaustive, self._tracer.launch), self._tracer)
+        except CoopError as exc:
+            raise located(exc, _caller_site()) from None
+
+    def rank(self, level: str = "thread") -> Any:
+        return self._tracer.query("rank", self, level, None)
+
+    def count(self, level: str = "thread") -> Any:
+        return self._tracer.query("count", self, level, None)
+
+    def rank_as(self, dtype: Any = None, level: str = "thread") -> Any:
+        return self._tracer.query("rank", self, level, dtype)
+
+    def count_as(self, dtype: Any = None, level: str = "thread") -> Any:
+        return self._tracer.query("count", self, level, dtype)
+
+    def is_member(self) -> Any:
+        return self._tracer.query("is_member", self, "thread", None)
+
+    def sync(self) -> None:
+        self._tracer.query("sync", self, "thread", None)
+
+    def sync_aligned(self) -> None:
+        self._tracer.query("sync_aligned", self, "thread", None)
+
+
+@dataclass(eq=False)
+class Storage:
+    descriptor: Any
+
+
+@dataclass(frozen=True)
+class PayloadPair:
+    items: tuple[Slot, ...]
+
+
+@dataclass
+class Call:
+    op: str
+    name: str
+    args: dict[str, Any]
+    qualified: bool = False
+    result: Any = None
+    returned: Any = None
+    site: tuple[str, int] | None = None
+
+
+@dataclass
+class Planned(PlannedCall):
+    call_op: Any = None
+    scratch_operand: int | None = None
+    stride_operand: int | None = None
+    in_loop: bool = False
+
+
+@dataclass
+class KernelPlan:
+    planned: list[Planned] = field(default_factory=list)
+    descriptors: list[Any] = field(default_factory=list)
+
+
+def _caller_site() -> tuple[str, int]:
+    frame = inspect.currentframe()
+    here = __file__
+    while frame is not None and frame.f_code.co_filename == here:
+        frame = frame.f_back
+    return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("<kernel>", 0)
+
+
+def _value_dtype(value: Any) -> str | None:
+    if isinstance(value, _dsl.Numeric):
+        return _dsl.DTYPE_OF_TYPE.get(type(value))
+    if isinstance(value, np.generic):
+        return value.dtype.name
+    return None
+
+
+# ---- the tracer
+_tracers: dict[str, "KernelTracer"] = {}
+
+
+def current_tracer(what: str) -> "KernelTracer":
+    kernel = _dsl.current_kernel()
+    if kernel is None:
+        raise _markers.base.kernel_only(what)
+    return tracer_for(kernel)
+
+
+def tracer_for(kernel: Any) -> "KernelTracer":
+    name = _dsl.kernel_name(kernel)
+    tracer = _tracers.get(name)
+    if tracer is None or tracer.kernel != kernel:
+        tracer = _tracers[name] = KernelTracer(kernel)
+    return tracer
+
+
+def take_tracers(names: list[str]) -> list["KernelTracer"]:
+    return [_tracers.pop(name) for name in names if name in _tracers]
+
+
+class KernelTracer:
+    """The tracer and the ``CallContext`` of one traced kernel."""
+
+    compiler = "the CuTe DSL"
+    dtype_words = "a NumPy scalar type or a CuTe numeric type (cutlass.Int32, ...)"
+
+    def __init__(self, kernel: Any):
+        self.kernel = kernel
+        self.name = _dsl.kernel_name(kernel)
+        self.gpu_module = _dsl.gpu_module_of(kernel)
+        self.cc = 90
+        self._launch: LaunchShape | None = None
+        self.plan = KernelPlan()
+        self._call: Call | None = None
+
+    @property
+    def launch(self) -> LaunchShape:
+        if self._launch is None:
+            block = _dsl.block_dim(self.kernel)
+            if block is None:
+                name = self._call.name if self._call is not None else "cuda.coop"
+                raise CoopValueError(f"{name} needs the block shape of kernel {self.name} at compile time; pass "
+                                     "block= as constants to .launch()")
+            self._launch = LaunchShape(tuple(int(b) for b in block))  # type: ignore[arg-type]
+        return self._launch
+
+    # the tracer side: every marker executed while CuTe traces this kernel arrives here
+    def call(self, marker_call: MarkerCall) -> Any:
+        try:
+            return self._call_marker(marker_call)
+        except CoopError as exc:
+            raise located(exc, marker_call.site) from None
+
+    def _call_marker(self, marker_call: MarkerCall) -> Any:
+        name, args, kwargs = marker_call.name, marker_call.args, marker_call.kwargs
+        if name in FACTORIES:
+            return ThreadGroup(sem_groups.factory_group(FACTORIES[name], self.launch), self)
+        if name == "ThreadData":
+            return ThreadData(self._new_slot(args, kwargs))
+        if name == "TempStorage":
+            return self._temp_storage(args, kwargs)
+        marker = _marker(name, marker_call.namespace)
+        try:
+            bound = inspect.signature(marker).bind(*args, **kwargs)
+        except TypeError as exc:
+            raise CoopTypeError(f"{marker_call.namespace}.{name}: {exc}") from None
+        call = Call(name, f"{marker_call.namespace}.{name}", dict(bound.arguments), marker_call.qualified,
+                    site=marker_call.site)
+        self._call = call
+        family = FAMILIES[name]
+        if hasattr(family, "evidence"):
+            family.evidence(self, call)
+        if hasattr(family, "result_payload"):
+            call.result = family.result_payload(self, call)
+        family.plan(self, call)
+        return self._result(call)
+
+    def _result(self, call: Call) -> Any:
+        if isinstance(call.result, PayloadPair):
+            return tuple(ThreadData(slot) for slot in call.result.items)
+        if isinstance(call.result, Slot):
+            return ThreadData(call.result)
+        return call.returned
+
+    def _new_slot(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Slot:
+        k = args[0]
+        if isinstance(k, np.integer):
+            k = int(k)
+        if not isinstance(k, int) or isinstance(k, bool):
+            raise CoopTypeError("ThreadData items_per_thread must be a compile-time integer")
+        if k <= 0:
+            raise CoopValueError("ThreadData items_per_thread must be positive")
+        dtype_obj = args[1] if len(args) > 1 else None
+        dtype = None
+        if dtype_obj is not None:
+            dtype = self.dtype_of_object(dtype_obj)
+            if dtype is None:
+                raise CoopTypeError(f"ThreadData dtype must be {self.dtype_words}; got {dtype_obj!r}")
+        check_payload_extent("ThreadData", k, dtype)
+        return Slot(k, dtype, dtype is not None, self)
+
+    def fragment_slot(self, tensor: Any, name: str, param: str) -> Slot:
+        if not _dsl.is_register_tensor(tensor):
+            raise CoopTypeError(f"{name} {param} must be a 1-D register tensor (cute.make_rmem_tensor); got "
+                                f"{_describe(tensor)}")
+        shape, _ = _dsl.shape_and_stride(tensor)
+        if len(shape) != 1 or not isinstance(shape[0], int):
+            raise CoopTypeError(f"{name} {param} must be a 1-D register tensor of static extent; got "
+                                f"{_describe(tensor)}")
+        dtype = _dsl.element_dtype(tensor)
+        if dtype is None:
+            raise CoopTypeError(f"{name} {param} element type {tensor.element_type} is not a supported dtype")
+        return Slot(shape[0], dtype, True, self, fragment=tensor)
+
+    def _temp_storage(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Storage:
+        descriptor = make_descriptor(len(self.plan.descriptors), args[0] if args else None,
+                                     kwargs.get("alignment"), kwargs.get("auto_sync", True), kwargs.get("sharing"))
+        self.plan.descriptors.append(descriptor)
+        return Storage(descriptor)
+
+    # group methods
+    def query(self, method: str, group: ThreadGroup, level: Any, dtype_obj: Any) -> Any:
+        site = _caller_site()
+        try:
+            dtype = None if dtype_obj is None else self.dtype_of_object(dtype_obj)
+            if dtype_obj is not None and dtype is None:
+                raise CoopTypeError(f"ThreadGroup.{method}_as dtype must be an integer dtype; got {dtype_obj!r}")
+            spec = sem_groups.plan_query(method, group.spec, self.launch, level, dtype, self.cc)
+        except CoopError as exc:
+            raise located(exc, site) from None
+        provider = cub_groups.emit(spec)
+        site_call = SiteCall(provider.symbol, [], result_dtype=spec.result_dtype)
+        call = Call(method, f"ThreadGroup.{method}", {}, site=site)
+        self.add_site(call, [], site_call, Emission(provider))
+        return call.returned
+
+    # the CallContext side
+    def group(self, call: Call) -> ThreadGroup:
+        group = call.args.get("group")
+        if not isinstance(group, ThreadGroup):
+            raise CoopTypeError(f"{call.name} group must be a ThreadGroup from cuda.coop.this_block(), this_warp() "
+                                f"or group_by(); got {_describe(group)}")
+        return group
+
+    def payload(self, operand: Any) -> Slot | None:
+        if isinstance(operand, ThreadData):
+            return operand._slot
+        if isinstance(operand, Slot):
+            return operand
+        if _dsl.is_register_tensor(operand):
+            return self.fragment_slot(operand, "a payload operand", "tensor")
+        return None
+
+    def require_payload(self, call: Call, param: str) -> Slot:
+        payload = self.payload(call.args.get(param))
+        if payload is None:
+            raise CoopTypeError(f"{call.name} {param} must be a ThreadData payload; got "
+                                f"{_describe(call.args.get(param))}")
+        return payload
+
+    def operand_form(self, operand: Any) -> str | None:
+        if isinstance(operand, _dsl.Tensor):
+            space = _dsl.memspace(operand)
+            return {"gmem": "array", "smem": "shared array", "rmem": "local array"}.get(space, "array")
+        return None
+
+    def scalar_dtype(self, operand: Any, call: Call, param: str, through: tuple[str, ...] = ()) -> str:
+        dtype = _value_dtype(operand)
+        if dtype is None and isinstance(operand, bool):
+            dtype = "bool"
+        elif dtype is None and isinstance(operand, int):
+            dtype = "int32"
+        elif dtype is None and isinstance(operand, float):
+            dtype = "float32"
+        if dtype is None:
+            raise CoopTypeError(f"{call.name} {param} must be a number, a CuTe numeric or a ThreadData; got "
+                                f"{_describe(operand)}")
+        return dtype
+
+    def array_dtype(self, operand: Any) -> str | None:
+        return _dsl.element_dtype(operand) if isinstance(operand, _dsl.Tensor) else None
+
+    def descriptor(self, operand: Any, name: str) -> Storage | None:
+        if operand is None:
+            return None
+        if not isinstance(operand, Storage):
+            raise CoopTypeError(f"{name} temp_storage must be a cuda.coop.TempStorage; got {_describe(operand)}")
+        return operand
+
+    def control(self, call: Call, key: str) -> Any:
+        value = call.args.get(key)
+        if value is None:
+            return None
+        if isinstance(value, _dsl.Numeric) and not isinstance(value, (int, float)):
+            static = _static_value(value)
+            if static is not None:
+                return Static(static)
+            return Runtime(_dsl.DTYPE_OF_TYPE.get(type(value)))
+        if isinstance(value, np.generic):
+            return Static(value.item())
+        return Static(value)
+
+    def static(self, call: Call, key: str, default: Any, kind: str = "value") -> Any:
+        value = call.args.get(key, default)
+        if isinstance(value, _dsl.Numeric):
+            static = _static_value(value)
+            if static is None:
+                raise CoopTypeError(f"{call.name} {key} must be a compile-time {kind}; got a runtime "
+                                    f"{type(value).__name__}")
+            return static
+        return value
+
+    def selector(self, call: Call, key: str, default: str) -> Any:
+        return self.static(call, key, default, kind="string")
+
+    def dtype_of_object(self, value: Any) -> str | None:
+        if value is int:
+            return "int32"
+        if value is float:
+            return "float32"
+        if isinstance(value, type) and value in _dsl.DTYPE_OF_TYPE:
+            return _dsl.DTYPE_OF_TYPE[value]
+        if isinstance(value, type) and issubclass(value, np.generic) or isinstance(value, np.dtype):
+            return np.dtype(value).name  # whether an operation supports it is decided there (P1/P2)
+        return None
+
+    def holds_by_value(self, dtype: str) -> bool:
+        return True
+
+    def result_operand(self, call: Call) -> Any:
+        return call.result
+
+    def result_name(self, call: Call) -> str:
+        return f"the result of {call.name}"
+
+    def new_result_payload(self, call: Call, items_per_thread: int, like: Slot | None,
+                           dtype: str | None = None) -> Slot:
+        resolved = dtype or (like.root().dtype if like is not None else None)
+        slot = Slot(items_per_thread, resolved, dtype is not None, self)
+        if resolved is None and like is not None:
+            slot.follows = like
+        return slot
+
+    def new_result_payloads(self, call: Call, likes: list[Slot],
+                            names: tuple[str, ...] = ("keys", "values")) -> PayloadPair:
+        items = []
+        for like in likes:
+            slot = Slot(like.items_per_thread, like.root().dtype, False, self)
+            slot.array = slot  # each result of the pair is filled through itself
+            items.append(slot)
+        return PayloadPair(tuple(items))
+
+    def payload_tuple(self, call: Call) -> PayloadPair:
+        return call.result
+
+    def add_evidence(self, payload: Slot, dtype: str | None, call: Call, param: str) -> None:
+        root = payload.root()
+        if dtype is None:
+            return
+        if root.dtype is None:
+            root.dtype = dtype
+        elif root.dtype != dtype and root.fragment is None and not root.explicit:
+            raise CoopTypeError(f"{call.name} {param} has dtype {dtype} but the ThreadData was inferred as "
+                                f"{root.dtype}")
+
+    def follow_dtype(self, output: Slot, source: Slot, call: Call, param: str) -> None:
+        if output.root().dtype is None and output is not source:
+            output.follows = source
+
+    def link_operator(self, spec: Any, dtype: str, name: str, param: str, arity: int = 2, result: str | None = None,
+                      state_dtype: str | None = None) -> list[Any]:
+        if spec is not None and not getattr(spec, "builtin", True):  # R9 until CuTe-traced callables exist
+            raise CoopUnsupportedError(f"{name} {param}: a user function is not implemented by the cutlass backend in "
+                                       f"cuda-coop {__version__}; use an operator string ('+', 'min', 'max', ...)")
+        return []
+
+    def add_site(self, call: Call, operands: list[Any], site: SiteCall, emission: Emission,
+                 scratch: tuple[Any, Any] | None = None) -> None:
+        if site.check is not None:
+            site.check(tuple(_operand_type(self, o) for o in operands))
+        use = None
+        if scratch is not None:
+            group, desc = scratch
+            use = scratch_use(len(self.plan.planned), group, desc.descriptor if desc else None, call.name)
+        planned = Planned(site=site, provider=emission.provider, scratch=use,
+                          without_reuse_barrier=emission.without_reuse_barrier)
+        self._emit(call, operands, planned)
+        self.plan.planned.append(planned)
+
+    # emission
+    def _emit(self, call: Call, operands: list[Any], planned: Planned) -> None:
+        site = planned.site
+        values: list[Any] = []
+        outs: list[tuple[Any, str]] = []
+        for param in site.params:
+            elem_dtype = param.dtype or site.elem_dtype
+            operand = operands[param.operand] if param.operand is not None else None
+            if param.abi == "ptr":
+                value = self._pointer(operand)
+            elif param.abi == "len":
+                value = _dsl.i64(_dsl.extent(operand))
+            elif param.abi == "i64":
+                value = _dsl.i64(int(param.value) if operand is None else operand)
+            elif param.abi == "out":
+                slot = _dsl.local_slot(param.dtype, self.kernel)
+                outs.append((slot, param.dtype))
+                value = _dsl.tensor_pointer(slot)
+            elif param.abi in ("elem", "value"):
+                value = _dsl.scalar(param.value if operand is None else operand, elem_dtype)
+            elif param.abi == "scratch":
+                planned.scratch_operand = len(values)
+                value = _dsl.null_pointer()  # the place in the backing is set once every call is planned
+            elif param.abi == "stride":
+                planned.stride_operand = len(values)
+                value = _dsl.i64(0)
+            else:  # pragma: no cover - families only use the kinds above
+                raise AssertionError(param.abi)
+            values.append(value)
+        result = _dsl.NUMERIC_TYPES[site.result_dtype].mlir_type if site.result_dtype in _dsl.NUMERIC_TYPES else None
+        if site.result_dtype is not None and result is None:  # is_member's uint8 and friends are numeric too
+            raise AssertionError(site.result_dtype)
+        call_op = _dsl.call(site.symbol, values, result, self.gpu_module)
+        planned.call_op = call_op.operation
+        planned.in_loop = _dsl.inside_loop(call_op.operation)
+        if outs:
+            call.returned = tuple(slot[0] for slot, _ in outs)
+        elif result is not None:
+            call.returned = _dsl.wrap(_dsl.result_of(call_op), site.result_dtype)
+
+    def _pointer(self, operand: Any) -> Any:
+        slot = self.payload(operand)
+        if slot is not None:
+            return _dsl.tensor_pointer(slot.materialise())
+        if isinstance(operand, _dsl.Tensor):
+            return _dsl.tensor_pointer(operand)
+        raise AssertionError(f"no pointer for {operand!r}")
+
+
+def _marker(name: str, namespace: str) -> Any:
+    return getattr(importlib.import_module(namespace), name)
+
+
+def _static_value(value: Any) -> Any:
+    """A CuTe numeric's value when it is a compile-time constant, else None."""
+    try:
+        raw = value.value
+    except AttributeError:
+        return None
+    return raw if isinstance(raw, (int, float, bool)) else None
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, _dsl.Tensor):
+        shape, stride = _dsl.shape_and_stride(value)
+        return (f"a {_dsl.memspace(value)} tensor of {value.element_type} with shape {shape} and stride {stride}")
+    if isinstance(value, ThreadData):
+        return repr(value)
+    return f"a {type(value).__name__}"
+
+
+def _operand_type(tracer: KernelTracer, operand: Any) -> OperandType:
+    if isinstance(operand, _dsl.Tensor):
+        shape, stride = _dsl.shape_and_stride(operand)
+        dtype = _dsl.element_dtype(operand)
+        contiguous = len(shape) == 1 and stride[0] == 1 and _dsl.memspace(operand) == "gmem"
+        array = ArrayType(len(shape), "C" if contiguous else "A", dtype, str(dtype or operand.element_type))
+        return OperandType(_describe(operand), None, False, array)
+    slot = tracer.payload(operand)
+    if slot is not None:
+        return OperandType(repr(operand), None, False, None)
+    dtype = _value_dtype(operand)
+    if dtype is None and isinstance(operand, (int, float)) and not isinstance(operand, bool):
+        dtype = "int32" if isinstance(operand, int) else "float32"
+    text = type(operand).__name__ if dtype is None else dtype
+    return OperandType(text, dtype, dtype is not None, None)
+
+
+def backend_context() -> BackendContext | None:
+    """The backend context while CuTe traces a kernel (None otherwise): markers then reach that kernel's tracer."""
+    kernel = _dsl.current_kernel()
+    if kernel is None:
+        return None
+    return BackendContext(_about.BACKEND, _about.NAMESPACE, tracer_for(kernel), abi=_about.ABI)
+
+
+__all__ = ["ThreadData", "ThreadGroup", "KernelTracer", "backend_context", "COMMON_DTYPES"]
