@@ -42,7 +42,10 @@ del _cls
 
 
 def at(loc: object) -> str:
-    """Render a source location as ``file:line`` for messages."""
+    """Render a source location (an object with ``filename`` and ``line``, or a ``(file, line)`` pair) as
+    ``file:line`` for messages."""
+    if isinstance(loc, tuple) and len(loc) == 2:
+        return f"{loc[0]}:{loc[1]}"
     filename = getattr(loc, "filename", None)
     line = getattr(loc, "line", None)
     if filename is None:

@@ -110,7 +110,8 @@ def i64(value: Any) -> Any:
 def scalar(value: Any, dtype: str) -> Any:
     """A Python number or CuTe value converted to the CuTe type of ``dtype``, as an MLIR value."""
     t = NUMERIC_TYPES[dtype]
-    if isinstance(value, int) and not isinstance(value, bool) and t.signed is False and value >= 1 << (t.width - 1):
+    unsigned = getattr(t, "signed", True) is False
+    if isinstance(value, int) and not isinstance(value, bool) and unsigned and value >= 1 << (t.width - 1):
         value -= 1 << t.width  # MLIR integers are signless; the binding takes the signed value with the same bits
         return arith.constant(t.mlir_type, value)
     return t(value).ir_value()
@@ -207,7 +208,7 @@ def local_slot(dtype: str, kernel: Any) -> Any:
 def shared_backing(kernel: Any, size: int, alignment: int) -> Any:
     """``size`` bytes of shared memory from the DSL's allocator at the kernel's entry (beside the user's own
     allocations, counted in the launch's shared memory), as a generic pointer."""
-    from cutlass.utils import SmemAllocator
+    from cutlass.memory import SmemAllocator
 
     with ir.InsertionPoint.at_block_begin(kernel.regions[0].blocks[0]):
         pointer = SmemAllocator().allocate(size, alignment)
@@ -279,7 +280,8 @@ def _relocatable(pipeline: str, ptx_path: str) -> str:
     pipeline = pipeline.replace("rdc=false", "rdc=true")
     pipeline = re.sub(r"(dump-ptx-path|ptx-options)='[^']*'", "", pipeline)
     at = pipeline.rfind("}")
-    return pipeline[:at] + f" ptx-options='-c' dump-ptx-path='{ptx_path}'" + pipeline[at:]
+    # PTX ISA 9.0: what the oldest nvJitLink of CUDA 13 reads (the DSL's libNVVM writes a newer one by default)
+    return pipeline[:at] + f" ptx-options='-c' ptx-version=+ptx90 dump-ptx-path='{ptx_path}'" + pipeline[at:]
 
 
 def _find_ptx(where: str) -> str:
