@@ -64,7 +64,7 @@ class CompiledKernel:
     shared_memory_bytes: int
     local_memory_bytes: int
     dynamic_shared_memory_bytes: int = 0
-    metadata: dict = field(default_factory=dict, repr=False)
+    metadata: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __repr__(self) -> str:
         return (f"<CompiledKernel {self.name[:60]}: {len(self.cubin)} B cubin, {self.registers} registers, "
