@@ -82,7 +82,7 @@ def _lookup(name: str) -> Backend | None:
 
 
 def register(backend: str, /) -> None:
-    """Activate a compiler backend in this process (``"numba-cuda-mlir"``).
+    """Activate a compiler backend in this process (``"numba-cuda-mlir"`` or ``"cutlass"``).
 
     Idempotent and thread-safe; works before or after importing the compiler and
     defining kernels. Raises ImportError when the backend's dependencies are missing.
@@ -138,3 +138,5 @@ def _auto_register_one(backend: Backend) -> None:
 
 add_backend(Backend(("numba-cuda-mlir", "numba_cuda_mlir"), "cuda.coop.numba_mlir", "numba_cuda_mlir",
                     'Install "cuda-coop[numba-cuda-mlir-cu13]"'))
+add_backend(Backend(("cutlass", "cute", "cutlass-dsl", "cutlass_dsl"), "cuda.coop.cutlass", "cutlass",
+                    'Install "cuda-coop[cutlass-cu13]"'))

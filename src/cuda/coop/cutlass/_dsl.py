@@ -11,6 +11,8 @@ import re
 import tempfile
 from typing import Any, Callable, Iterator
 
+import numpy as np
+
 from . import _about  # noqa: F401  (the version check runs first)
 
 import cutlass  # noqa: E402
@@ -110,6 +112,8 @@ def i64(value: Any) -> Any:
 def scalar(value: Any, dtype: str) -> Any:
     """A Python number or CuTe value converted to the CuTe type of ``dtype``, as an MLIR value."""
     t = NUMERIC_TYPES[dtype]
+    if isinstance(value, np.generic):
+        value = value.item()
     unsigned = getattr(t, "signed", True) is False
     if isinstance(value, int) and not isinstance(value, bool) and unsigned and value >= 1 << (t.width - 1):
         value -= 1 << t.width  # MLIR integers are signless; the binding takes the signed value with the same bits
@@ -220,8 +224,7 @@ def offset_pointer(base: Any, offset: int, after: Any) -> Any:
     with ir.InsertionPoint.after(after):
         if not offset:
             return base
-        index = arith.constant(ir.IntegerType.get_signless(64), offset)
-        return llvm.getelementptr(llvm.PointerType.get(0), base, [index], [-2147483648], ir.IntegerType.get_signless(8))
+        return llvm.getelementptr(llvm.PointerType.get(0), base, [], [offset], ir.IntegerType.get_signless(8), 0)
 
 
 def constant_i64(value: int, after: Any) -> Any:

@@ -105,6 +105,16 @@ class ThreadData:
     def __repr__(self) -> str:
         return f"<cuda.coop ThreadData {self.items_per_thread} x {self._slot.root().dtype}>"
 
+    # CuTe carries values assigned in a traced loop or branch through its region: a ThreadData is its register tensor
+    def __extract_mlir_values__(self) -> Any:
+        return self._slot.materialise().__extract_mlir_values__()
+
+    def __new_from_mlir_values__(self, values: Any) -> "ThreadData":
+        slot = self._slot
+        view = Slot(slot.items_per_thread, slot.root().dtype, True, slot.tracer,
+                    fragment=slot.materialise().__new_from_mlir_values__(values), follows=slot)
+        return ThreadData(view)
+
     @classmethod
     def from_fragment(cls, tensor: Any) -> "ThreadData":
         """Wrap a 1-D register tensor of static extent (no copy): calls read and write its items."""

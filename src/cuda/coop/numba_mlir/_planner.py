@@ -45,7 +45,8 @@ from .._calls.build import (
 from .._calls.site import Emission, SiteCall
 from ._lowering import operator_link
 from ._checks import KernelChecks, user_name
-from ._about import BUILD_TAG
+from ._about import BACKEND, BUILD_TAG, NAMESPACE
+from .._backend_context import COMMON_NAMESPACE
 from ._inference import DtypeInference, no_array_of
 from ._barriers import scratch_use_may_follow
 from ._rewrite import KernelRewrite
@@ -373,6 +374,10 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
     def op_call(self, stmt: Any, block: Any, marker: Any) -> OpCall:
         op = op_name(marker)
         name = f"{marker.__module__}.{op}"
+        if marker.__module__ not in (COMMON_NAMESPACE, NAMESPACE):  # R11: another backend's qualified call
+            raise located(CoopTypeError(
+                f"{name} belongs to {marker.__module__}; this kernel is compiled by {BACKEND}: use "
+                f"{COMMON_NAMESPACE}.{op} or {NAMESPACE}.{op}"), stmt.loc)
         return OpCall(stmt, block, marker, op, name, self._bind(stmt, marker, name))
 
     def add_site(self, call: OpCall, operands: list, site: SiteCall, emission: Emission,

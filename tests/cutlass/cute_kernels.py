@@ -1,0 +1,131 @@
+"""CuTe DSL kernels for the CPU tests of the cutlass backend (CuTe reads kernel source, so they live in a file)."""
+from __future__ import annotations
+
+import numpy as np
+import cutlass
+import cutlass.cute as cute
+
+import cuda.coop.cutlass as cute_coop
+from cuda import coop
+
+THREADS, K = 128, 4
+
+
+@cute.kernel
+def scan_kernel(src: cute.Tensor, dst: cute.Tensor):
+    bid, _, _ = cute.arch.block_idx()
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items, offset=bid * (THREADS * K))
+    out = coop.exclusive_sum(block, items)
+    coop.store(block, dst, out, offset=bid * (THREADS * K))
+
+
+@cute.jit
+def scan_launch(src: cute.Tensor, dst: cute.Tensor):
+    scan_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.jit
+def scan_launch_dynamic_block(src: cute.Tensor, dst: cute.Tensor, threads: cutlass.Int32):
+    scan_kernel(src, dst).launch(grid=(1, 1, 1), block=(threads, 1, 1))
+
+
+@cute.kernel
+def fragment_kernel(src: cute.Tensor, dst: cute.Tensor):
+    """Register tensors as payloads, and a ThreadData's fragment handed to CuTe code."""
+    block = coop.this_block()
+    frag = cute.make_rmem_tensor((K,), cutlass.Int32)
+    coop.load(block, src, frag)
+    items = cute_coop.ThreadData.from_fragment(frag)
+    total = coop.inclusive_sum(block, items)
+    doubled = coop.ThreadData(K, np.int32)
+    for i in range(K):
+        doubled.fragment[i] = total[i] * 2
+    coop.store(block, dst, doubled)
+
+
+@cute.jit
+def fragment_launch(src: cute.Tensor, dst: cute.Tensor):
+    fragment_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def two_dim_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    coop.store(block, dst, items)
+
+
+@cute.jit
+def two_dim_launch(src: cute.Tensor, dst: cute.Tensor):
+    two_dim_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def user_operator_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.inclusive_scan(block, items, scan_op=lambda a, b: a + b)
+    coop.store(block, dst, out)
+
+
+@cute.jit
+def user_operator_launch(src: cute.Tensor, dst: cute.Tensor):
+    user_operator_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def runtime_selector_kernel(src: cute.Tensor, dst: cute.Tensor, bins: cutlass.Int32):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    counts = coop.histogram(block, items, bins=bins)
+    coop.store(block, dst, counts)
+
+
+@cute.jit
+def runtime_selector_launch(src: cute.Tensor, dst: cute.Tensor, bins: cutlass.Int32):
+    runtime_selector_kernel(src, dst, bins).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def numba_namespace_kernel(src: cute.Tensor, dst: cute.Tensor):
+    import cuda.coop.numba_mlir as numba_coop
+
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    numba_coop.load(block, src, items)
+    coop.store(block, dst, items)
+
+
+@cute.jit
+def numba_namespace_launch(src: cute.Tensor, dst: cute.Tensor):
+    numba_namespace_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def everything_kernel(src: cute.Tensor, dst: cute.Tensor, count: cutlass.Int32):
+    """One call of most families in one kernel (as tests/compile/tracing_backend.py's sample kernel)."""
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items, algorithm="transpose")
+    prefix = coop.exclusive_sum(block, items)
+    total = coop.sum(block, np.int32(3), valid_items=count)
+    keys = coop.radix_sort_keys(block, prefix)
+    values = coop.ThreadData(K, np.int32)
+    for i in range(K):
+        values[i] = keys[i] + 1
+    keys, values = coop.merge_sort_pairs(block, keys, values)
+    counts = coop.histogram(block, keys, bins=256, bins_per_thread=2)
+    storage = coop.TempStorage(auto_sync=True)
+    deltas = coop.adjacent_difference(block, counts, temp_storage=storage)
+    striped = coop.exchange(block, deltas, mode="blocked_to_striped")
+    coop.store(block, dst, striped, valid_items=total)
+
+
+@cute.jit
+def everything_launch(src: cute.Tensor, dst: cute.Tensor, count: cutlass.Int32):
+    everything_kernel(src, dst, count).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))

@@ -1,0 +1,159 @@
+"""The CuTe DSL backend without a GPU: kernels trace, build and link to sm_90a cubins, and mistakes are reported at
+the user's line in Python terms (docs: cutlass)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+cutlass = pytest.importorskip("cutlass")
+from cutlass.cute.runtime import make_fake_tensor  # noqa: E402
+
+import cuda.coop.cutlass as cute_coop  # noqa: E402
+from cuda import coop  # noqa: E402
+
+import cute_kernels as ck  # noqa: E402
+
+
+def _tensor(n=ck.THREADS * ck.K, dtype=None, shape=None, stride=None):
+    dtype = dtype or cutlass.Int32
+    return make_fake_tensor(dtype, shape or (n,), stride=stride or (1,))
+
+
+def _line(fn, text):
+    import inspect
+
+    lines, start = inspect.getsourcelines(fn)
+    return start + next(i for i, line in enumerate(lines) if text in line)
+
+
+def test_block_scan_builds_to_an_sm90a_cubin():
+    kernel = cute_coop.compile_kernel(ck.scan_launch, _tensor(), _tensor())
+    assert kernel.cubin[:4] == b"\x7fELF"
+    assert "cuda_coop_scan_" in kernel.cpp_source and "BlockScan" in kernel.cpp_source
+    assert kernel.registers > 0
+    assert kernel.shared_memory_bytes > 0  # the scan's scratch, placed by the DSL's allocator
+    sass = kernel.sass()
+    assert "BAR.SYNC" in sass  # the CUB scan is linked into the kernel
+
+
+def test_fragments_interoperate():
+    kernel = cute_coop.compile_kernel(ck.fragment_launch, _tensor(), _tensor())
+    assert "cuda_coop_scan_" in kernel.cpp_source
+
+
+def test_every_family_in_one_kernel():
+    kernel = cute_coop.compile_kernel(ck.everything_launch, _tensor(), _tensor(), 100)
+    for family in ("load", "scan", "reduce", "radix_sort", "merge_sort", "histogram", "adjacent", "exchange",
+                   "store"):
+        assert f"cuda_coop_{family}" in kernel.cpp_source, family
+
+
+def test_r1_outside_a_trace():
+    with pytest.raises(coop.CoopCompilerContextRequiredError, match="must be called from a supported GPU kernel"):
+        coop.this_block()
+
+
+def _compile_error(launcher, *args):
+    with pytest.raises(Exception) as info:
+        cute_coop.compile_kernel(launcher, *args)
+    return info.value
+
+
+def _coop_error(exc):
+    """The cuda.coop error a CuTe compile failure carries (CuTe wraps exceptions raised while it traces)."""
+    while exc is not None and not isinstance(exc, coop.CoopError):
+        exc = exc.__cause__ or exc.__context__
+    return exc
+
+
+def test_g23_block_shape_not_constant():
+    exc = _coop_error(_compile_error(ck.scan_launch_dynamic_block, _tensor(), _tensor(), 128))
+    assert isinstance(exc, coop.CoopValueError)
+    message = str(exc)
+    assert "needs the block shape of kernel" in message and "pass block= as constants to .launch()" in message
+    assert f"cute_kernels.py:{_line(ck.scan_kernel, 'coop.this_block()')}" in message
+
+
+def test_two_dimensional_tensor_is_named():
+    exc = _coop_error(_compile_error(ck.two_dim_launch, _tensor(shape=(ck.THREADS, ck.K), stride=(ck.K, 1)),
+                                     _tensor()))
+    assert isinstance(exc, coop.CoopTypeError)
+    message = str(exc).splitlines()[0]
+    assert "source must be a one-dimensional contiguous array" in message
+    assert f"cute_kernels.py:{_line(ck.two_dim_kernel, 'coop.load(')}" in message
+    assert "cute." not in message.split(":", 2)[-1].split("got")[0]  # speaks Python, not MLIR
+
+
+def test_user_function_operator_is_r9():
+    exc = _coop_error(_compile_error(ck.user_operator_launch, _tensor(), _tensor()))
+    assert isinstance(exc, coop.CoopUnsupportedError)
+    assert "is not implemented by the cutlass backend" in str(exc)
+
+
+def test_runtime_value_for_a_compile_time_option():
+    exc = _coop_error(_compile_error(ck.runtime_selector_launch, _tensor(), _tensor(), 8))
+    assert isinstance(exc, coop.CoopTypeError)
+    assert "bins must be a compile-time" in str(exc)
+
+
+def test_r11_numba_namespace_in_a_cute_kernel():
+    pytest.importorskip("numba_cuda_mlir")
+    exc = _coop_error(_compile_error(ck.numba_namespace_launch, _tensor(), _tensor()))
+    assert isinstance(exc, coop.CoopTypeError)
+    assert ("cuda.coop.numba_mlir.load belongs to cuda.coop.numba_mlir; this kernel is compiled by cutlass: use "
+            "cuda.coop.load or cuda.coop.cutlass.load") in str(exc)
+
+
+def test_r11_cutlass_namespace_in_a_numba_kernel():
+    pytest.importorskip("numba_cuda_mlir")
+    from numba_cuda_mlir import cuda
+
+    import cuda.coop.numba_mlir as numba_coop
+
+    @cuda.jit
+    def kernel(src, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(4, np.int32)
+        cute_coop.load(block, src, items)
+        coop.store(block, dst, items)
+
+    x = np.arange(512, dtype=np.int32)
+    with pytest.raises(coop.CoopTypeError, match="cuda.coop.cutlass.load belongs to cuda.coop.cutlass; this kernel "
+                                                "is compiled by numba-cuda-mlir: use cuda.coop.load or "
+                                                "cuda.coop.numba_mlir.load"):
+        numba_coop.compile_kernel(kernel, (x, x), block=128)
+
+
+def test_both_backends_in_one_process():
+    pytest.importorskip("numba_cuda_mlir")
+    from numba_cuda_mlir import cuda
+
+    import cuda.coop.numba_mlir as numba_coop
+
+    @cuda.jit
+    def kernel(src, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(4, np.int32)
+        coop.load(block, src, items)
+        coop.store(block, dst, coop.exclusive_sum(block, items))
+
+    x = np.arange(512, dtype=np.int32)
+    numba_built = numba_coop.compile_kernel(kernel, (x, x), block=128)
+    cute_built = cute_coop.compile_kernel(ck.scan_launch, _tensor(), _tensor())
+    assert "cuda_coop_scan_" in numba_built.cpp_source and "cuda_coop_scan_" in cute_built.cpp_source
+
+
+@pytest.mark.parametrize("name", ["cutlass", "cute", "cutlass-dsl", "cutlass_dsl"])
+def test_register_names(name):
+    coop.register(name)  # idempotent, every alias
+
+
+def test_importing_cutlass_first_registers_the_backend():
+    code = ("import cutlass, sys\nimport cuda.coop\n"
+            "assert 'cuda.coop.cutlass' in sys.modules, 'not registered'\n"
+            "from cuda.coop._backend_context import _probes\nassert _probes\nprint('ok')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
