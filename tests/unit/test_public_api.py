@@ -179,7 +179,8 @@ def test_register_rejects_unknown_names(value):
     with pytest.raises(ValueError) as info:
         coop.register(value)
     assert str(info.value) == (
-        f"Unsupported cuda.coop backend {value!r}; expected 'numba-cuda-mlir' or 'numba_cuda_mlir'."
+        f"Unsupported cuda.coop backend {value!r}; expected 'numba-cuda-mlir' or 'numba_cuda_mlir' or 'cutlass' or "
+        "'cute' or 'cutlass-dsl' or 'cutlass_dsl'."
     )
 
 

@@ -406,7 +406,7 @@ def reduce_batched(
 
 
 def register(backend: str, /) -> None:
-    """Activate a compiler backend in this process (``"numba-cuda-mlir"``)."""
+    """Activate a compiler backend in this process (``"numba-cuda-mlir"`` or ``"cutlass"``)."""
 
 
 def run_length_decode(

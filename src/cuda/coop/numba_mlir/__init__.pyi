@@ -120,7 +120,7 @@ class CompiledKernel:
     shared_memory_bytes: int
     local_memory_bytes: int
     dynamic_shared_memory_bytes: int = 0
-    metadata: dict[Any, Any] = ...
+    metadata: dict[str, Any] = ...
 
     def sass(self) -> str:
         """Disassembly (needs cuobjdump or nvdisasm from the CUDA toolkit)."""
