@@ -129,3 +129,29 @@ def everything_kernel(src: cute.Tensor, dst: cute.Tensor, count: cutlass.Int32):
 @cute.jit
 def everything_launch(src: cute.Tensor, dst: cute.Tensor, count: cutlass.Int32):
     everything_kernel(src, dst, count).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def divergent_kernel(src: cute.Tensor, dst: cute.Tensor, rank_condition: cutlass.Constexpr):
+    tid, _, _ = cute.arch.thread_idx()
+    bid, _, _ = cute.arch.block_idx()
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    if bid > 0:  # the same in every member: allowed
+        items = coop.inclusive_sum(block, items)
+    warp = coop.this_warp()
+    if tid < 64:  # selects whole warps: allowed for a warp call
+        items[0] = coop.inclusive_sum(warp, items[0])
+    if cutlass.const_expr(rank_condition):
+        if block.rank() < 5:
+            items = coop.inclusive_sum(block, items)
+    else:
+        if tid < 5:
+            items = coop.inclusive_sum(block, items)
+    coop.store(block, dst, items)
+
+
+@cute.jit
+def divergent_launch(src: cute.Tensor, dst: cute.Tensor, rank_condition: cutlass.Constexpr):
+    divergent_kernel(src, dst, rank_condition).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))

@@ -157,3 +157,16 @@ def test_importing_cutlass_first_registers_the_backend():
             "from cuda.coop._backend_context import _probes\nassert _probes\nprint('ok')")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("rank_condition, source", [(False, "the thread index (thread_idx()[0])"),
+                                                    (True, "the block group's rank('thread')")])
+def test_g21_divergent_participation(rank_condition, source):
+    exc = _coop_error(_compile_error(ck.divergent_launch, _tensor(), _tensor(), rank_condition))
+    assert isinstance(exc, coop.CoopValueError)
+    condition = "block.rank() < 5" if rank_condition else "tid < 5"
+    call_line = _line(ck.divergent_kernel, condition) + 1
+    assert str(exc) == (
+        f"{ck.__file__}:{call_line}: cuda.coop.inclusive_sum on block groups must be reached by every member, but it "
+        f"is under a condition that depends on {source} ({ck.__file__}:{call_line - 1}); use valid_items / "
+        "oob_default, or move the condition inside the values")

@@ -130,7 +130,8 @@ def test_register_and_automatic_registration_serve_any_backend(registry, monkeyp
     coop.register("rec")
     assert registered == [RECORDER]
     assert backend in _backends.backends() and _backends.backends()[0].name == "numba-cuda-mlir"
-    with pytest.raises(ValueError, match="expected 'numba-cuda-mlir' or 'numba_cuda_mlir' or 'cutlass' or 'cute' or 'cutlass-dsl' or 'cutlass_dsl' or 'recorder' or 'rec'"):
+    with pytest.raises(ValueError, match="expected 'numba-cuda-mlir' or 'numba_cuda_mlir' or 'cutlass' or 'cute' or "
+                                         "'cutlass-dsl' or 'cutlass_dsl' or 'recorder' or 'rec'"):
         coop.register("nothing")
     monkeypatch.setenv("CUDA_COOP_DISABLE_AUTO_DSL_REGISTRATION", "0")
     monkeypatch.delitem(sys.modules, "numba_cuda_mlir", raising=False)  # only the test backend's compiler is there

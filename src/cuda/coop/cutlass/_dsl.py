@@ -91,6 +91,56 @@ def gpu_module_of(op: Any) -> Any:
     return op
 
 
+THREAD_INDEX_OPS = {"nvvm.read.ptx.sreg.tid.x": "the thread index (thread_idx()[0])",
+                    "nvvm.read.ptx.sreg.tid.y": "the thread index (thread_idx()[1])",
+                    "nvvm.read.ptx.sreg.tid.z": "the thread index (thread_idx()[2])"}
+LANE_OPS = {"nvvm.read.ptx.sreg.laneid": "the lane id (lane_idx())"}
+
+
+def divergent_condition(op: Any, sources: dict[str, str], varying_calls: dict[str, str]) -> tuple[str, str] | None:
+    """The first ``if`` around ``op`` whose condition derives from one of ``sources`` (op name -> words) or from a
+    call of a symbol in ``varying_calls``: (what it depends on, where the ``if`` is), else None."""
+    parent = op.parent
+    while parent is not None and parent.name not in KERNEL_OPS:
+        if parent.name == "scf.if":
+            condition = parent.operands[0]
+            found = _depends_on(condition, sources, varying_calls)
+            if found is not None:
+                owner = condition.owner
+                return found, _where(getattr(owner, "location", parent.location))
+        parent = parent.parent
+    return None
+
+
+def _depends_on(value: Any, sources: dict[str, str], varying_calls: dict[str, str], limit: int = 400) -> str | None:
+    seen: set[int] = set()
+    queue = [value]
+    while queue and len(seen) < limit:
+        current = queue.pop()
+        owner = current.owner
+        if not hasattr(owner, "name"):  # a block argument (a kernel parameter or a loop variable)
+            continue
+        operation = getattr(owner, "operation", owner)
+        key = hash(operation)
+        if key in seen:
+            continue
+        seen.add(key)
+        if operation.name in sources:
+            return sources[operation.name]
+        if operation.name == "func.call":
+            callee = ir.FlatSymbolRefAttr(operation.attributes["callee"]).value
+            if callee in varying_calls:
+                return varying_calls[callee]
+            continue  # another call's result: not classified
+        queue.extend(operation.operands)
+    return None
+
+
+def _where(location: Any) -> str:
+    found = re.search(r'"([^"]+)":(\d+)', str(location))
+    return f"{found.group(1)}:{found.group(2)}" if found else ""
+
+
 def inside_loop(op: Any) -> bool:
     """Whether ``op`` sits in a loop of its kernel (it may execute again after later calls)."""
     op = op.parent

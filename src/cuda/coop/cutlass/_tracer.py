@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import linecache
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,11 +26,14 @@ from .._errors import CoopError, CoopTypeError, CoopUnsupportedError, CoopValueE
 from .._version import __version__
 from .._semantics import groups as sem_groups
 from .._semantics.common import (
-    BLOCK, CLUSTER, GRID, THREAD, WARP, LaunchShape, Runtime, Static, check_payload_extent,
+    BLOCK, CLUSTER, GRID, LOGICAL_WARP, THREAD, WARP, WARPS_IN_BLOCK, LaunchShape, Runtime, Static,
+    check_payload_extent,
 )
 from .._semantics.temp_storage import make_descriptor
 from . import _about, _dsl
 
+# nesting order of group kinds and query levels (a smaller number is a finer unit)
+_ORDER = {THREAD: 0, LOGICAL_WARP: 1, WARP: 2, WARPS_IN_BLOCK: 3, BLOCK: 4, CLUSTER: 5, GRID: 6}
 FACTORIES = {"this_thread": THREAD, "this_warp": WARP, "this_block": BLOCK, "this_cluster": CLUSTER,
              "this_grid": GRID}
 COMMON_DTYPES = tuple(_dsl.NUMERIC_TYPES)
@@ -131,6 +135,13 @@ class ThreadGroup:
         self.spec = spec
         self._tracer = tracer
 
+    # CuTe may carry a group through a traced ``if`` or loop: it holds no run-time value
+    def __extract_mlir_values__(self) -> list[Any]:
+        return []
+
+    def __new_from_mlir_values__(self, values: list[Any]) -> "ThreadGroup":
+        return self
+
     def group_by(self, count: int, /, *, exhaustive: bool = True) -> "ThreadGroup":
         try:
             return ThreadGroup(sem_groups.group_by(self.spec, count, exhaustive, self._tracer.launch), self._tracer)
@@ -162,6 +173,12 @@ class ThreadGroup:
 @dataclass(eq=False)
 class Storage:
     descriptor: Any
+
+    def __extract_mlir_values__(self) -> list[Any]:  # carried like a group: no run-time value
+        return []
+
+    def __new_from_mlir_values__(self, values: list[Any]) -> "Storage":
+        return self
 
 
 @dataclass(frozen=True)
@@ -200,6 +217,27 @@ def _caller_site() -> tuple[str, int]:
     while frame is not None and frame.f_code.co_filename == here:
         frame = frame.f_back
     return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("<kernel>", 0)
+
+
+def _enclosing_if(site: tuple[str, int] | None) -> str | None:
+    """``file:line`` of the ``if`` whose body holds the call at ``site`` (CuTe keeps no location on it)."""
+    if site is None:
+        return None
+    filename, line = site
+    text = linecache.getline(filename, line)
+    indent = len(text) - len(text.lstrip())
+    for number in range(line - 1, 0, -1):
+        above = linecache.getline(filename, number)
+        stripped = above.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if len(above) - len(above.lstrip()) < indent:
+            if stripped.startswith(("if ", "elif ", "else")):
+                return f"{filename}:{number}"
+            indent = len(above) - len(above.lstrip())
+            if stripped.startswith(("def ", "@")):
+                return None
+    return None
 
 
 def _value_dtype(value: Any) -> str | None:
@@ -247,6 +285,8 @@ class KernelTracer:
         self._launch: LaunchShape | None = None
         self.plan = KernelPlan()
         self._call: Call | None = None
+        # query symbols whose result differs between members -> (whether it differs within a warp, words)
+        self.varying: dict[str, tuple[bool, str]] = {}
 
     @property
     def launch(self) -> LaunchShape:
@@ -347,6 +387,9 @@ class KernelTracer:
         site_call = SiteCall(provider.symbol, [], result_dtype=spec.result_dtype)
         call = Call(method, f"ThreadGroup.{method}", {}, site=site)
         self.add_site(call, [], site_call, Emission(provider))
+        if method == "rank" and _ORDER[spec.level] < _ORDER[group.spec.kind]:  # differs between the members
+            within_warp = group.spec.is_warp_scope and spec.level == "thread"
+            self.varying[provider.symbol] = (within_warp, f"the {group.spec.kind} group's rank({spec.level!r})")
         return call.returned
 
     # the CallContext side
@@ -536,11 +579,30 @@ class KernelTracer:
             raise AssertionError(site.result_dtype)
         call_op = _dsl.call(site.symbol, values, result, self.gpu_module)
         planned.call_op = call_op.operation
+        self._check_participation(call, call_op.operation)
         planned.in_loop = _dsl.inside_loop(call_op.operation)
         if outs:
             call.returned = tuple(slot[0] for slot, _ in outs)
         elif result is not None:
             call.returned = _dsl.wrap(_dsl.result_of(call_op), site.result_dtype)
+
+    def _check_participation(self, call: Call, call_op: Any) -> None:
+        """G21 where CuTe's traced ``if`` provably depends on the thread (docs: concepts, "Participation"): a block
+        call under any thread-index condition, a warp call under a lane-id one; what cannot be classified passes."""
+        group = call.args.get("group")
+        if not isinstance(group, ThreadGroup) or group.spec.kind == THREAD:
+            return
+        kind = group.spec.kind
+        sources = dict(_dsl.LANE_OPS) if group.spec.is_warp_scope else {**_dsl.THREAD_INDEX_OPS, **_dsl.LANE_OPS}
+        varying = {symbol: words for symbol, (within_warp, words) in self.varying.items()
+                   if within_warp or not group.spec.is_warp_scope}
+        found = _dsl.divergent_condition(call_op, sources, varying)
+        if found is not None:
+            source, where = found
+            where = where or _enclosing_if(call.site) or "an if statement of the kernel"
+            raise CoopValueError(f"{call.name} on {kind} groups must be reached by every member, but it is under a "
+                                 f"condition that depends on {source} ({where}); use valid_items / oob_default, or "
+                                 "move the condition inside the values")
 
     def _pointer(self, operand: Any) -> Any:
         slot = self.payload(operand)

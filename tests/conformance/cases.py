@@ -1,0 +1,642 @@
+"""The shared case description of the conformance suite: common-API kernels written once, run by every backend.
+
+A case is a plain Python function ``body(bid, *operands)`` that uses only ``coop.*`` calls, Python ints, NumPy dtypes
+and indexing of ``ThreadData``; ``bid`` is the block index. Its compile-time facts (items per thread, dtype, operator,
+block size) are closure constants of the factory that made it. Each backend's harness wraps the body in a generated
+kernel of its own (``harness_numba``, ``harness_cutlass``). Metadata: block shape, grid, the operand list (input
+arrays, output arrays, scalar ints) and a NumPy oracle giving the expected outputs from the inputs.
+
+Conventions every case follows: inputs are random and never all zeros; outputs are poisoned before the launch (the
+0x5A byte pattern) so that a slot the kernel never writes shows; comparisons are exact (float inputs are small
+integers, so float sums are exact in any order); inputs are checked unchanged after the launch.
+"""
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from cuda import coop
+
+# (block shape, items per thread) combinations: every K and every shape appears once per (variant, dtype).
+COMBOS_3D = (((32, 1, 1), 1), ((8, 4, 1), 2), ((128, 1, 1), 4))
+COMBOS_1D = (((32, 1, 1), 1), ((128, 1, 1), 2), ((32, 1, 1), 4))  # operations on 1-D blocks only
+GRID = 2
+
+
+@dataclass(frozen=True)
+class Array:
+    """A 1-D device array operand. ``role``: ``"in"`` (made by ``make(rng)``, checked unchanged) or ``"out"``
+    (poisoned before the launch, compared with the oracle)."""
+
+    name: str
+    dtype: Any
+    size: int
+    role: str
+    make: Callable[[np.random.Generator], np.ndarray] | None = None
+
+
+@dataclass(frozen=True)
+class Int:
+    """A scalar int32 kernel argument (a runtime control)."""
+
+    name: str
+    value: int
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    family: str
+    body: Callable[..., None]
+    block: tuple[int, int, int]
+    grid: int
+    operands: tuple[Array | Int, ...]
+    oracle: Callable[[dict[str, Any]], dict[str, np.ndarray]]
+    #: outputs whose order is unspecified in part: ``canon(name, array)`` is applied to result and expectation alike
+    canon: Callable[[str, np.ndarray], np.ndarray] | None = None
+    #: the reason a backend is known to fail this case: {backend: reason}; the tests mark it xfail(strict=True)
+    known_failures: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def threads(self) -> int:
+        return int(np.prod(self.block))
+
+    @property
+    def signature(self) -> tuple[str, ...]:
+        """``"tensor"`` or ``"int"`` per operand: what a harness's generated kernel declares."""
+        return tuple("int" if isinstance(op, Int) else "tensor" for op in self.operands)
+
+    def inputs(self) -> dict[str, Any]:
+        """The case's operands with fresh inputs (seeded by the case id) and poisoned outputs, by name."""
+        rng = np.random.default_rng(zlib.crc32(self.id.encode()))
+        values: dict[str, Any] = {}
+        for op in self.operands:
+            if isinstance(op, Int):
+                values[op.name] = op.value
+            elif op.role == "in":
+                assert op.make is not None
+                data = np.ascontiguousarray(op.make(rng), dtype=op.dtype)
+                assert data.shape == (op.size,) and np.any(data != 0), op.name
+                values[op.name] = data
+            else:
+                values[op.name] = poisoned(op.size, op.dtype)
+        return values
+
+
+def poisoned(n, dtype):
+    """An output buffer filled with the 0x5A byte pattern, so that a slot the kernel never writes shows."""
+    return np.frombuffer(np.full(n * np.dtype(dtype).itemsize, 0x5A, np.uint8).tobytes(), dtype=dtype).copy()
+
+
+def check(case: Case, before: dict[str, Any], after: dict[str, np.ndarray]) -> None:
+    """Exact comparison of ``after`` (the arrays once the kernel ran) with the oracle, inputs unchanged."""
+    want = case.oracle(before)
+    for op in case.operands:
+        if isinstance(op, Int):
+            continue
+        got = after[op.name]
+        assert got.dtype == np.dtype(op.dtype), (op.name, got.dtype)
+        if op.role == "in":
+            np.testing.assert_array_equal(got, before[op.name], err_msg=f"input {op.name} changed")
+            continue
+        expected = np.asarray(want[op.name]).astype(op.dtype, copy=False)
+        if case.canon is not None:
+            got, expected = case.canon(op.name, got), case.canon(op.name, expected)
+        np.testing.assert_array_equal(got, expected, err_msg=f"output {op.name} of {case.id}")
+
+
+# ------------------------------------------------------------------------------------------- input makers
+
+
+def small(dtype, lo=-100, hi=100):
+    """Small random values (exact float sums, no integer overflow); unsigned dtypes from 0."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "u":
+        lo = 0
+    return lambda n: (lambda rng: rng.integers(lo, hi, n).astype(dtype))
+
+
+def full_range(dtype):
+    info = np.iinfo(dtype)
+    return lambda n: (lambda rng: rng.integers(info.min, info.max, n, dtype=np.int64 if info.min < 0 else np.uint64,
+                                               endpoint=True).astype(dtype))
+
+
+def unique_per_tile(dtype, tile):
+    """Distinct keys within each tile (orders that are not stable are then determined)."""
+    def make(n):
+        def draw(rng):
+            return np.concatenate([rng.choice(np.arange(-5 * tile, 5 * tile), tile, replace=False)
+                                   for _ in range(n // tile)]).astype(dtype)
+        return draw
+    return make
+
+
+def tiles(x, size):
+    return np.asarray(x).reshape(-1, size)
+
+
+def dname(dtype) -> str:
+    return np.dtype(dtype).name
+
+
+INT_AND_FLOAT = (np.int32, np.float32)
+
+
+# ------------------------------------------------------------------------------------------- load / store
+
+
+def _load_store(load_alg, store_alg, double):
+    def factory(T, K, dtype):
+        def body(bid, src, dst):
+            block = coop.this_block()
+            items = coop.ThreadData(K, dtype)
+            coop.load(block, src, items, offset=bid * (T * K), algorithm=load_alg)
+            coop.store(block, dst, items, offset=bid * (T * K), algorithm=store_alg)
+
+        def body_double(bid, src, dst):
+            block = coop.this_block()
+            items = coop.ThreadData(K, dtype)
+            coop.load(block, src, items, offset=bid * (T * K), algorithm=load_alg)
+            for i in range(K):
+                items[i] = items[i] + items[i]
+            coop.store(block, dst, items, offset=bid * (T * K), algorithm=store_alg)
+
+        def oracle(v):
+            t = tiles(v["src"], T * K)
+            if load_alg == "striped" and store_alg != "striped":  # striped payload written as blocked
+                t = t.reshape(-1, K, T).transpose(0, 2, 1)
+            out = t.reshape(-1)
+            return {"dst": out + out if double else out}
+        return (body_double if double else body), oracle, {}
+    return factory
+
+
+def _load_partial(T, K, dtype):
+    """valid_items (a runtime int) and oob_default on load, valid_items on store."""
+    def body(bid, src, dst, n):
+        block = coop.this_block()
+        items = coop.ThreadData(K, dtype)
+        coop.load(block, src, items, offset=bid * (T * K), valid_items=n, oob_default=7)
+        coop.store(block, dst, items, offset=bid * (2 * T * K))
+        coop.store(block, dst, items, offset=bid * (2 * T * K) + T * K, valid_items=n)
+
+    def oracle(v):
+        n, out = v["n"], []
+        for t in tiles(v["src"], T * K):
+            first = t.copy()
+            first[n:] = 7
+            second = poisoned(T * K, dtype)
+            second[:n] = t[:n]
+            out += [first, second]
+        return {"dst": np.concatenate(out)}
+    return body, oracle, {}
+
+
+# ------------------------------------------------------------------------------------------- exchange
+
+
+def _exchange(mode):
+    def factory(T, K, dtype):
+        load_alg = "direct" if mode == "blocked_to_striped" else "striped"
+
+        def body(bid, src, dst):
+            block = coop.this_block()
+            items = coop.ThreadData(K, dtype)
+            coop.load(block, src, items, offset=bid * (T * K), algorithm=load_alg)
+            moved = coop.exchange(block, items, mode=mode)
+            coop.store(block, dst, moved, offset=bid * (T * K))  # direct: the payload as if it were blocked
+
+        def oracle(v):
+            t = tiles(v["src"], T * K)
+            if mode == "blocked_to_striped":  # thread r slot i holds element i*T + r, written at r*K + i
+                t = t.reshape(-1, K, T).transpose(0, 2, 1)
+            return {"dst": t.reshape(-1)}
+        return body, oracle, {}
+    return factory
+
+
+# ------------------------------------------------------------------------------------------- reduce / sum
+
+_FOLD = {"sum": np.add, "min": np.minimum, "max": np.maximum}
+
+
+def _reduce(op, warp):
+    def factory(T, K, dtype):
+        if op == "sum" and warp:
+            def body(bid, src, out):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, src, items, offset=bid * (T * K))
+                r = coop.sum(coop.this_warp(), items)
+                coop.store(block, out, r, offset=bid * T)
+        elif op == "sum":
+            def body(bid, src, out):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, src, items, offset=bid * (T * K))
+                r = coop.sum(block, items)
+                coop.store(block, out, r, offset=bid * T)
+        elif warp:
+            def body(bid, src, out):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, src, items, offset=bid * (T * K))
+                r = coop.reduce(coop.this_warp(), items, binary_op=op)
+                coop.store(block, out, r, offset=bid * T)
+        else:
+            def body(bid, src, out):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, src, items, offset=bid * (T * K))
+                r = coop.reduce(block, items, binary_op=op)
+                coop.store(block, out, r, offset=bid * T)
+
+        def oracle(v):
+            g = 32 if warp else T
+            per_group = tiles(v["src"], g * K)  # a group's members are consecutive ranks, its slots contiguous
+            folded = _FOLD[op].reduce(per_group, axis=1, dtype=per_group.dtype)
+            return {"out": np.repeat(folded, g)}
+        return body, oracle, {}
+    return factory
+
+
+# ------------------------------------------------------------------------------------------- scans
+
+
+def _scan(kind):
+    def factory(T, K, dtype):
+        if kind == "inclusive_sum":
+            def body(bid, src, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.store(block, dst, coop.inclusive_sum(block, items), offset=bid * (T * K))
+        elif kind == "exclusive_sum":
+            def body(bid, src, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.store(block, dst, coop.exclusive_sum(block, items), offset=bid * (T * K))
+        elif kind == "inclusive_max":
+            def body(bid, src, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.store(block, dst, coop.inclusive_scan(block, items, scan_op="max"), offset=bid * (T * K))
+        else:
+            def body(bid, src, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.store(block, dst, coop.exclusive_scan(block, items, scan_op="max", initial_value=-1000),
+                           offset=bid * (T * K))
+
+        def oracle(v):
+            t = tiles(v["src"], T * K)
+            if kind.endswith("sum"):
+                inc = np.cumsum(t, axis=1, dtype=t.dtype)
+                init = np.zeros((t.shape[0], 1), t.dtype)
+            else:
+                inc = np.maximum.accumulate(t, axis=1)
+                init = np.full((t.shape[0], 1), -1000, t.dtype)
+            if kind.startswith("exclusive"):
+                inc = np.concatenate([init, _FOLD["sum" if kind.endswith("sum") else "max"](init, inc[:, :-1])], 1)
+            return {"dst": inc.reshape(-1)}
+        return body, oracle, {}
+    return factory
+
+
+# ------------------------------------------------------------------------------------------- merge sort
+
+
+def _merge_sort(pairs, descending):
+    def factory(T, K, dtype):
+        if pairs:
+            def body(bid, keys_in, vals_in, keys_out, vals_out):
+                block = coop.this_block()
+                keys = coop.ThreadData(K, dtype)
+                vals = coop.ThreadData(K, np.int32)
+                coop.load(block, keys_in, keys, offset=bid * (T * K))
+                coop.load(block, vals_in, vals, offset=bid * (T * K))
+                k, v = coop.merge_sort_pairs(block, keys, vals, descending=descending)
+                coop.store(block, keys_out, k, offset=bid * (T * K))
+                coop.store(block, vals_out, v, offset=bid * (T * K))
+        else:
+            def body(bid, keys_in, keys_out):
+                block = coop.this_block()
+                keys = coop.ThreadData(K, dtype)
+                coop.load(block, keys_in, keys, offset=bid * (T * K))
+                coop.store(block, keys_out, coop.merge_sort_keys(block, keys, descending=descending),
+                           offset=bid * (T * K))
+
+        def oracle(v):
+            k = tiles(v["keys_in"], T * K)
+            order = np.argsort(-k if descending else k, axis=1, kind="stable")  # keys are distinct per tile
+            out = {"keys_out": np.take_along_axis(k, order, 1).reshape(-1)}
+            if pairs:
+                out["vals_out"] = np.take_along_axis(tiles(v["vals_in"], T * K), order, 1).reshape(-1)
+            return out
+        return body, oracle, {}
+    return factory
+
+
+# ------------------------------------------------------------------------------------------- radix sort
+
+
+def _radix_sort(pairs, descending):
+    def factory(T, K, dtype):
+        if pairs:
+            def body(bid, keys_in, vals_in, keys_out, vals_out):
+                block = coop.this_block()
+                keys = coop.ThreadData(K, dtype)
+                vals = coop.ThreadData(K, np.float32)
+                coop.load(block, keys_in, keys, offset=bid * (T * K))
+                coop.load(block, vals_in, vals, offset=bid * (T * K))
+                k, v = coop.radix_sort_pairs(block, keys, vals, descending=descending)
+                coop.store(block, keys_out, k, offset=bid * (T * K))
+                coop.store(block, vals_out, v, offset=bid * (T * K))
+        else:
+            def body(bid, keys_in, keys_out):
+                block = coop.this_block()
+                keys = coop.ThreadData(K, dtype)
+                coop.load(block, keys_in, keys, offset=bid * (T * K))
+                coop.store(block, keys_out, coop.radix_sort_keys(block, keys, descending=descending),
+                           offset=bid * (T * K))
+
+        def oracle(v):
+            k = tiles(v["keys_in"], T * K)
+            wide = k.astype(np.int64)
+            order = np.argsort(-wide if descending else wide, axis=1, kind="stable")  # radix sort is stable
+            out = {"keys_out": np.take_along_axis(k, order, 1).reshape(-1)}
+            if pairs:
+                out["vals_out"] = np.take_along_axis(tiles(v["vals_in"], T * K), order, 1).reshape(-1)
+            return out
+        return body, oracle, {}
+    return factory
+
+
+# ------------------------------------------------------------------------------------------- histogram
+
+
+def _histogram(algorithm):
+    def factory(T, K, dtype):
+        bins = T - 5 if K != 4 else 2 * T - 3  # K=4: several bins per thread
+        per_thread = 1 if bins <= T else 2
+
+        def body(bid, src, counts_out):
+            block = coop.this_block()
+            items = coop.ThreadData(K, dtype)
+            coop.load(block, src, items, offset=bid * (T * K))
+            counts = coop.histogram(block, items, bins=bins, bins_per_thread=per_thread, algorithm=algorithm)
+            coop.store(block, counts_out, counts, offset=bid * (T * per_thread), algorithm="striped")
+
+        def oracle(v):
+            return {"counts_out": np.concatenate([np.bincount(t.astype(np.int64), minlength=T * per_thread)
+                                                  for t in tiles(v["src"], T * K)])}
+        return body, oracle, {"bins": bins, "per_thread": per_thread}
+    return factory
+
+
+# ------------------------------------------------------------------------------------------- adjacent / discontinuity
+
+
+def _adjacent(direction):
+    def factory(T, K, dtype):
+        def body(bid, src, dst):
+            block = coop.this_block()
+            items = coop.ThreadData(K, dtype)
+            coop.load(block, src, items, offset=bid * (T * K))
+            coop.store(block, dst, coop.adjacent_difference(block, items, direction=direction), offset=bid * (T * K))
+
+        def oracle(v):
+            t = tiles(v["src"], T * K)
+            out = t.copy()
+            if direction == "left":
+                out[:, 1:] = t[:, 1:] - t[:, :-1]
+            else:
+                out[:, :-1] = t[:, :-1] - t[:, 1:]
+            return {"dst": out.reshape(-1)}
+        return body, oracle, {}
+    return factory
+
+
+def _discontinuity(mode):
+    def factory(T, K, dtype):
+        if mode == "heads_and_tails":
+            def body(bid, src, heads_out, tails_out):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, src, items, offset=bid * (T * K))
+                heads, tails = coop.discontinuity(block, items, mode="heads_and_tails")
+                coop.store(block, heads_out, heads, offset=bid * (T * K))
+                coop.store(block, tails_out, tails, offset=bid * (T * K))
+        else:
+            def body(bid, src, flags_out):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.store(block, flags_out, coop.discontinuity(block, items, mode=mode), offset=bid * (T * K))
+
+        def oracle(v):
+            t = tiles(v["src"], T * K)
+            heads = np.ones(t.shape, np.int32)
+            heads[:, 1:] = t[:, 1:] != t[:, :-1]
+            tails = np.ones(t.shape, np.int32)
+            tails[:, :-1] = t[:, :-1] != t[:, 1:]
+            if mode == "heads":
+                return {"flags_out": heads.reshape(-1)}
+            if mode == "tails":
+                return {"flags_out": tails.reshape(-1)}
+            return {"heads_out": heads.reshape(-1), "tails_out": tails.reshape(-1)}
+        return body, oracle, {}
+    return factory
+
+
+# ------------------------------------------------------------------------------------------- run-length decode
+
+WINDOW_START = 3
+
+
+def _run_length_decode(T, K, dtype):
+    D = 2 * K  # decoded items per thread: the window is shorter than the stream (lengths 1..3 average 2)
+
+    def body(bid, values, lengths, dst, start):
+        block = coop.this_block()
+        v = coop.ThreadData(K, dtype)
+        n = coop.ThreadData(K, np.int32)
+        coop.load(block, values, v, offset=bid * (T * K))
+        coop.load(block, lengths, n, offset=bid * (T * K))
+        out = coop.run_length_decode(block, v, n, decoded_items_per_thread=D, decoded_window_offset=start)
+        coop.store(block, dst, out, offset=bid * (T * D))
+
+    def oracle(v):
+        out = []
+        for vals, lens in zip(tiles(v["values"], T * K), tiles(v["lengths"], T * K)):
+            stream = np.repeat(vals, lens.astype(np.int64))[v["start"]:v["start"] + T * D]
+            window = np.zeros(T * D, vals.dtype)
+            window[:stream.size] = stream
+            out.append(window)
+        return {"dst": np.concatenate(out)}
+    return body, oracle, {"D": D}
+
+
+# ------------------------------------------------------------------------------------------- top-k
+
+
+def _topk(largest):
+    def factory(T, K, dtype):
+        k = min(10, T * K - 1)
+
+        if largest:
+            def body(bid, src, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.store(block, dst, coop.topk_max_keys(block, items, k=k), offset=bid * (T * K), valid_items=k)
+        else:
+            def body(bid, src, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.store(block, dst, coop.topk_min_keys(block, items, k=k), offset=bid * (T * K), valid_items=k)
+
+        def oracle(v):
+            out = []
+            for t in tiles(v["src"], T * K):
+                tile = poisoned(T * K, t.dtype)
+                tile[:k] = np.sort(t)[::-1][:k] if largest else np.sort(t)[:k]
+                out.append(tile)
+            return {"dst": np.concatenate(out)}
+
+        def canon(name, x):  # the first k positions come in unspecified order
+            x = tiles(x, T * K).copy()
+            x[:, :k] = np.sort(x[:, :k], axis=1)
+            return x.reshape(-1)
+        return body, oracle, {"canon": canon}
+    return factory
+
+
+# ------------------------------------------------------------------------------------------- the case list
+
+
+def _operands(family, T, K, dtype, extra):
+    n = GRID * T * K
+    if family in ("load_store", "exchange", "scan", "adjacent_difference", "topk"):
+        make = unique_per_tile(dtype, T * K) if family == "topk" else small(dtype)
+        return (Array("src", dtype, n, "in", make(n)), Array("dst", dtype, n, "out"))
+    if family == "load_partial":
+        return (Array("src", dtype, n, "in", small(dtype)(n)), Array("dst", dtype, 2 * n, "out"),
+                Int("n", T * K // 2 + 1))
+    if family == "reduce":
+        return (Array("src", dtype, n, "in", small(dtype)(n)), Array("out", dtype, GRID * T, "out"))
+    if family in ("merge_sort_keys", "merge_sort_pairs"):
+        ops = [Array("keys_in", dtype, n, "in", unique_per_tile(dtype, T * K)(n))]
+        if family == "merge_sort_pairs":
+            ops.append(Array("vals_in", np.int32, n, "in", small(np.int32, -10**6, 10**6)(n)))
+        ops.append(Array("keys_out", dtype, n, "out"))
+        if family == "merge_sort_pairs":
+            ops.append(Array("vals_out", np.int32, n, "out"))
+        return tuple(ops)
+    if family in ("radix_sort_keys", "radix_sort_pairs"):
+        if family == "radix_sort_keys":
+            return (Array("keys_in", dtype, n, "in", full_range(dtype)(n)), Array("keys_out", dtype, n, "out"))
+        return (Array("keys_in", dtype, n, "in", small(dtype, -20, 20)(n)),  # repeated keys: stability shows
+                Array("vals_in", np.float32, n, "in", small(np.float32)(n)),
+                Array("keys_out", dtype, n, "out"), Array("vals_out", np.float32, n, "out"))
+    if family == "histogram":
+        bins = extra["bins"]
+        return (Array("src", dtype, n, "in", lambda rng: rng.integers(0, bins, n).astype(dtype)),
+                Array("counts_out", np.int32, GRID * T * extra["per_thread"], "out"))
+    if family == "discontinuity":
+        src = Array("src", dtype, n, "in", small(dtype, 1, 4)(n))  # few distinct values: runs and boundaries
+        if extra.get("both"):
+            return (src, Array("heads_out", np.int32, n, "out"), Array("tails_out", np.int32, n, "out"))
+        return (src, Array("flags_out", np.int32, n, "out"))
+    if family == "run_length_decode":
+        return (Array("values", dtype, n, "in", small(dtype, 1, 100)(n)),
+                Array("lengths", np.int32, n, "in", small(np.int32, 1, 4)(n)),
+                Array("dst", dtype, GRID * T * extra["D"], "out"), Int("start", WINDOW_START))
+    raise AssertionError(family)
+
+
+# (family, variant name, factory, dtypes, combos)
+_VARIANTS = [
+    ("load_store", "direct", _load_store("direct", "direct", False), INT_AND_FLOAT, COMBOS_3D),
+    ("load_store", "striped", _load_store("striped", "striped", False), INT_AND_FLOAT, COMBOS_3D),
+    ("load_store", "transpose", _load_store("transpose", "transpose", True), INT_AND_FLOAT, COMBOS_3D),
+    ("load_store", "striped_as_blocked", _load_store("striped", "direct", False), INT_AND_FLOAT, COMBOS_3D),
+    ("load_partial", "valid_items", _load_partial, INT_AND_FLOAT, COMBOS_3D),
+    ("exchange", "blocked_to_striped", _exchange("blocked_to_striped"), INT_AND_FLOAT, COMBOS_3D),
+    ("exchange", "striped_to_blocked", _exchange("striped_to_blocked"), INT_AND_FLOAT, COMBOS_3D),
+    ("reduce", "block_sum", _reduce("sum", False), INT_AND_FLOAT, COMBOS_3D),
+    ("reduce", "block_min", _reduce("min", False), INT_AND_FLOAT, COMBOS_3D),
+    ("reduce", "block_max", _reduce("max", False), INT_AND_FLOAT, COMBOS_3D),
+    ("reduce", "warp_sum", _reduce("sum", True), INT_AND_FLOAT, COMBOS_3D),
+    ("reduce", "warp_min", _reduce("min", True), INT_AND_FLOAT, COMBOS_3D),
+    ("reduce", "warp_max", _reduce("max", True), INT_AND_FLOAT, COMBOS_3D),
+    ("scan", "inclusive_sum", _scan("inclusive_sum"), INT_AND_FLOAT, COMBOS_3D),
+    ("scan", "exclusive_sum", _scan("exclusive_sum"), INT_AND_FLOAT, COMBOS_3D),
+    ("scan", "inclusive_max", _scan("inclusive_max"), INT_AND_FLOAT, COMBOS_3D),
+    ("scan", "exclusive_max", _scan("exclusive_max"), INT_AND_FLOAT, COMBOS_3D),
+    ("merge_sort_keys", "ascending", _merge_sort(False, False), INT_AND_FLOAT, COMBOS_3D),
+    ("merge_sort_keys", "descending", _merge_sort(False, True), INT_AND_FLOAT, COMBOS_3D),
+    ("merge_sort_pairs", "ascending", _merge_sort(True, False), INT_AND_FLOAT, COMBOS_3D),
+    ("radix_sort_keys", "ascending", _radix_sort(False, False), (np.int32, np.uint32), COMBOS_3D),
+    ("radix_sort_keys", "descending", _radix_sort(False, True), (np.int32, np.uint32), COMBOS_3D),
+    ("radix_sort_pairs", "ascending", _radix_sort(True, False), (np.int32, np.uint32), COMBOS_3D),
+    ("histogram", "atomic", _histogram("atomic"), (np.uint8,), COMBOS_1D),
+    ("histogram", "sort", _histogram("sort"), (np.uint8,), COMBOS_1D),
+    ("adjacent_difference", "left", _adjacent("left"), INT_AND_FLOAT, COMBOS_3D),
+    ("adjacent_difference", "right", _adjacent("right"), INT_AND_FLOAT, COMBOS_3D),
+    ("discontinuity", "heads", _discontinuity("heads"), INT_AND_FLOAT, COMBOS_3D),
+    ("discontinuity", "tails", _discontinuity("tails"), INT_AND_FLOAT, COMBOS_3D),
+    ("discontinuity", "heads_and_tails", _discontinuity("heads_and_tails"), INT_AND_FLOAT, COMBOS_3D),
+    ("run_length_decode", "window", _run_length_decode, INT_AND_FLOAT, COMBOS_1D),
+    ("topk", "max_keys", _topk(True), INT_AND_FLOAT, COMBOS_1D),
+    ("topk", "min_keys", _topk(False), INT_AND_FLOAT, COMBOS_1D),
+]
+
+#: Cases known to fail on one backend: {case id prefix: {backend: reason}}. Filled from /tmp/conformance_findings.md.
+KNOWN_FAILURES: dict[str, dict[str, str]] = {}
+
+
+def _build() -> list[Case]:
+    cases = []
+    for family, variant, factory, dtypes, combos in _VARIANTS:
+        for dtype in dtypes:
+            for block, K in combos:
+                T = int(np.prod(block))
+                body, oracle, extra = factory(T, K, dtype)
+                if family == "discontinuity" and variant == "heads_and_tails":
+                    extra = {**extra, "both": True}
+                shape = "x".join(map(str, block))
+                case_id = f"{family}-{variant}-{dname(dtype)}-k{K}-{shape}"
+                known = {}
+                for prefix, reasons in KNOWN_FAILURES.items():
+                    if case_id.startswith(prefix):
+                        known.update(reasons)
+                cases.append(Case(case_id, family, body, block, GRID, _operands(family, T, K, dtype, extra), oracle,
+                                  canon=extra.get("canon"), known_failures=known))
+    return cases
+
+
+CASES: list[Case] = _build()
+BY_ID: dict[str, Case] = {c.id: c for c in CASES}
+
+
+def compile_subset() -> list[Case]:
+    """One case per (family, variant, dtype), rotating through the (shape, K) combinations so that each combination
+    is still built somewhere: what the CPU compile test builds."""
+    chosen, seen = [], {}
+    for case in CASES:
+        key = case.id.rsplit("-", 2)[0]
+        index = seen.setdefault(key, 0)
+        seen[key] += 1
+        rotation = len(seen) % 3
+        if index == rotation:
+            chosen.append(case)
+    return chosen
