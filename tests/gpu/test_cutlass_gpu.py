@@ -1,0 +1,167 @@
+"""The CuTe DSL backend on the GPU: first kernels (scan, sum, sort) against NumPy oracles, poisoned outputs."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")  # before cutlass (the other order once broke torch's schema parser)
+cutlass = pytest.importorskip("cutlass")
+import cutlass.cute as cute  # noqa: E402
+from cutlass.cute.runtime import from_dlpack  # noqa: E402
+
+import cuda.coop.cutlass as cute_coop  # noqa: E402  (registers the backend)
+from cuda import coop  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+rng = np.random.default_rng(21)
+THREADS, K = 128, 4
+
+
+@cute.kernel
+def scan_kernel(src: cute.Tensor, dst: cute.Tensor, total: cute.Tensor):
+    bid, _, _ = cute.arch.block_idx()
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items, offset=bid * (THREADS * K))
+    out = coop.exclusive_sum(block, items)
+    s = coop.sum(block, items)
+    coop.store(block, dst, out, offset=bid * (THREADS * K))
+    if block.rank() == 0:
+        total[bid] = s
+
+
+@cute.jit
+def scan_launch(src: cute.Tensor, dst: cute.Tensor, total: cute.Tensor, blocks: cutlass.Constexpr):
+    scan_kernel(src, dst, total).launch(grid=(blocks, 1, 1), block=(THREADS, 1, 1))
+
+
+def _poisoned(n, dtype):
+    return torch.from_numpy(np.frombuffer(np.full(n * np.dtype(dtype).itemsize, 0x5A, np.uint8).tobytes(),
+                                          dtype=dtype).copy()).cuda()
+
+
+def test_scan_and_sum():
+    blocks = 5
+    host = rng.integers(-1000, 1000, size=blocks * THREADS * K).astype(np.int32)
+    src = torch.from_numpy(host.copy()).cuda()
+    dst = _poisoned(host.size, np.int32)
+    total = _poisoned(blocks, np.int32)
+    scan_launch(from_dlpack(src), from_dlpack(dst), from_dlpack(total), blocks)
+    torch.cuda.synchronize()
+    tiles = host.reshape(blocks, -1)
+    want = np.concatenate([np.zeros((blocks, 1), np.int32), np.cumsum(tiles, axis=1, dtype=np.int32)[:, :-1]], 1)
+    np.testing.assert_array_equal(dst.cpu().numpy(), want.ravel())
+    np.testing.assert_array_equal(total.cpu().numpy(), tiles.sum(axis=1, dtype=np.int32))
+    np.testing.assert_array_equal(src.cpu().numpy(), host)
+
+
+@cute.kernel
+def sort_kernel(src: cute.Tensor, dst: cute.Tensor):
+    bid, _, _ = cute.arch.block_idx()
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items, offset=bid * (THREADS * K), algorithm="transpose")
+    keys = coop.radix_sort_keys(block, items)
+    coop.store(block, dst, keys, offset=bid * (THREADS * K))
+
+
+@cute.jit
+def sort_launch(src: cute.Tensor, dst: cute.Tensor, blocks: cutlass.Constexpr):
+    sort_kernel(src, dst).launch(grid=(blocks, 1, 1), block=(THREADS, 1, 1))
+
+
+def test_radix_sort():
+    blocks = 3
+    host = rng.integers(-2**31, 2**31 - 1, size=blocks * THREADS * K, dtype=np.int64).astype(np.int32)
+    src = torch.from_numpy(host.copy()).cuda()
+    dst = _poisoned(host.size, np.int32)
+    sort_launch(from_dlpack(src), from_dlpack(dst), blocks)
+    torch.cuda.synchronize()
+    np.testing.assert_array_equal(dst.cpu().numpy(), np.sort(host.reshape(blocks, -1), axis=1).ravel())
+
+
+@cute.kernel
+def interop_kernel(src: cute.Tensor, dst: cute.Tensor, flags: cute.Tensor):
+    """The user's own shared memory beside a TempStorage, register tensors as payloads, fragments read by CuTe."""
+    tid, _, _ = cute.arch.thread_idx()
+    bid, _, _ = cute.arch.block_idx()
+    smem = cutlass.memory.SmemAllocator()
+    mine = smem.allocate_tensor(cutlass.Int32, cute.make_layout(THREADS))
+    mine[tid] = tid * 3 + 1
+    block = coop.this_block()
+    frag = cute.make_rmem_tensor((K,), cutlass.Int32)
+    coop.load(block, src, frag, offset=bid * (THREADS * K))
+    storage = coop.TempStorage()
+    items = cute_coop.ThreadData.from_fragment(frag)
+    prefix = coop.inclusive_sum(block, items, temp_storage=storage)
+    block.sync()
+    for i in cutlass.range_constexpr(K):
+        prefix.fragment[i] = prefix.fragment[i] + mine[(tid + 1) % THREADS]
+    coop.store(block, dst, prefix, offset=bid * (THREADS * K))
+    heads = coop.discontinuity(block, prefix, temp_storage=storage)
+    coop.store(block, flags, heads, offset=bid * (THREADS * K))
+
+
+@cute.jit
+def interop_launch(src: cute.Tensor, dst: cute.Tensor, flags: cute.Tensor, blocks: cutlass.Constexpr):
+    interop_kernel(src, dst, flags).launch(grid=(blocks, 1, 1), block=(THREADS, 1, 1))
+
+
+def test_user_shared_memory_beside_temp_storage_and_fragments():
+    blocks = 4
+    host = rng.integers(0, 3, size=blocks * THREADS * K).astype(np.int32)
+    src = torch.from_numpy(host.copy()).cuda()
+    dst = _poisoned(host.size, np.int32)
+    flags = _poisoned(host.size, np.int32)
+    interop_launch(from_dlpack(src), from_dlpack(dst), from_dlpack(flags), blocks)
+    torch.cuda.synchronize()
+    tiles = host.reshape(blocks, THREADS, K)
+    scanned = np.cumsum(tiles.reshape(blocks, -1), axis=1, dtype=np.int32).reshape(blocks, THREADS, K)
+    neighbour = ((np.arange(THREADS) + 1) % THREADS * 3 + 1).astype(np.int32)
+    want = scanned + neighbour[None, :, None]
+    np.testing.assert_array_equal(dst.cpu().numpy(), want.ravel())
+    flat = want.reshape(blocks, -1)
+    heads = np.ones_like(flat)
+    heads[:, 1:] = (flat[:, 1:] != flat[:, :-1]).astype(np.int32)
+    np.testing.assert_array_equal(flags.cpu().numpy(), heads.ravel())
+    np.testing.assert_array_equal(src.cpu().numpy(), host)
+
+
+TRAP_SCRIPT = """
+import torch, numpy as np, cutlass, cutlass.cute as cute, sys
+from cutlass.cute.runtime import from_dlpack
+import cuda.coop.cutlass
+from cuda import coop
+
+@cute.kernel
+def k(src: cute.Tensor, dst: cute.Tensor, count: cutlass.Int32):
+    block = coop.this_block()
+    items = coop.ThreadData(4, np.int32)
+    coop.load(block, src, items, valid_items=count, oob_default=0)
+    coop.store(block, dst, items)
+
+@cute.jit
+def launch(src: cute.Tensor, dst: cute.Tensor, count: cutlass.Int32):
+    k(src, dst, count).launch(grid=(1, 1, 1), block=(128, 1, 1))
+
+x = torch.arange(512, dtype=torch.int32, device="cuda")
+y = torch.zeros_like(x)
+launch(from_dlpack(x), from_dlpack(y), int(sys.argv[1]))
+torch.cuda.synchronize()
+print("finished", int(y.sum()))
+"""
+
+
+@pytest.mark.parametrize("count, traps", [(300, False), (513, True), (-1, True)])
+def test_valid_items_out_of_range_traps(tmp_path, count, traps):
+    import subprocess
+    import sys
+
+    script = tmp_path / "trap_kernel.py"
+    script.write_text(TRAP_SCRIPT)
+    done = subprocess.run([sys.executable, str(script), str(count)], capture_output=True, text=True, timeout=300)
+    if traps:
+        assert done.returncode != 0 and "finished" not in done.stdout, done.stdout + done.stderr[-2000:]
+    else:
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert done.stdout.split() == ["finished", str(sum(range(count)))]
