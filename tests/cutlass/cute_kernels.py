@@ -155,3 +155,14 @@ def divergent_kernel(src: cute.Tensor, dst: cute.Tensor, rank_condition: cutlass
 @cute.jit
 def divergent_launch(src: cute.Tensor, dst: cute.Tensor, rank_condition: cutlass.Constexpr):
     divergent_kernel(src, dst, rank_condition).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def plain_kernel(src: cute.Tensor, dst: cute.Tensor):
+    tid, _, _ = cute.arch.thread_idx()
+    dst[tid] = src[tid]
+
+
+@cute.jit
+def plain_launch(src: cute.Tensor, dst: cute.Tensor):
+    plain_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))

@@ -186,3 +186,9 @@ def test_each_call_links_to_its_wrapper_and_nothing_else():
     kernel_text = sass.split("Function : ")[[i for i, f in enumerate(sass.split("Function : ")[1:], 1)
                                              if f.startswith("kernel_")][0]]
     assert kernel_text.count("CALL") == 3
+
+
+def test_a_kernel_without_cooperative_calls_reports_its_cubin():
+    kernel = cute_coop.compile_kernel(ck.plain_launch, _tensor(), _tensor())
+    assert kernel.cpp_source == "" and kernel.local_memory_bytes == 0
+    assert "LDG" in kernel.sass() and "STG" in kernel.sass()  # the whole cubin, its code included

@@ -400,7 +400,13 @@ def cubin_of(binary: bytes) -> bytes:
         raise RuntimeError("the CuTe DSL's device binary holds no cubin")
     import struct
 
-    # an uncompressed fatbin entry: the ELF runs to its section headers' end
-    shoff, = struct.unpack_from("<Q", binary, at + 0x28)
-    shentsize, shnum = struct.unpack_from("<HH", binary, at + 0x3A)
-    return binary[at:at + shoff + shentsize * shnum]
+    # an uncompressed fatbin entry: the ELF ends where the last of its header tables and sections ends
+    phoff, shoff = struct.unpack_from("<QQ", binary, at + 0x20)
+    phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", binary, at + 0x36)
+    end = max(shoff + shentsize * shnum, phoff + phentsize * phnum)
+    for index in range(shnum):
+        offset, size = struct.unpack_from("<QQ", binary, at + shoff + index * shentsize + 0x18)
+        kind, = struct.unpack_from("<I", binary, at + shoff + index * shentsize + 4)
+        if kind != 8:  # SHT_NOBITS occupies no bytes of the file
+            end = max(end, offset + size)
+    return binary[at:at + end]
