@@ -166,3 +166,24 @@ def plain_kernel(src: cute.Tensor, dst: cute.Tensor):
 @cute.jit
 def plain_launch(src: cute.Tensor, dst: cute.Tensor):
     plain_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def inference_kernel(src: cute.Tensor, dst: cute.Tensor, out: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(K)  # its dtype comes from the load's source
+    coop.load(block, src, items)
+    total = coop.sum(block, items)
+    stored = coop.ThreadData(K)  # from the store's destination
+    for i in cutlass.range_constexpr(K):
+        stored[i] = items[i] + total
+    coop.store(block, dst, stored)
+    typed = coop.ThreadData(K)  # from a typed assignment
+    for i in cutlass.range_constexpr(K):
+        typed[i] = cutlass.Float32(items[i]) * cutlass.Float32(0.5)
+    coop.store(block, out, coop.inclusive_sum(block, typed))
+
+
+@cute.jit
+def inference_launch(src: cute.Tensor, dst: cute.Tensor, out: cute.Tensor):
+    inference_kernel(src, dst, out).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))

@@ -192,3 +192,9 @@ def test_a_kernel_without_cooperative_calls_reports_its_cubin():
     kernel = cute_coop.compile_kernel(ck.plain_launch, _tensor(), _tensor())
     assert kernel.cpp_source == "" and kernel.local_memory_bytes == 0
     assert "LDG" in kernel.sass() and "STG" in kernel.sass()  # the whole cubin, its code included
+
+
+def test_payload_dtypes_are_inferred():
+    kernel = cute_coop.compile_kernel(ck.inference_launch, _tensor(), _tensor(),
+                                      _tensor(dtype=cutlass.Float32))
+    assert "cuda_coop_reduce_" in kernel.cpp_source and "float" in kernel.cpp_source
