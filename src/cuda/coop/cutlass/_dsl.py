@@ -97,17 +97,15 @@ THREAD_INDEX_OPS = {"nvvm.read.ptx.sreg.tid.x": "the thread index (thread_idx()[
 LANE_OPS = {"nvvm.read.ptx.sreg.laneid": "the lane id (lane_idx())"}
 
 
-def divergent_condition(op: Any, sources: dict[str, str], varying_calls: dict[str, str]) -> tuple[str, str] | None:
-    """The first ``if`` around ``op`` whose condition derives from one of ``sources`` (op name -> words) or from a
-    call of a symbol in ``varying_calls``: (what it depends on, where the ``if`` is), else None."""
+def divergent_condition(op: Any, sources: dict[str, str], varying_calls: dict[str, str]) -> str | None:
+    """What the condition of the first ``if`` around ``op`` depends on, when it derives from one of ``sources`` (op
+    name -> words) or from a call of a symbol in ``varying_calls``; else None."""
     parent = op.parent
     while parent is not None and parent.name not in KERNEL_OPS:
         if parent.name == "scf.if":
-            condition = parent.operands[0]
-            found = _depends_on(condition, sources, varying_calls)
+            found = _depends_on(parent.operands[0], sources, varying_calls)
             if found is not None:
-                owner = condition.owner
-                return found, _where(getattr(owner, "location", parent.location))
+                return found
         parent = parent.parent
     return None
 
@@ -136,11 +134,6 @@ def _depends_on(value: Any, sources: dict[str, str], varying_calls: dict[str, st
     return None
 
 
-def _where(location: Any) -> str:
-    found = re.search(r'"([^"]+)":(\d+)', str(location))
-    return f"{found.group(1)}:{found.group(2)}" if found else ""
-
-
 def inside_loop(op: Any) -> bool:
     """Whether ``op`` sits in a loop of its kernel (it may execute again after later calls)."""
     op = op.parent
@@ -154,8 +147,6 @@ def inside_loop(op: Any) -> bool:
 # ---- values
 def i64(value: Any) -> Any:
     """A compile-time or runtime integer as an MLIR i64 value."""
-    if isinstance(value, int):
-        return cutlass.Int64(value).ir_value()
     return cutlass.Int64(value).ir_value()
 
 
@@ -287,18 +278,12 @@ def mark_link(gpu_module: Any, key: str) -> None:
 
 
 # ---- the link step after the DSL's device pipeline
-_linker: Callable[[str, list[str]], bytes] | None = None
-
-
 def install_link_step(linker: Callable[[str, list[str]], bytes]) -> None:
     """Compile modules that hold cuda.coop calls as relocatable PTX and replace their device binary with
-    ``linker(ptx, keys)`` (the kernel linked with the CUB LTO-IR named by ``keys``)."""
-    global _linker
-    if _linker is not None:
-        _linker = linker
-        return
-    _linker = linker
+    ``linker(ptx, keys)`` (the kernel linked with the CUB LTO-IR named by ``keys``). Once per process."""
     original = _compiler.Compiler.compile
+    if getattr(original, "cuda_coop_link_step", False):
+        return
 
     def compile_with_link(self: Any, module: Any, pipeline: str, *args: Any, **kwargs: Any) -> Any:
         keys = _take_link_keys(module)
@@ -309,10 +294,10 @@ def install_link_step(linker: Callable[[str, list[str]], bytes]) -> None:
             result = original(self, module, _relocatable(pipeline, ptx_path), *args, **kwargs)
             with open(_find_ptx(where), encoding="utf-8") as handle:
                 ptx = handle.read()
-        assert _linker is not None
-        _replace_binary(result if result is not None else module, _linker(ptx, keys))
+        _replace_binary(result if result is not None else module, linker(ptx, keys))
         return result
 
+    compile_with_link.cuda_coop_link_step = True  # type: ignore[attr-defined]
     _compiler.Compiler.compile = compile_with_link
 
 

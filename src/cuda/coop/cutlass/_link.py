@@ -20,6 +20,7 @@ from . import _about, _dsl
 from ._compile import record_link
 from ._tracer import KernelTracer, Planned, take_tracers
 
+KEPT_PROGRAMS = 64
 _ltoirs: dict[str, bytes] = {}
 _sources: dict[str, str] = {}
 _lock = threading.Lock()
@@ -40,9 +41,12 @@ def finish_trace(dsl: Any, module: Any, function_name: str) -> None:
     for tracer in tracers:
         _place_scratch(tracer)
     key = hashlib.sha256(built.ltoir).hexdigest()[:32]
-    with _lock:
-        _ltoirs[key] = built.ltoir
-        _sources[key] = built.source
+    with _lock:  # the most recent programs, by content (a trace and its compile are near each other)
+        for table, value in ((_ltoirs, built.ltoir), (_sources, built.source)):
+            table.pop(key, None)
+            table[key] = value  # type: ignore[index]
+            while len(table) > KEPT_PROGRAMS:
+                table.pop(next(iter(table)))
     for gpu_module in {id(t.gpu_module): t.gpu_module for t in tracers}.values():
         _dsl.mark_link(gpu_module, key)
 

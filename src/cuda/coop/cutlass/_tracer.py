@@ -596,10 +596,9 @@ class KernelTracer:
         sources = dict(_dsl.LANE_OPS) if group.spec.is_warp_scope else {**_dsl.THREAD_INDEX_OPS, **_dsl.LANE_OPS}
         varying = {symbol: words for symbol, (within_warp, words) in self.varying.items()
                    if within_warp or not group.spec.is_warp_scope}
-        found = _dsl.divergent_condition(call_op, sources, varying)
-        if found is not None:
-            source, where = found
-            where = where or _enclosing_if(call.site) or "an if statement of the kernel"
+        source = _dsl.divergent_condition(call_op, sources, varying)
+        if source is not None:
+            where = _enclosing_if(call.site) or "an if statement of the kernel"
             raise CoopValueError(f"{call.name} on {kind} groups must be reached by every member, but it is under a "
                                  f"condition that depends on {source} ({where}); use valid_items / oob_default, or "
                                  "move the condition inside the values")
