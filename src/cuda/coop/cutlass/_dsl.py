@@ -241,6 +241,38 @@ def retarget(call_op: Any, symbol: str) -> None:
     call_op.attributes["callee"] = ir.FlatSymbolRefAttr.get(symbol)
 
 
+def items_type(dtype: str, count: int) -> Any:
+    """``struct { T v[count]; }``: a payload passed by value (``_cub.by_value``)."""
+    return llvm.StructType.get_literal([llvm.ArrayType.get(NUMERIC_TYPES[dtype].mlir_type, count)])
+
+
+def results_type(payloads: list[tuple[str, int]], result: str | None) -> Any:
+    """``struct { T0 a0[K0]; ...; R ret; }``: what a by-value entry point returns."""
+    fields = [llvm.ArrayType.get(NUMERIC_TYPES[dtype].mlir_type, count) for dtype, count in payloads]
+    if result is not None:
+        fields.append(NUMERIC_TYPES[result].mlir_type)
+    return llvm.StructType.get_literal(fields)
+
+
+def pack_items(fragment: Any, dtype: str, count: int) -> Any:
+    """A register tensor's items as one by-value struct."""
+    value = llvm.mlir_undef(items_type(dtype, count))
+    for k in range(count):
+        value = llvm.insertvalue(value, NUMERIC_TYPES[dtype](fragment[k]).ir_value(), [0, k])
+    return value
+
+
+def unpack_items(results: Any, field: int, fragment: Any, dtype: str, count: int) -> None:
+    """Write field ``field`` of a by-value result back into the register tensor."""
+    element = NUMERIC_TYPES[dtype].mlir_type
+    for k in range(count):
+        fragment[k] = NUMERIC_TYPES[dtype](llvm.extractvalue(element, results, [field, k]))
+
+
+def field_of(results: Any, field: int, dtype: str) -> Any:
+    return llvm.extractvalue(NUMERIC_TYPES[dtype].mlir_type, results, [field])
+
+
 def result_of(call_op: Any) -> Any:
     return call_op.results[0]
 

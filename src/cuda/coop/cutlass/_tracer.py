@@ -21,6 +21,7 @@ from .._backend_context import BackendContext, MarkerCall
 from .._calls import FAMILIES
 from .._calls.build import PlannedCall, scratch_use
 from .._calls.site import ArrayType, Emission, OperandType, SiteCall
+from .._cub.by_value import PayloadParam, adapt
 from .._cub.families import groups as cub_groups
 from .._errors import CoopError, CoopTypeError, CoopUnsupportedError, CoopValueError, located
 from .._version import __version__
@@ -546,14 +547,39 @@ class KernelTracer:
         self.plan.planned.append(planned)
 
     # emission
+    def _by_value(self, operands: list[Any], planned: Planned) -> list[tuple[int, Slot]]:
+        """Pass the call's payloads by value (``_cub.by_value``): the call stays a call on this backend's link route,
+        and a payload whose address is taken lives in local memory. Returns (parameter index, payload) pairs."""
+        site = planned.site
+        payloads = []
+        for index, param in enumerate(site.params):
+            slot = self.payload(operands[param.operand]) if param.abi == "ptr" and param.operand is not None else None
+            if slot is not None:
+                slot.materialise()
+                payloads.append((index, slot))
+        if not payloads:
+            return []
+        specs = tuple(PayloadParam(index, slot.root().dtype, slot.items_per_thread) for index, slot in payloads)
+        planned.provider = adapt(planned.provider, specs, site.result_dtype)
+        if planned.without_reuse_barrier is not None:
+            emitted_again = planned.without_reuse_barrier
+            planned.without_reuse_barrier = lambda: adapt(emitted_again(), specs, site.result_dtype)
+        site.symbol = planned.provider.symbol
+        return payloads
+
     def _emit(self, call: Call, operands: list[Any], planned: Planned) -> None:
         site = planned.site
+        payloads = self._by_value(operands, planned)
+        by_value = dict(payloads)
         values: list[Any] = []
         outs: list[tuple[Any, str]] = []
-        for param in site.params:
+        for index, param in enumerate(site.params):
             elem_dtype = param.dtype or site.elem_dtype
             operand = operands[param.operand] if param.operand is not None else None
-            if param.abi == "ptr":
+            if index in by_value:
+                slot = by_value[index]
+                value = _dsl.pack_items(slot.fragment, slot.root().dtype, slot.items_per_thread)
+            elif param.abi == "ptr":
                 value = self._pointer(operand)
             elif param.abi == "len":
                 value = _dsl.i64(_dsl.extent(operand))
@@ -574,17 +600,28 @@ class KernelTracer:
             else:  # pragma: no cover - families only use the kinds above
                 raise AssertionError(param.abi)
             values.append(value)
-        result = _dsl.NUMERIC_TYPES[site.result_dtype].mlir_type if site.result_dtype in _dsl.NUMERIC_TYPES else None
-        if site.result_dtype is not None and result is None:  # is_member's uint8 and friends are numeric too
+        if site.result_dtype is not None and site.result_dtype not in _dsl.NUMERIC_TYPES:  # pragma: no cover
             raise AssertionError(site.result_dtype)
+        if payloads:
+            result = _dsl.results_type([(slot.root().dtype, slot.items_per_thread) for _, slot in payloads],
+                                       site.result_dtype)
+        else:
+            result = _dsl.NUMERIC_TYPES[site.result_dtype].mlir_type if site.result_dtype is not None else None
         call_op = _dsl.call(site.symbol, values, result, self.gpu_module)
         planned.call_op = call_op.operation
         self._check_participation(call, call_op.operation)
         planned.in_loop = _dsl.inside_loop(call_op.operation)
+        scalar = _dsl.result_of(call_op) if site.result_dtype is not None else None
+        if payloads:
+            results = _dsl.result_of(call_op)
+            for field, (_, slot) in enumerate(payloads):
+                _dsl.unpack_items(results, field, slot.fragment, slot.root().dtype, slot.items_per_thread)
+            if site.result_dtype is not None:
+                scalar = _dsl.field_of(results, len(payloads), site.result_dtype)
         if outs:
             call.returned = tuple(slot[0] for slot, _ in outs)
-        elif result is not None:
-            call.returned = _dsl.wrap(_dsl.result_of(call_op), site.result_dtype)
+        elif scalar is not None:
+            call.returned = _dsl.wrap(scalar, site.result_dtype)
 
     def _check_participation(self, call: Call, call_op: Any) -> None:
         """G21 where CuTe's traced ``if`` provably depends on the thread (docs: concepts, "Participation"): a block
