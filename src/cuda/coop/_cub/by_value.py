@@ -23,9 +23,14 @@ class PayloadParam:
     items: int
 
 
-def adapt(provider: Provider, payloads: tuple[PayloadParam, ...], result_dtype: str | None) -> Provider:
+def adapt(provider: Provider, payloads: tuple[PayloadParam, ...], result_dtype: str | None,
+          global_params: tuple[int, ...] = ()) -> Provider:
     """``provider`` behind an entry point taking the ``payloads`` by value and returning
-    ``struct {payload 0 items; payload 1 items; ...; result}``; the original stays in the same translation unit."""
+    ``struct {payload 0 items; payload 1 items; ...; result}``; the original stays in the same translation unit.
+
+    The caller's pointers arrive generic; the entry point tells the compiler what they point to (the parameters
+    ``global_params`` to global memory, the scratch to shared memory), so that the inlined CUB code uses the
+    global and shared load and store instructions, as it does when the whole kernel is one program."""
     symbol = f"{provider.symbol}_v"
     by_index = {p.index: p for p in payloads}
     fields = [f"  {c_type(p.dtype)} a{n}[{p.items}];" for n, p in enumerate(payloads)]
@@ -44,9 +49,13 @@ def adapt(provider: Provider, payloads: tuple[PayloadParam, ...], result_dtype: 
         params.append(CParam(param.abi, f"{symbol}_i{n}", param.name, param.dtype))
         args.append(f"r.a{n}")
         copies.append(f"  for (int k = 0; k < {payload.items}; ++k) r.a{n}[k] = {param.name}.v[k];")
+    spaces = [f"  __builtin_assume(__isGlobal({provider.params[index].name}));" for index in global_params]
+    if provider.scratch_type is not None:
+        spaces += [f"  __builtin_assume(__isShared({param.name}));" for param in provider.params
+                   if param.abi == "scratch"]
     call = f"{provider.symbol}({', '.join(args)});"
     lines += [f'extern "C" __device__ {symbol}_r {symbol}({", ".join(p.declaration for p in params)}) {{',
-              f"  {symbol}_r r;", *copies, f"  {'r.ret = ' if result_dtype is not None else ''}{call}",
+              *spaces, f"  {symbol}_r r;", *copies, f"  {'r.ret = ' if result_dtype is not None else ''}{call}",
               "  return r;", "}"]
     return Provider(symbol, provider.headers, provider.body + "\n" + "\n".join(lines), provider.scratch_type,
                     provider.family, provider.template, provider.scratch_template, tuple(params))

@@ -560,10 +560,13 @@ class KernelTracer:
         if not payloads:
             return []
         specs = tuple(PayloadParam(index, slot.root().dtype, slot.items_per_thread) for index, slot in payloads)
-        planned.provider = adapt(planned.provider, specs, site.result_dtype)
+        arrays = tuple(index for index, param in enumerate(site.params) if param.abi == "ptr"
+                       and isinstance(operands[param.operand], _dsl.Tensor) and _dsl.memspace(operands[param.operand])
+                       == "gmem")
+        planned.provider = adapt(planned.provider, specs, site.result_dtype, arrays)
         if planned.without_reuse_barrier is not None:
             emitted_again = planned.without_reuse_barrier
-            planned.without_reuse_barrier = lambda: adapt(emitted_again(), specs, site.result_dtype)
+            planned.without_reuse_barrier = lambda: adapt(emitted_again(), specs, site.result_dtype, arrays)
         site.symbol = planned.provider.symbol
         return payloads
 
