@@ -523,14 +523,97 @@ def _topk(largest):
 # ------------------------------------------------------------------------------------------- the case list
 
 
+
+# ------------------------------------------------------------------------------------------- shuffle
+
+
+def _shuffle(mode):
+    def factory(T, K, dtype):
+        def body(bid, src, dst):
+            block = coop.this_block()
+            items = coop.ThreadData(K, dtype)
+            coop.load(block, src, items, offset=bid * (T * K))
+            moved = coop.shuffle(block, items, mode=mode)
+            coop.store(block, dst, moved, offset=bid * (T * K))
+
+        def oracle(v):
+            t = tiles(v["src"], T * K)
+            shifted = np.roll(t, 1 if mode == "up" else -1, axis=1)
+            return {"dst": shifted.reshape(-1)}
+
+        unspecified = 0 if mode == "up" else T * K - 1  # position 0 (up) and the last one (down)
+
+        def canon(name, array):
+            out = tiles(array, T * K).copy()
+            out[:, unspecified] = 0
+            return out.reshape(-1)
+        return body, oracle, {"canon": canon}
+    return factory
+
+
+# ------------------------------------------------------------------------------------------- logical warps
+
+
+def _logical_warp_reduce(op, width):
+    def factory(T, K, dtype):
+        def body(bid, src, out):
+            block = coop.this_block()
+            items = coop.ThreadData(K, dtype)
+            coop.load(block, src, items, offset=bid * (T * K))
+            lanes = coop.this_warp().group_by(width)
+            r = coop.reduce(lanes, items, binary_op=op)
+            coop.store(block, out, r, offset=bid * T)
+
+        def oracle(v):
+            per_group = tiles(v["src"], width * K)
+            folded = _FOLD[op].reduce(per_group, axis=1, dtype=per_group.dtype)
+            return {"out": np.repeat(folded, width)}
+        return body, oracle, {}
+    return factory
+
+
+# ------------------------------------------------------------------------------------------- run-length decode into
+
+
+def _run_length_decode_into(T, K, dtype):
+    D = 2 * K
+    capacity = 3 * T * K  # lengths are 1..3
+
+    def body(bid, values, lengths, dst, totals):
+        block = coop.this_block()
+        v = coop.ThreadData(K, dtype)
+        n = coop.ThreadData(K, np.int32)
+        coop.load(block, values, v, offset=bid * (T * K))
+        coop.load(block, lengths, n, offset=bid * (T * K))
+        total = coop.run_length_decode_into(block, v, n, dst, decoded_items_per_thread=D,
+                                            destination_offset=bid * capacity)
+        coop.store(block, totals, total, offset=bid * T)
+
+    def oracle(v):
+        dst = v["dst"].copy()  # the poison past each block's stream stays
+        totals = []
+        for b, (vals, lens) in enumerate(zip(tiles(v["values"], T * K), tiles(v["lengths"], T * K))):
+            stream = np.repeat(vals, lens.astype(np.int64))
+            dst[b * capacity:b * capacity + stream.size] = stream
+            totals.append(np.full(T, stream.size, np.uint32))
+        return {"dst": dst, "totals": np.concatenate(totals)}
+    return body, oracle, {"capacity": capacity}
+
+
 def _operands(family, T, K, dtype, extra):
     n = GRID * T * K
-    if family in ("load_store", "exchange", "scan", "adjacent_difference", "topk"):
+    if family in ("load_store", "exchange", "scan", "adjacent_difference", "topk", "shuffle"):
         make = unique_per_tile(dtype, T * K) if family == "topk" else small(dtype)
         return (Array("src", dtype, n, "in", make(n)), Array("dst", dtype, n, "out"))
     if family == "load_partial":
         return (Array("src", dtype, n, "in", small(dtype)(n)), Array("dst", dtype, 2 * n, "out"),
                 Int("n", T * K // 2 + 1))
+    if family == "logical_warp_reduce":
+        return (Array("src", dtype, n, "in", small(dtype)(n)), Array("out", dtype, GRID * T, "out"))
+    if family == "run_length_decode_into":
+        return (Array("values", dtype, n, "in", small(dtype, 1, 100)(n)),
+                Array("lengths", np.int32, n, "in", small(np.int32, 1, 4)(n)),
+                Array("dst", dtype, GRID * extra["capacity"], "out"), Array("totals", np.uint32, GRID * T, "out"))
     if family == "reduce":
         return (Array("src", dtype, n, "in", small(dtype)(n)), Array("out", dtype, GRID * T, "out"))
     if family in ("merge_sort_keys", "merge_sort_pairs"):
@@ -598,6 +681,11 @@ _VARIANTS = [
     ("run_length_decode", "window", _run_length_decode, INT_AND_FLOAT, COMBOS_1D),
     ("topk", "max_keys", _topk(True), INT_AND_FLOAT, COMBOS_1D),
     ("topk", "min_keys", _topk(False), INT_AND_FLOAT, COMBOS_1D),
+    ("shuffle", "up", _shuffle("up"), INT_AND_FLOAT, COMBOS_1D),
+    ("shuffle", "down", _shuffle("down"), INT_AND_FLOAT, COMBOS_1D),
+    ("logical_warp_reduce", "sum_8", _logical_warp_reduce("sum", 8), INT_AND_FLOAT, COMBOS_3D),
+    ("logical_warp_reduce", "max_4", _logical_warp_reduce("max", 4), INT_AND_FLOAT, COMBOS_3D),
+    ("run_length_decode_into", "whole", _run_length_decode_into, INT_AND_FLOAT, COMBOS_1D),
 ]
 
 #: Cases known to fail on one backend: {case id prefix: {backend: reason}}. Filled from /tmp/conformance_findings.md.

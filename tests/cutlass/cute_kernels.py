@@ -187,3 +187,32 @@ def inference_kernel(src: cute.Tensor, dst: cute.Tensor, out: cute.Tensor):
 @cute.jit
 def inference_launch(src: cute.Tensor, dst: cute.Tensor, out: cute.Tensor):
     inference_kernel(src, dst, out).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def more_families_kernel(src: cute.Tensor, dst: cute.Tensor, decoded: cute.Tensor, counts: cute.Tensor,
+                         bits: cutlass.Int32):
+    """The families the conformance suite leaves out, and logical warps and group queries."""
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    shifted = coop.shuffle(block, items, mode="up")
+    ranks = coop.radix_rank(block, shifted, begin_bit=4, end_bit=8)
+    lanes = coop.this_warp().group_by(8)
+    batched = coop.reduce_batched(lanes, ranks, binary_op="max")
+    partial = coop.sum(lanes, batched[0])
+    lengths = coop.ThreadData(K, np.int32)
+    for i in cutlass.range_constexpr(K):
+        lengths[i] = items[i] & 3
+    total = coop.run_length_decode_into(block, shifted, lengths, decoded, decoded_items_per_thread=2 * K)
+    window = coop.run_length_decode(block, shifted, lengths, decoded_items_per_thread=K, decoded_window_offset=bits)
+    coop.store(block, dst, window)
+    if block.rank() == 0:
+        counts[0] = total
+        counts[1] = partial + lanes.rank() + lanes.count("warp") + block.count()
+
+
+@cute.jit
+def more_families_launch(src: cute.Tensor, dst: cute.Tensor, decoded: cute.Tensor, counts: cute.Tensor,
+                         bits: cutlass.Int32):
+    more_families_kernel(src, dst, decoded, counts, bits).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))

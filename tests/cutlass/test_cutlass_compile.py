@@ -198,3 +198,10 @@ def test_payload_dtypes_are_inferred():
     kernel = cute_coop.compile_kernel(ck.inference_launch, _tensor(), _tensor(),
                                       _tensor(dtype=cutlass.Float32))
     assert "cuda_coop_reduce_" in kernel.cpp_source and "float" in kernel.cpp_source
+
+
+def test_shuffle_rank_batched_logical_warps_run_length_and_queries():
+    kernel = cute_coop.compile_kernel(ck.more_families_launch, _tensor(), _tensor(), _tensor(n=8 * ck.THREADS * ck.K),
+                                      _tensor(dtype=cutlass.Uint32, n=2), 8)
+    for family in ("shuffle", "radix_rank", "reduce_batched", "reduce", "run_length", "query"):
+        assert f"cuda_coop_{family}" in kernel.cpp_source, family
