@@ -216,3 +216,16 @@ def more_families_kernel(src: cute.Tensor, dst: cute.Tensor, decoded: cute.Tenso
 def more_families_launch(src: cute.Tensor, dst: cute.Tensor, decoded: cute.Tensor, counts: cute.Tensor,
                          bits: cutlass.Int32):
     more_families_kernel(src, dst, decoded, counts, bits).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def half_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.float16)
+    coop.load(block, src, items)
+    coop.store(block, dst, items)
+
+
+@cute.jit
+def half_launch(src: cute.Tensor, dst: cute.Tensor):
+    half_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))

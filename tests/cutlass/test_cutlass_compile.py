@@ -205,3 +205,11 @@ def test_shuffle_rank_batched_logical_warps_run_length_and_queries():
                                       _tensor(dtype=cutlass.Uint32, n=2), 8)
     for family in ("shuffle", "radix_rank", "reduce_batched", "reduce", "run_length", "query"):
         assert f"cuda_coop_{family}" in kernel.cpp_source, family
+
+
+def test_float16_payloads_are_rejected_at_the_line():
+    exc = _coop_error(_compile_error(ck.half_launch, _tensor(dtype=cutlass.Float16), _tensor(dtype=cutlass.Float16)))
+    assert isinstance(exc, coop.CoopTypeError)
+    assert str(exc) == (f"{ck.__file__}:{_line(ck.half_kernel, 'ThreadData(K, np.float16)')}: cuda.coop.cutlass "
+                        "payloads support dtypes int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, "
+                        "float64; got float16")

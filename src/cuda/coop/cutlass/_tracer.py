@@ -37,7 +37,6 @@ from . import _about, _dsl
 _ORDER = {THREAD: 0, LOGICAL_WARP: 1, WARP: 2, WARPS_IN_BLOCK: 3, BLOCK: 4, CLUSTER: 5, GRID: 6}
 FACTORIES = {"this_thread": THREAD, "this_warp": WARP, "this_block": BLOCK, "this_cluster": CLUSTER,
              "this_grid": GRID}
-COMMON_DTYPES = tuple(_dsl.NUMERIC_TYPES)
 
 
 # ---- what the kernel's Python holds
@@ -65,6 +64,7 @@ class Slot:
             if dtype is None:
                 raise CoopTypeError("a ThreadData is used before its dtype is known: give ThreadData(..., dtype=) "
                                     "or load into it first")
+            require_payload_dtype(dtype)
             self.dtype = dtype
             self.fragment = _dsl.make_fragment(self.items_per_thread, dtype, self.tracer.kernel)
         return self.fragment
@@ -241,6 +241,12 @@ def _enclosing_if(site: tuple[str, int] | None) -> str | None:
     return None
 
 
+def require_payload_dtype(dtype: str) -> None:
+    """A payload of this backend holds one of the ten numeric dtypes (float16 and booleans are not built)."""
+    if dtype not in _dsl.NUMERIC_TYPES:
+        raise CoopTypeError(f"{_about.NAMESPACE} payloads support dtypes {', '.join(_dsl.NUMERIC_TYPES)}; got {dtype}")
+
+
 def _value_dtype(value: Any) -> str | None:
     if isinstance(value, _dsl.Numeric):
         return _dsl.DTYPE_OF_TYPE.get(type(value))
@@ -352,6 +358,8 @@ class KernelTracer:
             dtype = self.dtype_of_object(dtype_obj)
             if dtype is None:
                 raise CoopTypeError(f"ThreadData dtype must be {self.dtype_words}; got {dtype_obj!r}")
+        if dtype is not None:
+            require_payload_dtype(dtype)
         check_payload_extent("ThreadData", k, dtype)
         return Slot(k, dtype, dtype is not None, self)
 
@@ -699,4 +707,4 @@ def backend_context() -> BackendContext | None:
     return BackendContext(_about.BACKEND, _about.NAMESPACE, tracer_for(kernel), abi=_about.ABI)
 
 
-__all__ = ["ThreadData", "ThreadGroup", "KernelTracer", "backend_context", "COMMON_DTYPES"]
+__all__ = ["ThreadData", "ThreadGroup", "KernelTracer", "backend_context"]
