@@ -99,7 +99,8 @@ def test_independent_layers_import_no_compiler(layer):
     bad = []
     for path in files:
         for line, module in _imports(path):
-            if any(_is_under(module, root) for root in ("numba_cuda_mlir", "numba", "cuda.coop.numba_mlir")):
+            if any(_is_under(module, root) for root in ("numba_cuda_mlir", "numba", "cuda.coop.numba_mlir", "cutlass",
+                                                        "cuda.coop.cutlass")):
                 bad.append(f"{path.relative_to(SRC)}:{line}: {module}")
     assert not bad, "compiler imports in a compiler-independent layer:\n" + "\n".join(bad)
 
@@ -278,3 +279,19 @@ def test_no_import_cycle():
         graph[name] = {m for m in graph[name] if m != name and not name.startswith(m + ".")}
     cycles = _cycles(graph)
     assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+CUTE_DSL = PACKAGE / "cutlass" / "_dsl.py"
+
+
+def test_only_the_dsl_module_imports_the_cute_dsl():
+    """Every name of the CuTe DSL the backend uses is behind cutlass/_dsl.py (and its version check, _about.py)."""
+    bad = []
+    for path in _modules(PACKAGE):
+        if path in (CUTE_DSL, PACKAGE / "cutlass" / "_about.py"):
+            continue
+        for line, module in _imports(path):
+            if _is_under(module, "cutlass"):
+                bad.append(f"{path.relative_to(SRC)}:{line}: {module}")
+    assert not bad, "CuTe DSL imports outside cutlass/_dsl.py:\n" + "\n".join(bad)
+    assert any(_is_under(m, "cutlass._mlir") for _, m in _imports(CUTE_DSL))
