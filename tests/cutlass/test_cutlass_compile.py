@@ -213,3 +213,9 @@ def test_float16_payloads_are_rejected_at_the_line():
     assert str(exc) == (f"{ck.__file__}:{_line(ck.half_kernel, 'ThreadData(K, np.float16)')}: cuda.coop.cutlass "
                         "payloads support dtypes int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, "
                         "float64; got float16")
+
+
+def test_the_calls_are_built_for_the_dsl_target():
+    kernel = cute_coop.compile_kernel(ck.scan_launch, _tensor(), _tensor(), target="sm_100a")
+    assert "SM100" in kernel.sass().upper() or "sm_100" in kernel.sass()
+    assert "cuda_coop_scan_" in kernel.cpp_source

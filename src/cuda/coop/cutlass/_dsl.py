@@ -68,6 +68,16 @@ def block_dim(kernel: Any) -> tuple[int, int, int] | None:
     return facts.exact_block_dim
 
 
+def compute_capability() -> int:
+    """The compute capability the DSL compiles for (``--gpu-arch sm_100a`` -> 100; 90 when it names none)."""
+    try:
+        arch = str(CuTeDSL._get_dsl().get_arch_enum().to_string())
+    except Exception:  # noqa: BLE001 - no arch named and no GPU to ask
+        return 90
+    found = re.match(r"sm_(\d+)", arch)
+    return int(found.group(1)) if found else 90
+
+
 def register_trace_hook(hook: Callable[[Any, Any, str], None]) -> None:
     CuTeDSL._get_dsl().register_trace_finalize_hook(hook)
 

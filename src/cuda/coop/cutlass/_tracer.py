@@ -288,7 +288,7 @@ class KernelTracer:
         self.kernel = kernel
         self.name = _dsl.kernel_name(kernel)
         self.gpu_module = _dsl.gpu_module_of(kernel)
-        self.cc = 90
+        self.cc = _dsl.compute_capability()
         self._launch: LaunchShape | None = None
         self.plan = KernelPlan()
         self._call: Call | None = None
