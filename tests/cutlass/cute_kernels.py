@@ -229,3 +229,24 @@ def half_kernel(src: cute.Tensor, dst: cute.Tensor):
 @cute.jit
 def half_launch(src: cute.Tensor, dst: cute.Tensor):
     half_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def loop_kernel(src: cute.Tensor, dst: cute.Tensor, tiles: cutlass.Int32):
+    """A running scan over tiles in a run-time loop: the payload is carried through CuTe's scf.for."""
+    block = coop.this_block()
+    running = cutlass.Int32(0)
+    for tile in cutlass.range(tiles):
+        items = coop.ThreadData(K, np.int32)
+        coop.load(block, src, items, offset=tile * (THREADS * K))
+        prefix = coop.exclusive_sum(block, items)
+        total = coop.sum(block, items)
+        for i in cutlass.range_constexpr(K):
+            prefix[i] = prefix[i] + running
+        coop.store(block, dst, prefix, offset=tile * (THREADS * K))
+        running = running + total
+
+
+@cute.jit
+def loop_launch(src: cute.Tensor, dst: cute.Tensor, tiles: cutlass.Int32):
+    loop_kernel(src, dst, tiles).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
