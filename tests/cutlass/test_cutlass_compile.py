@@ -222,7 +222,7 @@ def test_the_calls_are_built_for_the_dsl_target():
 
 
 def test_calls_in_a_run_time_loop_keep_their_reuse_barriers():
-    kernel = cute_coop.compile_kernel(ck.loop_launch, _tensor(n=4 * ck.THREADS * ck.K), _tensor(n=4 * ck.THREADS * ck.K),
-                                      4)
+    n = 4 * ck.THREADS * ck.K
+    kernel = cute_coop.compile_kernel(ck.loop_launch, _tensor(n=n), _tensor(n=n), 4)
     # the scan and the sum share the scratch and run again in the next iteration: both keep their barrier
     assert kernel.cpp_source.count("// reuse barrier for the scratch") == 2
