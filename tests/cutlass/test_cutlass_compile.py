@@ -226,3 +226,11 @@ def test_calls_in_a_run_time_loop_keep_their_reuse_barriers():
     kernel = cute_coop.compile_kernel(ck.loop_launch, _tensor(n=n), _tensor(n=n), 4)
     # the scan and the sum share the scratch and run again in the next iteration: both keep their barrier
     assert kernel.cpp_source.count("// reuse barrier for the scratch") == 2
+
+
+def test_numpy_arrays_describe_the_tensors():
+    x = np.arange(ck.THREADS * ck.K, dtype=np.int32)
+    kernel = cute_coop.compile_kernel(ck.scan_launch, x, x)
+    assert "cuda_coop_scan_" in kernel.cpp_source
+    with pytest.raises(coop.CoopValueError, match="target must be an architecture"):
+        cute_coop.compile_kernel(ck.scan_launch, x, x, target="hopper")
