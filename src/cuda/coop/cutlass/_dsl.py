@@ -29,7 +29,6 @@ LINK_ATTR = "cuda_coop.link"
 
 Tensor = cute.Tensor
 Numeric = cutlass.Numeric
-Boolean = cutlass.Boolean
 
 # the ten numeric dtypes of the common API, and the CuTe type of each
 NUMERIC_TYPES: dict[str, Any] = {
@@ -372,20 +371,26 @@ def _find_ptx(where: str) -> str:
     raise FileNotFoundError("the CuTe DSL wrote no PTX for a kernel with cuda.coop calls")
 
 
-def _replace_binary(module: Any, cubin: bytes) -> None:
-    replaced: list[Any] = []
+def _device_binaries(module: Any) -> list[Any]:
+    """The ``*_binary`` globals that hold a compiled module's device code."""
+    found: list[Any] = []
 
     def visit(op: Any) -> Any:
         if op.name == "llvm.mlir.global" and ir.StringAttr(op.attributes["sym_name"]).value.endswith("_binary"):
-            op.attributes["value"] = ir.StringAttr.get(cubin)
-            op.attributes["global_type"] = ir.TypeAttr.get(
-                llvm.ArrayType.get(ir.IntegerType.get_signless(8), len(cubin)))
-            replaced.append(op)
+            found.append(op)
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
-    if not replaced:
+    return found
+
+
+def _replace_binary(module: Any, cubin: bytes) -> None:
+    binaries = _device_binaries(module)
+    if not binaries:
         raise RuntimeError("cuda.coop found no device binary to link in the CuTe DSL's compiled module")
+    for op in binaries:
+        op.attributes["value"] = ir.StringAttr.get(cubin)
+        op.attributes["global_type"] = ir.TypeAttr.get(llvm.ArrayType.get(ir.IntegerType.get_signless(8), len(cubin)))
 
 
 # ---- compile-only builds
@@ -401,17 +406,10 @@ def compile_launcher(launcher: Any, args: list[Any], target: str) -> Any:
 
 def binary_of(compiled: Any) -> bytes:
     """The device binary a compiled launcher holds (the ``*_binary`` global of its module)."""
-    found: list[bytes] = []
-
-    def visit(op: Any) -> Any:
-        if op.name == "llvm.mlir.global" and ir.StringAttr(op.attributes["sym_name"]).value.endswith("_binary"):
-            found.append(ir.StringAttr(op.attributes["value"]).value_bytes)
-        return ir.WalkResult.ADVANCE
-
-    compiled.ir_module.operation.walk(visit)
-    if not found:
+    binaries = _device_binaries(compiled.ir_module)
+    if not binaries:
         raise RuntimeError("the CuTe DSL's compiled launcher holds no device binary")
-    return found[0]
+    return bytes(ir.StringAttr(binaries[0].attributes["value"]).value_bytes)
 
 
 FATBIN_MAGIC = b"\x50\xed\x55\xba"

@@ -53,11 +53,11 @@ def finish_trace(dsl: Any, module: Any, function_name: str) -> None:
 
 def _drop_reuse_barriers(tracer: KernelTracer) -> None:
     planned = tracer.plan.planned
-    scratch_at = [i for i, p in enumerate(planned) if p.scratch is not None]
-    last = max(scratch_at, default=-1)
+    position = {id(p): i for i, p in enumerate(planned)}
+    last = max((i for i, p in enumerate(planned) if p.scratch is not None), default=-1)
 
     def followed(call: Planned) -> bool:  # trace order is program order, except in a loop
-        return call.in_loop or planned.index(call) < last
+        return call.in_loop or position[id(call)] < last
 
     emitted = [p.site.symbol for p in planned]
     drop_unneeded_reuse_barriers(planned, followed)

@@ -247,6 +247,18 @@ def require_payload_dtype(dtype: str) -> None:
         raise CoopTypeError(f"{_about.NAMESPACE} payloads support dtypes {', '.join(_dsl.NUMERIC_TYPES)}; got {dtype}")
 
 
+def _number_dtype(value: Any) -> str | None:
+    """A scalar operand's dtype: a CuTe numeric's or NumPy scalar's own, a Python int int32 and a float float32
+    (as CuTe's ``as_numeric``); None for anything else, booleans included."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return "int32"
+    if isinstance(value, float):
+        return "float32"
+    return _value_dtype(value)
+
+
 def _value_dtype(value: Any) -> str | None:
     if isinstance(value, _dsl.Numeric):
         return _dsl.DTYPE_OF_TYPE.get(type(value))
@@ -432,13 +444,7 @@ class KernelTracer:
         return None
 
     def scalar_dtype(self, operand: Any, call: Call, param: str, through: tuple[str, ...] = ()) -> str:
-        dtype = _value_dtype(operand)
-        if dtype is None and isinstance(operand, bool):
-            dtype = "bool"
-        elif dtype is None and isinstance(operand, int):
-            dtype = "int32"
-        elif dtype is None and isinstance(operand, float):
-            dtype = "float32"
+        dtype = "bool" if isinstance(operand, bool) else _number_dtype(operand)
         if dtype is None:
             raise CoopTypeError(f"{call.name} {param} must be a number, a CuTe numeric or a ThreadData; got "
                                 f"{_describe(operand)}")
@@ -692,9 +698,7 @@ def _operand_type(tracer: KernelTracer, operand: Any) -> OperandType:
     slot = tracer.payload(operand)
     if slot is not None:
         return OperandType(repr(operand), None, False, None)
-    dtype = _value_dtype(operand)
-    if dtype is None and isinstance(operand, (int, float)) and not isinstance(operand, bool):
-        dtype = "int32" if isinstance(operand, int) else "float32"
+    dtype = _number_dtype(operand)
     text = type(operand).__name__ if dtype is None else dtype
     return OperandType(text, dtype, dtype is not None, None)
 
