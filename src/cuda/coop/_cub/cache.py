@@ -271,6 +271,38 @@ def store(entry_key: str, payload: bytes, meta: Meta) -> None:
     _write_atomic(directory, f"{entry_key}.bin", _MAGIC + body + hashlib.sha256(body).digest())
 
 
+_process_files: list[Path] = []  # this process's private directory for payload files, made on first use
+
+
+def payload_file(payload: bytes, suffix: str) -> Path:
+    """``payload`` as a file for a tool that reads a path (e.g. bitcode a kernel compiler links), named by its
+    SHA-256: in the cache directory when it is usable, so the path is the same in every process, else in a private
+    directory of this process. A file found there is used only when its bytes are ``payload``'s."""
+    name = f"{hashlib.sha256(payload).hexdigest()}{suffix}"
+    directory = None if _config.cache_disabled() or _writes_failed else _directory(create=True)
+    if directory is not None:
+        files = directory / "files"
+        try:
+            files.mkdir(mode=0o700, exist_ok=True)
+        except OSError:
+            files = None  # type: ignore[assignment]
+        if files is not None and files.is_dir() and not files.is_symlink():
+            if _read_regular(files / name) != payload:
+                _write_atomic(files, name, payload)
+            if _read_regular(files / name) == payload:
+                return files / name
+    if not _process_files:
+        _process_files.append(Path(tempfile.mkdtemp(prefix="cuda_coop_files_")))
+        import atexit
+        import shutil
+
+        atexit.register(shutil.rmtree, _process_files[0], True)
+    path = _process_files[0] / name
+    if _read_regular(path) != payload:
+        path.write_bytes(payload)
+    return path
+
+
 def _write_atomic(directory: Path, name: str, data: bytes) -> None:
     """Write a temporary file beside ``name``, flush and fsync it, then rename it over ``name``."""
     try:

@@ -31,17 +31,17 @@ _registered = False
 
 
 def register_backend() -> None:
-    """Install the trace probe, the trace-finalize hook and the link step once per process (idempotent)."""
+    """Install the trace probe, the trace-finalize hook and the compile step once per process (idempotent)."""
     global _registered
     with _lock:
         if _registered:
             return
         from .._backend_context import add_trace_probe
-        from . import _dsl, _link, _tracer
+        from . import _dsl, _link, _route, _tracer
 
         add_trace_probe(_tracer.backend_context)
         _dsl.register_trace_hook(_link.finish_trace)
-        _dsl.install_link_step(_link.link)
+        _dsl.install_compile_step(_link.link, _route.is_bitcode_file)
         _registered = True
 
 

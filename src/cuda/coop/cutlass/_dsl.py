@@ -26,6 +26,7 @@ from cutlass.cutlass_dsl import CuTeDSL  # noqa: E402
 KERNEL_OPS = ("cuda.kernel", "lir.func", "gpu.func")
 LOOP_OPS = ("scf.for", "scf.while", "scf.parallel")
 LINK_ATTR = "cuda_coop.link"
+BITCODE_ATTR = "cuda_coop.bitcode"
 
 Tensor = cute.Tensor
 Numeric = cutlass.Numeric
@@ -314,22 +315,77 @@ def constant_i64(value: int, after: Any) -> Any:
         return arith.constant(ir.IntegerType.get_signless(64), value)
 
 
+# ---- the DSL's device compiler: bitcode it links and inlines, or the link step after it
+def llvm_major() -> int | None:
+    """The major version of the LLVM inside the DSL's native library (it reads the bitcode the calls become)."""
+    import mmap
+
+    from cutlass._mlir._mlir_libs import _cutlass_ir
+
+    path = getattr(_cutlass_ir, "__file__", None)
+    if not path:
+        return None
+    with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as image:
+        found = re.search(rb"LLVM version (\d+)\.", image)  # type: ignore[call-overload]
+        return int(found.group(1)) if found else None
+
+
+def target_arch() -> str:
+    """The architecture the DSL compiles for (``sm_90a``; the family-specific form of ``compute_capability``)."""
+    try:
+        arch = str(CuTeDSL._get_dsl().get_arch_enum().to_string())
+    except Exception:  # noqa: BLE001 - no arch named and no GPU to ask
+        return "sm_90a"
+    return arch if re.match(r"^sm_\d+[af]?$", arch) else "sm_90a"
+
+
+def attach_bitcode(gpu_module: Any, path: str) -> None:
+    """Have the DSL link the LLVM bitcode at ``path`` into ``gpu_module`` (its ``link-libraries``, the mechanism of
+    ``cute.ffi``'s ``BitCode``); its functions are inlined where the kernel calls them."""
+    present = [ir.StringAttr(x).value for x in gpu_module.attributes["link-libraries"]] \
+        if "link-libraries" in gpu_module.attributes else []
+    libraries = list(dict.fromkeys([*present, path]))
+    gpu_module.attributes["link-libraries"] = ir.ArrayAttr.get([ir.StringAttr.get(x) for x in libraries])
+    ours = _attached(gpu_module)
+    gpu_module.attributes[BITCODE_ATTR] = ir.StringAttr.get(",".join(dict.fromkeys([*ours, path])))
+
+
+def _attached(gpu_module: Any) -> list[str]:
+    if BITCODE_ATTR not in gpu_module.attributes:
+        return []
+    return [p for p in ir.StringAttr(gpu_module.attributes[BITCODE_ATTR]).value.split(",") if p]
+
+
 def mark_link(gpu_module: Any, key: str) -> None:
     gpu_module.attributes[LINK_ATTR] = ir.StringAttr.get(key)
 
 
-# ---- the link step after the DSL's device pipeline
-def install_link_step(linker: Callable[[str, list[str]], bytes]) -> None:
-    """Compile modules that hold cuda.coop calls as relocatable PTX and replace their device binary with
-    ``linker(ptx, keys)`` (the kernel linked with the CUB LTO-IR named by ``keys``). Once per process."""
+_LINK_LIBRARIES_RE = re.compile(r"link-libraries='([^']*)'")
+DATA_LAYOUT_WARNING = b"Linking two modules of different data layouts"
+
+
+def install_compile_step(linker: Callable[[str, list[str]], bytes], attached: Callable[[str], bool]) -> None:
+    """Around the DSL's device pipeline, once per process:
+
+    * a module whose calls are linked (``mark_link``) is compiled as relocatable PTX, and its device binary replaced
+      with ``linker(ptx, keys)`` (the kernel linked with the CUB LTO-IR named by ``keys``);
+    * a module with bitcode (``attach_bitcode``) links only its own: the DSL gathers ``link-libraries`` into options
+      that outlive one compile, so earlier kernels' bitcode (``attached(path)``: one of ours) is dropped from the
+      pipeline, and the DSL's per-link data-layout warning (clang's NVPTX layout differs from the DSL's in pointer
+      widths that the calls never use) is kept off the user's screen.
+    """
     original = _compiler.Compiler.compile
-    if getattr(original, "cuda_coop_link_step", False):
+    if getattr(original, "cuda_coop_compile_step", False):
         return
 
-    def compile_with_link(self: Any, module: Any, pipeline: str, *args: Any, **kwargs: Any) -> Any:
-        keys = _take_link_keys(module)
+    def compile_with_coop(self: Any, module: Any, pipeline: str, *args: Any, **kwargs: Any) -> Any:
+        keys, bitcode = _take_marks(module)
+        pipeline = _own_libraries(pipeline, bitcode, attached)
         if not keys:
-            return original(self, module, pipeline, *args, **kwargs)
+            if not bitcode:
+                return original(self, module, pipeline, *args, **kwargs)
+            with _stderr_without(DATA_LAYOUT_WARNING):
+                return original(self, module, pipeline, *args, **kwargs)
         with tempfile.TemporaryDirectory(prefix="cuda_coop_cute_") as where:
             ptx_path = os.path.join(where, "kernel.ptx")
             result = original(self, module, _relocatable(pipeline, ptx_path), *args, **kwargs)
@@ -338,21 +394,69 @@ def install_link_step(linker: Callable[[str, list[str]], bytes]) -> None:
         _replace_binary(result if result is not None else module, linker(ptx, keys))
         return result
 
-    compile_with_link.cuda_coop_link_step = True  # type: ignore[attr-defined]
-    _compiler.Compiler.compile = compile_with_link
+    compile_with_coop.cuda_coop_compile_step = True  # type: ignore[attr-defined]
+    _compiler.Compiler.compile = compile_with_coop
 
 
-def _take_link_keys(module: Any) -> list[str]:
+def _own_libraries(pipeline: str, bitcode: list[str], attached: Callable[[str], bool]) -> str:
+    """The pipeline's ``link-libraries`` without repeats and without cuda.coop bitcode of other modules."""
+    def keep(found: Any) -> str:
+        libraries = [p for p in dict.fromkeys(found.group(1).split(",")) if p and (p in bitcode or not attached(p))]
+        return f"link-libraries='{','.join(libraries)}'" if libraries else ""
+
+    return _LINK_LIBRARIES_RE.sub(keep, pipeline)
+
+
+class _stderr_without:
+    """Capture the process's standard error (the native code writes to file descriptor 2) and write it back
+    without the lines holding ``needle`` (and the blank line that follows each)."""
+
+    def __init__(self, needle: bytes):
+        self.needle = needle
+
+    def __enter__(self) -> None:
+        import sys
+
+        sys.stderr.flush()
+        self.saved = os.dup(2)
+        self.capture = tempfile.TemporaryFile()
+        os.dup2(self.capture.fileno(), 2)
+
+    def __exit__(self, *exc: Any) -> None:
+        import sys
+
+        sys.stderr.flush()
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
+        self.capture.seek(0)
+        text = self.capture.read()
+        self.capture.close()
+        kept, dropped = [], False
+        for line in text.splitlines(keepends=True):
+            if self.needle in line or (dropped and not line.strip()):  # the warning and the blank line after it
+                dropped = self.needle in line
+                continue
+            dropped = False
+            kept.append(line)
+        if kept:
+            os.write(2, b"".join(kept))
+
+
+def _take_marks(module: Any) -> tuple[list[str], list[str]]:
+    """The LTO-IR keys (link route) and bitcode paths (bitcode route) the module's gpu.modules were marked with."""
     keys: list[str] = []
+    bitcode: list[str] = []
 
     def visit(op: Any) -> Any:
-        if op.name == "gpu.module" and LINK_ATTR in op.attributes:
-            keys.extend(ir.StringAttr(op.attributes[LINK_ATTR]).value.split(","))
-            del op.attributes[LINK_ATTR]
+        if op.name == "gpu.module":
+            if LINK_ATTR in op.attributes:
+                keys.extend(ir.StringAttr(op.attributes[LINK_ATTR]).value.split(","))
+                del op.attributes[LINK_ATTR]
+            bitcode.extend(_attached(op))
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
-    return keys
+    return keys, bitcode
 
 
 def _relocatable(pipeline: str, ptx_path: str) -> str:

@@ -1,10 +1,16 @@
-"""After CuTe traces a launcher: build its kernels' calls, place their scratch, and link the kernel with the C++.
+"""After CuTe traces a launcher: build its kernels' calls, place their scratch, and give the C++ to the kernel.
 
 The trace-finalize hook runs the shared build session (``_calls.build``) for every kernel of the module that made
-cuda.coop calls: one NVRTC program for all of them, the reuse barriers a later call needs, and the scratch layout,
-placed through the DSL's shared-memory allocator. It marks the module with the key of that program's LTO-IR, so
-the module's hash (CuTe's cache key) changes with the C++. The link step then receives the kernel's relocatable
-PTX and links it with that LTO-IR through nvJitLink (docs: cutlass, "How it works").
+cuda.coop calls: one NVRTC program for all of them (scratch sizes, errors), the reuse barriers a later call needs,
+and the scratch layout, placed through the DSL's shared-memory allocator. Then one of two routes (docs: cutlass,
+"How it works"):
+
+* **bitcode** (the default): the same C++ compiled by the ziglang wheel's clang to LLVM bitcode, which the DSL links
+  into the kernel's module and inlines (``_cub.bitcode``); payloads cross by pointer, which inlining removes.
+* **link** (without ziglang, or when clang fails on a kernel): the kernel is compiled as relocatable PTX and linked
+  with the program's LTO-IR through nvJitLink; each call stays a call, payloads cross by value (``_cub.by_value``).
+
+Either way the module is marked with what it links, so its hash (CuTe's cache key) follows the C++.
 """
 from __future__ import annotations
 
@@ -14,10 +20,12 @@ import threading
 from typing import Any
 
 from .._calls.build import compile_calls, drop_unneeded_reuse_barriers, place_scratch
+from .._cub import bitcode
 from .._cub.link import link_ptx
 from .._errors import CoopBuildError
 from . import _about, _dsl
 from ._compile import record_link
+from ._route import clang_lookup, warn_link_route
 from ._tracer import KernelTracer, Planned, take_tracers
 
 KEPT_PROGRAMS = 64
@@ -40,6 +48,20 @@ def finish_trace(dsl: Any, module: Any, function_name: str) -> None:
     assert built is not None
     for tracer in tracers:
         _place_scratch(tracer)
+    modules = {id(t.gpu_module): t.gpu_module for t in tracers}.values()
+    clang = clang_lookup().clang
+    if clang is not None:
+        try:
+            path = bitcode.build(clang, built.source, _dsl.target_arch())
+        except CoopBuildError as exc:
+            warn_link_route(f"clang could not build the calls of {label} ({str(exc).splitlines()[0]}); report it "
+                            f"with the source (CUDA_COOP_SOURCE_DUMP_DIR)")
+        else:
+            for gpu_module in modules:
+                _dsl.attach_bitcode(gpu_module, str(path))
+            return
+    else:
+        warn_link_route(clang_lookup().reason)
     key = hashlib.sha256(built.ltoir).hexdigest()[:32]
     with _lock:  # the most recent programs, by content (a trace and its compile are near each other)
         for table, value in ((_ltoirs, built.ltoir), (_sources, built.source)):
@@ -47,7 +69,7 @@ def finish_trace(dsl: Any, module: Any, function_name: str) -> None:
             table[key] = value  # type: ignore[index]
             while len(table) > KEPT_PROGRAMS:
                 table.pop(next(iter(table)))
-    for gpu_module in {id(t.gpu_module): t.gpu_module for t in tracers}.values():
+    for gpu_module in modules:
         _dsl.mark_link(gpu_module, key)
 
 
@@ -94,3 +116,4 @@ def link(ptx: str, keys: list[str]) -> bytes:
     cubin = link_ptx(ptx, ltoirs, arch, "a CuTe kernel with cuda.coop calls")
     record_link(cubin, "\n".join(_sources.get(key, "") for key in dict.fromkeys(keys)))
     return cubin
+

@@ -32,6 +32,7 @@ from .._semantics.common import (
 )
 from .._semantics.temp_storage import make_descriptor
 from . import _about, _dsl
+from ._route import route
 
 # nesting order of group kinds and query levels (a smaller number is a finer unit)
 _ORDER = {THREAD: 0, LOGICAL_WARP: 1, WARP: 2, WARPS_IN_BLOCK: 3, BLOCK: 4, CLUSTER: 5, GRID: 6}
@@ -301,6 +302,7 @@ class KernelTracer:
         self.name = _dsl.kernel_name(kernel)
         self.gpu_module = _dsl.gpu_module_of(kernel)
         self.cc = _dsl.compute_capability()
+        self.route = route()
         self._launch: LaunchShape | None = None
         self.plan = KernelPlan()
         self._call: Call | None = None
@@ -562,8 +564,12 @@ class KernelTracer:
 
     # emission
     def _by_value(self, operands: list[Any], planned: Planned) -> list[tuple[int, Slot]]:
-        """Pass the call's payloads by value (``_cub.by_value``): the call stays a call on this backend's link route,
-        and a payload whose address is taken lives in local memory. Returns (parameter index, payload) pairs."""
+        """On the link route, pass the call's payloads by value (``_cub.by_value``): the call stays a call there, and
+        a payload whose address is taken lives in local memory. Returns (parameter index, payload) pairs. On the
+        bitcode route payloads cross by pointer, which inlining removes (clang's struct convention would not match
+        the DSL's call, and a mismatched call is never inlined)."""
+        if self.route == "bitcode":
+            return []
         site = planned.site
         payloads = []
         for index, param in enumerate(site.params):
