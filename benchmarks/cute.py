@@ -507,6 +507,7 @@ def run(settings: dict, outdir: Path) -> tuple[list[dict], dict]:
                 extra.update(cub_usage[row.symbol])
             records.append(_record(row, impl, n, samples[impl] if key not in errors else None, ok[impl], **extra))
     time_copies()
+    records += _build_times()
     print("copy", flush=True)
     for impl in ("copy", "memcpy"):
         key = (COPY.name, impl)
@@ -519,6 +520,17 @@ def run(settings: dict, outdir: Path) -> tuple[list[dict], dict]:
         records.append(_record(COPY, impl, n, batches, copy_ok[impl], **extra))
     _ratios(records)
     return records, env
+
+
+def _build_times() -> list[dict]:
+    """Cold and warm build seconds on both routes (``cute_build_time``), in child processes."""
+    from . import cute_build_time
+
+    print("build times", flush=True)
+    try:
+        return cute_build_time.measure()
+    except Exception as exc:
+        return [{"type": "cute_build", "row": "build times", "impl": "-", "error": _error(exc)}]
 
 
 def _ratios(records: list[dict]) -> None:
@@ -557,6 +569,7 @@ def dry_run(n: int, outdir: Path) -> tuple[list[dict], dict]:
         except Exception as exc:
             records.append({"type": "cute_dry", "row": row.name, "impl": "numba", "error": _error(exc)})
             print(f"numba {row.name}: FAILED {records[-1]['error'].splitlines()[-1][:300]}", flush=True)
+    records += _build_times()
     _, build_errors, usage = wait_cub_builds(builds)
     for row in ROWS:
         record = {"type": "cute_dry", "row": row.name, "impl": "cub_cpp"}
@@ -596,6 +609,8 @@ def report(records: list[dict], env: dict, mode: str) -> str:
              "with cuda.coop calls; numba = the same tile kernel with the numba-cuda-mlir backend; CUB C++ = the "
              "nvcc-compiled twin; copy = the plain CuTe copy (256x4 int32, striped). Registers, local memory and "
              "the CALL instructions of the CuTe kernel's SASS come from cute_coop.compile_kernel (sm_90a).", ""]
+    builds = [r for r in records if r.get("type") == "cute_build"]
+    records = [r for r in records if r.get("type") != "cute_build" or "seconds" not in r]
     by = {(r["row"], r["impl"]): r for r in records}
     if mode == "dry":
         lines += ["| kernel | shape | CuTe regs | local B | shared B | CALLs | numba regs | numba local B | CUB regs | "
@@ -619,6 +634,14 @@ def report(records: list[dict], env: dict, mode: str) -> str:
         copy, memcpy = by.get((COPY.name, "copy")), by.get((COPY.name, "memcpy"))
         lines += ["", f"Copy: plain CuTe copy {_cell(copy)} GB/s ({(copy or {}).get('registers', '-')} registers), "
                       f"cudaMemcpyAsync device to device {_cell(memcpy)} GB/s."]
+    from . import cute_build_time
+
+    build_lines = cute_build_time.table(builds)
+    if build_lines:
+        lines += ["", "Build time of one kernel with `compile_kernel` (sm_90a; one fresh process each; cold: empty "
+                      "cuda-coop cache, warm: the cache the cold build filled; the CuTe DSL's file cache off): the "
+                      "bitcode route (default, calls inlined) against the link route (CUDA_COOP_CUTE_ROUTE=link).",
+                  "", *build_lines]
     if env.get("cub_line_mismatches"):
         lines += ["", "CUB instantiation lines: " + "; ".join(env["cub_line_mismatches"])]
     failed = [r for r in records if "error" in r]

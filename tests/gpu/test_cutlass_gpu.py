@@ -165,3 +165,67 @@ def test_valid_items_out_of_range_traps(tmp_path, count, traps):
     else:
         assert done.returncode == 0, done.stderr[-3000:]
         assert done.stdout.split() == ["finished", str(sum(range(count)))]
+
+
+def test_this_suite_runs_on_the_bitcode_route():
+    """The README's install inlines the calls (docs: cutlass, "How it works"): the GPU tests above ran that route."""
+    from cuda.coop.cutlass import _route
+
+    assert _route.route() == "bitcode", _route.clang_lookup().reason
+
+
+FALLBACK_SCRIPT = """
+import sys
+sys.modules["ziglang"] = None  # as if the ziglang wheel were not installed
+import warnings
+import numpy as np
+import torch
+import cutlass
+import cutlass.cute as cute
+from cutlass.cute.runtime import from_dlpack
+import cuda.coop.cutlass as cute_coop
+from cuda import coop
+from cuda.coop.cutlass import _route
+
+THREADS, K, BLOCKS = 128, 4, 6
+
+@cute.kernel
+def k(src: cute.Tensor, dst: cute.Tensor, keys: cute.Tensor):
+    bid, _, _ = cute.arch.block_idx()
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items, offset=bid * (THREADS * K), algorithm="transpose")
+    prefix = coop.exclusive_sum(block, items)
+    coop.store(block, dst, prefix, offset=bid * (THREADS * K))
+    sorted_items = coop.radix_sort_keys(block, items)
+    coop.store(block, keys, sorted_items, offset=bid * (THREADS * K))
+
+@cute.jit
+def launch(src: cute.Tensor, dst: cute.Tensor, keys: cute.Tensor):
+    k(src, dst, keys).launch(grid=(BLOCKS, 1, 1), block=(THREADS, 1, 1))
+
+host = np.random.default_rng(int(sys.argv[1])).integers(-10**6, 10**6, size=BLOCKS * THREADS * K).astype(np.int32)
+src = torch.from_numpy(host.copy()).cuda()
+dst = torch.full_like(src, 0x5A5A5A5A)
+keys = torch.full_like(src, 0x5A5A5A5A)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    launch(from_dlpack(src), from_dlpack(dst), from_dlpack(keys))
+torch.cuda.synchronize()
+tiles = host.reshape(BLOCKS, -1)
+want = np.concatenate([np.zeros((BLOCKS, 1), np.int32), np.cumsum(tiles, axis=1, dtype=np.int32)[:, :-1]], 1)
+np.testing.assert_array_equal(dst.cpu().numpy(), want.ravel())
+np.testing.assert_array_equal(keys.cpu().numpy(), np.sort(tiles, axis=1).ravel())
+print("route", _route.route(), "warnings", sum("link route" in str(w.message) for w in caught))
+"""
+
+
+def test_without_ziglang_the_link_route_runs_and_is_correct(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "fallback_kernel.py"
+    script.write_text(FALLBACK_SCRIPT)
+    done = subprocess.run([sys.executable, str(script), "29"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    assert done.stdout.split()[-4:] == ["route", "link", "warnings", "1"], done.stdout

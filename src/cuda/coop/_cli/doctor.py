@@ -152,6 +152,26 @@ def check_backend() -> Check:
     return Check("backend", OK, f"numba-cuda-mlir registered ({time.perf_counter() - start:.2f} s to import)")
 
 
+def check_cute_backend() -> Check:
+    """The CuTe DSL backend, when nvidia-cutlass-dsl is installed, and the route its calls take (docs: cutlass, "How
+    it works"): bitcode (inlined) with the ziglang wheel's clang, else the link route, and why."""
+    name = "CuTe DSL backend"
+    if _installed("nvidia-cutlass-dsl") is None:
+        return Check(name, OK, 'nvidia-cutlass-dsl is not installed (optional: pip install "cuda-coop[cutlass-cu13]")')
+    try:
+        route = importlib.import_module("cuda.coop.cutlass._route")
+    except Exception as exc:  # ImportError (version) or a broken install: reported, not raised
+        return Check(name, FAIL, f"cuda.coop.cutlass does not import: {type(exc).__name__}: {exc}",
+                     'pip install "cuda-coop[cutlass-cu13]"')
+    lookup = route.clang_lookup()
+    if lookup.clang is None:
+        return Check(name, WARN, f"link route: each cooperative call stays a function call, because {lookup.reason}",
+                     lookup.reason.rsplit("; ", 1)[-1])
+    clang = lookup.clang
+    return Check(name, OK, "bitcode route: calls inlined into the kernel (clang {} of ziglang {})".format(
+        ".".join(map(str, clang.version)), clang.ziglang_version))
+
+
 # ---------------------------------------------------------------- toolchain
 
 def _cccl_version(include: Path) -> tuple[int, int, int] | None:
@@ -349,6 +369,7 @@ def run_checks(*, build: bool = True, target: str = "sm_90",
     add(check_cache())
     backend = check_backend()
     add(backend)
+    add(check_cute_backend())
     if build:
         if any(c.status == FAIL for c in results):
             add(Check("sample build", WARN, "not attempted because of the FAIL lines above",

@@ -4,7 +4,8 @@ bitcode into its own LLVM module and inlines it (docs: cutlass, "How it works").
 CCCL is shown NVRTC's freestanding configuration, and ``clang_shim/cuda_coop_clang.h`` gives it, on clang's NVPTX
 builtins, what NVRTC would have built in (keywords, built-in variables, intrinsics). Nothing of a CUDA toolkit is
 read but the CCCL headers and the CUDA runtime's vector and driver types. NVRTC stays the one source of scratch
-sizes and of build errors in words: the same translation unit is always compiled by NVRTC first.
+sizes and of build errors in words: the same translation unit is always compiled by NVRTC too (``start_build`` runs
+clang beside it).
 
 Every entry point is made ``always_inline`` here (a pragma around the generated code), so that inlining does not
 depend on the kernel compiler's heuristics. The result is cached by content like the LTO-IR, and handed to the
@@ -18,16 +19,19 @@ import os
 import re
 import subprocess
 import tempfile
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .._errors import CoopBuildError
 from .._version import __version__
 from . import cache
-from .toolchain import toolchain
+from .toolchain import digest_is_cold, locate, toolchain
 
 ZIGLANG_REQUIREMENT = "ziglang>=0.17,<0.18"
-INSTALL_HINT = f'pip install "{ZIGLANG_REQUIREMENT}" (part of the cutlass-cu13 extra of cuda-coop)'
+INSTALL_HINT = f'pip install "{ZIGLANG_REQUIREMENT}"'
 SHIM_DIR = Path(__file__).resolve().parent / "clang_shim"
 SHIM_HEADER = SHIM_DIR / "cuda_coop_clang.h"
 CLANG_TIMEOUT = 300.0  # seconds; a build that runs longer is a failed build, never a hang
@@ -132,12 +136,17 @@ def command(clang: Clang, arch: str, include_paths: list[str], output: str, *, t
             *includes, "-o", output, "-"]
 
 
+def include_paths() -> list[str]:
+    """The CCCL and CUDA include directories NVRTC uses (the cheap part of the toolchain lookup)."""
+    cccl, cuda_include, _ = locate()
+    return [str(cccl)] + ([str(cuda_include)] if cuda_include else [])
+
+
 def compile_source(clang: Clang, source: str, arch: str, *, textual: bool = False) -> bytes:
     """Run clang on ``source`` (a generated TU); its bitcode, or CoopBuildError with clang's log."""
-    tools = toolchain()
     with tempfile.TemporaryDirectory(prefix="cuda_coop_clang_") as where:
         output = os.path.join(where, "cuda_coop.ll" if textual else "cuda_coop.bc")
-        argv = command(clang, arch, tools.include_paths(), output, textual=textual)
+        argv = command(clang, arch, include_paths(), output, textual=textual)
         try:
             done = subprocess.run(argv, input=clang_input(source).encode(), capture_output=True,
                                   timeout=CLANG_TIMEOUT, cwd=where)
@@ -155,24 +164,45 @@ def compile_source(clang: Clang, source: str, arch: str, *, textual: bool = Fals
 def bitcode_key(clang: Clang, source: str, arch: str) -> str:
     """The cache key of one TU's bitcode: everything that changes it (and the producer's identity)."""
     shim = hashlib.sha256(SHIM_HEADER.read_bytes()).hexdigest()
-    tools = toolchain()
-    parts = tools.key_parts()
+    parts = toolchain().key_parts()
     return cache.key("bitcode", __version__, source, arch, _OPTIONS, clang.identity(), shim,
                      {k: parts[k] for k in ("cccl_include", "cccl_tree", "cuda_include", "cuda_include_tree",
                                             "code")})
 
 
-def build(clang: Clang, source: str, arch: str) -> Path:
-    """The bitcode of ``source`` for ``arch`` as a file the kernel compiler reads (through the cache; a file named
-    by its content, so a kernel compiler's own cache key follows the C++)."""
-    entry = bitcode_key(clang, source, arch)
-    hit = cache.load(entry)
-    if hit is not None:
-        data = hit[0]
-    else:
-        with cache.lock(entry):
-            hit = cache.load(entry)
-            data = hit[0] if hit is not None else compile_source(clang, source, arch)
-            if hit is None:
-                cache.store(entry, data, {"scratch": {}, "kind": "bitcode"})
-    return cache.payload_file(data, ".bc")
+def start_build(clang: Clang, source: str, arch: str) -> Callable[[], Path]:
+    """Begin the bitcode of ``source`` for ``arch``; the returned function waits for it and gives it as a file the
+    kernel compiler reads (through the cache; named by its content, so a kernel compiler's own cache key follows
+    the C++). Raises CoopBuildError when clang failed.
+
+    When the toolchain is known (its header digest is), the cache is asked first; otherwise (a cold build) clang
+    starts at once in a thread, so that it runs while NVRTC compiles the same TU, and the cache is asked once NVRTC
+    has resolved the toolchain."""
+    if not digest_is_cold(Path(include_paths()[0])):
+        hit = cache.load(bitcode_key(clang, source, arch))
+        if hit is not None:
+            path = cache.payload_file(hit[0], ".bc")
+            return lambda: path
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["bitcode"] = compile_source(clang, source, arch)
+        except BaseException as exc:  # noqa: BLE001 - re-raised by the waiting thread
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=run, name="cuda-coop-clang", daemon=True)
+    worker.start()
+
+    def finish() -> Path:
+        entry = bitcode_key(clang, source, arch)
+        hit = cache.load(entry)
+        if hit is None:
+            worker.join()
+            if "error" in outcome:
+                raise outcome["error"]
+            cache.store(entry, outcome["bitcode"], {"scratch": {}, "kind": "bitcode"})
+            hit = (outcome["bitcode"], {})
+        return cache.payload_file(hit[0], ".bc")
+
+    return finish

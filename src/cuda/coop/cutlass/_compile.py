@@ -11,15 +11,21 @@ from .._cub.report import CompiledKernel as CompiledKernel, report
 from .._errors import CoopValueError
 from . import _dsl
 
-_linked: contextvars.ContextVar[list[tuple[bytes, str]] | None] = contextvars.ContextVar("cuda_coop_cute_linked",
-                                                                                       default=None)
+_built: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("cuda_coop_cute_built", default=None)
 
 
-def record_link(cubin: bytes, source: str) -> None:
-    """The link step tells a compile_kernel in progress what it linked."""
-    seen = _linked.get()
+def record_source(source: str) -> None:
+    """The trace-finalize hook tells a compile_kernel in progress the C++ of the calls it built."""
+    seen = _built.get()
     if seen is not None:
-        seen.append((cubin, source))
+        seen["source"] = source
+
+
+def record_link(cubin: bytes) -> None:
+    """The link step (link route) tells a compile_kernel in progress the cubin it made."""
+    seen = _built.get()
+    if seen is not None:
+        seen["cubin"] = cubin
 
 
 def compile_kernel(launcher: Any, *args: Any, target: str = "sm_90a") -> CompiledKernel:
@@ -32,17 +38,15 @@ def compile_kernel(launcher: Any, *args: Any, target: str = "sm_90a") -> Compile
     if not isinstance(target, str) or not target.startswith("sm_"):
         raise CoopValueError(f"compile_kernel target must be an architecture such as 'sm_90a'; got {target!r}")
     samples = [_sample(arg) for arg in args]
-    seen: list[tuple[bytes, str]] = []
-    token = _linked.set(seen)
+    seen: dict[str, Any] = {}
+    token = _built.set(seen)
     try:
         compiled = _dsl.compile_launcher(launcher, samples, target)
     finally:
-        _linked.reset(token)
-    if seen:
-        cubin, source = seen[-1]
-    else:  # no cuda.coop call, or CuTe reused an earlier build: the binary it holds
-        cubin, source = _dsl.binary_of(compiled), ""
-    return report(_dsl.cubin_of(cubin), source)
+        _built.reset(token)
+    # the link route's cubin; on the bitcode route (or when CuTe reused an earlier build) the binary CuTe holds
+    cubin = seen.get("cubin") or _dsl.binary_of(compiled)
+    return report(_dsl.cubin_of(cubin), seen.get("source", ""))
 
 
 def _sample(arg: Any) -> Any:

@@ -22,15 +22,15 @@ from typing import Any
 from .._calls.build import compile_calls, drop_unneeded_reuse_barriers, place_scratch
 from .._cub import bitcode
 from .._cub.link import link_ptx
+from .._cub.provider import translation_unit
 from .._errors import CoopBuildError
 from . import _about, _dsl
-from ._compile import record_link
+from ._compile import record_link, record_source
 from ._route import clang_lookup, warn_link_route
 from ._tracer import KernelTracer, Planned, take_tracers
 
 KEPT_PROGRAMS = 64
 _ltoirs: dict[str, bytes] = {}
-_sources: dict[str, str] = {}
 _lock = threading.Lock()
 
 
@@ -44,15 +44,19 @@ def finish_trace(dsl: Any, module: Any, function_name: str) -> None:
         _drop_reuse_barriers(tracer)
     calls = [planned for tracer in tracers for planned in tracer.plan.planned]
     label = " and ".join(t.name for t in tracers)
+    clang = clang_lookup().clang
+    # clang compiles the TU while NVRTC does (NVRTC gives the scratch sizes and the errors in words)
+    source = translation_unit([call.provider for call in calls], _about.ABI)
+    pending = bitcode.start_build(clang, source, _dsl.target_arch()) if clang is not None else None
     built = compile_calls(calls, label, tracers[0].cc, _about.BUILD_TAG)
-    assert built is not None
+    assert built is not None and built.source == source
     for tracer in tracers:
         _place_scratch(tracer)
+    record_source(built.source)
     modules = {id(t.gpu_module): t.gpu_module for t in tracers}.values()
-    clang = clang_lookup().clang
-    if clang is not None:
+    if pending is not None:
         try:
-            path = bitcode.build(clang, built.source, _dsl.target_arch())
+            path = pending()
         except CoopBuildError as exc:
             warn_link_route(f"clang could not build the calls of {label} ({str(exc).splitlines()[0]}); report it "
                             f"with the source (CUDA_COOP_SOURCE_DUMP_DIR)")
@@ -64,11 +68,10 @@ def finish_trace(dsl: Any, module: Any, function_name: str) -> None:
         warn_link_route(clang_lookup().reason)
     key = hashlib.sha256(built.ltoir).hexdigest()[:32]
     with _lock:  # the most recent programs, by content (a trace and its compile are near each other)
-        for table, value in ((_ltoirs, built.ltoir), (_sources, built.source)):
-            table.pop(key, None)
-            table[key] = value  # type: ignore[index]
-            while len(table) > KEPT_PROGRAMS:
-                table.pop(next(iter(table)))
+        _ltoirs.pop(key, None)
+        _ltoirs[key] = built.ltoir
+        while len(_ltoirs) > KEPT_PROGRAMS:
+            _ltoirs.pop(next(iter(_ltoirs)))
     for gpu_module in modules:
         _dsl.mark_link(gpu_module, key)
 
@@ -114,6 +117,6 @@ def link(ptx: str, keys: list[str]) -> bytes:
     found = _TARGET_RE.search(ptx)
     arch = found.group(1) if found else "sm_90a"
     cubin = link_ptx(ptx, ltoirs, arch, "a CuTe kernel with cuda.coop calls")
-    record_link(cubin, "\n".join(_sources.get(key, "") for key in dict.fromkeys(keys)))
+    record_link(cubin)
     return cubin
 

@@ -76,6 +76,12 @@ constexpr const T* end(initializer_list<T> list) noexcept { return list.end(); }
 enum class align_val_t : size_t {};
 }  // namespace std
 
+// ---- placement new (NVRTC has it built in; CCCL includes <new> only outside NVRTC)
+__host__ __device__ inline void* operator new(size_t, void* where) noexcept { return where; }
+__host__ __device__ inline void* operator new[](size_t, void* where) noexcept { return where; }
+__host__ __device__ inline void operator delete(void*, void*) noexcept {}
+__host__ __device__ inline void operator delete[](void*, void*) noexcept {}
+
 #include <vector_types.h>
 #include <driver_types.h>
 
