@@ -631,6 +631,11 @@ def report(records: list[dict], env: dict, mode: str) -> str:
                          f"{_cell(c, 'ratio_vs_cub_cpp', '{:.2f}')} | {_cell(nb, 'ratio_vs_cub_cpp', '{:.2f}')} | "
                          f"{_cell(c, 'ratio_vs_copy', '{:.2f}')} | {(c or {}).get('registers', '-')} | "
                          f"{(c or {}).get('local_bytes', '-')} | {(c or {}).get('calls', '-')} |")
+        for impl, words in (("cute", "CuTe"), ("numba", "numba")):
+            ratios = [r["ratio_vs_cub_cpp"] for r in records if r["impl"] == impl and "ratio_vs_cub_cpp" in r]
+            if ratios:
+                lines += ["", f"{words} / CUB C++: geomean {statistics.geometric_mean(ratios):.3f}, lowest "
+                              f"{min(ratios):.3f} ({len(ratios)} rows)."]
         copy, memcpy = by.get((COPY.name, "copy")), by.get((COPY.name, "memcpy"))
         lines += ["", f"Copy: plain CuTe copy {_cell(copy)} GB/s ({(copy or {}).get('registers', '-')} registers), "
                       f"cudaMemcpyAsync device to device {_cell(memcpy)} GB/s."]
