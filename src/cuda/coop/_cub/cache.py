@@ -282,11 +282,9 @@ def payload_file(payload: bytes, suffix: str) -> Path:
     directory = None if _config.cache_disabled() or _writes_failed else _directory(create=True)
     if directory is not None:
         files = directory / "files"
-        try:
+        with contextlib.suppress(OSError):
             files.mkdir(mode=0o700, exist_ok=True)
-        except OSError:
-            files = None  # type: ignore[assignment]
-        if files is not None and files.is_dir() and not files.is_symlink():
+        if files.is_dir() and not files.is_symlink():
             if _read_regular(files / name) != payload:
                 _write_atomic(files, name, payload)
             if _read_regular(files / name) == payload:

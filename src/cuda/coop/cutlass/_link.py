@@ -119,4 +119,3 @@ def link(ptx: str, keys: list[str]) -> bytes:
     cubin = link_ptx(ptx, ltoirs, arch, "a CuTe kernel with cuda.coop calls")
     record_link(cubin)
     return cubin
-

@@ -86,46 +86,23 @@ __host__ __device__ inline void operator delete[](void*, void*) noexcept {}
 #include <driver_types.h>
 
 // ---- built-in variables
-struct __cuda_coop_builtin_tid {
-  __declspec(property(get = get_x)) unsigned int x;
-  __declspec(property(get = get_y)) unsigned int y;
-  __declspec(property(get = get_z)) unsigned int z;
-  __CUDA_COOP_DEVICE unsigned int get_x() { return __nvvm_read_ptx_sreg_tid_x(); }
-  __CUDA_COOP_DEVICE unsigned int get_y() { return __nvvm_read_ptx_sreg_tid_y(); }
-  __CUDA_COOP_DEVICE unsigned int get_z() { return __nvvm_read_ptx_sreg_tid_z(); }
-  __device__ operator dim3() const { return dim3(x, y, z); }
-  __device__ operator uint3() const { return uint3{x, y, z}; }
-};
-struct __cuda_coop_builtin_ctaid {
-  __declspec(property(get = get_x)) unsigned int x;
-  __declspec(property(get = get_y)) unsigned int y;
-  __declspec(property(get = get_z)) unsigned int z;
-  __CUDA_COOP_DEVICE unsigned int get_x() { return __nvvm_read_ptx_sreg_ctaid_x(); }
-  __CUDA_COOP_DEVICE unsigned int get_y() { return __nvvm_read_ptx_sreg_ctaid_y(); }
-  __CUDA_COOP_DEVICE unsigned int get_z() { return __nvvm_read_ptx_sreg_ctaid_z(); }
-  __device__ operator dim3() const { return dim3(x, y, z); }
-  __device__ operator uint3() const { return uint3{x, y, z}; }
-};
-struct __cuda_coop_builtin_ntid {
-  __declspec(property(get = get_x)) unsigned int x;
-  __declspec(property(get = get_y)) unsigned int y;
-  __declspec(property(get = get_z)) unsigned int z;
-  __CUDA_COOP_DEVICE unsigned int get_x() { return __nvvm_read_ptx_sreg_ntid_x(); }
-  __CUDA_COOP_DEVICE unsigned int get_y() { return __nvvm_read_ptx_sreg_ntid_y(); }
-  __CUDA_COOP_DEVICE unsigned int get_z() { return __nvvm_read_ptx_sreg_ntid_z(); }
-  __device__ operator dim3() const { return dim3(x, y, z); }
-  __device__ operator uint3() const { return uint3{x, y, z}; }
-};
-struct __cuda_coop_builtin_nctaid {
-  __declspec(property(get = get_x)) unsigned int x;
-  __declspec(property(get = get_y)) unsigned int y;
-  __declspec(property(get = get_z)) unsigned int z;
-  __CUDA_COOP_DEVICE unsigned int get_x() { return __nvvm_read_ptx_sreg_nctaid_x(); }
-  __CUDA_COOP_DEVICE unsigned int get_y() { return __nvvm_read_ptx_sreg_nctaid_y(); }
-  __CUDA_COOP_DEVICE unsigned int get_z() { return __nvvm_read_ptx_sreg_nctaid_z(); }
-  __device__ operator dim3() const { return dim3(x, y, z); }
-  __device__ operator uint3() const { return uint3{x, y, z}; }
-};
+// each reads its special register when a member is read (clang's __declspec(property), as clang's own CUDA headers)
+#define __CUDA_COOP_BUILTIN_DIM3(TYPE, SREG)                                                              \
+  struct TYPE {                                                                                           \
+    __declspec(property(get = get_x)) unsigned int x;                                                     \
+    __declspec(property(get = get_y)) unsigned int y;                                                     \
+    __declspec(property(get = get_z)) unsigned int z;                                                     \
+    __CUDA_COOP_DEVICE unsigned int get_x() { return __nvvm_read_ptx_sreg_##SREG##_x(); }                 \
+    __CUDA_COOP_DEVICE unsigned int get_y() { return __nvvm_read_ptx_sreg_##SREG##_y(); }                 \
+    __CUDA_COOP_DEVICE unsigned int get_z() { return __nvvm_read_ptx_sreg_##SREG##_z(); }                 \
+    __device__ operator dim3() const { return dim3(x, y, z); }                                            \
+    __device__ operator uint3() const { return uint3{x, y, z}; }                                          \
+  };
+__CUDA_COOP_BUILTIN_DIM3(__cuda_coop_builtin_tid, tid)
+__CUDA_COOP_BUILTIN_DIM3(__cuda_coop_builtin_ctaid, ctaid)
+__CUDA_COOP_BUILTIN_DIM3(__cuda_coop_builtin_ntid, ntid)
+__CUDA_COOP_BUILTIN_DIM3(__cuda_coop_builtin_nctaid, nctaid)
+#undef __CUDA_COOP_BUILTIN_DIM3
 extern const __device__ __cuda_coop_builtin_tid threadIdx;
 extern const __device__ __cuda_coop_builtin_ctaid blockIdx;
 extern const __device__ __cuda_coop_builtin_ntid blockDim;
