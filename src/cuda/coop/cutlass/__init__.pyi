@@ -125,9 +125,11 @@ class CompiledKernel:
 
 
 class ThreadData:
-    """A ThreadData inside a CuTe kernel: ``items_per_thread`` items of one dtype in a register tensor."""
+    """``ThreadData(items_per_thread, dtype=None, *, alignment=None)``: a payload in a CuTe kernel, ``items_per_thread``
+    items of one dtype in a register tensor (``.fragment``), as ``cuda.coop.ThreadData``.
+    """
 
-    def __init__(self, slot: Any) -> None: ...
+    def __new__(cls, items_per_thread: int, dtype: Any = None, *, alignment: int | None = None) -> ThreadData: ...
 
     @property
     def items_per_thread(self) -> int: ...

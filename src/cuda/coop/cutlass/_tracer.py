@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import _markers
+from .._markers.base import dispatch
 from .._backend_context import BackendContext, MarkerCall
 from .._calls import FAMILIES
 from .._calls.build import PlannedCall, scratch_use
@@ -72,12 +73,28 @@ class Slot:
 
 
 class ThreadData:
-    """A ThreadData inside a CuTe kernel: ``items_per_thread`` items of one dtype in a register tensor."""
+    """``ThreadData(items_per_thread, dtype=None, *, alignment=None)``: a payload in a CuTe kernel,
+    ``items_per_thread`` items of one dtype in a register tensor (``.fragment``), as ``cuda.coop.ThreadData``.
+
+    ``dtype`` is a NumPy type or a CuTe numeric type (``cutlass.Int32`` ...); ``None``: inferred from a ``load``
+    source, a ``store`` destination or a typed assignment. ``ThreadData.from_fragment(tensor)`` wraps a 1-D register
+    tensor of static extent instead.
+    """
 
     __module__ = "cuda.coop.cutlass"
+    _slot: Slot
 
-    def __init__(self, slot: Slot):
-        self._slot = slot
+    def __new__(cls, items_per_thread: int, dtype: Any = None, *, alignment: int | None = None) -> "ThreadData":
+        # the same marker as cuda.coop.ThreadData, in this backend's namespace (R11 in another backend's kernel)
+        return dispatch("ThreadData", _about.NAMESPACE, (items_per_thread, dtype),  # type: ignore[no-any-return]
+                        {"alignment": alignment})
+
+    @classmethod
+    def _of(cls, slot: Slot) -> "ThreadData":
+        """The kernel value of a payload (what the markers return)."""
+        made = object.__new__(cls)
+        made._slot = slot
+        return made
 
     @property
     def items_per_thread(self) -> int:
@@ -119,13 +136,13 @@ class ThreadData:
         slot = self._slot
         view = Slot(slot.items_per_thread, slot.root().dtype, True, slot.tracer,
                     fragment=slot.materialise().__new_from_mlir_values__(values), follows=slot)
-        return ThreadData(view)
+        return ThreadData._of(view)
 
     @classmethod
     def from_fragment(cls, tensor: Any) -> "ThreadData":
         """Wrap a 1-D register tensor of static extent (no copy): calls read and write its items."""
         tracer = current_tracer("cuda.coop.cutlass.ThreadData.from_fragment")
-        return ThreadData(tracer.fragment_slot(tensor, "ThreadData.from_fragment", "tensor"))
+        return ThreadData._of(tracer.fragment_slot(tensor, "ThreadData.from_fragment", "tensor"))
 
 
 class ThreadGroup:
@@ -332,7 +349,7 @@ class KernelTracer:
         if name in FACTORIES:
             return ThreadGroup(sem_groups.factory_group(FACTORIES[name], self.launch), self)
         if name == "ThreadData":
-            return ThreadData(self._new_slot(args, kwargs))
+            return ThreadData._of(self._new_slot(args, kwargs))
         if name == "TempStorage":
             return self._temp_storage(args, kwargs)
         marker = _marker(name, marker_call.namespace)
@@ -353,9 +370,9 @@ class KernelTracer:
 
     def _result(self, call: Call) -> Any:
         if isinstance(call.result, PayloadPair):
-            return tuple(ThreadData(slot) for slot in call.result.items)
+            return tuple(ThreadData._of(slot) for slot in call.result.items)
         if isinstance(call.result, Slot):
-            return ThreadData(call.result)
+            return ThreadData._of(call.result)
         return call.returned
 
     def _new_slot(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Slot:

@@ -250,3 +250,23 @@ def loop_kernel(src: cute.Tensor, dst: cute.Tensor, tiles: cutlass.Int32):
 @cute.jit
 def loop_launch(src: cute.Tensor, dst: cute.Tensor, tiles: cutlass.Int32):
     loop_kernel(src, dst, tiles).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+# ---- issue 30: the namespace's ThreadData is the common marker
+@cute.kernel
+def namespace_thread_data_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = cute_coop.this_block()
+    typed = cute_coop.ThreadData(K, cutlass.Int32)
+    numpy_typed = cute_coop.ThreadData(K, dtype=np.int32)
+    inferred = cute_coop.ThreadData(K)
+    cute_coop.load(block, src, typed)
+    cute_coop.load(block, src, inferred)
+    prefix = cute_coop.inclusive_sum(block, typed)
+    for i in range(K):
+        numpy_typed[i] = prefix[i] + inferred[i]
+    cute_coop.store(block, dst, numpy_typed)
+
+
+@cute.jit
+def namespace_thread_data_launch(src: cute.Tensor, dst: cute.Tensor):
+    namespace_thread_data_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
