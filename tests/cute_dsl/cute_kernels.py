@@ -270,3 +270,222 @@ def namespace_thread_data_kernel(src: cute.Tensor, dst: cute.Tensor):
 @cute.jit
 def namespace_thread_data_launch(src: cute.Tensor, dst: cute.Tensor):
     namespace_thread_data_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def small_storage_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    storage = coop.TempStorage(16)
+    out = coop.exclusive_sum(block, items, temp_storage=storage)
+    coop.store(block, dst, out)
+
+
+@cute.jit
+def small_storage_launch(src: cute.Tensor, dst: cute.Tensor):
+    small_storage_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def huge_scratch_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(64, np.int64)
+    coop.load(block, src, items)
+    out = coop.exchange(block, items, mode="blocked_to_striped")
+    coop.store(block, dst, out)
+
+
+@cute.jit
+def huge_scratch_launch(src: cute.Tensor, dst: cute.Tensor):
+    huge_scratch_kernel(src, dst).launch(grid=(1, 1, 1), block=(1024, 1, 1))
+
+
+@cute.kernel
+def builtin_min_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    low = coop.reduce(block, items, binary_op=min)
+    high = coop.inclusive_scan(block, items, scan_op=max)
+    for i in range(K):
+        high[i] = high[i] - low
+    coop.store(block, dst, high)
+
+
+@cute.jit
+def builtin_min_launch(src: cute.Tensor, dst: cute.Tensor):
+    builtin_min_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def loop_assignment_kernel(src: cute.Tensor, dst: cute.Tensor):
+    bid, _, _ = cute.arch.block_idx()
+    block = coop.this_block()
+    items = coop.ThreadData(K)
+    for i in cutlass.range(K):
+        items[i] = src[bid * K + i] + cutlass.Int32(1)
+    out = coop.inclusive_sum(block, items)
+    coop.store(block, dst, out)
+
+
+@cute.jit
+def loop_assignment_launch(src: cute.Tensor, dst: cute.Tensor):
+    loop_assignment_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def fragment_loop_kernel(src: cute.Tensor, dst: cute.Tensor, tiles: cutlass.Int32):
+    block = coop.this_block()
+    frag = cute.make_rmem_tensor((K,), cutlass.Int32)
+    items = cute_coop.ThreadData.from_fragment(frag)
+    coop.load(block, src, items)
+    for _ in cutlass.range(tiles):
+        items = coop.inclusive_sum(block, items)
+    coop.store(block, dst, items)
+
+
+@cute.jit
+def fragment_loop_launch(src: cute.Tensor, dst: cute.Tensor, tiles: cutlass.Int32):
+    fragment_loop_kernel(src, dst, tiles).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def shared_source_kernel(src: cute.Tensor, dst: cute.Tensor):
+    from cutlass.memory import SmemAllocator
+
+    block = coop.this_block()
+    staged = SmemAllocator().allocate_tensor(cutlass.Int32, cute.make_layout(THREADS * K))
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, staged, items)
+    coop.store(block, dst, items)
+
+
+@cute.jit
+def shared_source_launch(src: cute.Tensor, dst: cute.Tensor):
+    shared_source_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def register_destination_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    local = cute.make_rmem_tensor((THREADS * K,), cutlass.Int32)
+    coop.store(block, local, items)
+
+
+@cute.jit
+def register_destination_launch(src: cute.Tensor, dst: cute.Tensor):
+    register_destination_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def qualified_option_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.radix_sort_keys(block, items, blocked_to_striped=True)
+    coop.store(block, dst, out)
+
+
+@cute.jit
+def qualified_option_launch(src: cute.Tensor, dst: cute.Tensor):
+    qualified_option_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def positional_option_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items, "transpose")
+    coop.store(block, dst, items)
+
+
+@cute.jit
+def positional_option_launch(src: cute.Tensor, dst: cute.Tensor):
+    positional_option_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def no_dtype_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(K)
+    out = coop.inclusive_sum(block, items)
+    coop.store(block, dst, out)
+
+
+@cute.jit
+def no_dtype_launch(src: cute.Tensor, dst: cute.Tensor):
+    no_dtype_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def index_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    items[K] = 0
+    coop.store(block, dst, items)
+
+
+@cute.jit
+def index_launch(src: cute.Tensor, dst: cute.Tensor):
+    index_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def bad_fragment_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = cute_coop.ThreadData.from_fragment(src)
+    coop.store(block, dst, items)
+
+
+@cute.jit
+def bad_fragment_launch(src: cute.Tensor, dst: cute.Tensor):
+    bad_fragment_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def big_block_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(1, np.int32)
+    coop.load(block, src, items)
+    coop.store(block, dst, items)
+
+
+@cute.jit
+def big_block_launch(src: cute.Tensor, dst: cute.Tensor, shape: cutlass.Constexpr):
+    big_block_kernel(src, dst).launch(grid=(1, 1, 1), block=shape)
+
+
+# ---- issue 30: large blocks that the link route could not link (nvJitLink ERROR_INTERNAL)
+@cute.kernel
+def large_scan_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(LARGE_K, np.int32)
+    coop.load(block, src, items)
+    out = coop.inclusive_sum(block, items)
+    coop.store(block, dst, out)
+
+
+@cute.kernel
+def large_sort_kernel(src: cute.Tensor, dst: cute.Tensor, k: cutlass.Constexpr):
+    block = coop.this_block()
+    items = coop.ThreadData(k, np.int32)
+    coop.load(block, src, items)
+    out = coop.radix_sort_keys(block, items)
+    coop.store(block, dst, out)
+
+
+LARGE_K = 4
+
+
+@cute.jit
+def large_scan_launch(src: cute.Tensor, dst: cute.Tensor):
+    large_scan_kernel(src, dst).launch(grid=(1, 1, 1), block=(1024, 1, 1))
+
+
+@cute.jit
+def large_sort_launch(src: cute.Tensor, dst: cute.Tensor, threads: cutlass.Constexpr, k: cutlass.Constexpr):
+    large_sort_kernel(src, dst, k).launch(grid=(1, 1, 1), block=(threads, 1, 1))

@@ -28,3 +28,133 @@ def test_the_namespace_thread_data_outside_a_kernel_is_r1():
     with pytest.raises(coop.CoopCompilerContextRequiredError,
                        match=r"^cuda.coop.cutlass.ThreadData must be called from a supported GPU kernel.$"):
         cute_coop.ThreadData(4)
+
+
+def _error(launcher, *args):
+    with pytest.raises(coop.CoopError) as info:
+        cute_coop.compile_kernel(launcher, *args)
+    return info.value
+
+
+def _at(fn, text):
+    """``cute_kernels.py:<line>`` of the first line of ``fn`` holding ``text``."""
+    import inspect
+
+    lines, start = inspect.getsourcelines(fn)
+    return f"{ck.__file__}:{start + next(i for i, line in enumerate(lines) if text in line)}"
+
+
+@pytest.mark.parametrize("threads, k, n", [(1024, 1, 1024), (512, 8, 4096), (512, 16, 8192)])
+def test_large_blocks_build(threads, k, n):
+    """1024-thread and 512 x 16 sorts (the link route once failed to link them: the kernel's launch bounds cap its
+    registers) build, with the calls inlined."""
+    kernel = cute_coop.compile_kernel(ck.large_sort_launch, _tensor(n), _tensor(n), threads, k)
+    assert "cuda_coop_radix_sort_" in kernel.cpp_source
+    assert "CALL" not in kernel.sass() and kernel.local_memory_bytes == 0
+
+
+def test_a_1024_thread_scan_builds():
+    kernel = cute_coop.compile_kernel(ck.large_scan_launch, _tensor(4096), _tensor(4096))
+    assert "cuda_coop_scan_" in kernel.cpp_source and kernel.local_memory_bytes == 0
+
+
+def test_builtin_min_and_max_are_operators():
+    kernel = cute_coop.compile_kernel(ck.builtin_min_launch, _tensor(), _tensor())
+    source = kernel.cpp_source
+    assert "cuda::minimum" in source and "cuda::maximum" in source, source[-3000:]
+
+
+def test_s6_undersized_temp_storage_is_the_users_error_at_the_call():
+    exc = _error(ck.small_storage_launch, _tensor(), _tensor())
+    assert isinstance(exc, coop.CoopValueError)
+    assert str(exc) == (f"{_at(ck.small_storage_kernel, 'coop.exclusive_sum(')}: TempStorage size_in_bytes=16 is too "
+                        "small: its uses need 672 bytes (cuda.coop.exclusive_sum needs 672)")
+
+
+def test_s7_scratch_above_the_device_limit_names_the_python_kernel():
+    exc = _error(ck.huge_scratch_launch, _tensor(65536, cutlass.Int64), _tensor(65536, cutlass.Int64))
+    assert isinstance(exc, coop.CoopValueError)
+    assert str(exc) == (f"{_at(ck.huge_scratch_kernel, 'coop.exchange(')}: cooperative scratch for kernel "
+                        "huge_scratch_kernel needs 540672 bytes of shared memory per block; the device allows at "
+                        "most 232448")
+
+
+@pytest.mark.parametrize("shape", [(2048, 1, 1), (8, 8, 128)])
+def test_g22_invalid_block_shapes(shape):
+    n = 2048 * 4
+    exc = _error(ck.big_block_launch, _tensor(n), _tensor(n), shape)
+    assert isinstance(exc, coop.CoopValueError)
+    assert str(exc) == (f"{_at(ck.big_block_kernel, 'coop.this_block()')}: kernel big_block_kernel: block shape "
+                        f"{shape} is not a valid CUDA block")
+
+
+def test_p16_literal_index_out_of_range():
+    exc = _error(ck.index_launch, _tensor(), _tensor())
+    assert isinstance(exc, coop.CoopIndexError)
+    assert str(exc) == (f"{_at(ck.index_kernel, 'items[K] = 0')}: ThreadData index 4 is out of range for "
+                        "items_per_thread 4")
+
+
+@pytest.mark.parametrize("launcher, kernel, text, words", [
+    (ck.shared_source_launch, ck.shared_source_kernel, "coop.load(", "cuda.coop.load source must be an array in "
+     "global memory; got a 1-D contiguous int32 array in shared memory"),
+    (ck.register_destination_launch, ck.register_destination_kernel, "coop.store(", "cuda.coop.store destination "
+     "must be an array in global memory; got a 1-D contiguous int32 array in registers"),
+])
+def test_p11_names_the_memory_space(launcher, kernel, text, words):
+    exc = _error(launcher, _tensor(), _tensor())
+    assert isinstance(exc, coop.CoopTypeError)
+    assert str(exc) == f"{_at(kernel, text)}: {words}"
+
+
+def test_c3_a_qualified_option_in_a_common_call():
+    exc = _error(ck.qualified_option_launch, _tensor(), _tensor())
+    assert isinstance(exc, coop.CoopValueError)
+    assert str(exc) == (f"{_at(ck.qualified_option_kernel, 'coop.radix_sort_keys(')}: cuda.coop.radix_sort_keys "
+                        "blocked_to_striped True requires cuda.coop.cutlass; the common API accepts: begin_bit, "
+                        "end_bit, descending, temp_storage")
+
+
+def test_c5_an_option_passed_positionally():
+    exc = _error(ck.positional_option_launch, _tensor(), _tensor())
+    assert isinstance(exc, coop.CoopTypeError)
+    assert str(exc) == (f"{_at(ck.positional_option_kernel, 'coop.load(')}: cuda.coop.load takes 3 positional "
+                        "operands; pass options by keyword")
+
+
+def test_p9_no_dtype_evidence_at_the_payloads_line():
+    exc = _error(ck.no_dtype_launch, _tensor(), _tensor())
+    assert isinstance(exc, coop.CoopTypeError)
+    assert str(exc).startswith(f"{_at(ck.no_dtype_kernel, 'coop.ThreadData(K)')}: could not infer the dtype of "
+                               "ThreadData before its first use; pass dtype=")
+
+
+def test_c15_a_target_the_dsl_does_not_know():
+    with pytest.raises(coop.CoopValueError, match=r"^target must look like 'sm_90' or 'sm_90a' with an architecture "
+                                                  r"the CuTe DSL compiles for \(sm_80, .*sm_90a.*\); got 'sm_12'$"):
+        cute_coop.compile_kernel(ck.scan_launch, _tensor(), _tensor(), target="sm_12")
+
+
+def test_r11_and_from_fragment_errors_carry_the_line():
+    pytest.importorskip("numba_cuda_mlir")
+    exc = _error(ck.numba_namespace_launch, _tensor(), _tensor())
+    assert str(exc).startswith(f"{_at(ck.numba_namespace_kernel, 'numba_coop.load(')}: cuda.coop.numba_mlir.load "
+                               "belongs to cuda.coop.numba_mlir")
+    exc = _error(ck.bad_fragment_launch, _tensor(), _tensor())
+    assert str(exc).startswith(f"{_at(ck.bad_fragment_kernel, 'from_fragment(')}: ThreadData.from_fragment tensor "
+                               "must be a 1-D register tensor")
+
+
+def test_shared_memory_counts_the_cooperative_scratch():
+    scan = cute_coop.compile_kernel(ck.scan_launch, _tensor(), _tensor())
+    plain = cute_coop.compile_kernel(ck.plain_launch, _tensor(), _tensor())
+    assert plain.dynamic_shared_memory_bytes == 0
+    assert scan.dynamic_shared_memory_bytes == 672  # cub::BlockScan<int, 128> raking storage
+    assert scan.shared_memory_bytes >= 672 + plain.shared_memory_bytes
+
+
+def test_generated_sources_land_in_the_dump_directory(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDA_COOP_SOURCE_DUMP_DIR", str(tmp_path))
+    kernel = cute_coop.compile_kernel(ck.fragment_launch, _tensor(), _tensor())
+    dumped = list(tmp_path.glob("cuda_coop_cutlass_*.cu"))
+    assert len(dumped) == 1 and dumped[0].read_text() == kernel.cpp_source

@@ -229,3 +229,123 @@ def test_without_ziglang_the_link_route_runs_and_is_correct(tmp_path):
     done = subprocess.run([sys.executable, str(script), "29"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     assert done.stdout.split()[-4:] == ["route", "link", "warnings", "1"], done.stdout
+
+
+# ---- issue 30: large blocks (the link route once failed to link them), builtin operators, fragments in loops
+@cute.kernel
+def large_sort_kernel(src: cute.Tensor, dst: cute.Tensor, total: cute.Tensor, k: cutlass.Constexpr,
+                      threads: cutlass.Constexpr):
+    bid, _, _ = cute.arch.block_idx()
+    block = coop.this_block()
+    items = coop.ThreadData(k, np.int32)
+    coop.load(block, src, items, offset=bid * (threads * k), algorithm="transpose")
+    keys = coop.radix_sort_keys(block, items)
+    coop.store(block, dst, keys, offset=bid * (threads * k))
+    prefix = coop.inclusive_sum(block, items)
+    if block.rank() == threads - 1:
+        total[bid] = prefix[k - 1]
+
+
+@cute.jit
+def large_sort_launch(src: cute.Tensor, dst: cute.Tensor, total: cute.Tensor, blocks: cutlass.Constexpr,
+                      threads: cutlass.Constexpr, k: cutlass.Constexpr):
+    large_sort_kernel(src, dst, total, k, threads).launch(grid=(blocks, 1, 1), block=(threads, 1, 1))
+
+
+@pytest.fixture(params=["bitcode", "link"])
+def route(request, monkeypatch):
+    """Each route of the calls (docs: cutlass, "How it works"), chosen afresh for the test."""
+    from cuda.coop._cub import bitcode
+    from cuda.coop.cutlass import _route
+
+    if request.param == "link":
+        monkeypatch.setenv(_route.ROUTE_VARIABLE, "link")
+    monkeypatch.setattr(_route, "_warned", set())
+    _route.clang_lookup.cache_clear()
+    bitcode.find_clang.cache_clear()
+    yield request.param
+    monkeypatch.delenv(_route.ROUTE_VARIABLE, raising=False)
+    _route.clang_lookup.cache_clear()
+    bitcode.find_clang.cache_clear()
+
+
+@pytest.mark.parametrize("threads, k", [(1024, 1), (1024, 4), (512, 8), (512, 16)])
+def test_large_blocks_on_both_routes(route, threads, k):
+    import warnings
+
+    from cuda.coop.cutlass import _route
+
+    blocks = 3
+    host = rng.integers(-10**6, 10**6, size=blocks * threads * k).astype(np.int32)
+    src = torch.from_numpy(host.copy()).cuda()
+    dst = _poisoned(host.size, np.int32)
+    total = _poisoned(blocks, np.int32)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        large_sort_launch(from_dlpack(src), from_dlpack(dst), from_dlpack(total), blocks, threads, k)
+    torch.cuda.synchronize()
+    assert _route.route() == route
+    # the kernel was traced and built on this route (the link route says so once)
+    assert any("link route" in str(w.message) for w in caught) == (route == "link")
+    tiles = host.reshape(blocks, -1)
+    np.testing.assert_array_equal(dst.cpu().numpy(), np.sort(tiles, axis=1).ravel())
+    np.testing.assert_array_equal(total.cpu().numpy(), tiles.sum(axis=1, dtype=np.int32))
+
+
+@cute.kernel
+def builtin_operator_kernel(src: cute.Tensor, dst: cute.Tensor, low: cute.Tensor):
+    bid, _, _ = cute.arch.block_idx()
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items, offset=bid * (THREADS * K))
+    smallest = coop.reduce(block, items, binary_op=min)
+    running = coop.inclusive_scan(block, items, scan_op=max)
+    coop.store(block, dst, running, offset=bid * (THREADS * K))
+    if block.rank() == 0:
+        low[bid] = smallest
+
+
+@cute.jit
+def builtin_operator_launch(src: cute.Tensor, dst: cute.Tensor, low: cute.Tensor, blocks: cutlass.Constexpr):
+    builtin_operator_kernel(src, dst, low).launch(grid=(blocks, 1, 1), block=(THREADS, 1, 1))
+
+
+def test_builtin_min_and_max_as_operators():
+    blocks = 4
+    host = rng.integers(-2**31, 2**31 - 1, size=blocks * THREADS * K, dtype=np.int64).astype(np.int32)
+    src = torch.from_numpy(host.copy()).cuda()
+    dst = _poisoned(host.size, np.int32)
+    low = _poisoned(blocks, np.int32)
+    builtin_operator_launch(from_dlpack(src), from_dlpack(dst), from_dlpack(low), blocks)
+    torch.cuda.synchronize()
+    tiles = host.reshape(blocks, -1)
+    np.testing.assert_array_equal(dst.cpu().numpy(), np.maximum.accumulate(tiles, axis=1).ravel())
+    np.testing.assert_array_equal(low.cpu().numpy(), tiles.min(axis=1))
+
+
+@cute.kernel
+def fragment_loop_kernel(src: cute.Tensor, dst: cute.Tensor, rounds: cutlass.Int32):
+    block = coop.this_block()
+    frag = cute.make_rmem_tensor((K,), cutlass.Int32)
+    items = cute_coop.ThreadData.from_fragment(frag)
+    coop.load(block, src, items)
+    for _ in cutlass.range(rounds):
+        items = coop.inclusive_sum(block, items)
+    coop.store(block, dst, items)
+
+
+@cute.jit
+def fragment_loop_launch(src: cute.Tensor, dst: cute.Tensor, rounds: cutlass.Int32):
+    fragment_loop_kernel(src, dst, rounds).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+def test_a_fragment_payload_carried_through_a_runtime_loop():
+    host = rng.integers(-5, 5, size=THREADS * K).astype(np.int32)
+    src = torch.from_numpy(host.copy()).cuda()
+    dst = _poisoned(host.size, np.int32)
+    fragment_loop_launch(from_dlpack(src), from_dlpack(dst), 3)
+    torch.cuda.synchronize()
+    want = host
+    for _ in range(3):
+        want = np.cumsum(want, dtype=np.int32)
+    np.testing.assert_array_equal(dst.cpu().numpy(), want)

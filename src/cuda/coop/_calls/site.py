@@ -44,6 +44,7 @@ class ArrayType:
     layout: str  # "C" (contiguous), "F" (Fortran-ordered) or another (non-contiguous)
     dtype: str | None  # the element's dtype name, None when no dtype names it
     dtype_text: str  # the element type as the compiler prints it
+    space: str = ""  # a memory space other than global that the array lives in ("shared memory", "registers")
 
     @property
     def contiguous(self) -> bool:
@@ -53,7 +54,7 @@ class ArrayType:
     def words(self) -> str:
         """``a 2-D contiguous int32 array``: the array in words, for messages that speak Python."""
         layout = {"C": "contiguous", "F": "Fortran-ordered"}.get(self.layout, "non-contiguous")
-        return f"a {self.ndim}-D {layout} {self.dtype_text} array"
+        return f"a {self.ndim}-D {layout} {self.dtype_text} array" + (f" in {self.space}" if self.space else "")
 
 
 @dataclass(frozen=True)
@@ -201,6 +202,8 @@ def require_scalar(name: str, ty: OperandType, what: str = "a scalar or a Thread
 
 def require_vector(name: str, param: str, ty: OperandType, dtype: str, what: str, suffix: str = "") -> None:
     """A one-dimensional contiguous array operand of ``dtype`` (``what``: whose dtype it must match)."""
+    if ty.array is not None and ty.array.space:  # P11: memory operands are global memory
+        raise CoopTypeError(f"{name} {param} must be an array in global memory; got {ty.words}")
     if ty.array is None or ty.array.ndim != 1 or not ty.array.contiguous:
         raise CoopTypeError(f"{name} {param} must be a one-dimensional contiguous array; got {ty.words}")
     if ty.array.dtype != dtype:

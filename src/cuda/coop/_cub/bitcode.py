@@ -111,7 +111,7 @@ def ptx_feature(arch: str) -> str:
     if found is None:
         raise CoopBuildError(f"cuda.coop cannot build bitcode for {arch!r}: not an architecture such as 'sm_90a'")
     number = int(found.group(1))
-    ptx = _PTX_FOR_ARCH.get(number, max(_PTX_FOR_ARCH.values()) if number > 121 else 63)
+    ptx = _PTX_FOR_ARCH.get(number, max(_PTX_FOR_ARCH.values()))  # an architecture not listed: the newest ISA
     return f"+ptx{ptx}"
 
 

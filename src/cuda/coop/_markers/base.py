@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
 from .._backend_context import COMMON_NAMESPACE, MarkerCall, current
-from .._errors import CoopCompilerContextRequiredError, CoopTypeError
+from .._errors import CoopCompilerContextRequiredError, CoopTypeError, located
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -48,11 +48,12 @@ def dispatch(name: str, namespace: str, args: tuple[Any, ...], kwargs: dict[str,
     context = current()
     if context is None or context.tracer is None:
         raise kernel_only(f"{namespace}.{name}")
-    if namespace not in (COMMON_NAMESPACE, context.namespace):
-        raise CoopTypeError(f"{namespace}.{name} belongs to {namespace}; this kernel is compiled by "
-                            f"{context.backend}: use {COMMON_NAMESPACE}.{name} or {context.namespace}.{name}")
     caller = sys._getframe(2)  # the marker's caller: dispatch <- marker (or a marker class's __new__) <- caller
     site = (caller.f_code.co_filename, caller.f_lineno)
+    if namespace not in (COMMON_NAMESPACE, context.namespace):  # R11, at the user's line
+        raise located(CoopTypeError(f"{namespace}.{name} belongs to {namespace}; this kernel is compiled by "
+                                    f"{context.backend}: use {COMMON_NAMESPACE}.{name} or {context.namespace}.{name}"),
+                      site)
     return context.tracer.call(MarkerCall(name, namespace, args, kwargs, site))
 
 

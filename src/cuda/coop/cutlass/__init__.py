@@ -40,7 +40,7 @@ def register_backend() -> None:
         from . import _dsl, _link, _route, _tracer
 
         add_trace_probe(_tracer.backend_context)
-        _dsl.register_trace_hook(_link.finish_trace)
+        _dsl.register_trace_hook(_link.finish_trace, (CoopError,))
         _dsl.install_compile_step(_link.link, _route.is_bitcode_file)
         _registered = True
 

@@ -21,6 +21,14 @@ def record_source(source: str) -> None:
         seen["source"] = source
 
 
+def record_scratch(kernel: str, size: int) -> None:
+    """The trace-finalize hook tells a compile_kernel in progress the cooperative scratch of a kernel (bytes of
+    dynamic shared memory, beside the cubin's static shared memory)."""
+    seen = _built.get()
+    if seen is not None:
+        seen.setdefault("scratch", {})[kernel] = size
+
+
 def record_link(cubin: bytes) -> None:
     """The link step (link route) tells a compile_kernel in progress the cubin it made."""
     seen = _built.get()
@@ -35,8 +43,10 @@ def compile_kernel(launcher: Any, *args: Any, target: str = "sm_90a") -> Compile
     ``args``: ``cute.Tensor`` samples (``cutlass.cute.runtime.make_fake_tensor``), NumPy arrays (described by
     their dtype and shape, never read) or scalars. Raises the same compile-time errors as a launch.
     """
-    if not isinstance(target, str) or not target.startswith("sm_"):
-        raise CoopValueError(f"compile_kernel target must be an architecture such as 'sm_90a'; got {target!r}")
+    names = _dsl.target_names()
+    if target not in names:  # C15, in the words of the other backend's compile_kernel
+        raise CoopValueError(f"target must look like 'sm_90' or 'sm_90a' with an architecture the CuTe DSL compiles "
+                             f"for ({', '.join(names)}); got {target!r}")
     samples = [_sample(arg) for arg in args]
     seen: dict[str, Any] = {}
     token = _built.set(seen)
@@ -45,8 +55,11 @@ def compile_kernel(launcher: Any, *args: Any, target: str = "sm_90a") -> Compile
     finally:
         _built.reset(token)
     # the link route's cubin; on the bitcode route (or when CuTe reused an earlier build) the binary CuTe holds
-    cubin = seen.get("cubin") or _dsl.binary_of(compiled)
-    return report(_dsl.cubin_of(cubin), seen.get("source", ""))
+    cubin = _dsl.cubin_of(seen.get("cubin") or _dsl.binary_of(compiled))
+    built = report(cubin, seen.get("source", ""))
+    scratch = seen.get("scratch", {})
+    dynamic = scratch.get(built.name, sum(scratch.values()) if len(scratch) == 1 else 0)
+    return report(cubin, built.cpp_source, dynamic, name=built.name) if dynamic else built
 
 
 def _sample(arg: Any) -> Any:

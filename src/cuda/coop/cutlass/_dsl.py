@@ -78,8 +78,25 @@ def compute_capability() -> int:
     return int(found.group(1)) if found else 90
 
 
-def register_trace_hook(hook: Callable[[Any, Any, str], None]) -> None:
-    CuTeDSL._get_dsl().register_trace_finalize_hook(hook)
+def register_trace_hook(hook: Callable[[Any, Any, str], None], passes: tuple[type[BaseException], ...]) -> None:
+    """Run ``hook`` after each trace. The DSL reports any exception of a hook as its own internal error ("a bug in
+    the DSL"); exceptions of the ``passes`` types reach the user as raised instead (a user's mistake, in words)."""
+    dsl = CuTeDSL._get_dsl()
+    dsl.register_trace_finalize_hook(hook)
+    original = type(dsl)._run_trace_finalize_hooks
+    if getattr(original, "cuda_coop_passes", None) is not None:
+        return
+
+    def run_hooks(self: Any, module: Any, function_name: str) -> None:
+        try:
+            original(self, module, function_name)
+        except Exception as exc:
+            if isinstance(exc.__cause__, passes):
+                raise exc.__cause__ from None
+            raise
+
+    run_hooks.cuda_coop_passes = passes  # type: ignore[attr-defined]
+    type(dsl)._run_trace_finalize_hooks = run_hooks
 
 
 def kernels_of(module: Any) -> Iterator[Any]:
@@ -155,6 +172,19 @@ def inside_loop(op: Any) -> bool:
 
 
 # ---- values
+def plain_builtin(value: Any) -> Any:
+    """A builtin the DSL rewrote inside the kernel (``min`` becomes a partial of its redirector, so that it works on
+    dynamic values) as the builtin itself; anything else unchanged."""
+    import builtins
+    import functools
+
+    if isinstance(value, functools.partial) and not value.keywords and len(value.args) == 1 \
+            and getattr(value.func, "__name__", "") == "builtin_wrapper" \
+            and getattr(builtins, getattr(value.args[0], "__name__", ""), None) is value.args[0]:
+        return value.args[0]
+    return value
+
+
 def i64(value: Any) -> Any:
     """A compile-time or runtime integer as an MLIR i64 value."""
     return cutlass.Int64(value).ir_value()
@@ -502,6 +532,13 @@ def fake_tensor(dtype: Any, shape: tuple[int, ...], stride: tuple[int, ...]) -> 
     from cutlass.cute.runtime import make_fake_tensor
 
     return make_fake_tensor(dtype, shape, stride=stride)
+
+
+def target_names() -> tuple[str, ...]:
+    """The architectures the DSL compiles for (``sm_80`` ... ``sm_90a`` ... ``sm_121f``), in its own order."""
+    from cutlass.base_dsl.enums import Arch
+
+    return tuple(Arch.__members__)
 
 
 def compile_launcher(launcher: Any, args: list[Any], target: str) -> Any:

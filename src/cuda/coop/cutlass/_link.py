@@ -23,9 +23,9 @@ from .._calls.build import compile_calls, drop_unneeded_reuse_barriers, place_sc
 from .._cub import bitcode
 from .._cub.link import link_ptx
 from .._cub.provider import translation_unit
-from .._errors import CoopBuildError
+from .._errors import CoopBuildError, CoopError, located
 from . import _about, _dsl
-from ._compile import record_link, record_source
+from ._compile import record_link, record_scratch, record_source
 from ._route import clang_lookup, warn_link_route
 from ._tracer import KernelTracer, Planned, take_tracers
 
@@ -43,15 +43,22 @@ def finish_trace(dsl: Any, module: Any, function_name: str) -> None:
     for tracer in tracers:
         _drop_reuse_barriers(tracer)
     calls = [planned for tracer in tracers for planned in tracer.plan.planned]
-    label = " and ".join(t.name for t in tracers)
+    label = " and ".join(t.python_name or t.name for t in tracers)
     clang = clang_lookup().clang
     # clang compiles the TU while NVRTC does (NVRTC gives the scratch sizes and the errors in words)
     source = translation_unit([call.provider for call in calls], _about.ABI)
     pending = bitcode.start_build(clang, source, _dsl.target_arch()) if clang is not None else None
-    built = compile_calls(calls, label, tracers[0].cc, _about.BUILD_TAG)
+    try:
+        built = compile_calls(calls, label, tracers[0].cc, _about.BUILD_TAG)
+    except CoopError as exc:  # at the first call, as the numba-cuda-mlir backend reports it
+        raise located(exc, calls[0].where) from None
     assert built is not None and built.source == source
     for tracer in tracers:
-        _place_scratch(tracer)
+        try:
+            _place_scratch(tracer)
+        except CoopError as exc:  # S6-S8: at the kernel's first call that uses scratch
+            first = next((call for call in tracer.plan.planned if call.scratch is not None), tracer.plan.planned[0])
+            raise located(exc, first.where) from None
     record_source(built.source)
     modules = {id(t.gpu_module): t.gpu_module for t in tracers}.values()
     if pending is not None:
@@ -92,9 +99,11 @@ def _drop_reuse_barriers(tracer: KernelTracer) -> None:
 
 
 def _place_scratch(tracer: KernelTracer) -> None:
-    _plan, backing = place_scratch(tracer.plan.planned, tracer.name, tracer.cc, descriptors=tracer.plan.descriptors)
+    _plan, backing = place_scratch(tracer.plan.planned, tracer.python_name or tracer.name, tracer.cc,
+                                   descriptors=tracer.plan.descriptors)
     if backing is None:
         return
+    record_scratch(tracer.name, backing.size)
     base = _dsl.shared_backing(tracer.kernel, backing.size, backing.alignment)
     for call in tracer.plan.planned:
         if call.scratch_operand is not None:

@@ -20,16 +20,17 @@ from .. import _markers
 from .._markers.base import dispatch
 from .._backend_context import BackendContext, MarkerCall
 from .._calls import FAMILIES
+from .._calls.binding import bind_arguments
 from .._calls.build import PlannedCall, scratch_use
 from .._calls.site import ArrayType, Emission, OperandType, SiteCall
 from .._cub.by_value import PayloadParam, adapt
 from .._cub.families import groups as cub_groups
-from .._errors import CoopError, CoopTypeError, CoopUnsupportedError, CoopValueError, located
+from .._errors import CoopError, CoopIndexError, CoopTypeError, CoopUnsupportedError, CoopValueError, located
 from .._version import __version__
 from .._semantics import groups as sem_groups
 from .._semantics.common import (
     BLOCK, CLUSTER, GRID, LOGICAL_WARP, THREAD, WARP, WARPS_IN_BLOCK, LaunchShape, Runtime, Static,
-    check_payload_extent,
+    check_block_shape, check_payload_extent,
 )
 from .._semantics.temp_storage import make_descriptor
 from . import _about, _dsl
@@ -53,6 +54,7 @@ class Slot:
     fragment: Any = None  # the register tensor, once the dtype is known
     array: Any = None
     follows: "Slot | None" = None
+    site: tuple[str, int] | None = None  # where the kernel made it (ThreadData(...)), for P9
 
     def root(self) -> "Slot":
         slot = self
@@ -60,12 +62,17 @@ class Slot:
             slot = slot.follows
         return slot
 
+    def not_inferred(self) -> CoopError:
+        """P9, at the line that made the payload: nothing before its first use said its dtype."""
+        error = CoopTypeError("could not infer the dtype of ThreadData before its first use; pass dtype= or load "
+                              "into it (or assign values of known type, e.g. cutlass.Int32(x)) first")
+        return located(error, self.site) if self.site is not None else error
+
     def materialise(self) -> Any:
         if self.fragment is None:
             dtype = self.root().dtype
             if dtype is None:
-                raise CoopTypeError("a ThreadData is used before its dtype is known: give ThreadData(..., dtype=) "
-                                    "or load into it first")
+                raise self.root().not_inferred()
             require_payload_dtype(dtype)
             self.dtype = dtype
             self.fragment = _dsl.make_fragment(self.items_per_thread, dtype, self.tracer.kernel)
@@ -114,11 +121,22 @@ class ThreadData:
     def __len__(self) -> int:
         return self._slot.items_per_thread
 
+    def _index(self, index: Any) -> Any:
+        """P16: a literal index is within ``-K .. K-1`` (a negative one counts from the end, as in Python)."""
+        if isinstance(index, (int, np.integer)) and not isinstance(index, bool):
+            k = self._slot.items_per_thread
+            if not -k <= index < k:
+                raise located(CoopIndexError(f"ThreadData index {int(index)} is out of range for items_per_thread "
+                                             f"{k}"), _caller_site())
+            return int(index) % k
+        return index
+
     def __getitem__(self, index: Any) -> Any:
-        return self._slot.materialise()[index]
+        return self._slot.materialise()[self._index(index)]
 
     def __setitem__(self, index: Any, value: Any) -> None:
         slot = self._slot
+        index = self._index(index)
         if slot.root().dtype is None:  # a typed assignment gives the dtype (docs: concepts, "ThreadData payloads")
             dtype = _value_dtype(value)
             if dtype is not None:
@@ -142,7 +160,10 @@ class ThreadData:
     def from_fragment(cls, tensor: Any) -> "ThreadData":
         """Wrap a 1-D register tensor of static extent (no copy): calls read and write its items."""
         tracer = current_tracer("cuda.coop.cutlass.ThreadData.from_fragment")
-        return ThreadData._of(tracer.fragment_slot(tensor, "ThreadData.from_fragment", "tensor"))
+        try:
+            return ThreadData._of(tracer.fragment_slot(tensor, "ThreadData.from_fragment", "tensor"))
+        except CoopError as exc:
+            raise located(exc, _caller_site()) from None
 
 
 class ThreadGroup:
@@ -222,6 +243,7 @@ class Planned(PlannedCall):
     scratch_operand: int | None = None
     stride_operand: int | None = None
     in_loop: bool = False
+    where: tuple[str, int] | None = None  # the user's file and line of the call
 
 
 @dataclass
@@ -236,6 +258,16 @@ def _caller_site() -> tuple[str, int]:
     while frame is not None and frame.f_code.co_filename == here:
         frame = frame.f_back
     return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("<kernel>", 0)
+
+
+def _function_at(site: tuple[str, int]) -> str | None:
+    """The name of the function executing ``site`` (file, line) on the current stack: the kernel's Python name."""
+    frame = inspect.currentframe()
+    while frame is not None:
+        if (frame.f_code.co_filename, frame.f_lineno) == site:
+            return frame.f_code.co_name
+        frame = frame.f_back
+    return None
 
 
 def _enclosing_if(site: tuple[str, int] | None) -> str | None:
@@ -320,6 +352,7 @@ class KernelTracer:
         self.gpu_module = _dsl.gpu_module_of(kernel)
         self.cc = _dsl.compute_capability()
         self.route = route()
+        self.python_name: str | None = None  # the kernel's Python function, once a call names it
         self._launch: LaunchShape | None = None
         self.plan = KernelPlan()
         self._call: Call | None = None
@@ -334,38 +367,54 @@ class KernelTracer:
                 name = self._call.name if self._call is not None else "cuda.coop"
                 raise CoopValueError(f"{name} needs the block shape of kernel {self.name} at compile time; pass "
                                      "block= as constants to .launch()")
-            self._launch = LaunchShape(tuple(int(b) for b in block))  # type: ignore[arg-type]
+            shape = tuple(int(b) for b in block)
+            check_block_shape(self.python_name or self.name, shape)  # G22
+            self._launch = LaunchShape(shape)  # type: ignore[arg-type]
         return self._launch
 
     # the tracer side: every marker executed while CuTe traces this kernel arrives here
     def call(self, marker_call: MarkerCall) -> Any:
+        if self.python_name is None:
+            self.python_name = _function_at(marker_call.site)
         try:
             return self._call_marker(marker_call)
         except CoopError as exc:
             raise located(exc, marker_call.site) from None
 
     def _call_marker(self, marker_call: MarkerCall) -> Any:
-        name, args, kwargs = marker_call.name, marker_call.args, marker_call.kwargs
+        name = marker_call.name
+        args = tuple(_dsl.plain_builtin(a) for a in marker_call.args)  # binary_op=min in a kernel
+        kwargs = {k: _dsl.plain_builtin(v) for k, v in marker_call.kwargs.items()}
         if name in FACTORIES:
             return ThreadGroup(sem_groups.factory_group(FACTORIES[name], self.launch), self)
         if name == "ThreadData":
-            return ThreadData._of(self._new_slot(args, kwargs))
+            return ThreadData._of(self._new_slot(args, kwargs, marker_call.site))
         if name == "TempStorage":
             return self._temp_storage(args, kwargs)
         marker = _marker(name, marker_call.namespace)
-        try:
-            bound = inspect.signature(marker).bind(*args, **kwargs)
-        except TypeError as exc:
-            raise CoopTypeError(f"{marker_call.namespace}.{name}: {exc}") from None
-        call = Call(name, f"{marker_call.namespace}.{name}", dict(bound.arguments), marker_call.qualified,
-                    site=marker_call.site)
+        qualified_name = f"{marker_call.namespace}.{name}"
+
+        def shown(option: str) -> str:
+            value = kwargs[option]
+            return f" {value.__qualname__}" if callable(value) and hasattr(value, "__qualname__") else f" {value!r}"
+
+        bound = bind_arguments(qualified_name, inspect.signature(marker), args, kwargs, namespace=_about.NAMESPACE,
+                               backend=_about.BACKEND, shown=shown)
+        call = Call(name, qualified_name, bound, marker_call.qualified, site=marker_call.site)
         self._call = call
         family = FAMILIES[name]
         if hasattr(family, "evidence"):
             family.evidence(self, call)
-        if hasattr(family, "result_payload"):
-            call.result = family.result_payload(self, call)
-        family.plan(self, call)
+        try:
+            if hasattr(family, "result_payload"):
+                call.result = family.result_payload(self, call)
+            family.plan(self, call)
+        except CoopError:
+            for value in call.args.values():  # P9 is the root cause when an operand still has no dtype
+                payload = value._slot.root() if isinstance(value, ThreadData) else None
+                if payload is not None and payload.dtype is None:
+                    raise payload.not_inferred() from None
+            raise
         return self._result(call)
 
     def _result(self, call: Call) -> Any:
@@ -375,7 +424,7 @@ class KernelTracer:
             return ThreadData._of(call.result)
         return call.returned
 
-    def _new_slot(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Slot:
+    def _new_slot(self, args: tuple[Any, ...], kwargs: dict[str, Any], site: tuple[str, int]) -> Slot:
         k = args[0]
         if isinstance(k, np.integer):
             k = int(k)
@@ -392,7 +441,7 @@ class KernelTracer:
         if dtype is not None:
             require_payload_dtype(dtype)
         check_payload_extent("ThreadData", k, dtype)
-        return Slot(k, dtype, dtype is not None, self)
+        return Slot(k, dtype, dtype is not None, self, site=site)
 
     def fragment_slot(self, tensor: Any, name: str, param: str) -> Slot:
         if not _dsl.is_register_tensor(tensor):
@@ -575,7 +624,7 @@ class KernelTracer:
             group, desc = scratch
             use = scratch_use(len(self.plan.planned), group, desc.descriptor if desc else None, call.name)
         planned = Planned(site=site, provider=emission.provider, scratch=use,
-                          without_reuse_barrier=emission.without_reuse_barrier)
+                          without_reuse_barrier=emission.without_reuse_barrier, where=call.site)
         self._emit(call, operands, planned)
         self.plan.planned.append(planned)
 
@@ -715,8 +764,10 @@ def _operand_type(tracer: KernelTracer, operand: Any) -> OperandType:
     if isinstance(operand, _dsl.Tensor):
         shape, stride = _dsl.shape_and_stride(operand)
         dtype = _dsl.element_dtype(operand)
-        contiguous = len(shape) == 1 and stride[0] == 1 and _dsl.memspace(operand) == "gmem"
-        array = ArrayType(len(shape), "C" if contiguous else "A", dtype, str(dtype or operand.element_type))
+        contiguous = len(shape) == 1 and stride[0] == 1
+        space = _dsl.memspace(operand)
+        words = "" if space == "gmem" else {"smem": "shared memory", "rmem": "registers"}.get(space, f"{space} memory")
+        array = ArrayType(len(shape), "C" if contiguous else "A", dtype, str(dtype or operand.element_type), words)
         return OperandType(_describe(operand), None, False, array)
     slot = tracer.payload(operand)
     if slot is not None:

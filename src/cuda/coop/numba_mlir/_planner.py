@@ -19,7 +19,7 @@ from .._cub.families import groups as cub_groups
 from .._errors import (
     CoopError, CoopTypeError, CoopUnsupportedError, CoopValueError, located,
 )
-from .._markers.base import OP_ATTR, QUALIFIED_ATTR, extension, op_name
+from .._markers.base import OP_ATTR, QUALIFIED_ATTR, op_name
 from .._markers.groups import GROUP_METHODS, ThreadGroup
 from .._semantics import groups as sem_groups
 from .._semantics.common import (
@@ -42,6 +42,7 @@ from .._calls.build import (
     place_scratch,
     scratch_use,
 )
+from .._calls.binding import binding_error
 from .._calls.site import Emission, SiteCall
 from ._lowering import operator_link
 from ._checks import KernelChecks, user_name
@@ -215,32 +216,21 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
         if expr.vararg is not None or getattr(expr, "varkwarg", None) is not None:
             raise CoopTypeError(f"{name} does not accept *args or **kwargs")
         sig = inspect.signature(signature_of)
+
+        def shown(option: str) -> str:
+            value = self.resolver.var(kws[option].name)
+            if isinstance(value, Obj):  # a function by its name (its repr holds an address)
+                function = getattr(value.value, "py_func", value.value)
+                return f" {function.__qualname__}" if callable(function) and hasattr(function, "__qualname__") \
+                    else f" {value.value!r}"
+            return ""
+
         try:
             bound = sig.bind(*args, **kws)
         except TypeError as exc:
-            unknown = [k for k in kws if k not in sig.parameters]
-            op = name.rsplit(".", 1)[-1]
-            pending = [k for k in unknown if k in PENDING_QUALIFIED_OPTIONS.get(op, ())]
-            qualified_only = [k for k in unknown if k in extension(op).options] + pending
-            if qualified_only and name.startswith("cuda.coop.") and not name.startswith("cuda.coop.numba_mlir."):
-                options = [p.name for p in sig.parameters.values() if p.kind == p.KEYWORD_ONLY]
-                shown = self.resolver.var(kws[qualified_only[0]].name)
-                value = ""
-                if isinstance(shown, Obj):  # a function by its name (its repr holds an address)
-                    function = getattr(shown.value, "py_func", shown.value)
-                    value = f" {function.__qualname__}" if callable(function) and hasattr(function, "__qualname__") \
-                        else f" {shown.value!r}"
-                raise CoopValueError(f"{name} {qualified_only[0]}{value} requires cuda.coop.numba_mlir; the common API "
-                                     f"accepts: {', '.join(options)}")
-            if pending:
-                raise CoopUnsupportedError(f"{name} {pending[0]} is not implemented by the numba-cuda-mlir backend in "
-                                           f"cuda-coop {__version__}")
-            if unknown:
-                raise CoopTypeError(f"{name} got an unexpected keyword argument {unknown[0]!r}") from None
-            positional = sum(p.kind == p.POSITIONAL_ONLY for p in sig.parameters.values()) - skip_self
-            if len(expr.args) > positional:
-                raise CoopTypeError(f"{name} takes {positional} positional operands; pass options by keyword") from None
-            raise CoopTypeError(f"{name}: {exc}") from None
+            raise binding_error(name, sig, exc, len(expr.args), list(kws), namespace=NAMESPACE, backend=BACKEND,
+                                pending=PENDING_QUALIFIED_OPTIONS.get(name.rsplit(".", 1)[-1], ()), shown=shown,
+                                skipped=skip_self) from None
         out = dict(bound.arguments)
         if skip_self:
             out.pop(next(iter(sig.parameters)))

@@ -1,0 +1,52 @@
+"""Binding a marker call's arguments to its signature, with the same errors on every backend (docs: errors, C3 and
+C5): a qualified-only option in a common call names the backend's namespace, an unknown keyword is named, and an
+option passed positionally is told to go by keyword."""
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .._backend_context import COMMON_NAMESPACE
+from .._errors import CoopError, CoopTypeError, CoopUnsupportedError, CoopValueError
+from .._markers.base import extension
+from .._version import __version__
+
+
+def bind_arguments(name: str, signature: inspect.Signature, args: Sequence[Any], kwargs: dict[str, Any], *,
+                   namespace: str, backend: str, pending: Sequence[str] = (),
+                   shown: Callable[[str], str] = lambda option: "", skipped: int = 0) -> dict[str, Any]:
+    """``signature`` bound to ``args`` and ``kwargs`` of the call ``name`` (``cuda.coop.scan`` or a qualified
+    name), or the error a user reads. ``namespace``: the qualified namespace of the backend compiling the kernel;
+    ``backend``: its name (``cutlass``); ``pending``: qualified options of this operation the backend does not
+    build yet; ``shown(option)``: the option's value as words (`` my_op``), or ``""``; ``skipped``: leading
+    parameters bound by the caller (``self`` of a method)."""
+    try:
+        return dict(signature.bind(*args, **kwargs).arguments)
+    except TypeError as exc:
+        raise binding_error(name, signature, exc, len(args) - skipped, list(kwargs), namespace=namespace,
+                            backend=backend, pending=pending, shown=shown, skipped=skipped) from None
+
+
+def binding_error(name: str, signature: inspect.Signature, exc: TypeError, positional: int, keywords: list[str], *,
+                  namespace: str, backend: str, pending: Sequence[str] = (),
+                  shown: Callable[[str], str] = lambda option: "", skipped: int = 0) -> CoopError:
+    """The error of a call whose arguments ``signature.bind`` refused with ``exc`` (see ``bind_arguments``)."""
+    unknown = [k for k in keywords if k not in signature.parameters]
+    op = name.rsplit(".", 1)[-1]
+    waiting = [k for k in unknown if k in pending]
+    qualified_only = [k for k in unknown if k in extension(op).options] + waiting
+    common_call = name.startswith(f"{COMMON_NAMESPACE}.") and not name.startswith(f"{namespace}.")
+    if qualified_only and common_call:  # C3
+        options = [p.name for p in signature.parameters.values() if p.kind == p.KEYWORD_ONLY]
+        return CoopValueError(f"{name} {qualified_only[0]}{shown(qualified_only[0])} requires {namespace}; the "
+                              f"common API accepts: {', '.join(options)}")
+    if waiting:
+        return CoopUnsupportedError(f"{name} {waiting[0]} is not implemented by the {backend} backend in "
+                                    f"cuda-coop {__version__}")
+    if unknown:  # C5
+        return CoopTypeError(f"{name} got an unexpected keyword argument {unknown[0]!r}")
+    operands = sum(p.kind == p.POSITIONAL_ONLY for p in signature.parameters.values()) - skipped
+    if positional > operands:  # C5
+        return CoopTypeError(f"{name} takes {operands} positional operands; pass options by keyword")
+    return CoopTypeError(f"{name}: {exc}")
