@@ -489,3 +489,46 @@ def large_scan_launch(src: cute.Tensor, dst: cute.Tensor):
 @cute.jit
 def large_sort_launch(src: cute.Tensor, dst: cute.Tensor, threads: cutlass.Constexpr, k: cutlass.Constexpr):
     large_sort_kernel(src, dst, k).launch(grid=(1, 1, 1), block=(threads, 1, 1))
+
+
+# ---- issue 30: user functions as operators, predicates and comparators (traced by CuTe into the kernel's module)
+def xor_op(a, b):
+    return a ^ b
+
+
+def greater(a, b):
+    return a > b
+
+
+def twice_minus(current, neighbour):
+    return current * 2 - neighbour
+
+
+def far_apart(previous, current):
+    return (current - previous) * (current - previous) > 100
+
+
+@cute.kernel
+def user_functions_kernel(src: cute.Tensor, dst: cute.Tensor, sorted_out: cute.Tensor, diffs: cute.Tensor,
+                          heads: cute.Tensor, folded: cute.Tensor):
+    bid, _, _ = cute.arch.block_idx()
+    base = bid * (THREADS * K)
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items, offset=base)
+    total = coop.reduce(block, items, binary_op=xor_op)
+    prefix = coop.inclusive_scan(block, items, scan_op=lambda a, b: a + b)
+    coop.store(block, dst, prefix, offset=base)
+    keys = cute_coop.merge_sort_keys(block, items, compare_op=greater)
+    coop.store(block, sorted_out, keys, offset=base)
+    coop.store(block, diffs, cute_coop.adjacent_difference(block, items, difference_op=twice_minus), offset=base)
+    coop.store(block, heads, cute_coop.discontinuity(block, items, flag_op=far_apart), offset=base)
+    if block.rank() == 0:
+        folded[bid] = total
+
+
+@cute.jit
+def user_functions_launch(src: cute.Tensor, dst: cute.Tensor, sorted_out: cute.Tensor, diffs: cute.Tensor,
+                          heads: cute.Tensor, folded: cute.Tensor, blocks: cutlass.Constexpr):
+    user_functions_kernel(src, dst, sorted_out, diffs, heads, folded).launch(grid=(blocks, 1, 1),
+                                                                             block=(THREADS, 1, 1))

@@ -87,10 +87,21 @@ def test_two_dimensional_tensor_is_named():
     assert "cute." not in message.split(":", 2)[-1].split("got")[0]  # speaks Python, not MLIR
 
 
-def test_user_function_operator_is_r9():
-    exc = _coop_error(_compile_error(ck.user_operator_launch, _tensor(), _tensor()))
-    assert isinstance(exc, coop.CoopUnsupportedError)
-    assert "is not implemented by the cutlass backend" in str(exc)
+def test_user_functions_are_traced_into_the_kernel():
+    """binary_op, scan_op, compare_op, difference_op and flag_op as Python functions (docs: cutlass): CuTe traces each
+    into a C function of the kernel's module, which the C++ declares and the bitcode route inlines."""
+    n = 2 * ck.THREADS * ck.K
+    kernel = cute_coop.compile_kernel(ck.user_functions_launch, _tensor(n), _tensor(n), _tensor(n), _tensor(n),
+                                      _tensor(n), _tensor(2), 2)
+    declared = [line for line in kernel.cpp_source.splitlines() if line.startswith('extern "C" __device__')
+                and line.endswith(");")]
+    assert len(declared) == 5, declared  # one C function per user callable
+    assert "CALL" not in kernel.sass() and kernel.local_memory_bytes == 0
+
+
+def test_user_operator_kernel_builds():
+    kernel = cute_coop.compile_kernel(ck.user_operator_launch, _tensor(), _tensor())
+    assert "cuda_coop_fn_" in kernel.cpp_source
 
 
 def test_runtime_value_for_a_compile_time_option():

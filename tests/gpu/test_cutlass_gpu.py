@@ -349,3 +349,71 @@ def test_a_fragment_payload_carried_through_a_runtime_loop():
     for _ in range(3):
         want = np.cumsum(want, dtype=np.int32)
     np.testing.assert_array_equal(dst.cpu().numpy(), want)
+
+
+def xor_op(a, b):
+    return a ^ b
+
+
+def greater(a, b):
+    return a > b
+
+
+def twice_minus(current, neighbour):
+    return current * 2 - neighbour
+
+
+def far_apart(previous, current):
+    return (current - previous) * (current - previous) > 100
+
+
+@cute.kernel
+def user_functions_kernel(src: cute.Tensor, dst: cute.Tensor, sorted_out: cute.Tensor, diffs: cute.Tensor,
+                          heads: cute.Tensor, folded: cute.Tensor):
+    bid, _, _ = cute.arch.block_idx()
+    base = bid * (THREADS * K)
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items, offset=base)
+    total = coop.reduce(block, items, binary_op=xor_op)
+    prefix = coop.inclusive_scan(block, items, scan_op=lambda a, b: a + b)
+    coop.store(block, dst, prefix, offset=base)
+    keys = cute_coop.merge_sort_keys(block, items, compare_op=greater)
+    coop.store(block, sorted_out, keys, offset=base)
+    coop.store(block, diffs, cute_coop.adjacent_difference(block, items, difference_op=twice_minus), offset=base)
+    coop.store(block, heads, cute_coop.discontinuity(block, items, flag_op=far_apart), offset=base)
+    if block.rank() == 0:
+        folded[bid] = total
+
+
+@cute.jit
+def user_functions_launch(src: cute.Tensor, dst: cute.Tensor, sorted_out: cute.Tensor, diffs: cute.Tensor,
+                          heads: cute.Tensor, folded: cute.Tensor, blocks: cutlass.Constexpr):
+    user_functions_kernel(src, dst, sorted_out, diffs, heads, folded).launch(grid=(blocks, 1, 1),
+                                                                             block=(THREADS, 1, 1))
+
+
+def test_user_functions_as_operators_on_both_routes(route):
+    """The same results as NumPy (and as the numba-cuda-mlir backend's user operators) on either route."""
+    import warnings
+
+    blocks = 3
+    host = rng.integers(-30, 30, size=blocks * THREADS * K).astype(np.int32)
+    src = torch.from_numpy(host.copy()).cuda()
+    outs = [_poisoned(host.size, np.int32) for _ in range(4)]
+    folded = _poisoned(blocks, np.int32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        user_functions_launch(from_dlpack(src), *[from_dlpack(o) for o in outs], from_dlpack(folded), blocks)
+    torch.cuda.synchronize()
+    tiles = host.reshape(blocks, -1)
+    prefix, sorted_out, diffs, heads = (o.cpu().numpy().reshape(blocks, -1) for o in outs)
+    np.testing.assert_array_equal(prefix, np.cumsum(tiles, axis=1, dtype=np.int32))
+    np.testing.assert_array_equal(sorted_out, -np.sort(-tiles, axis=1))
+    want_diffs = tiles * 2 - np.concatenate([tiles[:, :1], tiles[:, :-1]], axis=1)
+    want_diffs[:, 0] = tiles[:, 0]  # the first item has no predecessor: kept
+    np.testing.assert_array_equal(diffs, want_diffs)
+    step = (tiles[:, 1:] - tiles[:, :-1]).astype(np.int64)
+    want_heads = np.concatenate([np.ones((blocks, 1), np.int32), (step * step > 100).astype(np.int32)], axis=1)
+    np.testing.assert_array_equal(heads, want_heads)
+    np.testing.assert_array_equal(folded.cpu().numpy(), np.bitwise_xor.reduce(tiles, axis=1))

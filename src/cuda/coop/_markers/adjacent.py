@@ -30,9 +30,9 @@ def adjacent_difference(group: ThreadGroup, values: ThreadData, /, *, direction:
         tile_successor_item: the item after the tile (``"right"`` only, not with ``valid_items``); without it the
             last position is copied. Boundary items are block-uniform, of the payload dtype (literals are converted).
         temp_storage: an explicit ``TempStorage``.
-        difference_op: qualified only (``cuda.coop.numba_mlir``): replaces the subtraction; an operator string or a
-            module-level Python or device function called as ``difference_op(current, neighbour)`` in both
-            directions.
+        difference_op: qualified only (``cuda.coop.numba_mlir``, ``cuda.coop.cutlass``): replaces the subtraction;
+            an operator string or a module-level Python or device function called as
+            ``difference_op(current, neighbour)`` in both directions.
 
     See Also:
         :doc:`Adjacent difference and discontinuity </operations/adjacent>` in the cuda-coop documentation.
@@ -57,9 +57,9 @@ def discontinuity(group: ThreadGroup, values: ThreadData, /, *, mode: str = "hea
         tile_predecessor_item, tile_successor_item: block-uniform items before / after the tile, of the payload
             dtype (literals are converted).
         temp_storage: an explicit ``TempStorage``.
-        flag_op: qualified only (``cuda.coop.numba_mlir``): replaces the inequality; a module-level Python or device
-            function returning a truth value, called as ``flag_op(previous, current)`` for heads and
-            ``flag_op(current, next)`` for tails.
+        flag_op: qualified only (``cuda.coop.numba_mlir``, ``cuda.coop.cutlass``): replaces the inequality; a
+            module-level Python or device function returning a truth value, called as ``flag_op(previous, current)``
+            for heads and ``flag_op(current, next)`` for tails.
 
     See Also:
         :doc:`Adjacent difference and discontinuity </operations/adjacent>` in the cuda-coop documentation.

@@ -38,9 +38,9 @@ def merge_sort_keys(group: ThreadGroup, keys: ThreadData, /, *, descending: bool
             ``oob_default``, a key that orders after every valid key. Only the first ``valid_items`` output
             positions are defined.
         temp_storage: an explicit ``TempStorage`` (block groups only).
-        compare_op: qualified only (``cuda.coop.numba_mlir``): a module-level Python or device function
-            ``f(a, b)`` returning true when key ``a`` orders before key ``b`` (a strict weak ordering); the sort is
-            then stable. Not with ``descending=True``.
+        compare_op: qualified only (``cuda.coop.numba_mlir``, ``cuda.coop.cutlass``): a module-level Python or
+            device function ``f(a, b)`` returning true when key ``a`` orders before key ``b`` (a strict weak
+            ordering); the sort is then stable. Not with ``descending=True``.
 
     See Also:
         :doc:`Merge sort </operations/merge_sort>` in the cuda-coop documentation.

@@ -273,6 +273,26 @@ def declare(symbol: str, types: list[Any], results: list[Any], gpu_module: Any) 
         proto.sym_visibility = ir.StringAttr.get("private")
 
 
+def define_function(symbol: str, arg_dtypes: list[str], result_dtype: str, body: Callable[..., Any],
+                    gpu_module: Any) -> None:
+    """Define the C function ``symbol`` in the module (once) by tracing ``body`` on CuTe numerics of
+    ``arg_dtypes``; its result is converted to ``result_dtype`` (``"boolean"``: a C++ ``bool``). The generated C++
+    declares it ``extern "C"`` and calls it; it is public, so that it survives until the C++ is linked with it."""
+    if symbol in ir.SymbolTable(gpu_module):
+        return
+    result_type = cutlass.Boolean if result_dtype == "boolean" else NUMERIC_TYPES[result_dtype]
+    with ir.InsertionPoint.at_block_begin(gpu_module.regions[0].blocks[0]):
+        function = func.FuncOp(symbol, ([NUMERIC_TYPES[d].mlir_type for d in arg_dtypes], [result_type.mlir_type]))
+    try:
+        entry = function.add_entry_block()
+        with ir.InsertionPoint(entry):
+            value = body(*[NUMERIC_TYPES[d](a) for d, a in zip(arg_dtypes, entry.arguments)])
+            func.ReturnOp([result_type(value).ir_value()])
+    except BaseException:
+        function.operation.erase()
+        raise
+
+
 def retarget(call_op: Any, symbol: str) -> None:
     """Point a call at another function of the same signature (a provider emitted again without its barrier)."""
     gpu_module = gpu_module_of(call_op)

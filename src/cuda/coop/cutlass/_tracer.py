@@ -610,9 +610,25 @@ class KernelTracer:
 
     def link_operator(self, spec: Any, dtype: str, name: str, param: str, arity: int = 2, result: str | None = None,
                       state_dtype: str | None = None) -> list[Any]:
-        if spec is not None and not getattr(spec, "builtin", True):  # R9 until CuTe-traced callables exist
-            raise CoopUnsupportedError(f"{name} {param}: a user function is not implemented by the cutlass backend in "
-                                       f"cuda-coop {__version__}; use an operator string ('+', 'min', 'max', ...)")
+        """A user function as an operator (docs: operations/operators, "Your own function"): CuTe traces it on the
+        call's numerics into a C function of the kernel's module, which the C++ calls and the route inlines."""
+        if spec is None or getattr(spec, "builtin", True):
+            return []
+        function = spec.function
+        label = getattr(function, "__qualname__", repr(function))
+        if arity != 2 or state_dtype is not None or spec.by_pointer:  # a unary or stateful prefix_op
+            raise CoopUnsupportedError(f"{name} {param} {label}: this form of user function is not implemented by the "
+                                       f"cutlass backend in cuda-coop {__version__}")
+        try:
+            _dsl.define_function(spec.name, [dtype, dtype], "boolean" if result == "boolean" else dtype, function,
+                                 self.gpu_module)
+        except CoopError as exc:  # a cooperative call inside the operator (R1 there): callbacks are per thread
+            raise CoopTypeError(f"{name} {param} {label} contains a cuda.coop call ({exc}); callbacks may only do "
+                                "per-thread computation") from None
+        except Exception as exc:  # the DSL could not trace it
+            raise CoopTypeError(f"{name} {param} {label} could not be compiled for ({dtype}, {dtype}): "
+                                f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+                                ) from None
         return []
 
     def add_site(self, call: Call, operands: list[Any], site: SiteCall, emission: Emission,
