@@ -337,7 +337,7 @@ def loop_assignment_launch(src: cute.Tensor, dst: cute.Tensor):
 @cute.kernel
 def fragment_loop_kernel(src: cute.Tensor, dst: cute.Tensor, tiles: cutlass.Int32):
     block = coop.this_block()
-    frag = cute.make_rmem_tensor((K,), cutlass.Int32)
+    frag = cute.make_rmem_tensor(K, cutlass.Int32)  # layout K:1 (a (K,) shape gives (K):(1))
     items = cute_coop.ThreadData.from_fragment(frag)
     coop.load(block, src, items)
     for _ in cutlass.range(tiles):
@@ -532,3 +532,24 @@ def user_functions_launch(src: cute.Tensor, dst: cute.Tensor, sorted_out: cute.T
                           heads: cute.Tensor, folded: cute.Tensor, blocks: cutlass.Constexpr):
     user_functions_kernel(src, dst, sorted_out, diffs, heads, folded).launch(grid=(blocks, 1, 1),
                                                                              block=(THREADS, 1, 1))
+
+
+def cooperative_op(a, b):
+    coop.this_warp()
+    return a + b
+
+
+@cute.kernel
+def cooperative_operator_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    total = coop.reduce(block, items, binary_op=cooperative_op)
+    for i in range(K):
+        items[i] = total
+    coop.store(block, dst, items)
+
+
+@cute.jit
+def cooperative_operator_launch(src: cute.Tensor, dst: cute.Tensor):
+    cooperative_operator_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))

@@ -158,3 +158,17 @@ def test_generated_sources_land_in_the_dump_directory(tmp_path, monkeypatch):
     kernel = cute_coop.compile_kernel(ck.fragment_launch, _tensor(), _tensor())
     dumped = list(tmp_path.glob("cuda_coop_cutlass_*.cu"))
     assert len(dumped) == 1 and dumped[0].read_text() == kernel.cpp_source
+
+
+def test_a_fragment_payload_is_carried_through_a_runtime_loop():
+    """``from_fragment(cute.make_rmem_tensor(K, ...))`` (layout ``K:1``) rebound to results (``(K):(1)``) in a
+    ``cutlass.range`` loop keeps one structure (the DSL refused it as CONTAINER_STRUCTURE_CHANGED)."""
+    kernel = cute_coop.compile_kernel(ck.fragment_loop_launch, _tensor(), _tensor(), 3)
+    assert kernel.cpp_source.count("cuda_coop_scan_") >= 1
+
+
+def test_user_functions_that_call_cooperative_operations_are_named():
+    exc = _error(ck.cooperative_operator_launch, _tensor(), _tensor())
+    assert isinstance(exc, coop.CoopTypeError)
+    assert "cuda.coop.reduce binary_op cooperative_op contains a cuda.coop call" in str(exc)
+    assert "callbacks may only do per-thread computation" in str(exc)

@@ -326,7 +326,7 @@ def test_builtin_min_and_max_as_operators():
 @cute.kernel
 def fragment_loop_kernel(src: cute.Tensor, dst: cute.Tensor, rounds: cutlass.Int32):
     block = coop.this_block()
-    frag = cute.make_rmem_tensor((K,), cutlass.Int32)
+    frag = cute.make_rmem_tensor(K, cutlass.Int32)  # layout K:1, carried as the results' (K):(1)
     items = cute_coop.ThreadData.from_fragment(frag)
     coop.load(block, src, items)
     for _ in cutlass.range(rounds):

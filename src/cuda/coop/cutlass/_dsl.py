@@ -251,6 +251,16 @@ def make_fragment(count: int, dtype: str, kernel: Any) -> Any:
         return cute.make_rmem_tensor((count,), NUMERIC_TYPES[dtype])
 
 
+def canonical_fragment(tensor: Any, count: int) -> Any:
+    """A unit-stride 1-D register tensor viewed with the layout ``(count):(1)`` of the fragments the backend makes
+    (same registers), so that a payload variable keeps one structure through a traced loop or branch whichever
+    payload it holds (``make_rmem_tensor(K)`` has the layout ``K:1``)."""
+    layout = tensor.layout
+    if isinstance(layout.shape, tuple) or layout.stride != 1:
+        return tensor
+    return cute.make_tensor(tensor.iterator, cute.make_layout((count,)))
+
+
 def is_register_tensor(value: Any) -> bool:
     return isinstance(value, cute.Tensor) and memspace(value) == "rmem"
 

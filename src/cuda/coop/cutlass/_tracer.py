@@ -454,7 +454,7 @@ class KernelTracer:
         dtype = _dsl.element_dtype(tensor)
         if dtype is None:
             raise CoopTypeError(f"{name} {param} element type {tensor.element_type} is not a supported dtype")
-        return Slot(shape[0], dtype, True, self, fragment=tensor)
+        return Slot(shape[0], dtype, True, self, fragment=_dsl.canonical_fragment(tensor, shape[0]))
 
     def _temp_storage(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Storage:
         descriptor = make_descriptor(len(self.plan.descriptors), args[0] if args else None,
