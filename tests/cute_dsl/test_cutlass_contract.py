@@ -67,8 +67,9 @@ def test_builtin_min_and_max_are_operators():
 def test_s6_undersized_temp_storage_is_the_users_error_at_the_call():
     exc = _error(ck.small_storage_launch, _tensor(), _tensor())
     assert isinstance(exc, coop.CoopValueError)
-    assert str(exc) == (f"{_at(ck.small_storage_kernel, 'coop.exclusive_sum(')}: TempStorage size_in_bytes=16 is too "
-                        "small: its uses need 672 bytes (cuda.coop.exclusive_sum needs 672)")
+    where = _at(ck.small_storage_kernel, 'coop.exclusive_sum(')
+    assert str(exc) == (f"{where}: TempStorage size_in_bytes=16 is too small: its uses need 672 bytes "
+                        f"(cuda.coop.exclusive_sum at line {where.rsplit(':', 1)[1]} needs 672)")
 
 
 def test_s7_scratch_above_the_device_limit_names_the_python_kernel():
@@ -91,7 +92,7 @@ def test_g22_invalid_block_shapes(shape):
 def test_p16_literal_index_out_of_range():
     exc = _error(ck.index_launch, _tensor(), _tensor())
     assert isinstance(exc, coop.CoopIndexError)
-    assert str(exc) == (f"{_at(ck.index_kernel, 'items[K] = 0')}: ThreadData index 4 is out of range for "
+    assert str(exc) == (f"{_at(ck.index_kernel, 'items[K] = 0')}: ThreadData items index 4 is out of range for "
                         "items_per_thread 4")
 
 

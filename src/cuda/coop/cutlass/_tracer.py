@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import linecache
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,8 +127,10 @@ class ThreadData:
         if isinstance(index, (int, np.integer)) and not isinstance(index, bool):
             k = self._slot.items_per_thread
             if not -k <= index < k:
-                raise located(CoopIndexError(f"ThreadData index {int(index)} is out of range for items_per_thread "
-                                             f"{k}"), _caller_site())
+                site = _caller_site()
+                name = _name_at(site, r"(\w+)\s*\[") or "payload"
+                raise located(CoopIndexError(f"ThreadData {name} index {int(index)} is out of range for "
+                                             f"items_per_thread {k}"), site)
             return int(index) % k
         return index
 
@@ -258,6 +261,12 @@ def _caller_site() -> tuple[str, int]:
     while frame is not None and frame.f_code.co_filename == here:
         frame = frame.f_back
     return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("<kernel>", 0)
+
+
+def _name_at(site: tuple[str, int], pattern: str) -> str | None:
+    """The variable ``pattern`` finds on the source line ``site`` (messages name payloads as the user does)."""
+    found = re.search(pattern, linecache.getline(*site))
+    return found.group(1) if found else None
 
 
 def _function_at(site: tuple[str, int]) -> str | None:
@@ -440,7 +449,7 @@ class KernelTracer:
                 raise CoopTypeError(f"ThreadData dtype must be {self.dtype_words}; got {dtype_obj!r}")
         if dtype is not None:
             require_payload_dtype(dtype)
-        check_payload_extent("ThreadData", k, dtype)
+        check_payload_extent(_name_at(site, r"^\s*(\w+)\s*=") or "payload", k, dtype)
         return Slot(k, dtype, dtype is not None, self, site=site)
 
     def fragment_slot(self, tensor: Any, name: str, param: str) -> Slot:
@@ -485,8 +494,8 @@ class KernelTracer:
     def group(self, call: Call) -> ThreadGroup:
         group = call.args.get("group")
         if not isinstance(group, ThreadGroup):
-            raise CoopTypeError(f"{call.name} group must be a ThreadGroup from cuda.coop.this_block(), this_warp() "
-                                f"or group_by(); got {_describe(group)}")
+            raise CoopTypeError(f"{call.name} requires a compile-time ThreadGroup created by this_*() or group_by() "
+                                "in this kernel")
         return group
 
     def payload(self, operand: Any) -> Slot | None:
@@ -546,8 +555,7 @@ class KernelTracer:
         if isinstance(value, _dsl.Numeric):
             static = _static_value(value)
             if static is None:
-                raise CoopTypeError(f"{call.name} {key} must be a compile-time {kind}; got a runtime "
-                                    f"{type(value).__name__}")
+                raise CoopTypeError(f"{call.name} {key} must be a compile-time {kind}")
             return static
         return value
 
@@ -638,7 +646,8 @@ class KernelTracer:
         use = None
         if scratch is not None:
             group, desc = scratch
-            use = scratch_use(len(self.plan.planned), group, desc.descriptor if desc else None, call.name)
+            label = f"{call.name} at line {call.site[1]}" if call.site is not None else call.name
+            use = scratch_use(len(self.plan.planned), group, desc.descriptor if desc else None, label)
         planned = Planned(site=site, provider=emission.provider, scratch=use,
                           without_reuse_barrier=emission.without_reuse_barrier, where=call.site)
         self._emit(call, operands, planned)

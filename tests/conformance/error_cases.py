@@ -1,0 +1,207 @@
+"""The shared error corpus: common-API mistakes written once, compiled by every backend (SPEC §0 rule 4, §10).
+
+Each case is a conformance-style body (``body(bid, *operands)``, wrapped by each backend's harness) holding one
+mistake on the line marked ``# HERE``, and the error every backend must report: the exact public class and a
+fragment of the catalogue's wording (docs: errors). The test (``test_error_corpus.py``) also checks that the message
+names this file and the marked line, and keeps compiler text out of its first line.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from cuda import coop
+
+from .cases import Array, Case
+
+THREADS = 128
+K = 4
+N = 2 * THREADS * K
+
+
+@dataclass(frozen=True)
+class ErrorCase:
+    id: str
+    body: Callable[..., None]
+    error: type
+    fragment: str
+    block: tuple[int, int, int] = (THREADS, 1, 1)
+    src_dtype: Any = np.int32
+
+    @property
+    def case(self) -> Case:
+        """The case as the harnesses compile it (no oracle: it never runs)."""
+        operands = (Array("src", self.src_dtype, N, "in", lambda rng: np.ones(N, self.src_dtype)),
+                    Array("dst", np.int32, N, "out"))
+        return Case(f"error-{self.id}", "errors", self.body, self.block, 2, operands, lambda values: {})
+
+    @property
+    def line(self) -> int:
+        lines, start = inspect.getsourcelines(self.body)
+        return start + next(i for i, text in enumerate(lines) if "# HERE" in text)
+
+
+# ---- C5: unknown keywords, options passed positionally
+def c5_unknown_keyword(bid, src, dst):
+    items = coop.ThreadData(K, np.int32)
+    coop.load(coop.this_block(), src, items, count=4)  # HERE
+    coop.store(coop.this_block(), dst, items)
+
+
+def c5_option_positional(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.exchange(block, items, "blocked_to_striped")  # HERE
+    coop.store(block, dst, out)
+
+
+def c5_scan_keyword(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.inclusive_sum(block, items, init=3)  # HERE
+    coop.store(block, dst, out)
+
+
+# ---- C3: a qualified-only option in a common call
+def c3_blocked_to_striped(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.radix_sort_keys(block, items, blocked_to_striped=True)  # HERE
+    coop.store(block, dst, out)
+
+
+# ---- C1/C2: selectors
+def c1_unknown_load_algorithm(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items, algorithm="sideways")  # HERE
+    coop.store(block, dst, items)
+
+
+def c1_unknown_exchange_mode(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.exchange(block, items, mode="inside_out")  # HERE
+    coop.store(block, dst, out)
+
+
+def c1_unknown_operator(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.inclusive_scan(block, items, scan_op="modulo")  # HERE
+    coop.store(block, dst, out)
+
+
+# ---- groups
+def g_not_a_group(bid, src, dst):
+    items = coop.ThreadData(K, np.int32)
+    coop.load(5, src, items)  # HERE
+    coop.store(coop.this_block(), dst, items)
+
+
+def g_bad_group_by(bid, src, dst):
+    warps = coop.this_warp().group_by(5)  # HERE
+    items = coop.ThreadData(K, np.int32)
+    coop.load(warps, src, items)
+    coop.store(coop.this_block(), dst, items)
+
+
+# ---- payloads
+def p_zero_items(bid, src, dst):
+    items = coop.ThreadData(0, np.int32)  # HERE
+    coop.load(coop.this_block(), src, items)
+    coop.store(coop.this_block(), dst, items)
+
+
+def p_too_many_items(bid, src, dst):
+    items = coop.ThreadData(5000, np.int32)  # HERE
+    coop.load(coop.this_block(), src, items)
+    coop.store(coop.this_block(), dst, items)
+
+
+def p_literal_index_out_of_range(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    items[K] = 1  # HERE
+    coop.store(block, dst, items)
+
+
+def p_load_dtype_mismatch(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.float32)
+    coop.load(block, src, items)  # HERE
+    coop.store(block, dst, items)
+
+
+def p_histogram_of_floats(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.float32)
+    coop.load(block, src, items)
+    counts = coop.histogram(block, items, bins=THREADS)  # HERE
+    coop.store(block, dst, counts)
+
+
+# ---- controls
+def c_bins_not_a_constant(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    counts = coop.histogram(block, items, bins=bid)  # HERE
+    coop.store(block, dst, counts)
+
+
+def c_merge_sort_needs_power_of_two(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.merge_sort_keys(block, items)  # HERE
+    coop.store(block, dst, out)
+
+
+# ---- storage
+def s6_temp_storage_too_small(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    storage = coop.TempStorage(16)
+    out = coop.exclusive_sum(block, items, temp_storage=storage)  # HERE
+    coop.store(block, dst, out)
+
+
+ERRORS = [
+    ErrorCase("c5-unknown-keyword", c5_unknown_keyword, coop.CoopTypeError,
+              "cuda.coop.load got an unexpected keyword argument 'count'"),
+    ErrorCase("c5-option-positional", c5_option_positional, coop.CoopTypeError,
+              "cuda.coop.exchange takes 2 positional operands; pass options by keyword"),
+    ErrorCase("c5-scan-keyword", c5_scan_keyword, coop.CoopTypeError,
+              "cuda.coop.inclusive_sum got an unexpected keyword argument 'init'"),
+    ErrorCase("c3-blocked-to-striped", c3_blocked_to_striped, coop.CoopValueError,
+              "cuda.coop.radix_sort_keys blocked_to_striped True requires cuda.coop."),
+    ErrorCase("c1-load-algorithm", c1_unknown_load_algorithm, coop.CoopValueError, "sideways"),
+    ErrorCase("c1-exchange-mode", c1_unknown_exchange_mode, coop.CoopValueError, "inside_out"),
+    ErrorCase("c1-operator", c1_unknown_operator, coop.CoopValueError, "modulo"),
+    ErrorCase("g-not-a-group", g_not_a_group, coop.CoopTypeError,
+              "cuda.coop.load requires a compile-time ThreadGroup created by this_*() or group_by() in this kernel"),
+    ErrorCase("g-group-by", g_bad_group_by, coop.CoopValueError, "group_by"),
+    ErrorCase("p-zero-items", p_zero_items, coop.CoopValueError, "items_per_thread must be positive"),
+    ErrorCase("p-too-many-items", p_too_many_items, coop.CoopValueError, "5000"),
+    ErrorCase("p-index-out-of-range", p_literal_index_out_of_range, coop.CoopIndexError,
+              "index 4 is out of range for items_per_thread 4"),
+    ErrorCase("p-load-dtype", p_load_dtype_mismatch, coop.CoopTypeError, "float32"),
+    ErrorCase("p-histogram-floats", p_histogram_of_floats, coop.CoopTypeError, "float32", src_dtype=np.float32),
+    ErrorCase("c-bins-runtime", c_bins_not_a_constant, coop.CoopTypeError, "bins must be a compile-time"),
+    ErrorCase("c-merge-sort-threads", c_merge_sort_needs_power_of_two, coop.CoopUnsupportedError,
+              "cuda.coop.merge_sort_keys requires a power-of-two thread count; block shape is (96, 1, 1)",
+              block=(96, 1, 1)),
+    ErrorCase("s6-temp-storage", s6_temp_storage_too_small, coop.CoopValueError,
+              "TempStorage size_in_bytes=16 is too small: its uses need 672 bytes"),
+]
