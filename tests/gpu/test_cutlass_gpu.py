@@ -1,6 +1,9 @@
 """The CuTe DSL backend on the GPU: first kernels (scan, sum, sort) against NumPy oracles, poisoned outputs."""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -12,9 +15,13 @@ from cutlass.cute.runtime import from_dlpack  # noqa: E402
 import cuda.coop.cutlass as cute_coop  # noqa: E402  (registers the backend)
 from cuda import coop  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cute_dsl"))
+import cute_kernels as ck  # noqa: E402  (the CPU tests' kernels, run here: user functions, fragments in loops)
+
 pytestmark = pytest.mark.gpu
 rng = np.random.default_rng(21)
 THREADS, K = 128, 4
+assert (ck.THREADS, ck.K) == (THREADS, K)  # the shared kernels tile as these tests do
 
 
 @cute.kernel
@@ -323,74 +330,16 @@ def test_builtin_min_and_max_as_operators():
     np.testing.assert_array_equal(low.cpu().numpy(), tiles.min(axis=1))
 
 
-@cute.kernel
-def fragment_loop_kernel(src: cute.Tensor, dst: cute.Tensor, rounds: cutlass.Int32):
-    block = coop.this_block()
-    frag = cute.make_rmem_tensor(K, cutlass.Int32)  # layout K:1, carried as the results' (K):(1)
-    items = cute_coop.ThreadData.from_fragment(frag)
-    coop.load(block, src, items)
-    for _ in cutlass.range(rounds):
-        items = coop.inclusive_sum(block, items)
-    coop.store(block, dst, items)
-
-
-@cute.jit
-def fragment_loop_launch(src: cute.Tensor, dst: cute.Tensor, rounds: cutlass.Int32):
-    fragment_loop_kernel(src, dst, rounds).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
-
-
 def test_a_fragment_payload_carried_through_a_runtime_loop():
     host = rng.integers(-5, 5, size=THREADS * K).astype(np.int32)
     src = torch.from_numpy(host.copy()).cuda()
     dst = _poisoned(host.size, np.int32)
-    fragment_loop_launch(from_dlpack(src), from_dlpack(dst), 3)
+    ck.fragment_loop_launch(from_dlpack(src), from_dlpack(dst), 3)
     torch.cuda.synchronize()
     want = host
     for _ in range(3):
         want = np.cumsum(want, dtype=np.int32)
     np.testing.assert_array_equal(dst.cpu().numpy(), want)
-
-
-def xor_op(a, b):
-    return a ^ b
-
-
-def greater(a, b):
-    return a > b
-
-
-def twice_minus(current, neighbour):
-    return current * 2 - neighbour
-
-
-def far_apart(previous, current):
-    return (current - previous) * (current - previous) > 100
-
-
-@cute.kernel
-def user_functions_kernel(src: cute.Tensor, dst: cute.Tensor, sorted_out: cute.Tensor, diffs: cute.Tensor,
-                          heads: cute.Tensor, folded: cute.Tensor):
-    bid, _, _ = cute.arch.block_idx()
-    base = bid * (THREADS * K)
-    block = coop.this_block()
-    items = coop.ThreadData(K, np.int32)
-    coop.load(block, src, items, offset=base)
-    total = coop.reduce(block, items, binary_op=xor_op)
-    prefix = coop.inclusive_scan(block, items, scan_op=lambda a, b: a + b)
-    coop.store(block, dst, prefix, offset=base)
-    keys = cute_coop.merge_sort_keys(block, items, compare_op=greater)
-    coop.store(block, sorted_out, keys, offset=base)
-    coop.store(block, diffs, cute_coop.adjacent_difference(block, items, difference_op=twice_minus), offset=base)
-    coop.store(block, heads, cute_coop.discontinuity(block, items, flag_op=far_apart), offset=base)
-    if block.rank() == 0:
-        folded[bid] = total
-
-
-@cute.jit
-def user_functions_launch(src: cute.Tensor, dst: cute.Tensor, sorted_out: cute.Tensor, diffs: cute.Tensor,
-                          heads: cute.Tensor, folded: cute.Tensor, blocks: cutlass.Constexpr):
-    user_functions_kernel(src, dst, sorted_out, diffs, heads, folded).launch(grid=(blocks, 1, 1),
-                                                                             block=(THREADS, 1, 1))
 
 
 def test_user_functions_as_operators_on_both_routes(route):
@@ -404,7 +353,7 @@ def test_user_functions_as_operators_on_both_routes(route):
     folded = _poisoned(blocks, np.int32)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        user_functions_launch(from_dlpack(src), *[from_dlpack(o) for o in outs], from_dlpack(folded), blocks)
+        ck.user_functions_launch(from_dlpack(src), *[from_dlpack(o) for o in outs], from_dlpack(folded), blocks)
     torch.cuda.synchronize()
     tiles = host.reshape(blocks, -1)
     prefix, sorted_out, diffs, heads = (o.cpu().numpy().reshape(blocks, -1) for o in outs)

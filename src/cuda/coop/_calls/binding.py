@@ -13,6 +13,12 @@ from .._markers.base import extension
 from .._version import __version__
 
 
+def value_words(value: Any) -> str:
+    """`` name`` of a function (a device function's Python one), else `` repr``: an option's value in a message."""
+    function = getattr(value, "py_func", value)
+    return f" {function.__qualname__}" if callable(function) and hasattr(function, "__qualname__") else f" {value!r}"
+
+
 def bind_arguments(name: str, signature: inspect.Signature, args: Sequence[Any], kwargs: dict[str, Any], *,
                    namespace: str, backend: str, pending: Sequence[str] = (),
                    shown: Callable[[str], str] = lambda option: "", skipped: int = 0) -> dict[str, Any]:

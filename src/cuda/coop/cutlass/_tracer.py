@@ -21,7 +21,7 @@ from .. import _markers
 from .._markers.base import dispatch
 from .._backend_context import BackendContext, MarkerCall
 from .._calls import FAMILIES
-from .._calls.binding import bind_arguments
+from .._calls.binding import bind_arguments, value_words
 from .._calls.build import PlannedCall, scratch_use
 from .._calls.site import ArrayType, Emission, OperandType, SiteCall
 from .._cub.by_value import PayloadParam, adapt
@@ -402,13 +402,8 @@ class KernelTracer:
             return self._temp_storage(args, kwargs)
         marker = _marker(name, marker_call.namespace)
         qualified_name = f"{marker_call.namespace}.{name}"
-
-        def shown(option: str) -> str:
-            value = kwargs[option]
-            return f" {value.__qualname__}" if callable(value) and hasattr(value, "__qualname__") else f" {value!r}"
-
         bound = bind_arguments(qualified_name, inspect.signature(marker), args, kwargs, namespace=_about.NAMESPACE,
-                               backend=_about.BACKEND, shown=shown)
+                               backend=_about.BACKEND, shown=lambda option: value_words(kwargs[option]))
         call = Call(name, qualified_name, bound, marker_call.qualified, site=marker_call.site)
         self._call = call
         family = FAMILIES[name]

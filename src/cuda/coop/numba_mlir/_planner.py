@@ -42,7 +42,7 @@ from .._calls.build import (
     place_scratch,
     scratch_use,
 )
-from .._calls.binding import binding_error
+from .._calls.binding import binding_error, value_words
 from .._calls.site import Emission, SiteCall
 from ._lowering import operator_link
 from ._checks import KernelChecks, user_name
@@ -219,11 +219,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
 
         def shown(option: str) -> str:
             value = self.resolver.var(kws[option].name)
-            if isinstance(value, Obj):  # a function by its name (its repr holds an address)
-                function = getattr(value.value, "py_func", value.value)
-                return f" {function.__qualname__}" if callable(function) and hasattr(function, "__qualname__") \
-                    else f" {value.value!r}"
-            return ""
+            return value_words(value.value) if isinstance(value, Obj) else ""  # a function by its name
 
         try:
             bound = sig.bind(*args, **kws)
