@@ -177,6 +177,99 @@ def s6_temp_storage_too_small(bid, src, dst):
     coop.store(block, dst, out)
 
 
+# ---- more groups, controls and payloads (from the numba-cuda-mlir corpus, written for both backends)
+def g3_warp_radix_sort(bid, src, dst):
+    warp = coop.this_warp()
+    keys = coop.ThreadData(K, np.int32)
+    coop.load(warp, src, keys)
+    out = coop.radix_sort_keys(warp, keys)  # HERE
+    coop.store(warp, dst, out)
+
+
+def g11_group_by_too_wide(bid, src, dst):
+    group = coop.this_warp().group_by(64)  # HERE
+    items = coop.ThreadData(K, np.int32)
+    coop.load(group, src, items)
+    coop.store(group, dst, items)
+
+
+def g17_unknown_level(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    items[0] = block.rank(level="lane")  # HERE
+    coop.store(block, dst, items)
+
+
+def c7_radix_end_bit(bid, src, dst):
+    block = coop.this_block()
+    keys = coop.ThreadData(K, np.int32)
+    coop.load(block, src, keys)
+    out = coop.radix_sort_keys(block, keys, end_bit=33)  # HERE
+    coop.store(block, dst, out)
+
+
+def c7_topk_k_above_tile(bid, src, dst):
+    block = coop.this_block()
+    keys = coop.ThreadData(K, np.int32)
+    coop.load(block, src, keys)
+    out = coop.topk_max_keys(block, keys, k=THREADS * K + 1)  # HERE
+    coop.store(block, dst, out)
+
+
+def c12_warp_reduce_algorithm(bid, src, dst):
+    warp = coop.this_warp()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(warp, src, items)
+    items[0] = coop.reduce(warp, items, binary_op="max", algorithm="raking")  # HERE
+    coop.store(warp, dst, items)
+
+
+def o6_max_scan_without_initial_value(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.exclusive_scan(block, items, scan_op="max")  # HERE
+    coop.store(block, dst, out)
+
+
+def o7_inclusive_initial_value(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.scan(block, items, mode="inclusive", scan_op="min", initial_value=0)  # HERE
+    coop.store(block, dst, out)
+
+
+def o8_descending_int(bid, src, dst):
+    block = coop.this_block()
+    keys = coop.ThreadData(K, np.int32)
+    coop.load(block, src, keys)
+    out = coop.radix_sort_keys(block, keys, descending=1)  # HERE
+    coop.store(block, dst, out)
+
+
+def o10_radix_bits_zero(bid, src, dst):
+    block = coop.this_block()
+    keys = coop.ThreadData(K, np.int32)
+    coop.load(block, src, keys)
+    ranks = coop.radix_rank(block, keys, radix_bits=0)  # HERE
+    coop.store(block, dst, ranks)
+
+
+def p6_negative_items(bid, src, dst):
+    items = coop.ThreadData(-3, np.int32)  # HERE
+    coop.load(coop.this_block(), src, items)
+    coop.store(coop.this_block(), dst, items)
+
+
+def p2_complex_payload(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.complex64)
+    coop.load(block, src, items)  # HERE
+    coop.store(block, dst, items)
+
+
 ERRORS = [
     ErrorCase("c5-unknown-keyword", c5_unknown_keyword, coop.CoopTypeError,
               "cuda.coop.load got an unexpected keyword argument 'count'"),
@@ -204,4 +297,20 @@ ERRORS = [
               block=(96, 1, 1)),
     ErrorCase("s6-temp-storage", s6_temp_storage_too_small, coop.CoopValueError,
               "TempStorage size_in_bytes=16 is too small: its uses need 672 bytes"),
+    ErrorCase("g3-warp-radix-sort", g3_warp_radix_sort, coop.CoopUnsupportedError,
+              "cuda.coop.radix_sort_keys does not support group kind 'warp'; supported group kinds: block"),
+    ErrorCase("g11-group-by-too-wide", g11_group_by_too_wide, coop.CoopValueError,
+              "warp group_by count cannot exceed 32 threads"),
+    ErrorCase("g17-unknown-level", g17_unknown_level, coop.CoopValueError, "ThreadGroup.rank level must be one of"),
+    ErrorCase("c7-radix-end-bit", c7_radix_end_bit, coop.CoopValueError, "end_bit"),
+    ErrorCase("c7-topk-k", c7_topk_k_above_tile, coop.CoopValueError, "513"),
+    ErrorCase("c12-warp-reduce-algorithm", c12_warp_reduce_algorithm, coop.CoopValueError,
+              "cuda.coop.reduce algorithm is supported only for block groups"),
+    ErrorCase("o6-max-scan-initial-value", o6_max_scan_without_initial_value, coop.CoopValueError, "initial_value"),
+    ErrorCase("o7-inclusive-initial-value", o7_inclusive_initial_value, coop.CoopValueError, "initial_value"),
+    ErrorCase("o8-descending-int", o8_descending_int, coop.CoopTypeError, "descending"),
+    ErrorCase("o10-radix-bits-zero", o10_radix_bits_zero, coop.CoopValueError, "radix_bits"),
+    ErrorCase("p6-negative-items", p6_negative_items, coop.CoopValueError, "items_per_thread must be positive"),
+    ErrorCase("p2-complex-payload", p2_complex_payload, coop.CoopTypeError,
+              "cuda.coop.load does not support output dtype complex64"),
 ]

@@ -31,7 +31,7 @@ from .._version import __version__
 from .._semantics import groups as sem_groups
 from .._semantics.common import (
     BLOCK, CLUSTER, GRID, LOGICAL_WARP, THREAD, WARP, WARPS_IN_BLOCK, LaunchShape, Runtime, Static,
-    check_block_shape, check_payload_extent,
+    check_block_shape, check_payload_dtype, check_payload_extent,
 )
 from .._semantics.temp_storage import make_descriptor
 from . import _about, _dsl
@@ -406,6 +406,9 @@ class KernelTracer:
                                backend=_about.BACKEND, shown=lambda option: value_words(kwargs[option]))
         call = Call(name, qualified_name, bound, marker_call.qualified, site=marker_call.site)
         self._call = call
+        for param, value in bound.items():  # P1/P2 of an explicit payload dtype, first (as numba-cuda-mlir checks)
+            if isinstance(value, ThreadData) and value._slot.root().explicit:
+                check_payload_dtype(call.name, param, value._slot.root().dtype, call.qualified)
         family = FAMILIES[name]
         if hasattr(family, "evidence"):
             family.evidence(self, call)
@@ -442,7 +445,7 @@ class KernelTracer:
             dtype = self.dtype_of_object(dtype_obj)
             if dtype is None:
                 raise CoopTypeError(f"ThreadData dtype must be {self.dtype_words}; got {dtype_obj!r}")
-        if dtype is not None:
+        if dtype in _dsl.OTHER_TYPES:  # numba-cuda-mlir's qualified dtypes: not built here (others: the call's P2)
             require_payload_dtype(dtype)
         check_payload_extent(_name_at(site, r"^\s*(\w+)\s*=") or "payload", k, dtype)
         return Slot(k, dtype, dtype is not None, self, site=site)
