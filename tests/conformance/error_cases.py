@@ -30,12 +30,13 @@ class ErrorCase:
     fragment: str
     block: tuple[int, int, int] = (THREADS, 1, 1)
     src_dtype: Any = np.int32
+    dst_dtype: Any = np.int32
 
     @property
     def case(self) -> Case:
         """The case as the harnesses compile it (no oracle: it never runs)."""
         operands = (Array("src", self.src_dtype, N, "in", lambda rng: np.ones(N, self.src_dtype)),
-                    Array("dst", np.int32, N, "out"))
+                    Array("dst", self.dst_dtype, N, "out"))
         return Case(f"error-{self.id}", "errors", self.body, self.block, 2, operands, lambda values: {})
 
     @property
@@ -270,6 +271,277 @@ def p2_complex_payload(bid, src, dst):
     coop.store(block, dst, items)
 
 
+# ---- C7-C12: static controls out of range, literals not representable, options that need one another
+def c7_warp_valid_items_above_tile(bid, src, dst):
+    warp = coop.this_warp()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(warp, src, items, valid_items=129, oob_default=0)  # HERE
+    coop.store(warp, dst, items)
+
+
+def c7_logical_warp_store_valid_items(bid, src, dst):
+    lanes = coop.this_warp().group_by(8)
+    items = coop.ThreadData(K, np.int32)
+    coop.load(lanes, src, items)
+    coop.store(lanes, dst, items, valid_items=33)  # HERE
+
+
+def c7_sum_valid_items_zero(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    items[0] = coop.sum(block, items[0], valid_items=0)  # HERE
+    coop.store(block, dst, items)
+
+
+def c8_warp_store_offset(bid, src, dst):
+    warp = coop.this_warp()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(warp, src, items)
+    coop.store(warp, dst, items, offset=-2)  # HERE
+
+
+def c10_fractional_oob_default(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items, valid_items=100, oob_default=1.5)  # HERE
+    coop.store(block, dst, items)
+
+
+def c10_negative_unsigned_initial_value(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.uint32)
+    coop.load(block, src, items)
+    out = coop.exclusive_scan(block, items, scan_op="min", initial_value=-1)  # HERE
+    coop.store(block, dst, out)
+
+
+def c11_oob_default_without_valid_items(bid, src, dst):
+    warp = coop.this_warp()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(warp, src, items, oob_default=-1)  # HERE
+    coop.store(warp, dst, items)
+
+
+def c12_warp_scan_algorithm(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    items[0] = coop.exclusive_sum(coop.this_warp(), items[0], algorithm="warp_scans")  # HERE
+    coop.store(block, dst, items)
+
+
+# ---- O-rows: options the operation does not take in this form
+def o1_shuffle_distance_two(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.shuffle(block, items, mode="up", distance=2)  # HERE
+    coop.store(block, dst, out)
+
+
+def o2_sum_payload_valid_items(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    items[0] = coop.sum(block, items, valid_items=64)  # HERE
+    coop.store(block, dst, items)
+
+
+def larger(a, b):
+    return max(a, b)
+
+
+def o3_commutative_only_callable(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    items[0] = coop.reduce(block, items, binary_op=larger, algorithm="raking_commutative_only")  # HERE
+    coop.store(block, dst, items)
+
+
+def o5_warp_scan_payload(bid, src, dst):
+    warp = coop.this_warp()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(warp, src, items)
+    out = coop.inclusive_sum(warp, items)  # HERE
+    coop.store(warp, dst, out)
+
+
+def o6_general_scan_without_initial_value(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    items[0] = coop.scan(coop.this_warp(), items[0], mode="exclusive", scan_op="*")  # HERE
+    coop.store(block, dst, items)
+
+
+def o9_valid_items_without_oob_default(bid, src, dst):
+    block = coop.this_block()
+    keys = coop.ThreadData(K, np.int32)
+    coop.load(block, src, keys)
+    out = coop.merge_sort_keys(block, keys, valid_items=200)  # HERE
+    coop.store(block, dst, out)
+
+
+def o9_oob_default_without_valid_items(bid, src, dst):
+    lanes = coop.this_warp().group_by(16)
+    keys = coop.ThreadData(K, np.int32)
+    coop.load(lanes, src, keys)
+    out = coop.merge_sort_keys(lanes, keys, oob_default=2**31 - 1)  # HERE
+    coop.store(lanes, dst, out)
+
+
+def o10_radix_bits_mismatch(bid, src, dst):
+    block = coop.this_block()
+    keys = coop.ThreadData(K, np.uint32)
+    coop.load(block, src, keys)
+    ranks = coop.radix_rank(block, keys, begin_bit=4, end_bit=8, radix_bits=3)  # HERE
+    coop.store(block, dst, ranks)
+
+
+def o10_rank_too_wide(bid, src, dst):
+    block = coop.this_block()
+    keys = coop.ThreadData(K, np.uint32)
+    coop.load(block, src, keys)
+    ranks = coop.radix_rank(block, keys, begin_bit=0, end_bit=12)  # HERE
+    coop.store(block, dst, ranks)
+
+
+def o10_runtime_begin_bit(bid, src, dst):
+    block = coop.this_block()
+    keys = coop.ThreadData(K, np.uint32)
+    coop.load(block, src, keys)
+    ranks = coop.radix_rank(block, keys, begin_bit=bid % 4)  # HERE
+    coop.store(block, dst, ranks)
+
+
+# ---- groups, payload pairs, storage and selectors in more calls
+def g3_warp_shuffle(bid, src, dst):
+    warp = coop.this_warp()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(warp, src, items)
+    out = coop.shuffle(warp, items, mode="up")  # HERE
+    coop.store(warp, dst, out)
+
+
+def g3_logical_warp_topk(bid, src, dst):
+    lanes = coop.this_warp().group_by(8)
+    keys = coop.ThreadData(K, np.int32)
+    coop.load(lanes, src, keys)
+    out = coop.topk_min_keys(lanes, keys, k=3)  # HERE
+    coop.store(lanes, dst, out)
+
+
+def g5_warp_sum_partial_warp(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    items[0] = coop.sum(coop.this_warp(), items[0])  # HERE
+    coop.store(block, dst, items)
+
+
+def g16_topk_two_dimensional_block(bid, src, dst):
+    block = coop.this_block()
+    keys = coop.ThreadData(K, np.int32)
+    coop.load(block, src, keys)
+    out = coop.topk_max_keys(block, keys, k=3)  # HERE
+    coop.store(block, dst, out)
+
+
+def p3_bit_and_of_floats(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.float32)
+    coop.load(block, src, items)
+    total = coop.reduce(block, items, binary_op="bit_and")  # HERE
+    items[0] = total
+    coop.store(block, dst, items)
+
+
+def p3_xor_scan_of_floats(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.float32)
+    coop.load(block, src, items)
+    out = coop.inclusive_scan(block, items, scan_op="bit_xor")  # HERE
+    coop.store(block, dst, out)
+
+
+def p7_merge_pairs_extents(bid, src, dst):
+    block = coop.this_block()
+    keys = coop.ThreadData(K, np.int32)
+    values = coop.ThreadData(2, np.int32)
+    coop.load(block, src, keys)
+    coop.load(block, src, values)
+    k, v = coop.merge_sort_pairs(block, keys, values)  # HERE
+    coop.store(block, dst, k)
+
+
+def s2_warp_sum_temp_storage(bid, src, dst):
+    block = coop.this_block()
+    storage = coop.TempStorage(1024, alignment=16)
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    items[0] = coop.sum(coop.this_warp(), items[0], temp_storage=storage)  # HERE
+    coop.store(block, dst, items)
+
+
+def s2_logical_warp_exchange_temp_storage(bid, src, dst):
+    lanes = coop.this_warp().group_by(8)
+    storage = coop.TempStorage(4096, alignment=16)
+    items = coop.ThreadData(K, np.int32)
+    coop.load(lanes, src, items)
+    out = coop.exchange(lanes, items, temp_storage=storage)  # HERE
+    coop.store(lanes, dst, out)
+
+
+def c5_sum_binary_op(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    items[0] = coop.sum(block, items, binary_op="max")  # HERE
+    coop.store(block, dst, items)
+
+
+def c5_store_positional_option(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    coop.store(block, dst, items, "direct")  # HERE
+
+
+def c1_scan_mode_not_a_string(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.scan(block, items, mode=1)  # HERE
+    coop.store(block, dst, out)
+
+
+def c2_scan_algorithm(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.exclusive_sum(block, items, algorithm="ripple")  # HERE
+    coop.store(block, dst, out)
+
+
+def c3_warp_striped_mode(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.exchange(block, items, mode="warp_striped_to_blocked")  # HERE
+    coop.store(block, dst, out)
+
+
+def c3_aggregate_output(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    total = coop.ThreadData(1, np.int32)
+    coop.load(block, src, items)
+    out = coop.exclusive_sum(block, items, aggregate_output=total)  # HERE
+    coop.store(block, dst, out)
+
+
 ERRORS = [
     ErrorCase("c5-unknown-keyword", c5_unknown_keyword, coop.CoopTypeError,
               "cuda.coop.load got an unexpected keyword argument 'count'"),
@@ -313,4 +585,74 @@ ERRORS = [
     ErrorCase("p6-negative-items", p6_negative_items, coop.CoopValueError, "items_per_thread must be positive"),
     ErrorCase("p2-complex-payload", p2_complex_payload, coop.CoopTypeError,
               "cuda.coop.load does not support output dtype complex64"),
+    ErrorCase("c7-warp-valid-items", c7_warp_valid_items_above_tile, coop.CoopValueError,
+              "cuda.coop.load static valid_items must be between 0 and 128; got 129"),
+    ErrorCase("c7-logical-warp-store", c7_logical_warp_store_valid_items, coop.CoopValueError,
+              "cuda.coop.store static valid_items must be between 0 and 32; got 33"),
+    ErrorCase("c7-sum-valid-items-zero", c7_sum_valid_items_zero, coop.CoopValueError,
+              "cuda.coop.sum static valid_items must be between 1 and 128; got 0"),
+    ErrorCase("c8-warp-store-offset", c8_warp_store_offset, coop.CoopValueError,
+              "cuda.coop.store static offset must be nonnegative; got -2"),
+    ErrorCase("c10-fractional-oob-default", c10_fractional_oob_default, coop.CoopValueError,
+              "cuda.coop.load oob_default literal 1.5 is not representable as int32"),
+    ErrorCase("c10-negative-unsigned", c10_negative_unsigned_initial_value, coop.CoopValueError,
+              "cuda.coop.exclusive_scan initial_value literal -1 is not representable as uint32",
+              src_dtype=np.uint32, dst_dtype=np.uint32),
+    ErrorCase("c11-oob-default-alone", c11_oob_default_without_valid_items, coop.CoopValueError,
+              "cuda.coop.load oob_default requires valid_items"),
+    ErrorCase("c12-warp-scan-algorithm", c12_warp_scan_algorithm, coop.CoopValueError,
+              "cuda.coop.exclusive_sum algorithm is supported only for block groups"),
+    ErrorCase("o1-shuffle-distance", o1_shuffle_distance_two, coop.CoopValueError,
+              "cuda.coop.shuffle distance must be exactly 1 in the common API"),
+    ErrorCase("o2-sum-payload-valid-items", o2_sum_payload_valid_items, coop.CoopTypeError,
+              "cuda.coop.sum valid_items supports scalar values only"),
+    ErrorCase("o3-commutative-only-callable", o3_commutative_only_callable, coop.CoopValueError,
+              "cuda.coop.reduce algorithm 'raking_commutative_only' requires a built-in commutative operator"),
+    ErrorCase("o5-warp-scan-payload", o5_warp_scan_payload, coop.CoopTypeError,
+              "cuda.coop.inclusive_sum on warp groups accepts one scalar per lane"),
+    ErrorCase("o6-general-scan", o6_general_scan_without_initial_value, coop.CoopValueError,
+              "cuda.coop.scan non-sum exclusive scans require initial_value"),
+    ErrorCase("o9-valid-items-alone", o9_valid_items_without_oob_default, coop.CoopValueError,
+              "valid_items and oob_default must be provided together"),
+    ErrorCase("o9-oob-default-alone", o9_oob_default_without_valid_items, coop.CoopValueError,
+              "valid_items and oob_default must be provided together"),
+    ErrorCase("o10-radix-bits-mismatch", o10_radix_bits_mismatch, coop.CoopValueError,
+              "radix_bits must match end_bit - begin_bit", src_dtype=np.uint32),
+    ErrorCase("o10-rank-too-wide", o10_rank_too_wide, coop.CoopValueError, "radix_rank bit width must be <= 8",
+              src_dtype=np.uint32),
+    ErrorCase("o10-runtime-begin-bit", o10_runtime_begin_bit, coop.CoopTypeError,
+              "cuda.coop.radix_rank begin_bit must be a compile-time integer", src_dtype=np.uint32),
+    ErrorCase("g3-warp-shuffle", g3_warp_shuffle, coop.CoopUnsupportedError,
+              "cuda.coop.shuffle does not support group kind 'warp'; supported group kinds: block"),
+    ErrorCase("g3-logical-warp-topk", g3_logical_warp_topk, coop.CoopUnsupportedError,
+              "cuda.coop.topk_min_keys does not support group kind 'threads_within_warp'"),
+    ErrorCase("g5-warp-sum-partial-warp", g5_warp_sum_partial_warp, coop.CoopValueError,
+              "cuda.coop.sum on warp groups requires a block made of complete warps; block has 40 threads",
+              block=(40, 1, 1)),
+    ErrorCase("g16-topk-2d-block", g16_topk_two_dimensional_block, coop.CoopUnsupportedError,
+              "cuda.coop.topk_max_keys requires a one-dimensional block; block shape is (32, 4, 1)", block=(32, 4, 1)),
+    ErrorCase("p3-bit-and-floats", p3_bit_and_of_floats, coop.CoopTypeError,
+              "cuda.coop.reduce binary_op 'bit_and' requires an integer dtype; got float32", src_dtype=np.float32,
+              dst_dtype=np.float32),
+    ErrorCase("p3-xor-scan-floats", p3_xor_scan_of_floats, coop.CoopTypeError,
+              "cuda.coop.inclusive_scan scan_op 'bit_xor' requires an integer dtype; got float32", src_dtype=np.float32,
+              dst_dtype=np.float32),
+    ErrorCase("p7-merge-pairs-extents", p7_merge_pairs_extents, coop.CoopValueError,
+              "cuda.coop.merge_sort_pairs keys and values must have the same items_per_thread (4 != 2)"),
+    ErrorCase("s2-warp-sum-temp-storage", s2_warp_sum_temp_storage, coop.CoopValueError,
+              "cuda.coop.sum does not accept temp_storage for warp groups"),
+    ErrorCase("s2-logical-warp-exchange", s2_logical_warp_exchange_temp_storage, coop.CoopValueError,
+              "cuda.coop.exchange does not accept temp_storage for threads_within_warp groups"),
+    ErrorCase("c5-sum-binary-op", c5_sum_binary_op, coop.CoopTypeError,
+              "cuda.coop.sum got an unexpected keyword argument 'binary_op'"),
+    ErrorCase("c5-store-positional", c5_store_positional_option, coop.CoopTypeError,
+              "cuda.coop.store takes 3 positional operands; pass options by keyword"),
+    ErrorCase("c1-scan-mode-int", c1_scan_mode_not_a_string, coop.CoopTypeError,
+              "cuda.coop.scan mode must be a string; got int"),
+    ErrorCase("c2-scan-algorithm", c2_scan_algorithm, coop.CoopValueError,
+              "cuda.coop.exclusive_sum algorithm must be one of: "),
+    ErrorCase("c3-warp-striped-mode", c3_warp_striped_mode, coop.CoopValueError,
+              "cuda.coop.exchange mode 'warp_striped_to_blocked' requires cuda.coop."),
+    ErrorCase("c3-aggregate-output", c3_aggregate_output, coop.CoopValueError,
+              "cuda.coop.exclusive_sum aggregate_output requires cuda.coop."),
 ]

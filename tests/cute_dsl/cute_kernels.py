@@ -508,9 +508,14 @@ def far_apart(previous, current):
     return (current - previous) * (current - previous) > 100
 
 
+def after_aggregate(block_aggregate):
+    """A block prefix callback: the scan starts at 1000 + the block's total."""
+    return block_aggregate + 1000
+
+
 @cute.kernel
 def user_functions_kernel(src: cute.Tensor, dst: cute.Tensor, sorted_out: cute.Tensor, diffs: cute.Tensor,
-                          heads: cute.Tensor, folded: cute.Tensor):
+                          heads: cute.Tensor, folded: cute.Tensor, seeded: cute.Tensor):
     bid, _, _ = cute.arch.block_idx()
     base = bid * (THREADS * K)
     block = coop.this_block()
@@ -523,15 +528,16 @@ def user_functions_kernel(src: cute.Tensor, dst: cute.Tensor, sorted_out: cute.T
     coop.store(block, sorted_out, keys, offset=base)
     coop.store(block, diffs, cute_coop.adjacent_difference(block, items, difference_op=twice_minus), offset=base)
     coop.store(block, heads, cute_coop.discontinuity(block, items, flag_op=far_apart), offset=base)
+    coop.store(block, seeded, cute_coop.exclusive_sum(block, items, prefix_op=after_aggregate), offset=base)
     if block.rank() == 0:
         folded[bid] = total
 
 
 @cute.jit
 def user_functions_launch(src: cute.Tensor, dst: cute.Tensor, sorted_out: cute.Tensor, diffs: cute.Tensor,
-                          heads: cute.Tensor, folded: cute.Tensor, blocks: cutlass.Constexpr):
-    user_functions_kernel(src, dst, sorted_out, diffs, heads, folded).launch(grid=(blocks, 1, 1),
-                                                                             block=(THREADS, 1, 1))
+                          heads: cute.Tensor, folded: cute.Tensor, seeded: cute.Tensor, blocks: cutlass.Constexpr):
+    user_functions_kernel(src, dst, sorted_out, diffs, heads, folded, seeded).launch(grid=(blocks, 1, 1),
+                                                                                     block=(THREADS, 1, 1))
 
 
 def cooperative_op(a, b):
@@ -553,3 +559,19 @@ def cooperative_operator_kernel(src: cute.Tensor, dst: cute.Tensor):
 @cute.jit
 def cooperative_operator_launch(src: cute.Tensor, dst: cute.Tensor):
     cooperative_operator_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def state_operand_kernel(src: cute.Tensor, dst: cute.Tensor):
+    """A StatefulFunction-style state operand, which cuda.coop.cutlass does not offer."""
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    state = coop.ThreadData(1, np.int32)
+    state[0] = 0
+    coop.store(block, dst, cute_coop.exclusive_sum(block, items, state, prefix_op=after_aggregate))
+
+
+@cute.jit
+def state_operand_launch(src: cute.Tensor, dst: cute.Tensor):
+    state_operand_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))

@@ -88,14 +88,16 @@ def test_two_dimensional_tensor_is_named():
 
 
 def test_user_functions_are_traced_into_the_kernel():
-    """binary_op, scan_op, compare_op, difference_op and flag_op as Python functions (docs: cutlass): CuTe traces each
-    into a C function of the kernel's module, which the C++ declares and the bitcode route inlines."""
+    """binary_op, scan_op, compare_op, difference_op, flag_op and a block prefix_op as Python functions (docs:
+    cutlass): CuTe traces each into a C function of the kernel's module, which the C++ declares and the bitcode
+    route inlines."""
     n = 2 * ck.THREADS * ck.K
     kernel = cute_coop.compile_kernel(ck.user_functions_launch, _tensor(n), _tensor(n), _tensor(n), _tensor(n),
-                                      _tensor(n), _tensor(2), 2)
+                                      _tensor(n), _tensor(2), _tensor(n), 2)
     declared = [line for line in kernel.cpp_source.splitlines() if line.startswith('extern "C" __device__')
                 and line.endswith(");")]
-    assert len(declared) == 5, declared  # one C function per user callable
+    assert len(declared) == 6, declared  # one C function per user callable
+    assert any(line.endswith("_1(int);") for line in declared), declared  # the unary prefix callback
     assert "CALL" not in kernel.sass() and kernel.local_memory_bytes == 0
 
 

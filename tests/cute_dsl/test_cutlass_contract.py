@@ -173,3 +173,46 @@ def test_user_functions_that_call_cooperative_operations_are_named():
     assert isinstance(exc, coop.CoopTypeError)
     assert "cuda.coop.reduce binary_op cooperative_op contains a cuda.coop call" in str(exc)
     assert "callbacks may only do per-thread computation" in str(exc)
+
+
+SCANS = ("scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan")
+
+
+@pytest.mark.parametrize("name", SCANS)
+def test_each_namespace_offers_what_its_backend_builds(name):
+    """cuda.coop.cutlass builds a block prefix_op but not a StatefulFunction with its state operand: its signatures
+    and docstrings leave them out, where cuda.coop.numba_mlir's keep them (issue 30, item 16)."""
+    import inspect
+
+    numba_coop = pytest.importorskip("cuda.coop.numba_mlir")
+    cute_params = inspect.signature(getattr(cute_coop, name)).parameters
+    numba_params = inspect.signature(getattr(numba_coop, name)).parameters
+    assert "prefix_op" in cute_params and "state" not in cute_params
+    assert "prefix_op" in numba_params and "state" in numba_params
+    assert "StatefulFunction" not in getattr(cute_coop, name).__doc__
+    assert "StatefulFunction" in getattr(numba_coop, name).__doc__
+
+
+def test_no_cutlass_docstring_calls_a_feature_numba_only():
+    from cuda.coop import _markers
+
+    for name in _markers.OPERATIONS:
+        for line in (getattr(cute_coop, name).__doc__ or "").splitlines():
+            if "only" in line and "numba_mlir" in line:
+                assert "cutlass" in line, (name, line)
+
+
+def test_a_state_operand_is_r9_at_the_call():
+    exc = _error(ck.state_operand_launch, _tensor(), _tensor())
+    assert isinstance(exc, coop.CoopUnsupportedError)
+    line = str(exc).splitlines()[0]
+    assert line == (f"{_at(ck.state_operand_kernel, 'cute_coop.exclusive_sum(')}: cuda.coop.cutlass.exclusive_sum "
+                    f"state operand is not implemented by the cutlass backend in cuda-coop {coop.__version__}"), line
+
+
+def test_payload_dtype_from_an_assignment_in_a_runtime_loop():
+    """``items = coop.ThreadData(K)`` typed by ``items[i] = ...`` inside ``cutlass.range`` (issue 30, item 4: the
+    DSL asked for the payload's values at the loop's start, before the body gave its dtype, and P9 followed)."""
+    kernel = cute_coop.compile_kernel(ck.loop_assignment_launch, _tensor(), _tensor())
+    assert "cuda_coop_scan_" in kernel.cpp_source
+    assert "CALL" not in kernel.sass() and kernel.local_memory_bytes == 0

@@ -342,6 +342,17 @@ def test_a_fragment_payload_carried_through_a_runtime_loop():
     np.testing.assert_array_equal(dst.cpu().numpy(), want)
 
 
+def test_a_payload_typed_inside_a_runtime_loop():
+    """Every thread assigns ``src[i] + 1`` for i < K in a ``cutlass.range`` loop, then the block scans the tile."""
+    host = rng.integers(-50, 50, size=ck.THREADS * ck.K).astype(np.int32)
+    src = torch.from_numpy(host.copy()).cuda()
+    dst = _poisoned(host.size, np.int32)
+    ck.loop_assignment_launch(from_dlpack(src), from_dlpack(dst))
+    torch.cuda.synchronize()
+    tile = np.tile(host[:ck.K] + 1, ck.THREADS)
+    np.testing.assert_array_equal(dst.cpu().numpy(), np.cumsum(tile, dtype=np.int32))
+
+
 def test_user_functions_as_operators_on_both_routes(route):
     """The same results as NumPy (and as the numba-cuda-mlir backend's user operators) on either route."""
     import warnings
@@ -351,12 +362,17 @@ def test_user_functions_as_operators_on_both_routes(route):
     src = torch.from_numpy(host.copy()).cuda()
     outs = [_poisoned(host.size, np.int32) for _ in range(4)]
     folded = _poisoned(blocks, np.int32)
+    seeded = _poisoned(host.size, np.int32)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ck.user_functions_launch(from_dlpack(src), *[from_dlpack(o) for o in outs], from_dlpack(folded), blocks)
+        ck.user_functions_launch(from_dlpack(src), *[from_dlpack(o) for o in outs], from_dlpack(folded),
+                                 from_dlpack(seeded), blocks)
     torch.cuda.synchronize()
     tiles = host.reshape(blocks, -1)
     prefix, sorted_out, diffs, heads = (o.cpu().numpy().reshape(blocks, -1) for o in outs)
+    exclusive = np.cumsum(tiles, axis=1, dtype=np.int32) - tiles
+    np.testing.assert_array_equal(seeded.cpu().numpy().reshape(blocks, -1),
+                                  exclusive + (tiles.sum(axis=1, dtype=np.int32) + 1000)[:, None])
     np.testing.assert_array_equal(prefix, np.cumsum(tiles, axis=1, dtype=np.int32))
     np.testing.assert_array_equal(sorted_out, -np.sort(-tiles, axis=1))
     want_diffs = tiles * 2 - np.concatenate([tiles[:, :1], tiles[:, :-1]], axis=1)

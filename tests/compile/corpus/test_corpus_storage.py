@@ -79,6 +79,12 @@ def k_s5_negative_size(src, dst):
 
 
 @cuda.jit
+def k_c5_storage_alignment_positional(src, dst):
+    ts = coop.TempStorage(1024, 16)  # HERE
+    dst[0] = coop.sum(coop.this_block(), src[cuda.threadIdx.x], temp_storage=ts)
+
+
+@cuda.jit
 def k_s5_auto_sync_int(src, dst):
     ts = coop.TempStorage(auto_sync=1)  # HERE
     dst[0] = coop.sum(coop.this_block(), src[cuda.threadIdx.x], temp_storage=ts)
@@ -159,6 +165,8 @@ CASES = {
     "s3_branch_merge": (k_s3_branch_merge, (I32, I32, 1), coop.CoopTypeError,
                         "cuda.coop.sum temp_storage must resolve to exactly one TempStorage constructor in this "
                         "kernel"),
+    "c5_storage_alignment_positional": (k_c5_storage_alignment_positional, (I32, I32), coop.CoopTypeError,
+                                        "cuda.coop.TempStorage takes 1 positional operands; pass options by keyword"),
     "s5_negative_size": (k_s5_negative_size, (I32, I32), coop.CoopValueError,
                          "TempStorage size_in_bytes must be "),
     "s5_auto_sync_int": (k_s5_auto_sync_int, (I32, I32), coop.CoopTypeError,

@@ -19,14 +19,23 @@ def value_words(value: Any) -> str:
     return f" {function.__qualname__}" if callable(function) and hasattr(function, "__qualname__") else f" {value!r}"
 
 
+def literal_words(value: Any) -> str:
+    """``value_words`` of a compile-time Python value (a literal or a function), else ``""``: what a message shows
+    of an option whatever backend compiles the call (payloads and other kernel values are not shown)."""
+    function = getattr(value, "py_func", value)
+    if isinstance(value, (bool, int, float, str)) or inspect.isfunction(function) or inspect.isbuiltin(function):
+        return value_words(value)
+    return ""
+
+
 def bind_arguments(name: str, signature: inspect.Signature, args: Sequence[Any], kwargs: dict[str, Any], *,
                    namespace: str, backend: str, pending: Sequence[str] = (),
                    shown: Callable[[str], str] = lambda option: "", skipped: int = 0) -> dict[str, Any]:
     """``signature`` bound to ``args`` and ``kwargs`` of the call ``name`` (``cuda.coop.scan`` or a qualified
     name), or the error a user reads. ``namespace``: the qualified namespace of the backend compiling the kernel;
-    ``backend``: its name (``cutlass``); ``pending``: qualified options of this operation the backend does not
-    build yet; ``shown(option)``: the option's value as words (`` my_op``), or ``""``; ``skipped``: leading
-    parameters bound by the caller (``self`` of a method)."""
+    ``backend``: its name (``cutlass``); ``pending``: qualified options and operands of this operation the
+    backend does not build yet (its namespace leaves them out); ``shown(option)``: the option's value as words
+    (`` my_op``), or ``""``; ``skipped``: leading parameters bound by the caller (``self`` of a method)."""
     try:
         return dict(signature.bind(*args, **kwargs).arguments)
     except TypeError as exc:
@@ -52,7 +61,12 @@ def binding_error(name: str, signature: inspect.Signature, exc: TypeError, posit
                                     f"cuda-coop {__version__}")
     if unknown:  # C5
         return CoopTypeError(f"{name} got an unexpected keyword argument {unknown[0]!r}")
-    operands = sum(p.kind == p.POSITIONAL_ONLY for p in signature.parameters.values()) - skipped
+    operands = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in signature.parameters.values()
+                   ) - skipped
+    unbuilt_operands = [o for o in extension(op).operands if o in pending]
+    if positional > operands and unbuilt_operands and not common_call:  # R9: an operand this backend leaves out
+        return CoopUnsupportedError(f"{name} {unbuilt_operands[0]} operand is not implemented by the {backend} "
+                                    f"backend in cuda-coop {__version__}")
     if positional > operands:  # C5
         return CoopTypeError(f"{name} takes {operands} positional operands; pass options by keyword")
     return CoopTypeError(f"{name}: {exc}")

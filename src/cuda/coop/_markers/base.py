@@ -1,6 +1,7 @@
 """The marker contract: kernel-only callables recognised by identity (see the Concepts page of the documentation)."""
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import sys
@@ -27,6 +28,8 @@ class Extension:
     # takes one scalar per thread where the common call needs a payload (docs: qualified, "Payload forms")
     scalar_form: bool = False
     note: str = ""  # what the qualified docstring adds; ``{name}``: the qualified marker's public name
+    # what the docstring adds when the namespace offers one extension name (an option or operand), keyed by it
+    notes: tuple[tuple[str, str], ...] = ()
 
 
 NO_EXTENSION = Extension()
@@ -36,6 +39,17 @@ _EXTENSIONS: dict[str, Extension] = {}
 def extension(op: str) -> Extension:
     """The qualified additions declared for operation ``op`` (none when it declares none)."""
     return _EXTENSIONS.get(op, NO_EXTENSION)
+
+
+def offered_extension(op: str, unbuilt: tuple[str, ...] = ()) -> Extension:
+    """The part of operation ``op``'s extension that a namespace leaving out ``unbuilt`` offers."""
+    declared = extension(op)
+    if not unbuilt:
+        return declared
+    return dataclasses.replace(
+        declared, options=tuple(o for o in declared.options if o not in unbuilt),
+        operands=tuple(o for o in declared.operands if o not in unbuilt),
+        notes=tuple((key, text) for key, text in declared.notes if key not in unbuilt))
 
 
 def kernel_only(name: str) -> CoopCompilerContextRequiredError:
@@ -78,18 +92,20 @@ def operation(name: str, *, module: str = COMMON_NAMESPACE, extends: Extension |
     return wrap
 
 
-def qualified(common: Callable[..., Any], module: str) -> Callable[..., Any]:
+def qualified(common: Callable[..., Any], module: str, unbuilt: tuple[str, ...] = ()) -> Callable[..., Any]:
     """The qualified variant of a common operation in a backend's namespace ``module``: same contract, more
-    accepted: the options and operands its ``Extension`` declares (default None) join the signature, and its note
-    the docstring."""
+    accepted: the options and operands its ``Extension`` declares (default None) join the signature, and its notes
+    the docstring, except those in ``unbuilt`` (what this backend does not build, so its namespace does not offer)."""
     wrapped: Callable[..., Any] = getattr(common, "__wrapped__")  # set by functools.wraps
     marker = operation(getattr(common, OP_ATTR), module=module)(wrapped)
-    declared = extension(marker.__qualname__)
-    if declared.note:
+    offered = offered_extension(marker.__qualname__, unbuilt)
+    notes = [offered.note] + [text for key, text in offered.notes]
+    if any(notes):
         doc = common.__doc__ or ""
-        note = declared.note.format(name=f"{module}.{marker.__qualname__}").strip("\n") + "\n\n"
+        note = "\n".join(n.format(name=f"{module}.{marker.__qualname__}").strip("\n") for n in notes if n) + "\n\n"
         at = doc.find("    See Also:")  # before the links, so the note reads as part of the description
         marker.__doc__ = doc[:at] + note + doc[at:] if at >= 0 else doc + "\n" + note
+    declared = offered
     if declared.options or declared.operands:
         sig = inspect.signature(marker)
         params = list(sig.parameters.values())

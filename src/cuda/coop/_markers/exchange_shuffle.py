@@ -15,14 +15,14 @@ def exchange(group: ThreadGroup, value: ThreadData, /, *, mode: str = "striped_t
     Args:
         group: a block, warp or logical warp.
         value: the payload to rearrange (left unchanged).
-        mode: ``"striped_to_blocked"`` (default) or ``"blocked_to_striped"``. Through
-            ``cuda.coop.numba_mlir`` (blocks only) also ``"warp_striped_to_blocked"`` and
+        mode: ``"striped_to_blocked"`` (default) or ``"blocked_to_striped"``. Through a
+            backend's namespace (blocks only) also ``"warp_striped_to_blocked"`` and
             ``"blocked_to_warp_striped"`` (the block must be made of complete warps), and the scatter modes
             ``"scatter_to_blocked"``, ``"scatter_to_striped"``, ``"scatter_to_striped_guarded"`` (negative ranks
             write nothing) and ``"scatter_to_striped_flagged"`` (only items whose ``valid_flags`` entry is nonzero
             are written).
         temp_storage: an explicit ``TempStorage`` (block groups only).
-        ranks: qualified only (``cuda.coop.numba_mlir.exchange``), scatter modes: a signed-integer payload of
+        ranks: qualified only (a backend's namespace), scatter modes: a signed-integer payload of
             the value's extent; ``ranks[i]`` is the tile position item ``i`` moves to. Ranks of written items must
             be in range and unique; positions no item moves to are unspecified.
         valid_flags: qualified only, ``"scatter_to_striped_flagged"``: an integer payload of the value's extent.
@@ -48,7 +48,7 @@ def shuffle(group: ThreadGroup, value: ThreadData, /, *, mode: str = "down", dis
     ``"up"``: output position ``p`` receives input ``p-1``; ``"down"``: input ``p+1``.
     Position 0 (up) and the last position (down) are unspecified. ``distance`` must be 1.
 
-    Through ``cuda.coop.numba_mlir`` a scalar ``value`` takes ``mode="offset"`` or ``mode="rotate"`` and the call
+    Through a backend's namespace a scalar ``value`` takes ``mode="offset"`` or ``mode="rotate"`` and the call
     returns a scalar: with ``"offset"`` member ``t`` receives the value of member ``t + distance`` (negative
     distances look backwards); where ``t + distance`` lies outside the block the result is unspecified (this
     release returns the member's own value there, but do not rely on it). With ``"rotate"`` member ``t`` receives

@@ -9,9 +9,12 @@ from .base import Extension, operation
 from .groups import ThreadGroup
 from .temp_storage import TempStorage
 
-# Qualified: warp valid_items, aggregate_output, and a StatefulFunction prefix_op with its one-item state operand
-# (docs: operations/scan)
-_SCAN_EXTENSION = Extension(options=("prefix_op", "valid_items", "aggregate_output"), operands=("state",))
+# Qualified: warp valid_items, aggregate_output, a block prefix callback, and a StatefulFunction prefix_op with its
+# one-item state operand where the backend builds one (docs: operations/scan)
+_SCAN_EXTENSION = Extension(
+    options=("prefix_op", "valid_items", "aggregate_output"), operands=("state",),
+    notes=(("state", "    ``prefix_op`` may also be a ``StatefulFunction``, whose one-item state payload is the third\n"
+                     "    positional operand."),))
 
 
 _DOC = """{summary}
@@ -21,8 +24,8 @@ _DOC = """{summary}
     every member. ``algorithm`` (blocks only): ``"raking"`` (default), ``"raking_memoize"``,
     ``"warp_scans"``.{operator}
     The qualified variants (a backend's namespace) also accept ``valid_items=`` (warp
-    groups), ``aggregate_output=`` and ``prefix_op=`` (blocks; a ``StatefulFunction`` takes
-    its one-item state as a third positional operand).
+    groups), ``aggregate_output=`` and ``prefix_op=`` (blocks: a function of the block
+    aggregate that returns the prefix seeding the scan).
 
     See Also:
         :doc:`Scans </operations/scan>` in the cuda-coop documentation.

@@ -105,7 +105,7 @@ def radix_rank(group: ThreadGroup, keys: ThreadData, /, *, begin_bit: int = 0, e
     positions; ``descending`` counts larger digits). Keys: int32, uint32, int64, uint64. The bounds are
     compile-time: ``end_bit`` defaults to ``begin_bit + radix_bits`` (or ``begin_bit + 4``).
 
-    Qualified only (``cuda.coop.numba_mlir``): ``exclusive_digit_prefix=buf``, a writable int32 ThreadData of
+    Qualified only (a backend's namespace): ``exclusive_digit_prefix=buf``, a writable int32 ThreadData of
     ``ceil(2**bits / T)`` items; slot ``i`` of member ``t`` receives the number of keys whose digit precedes digit
     ``t*extent + i`` in the ranking order (slots for digits ``>= 2**bits`` are unspecified).
 

@@ -18,13 +18,14 @@ from .. import (  # noqa: F401  (re-exported common names)
 )
 from .. import _markers
 from .._markers.base import qualified as _qualified
-from ._about import NAMESPACE as _NAMESPACE
+from ._about import NAMESPACE as _NAMESPACE, UNBUILT_EXTENSIONS as _UNBUILT
 from ._tracer import ThreadData as ThreadData
 from ._compile import CompiledKernel as CompiledKernel, compile_kernel as compile_kernel
 
 import cuda.coop as _common  # noqa: E402
 
-globals().update({_name: _qualified(getattr(_common, _name), _NAMESPACE) for _name in _markers.OPERATIONS})
+globals().update({_name: _qualified(getattr(_common, _name), _NAMESPACE, _UNBUILT.get(_name, ()))
+                  for _name in _markers.OPERATIONS})
 
 _lock = threading.Lock()
 _registered = False

@@ -205,7 +205,6 @@ def exchange(
 def exclusive_scan(
     group: ThreadGroup,
     value: Any,
-    state: Any = None,
     /,
     *,
     scan_op: Any = None,
@@ -222,7 +221,6 @@ def exclusive_scan(
 def exclusive_sum(
     group: ThreadGroup,
     value: Any,
-    state: Any = None,
     /,
     *,
     algorithm: _ScanAlgorithm | None = None,
@@ -251,7 +249,6 @@ def histogram(
 def inclusive_scan(
     group: ThreadGroup,
     value: Any,
-    state: Any = None,
     /,
     *,
     scan_op: Any = None,
@@ -267,7 +264,6 @@ def inclusive_scan(
 def inclusive_sum(
     group: ThreadGroup,
     value: Any,
-    state: Any = None,
     /,
     *,
     algorithm: _ScanAlgorithm | None = None,
@@ -428,7 +424,6 @@ def run_length_decode_into(
 def scan(
     group: ThreadGroup,
     value: Any,
-    state: Any = None,
     /,
     *,
     mode: _ScanMode = "exclusive",

@@ -34,4 +34,9 @@ if not version_ok(VERSION):
 ABI = ValueAbi()
 NAMESPACE = "cuda.coop.cutlass"
 BACKEND = "cutlass"
+# Declared qualified options and operands this backend does not build, per operation: the namespace leaves them out
+# and naming one is R9 (docs: cutlass). A StatefulFunction prefix_op needs its state by pointer in a traced function.
+UNBUILT_EXTENSIONS: dict[str, tuple[str, ...]] = {
+    op: ("state",) for op in ("scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan")
+}
 BUILD_TAG = "cutlass"  # in the provider cache key and the dumped source's name

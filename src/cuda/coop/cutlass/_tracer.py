@@ -21,7 +21,7 @@ from .. import _markers
 from .._markers.base import dispatch
 from .._backend_context import BackendContext, MarkerCall
 from .._calls import FAMILIES
-from .._calls.binding import bind_arguments, value_words
+from .._calls.binding import bind_arguments, literal_words
 from .._calls.build import PlannedCall, scratch_use
 from .._calls.site import ArrayType, Emission, OperandType, SiteCall
 from .._cub.by_value import PayloadParam, adapt
@@ -56,6 +56,7 @@ class Slot:
     array: Any = None
     follows: "Slot | None" = None
     site: tuple[str, int] | None = None  # where the kernel made it (ThreadData(...)), for P9
+    uncarried: bool = False  # not carried through traced regions (see ThreadData.__extract_mlir_values__)
 
     def root(self) -> "Slot":
         slot = self
@@ -150,11 +151,20 @@ class ThreadData:
         return f"<cuda.coop ThreadData {self.items_per_thread} x {self._slot.root().dtype}>"
 
     # CuTe carries values assigned in a traced loop or branch through its region: a ThreadData is its register tensor
+    # A payload whose dtype is not known when a loop or branch starts (typed assignments in its body give it) is not
+    # carried: its register tensor is allocated at the kernel's entry, so the region reads and writes the same
+    # registers, and it stays uncarried in every later region so that each region's structure stays the same.
     def __extract_mlir_values__(self) -> Any:
+        root = self._slot.root()
+        if root.uncarried or (self._slot.fragment is None and root.dtype is None):
+            root.uncarried = True
+            return []
         return self._slot.materialise().__extract_mlir_values__()
 
     def __new_from_mlir_values__(self, values: Any) -> "ThreadData":
         slot = self._slot
+        if slot.root().uncarried:
+            return self
         view = Slot(slot.items_per_thread, slot.root().dtype, True, slot.tracer,
                     fragment=slot.materialise().__new_from_mlir_values__(values), follows=slot)
         return ThreadData._of(view)
@@ -403,7 +413,8 @@ class KernelTracer:
         marker = _marker(name, marker_call.namespace)
         qualified_name = f"{marker_call.namespace}.{name}"
         bound = bind_arguments(qualified_name, inspect.signature(marker), args, kwargs, namespace=_about.NAMESPACE,
-                               backend=_about.BACKEND, shown=lambda option: value_words(kwargs[option]))
+                               backend=_about.BACKEND, pending=_about.UNBUILT_EXTENSIONS.get(name, ()),
+                               shown=lambda option: literal_words(kwargs[option]))
         call = Call(name, qualified_name, bound, marker_call.qualified, site=marker_call.site)
         self._call = call
         for param, value in bound.items():  # P1/P2 of an explicit payload dtype, first (as numba-cuda-mlir checks)
@@ -622,17 +633,18 @@ class KernelTracer:
             return []
         function = spec.function
         label = getattr(function, "__qualname__", repr(function))
-        if arity != 2 or state_dtype is not None or spec.by_pointer:  # a unary or stateful prefix_op
+        if state_dtype is not None or spec.by_pointer:  # a StatefulFunction prefix_op (numba_coop's)
             raise CoopUnsupportedError(f"{name} {param} {label}: this form of user function is not implemented by the "
                                        f"cutlass backend in cuda-coop {__version__}")
+        symbol = spec.name + ("_1" if arity == 1 else "")  # the C++ names a unary callback so (_cub.families.scan)
         try:
-            _dsl.define_function(spec.name, [dtype, dtype], "boolean" if result == "boolean" else dtype, function,
+            _dsl.define_function(symbol, [dtype] * arity, "boolean" if result == "boolean" else dtype, function,
                                  self.gpu_module)
         except CoopError as exc:  # a cooperative call inside the operator (R1 there): callbacks are per thread
             raise CoopTypeError(f"{name} {param} {label} contains a cuda.coop call ({exc}); callbacks may only do "
                                 "per-thread computation") from None
         except Exception as exc:  # the DSL could not trace it
-            raise CoopTypeError(f"{name} {param} {label} could not be compiled for ({dtype}, {dtype}): "
+            raise CoopTypeError(f"{name} {param} {label} could not be compiled for ({', '.join([dtype] * arity)}): "
                                 f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
                                 ) from None
         return []

@@ -7,12 +7,13 @@ from typing import Any, Callable
 from .._markers.base import qualified
 from ._about import NAMESPACE
 
-# Declared options this backend does not build yet, per operation: a common call naming one is C3; a qualified call
-# is R9-shaped. (Every documented option is built today; docs: qualified, "What this release builds".)
+# Declared options and operands this backend does not build yet, per operation: its namespace leaves them out; a
+# common call naming one is C3, a qualified call R9. (Every documented one is built today; docs: qualified, "What this
+# release builds".)
 PENDING_QUALIFIED_OPTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
 def qualify(common: Callable[..., Any]) -> Callable[..., Any]:
     """The marker of ``common`` in this backend's namespace: the common contract with its declared extension."""
-    return qualified(common, NAMESPACE)
+    return qualified(common, NAMESPACE, PENDING_QUALIFIED_OPTIONS.get(common.__qualname__, ()))
