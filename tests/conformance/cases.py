@@ -310,6 +310,93 @@ def _scan(kind):
     return factory
 
 
+def keep_right(a, b):
+    """An associative operator that is not commutative: a scan with it shows the order its operands come in."""
+    return b
+
+
+def _reverse_scan_oracle(t, kind, init):
+    """SPEC 8.17 on each row of ``t``: position ``p`` folds positions ``p .. P-1`` right to left; exclusive forms
+    give ``init`` at the last position."""
+    if kind.endswith("keep_right"):  # x[p] op (x[p+1] op ...) keeps the last item
+        return np.repeat(t[:, -1:], t.shape[1], axis=1)
+    fold = _FOLD["sum" if kind.endswith("sum") else "max"]
+    backwards = t[:, ::-1]
+    inc = fold.accumulate(backwards, axis=1, dtype=t.dtype)
+    if kind.startswith("exclusive"):
+        seed = np.full((t.shape[0], 1), init, t.dtype)
+        inc = np.concatenate([seed, fold(seed, inc[:, :-1])], 1)
+    return inc[:, ::-1]
+
+
+def _reverse_scan(kind, width=None):
+    """Reverse scans (SPEC 8.17): blocks over payloads, warps (``width=32``) and logical warps over one scalar per
+    lane (the item 0 of each member's payload, the others stored back unchanged)."""
+    def factory(T, K, dtype):
+        init = 0 if kind.endswith("sum") else -1000
+        if width is None and kind == "inclusive_sum":
+            def body(bid, src, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.store(block, dst, coop.inclusive_sum(block, items, reverse=True), offset=bid * (T * K))
+        elif width is None and kind == "exclusive_sum":
+            def body(bid, src, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.store(block, dst, coop.exclusive_sum(block, items, reverse=True), offset=bid * (T * K))
+        elif width is None and kind == "exclusive_max":
+            def body(bid, src, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, src, items, offset=bid * (T * K))
+                out = coop.scan(block, items, mode="exclusive", scan_op="max", initial_value=-1000, reverse=True)
+                coop.store(block, dst, out, offset=bid * (T * K))
+        elif width is None:  # inclusive_keep_right
+            def body(bid, src, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.store(block, dst, coop.inclusive_scan(block, items, scan_op=keep_right, reverse=True),
+                           offset=bid * (T * K))
+        elif kind == "exclusive_sum":
+            def body(bid, src, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, src, items, offset=bid * (T * K))
+                lanes = coop.this_warp().group_by(width)
+                items[0] = coop.exclusive_sum(lanes, items[0], reverse=True)
+                coop.store(block, dst, items, offset=bid * (T * K))
+        elif kind == "inclusive_keep_right":
+            def body(bid, src, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, src, items, offset=bid * (T * K))
+                items[0] = coop.inclusive_scan(coop.this_warp(), items[0], scan_op=keep_right, reverse=True)
+                coop.store(block, dst, items, offset=bid * (T * K))
+        else:  # a warp's exclusive max
+            def body(bid, src, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, src, items, offset=bid * (T * K))
+                items[0] = coop.exclusive_scan(coop.this_warp(), items[0], scan_op="max", initial_value=-1000,
+                                               reverse=True)
+                coop.store(block, dst, items, offset=bid * (T * K))
+
+        def oracle(v):
+            t = tiles(v["src"], T * K)
+            if width is None:
+                return {"dst": _reverse_scan_oracle(t, kind, init).reshape(-1)}
+            out = v["src"].copy()
+            firsts = out[::K]  # item 0 of every member, in rank order; groups are consecutive ranks
+            groups = firsts.reshape(-1, width)
+            out[::K] = _reverse_scan_oracle(groups, kind, init).reshape(-1)
+            return {"dst": out}
+        return body, oracle, {}
+    return factory
+
+
 # ------------------------------------------------------------------------------------------- merge sort
 
 
@@ -665,6 +752,14 @@ _VARIANTS = [
     ("scan", "exclusive_sum", _scan("exclusive_sum"), INT_AND_FLOAT, COMBOS_3D),
     ("scan", "inclusive_max", _scan("inclusive_max"), INT_AND_FLOAT, COMBOS_3D),
     ("scan", "exclusive_max", _scan("exclusive_max"), INT_AND_FLOAT, COMBOS_3D),
+    ("scan", "reverse_inclusive_sum", _reverse_scan("inclusive_sum"), INT_AND_FLOAT, COMBOS_3D),
+    ("scan", "reverse_exclusive_sum", _reverse_scan("exclusive_sum"), INT_AND_FLOAT, COMBOS_3D),
+    ("scan", "reverse_exclusive_max", _reverse_scan("exclusive_max"), INT_AND_FLOAT, COMBOS_3D),
+    ("scan", "reverse_inclusive_keep_right", _reverse_scan("inclusive_keep_right"), INT_AND_FLOAT, COMBOS_3D),
+    ("scan", "reverse_warp_inclusive_keep_right", _reverse_scan("inclusive_keep_right", 32), INT_AND_FLOAT,
+     COMBOS_3D),
+    ("scan", "reverse_warp_exclusive_max", _reverse_scan("exclusive_max", 32), INT_AND_FLOAT, COMBOS_3D),
+    ("scan", "reverse_lw8_exclusive_sum", _reverse_scan("exclusive_sum", 8), INT_AND_FLOAT, COMBOS_3D),
     ("merge_sort_keys", "ascending", _merge_sort(False, False), INT_AND_FLOAT, COMBOS_3D),
     ("merge_sort_keys", "descending", _merge_sort(False, True), INT_AND_FLOAT, COMBOS_3D),
     ("merge_sort_pairs", "ascending", _merge_sort(True, False), INT_AND_FLOAT, COMBOS_3D),

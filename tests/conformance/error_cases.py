@@ -542,6 +542,23 @@ def c3_aggregate_output(bid, src, dst):
     coop.store(block, dst, out)
 
 
+# ---- reverse scans (SPEC 8.17)
+def reverse_not_a_bool(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.inclusive_sum(block, items, reverse=1)  # HERE
+    coop.store(block, dst, out)
+
+
+def reverse_positional(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.exclusive_sum(block, items, "raking", True)  # HERE
+    coop.store(block, dst, out)
+
+
 ERRORS = [
     ErrorCase("c5-unknown-keyword", c5_unknown_keyword, coop.CoopTypeError,
               "cuda.coop.load got an unexpected keyword argument 'count'"),
@@ -655,4 +672,8 @@ ERRORS = [
               "cuda.coop.exchange mode 'warp_striped_to_blocked' requires cuda.coop."),
     ErrorCase("c3-aggregate-output", c3_aggregate_output, coop.CoopValueError,
               "cuda.coop.exclusive_sum aggregate_output requires cuda.coop."),
+    ErrorCase("reverse-not-a-bool", reverse_not_a_bool, coop.CoopTypeError,
+              "cuda.coop.inclusive_sum reverse must be a compile-time bool"),
+    ErrorCase("reverse-positional", reverse_positional, coop.CoopTypeError,
+              "cuda.coop.exclusive_sum takes 2 positional operands; pass options by keyword"),
 ]

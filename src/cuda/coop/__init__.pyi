@@ -243,6 +243,7 @@ def exclusive_scan(
     scan_op: Any = None,
     initial_value: Any = None,
     algorithm: _ScanAlgorithm | None = None,
+    reverse: bool = False,
     temp_storage: TempStorage | None = None,
 ) -> Any:
     """Exclusive scan with ``scan_op``; non-sum operators need ``initial_value``."""
@@ -254,6 +255,7 @@ def exclusive_sum(
     /,
     *,
     algorithm: _ScanAlgorithm | None = None,
+    reverse: bool = False,
     temp_storage: TempStorage | None = None,
 ) -> Any:
     """Exclusive prefix sum: position ``p`` receives the sum of positions ``< p`` (0 first)."""
@@ -280,6 +282,7 @@ def inclusive_scan(
     *,
     scan_op: Any = None,
     algorithm: _ScanAlgorithm | None = None,
+    reverse: bool = False,
     temp_storage: TempStorage | None = None,
 ) -> Any:
     """Inclusive scan with ``scan_op``."""
@@ -291,6 +294,7 @@ def inclusive_sum(
     /,
     *,
     algorithm: _ScanAlgorithm | None = None,
+    reverse: bool = False,
     temp_storage: TempStorage | None = None,
 ) -> Any:
     """Inclusive prefix sum: position ``p`` receives the sum of positions ``<= p``."""
@@ -445,6 +449,7 @@ def scan(
     scan_op: Any = None,
     initial_value: Any = None,
     algorithm: _ScanAlgorithm | None = None,
+    reverse: bool = False,
     temp_storage: TempStorage | None = None,
 ) -> Any:
     """General scan: ``mode`` is ``"exclusive"`` or ``"inclusive"``."""

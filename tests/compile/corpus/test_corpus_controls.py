@@ -333,6 +333,21 @@ def k_c15_copy(src, dst):
 
 _C15 = "target must look like 'sm_90' or 'sm_90a' with a supported architecture ("
 
+@cuda.jit
+def k_reverse_with_prefix_op(src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(2)
+    coop.load(block, src, items)
+    out = numba_coop.exclusive_sum(block, items, prefix_op=_prefix, reverse=True)  # HERE
+    coop.store(block, dst, out)
+
+
+@cuda.jit
+def k_reverse_with_warp_valid_items(src, dst):
+    dst[cuda.threadIdx.x] = numba_coop.inclusive_sum(coop.this_warp(), src[cuda.threadIdx.x], valid_items=5,  # HERE
+                                                     reverse=True)
+
+
 CASES = {
     "c6_float_valid_items": (k_c6_float_valid_items, (I32, I32, np.float32(100)), coop.CoopTypeError,
                              "cuda.coop.load valid_items must be a signed integer of at most 64 bits or an unsigned "
@@ -412,6 +427,10 @@ CASES = {
                                          "initial_value"),
     "o14_prefix_op_on_warp": (k_o14_prefix_op_on_warp, (I32, I32), coop.CoopValueError,
                               "cuda.coop.numba_mlir.inclusive_sum prefix_op is supported only for block groups"),
+    "reverse_with_prefix_op": (k_reverse_with_prefix_op, (I32, I32), coop.CoopValueError,
+                               "cuda.coop.numba_mlir.exclusive_sum prefix_op cannot be combined with reverse=True"),
+    "reverse_with_valid_items": (k_reverse_with_warp_valid_items, (I32, I32), coop.CoopValueError,
+                                 "cuda.coop.numba_mlir.inclusive_sum valid_items cannot be combined with reverse=True"),
     "c15_sm90": (k_c15_copy, (I32, I32), coop.CoopValueError, _C15 + "", {"target": "sm90", "locate": "none"}),
     "c15_compute_90": (k_c15_copy, (I32, I32), coop.CoopValueError, "; got 'compute_90'",
                        {"target": "compute_90", "locate": "none"}),

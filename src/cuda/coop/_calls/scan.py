@@ -101,7 +101,8 @@ def plan(ctx: CallContext, call: Call) -> None:
         name, call.op, group.spec, ctx.launch, dtype, payload.items_per_thread if payload else 0,
         ctx.static(call, "mode", "exclusive", kind="string"), ctx.static(call, "scan_op", None), initial,
         ctx.static(call, "algorithm", None, kind="string"), desc.descriptor if desc else None, prefix_op,
-        valid, has_aggregate, state_dtype, "state" in args and ctx.control(call, "state") is not None)
+        valid, has_aggregate, state_dtype, "state" in args and ctx.control(call, "state") is not None,
+        ctx.static(call, "reverse", False, kind="bool"))
     operands = Operands()
     if payload is not None:
         operands.add("items", args["value"])

@@ -22,7 +22,10 @@ _DOC = """{summary}
     Block groups take a scalar or a ThreadData (scanned in blocked order); warp and
     logical-warp groups take one scalar per lane. The result is fresh and defined in
     every member. ``algorithm`` (blocks only): ``"raking"`` (default), ``"raking_memoize"``,
-    ``"warp_scans"``.{operator}
+    ``"warp_scans"``.{operator} ``reverse=True`` (compile-time bool) scans from the tile's
+    last position to its first: position ``p`` combines positions ``p`` .. ``P-1`` as
+    ``x[p] op (x[p+1] op ...)``, and an exclusive scan gives ``initial_value`` (sums: 0) at
+    the last position.
     The qualified variants (a backend's namespace) also accept ``valid_items=`` (warp
     groups), ``aggregate_output=`` and ``prefix_op=`` (blocks: a function of the block
     aggregate that returns the prefix seeding the scan).
@@ -45,35 +48,37 @@ def _doc(summary: str) -> Callable[[Any], Any]:
 @operation("scan", extends=_SCAN_EXTENSION)
 @_doc("General scan: ``mode`` is ``\"exclusive\"`` or ``\"inclusive\"``.")
 def scan(group: ThreadGroup, value: Any, /, *, mode: str = "exclusive", scan_op: Any = None,
-         initial_value: Any = None, algorithm: str | None = None, temp_storage: TempStorage | None = None) -> Any:
+         initial_value: Any = None, algorithm: str | None = None, reverse: bool = False,
+         temp_storage: TempStorage | None = None) -> Any:
     ...
 
 
 @operation("exclusive_sum", extends=_SCAN_EXTENSION)
 @_doc("Exclusive prefix sum: position ``p`` receives the sum of positions ``< p`` (0 first).")
 def exclusive_sum(group: ThreadGroup, value: Any, /, *, algorithm: str | None = None,
-                  temp_storage: TempStorage | None = None) -> Any:
+                  reverse: bool = False, temp_storage: TempStorage | None = None) -> Any:
     ...
 
 
 @operation("inclusive_sum", extends=_SCAN_EXTENSION)
 @_doc("Inclusive prefix sum: position ``p`` receives the sum of positions ``<= p``.")
 def inclusive_sum(group: ThreadGroup, value: Any, /, *, algorithm: str | None = None,
-                  temp_storage: TempStorage | None = None) -> Any:
+                  reverse: bool = False, temp_storage: TempStorage | None = None) -> Any:
     ...
 
 
 @operation("exclusive_scan", extends=_SCAN_EXTENSION)
 @_doc("Exclusive scan with ``scan_op``; non-sum operators need ``initial_value``.")
 def exclusive_scan(group: ThreadGroup, value: Any, /, *, scan_op: Any = None, initial_value: Any = None,
-                   algorithm: str | None = None, temp_storage: TempStorage | None = None) -> Any:
+                   algorithm: str | None = None, reverse: bool = False,
+                   temp_storage: TempStorage | None = None) -> Any:
     ...
 
 
 @operation("inclusive_scan", extends=_SCAN_EXTENSION)
 @_doc("Inclusive scan with ``scan_op``.")
 def inclusive_scan(group: ThreadGroup, value: Any, /, *, scan_op: Any = None, algorithm: str | None = None,
-                   temp_storage: TempStorage | None = None) -> Any:
+                   reverse: bool = False, temp_storage: TempStorage | None = None) -> Any:
     ...
 
 

@@ -185,6 +185,15 @@ def literal_as(op: str, param: str, value: object, dtype: str) -> int | float:
     return float(value)
 
 
+def static_bool(name: str, param: str, value: object) -> bool:
+    """A compile-time bool option (None: False)."""
+    if value is None:
+        return False
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return bool(value)
+    raise CoopTypeError(f"{name} {param} must be a compile-time bool")
+
+
 def static_positive(name: str, param: str, value: object) -> int:
     """A compile-time positive integer option (``bins``, ``decoded_items_per_thread``, ...)."""
     if isinstance(value, bool) or not hasattr(value, "__index__"):

@@ -17,6 +17,7 @@ from .common import (
     Runtime,
     Static,
     check_runtime_int,
+    static_bool,
     is_selector_string,
     normalize_selector,
 )
@@ -79,14 +80,6 @@ def _check_common(name: str, dtype: str, descriptor: Descriptor | None, group: G
     reject_warp_descriptor(name, group, descriptor)
 
 
-def _static_bool(name: str, param: str, value: object) -> bool:
-    if value is None:
-        return False
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
-        return bool(value)
-    raise CoopTypeError(f"{name} {param} must be a compile-time bool")
-
-
 def _operand(name: str, param: str, operand: Operand, allowed: tuple[str, ...], items_per_thread: int) -> str:
     """P2 (dtype) and P7 (extent) of a ``ranks`` / ``valid_flags`` payload."""
     if operand.dtype not in allowed:
@@ -112,7 +105,7 @@ def plan_exchange(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, 
     if group.kind != BLOCK and mode not in EXCHANGE_MODES:
         raise CoopUnsupportedError(f"{name} does not support group kind '{group.kind}' with mode {mode!r}; supported "
                                    "group kinds: block")
-    slicing = _static_bool(name, "warp_time_slicing", warp_time_slicing)
+    slicing = static_bool(name, "warp_time_slicing", warp_time_slicing)
     if slicing and group.kind != BLOCK:
         raise CoopValueError(f"{name} warp_time_slicing is supported only for block groups")
     if mode in WARP_STRIPED_MODES and launch.threads % 32:

@@ -7,7 +7,7 @@ from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
 from .common import (
     ALL_NUMERIC_DTYPES,
     BLOCK, NUMERIC_DTYPES, Control, GroupSpec, LaunchShape, Runtime, Static, check_runtime_int, literal_as,
-    normalize_selector,
+    normalize_selector, static_bool,
 )
 from .groups import reject_warp_descriptor, require_complete_warps, require_operation_group
 from .operators import OperatorSpec, callable_symbol, resolve_operator
@@ -39,6 +39,7 @@ class ScanSpec:
     state_dtype: str | None = None  # a StatefulFunction prefix: op(state*, block_aggregate) -> prefix
     has_valid_items: bool = False  # qualified warp valid_items (a runtime i64 parameter, range-checked)
     aggregate: bool = False  # qualified aggregate_output (a pointer to one item)
+    reverse: bool = False  # from the tile's last position to its first (SPEC 8.17)
 
     @property
     def uses_scratch(self) -> bool:
@@ -61,12 +62,13 @@ def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype
               mode: object, scan_op: object, initial_value: Control, algorithm: object,
               descriptor: Descriptor | None, prefix_op: object = None, valid_items: Control = None,
               aggregate: bool = False, state_dtype: str | None = None,
-              has_state: bool = False) -> tuple[ScanSpec, object]:
+              has_state: bool = False, reverse: object = False) -> tuple[ScanSpec, object]:
     """The spec and the initial value converted to the dtype (a literal) or None.
 
     Qualified extensions (docs: operations/scan): ``valid_items`` (warp groups), ``aggregate`` (an aggregate_output
     payload was given), ``prefix_op`` (a stateless function or a StatefulFunction whose state dtype is ``state_dtype``;
-    ``has_state``: a state operand was passed)."""
+    ``has_state``: a state operand was passed). ``reverse`` (SPEC 8.17): the scan runs from the tile's last position
+    to its first, as the operator's right-to-left fold."""
     require_operation_group("scan", name, group)
     require_complete_warps(name, group, launch)
     if dtype not in ALL_NUMERIC_DTYPES and not is_aggregate(dtype):
@@ -106,6 +108,11 @@ def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype
         if prefix.builtin:
             raise CoopTypeError(f"{name} prefix_op must be a Python/device function f(block_aggregate) -> prefix; "
                                 f"got {prefix_op!r}")
+    reverse = static_bool(name, "reverse", reverse)
+    if reverse and prefix_op is not None:  # the prefix seeds the tile's first position, which a reverse scan ends at
+        raise CoopValueError(f"{name} prefix_op cannot be combined with reverse=True")
+    if reverse and valid_items is not None:
+        raise CoopValueError(f"{name} valid_items cannot be combined with reverse=True")
     if initial_value is None and prefix is None and mode == "exclusive" and not operator.is_sum:
         raise CoopValueError(f"{name} non-sum exclusive scans require initial_value")
     literal = None
@@ -130,5 +137,5 @@ def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype
     reject_warp_descriptor(name, group, descriptor)
     barrier = group.kind == BLOCK and keeps_reuse_barrier(descriptor)
     spec = ScanSpec(group, launch.block, dtype, items_per_thread, mode, operator, initial_value is not None, chosen,
-                    barrier, prefix, state_dtype if stateful else None, valid_items is not None, aggregate)
+                    barrier, prefix, state_dtype if stateful else None, valid_items is not None, aggregate, reverse)
     return spec, literal
