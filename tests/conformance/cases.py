@@ -397,6 +397,129 @@ def _reverse_scan(kind, width=None):
     return factory
 
 
+def _segmented_oracle(t, heads, kind, init, reverse):
+    """SPEC 8.17 on each row: a non-zero head starts a segment (position 0 always does); each segment is scanned
+    on its own, forward or reverse, exclusive forms giving ``init`` where the segment's scan begins."""
+    out = np.empty_like(t)
+    for row in range(t.shape[0]):
+        starts = np.flatnonzero(heads[row])
+        bounds = sorted(set([0, *starts.tolist()])) + [t.shape[1]]
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            seg = t[row:row + 1, lo:hi]
+            if reverse:
+                out[row, lo:hi] = _reverse_scan_oracle(seg, kind, init)[0]
+            elif kind.endswith("keep_right"):  # x[s] op ... op x[p] keeps x[p]
+                out[row, lo:hi] = seg[0]
+            else:
+                out[row, lo:hi] = _forward_scan_oracle(seg, kind, init)[0]
+    return out
+
+
+def _forward_scan_oracle(t, kind, init):
+    fold = _FOLD["sum" if kind.endswith("sum") else "max"]
+    inc = fold.accumulate(t, axis=1, dtype=t.dtype)
+    if kind.startswith("exclusive"):
+        seed = np.full((t.shape[0], 1), init, t.dtype)
+        inc = np.concatenate([seed, fold(seed, inc[:, :-1])], 1)
+    return inc
+
+
+def _segmented_scan(kind, reverse, width=None):
+    """Segmented scans (SPEC 8.17) with head flags from the ``flags`` input: blocks over payloads, warps and logical
+    warps over item 0 of each member (the other items stored back unchanged)."""
+    def factory(T, K, dtype):
+        init = 0 if kind.endswith("sum") else -1000
+        if width is None and kind == "inclusive_sum":
+            def body(bid, src, flags, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                out = coop.inclusive_sum(block, items, head_flags=heads, reverse=reverse)
+                coop.store(block, dst, out, offset=bid * (T * K))
+        elif width is None and kind == "exclusive_sum":
+            def body(bid, src, flags, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                out = coop.exclusive_sum(block, items, head_flags=heads, reverse=reverse)
+                coop.store(block, dst, out, offset=bid * (T * K))
+        elif width is None and kind == "exclusive_max":
+            def body(bid, src, flags, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                out = coop.exclusive_scan(block, items, scan_op="max", initial_value=-1000, head_flags=heads,
+                                          reverse=reverse)
+                coop.store(block, dst, out, offset=bid * (T * K))
+        elif width is None:  # inclusive_keep_right
+            def body(bid, src, flags, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                out = coop.scan(block, items, mode="inclusive", scan_op=keep_right, head_flags=heads,
+                                reverse=reverse)
+                coop.store(block, dst, out, offset=bid * (T * K))
+        elif kind == "exclusive_sum":
+            def body(bid, src, flags, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                lanes = coop.this_warp().group_by(width)
+                items[0] = coop.exclusive_sum(lanes, items[0], head_flags=heads[0], reverse=reverse)
+                coop.store(block, dst, items, offset=bid * (T * K))
+        elif kind == "inclusive_sum":
+            def body(bid, src, flags, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                lanes = coop.this_warp().group_by(width)
+                items[0] = coop.inclusive_sum(lanes, items[0], head_flags=heads[0], reverse=reverse)
+                coop.store(block, dst, items, offset=bid * (T * K))
+        elif kind == "inclusive_keep_right":
+            def body(bid, src, flags, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                items[0] = coop.inclusive_scan(coop.this_warp().group_by(width), items[0], scan_op=keep_right,
+                                               head_flags=heads[0], reverse=reverse)
+                coop.store(block, dst, items, offset=bid * (T * K))
+        else:  # exclusive_max over warp lanes
+            def body(bid, src, flags, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                items[0] = coop.exclusive_scan(coop.this_warp().group_by(width), items[0], scan_op="max",
+                                               initial_value=-1000, head_flags=heads[0], reverse=reverse)
+                coop.store(block, dst, items, offset=bid * (T * K))
+
+        def oracle(v):
+            if width is None:
+                t, h = tiles(v["src"], T * K), tiles(v["flags"], T * K)
+                return {"dst": _segmented_oracle(t, h, kind, init, reverse).reshape(-1)}
+            out = v["src"].copy()
+            groups, heads = out[::K].reshape(-1, width), v["flags"][::K].reshape(-1, width)
+            out[::K] = _segmented_oracle(groups, heads, kind, init, reverse).reshape(-1)
+            return {"dst": out}
+        return body, oracle, {}
+    return factory
+
+
 # ------------------------------------------------------------------------------------------- merge sort
 
 
@@ -692,6 +815,10 @@ def _operands(family, T, K, dtype, extra):
     if family in ("load_store", "exchange", "scan", "adjacent_difference", "topk", "shuffle"):
         make = unique_per_tile(dtype, T * K) if family == "topk" else small(dtype)
         return (Array("src", dtype, n, "in", make(n)), Array("dst", dtype, n, "out"))
+    if family == "segmented_scan":  # a head flag at about one position in four
+        return (Array("src", dtype, n, "in", small(dtype)(n)),
+                Array("flags", np.int32, n, "in", lambda rng: (rng.random(n) < 0.25).astype(np.int32)),
+                Array("dst", dtype, n, "out"))
     if family == "load_partial":
         return (Array("src", dtype, n, "in", small(dtype)(n)), Array("dst", dtype, 2 * n, "out"),
                 Int("n", T * K // 2 + 1))
@@ -760,6 +887,19 @@ _VARIANTS = [
      COMBOS_3D),
     ("scan", "reverse_warp_exclusive_max", _reverse_scan("exclusive_max", 32), INT_AND_FLOAT, COMBOS_3D),
     ("scan", "reverse_lw8_exclusive_sum", _reverse_scan("exclusive_sum", 8), INT_AND_FLOAT, COMBOS_3D),
+    ("segmented_scan", "inclusive_sum", _segmented_scan("inclusive_sum", False), INT_AND_FLOAT, COMBOS_3D),
+    ("segmented_scan", "exclusive_max", _segmented_scan("exclusive_max", False), INT_AND_FLOAT, COMBOS_3D),
+    ("segmented_scan", "reverse_exclusive_sum", _segmented_scan("exclusive_sum", True), INT_AND_FLOAT, COMBOS_3D),
+    ("segmented_scan", "reverse_exclusive_max", _segmented_scan("exclusive_max", True), INT_AND_FLOAT, COMBOS_3D),
+    ("segmented_scan", "reverse_inclusive_keep_right", _segmented_scan("inclusive_keep_right", True), INT_AND_FLOAT,
+     COMBOS_3D),
+    ("segmented_scan", "lw8_exclusive_sum", _segmented_scan("exclusive_sum", False, 8), INT_AND_FLOAT, COMBOS_3D),
+    ("segmented_scan", "warp_inclusive_keep_right", _segmented_scan("inclusive_keep_right", False, 32),
+     INT_AND_FLOAT, COMBOS_3D),
+    ("segmented_scan", "reverse_warp_exclusive_max", _segmented_scan("exclusive_max", True, 32), INT_AND_FLOAT,
+     COMBOS_3D),
+    ("segmented_scan", "reverse_lw8_inclusive_sum", _segmented_scan("inclusive_sum", True, 8), INT_AND_FLOAT,
+     COMBOS_3D),
     ("merge_sort_keys", "ascending", _merge_sort(False, False), INT_AND_FLOAT, COMBOS_3D),
     ("merge_sort_keys", "descending", _merge_sort(False, True), INT_AND_FLOAT, COMBOS_3D),
     ("merge_sort_pairs", "ascending", _merge_sort(True, False), INT_AND_FLOAT, COMBOS_3D),

@@ -559,6 +559,28 @@ def reverse_positional(bid, src, dst):
     coop.store(block, dst, out)
 
 
+# ---- segmented scans (SPEC 8.17)
+def head_flags_of_floats(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.float32)
+    heads = coop.ThreadData(K, np.float32)
+    coop.load(block, src, items)
+    coop.load(block, src, heads)
+    out = coop.inclusive_sum(block, items, head_flags=heads)  # HERE
+    coop.store(block, dst, out)
+
+
+def head_flags_of_another_extent(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    heads = coop.ThreadData(2, np.int32)
+    coop.load(block, src, items)
+    heads[0] = 1
+    heads[1] = 0
+    out = coop.exclusive_sum(block, items, head_flags=heads)  # HERE
+    coop.store(block, dst, out)
+
+
 ERRORS = [
     ErrorCase("c5-unknown-keyword", c5_unknown_keyword, coop.CoopTypeError,
               "cuda.coop.load got an unexpected keyword argument 'count'"),
@@ -676,4 +698,9 @@ ERRORS = [
               "cuda.coop.inclusive_sum reverse must be a compile-time bool"),
     ErrorCase("reverse-positional", reverse_positional, coop.CoopTypeError,
               "cuda.coop.exclusive_sum takes 2 positional operands; pass options by keyword"),
+    ErrorCase("head-flags-floats", head_flags_of_floats, coop.CoopTypeError,
+              "cuda.coop.inclusive_sum head_flags must hold integers or booleans; got float32", src_dtype=np.float32,
+              dst_dtype=np.float32),
+    ErrorCase("head-flags-extent", head_flags_of_another_extent, coop.CoopValueError,
+              "cuda.coop.exclusive_sum value and head_flags must have the same items_per_thread (4 != 2)"),
 ]

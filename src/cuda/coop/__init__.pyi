@@ -244,6 +244,7 @@ def exclusive_scan(
     initial_value: Any = None,
     algorithm: _ScanAlgorithm | None = None,
     reverse: bool = False,
+    head_flags: Any = None,
     temp_storage: TempStorage | None = None,
 ) -> Any:
     """Exclusive scan with ``scan_op``; non-sum operators need ``initial_value``."""
@@ -256,6 +257,7 @@ def exclusive_sum(
     *,
     algorithm: _ScanAlgorithm | None = None,
     reverse: bool = False,
+    head_flags: Any = None,
     temp_storage: TempStorage | None = None,
 ) -> Any:
     """Exclusive prefix sum: position ``p`` receives the sum of positions ``< p`` (0 first)."""
@@ -283,6 +285,7 @@ def inclusive_scan(
     scan_op: Any = None,
     algorithm: _ScanAlgorithm | None = None,
     reverse: bool = False,
+    head_flags: Any = None,
     temp_storage: TempStorage | None = None,
 ) -> Any:
     """Inclusive scan with ``scan_op``."""
@@ -295,6 +298,7 @@ def inclusive_sum(
     *,
     algorithm: _ScanAlgorithm | None = None,
     reverse: bool = False,
+    head_flags: Any = None,
     temp_storage: TempStorage | None = None,
 ) -> Any:
     """Inclusive prefix sum: position ``p`` receives the sum of positions ``<= p``."""
@@ -450,6 +454,7 @@ def scan(
     initial_value: Any = None,
     algorithm: _ScanAlgorithm | None = None,
     reverse: bool = False,
+    head_flags: Any = None,
     temp_storage: TempStorage | None = None,
 ) -> Any:
     """General scan: ``mode`` is ``"exclusive"`` or ``"inclusive"``."""

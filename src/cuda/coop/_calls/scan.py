@@ -97,18 +97,27 @@ def plan(ctx: CallContext, call: Call) -> None:
     stateful = is_stateful(prefix_op)
     state_dtype = _state_dtype(ctx, name, prefix_op) if stateful else None
     has_aggregate = args.get("aggregate_output") is not None and ctx.control(call, "aggregate_output") is not None
+    head_flags = args.get("head_flags")
+    flag_payload = ctx.payload(head_flags) if head_flags is not None else None
+    flags = None
+    if flag_payload is not None:
+        flags = (flag_payload.dtype, flag_payload.items_per_thread)
+    elif head_flags is not None and ctx.control(call, "head_flags") is not None:
+        flags = (ctx.scalar_dtype(head_flags, call, "head_flags"), 0)
     spec, literal = plan_scan(
         name, call.op, group.spec, ctx.launch, dtype, payload.items_per_thread if payload else 0,
         ctx.static(call, "mode", "exclusive", kind="string"), ctx.static(call, "scan_op", None), initial,
         ctx.static(call, "algorithm", None, kind="string"), desc.descriptor if desc else None, prefix_op,
         valid, has_aggregate, state_dtype, "state" in args and ctx.control(call, "state") is not None,
-        ctx.static(call, "reverse", False, kind="bool"))
+        ctx.static(call, "reverse", False, kind="bool"), flags)
     operands = Operands()
     if payload is not None:
         operands.add("items", args["value"])
         operands.add("output", ctx.result_operand(call))  # the fresh result payload
     else:
         operands.add("in", args["value"])
+    if spec.flag_dtype is not None:
+        operands.add("head_flags" if payload is not None else "flag", head_flags)
     initial_index = operands.control("initial_value", initial, args.get("initial_value"),
                                      literal if literal is not None else 0)
     valid_index = None

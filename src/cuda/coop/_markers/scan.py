@@ -25,7 +25,11 @@ _DOC = """{summary}
     ``"warp_scans"``.{operator} ``reverse=True`` (compile-time bool) scans from the tile's
     last position to its first: position ``p`` combines positions ``p`` .. ``P-1`` as
     ``x[p] op (x[p+1] op ...)``, and an exclusive scan gives ``initial_value`` (sums: 0) at
-    the last position.
+    the last position. ``head_flags`` (a payload of integers or booleans of the value's
+    extent, or a scalar for scalar scans) makes the scan segmented: a non-zero flag starts a
+    segment at its tile position (position 0 always starts one), each segment is scanned on
+    its own, forward or reverse, and exclusive forms give ``initial_value`` (sums: 0) where a
+    segment's scan begins.
     The qualified variants (a backend's namespace) also accept ``valid_items=`` (warp
     groups), ``aggregate_output=`` and ``prefix_op=`` (blocks: a function of the block
     aggregate that returns the prefix seeding the scan).
@@ -48,7 +52,7 @@ def _doc(summary: str) -> Callable[[Any], Any]:
 @operation("scan", extends=_SCAN_EXTENSION)
 @_doc("General scan: ``mode`` is ``\"exclusive\"`` or ``\"inclusive\"``.")
 def scan(group: ThreadGroup, value: Any, /, *, mode: str = "exclusive", scan_op: Any = None,
-         initial_value: Any = None, algorithm: str | None = None, reverse: bool = False,
+         initial_value: Any = None, algorithm: str | None = None, reverse: bool = False, head_flags: Any = None,
          temp_storage: TempStorage | None = None) -> Any:
     ...
 
@@ -56,21 +60,21 @@ def scan(group: ThreadGroup, value: Any, /, *, mode: str = "exclusive", scan_op:
 @operation("exclusive_sum", extends=_SCAN_EXTENSION)
 @_doc("Exclusive prefix sum: position ``p`` receives the sum of positions ``< p`` (0 first).")
 def exclusive_sum(group: ThreadGroup, value: Any, /, *, algorithm: str | None = None,
-                  reverse: bool = False, temp_storage: TempStorage | None = None) -> Any:
+                  reverse: bool = False, head_flags: Any = None, temp_storage: TempStorage | None = None) -> Any:
     ...
 
 
 @operation("inclusive_sum", extends=_SCAN_EXTENSION)
 @_doc("Inclusive prefix sum: position ``p`` receives the sum of positions ``<= p``.")
 def inclusive_sum(group: ThreadGroup, value: Any, /, *, algorithm: str | None = None,
-                  reverse: bool = False, temp_storage: TempStorage | None = None) -> Any:
+                  reverse: bool = False, head_flags: Any = None, temp_storage: TempStorage | None = None) -> Any:
     ...
 
 
 @operation("exclusive_scan", extends=_SCAN_EXTENSION)
 @_doc("Exclusive scan with ``scan_op``; non-sum operators need ``initial_value``.")
 def exclusive_scan(group: ThreadGroup, value: Any, /, *, scan_op: Any = None, initial_value: Any = None,
-                   algorithm: str | None = None, reverse: bool = False,
+                   algorithm: str | None = None, reverse: bool = False, head_flags: Any = None,
                    temp_storage: TempStorage | None = None) -> Any:
     ...
 
@@ -78,7 +82,7 @@ def exclusive_scan(group: ThreadGroup, value: Any, /, *, scan_op: Any = None, in
 @operation("inclusive_scan", extends=_SCAN_EXTENSION)
 @_doc("Inclusive scan with ``scan_op``.")
 def inclusive_scan(group: ThreadGroup, value: Any, /, *, scan_op: Any = None, algorithm: str | None = None,
-                   reverse: bool = False, temp_storage: TempStorage | None = None) -> Any:
+                   reverse: bool = False, head_flags: Any = None, temp_storage: TempStorage | None = None) -> Any:
     ...
 
 

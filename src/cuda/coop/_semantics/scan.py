@@ -12,7 +12,7 @@ from .common import (
 from .groups import reject_warp_descriptor, require_complete_warps, require_operation_group
 from .operators import OperatorSpec, callable_symbol, resolve_operator
 from .aggregates import is_aggregate, require_aggregate_callable, symbol_part
-from .common import passes_by_pointer
+from .common import INTEGER_DTYPES, passes_by_pointer
 from .temp_storage import Descriptor, keeps_reuse_barrier
 
 ALGORITHMS = ("raking", "raking_memoize", "warp_scans")
@@ -40,6 +40,7 @@ class ScanSpec:
     has_valid_items: bool = False  # qualified warp valid_items (a runtime i64 parameter, range-checked)
     aggregate: bool = False  # qualified aggregate_output (a pointer to one item)
     reverse: bool = False  # from the tile's last position to its first (SPEC 8.17)
+    flag_dtype: str | None = None  # segmented by head flags of this dtype (SPEC 8.17)
 
     @property
     def uses_scratch(self) -> bool:
@@ -62,13 +63,15 @@ def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype
               mode: object, scan_op: object, initial_value: Control, algorithm: object,
               descriptor: Descriptor | None, prefix_op: object = None, valid_items: Control = None,
               aggregate: bool = False, state_dtype: str | None = None,
-              has_state: bool = False, reverse: object = False) -> tuple[ScanSpec, object]:
+              has_state: bool = False, reverse: object = False,
+              flags: tuple[str, int] | None = None) -> tuple[ScanSpec, object]:
     """The spec and the initial value converted to the dtype (a literal) or None.
 
     Qualified extensions (docs: operations/scan): ``valid_items`` (warp groups), ``aggregate`` (an aggregate_output
     payload was given), ``prefix_op`` (a stateless function or a StatefulFunction whose state dtype is ``state_dtype``;
     ``has_state``: a state operand was passed). ``reverse`` (SPEC 8.17): the scan runs from the tile's last position
-    to its first, as the operator's right-to-left fold."""
+    to its first, as the operator's right-to-left fold; ``flags``: the dtype and extent (0: a scalar) of the
+    ``head_flags`` operand of a segmented scan."""
     require_operation_group("scan", name, group)
     require_complete_warps(name, group, launch)
     if dtype not in ALL_NUMERIC_DTYPES and not is_aggregate(dtype):
@@ -113,6 +116,21 @@ def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype
         raise CoopValueError(f"{name} prefix_op cannot be combined with reverse=True")
     if reverse and valid_items is not None:
         raise CoopValueError(f"{name} valid_items cannot be combined with reverse=True")
+    flag_dtype = None
+    if flags is not None:
+        flag_dtype, flag_extent = flags
+        if flag_dtype not in INTEGER_DTYPES and flag_dtype not in ("bool", "boolean"):
+            raise CoopTypeError(f"{name} head_flags must hold integers or booleans; got {flag_dtype}")
+        if flag_extent != items_per_thread:
+            if not flag_extent or not items_per_thread:
+                raise CoopTypeError(f"{name} head_flags must be " + ("a scalar, as value is" if not items_per_thread
+                                    else f"a ThreadData of {items_per_thread} items, as value is"))
+            raise CoopValueError(f"{name} value and head_flags must have the same items_per_thread "
+                                 f"({items_per_thread} != {flag_extent})")
+        if prefix_op is not None:
+            raise CoopValueError(f"{name} prefix_op cannot be combined with head_flags")
+        if valid_items is not None:
+            raise CoopValueError(f"{name} valid_items cannot be combined with head_flags")
     if initial_value is None and prefix is None and mode == "exclusive" and not operator.is_sum:
         raise CoopValueError(f"{name} non-sum exclusive scans require initial_value")
     literal = None
@@ -137,5 +155,6 @@ def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype
     reject_warp_descriptor(name, group, descriptor)
     barrier = group.kind == BLOCK and keeps_reuse_barrier(descriptor)
     spec = ScanSpec(group, launch.block, dtype, items_per_thread, mode, operator, initial_value is not None, chosen,
-                    barrier, prefix, state_dtype if stateful else None, valid_items is not None, aggregate, reverse)
+                    barrier, prefix, state_dtype if stateful else None, valid_items is not None, aggregate, reverse,
+                    flag_dtype)
     return spec, literal

@@ -120,6 +120,108 @@ def _reverse_lines(spec: ScanSpec, t: str, op: str, swapped: str) -> list[str]:
     return lines
 
 
+def _segmented_decl(t: str, op: str) -> str:
+    """A (flag, value) pair and the segmented operators over it (forward, and with the operands swapped): a flagged
+    right operand starts a new segment, so the left one's value is dropped."""
+    pair = "@SYM@_pair"
+    head = f"  __device__ __forceinline__ {pair} operator()(const {pair}& a, const {pair}& b) const {{ "
+    return (f"struct {pair} {{\n  int f;\n  {t} v;\n}};\n"
+            f"struct @SYM@_seg {{\n{head}return {{a.f | b.f, b.f ? b.v : {op}(a.v, b.v)}}; }}\n}};\n"
+            f"struct @SYM@_seg_swapped {{\n{head}return {{a.f | b.f, b.f ? b.v : {op}(b.v, a.v)}}; }}\n}};\n")
+
+
+def _segmented_lines(spec: ScanSpec, t: str, op: str) -> list[str]:
+    """A segmented scan (SPEC 8.17): a non-zero head flag starts a segment at its tile position (position 0 always
+    starts one); each segment is scanned on its own, exclusive forms give ``initial_value`` where a segment's scan
+    begins, and the aggregate is the last segment scanned.
+
+    Forward: CUB's scan over (flag, value) pairs with the segmented operator. Reverse: as ``_reverse_lines``, with
+    segment ends as the mirrored order's starts: warps mirror (tail flag, value) pairs; blocks fold their own items
+    within segments and mirror one pair per thread (its items after the first hold a head, or the next thread's
+    first item does: the fold stops there)."""
+    bx, by, bz = spec.block
+    exclusive = spec.mode == "exclusive"
+    aggregate = ", aggregate_pair" if spec.aggregate else ""
+    method = "ExclusiveScan" if exclusive else "InclusiveScan"
+    lines = [f"  const unsigned rank = cuda_coop::linear_rank<{bx}, {by}, {bz}>();"]
+    if spec.aggregate:
+        lines.append("  @SYM@_pair aggregate_pair;")
+    if spec.group.kind != BLOCK:
+        w = spec.group.size
+        lines += [f"  const unsigned lane = rank % {w}u;"]
+        if not spec.reverse:
+            lines += ["  const @SYM@_pair mine = {(flag != 0 || lane == 0) ? 1 : 0, in};",
+                      "  @SYM@_pair r;",
+                      f"  algo.{method}(mine, r, @SYM@_seg{{}}{aggregate});",
+                      ("  out = mine.f ? initial_value : " + f"{op}(initial_value, r.v);") if exclusive
+                      else "  out = r.v;"]
+        else:
+            lines += [f"  const unsigned mask = cuda_coop::logical_warp_mask(rank, {w}u);",
+                      f"  const unsigned mirror = {w - 1}u - lane;",
+                      f"  const int next_head = cub::ShuffleDown<{w}>(flag != 0 ? 1 : 0, 1, {w - 1}, mask);",
+                      f"  const int tail = (lane == {w - 1}u || next_head) ? 1 : 0;  // this lane ends its segment",
+                      f"  const @SYM@_pair mirrored = cub::ShuffleIndex<{w}>(@SYM@_pair{{tail, in}}, mirror, mask);",
+                      "  @SYM@_pair r;",
+                      f"  algo.{method}(mirrored, r, @SYM@_seg_swapped{{}}{aggregate});",
+                      f"  const @SYM@_pair back = cub::ShuffleIndex<{w}>(r, mirror, mask);",
+                      f"  out = tail ? initial_value : {op}(back.v, initial_value);" if exclusive
+                      else "  out = back.v;"]
+    else:
+        threads = bx * by * bz
+        k = max(spec.items_per_thread, 1)
+        if spec.items_per_thread:
+            src, dst, head = "in", "out", "(flags[i] != 0)"
+        else:
+            lines += [f"  const {t} single_in[1] = {{in}};", f"  {t} single_out[1];"]
+            src, dst, head = "single_in", "single_out", "(flag != 0)"
+        if not spec.reverse:
+            lines += [f"  @SYM@_pair pin[{k}], pout[{k}];",
+                      f"  for (int i = 0; i < {k}; ++i) pin[i] = {{({head} || (rank == 0 && i == 0)) ? 1 : 0, "
+                      f"{src}[i]}};",
+                      f"  algo.{method}(pin, pout, @SYM@_seg{{}}{aggregate});",
+                      f"  for (int i = 0; i < {k}; ++i) {dst}[i] = " +
+                      (f"pin[i].f ? initial_value : {op}(initial_value, pout[i].v);" if exclusive else "pout[i].v;")]
+        else:
+            lines += [f"  bool heads[{k}];",
+                      f"  for (int i = 0; i < {k}; ++i) heads[i] = {head};",
+                      f"  {t} folded[{k}];  // folded[i]: items i.. of this thread's segment of i, right to left",
+                      f"  folded[{k - 1}] = {src}[{k - 1}];",
+                      f"  for (int i = {k - 2}; i >= 0; --i) folded[i] = heads[i + 1] ? {src}[i] : "
+                      f"{op}({src}[i], folded[i + 1]);",
+                      "  int cut = 0;  // a segment starts after this thread's first item",
+                      f"  for (int i = 1; i < {k}; ++i) cut |= heads[i] ? 1 : 0;",
+                      "  storage.heads[rank] = heads[0] ? 1 : 0;",
+                      "  __syncthreads();",
+                      f"  const int next_head = rank + 1 < {threads}u ? storage.heads[rank + 1] : 1;",
+                      f"  storage.mirror[{threads - 1}u - rank] = @SYM@_pair{{cut | next_head, folded[0]}};",
+                      "  __syncthreads();",
+                      "  const @SYM@_pair mirrored = storage.mirror[rank];",
+                      "  @SYM@_pair before;",
+                      f"  algo.ExclusiveScan(mirrored, before, @SYM@_seg_swapped{{}}{aggregate});",
+                      "  __syncthreads();",
+                      f"  storage.mirror[{threads - 1}u - rank] = before;",
+                      "  __syncthreads();",
+                      f"  const {t} seed = storage.mirror[rank].v;  // later threads' part of the last segment",
+                      f"  bool open[{k}];  // item i's segment runs past this thread's last item",
+                      f"  open[{k - 1}] = !next_head;",
+                      f"  for (int i = {k - 2}; i >= 0; --i) open[i] = open[i + 1] && !heads[i + 1];",
+                      f"  {t} full[{k}];",
+                      f"  for (int i = 0; i < {k}; ++i) full[i] = open[i] ? {op}(folded[i], seed) : folded[i];"]
+            if exclusive:
+                lines += [f"  for (int i = 0; i < {k}; ++i) {{",
+                          f"    const bool end = i + 1 < {k} ? heads[i + 1] : next_head != 0;",
+                          f"    {dst}[i] = end ? initial_value : {op}(i + 1 < {k} ? full[i + 1] : seed, "
+                          "initial_value);",
+                          "  }"]
+            else:
+                lines.append(f"  for (int i = 0; i < {k}; ++i) {dst}[i] = full[i];")
+        if not spec.items_per_thread:
+            lines.append("  out = single_out[0];")
+    if spec.aggregate:
+        lines.append("  *aggregate = aggregate_pair.v;")
+    return lines
+
+
 def emit(spec: ScanSpec) -> Provider:
     t, k = c_type(spec.dtype), spec.items_per_thread
     bx, by, bz = spec.block
@@ -139,21 +241,27 @@ def emit(spec: ScanSpec) -> Provider:
         method = f"ExclusiveSum(in, out{callback})"
     else:  # a non-sum exclusive scan seeded by its prefix callback
         method = f"ExclusiveScan(in, out, {op}{callback})"
+    segmented = spec.flag_dtype is not None
+    scanned = "@SYM@_pair" if segmented else t  # what the CUB scan runs over
     swapped = "@SYM@_swapped{}"
-    if spec.reverse:  # the operator with its operands swapped (_reverse_lines)
+    if segmented:
+        decl += _segmented_decl(t, op)
+    elif spec.reverse:  # the operator with its operands swapped (_reverse_lines)
         decl += (f"struct @SYM@_swapped {{\n  __device__ __forceinline__ {t} operator()(const {t}& a, const {t}& b) "
                  f"const {{ return {op}(b, a); }}\n}};\n")
+    threads = bx * by * bz
     if spec.group.kind == BLOCK:
-        algo = f"cub::BlockScan<{t}, {bx}, cub::BLOCK_SCAN_{spec.algorithm.upper()}, {by}, {bz}>"
+        algo = f"cub::BlockScan<{scanned}, {bx}, cub::BLOCK_SCAN_{spec.algorithm.upper()}, {by}, {bz}>"
         header = "cub/block/block_scan.cuh"
         make = "  Algo algo(*reinterpret_cast<typename Algo::TempStorage*>(scratch));"
-        if spec.reverse:  # the scan's storage and one value per thread, mirrored
-            decl += (f"struct @SYM@_storage {{\n  typename {algo}::TempStorage scan;\n  {t} mirror[{bx * by * bz}];\n"
-                     "};\n")
+        if spec.reverse:  # the scan's storage and one value (segmented: pair and head flag) per thread, mirrored
+            heads = f"  int heads[{threads}];\n" if segmented else ""
+            decl += (f"struct @SYM@_storage {{\n  typename {algo}::TempStorage scan;\n  {scanned} mirror[{threads}];\n"
+                     f"{heads}}};\n")
             make = ("  @SYM@_storage& storage = *reinterpret_cast<@SYM@_storage*>(scratch);\n"
                     "  Algo algo(storage.scan);")
     else:
-        algo = f"cub::WarpScan<{t}, {spec.group.size}>"
+        algo = f"cub::WarpScan<{scanned}, {spec.group.size}>"
         header = "cub/warp/warp_scan.cuh"
         make = "  typename Algo::TempStorage unused;  // shuffle-based: no shared memory\n  Algo algo(unused);"
     if k:
@@ -163,6 +271,13 @@ def emit(spec: ScanSpec) -> Provider:
         ret, result = "void", ""
     else:
         params, io, ret, result = [CParam("value", t, "in")], [f"  {t} out;"], t, "  return out;\n"
+    if segmented:
+        flag_type = c_type(spec.flag_dtype)  # type: ignore[arg-type]
+        if k:
+            params.append(CParam("ptr", f"{flag_type}*", "head_flags"))
+            io.append(f"  const {flag_type} (&flags)[{k}] = *reinterpret_cast<{flag_type} (*)[{k}]>(head_flags);")
+        else:
+            params.append(CParam("value", flag_type, "flag", spec.flag_dtype))
     params.append(CParam("elem", t, "initial_value"))
     if spec.has_valid_items:
         params.append(CParam("i64", "long long", "valid_items"))
@@ -177,7 +292,9 @@ def emit(spec: ScanSpec) -> Provider:
     lines.append(make)
     if spec.prefix is not None:
         lines.append("  @SYM@_prefix prefix{state};" if spec.state_dtype is not None else "  @SYM@_prefix prefix;")
-    if spec.reverse:
+    if segmented:
+        lines += _segmented_lines(spec, t, op)
+    elif spec.reverse:
         lines += _reverse_lines(spec, t, op, swapped)
     elif spec.has_valid_items and spec.aggregate:
         lines += _partial_warp_lines(spec, t, op)
