@@ -144,6 +144,8 @@ def dname(dtype) -> str:
 
 
 INT_AND_FLOAT = (np.int32, np.float32)
+TEN_DTYPES = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.float32,
+              np.float64)
 
 
 # ------------------------------------------------------------------------------------------- load / store
@@ -520,6 +522,90 @@ def _segmented_scan(kind, reverse, width=None):
     return factory
 
 
+# ------------------------------------------------------------------------------------------- argmax / argmin
+
+
+def _arg_oracle(groups, largest, valid=None):
+    """NumPy's rule per row: the first occurrence of the extreme value (a NaN first of all) among the first
+    ``valid`` positions."""
+    rows = groups if valid is None else groups[:, :valid]
+    at = np.argmax(rows, axis=1) if largest else np.argmin(rows, axis=1)
+    return rows[np.arange(rows.shape[0]), at], at
+
+
+def _argreduce(largest, form, valid=None, with_indices=False):
+    """argmax/argmin (SPEC 8.16): ``form`` is "block" (payload), "block_scalar", "warp" (scalar) or "lw8" (a
+    logical warp of 8 over payloads); ``valid``: a static valid_items, or "runtime" (the ``n`` argument);
+    ``with_indices``: the index is the entry of the ``pos`` input (int64)."""
+    op = coop.argmax if largest else coop.argmin
+
+    def factory(T, K, dtype):
+        width = {"block": T, "block_scalar": T, "warp": 32, "lw8": 8}[form]
+        per_member = K if form in ("block", "lw8") else 1
+        tile = width * per_member
+        static = None if valid in (None, "runtime") else min(valid, tile)
+        if form == "block" and valid == "runtime":
+            def body(bid, src, val_out, idx_out, n):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, src, items, offset=bid * (T * K))
+                v, i = op(block, items, valid_items=n)
+                coop.store(block, val_out, v, offset=bid * T)
+                coop.store(block, idx_out, i, offset=bid * T)
+        elif form == "block" and static is not None:
+            def body(bid, src, val_out, idx_out):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, src, items, offset=bid * (T * K))
+                v, i = op(block, items, valid_items=static)
+                coop.store(block, val_out, v, offset=bid * T)
+                coop.store(block, idx_out, i, offset=bid * T)
+        elif form == "block":
+            def body(bid, src, val_out, idx_out):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, src, items, offset=bid * (T * K))
+                v, i = op(block, items)
+                coop.store(block, val_out, v, offset=bid * T)
+                coop.store(block, idx_out, i, offset=bid * T)
+        elif form == "block_scalar":
+            def body(bid, src, val_out, idx_out):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, src, items, offset=bid * (T * K))
+                v, i = op(block, items[0])
+                coop.store(block, val_out, v, offset=bid * T)
+                coop.store(block, idx_out, i, offset=bid * T)
+        elif form == "warp":
+            def body(bid, src, val_out, idx_out):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, src, items, offset=bid * (T * K))
+                v, i = op(coop.this_warp(), items[0])
+                coop.store(block, val_out, v, offset=bid * T)
+                coop.store(block, idx_out, i, offset=bid * T)
+        else:  # lw8 with indices
+            def body(bid, src, pos, val_out, idx_out):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                where = coop.ThreadData(K, np.int64)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, pos, where, offset=bid * (T * K))
+                v, i = op(coop.this_warp().group_by(8), items, indices=where)
+                coop.store(block, val_out, v, offset=bid * T)
+                coop.store(block, idx_out, i, offset=bid * T)
+
+        def oracle(v):
+            src = v["src"] if per_member == K else v["src"][::K]  # scalar forms use item 0 of each member
+            count = static if valid != "runtime" else v["n"]
+            values, at = _arg_oracle(src.reshape(-1, tile), largest, count)
+            if with_indices:
+                at = v["pos"].reshape(-1, tile)[np.arange(at.size), at]
+            return {"val_out": np.repeat(values, width), "idx_out": np.repeat(at, width)}
+        return body, oracle, {"valid": valid, "indices": with_indices, "tile": (T * K) if form == "block" else 0}
+    return factory
+
+
 # ------------------------------------------------------------------------------------------- merge sort
 
 
@@ -819,6 +905,22 @@ def _operands(family, T, K, dtype, extra):
         return (Array("src", dtype, n, "in", small(dtype)(n)),
                 Array("flags", np.int32, n, "in", lambda rng: (rng.random(n) < 0.25).astype(np.int32)),
                 Array("dst", dtype, n, "out"))
+    if family == "argreduce":
+        def values(rng):  # ties, and for floats NaNs and signed zeros (NumPy's first-occurrence rule)
+            x = small(dtype, -5, 5)(n)(rng)
+            if np.dtype(dtype).kind == "f":
+                x[rng.random(n) < 0.004] = np.nan
+                zeros = np.flatnonzero(x == 0)
+                x[zeros[::2]] = -0.0
+            return x
+        index_dtype = np.int64 if extra["indices"] else np.int32
+        ops = [Array("src", dtype, n, "in", values)]
+        if extra["indices"]:
+            ops.append(Array("pos", np.int64, n, "in", lambda rng: rng.permutation(n).astype(np.int64) + 10**10))
+        ops += [Array("val_out", dtype, GRID * T, "out"), Array("idx_out", index_dtype, GRID * T, "out")]
+        if extra["valid"] == "runtime":
+            ops.append(Int("n", extra["tile"] // 3 + 1))
+        return tuple(ops)
     if family == "load_partial":
         return (Array("src", dtype, n, "in", small(dtype)(n)), Array("dst", dtype, 2 * n, "out"),
                 Int("n", T * K // 2 + 1))
@@ -887,6 +989,15 @@ _VARIANTS = [
      COMBOS_3D),
     ("scan", "reverse_warp_exclusive_max", _reverse_scan("exclusive_max", 32), INT_AND_FLOAT, COMBOS_3D),
     ("scan", "reverse_lw8_exclusive_sum", _reverse_scan("exclusive_sum", 8), INT_AND_FLOAT, COMBOS_3D),
+    ("argreduce", "argmax_block", _argreduce(True, "block"), INT_AND_FLOAT, COMBOS_3D),
+    ("argreduce", "argmin_block", _argreduce(False, "block"), INT_AND_FLOAT, COMBOS_3D),
+    ("argreduce", "argmax_block_dtypes", _argreduce(True, "block"), TEN_DTYPES, (((128, 1, 1), 2),)),
+    ("argreduce", "argmin_block_valid_static", _argreduce(False, "block", valid=37), INT_AND_FLOAT, COMBOS_3D),
+    ("argreduce", "argmax_block_valid_runtime", _argreduce(True, "block", valid="runtime"), INT_AND_FLOAT,
+     COMBOS_3D),
+    ("argreduce", "argmin_block_scalar", _argreduce(False, "block_scalar"), INT_AND_FLOAT, COMBOS_3D),
+    ("argreduce", "argmax_warp", _argreduce(True, "warp"), INT_AND_FLOAT, COMBOS_3D),
+    ("argreduce", "argmin_lw8_indices", _argreduce(False, "lw8", with_indices=True), INT_AND_FLOAT, COMBOS_3D),
     ("segmented_scan", "inclusive_sum", _segmented_scan("inclusive_sum", False), INT_AND_FLOAT, COMBOS_3D),
     ("segmented_scan", "exclusive_max", _segmented_scan("exclusive_max", False), INT_AND_FLOAT, COMBOS_3D),
     ("segmented_scan", "reverse_exclusive_sum", _segmented_scan("exclusive_sum", True), INT_AND_FLOAT, COMBOS_3D),

@@ -581,6 +581,36 @@ def head_flags_of_another_extent(bid, src, dst):
     coop.store(block, dst, out)
 
 
+# ---- argmax / argmin (SPEC 8.16)
+def argmax_float_indices(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.float32)
+    where = coop.ThreadData(K, np.float32)
+    coop.load(block, src, items)
+    coop.load(block, src, where)
+    v, i = coop.argmax(block, items, indices=where)  # HERE
+    items[0] = v
+    coop.store(block, dst, items)
+
+
+def argmin_valid_items_above_tile(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    v, i = coop.argmin(block, items, valid_items=1000)  # HERE
+    items[0] = v
+    coop.store(block, dst, items)
+
+
+def argmax_positional_option(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    v, i = coop.argmax(block, items, 5)  # HERE
+    items[0] = v
+    coop.store(block, dst, items)
+
+
 ERRORS = [
     ErrorCase("c5-unknown-keyword", c5_unknown_keyword, coop.CoopTypeError,
               "cuda.coop.load got an unexpected keyword argument 'count'"),
@@ -703,4 +733,10 @@ ERRORS = [
               dst_dtype=np.float32),
     ErrorCase("head-flags-extent", head_flags_of_another_extent, coop.CoopValueError,
               "cuda.coop.exclusive_sum value and head_flags must have the same items_per_thread (4 != 2)"),
+    ErrorCase("argmax-float-indices", argmax_float_indices, coop.CoopTypeError,
+              "cuda.coop.argmax indices must hold integers; got float32", src_dtype=np.float32, dst_dtype=np.float32),
+    ErrorCase("argmin-valid-items", argmin_valid_items_above_tile, coop.CoopValueError,
+              "cuda.coop.argmin static valid_items must be between 1 and 512; got 1000"),
+    ErrorCase("argmax-positional", argmax_positional_option, coop.CoopTypeError,
+              "cuda.coop.argmax takes 2 positional operands; pass options by keyword"),
 ]

@@ -97,7 +97,9 @@ def compile_case(case: Case, target: str = "sm_90a"):
 
     import cuda.coop.cutlass as cutlass_coop
 
-    types = {"int32": cutlass.Int32, "uint32": cutlass.Uint32, "uint8": cutlass.Uint8, "float32": cutlass.Float32}
+    types = {"int8": cutlass.Int8, "int16": cutlass.Int16, "int32": cutlass.Int32, "int64": cutlass.Int64,
+             "uint8": cutlass.Uint8, "uint16": cutlass.Uint16, "uint32": cutlass.Uint32, "uint64": cutlass.Uint64,
+             "float32": cutlass.Float32, "float64": cutlass.Float64}
     args = []
     for op in case.operands:
         if isinstance(op, Int):

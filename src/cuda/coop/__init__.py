@@ -34,6 +34,7 @@ from ._markers.temp_storage import TempStorage as TempStorage, TempStorageLike a
 from ._markers.load_store import load as load, store as store
 from ._markers.exchange_shuffle import exchange as exchange, shuffle as shuffle
 from ._markers.reduce import reduce as reduce, sum as sum
+from ._markers.argreduce import argmax as argmax, argmin as argmin
 from ._markers.histogram import histogram as histogram
 from ._markers.reduce_batched import reduce_batched as reduce_batched
 from ._markers.scan import (

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import adjacent, exchange_shuffle, histogram, load_store, reduce, reduce_batched, run_length, scan, sort
+from . import (
+    adjacent, argreduce, exchange_shuffle, histogram, load_store, reduce, reduce_batched, run_length, scan, sort,
+)
 
-_MODULES = (load_store, exchange_shuffle, adjacent, histogram, reduce, reduce_batched, run_length, scan, sort)
+_MODULES = (load_store, exchange_shuffle, adjacent, argreduce, histogram, reduce, reduce_batched, run_length, scan,
+            sort)
 
 #: op name -> family module
 FAMILIES: dict[str, ModuleType] = {op: module for module in _MODULES for op in module.OPS}

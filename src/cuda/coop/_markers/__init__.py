@@ -6,5 +6,5 @@ OPERATIONS = (
     "inclusive_sum", "exclusive_scan", "inclusive_scan", "merge_sort_keys", "merge_sort_pairs",
     "radix_sort_keys", "radix_sort_pairs", "radix_rank", "topk_min_keys", "topk_max_keys", "topk_min_pairs",
     "topk_max_pairs", "adjacent_difference", "discontinuity", "histogram", "run_length_decode",
-    "run_length_decode_into",
+    "run_length_decode_into", "argmax", "argmin",
 )

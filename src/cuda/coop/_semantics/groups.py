@@ -73,6 +73,7 @@ OPERATION_GROUPS: dict[str, tuple[tuple[str, ...], tuple[int, ...] | None]] = {
     "adjacent_difference": _BLOCK_ONLY, "discontinuity": _BLOCK_ONLY,
     "run_length_decode": _BLOCK_ONLY, "run_length_decode_into": _BLOCK_ONLY,
     "reduce_batched": ((WARP, LOGICAL_WARP), LOGICAL_WARP_WIDTHS),
+    "argmax": _ALL_WARPS, "argmin": _ALL_WARPS,
 }
 
 

@@ -43,6 +43,8 @@ __all__ = [
     "ThreadGroup",
     "__version__",
     "adjacent_difference",
+    "argmax",
+    "argmin",
     "compile_kernel",
     "discontinuity",
     "exchange",
@@ -166,6 +168,14 @@ def adjacent_difference(
     difference_op: Any = None,
 ) -> ThreadData:
     """Subtract each item's neighbour in the block's blocked tile; returns a fresh payload of the input dtype."""
+
+
+def argmax(group: ThreadGroup, items: Any, /, *, valid_items: Any = None, indices: Any = None) -> tuple[Any, Any]:
+    """The largest value of the group's tile and the index of its first occurrence."""
+
+
+def argmin(group: ThreadGroup, items: Any, /, *, valid_items: Any = None, indices: Any = None) -> tuple[Any, Any]:
+    """The smallest value of the group's tile and the index of its first occurrence."""
 
 
 def compile_kernel(launcher: Any, *args: Any, target: str = "sm_90a") -> CompiledKernel:

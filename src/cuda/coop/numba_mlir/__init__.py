@@ -27,6 +27,7 @@ from .._markers import reduce_batched as _reduce_batched
 from .._markers import histogram as _histogram
 from .._markers import adjacent as _adjacent
 from .._markers import run_length as _run_length
+from .._markers import argreduce as _argreduce
 from ._compile import CompiledKernel as CompiledKernel, compile_kernel as compile_kernel
 
 load = _qualify(_load_store.load)
@@ -56,6 +57,8 @@ adjacent_difference = _qualify(_adjacent.adjacent_difference)
 discontinuity = _qualify(_adjacent.discontinuity)
 run_length_decode = _qualify(_run_length.run_length_decode)
 run_length_decode_into = _qualify(_run_length.run_length_decode_into)
+argmax = _qualify(_argreduce.argmax)
+argmin = _qualify(_argreduce.argmin)
 globals().update({_name: _qualify(getattr(_pending, _name)) for _name in _pending.PENDING})
 # ``numba_coop.local.array(shape, dtype)`` is numba-cuda-mlir's per-thread array, which qualified calls take as a
 # payload (1-D, fixed extent; docs: qualified, "Payload forms").
@@ -95,7 +98,7 @@ __all__ = [
     "reduce", "sum", "scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan", "merge_sort_keys",
     "merge_sort_pairs", "radix_sort_keys", "radix_sort_pairs", "radix_rank", "topk_min_keys", "topk_max_keys",
     "topk_min_pairs", "topk_max_pairs", "histogram", "adjacent_difference", "discontinuity", "run_length_decode",
-    "run_length_decode_into", *_pending.PENDING,
+    "run_length_decode_into", "argmax", "argmin", *_pending.PENDING,
     "CoopError", "CoopTypeError", "CoopValueError", "CoopUnsupportedError", "CoopIndexError", "CoopBuildError",
     "CoopCompilerContextRequiredError", "CudaCoopAutoRegistrationWarning", "compile_kernel", "CompiledKernel",
     "StatefulFunction", "local", "shared",

@@ -1,0 +1,44 @@
+"""argmax/argmin in the call layer (C++: _cub.families.argreduce): two results, (value, index), as a tuple."""
+from __future__ import annotations
+
+from .._cub.families import argreduce as cub_argreduce
+from .._semantics.argreduce import plan_argreduce
+from .context import Call, CallContext
+from .site import OperandType, Operands, SiteCall, emit, require_runtime_int, require_scalar
+
+OPS = ("argmax", "argmin")
+
+
+def plan(ctx: CallContext, call: Call) -> None:
+    name, args = call.name, call.args
+    group = ctx.group(call)
+    payload = ctx.payload(args["items"])
+    dtype = payload.dtype if payload is not None else ctx.scalar_dtype(args["items"], call, "items")
+    given = args.get("indices")
+    index_payload = ctx.payload(given) if given is not None else None
+    indices = None
+    if index_payload is not None:
+        indices = (index_payload.dtype, index_payload.items_per_thread)
+    elif given is not None and ctx.control(call, "indices") is not None:
+        indices = (ctx.scalar_dtype(given, call, "indices"), 0)
+    valid = ctx.control(call, "valid_items")
+    spec = plan_argreduce(name, call.op == "argmax", group.spec, ctx.launch, dtype,
+                          payload.items_per_thread if payload is not None else 0, indices, valid)
+    operands = Operands()
+    operands.add("items" if payload is not None else "value", args["items"])
+    if spec.has_indices:
+        operands.add("indices" if payload is not None else "index", given)
+    valid_index = None
+    if spec.has_valid_items:
+        valid_index = operands.control("valid_items", valid, args.get("valid_items"), getattr(valid, "value", 0))
+    emission = emit(cub_argreduce.emit, spec)
+    provider = emission.provider
+
+    def check(argtys: tuple[OperandType, ...]) -> None:
+        if payload is None:
+            require_scalar(name, argtys[0])
+        if valid_index is not None:
+            require_runtime_int(name, "valid_items", argtys[valid_index])
+
+    site = SiteCall(provider.symbol, operands.params(provider), spec.dtype, None, check=check)
+    ctx.add_site(call, operands.values, site, emission, (group.spec, None) if spec.uses_scratch else None)

@@ -1,0 +1,48 @@
+"""argmax and argmin markers (the "Argmax and argmin" page of the documentation)."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .base import operation
+from .groups import ThreadGroup
+
+_DOC = """The {extreme} value of the group's tile and the index of its first occurrence.
+
+    Args:
+        group: a block, warp or logical warp.
+        items: a ThreadData or a scalar of any of the ten numeric dtypes.
+        valid_items: only tile positions below it take part (``1 <= valid_items <= G*K``; a runtime
+            value out of range traps).
+        indices: an integer ThreadData (or scalar) of the items' shape whose entries are reported as
+            the index, e.g. global positions; by default the index is the item's position in the
+            group's tile in blocked order (``rank * K + i``; a scalar's is the member's rank).
+
+    Returns:
+        ``(value, index)`` in every member: the {extreme} value and the index of its first occurrence
+        (ties keep the smaller position; for floats a NaN is the extreme, as in ``numpy.{numpy}``, and
+        ``-0.0 == 0.0``). ``index`` is int32 (int64 when the tile has more than ``2**31 - 1``
+        positions), or the dtype of ``indices``.
+
+    See Also:
+        :doc:`Argmax and argmin </operations/argreduce>` in the cuda-coop documentation.
+    """
+
+
+def _doc(extreme: str, numpy: str) -> Callable[[Any], Any]:
+    def wrap(fn: Any) -> Any:
+        fn.__doc__ = _DOC.format(extreme=extreme, numpy=numpy)
+        return fn
+
+    return wrap
+
+
+@operation("argmax")
+@_doc("largest", "argmax")
+def argmax(group: ThreadGroup, items: Any, /, *, valid_items: Any = None, indices: Any = None) -> tuple[Any, Any]:
+    ...
+
+
+@operation("argmin")
+@_doc("smallest", "argmin")
+def argmin(group: ThreadGroup, items: Any, /, *, valid_items: Any = None, indices: Any = None) -> tuple[Any, Any]:
+    ...

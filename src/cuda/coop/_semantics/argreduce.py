@@ -1,0 +1,69 @@
+"""Planning of argmax and argmin (docs: operations/argreduce; SPEC 8.16)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .._errors import CoopTypeError, CoopValueError
+from .common import (
+    BLOCK, INTEGER_DTYPES, NUMERIC_DTYPES, Control, GroupSpec, LaunchShape, Static, check_runtime_int,
+)
+from .groups import require_complete_warps, require_operation_group
+from .temp_storage import keeps_reuse_barrier
+
+INT32_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class ArgReduceSpec:
+    group: GroupSpec
+    block: tuple[int, int, int]
+    dtype: str
+    items_per_thread: int  # 0: a scalar value
+    largest: bool  # argmax (else argmin)
+    index_dtype: str
+    has_indices: bool  # the index is the ``indices`` entry (else the tile position)
+    has_valid_items: bool
+    barrier: bool
+
+    @property
+    def uses_scratch(self) -> bool:
+        return self.group.kind == BLOCK  # warp groups (power-of-two widths) shuffle
+
+    @property
+    def is_float(self) -> bool:
+        return self.dtype.startswith("float")
+
+    @property
+    def positions(self) -> int:
+        """The group's tile size G*K."""
+        return self.group.size * max(self.items_per_thread, 1)
+
+
+def plan_argreduce(name: str, largest: bool, group: GroupSpec, launch: LaunchShape, dtype: str,
+                   items_per_thread: int, indices: tuple[str | None, int] | None,
+                   valid_items: Control) -> ArgReduceSpec:
+    """``indices``: the dtype and extent (0: a scalar) of the ``indices`` operand, or None."""
+    require_operation_group(name.rsplit(".", 1)[-1], name, group)
+    require_complete_warps(name, group, launch)
+    if dtype not in NUMERIC_DTYPES:
+        raise CoopTypeError(f"{name} does not support items dtype {dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
+    positions = group.size * max(items_per_thread, 1)
+    index_dtype = "int32" if positions <= INT32_MAX else "int64"
+    if indices is not None:
+        index_dtype, extent = indices  # type: ignore[assignment]
+        if index_dtype not in INTEGER_DTYPES:
+            raise CoopTypeError(f"{name} indices must hold integers; got {index_dtype}")
+        if extent != items_per_thread:
+            if not extent or not items_per_thread:
+                raise CoopTypeError(f"{name} indices must be " + ("a scalar, as items is" if not items_per_thread
+                                    else f"a ThreadData of {items_per_thread} items, as items is"))
+            raise CoopValueError(f"{name} items and indices must have the same items_per_thread "
+                                 f"({items_per_thread} != {extent})")
+    if valid_items is not None:
+        check_runtime_int(name, "valid_items", valid_items)
+        if isinstance(valid_items, Static) and not 1 <= valid_items.value <= positions:  # type: ignore[operator]
+            raise CoopValueError(f"{name} static valid_items must be between 1 and {positions}; got "
+                                 f"{valid_items.value}")
+    barrier = group.kind == BLOCK and keeps_reuse_barrier(None)
+    return ArgReduceSpec(group, launch.block, dtype, items_per_thread, largest, index_dtype, indices is not None,
+                         valid_items is not None, barrier)
