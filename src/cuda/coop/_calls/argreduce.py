@@ -22,8 +22,10 @@ def plan(ctx: CallContext, call: Call) -> None:
     elif given is not None and ctx.control(call, "indices") is not None:
         indices = (ctx.scalar_dtype(given, call, "indices"), 0)
     valid = ctx.control(call, "valid_items")
+    desc = ctx.descriptor(args.get("temp_storage"), name)
     spec = plan_argreduce(name, call.op == "argmax", group.spec, ctx.launch, dtype,
-                          payload.items_per_thread if payload is not None else 0, indices, valid)
+                          payload.items_per_thread if payload is not None else 0, indices, valid,
+                          desc.descriptor if desc else None)
     operands = Operands()
     operands.add("items" if payload is not None else "value", args["items"])
     if spec.has_indices:
@@ -41,4 +43,4 @@ def plan(ctx: CallContext, call: Call) -> None:
             require_runtime_int(name, "valid_items", argtys[valid_index])
 
     site = SiteCall(provider.symbol, operands.params(provider), spec.dtype, None, check=check)
-    ctx.add_site(call, operands.values, site, emission, (group.spec, None) if spec.uses_scratch else None)
+    ctx.add_site(call, operands.values, site, emission, (group.spec, desc) if spec.uses_scratch else None)

@@ -5,6 +5,7 @@ from typing import Any, Callable
 
 from .base import operation
 from .groups import ThreadGroup
+from .temp_storage import TempStorage
 
 _DOC = """The {extreme} value of the group's tile and the index of its first occurrence.
 
@@ -16,6 +17,7 @@ _DOC = """The {extreme} value of the group's tile and the index of its first occ
         indices: an integer ThreadData (or scalar) of the items' shape whose entries are reported as
             the index, e.g. global positions; by default the index is the item's position in the
             group's tile in blocked order (``rank * K + i``; a scalar's is the member's rank).
+        temp_storage: an explicit ``TempStorage`` (block groups only).
 
     Returns:
         ``(value, index)`` in every member: the {extreme} value and the index of its first occurrence
@@ -38,11 +40,13 @@ def _doc(extreme: str, numpy: str) -> Callable[[Any], Any]:
 
 @operation("argmax")
 @_doc("largest", "argmax")
-def argmax(group: ThreadGroup, items: Any, /, *, valid_items: Any = None, indices: Any = None) -> tuple[Any, Any]:
+def argmax(group: ThreadGroup, items: Any, /, *, valid_items: Any = None, indices: Any = None,
+           temp_storage: TempStorage | None = None) -> tuple[Any, Any]:
     ...
 
 
 @operation("argmin")
 @_doc("smallest", "argmin")
-def argmin(group: ThreadGroup, items: Any, /, *, valid_items: Any = None, indices: Any = None) -> tuple[Any, Any]:
+def argmin(group: ThreadGroup, items: Any, /, *, valid_items: Any = None, indices: Any = None,
+           temp_storage: TempStorage | None = None) -> tuple[Any, Any]:
     ...

@@ -7,8 +7,8 @@ from .._errors import CoopTypeError, CoopValueError
 from .common import (
     BLOCK, INTEGER_DTYPES, NUMERIC_DTYPES, Control, GroupSpec, LaunchShape, Static, check_runtime_int,
 )
-from .groups import require_complete_warps, require_operation_group
-from .temp_storage import keeps_reuse_barrier
+from .groups import reject_warp_descriptor, require_complete_warps, require_operation_group
+from .temp_storage import Descriptor, keeps_reuse_barrier
 
 INT32_MAX = 2**31 - 1
 
@@ -41,7 +41,7 @@ class ArgReduceSpec:
 
 def plan_argreduce(name: str, largest: bool, group: GroupSpec, launch: LaunchShape, dtype: str,
                    items_per_thread: int, indices: tuple[str | None, int] | None,
-                   valid_items: Control) -> ArgReduceSpec:
+                   valid_items: Control, descriptor: Descriptor | None = None) -> ArgReduceSpec:
     """``indices``: the dtype and extent (0: a scalar) of the ``indices`` operand, or None."""
     require_operation_group(name.rsplit(".", 1)[-1], name, group)
     require_complete_warps(name, group, launch)
@@ -64,6 +64,7 @@ def plan_argreduce(name: str, largest: bool, group: GroupSpec, launch: LaunchSha
         if isinstance(valid_items, Static) and not 1 <= valid_items.value <= positions:  # type: ignore[operator]
             raise CoopValueError(f"{name} static valid_items must be between 1 and {positions}; got "
                                  f"{valid_items.value}")
-    barrier = group.kind == BLOCK and keeps_reuse_barrier(None)
+    reject_warp_descriptor(name, group, descriptor)
+    barrier = group.kind == BLOCK and keeps_reuse_barrier(descriptor)
     return ArgReduceSpec(group, launch.block, dtype, items_per_thread, largest, index_dtype, indices is not None,
                          valid_items is not None, barrier)

@@ -170,11 +170,27 @@ def adjacent_difference(
     """Subtract each item's neighbour in the block's blocked tile; returns a fresh payload of the input dtype."""
 
 
-def argmax(group: ThreadGroup, items: Any, /, *, valid_items: Any = None, indices: Any = None) -> tuple[Any, Any]:
+def argmax(
+    group: ThreadGroup,
+    items: Any,
+    /,
+    *,
+    valid_items: Any = None,
+    indices: Any = None,
+    temp_storage: TempStorage | None = None,
+) -> tuple[Any, Any]:
     """The largest value of the group's tile and the index of its first occurrence."""
 
 
-def argmin(group: ThreadGroup, items: Any, /, *, valid_items: Any = None, indices: Any = None) -> tuple[Any, Any]:
+def argmin(
+    group: ThreadGroup,
+    items: Any,
+    /,
+    *,
+    valid_items: Any = None,
+    indices: Any = None,
+    temp_storage: TempStorage | None = None,
+) -> tuple[Any, Any]:
     """The smallest value of the group's tile and the index of its first occurrence."""
 
 
