@@ -23,6 +23,7 @@ import argparse
 import functools
 import importlib
 import json
+import re
 import statistics
 import sys
 import traceback
@@ -96,6 +97,14 @@ ROWS = (
         "tier4.cu", "BENCH_BLOCK_HISTOGRAM({sym}, unsigned char, 256, 16, ATOMIC)"),
     Row("topk", "topk_max_keys", "int32", ITEMS, "topk", "cute", f"block_topk_max_keys_{TOPK}_256x4_int32", "cute.cu",
         f"BENCH_TILE_TOPK_MAX({{sym}}, int, 256, 4, {TOPK})"),
+    # issue 31: a reverse scan, a segmented scan and an argmax, against the CUB C++ a CUDA programmer writes
+    Row("reverse_sum", "reverse_inclusive_sum", "int32", ITEMS, "dst", "cute", "tile_reverse_inclusive_sum_256x4_int32",
+        "cute.cu", "BENCH_TILE_REVERSE_INCLUSIVE_SUM({sym}, int, 256, 4)"),
+    Row("segmented_sum", "segmented_inclusive_sum", "int32", ITEMS, "dst", "cute",
+        "tile_segmented_inclusive_sum_256x4_int32", "cute.cu",
+        "BENCH_TILE_SEGMENTED_INCLUSIVE_SUM({sym}, int, 256, 4)"),
+    Row("argmax", "argmax", "int32", ITEMS, "totals", "cute", "tile_argmax_256x4_int32", "cute.cu",
+        "BENCH_TILE_ARGMAX({sym}, int, 256, 4)"),
 )
 COPY = Row("plain_copy", "copy", "int32", ITEMS, "dst", "", "", "", "")  # the plain CuTe copy (no cuda.coop)
 
@@ -184,6 +193,46 @@ def _own_numba_kernel(operation: str):
             coop.store(block, dst, striped, algorithm="striped", offset=base)
 
         return block_exchange_blocked_to_striped
+
+    if operation == "reverse_inclusive_sum":
+        @cuda.jit
+        def tile_reverse_inclusive_sum(src, dst):
+            block = coop.this_block()
+            base = np.int64(cuda.blockIdx.x) * tile
+            items = coop.ThreadData(ITEMS)
+            coop.load(block, src, items, algorithm="transpose", offset=base)
+            coop.store(block, dst, coop.inclusive_sum(block, items, reverse=True), algorithm="transpose", offset=base)
+
+        return tile_reverse_inclusive_sum
+    if operation == "segmented_inclusive_sum":
+        @cuda.jit
+        def tile_segmented_inclusive_sum(src, dst):
+            block = coop.this_block()
+            base = np.int64(cuda.blockIdx.x) * tile
+            items = coop.ThreadData(ITEMS)
+            heads = coop.ThreadData(ITEMS, np.int32)
+            coop.load(block, src, items, algorithm="transpose", offset=base)
+            for i in range(ITEMS):
+                heads[i] = np.int32((items[i] & 15) == 0)
+            scanned = coop.inclusive_sum(block, items, head_flags=heads)
+            coop.store(block, dst, scanned, algorithm="transpose", offset=base)
+
+        return tile_segmented_inclusive_sum
+    if operation == "argmax":
+        @cuda.jit
+        def tile_argmax(src, positions):
+            block = coop.this_block()
+            base = np.int64(cuda.blockIdx.x) * tile
+            items = coop.ThreadData(ITEMS)
+            where = coop.ThreadData(ITEMS, np.int32)
+            coop.load(block, src, items, algorithm="striped", offset=base)
+            for i in range(ITEMS):
+                where[i] = np.int32(i * THREADS + cuda.threadIdx.x)
+            _, index = coop.argmax(block, items, indices=where)
+            if cuda.threadIdx.x == 0:
+                positions[cuda.blockIdx.x] = index
+
+        return tile_argmax
 
     @cuda.jit
     def block_topk_max_keys(src, out):
@@ -337,6 +386,19 @@ def oracle(row: Row, src: np.ndarray) -> np.ndarray:
         return np.bincount(src, minlength=BINS).astype(np.uint64)
     if row.operation == "topk_max_keys":
         return np.sort(np.partition(tiles, -TOPK, axis=1)[:, -TOPK:], axis=1)
+    if row.operation == "reverse_inclusive_sum":
+        suffix = np.ascontiguousarray(np.cumsum(u[:, ::-1], axis=1, dtype=np.uint32)[:, ::-1])
+        return suffix.view(np.int32).reshape(-1)
+    if row.operation == "segmented_inclusive_sum":  # a segment starts where the low four bits are zero
+        heads = (tiles & 15) == 0
+        heads[:, 0] = True
+        segment = np.cumsum(heads.reshape(-1))  # a distinct id per segment of the whole array
+        totals = np.cumsum(u.reshape(-1), dtype=np.uint32)
+        starts = np.flatnonzero(heads.reshape(-1))
+        before = np.concatenate([[0], totals[starts[1:] - 1]]).astype(np.uint32)  # the running total at each start
+        return (totals - before[segment - 1]).view(np.int32)
+    if row.operation == "argmax":
+        return np.argmax(tiles, axis=1).astype(np.int32)
     raise ValueError(row.operation)
 
 
@@ -507,7 +569,8 @@ def run(settings: dict, outdir: Path) -> tuple[list[dict], dict]:
                 extra.update(cub_usage[row.symbol])
             records.append(_record(row, impl, n, samples[impl] if key not in errors else None, ok[impl], **extra))
     time_copies()
-    records += _build_times()
+    if settings.get("build_times", True):
+        records += _build_times()
     print("copy", flush=True)
     for impl in ("copy", "memcpy"):
         key = (COPY.name, impl)
@@ -662,8 +725,14 @@ def main(argv: list[str]) -> int:
     p.add_argument("outdir", nargs="?", default=str(ROOT / "bench-out" / "cute"), help="where the results go")
     p.add_argument("--quick", action="store_true", help="2^24 elements, fewer repeats: a smoke run")
     p.add_argument("--dry-run", action="store_true", help="no GPU: build every kernel, print registers and CALLs")
+    p.add_argument("--only", default="", help="a regular expression: only the rows whose name matches (and the copy)")
+    p.add_argument("--skip-build-times", action="store_true", help="leave out the cold/warm build time children")
     args = p.parse_args(argv)
+    global ROWS
+    if args.only:
+        ROWS = tuple(row for row in ROWS if re.search(args.only, row.name))
     settings = dict(QUICK if args.quick or args.dry_run else FULL)
+    settings["build_times"] = not args.skip_build_times
     outdir = Path(args.outdir).resolve()
     outdir.mkdir(parents=True, exist_ok=True)
     mode = "dry" if args.dry_run else ("quick" if args.quick else "full")

@@ -1,12 +1,15 @@
-// CUB C++ twins of the two tile kernels of benchmarks/cute.py that no other family has: an exchange from
-// blocked to striped order and a top-k of each tile. The other CuTe rows reuse the other families' twins.
+// CUB C++ twins of the tile kernels of benchmarks/cute.py that no other family has: an exchange from
+// blocked to striped order, a top-k of each tile, and (issue 31) a reverse and a segmented scan and an argmax. The other CuTe rows reuse the other families' twins.
 // Written the way a CUDA C++ user writes them with CUB, as in the other files: a barrier only where shared
 // memory is reused, no launch bounds and no __restrict__. benchmarks/cub_build.py includes this file and
 // appends one BENCH_* line per kernel.
 #include <cub/block/block_exchange.cuh>
 #include <cub/block/block_load.cuh>
 #include <cub/block/block_radix_sort.cuh>
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
 #include <cub/block/block_store.cuh>
+#include <cuda/std/iterator>
 
 namespace bench {
 
@@ -45,6 +48,116 @@ __device__ __forceinline__ void tile_topk_max(const T* src, T* out)
   cub::StoreDirectBlocked(threadIdx.x, out + static_cast<long long>(blockIdx.x) * TOP, keys, TOP);
 }
 
+// Suffix sums of each tile as a CUDA C++ user writes them with CUB: the tile read and written through reverse
+// iterators (so each thread holds the mirrored tile in blocked order) around a forward BlockScan.
+template <typename T, int THREADS, int K>
+__device__ __forceinline__ void tile_reverse_inclusive_sum(const T* src, T* dst)
+{
+  using Load  = cub::BlockLoad<T, THREADS, K, cub::BLOCK_LOAD_TRANSPOSE>;
+  using Store = cub::BlockStore<T, THREADS, K, cub::BLOCK_STORE_TRANSPOSE>;
+  using Scan  = cub::BlockScan<T, THREADS>;
+  __shared__ union
+  {
+    typename Load::TempStorage load;
+    typename Store::TempStorage store;
+    typename Scan::TempStorage scan;
+  } temp;
+  const long long end = (static_cast<long long>(blockIdx.x) + 1) * (THREADS * K);
+  T items[K];
+  Load(temp.load).Load(cuda::std::make_reverse_iterator(src + end), items);
+  __syncthreads();
+  Scan(temp.scan).InclusiveSum(items, items);
+  __syncthreads();
+  Store(temp.store).Store(cuda::std::make_reverse_iterator(dst + end), items);
+}
+
+// A segmented inclusive sum: BlockScan over (head flag, value) pairs with the segmented operator; a segment
+// starts at every item whose low four bits are zero.
+template <typename T>
+struct FlaggedValue
+{
+  int flag;
+  T value;
+};
+
+template <typename T>
+struct SegmentedSum
+{
+  __device__ __forceinline__ FlaggedValue<T> operator()(const FlaggedValue<T>& a, const FlaggedValue<T>& b) const
+  {
+    return {a.flag | b.flag, b.flag ? b.value : a.value + b.value};
+  }
+};
+
+template <typename T, int THREADS, int K>
+__device__ __forceinline__ void tile_segmented_inclusive_sum(const T* src, T* dst)
+{
+  using Load  = cub::BlockLoad<T, THREADS, K, cub::BLOCK_LOAD_TRANSPOSE>;
+  using Store = cub::BlockStore<T, THREADS, K, cub::BLOCK_STORE_TRANSPOSE>;
+  using Scan  = cub::BlockScan<FlaggedValue<T>, THREADS>;
+  __shared__ union
+  {
+    typename Load::TempStorage load;
+    typename Store::TempStorage store;
+    typename Scan::TempStorage scan;
+  } temp;
+  const long long base = static_cast<long long>(blockIdx.x) * (THREADS * K);
+  T items[K];
+  Load(temp.load).Load(src + base, items);
+  FlaggedValue<T> pairs[K];
+  for (int i = 0; i < K; ++i)
+  {
+    pairs[i] = {(items[i] & 15) == 0 ? 1 : 0, items[i]};
+  }
+  __syncthreads();
+  Scan(temp.scan).InclusiveScan(pairs, pairs, SegmentedSum<T>{});
+  for (int i = 0; i < K; ++i)
+  {
+    items[i] = pairs[i].value;
+  }
+  __syncthreads();
+  Store(temp.store).Store(dst + base, items);
+}
+
+// The tile position of each tile's largest item (the first of equal ones): striped loads, BlockReduce over
+// (value, position) pairs with an arg-max operator, thread 0 writes the position.
+template <typename T>
+struct ValuePosition
+{
+  T value;
+  int position;
+};
+
+template <typename T>
+struct ArgMaxFirst
+{
+  __device__ __forceinline__ ValuePosition<T> operator()(const ValuePosition<T>& a, const ValuePosition<T>& b) const
+  {
+    return (b.value > a.value || (b.value == a.value && b.position < a.position)) ? b : a;
+  }
+};
+
+template <typename T, int THREADS, int K>
+__device__ __forceinline__ void tile_argmax(const T* src, int* positions)
+{
+  using Reduce = cub::BlockReduce<ValuePosition<T>, THREADS>;
+  __shared__ typename Reduce::TempStorage temp;
+  const long long base = static_cast<long long>(blockIdx.x) * (THREADS * K);
+  T items[K];
+  cub::LoadDirectStriped<THREADS>(threadIdx.x, src + base, items);
+  ValuePosition<T> best = {items[0], static_cast<int>(threadIdx.x)};
+  for (int i = 1; i < K; ++i)
+  {
+    const ValuePosition<T> mine = {items[i], static_cast<int>(i * THREADS + threadIdx.x)};
+    best = ArgMaxFirst<T>{}(best, mine);
+  }
+  const ValuePosition<T> winner = Reduce(temp).Reduce(best, ArgMaxFirst<T>{});
+  if (threadIdx.x == 0)
+  {
+    positions[blockIdx.x] = winner.position;
+  }
+}
+
 } // namespace bench
 
 #define BENCH_BLOCK_EXCHANGE_BLOCKED_TO_STRIPED(NAME, T, THREADS, K)                                  \
@@ -57,4 +170,22 @@ __device__ __forceinline__ void tile_topk_max(const T* src, T* out)
   extern "C" __global__ void NAME(const T* src, T* out)                                              \
   {                                                                                                  \
     bench::tile_topk_max<T, THREADS, K, TOP>(src, out);                                              \
+  }
+
+#define BENCH_TILE_REVERSE_INCLUSIVE_SUM(NAME, T, THREADS, K)                                         \
+  extern "C" __global__ void NAME(const T* src, T* dst)                                              \
+  {                                                                                                  \
+    bench::tile_reverse_inclusive_sum<T, THREADS, K>(src, dst);                                      \
+  }
+
+#define BENCH_TILE_SEGMENTED_INCLUSIVE_SUM(NAME, T, THREADS, K)                                       \
+  extern "C" __global__ void NAME(const T* src, T* dst)                                              \
+  {                                                                                                  \
+    bench::tile_segmented_inclusive_sum<T, THREADS, K>(src, dst);                                    \
+  }
+
+#define BENCH_TILE_ARGMAX(NAME, T, THREADS, K)                                                        \
+  extern "C" __global__ void NAME(const T* src, int* positions)                                      \
+  {                                                                                                  \
+    bench::tile_argmax<T, THREADS, K>(src, positions);                                               \
   }

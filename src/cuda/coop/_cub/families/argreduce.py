@@ -1,9 +1,14 @@
 """argmax / argmin providers: CUB BlockReduce / WarpReduce over (value, index) pairs (docs: operations/argreduce)."""
 from __future__ import annotations
 
-from ..._semantics.argreduce import ArgReduceSpec
+from ..._semantics.argreduce import INT32_MAX, ArgReduceSpec
 from ..._semantics.common import BLOCK, c_type
 from ..provider import SCRATCH_PARAMS, CParam, Provider, c_signature, reuse_barrier
+
+
+def _position_type(spec: ArgReduceSpec) -> str:
+    """The tile position's C type: 32 bits when the tile allows (fewer words for the reduction's shuffles)."""
+    return "int" if spec.positions <= INT32_MAX else "long long"
 
 
 def _pair_decl(spec: ArgReduceSpec, t: str, index_t: str) -> str:
@@ -12,7 +17,7 @@ def _pair_decl(spec: ArgReduceSpec, t: str, index_t: str) -> str:
     extreme, the first NaN winning (NumPy's rule). With ``valid_items`` a pair may hold no item."""
     better = ">" if spec.largest else "<"
     valid = "  int ok;\n" if spec.has_valid_items else ""
-    position = "  long long p;  // the tile position\n" if spec.has_indices else ""  # else i is the position
+    position = f"  {_position_type(spec)} p;  // the tile position\n" if spec.has_indices else ""  # else i is
     lines = [f"struct @SYM@_pair {{\n  {t} v;\n  {index_t} i;\n{position}{valid}}};",
              "__device__ __forceinline__ bool @SYM@_wins(const @SYM@_pair& a, const @SYM@_pair& b) {  // b over a"]
     if spec.has_valid_items:
@@ -63,7 +68,7 @@ def emit(spec: ArgReduceSpec) -> Provider:
     item = "in[i]" if k else "value"
     index = ("idx[i]" if k else "index") if spec.has_indices else f"({index_t})(first + i)"
     valid = ", (first + i) < valid_items ? 1 : 0" if spec.has_valid_items else ""
-    position = ", first + i" if spec.has_indices else ""
+    position = f", ({_position_type(spec)})(first + i)" if spec.has_indices else ""
     lines += ["  @SYM@_pair best;",
               f"  for (int i = 0; i < {n}; ++i) {{  // this member's items, in slot order",
               f"    const @SYM@_pair mine = {{{item}, {index}{position}{valid}}};",
