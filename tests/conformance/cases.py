@@ -606,6 +606,118 @@ def _argreduce(largest, form, valid=None, with_indices=False):
     return factory
 
 
+# ------------------------------------------------------------------------------------------- several operands
+
+
+def add_both(a, b):
+    return (a[0] + b[0], a[1] + b[1])
+
+
+def sum_and_keep_right(a, b):
+    """A sum and a non-commutative member: its scan shows the operand order."""
+    return (a[0] + b[0], b[1])
+
+
+def sum_and_or(a, b):
+    return (a[0] + b[0], a[1] | b[1])
+
+
+def _multi(kind):
+    """Scans and reductions over a tuple (first operand of the case's dtype, second int64; SPEC 8.18)."""
+    def factory(T, K, dtype):
+        if kind == "block_inclusive":
+            def body(bid, src, src2, dst, dst2):
+                block = coop.this_block()
+                a = coop.ThreadData(K, dtype)
+                b = coop.ThreadData(K, np.int64)
+                coop.load(block, src, a, offset=bid * (T * K))
+                coop.load(block, src2, b, offset=bid * (T * K))
+                x, y = coop.inclusive_scan(block, (a, b), scan_op=add_both)
+                coop.store(block, dst, x, offset=bid * (T * K))
+                coop.store(block, dst2, y, offset=bid * (T * K))
+        elif kind == "block_exclusive":
+            def body(bid, src, src2, dst, dst2):
+                block = coop.this_block()
+                a = coop.ThreadData(K, dtype)
+                b = coop.ThreadData(K, np.int64)
+                coop.load(block, src, a, offset=bid * (T * K))
+                coop.load(block, src2, b, offset=bid * (T * K))
+                x, y = coop.exclusive_scan(block, (a, b), scan_op=sum_and_keep_right, initial_value=(5, -1))
+                coop.store(block, dst, x, offset=bid * (T * K))
+                coop.store(block, dst2, y, offset=bid * (T * K))
+        elif kind == "block_reverse":
+            def body(bid, src, src2, dst, dst2):
+                block = coop.this_block()
+                a = coop.ThreadData(K, dtype)
+                b = coop.ThreadData(K, np.int64)
+                coop.load(block, src, a, offset=bid * (T * K))
+                coop.load(block, src2, b, offset=bid * (T * K))
+                x, y = coop.scan(block, (a, b), mode="inclusive", scan_op=sum_and_keep_right, reverse=True)
+                coop.store(block, dst, x, offset=bid * (T * K))
+                coop.store(block, dst2, y, offset=bid * (T * K))
+        elif kind == "warp_inclusive":
+            def body(bid, src, src2, dst, dst2):
+                block = coop.this_block()
+                a = coop.ThreadData(K, dtype)
+                b = coop.ThreadData(K, np.int64)
+                coop.load(block, src, a, offset=bid * (T * K))
+                coop.load(block, src2, b, offset=bid * (T * K))
+                x, y = coop.inclusive_scan(coop.this_warp(), (a[0], b[0]), scan_op=add_both)
+                a[0] = x
+                b[0] = y
+                coop.store(block, dst, a, offset=bid * (T * K))
+                coop.store(block, dst2, b, offset=bid * (T * K))
+        elif kind == "block_reduce":
+            def body(bid, src, src2, dst, dst2):
+                block = coop.this_block()
+                a = coop.ThreadData(K, dtype)
+                b = coop.ThreadData(K, np.int64)
+                coop.load(block, src, a, offset=bid * (T * K))
+                coop.load(block, src2, b, offset=bid * (T * K))
+                total, bits = coop.reduce(block, (a, b), binary_op=sum_and_or)
+                coop.store(block, dst, total, offset=bid * T)
+                coop.store(block, dst2, bits, offset=bid * T)
+        else:  # warp_reduce
+            def body(bid, src, src2, dst, dst2):
+                block = coop.this_block()
+                a = coop.ThreadData(K, dtype)
+                b = coop.ThreadData(K, np.int64)
+                coop.load(block, src, a, offset=bid * (T * K))
+                coop.load(block, src2, b, offset=bid * (T * K))
+                total, bits = coop.reduce(coop.this_warp(), (a[0], b[0]), binary_op=sum_and_or)
+                coop.store(block, dst, total, offset=bid * T)
+                coop.store(block, dst2, bits, offset=bid * T)
+
+        def oracle(v):
+            first, second = v["src"], v["src2"]
+            if kind in ("block_reduce", "warp_reduce"):
+                width = T if kind == "block_reduce" else 32
+                if kind == "warp_reduce":
+                    first, second = first[::K], second[::K]
+                a, b = first.reshape(-1, width * (K if kind == "block_reduce" else 1)), None
+                b = second.reshape(a.shape)
+                return {"dst": np.repeat(a.sum(axis=1, dtype=a.dtype), width),
+                        "dst2": np.repeat(np.bitwise_or.reduce(b, axis=1), width)}
+            if kind == "warp_inclusive":
+                x, y = first.copy(), second.copy()
+                x[::K] = np.cumsum(first[::K].reshape(-1, 32), axis=1, dtype=first.dtype).reshape(-1)
+                y[::K] = np.cumsum(second[::K].reshape(-1, 32), axis=1).reshape(-1)
+                return {"dst": x, "dst2": y}
+            a, b = tiles(first, T * K), tiles(second, T * K)
+            if kind == "block_inclusive":
+                return {"dst": np.cumsum(a, axis=1, dtype=a.dtype).reshape(-1),
+                        "dst2": np.cumsum(b, axis=1).reshape(-1)}
+            if kind == "block_exclusive":
+                x = np.concatenate([np.full((a.shape[0], 1), 5, a.dtype),
+                                    5 + np.cumsum(a, axis=1, dtype=a.dtype)[:, :-1]], axis=1)
+                y = np.concatenate([np.full((b.shape[0], 1), -1, b.dtype), b[:, :-1]], axis=1)
+                return {"dst": x.reshape(-1), "dst2": y.reshape(-1)}
+            suffix = np.ascontiguousarray(np.cumsum(a[:, ::-1], axis=1, dtype=a.dtype)[:, ::-1])  # block_reverse
+            return {"dst": suffix.reshape(-1), "dst2": np.repeat(b[:, -1:], b.shape[1], axis=1).reshape(-1)}
+        return body, oracle, {"reduce": kind.endswith("reduce")}
+    return factory
+
+
 # ------------------------------------------------------------------------------------------- merge sort
 
 
@@ -921,6 +1033,11 @@ def _operands(family, T, K, dtype, extra):
         if extra["valid"] == "runtime":
             ops.append(Int("n", extra["tile"] // 3 + 1))
         return tuple(ops)
+    if family == "multi_operand":
+        out = GRID * T if extra["reduce"] else n
+        return (Array("src", dtype, n, "in", small(dtype)(n)),
+                Array("src2", np.int64, n, "in", lambda rng: rng.integers(-10**9, 10**9, n).astype(np.int64)),
+                Array("dst", dtype, out, "out"), Array("dst2", np.int64, out, "out"))
     if family == "load_partial":
         return (Array("src", dtype, n, "in", small(dtype)(n)), Array("dst", dtype, 2 * n, "out"),
                 Int("n", T * K // 2 + 1))
@@ -998,6 +1115,12 @@ _VARIANTS = [
     ("argreduce", "argmin_block_scalar", _argreduce(False, "block_scalar"), INT_AND_FLOAT, COMBOS_3D),
     ("argreduce", "argmax_warp", _argreduce(True, "warp"), INT_AND_FLOAT, COMBOS_3D),
     ("argreduce", "argmin_lw8_indices", _argreduce(False, "lw8", with_indices=True), INT_AND_FLOAT, COMBOS_3D),
+    ("multi_operand", "block_inclusive_scan", _multi("block_inclusive"), INT_AND_FLOAT, COMBOS_3D),
+    ("multi_operand", "block_exclusive_scan", _multi("block_exclusive"), INT_AND_FLOAT, COMBOS_3D),
+    ("multi_operand", "block_reverse_scan", _multi("block_reverse"), INT_AND_FLOAT, COMBOS_3D),
+    ("multi_operand", "warp_inclusive_scan", _multi("warp_inclusive"), INT_AND_FLOAT, COMBOS_3D),
+    ("multi_operand", "block_reduce", _multi("block_reduce"), INT_AND_FLOAT, COMBOS_3D),
+    ("multi_operand", "warp_reduce", _multi("warp_reduce"), INT_AND_FLOAT, COMBOS_3D),
     ("segmented_scan", "inclusive_sum", _segmented_scan("inclusive_sum", False), INT_AND_FLOAT, COMBOS_3D),
     ("segmented_scan", "exclusive_max", _segmented_scan("exclusive_max", False), INT_AND_FLOAT, COMBOS_3D),
     ("segmented_scan", "reverse_exclusive_sum", _segmented_scan("exclusive_sum", True), INT_AND_FLOAT, COMBOS_3D),

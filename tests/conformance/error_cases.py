@@ -611,6 +611,66 @@ def argmax_positional_option(bid, src, dst):
     coop.store(block, dst, items)
 
 
+# ---- several operands (SPEC 8.18)
+def add_pairs(a, b):
+    return (a[0] + b[0], a[1] + b[1])
+
+
+def one_value(a, b):
+    return (a[0] + b[0],)
+
+
+def tuple_of_other_extents(bid, src, dst):
+    block = coop.this_block()
+    a = coop.ThreadData(K, np.int32)
+    b = coop.ThreadData(2, np.int32)
+    coop.load(block, src, a)
+    b[0] = 1
+    b[1] = 2
+    x, y = coop.inclusive_scan(block, (a, b), scan_op=add_pairs)  # HERE
+    coop.store(block, dst, x)
+
+
+def tuple_operator_of_another_arity(bid, src, dst):
+    block = coop.this_block()
+    a = coop.ThreadData(K, np.int32)
+    b = coop.ThreadData(K, np.int32)
+    coop.load(block, src, a)
+    coop.load(block, src, b)
+    x, y = coop.inclusive_scan(block, (a, b), scan_op=one_value)  # HERE
+    coop.store(block, dst, x)
+
+
+def tuple_initial_value_of_another_arity(bid, src, dst):
+    block = coop.this_block()
+    a = coop.ThreadData(K, np.int32)
+    b = coop.ThreadData(K, np.int32)
+    coop.load(block, src, a)
+    coop.load(block, src, b)
+    x, y = coop.exclusive_scan(block, (a, b), scan_op=add_pairs, initial_value=(0, 0, 0))  # HERE
+    coop.store(block, dst, x)
+
+
+def tuple_with_an_operator_string(bid, src, dst):
+    block = coop.this_block()
+    a = coop.ThreadData(K, np.int32)
+    b = coop.ThreadData(K, np.int32)
+    coop.load(block, src, a)
+    coop.load(block, src, b)
+    x, y = coop.inclusive_scan(block, (a, b), scan_op="sum")  # HERE
+    coop.store(block, dst, x)
+
+
+def tuple_to_a_sum(bid, src, dst):
+    block = coop.this_block()
+    a = coop.ThreadData(K, np.int32)
+    b = coop.ThreadData(K, np.int32)
+    coop.load(block, src, a)
+    coop.load(block, src, b)
+    x, y = coop.inclusive_sum(block, (a, b))  # HERE
+    coop.store(block, dst, x)
+
+
 ERRORS = [
     ErrorCase("c5-unknown-keyword", c5_unknown_keyword, coop.CoopTypeError,
               "cuda.coop.load got an unexpected keyword argument 'count'"),
@@ -739,4 +799,16 @@ ERRORS = [
               "cuda.coop.argmin static valid_items must be between 1 and 512; got 1000"),
     ErrorCase("argmax-positional", argmax_positional_option, coop.CoopTypeError,
               "cuda.coop.argmax takes 2 positional operands; pass options by keyword"),
+    ErrorCase("tuple-extents", tuple_of_other_extents, coop.CoopValueError,
+              "cuda.coop.inclusive_scan value tuple payloads must have the same items_per_thread; got 4, 2"),
+    ErrorCase("tuple-operator-arity", tuple_operator_of_another_arity, coop.CoopTypeError,
+              "cuda.coop.inclusive_scan scan_op one_value could not be compiled for ((int32, int32), (int32, int32)); "
+              "it must return a tuple of 2 values"),
+    ErrorCase("tuple-initial-value-arity", tuple_initial_value_of_another_arity, coop.CoopTypeError,
+              "cuda.coop.exclusive_scan initial_value must be a tuple of 2 values, as value is; got 3"),
+    ErrorCase("tuple-operator-string", tuple_with_an_operator_string, coop.CoopTypeError,
+              "cuda.coop.inclusive_scan over a tuple of operands needs scan_op=f, a function of two tuples returning "
+              "a tuple; got 'sum'"),
+    ErrorCase("tuple-sum", tuple_to_a_sum, coop.CoopTypeError,
+              "cuda.coop.inclusive_sum takes one operand; scan a tuple with scan, inclusive_scan or exclusive_scan"),
 ]

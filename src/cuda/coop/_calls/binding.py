@@ -10,6 +10,7 @@ from typing import Any
 from .._backend_context import COMMON_NAMESPACE
 from .._errors import CoopError, CoopTypeError, CoopUnsupportedError, CoopValueError
 from .._markers.base import extension
+from .._semantics.tuples import fields, is_tuple
 from .._version import __version__
 
 
@@ -70,3 +71,15 @@ def binding_error(name: str, signature: inspect.Signature, exc: TypeError, posit
     if positional > operands:  # C5
         return CoopTypeError(f"{name} takes {operands} positional operands; pass options by keyword")
     return CoopTypeError(f"{name}: {exc}")
+
+
+def operator_failure(name: str, param: str, label: str, dtype: str, arity: int, reason: str) -> str:
+    """The message of a user operator the backend could not compile: the same first line on every backend (what the
+    operator is called with, and for a tuple what it must return), the compiler's reason after it."""
+    if is_tuple(dtype):
+        members = fields(dtype)
+        operand = f"({', '.join(members)})"
+        return (f"{name} {param} {label} could not be compiled for ({operand}, {operand}); it must return a tuple "
+                f"of {len(members)} values\n{reason}")
+    return f"{name} {param} {label} could not be compiled for ({', '.join([dtype] * arity)}): {reason}"
+

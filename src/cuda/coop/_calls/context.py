@@ -66,6 +66,9 @@ class CallContext(Protocol):
     def payload(self, operand: Any) -> Payload | None:
         """The ThreadData an operand refers to, or None for anything else."""
 
+    def tuple_operands(self, operand: Any) -> list[Any] | None:
+        """The members of a tuple the kernel built (``(a, b)``), or None for anything else."""
+
     def require_payload(self, call: Call, param: str) -> Payload:
         """The ThreadData behind ``param``, or the P4/P5 error for what it is instead."""
 

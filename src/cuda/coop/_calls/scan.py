@@ -10,9 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from .._cub.families import scan as cub_scan
+from .._cub.tuples import split_entry
 from .._errors import CoopError, CoopTypeError, CoopValueError
 from .._semantics.scan import is_stateful, plan_scan
 from .._semantics.aggregates import is_aggregate
+from .._semantics.common import Static
+from .._semantics.tuples import require_tuple_operator
+from . import tuples
 from .context import Call, CallContext
 from .site import (
     OperandType,
@@ -27,8 +31,6 @@ from .site import (
 
 OPS = ("scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan")
 
-
-result_payload = same_shape_result
 
 
 def _state_dtype(ctx: CallContext, name: str, prefix_op: Any) -> str:
@@ -85,8 +87,68 @@ def _one_item(ctx: CallContext, call: Call, param: str, dtype: str, what: str) -
     return payload
 
 
+def _flags(ctx: CallContext, call: Call) -> tuple[str | None, int] | None:
+    """The dtype and extent (0: a scalar) of a segmented scan's head_flags, or None."""
+    head_flags = call.args.get("head_flags")
+    flag_payload = ctx.payload(head_flags) if head_flags is not None else None
+    if flag_payload is not None:
+        return (flag_payload.dtype, flag_payload.items_per_thread)
+    if head_flags is not None and ctx.control(call, "head_flags") is not None:
+        return (ctx.scalar_dtype(head_flags, call, "head_flags"), 0)
+    return None
+
+
+def result_payload(ctx: CallContext, call: Call) -> Any:
+    """A fresh payload of the value's shape; a tuple of them for a tuple of payloads (SPEC 8.18)."""
+    results = tuples.result_payloads(ctx, call)
+    return results if results is not None else same_shape_result(ctx, call)
+
+
+def _plan_tuple(ctx: CallContext, call: Call, value: tuples.TupleValue) -> None:
+    """A scan over a tuple of operands with the user's ``scan_op`` (SPEC 8.18), reverse and segmented included."""
+    name, args = call.name, call.args
+    if call.op.endswith("_sum"):
+        raise CoopTypeError(f"{name} takes one operand; scan a tuple with scan, inclusive_scan or exclusive_scan and "
+                            "scan_op=f")
+    for key in ("prefix_op", "valid_items", "aggregate_output", "state"):
+        if args.get(key) is not None:
+            raise CoopValueError(f"{name} {key} cannot be combined with a tuple of operands")
+    scan_op = ctx.static(call, "scan_op", None)
+    require_tuple_operator(name, "scan_op", scan_op)
+    group = ctx.group(call)
+    desc = ctx.descriptor(args.get("temp_storage"), name)
+    k = value.items_per_thread
+    spec, _ = plan_scan(
+        name, call.op, group.spec, ctx.launch, value.dtype, k, ctx.static(call, "mode", "exclusive", kind="string"),
+        scan_op, Static(None) if args.get("initial_value") is not None else None,
+        ctx.static(call, "algorithm", None, kind="string"), desc.descriptor if desc else None,
+        reverse=ctx.static(call, "reverse", False, kind="bool"), flags=_flags(ctx, call))
+    operands = Operands()
+    members = tuples.add_members(operands, call, value, "items" if k else "in")
+    if k:
+        for j, result in enumerate(ctx.payload_tuple(call).items):
+            operands.add(f"output{j}", result.array)
+    if spec.flag_dtype is not None:
+        operands.add("head_flags" if k else "flag", args["head_flags"])
+    tuples.add_initial_value(ctx, operands, call, value)
+    emission = emit(lambda s: split_entry(cub_scan.emit(s), s.dtype, {"items": k, "output": k}), spec)
+    provider = emission.provider
+
+    def check(argtys: tuple[OperandType, ...]) -> None:
+        if not k:
+            for index in members:
+                require_scalar(name, argtys[index])
+
+    site = SiteCall(provider.symbol, operands.params(provider), value.dtypes[0], None, check=check)
+    site.link = ctx.link_operator(spec.operator, spec.dtype, name, "scan_op")
+    ctx.add_site(call, operands.values, site, emission, (group.spec, desc) if spec.uses_scratch else None)
+
+
 def plan(ctx: CallContext, call: Call) -> None:
     name, args = call.name, call.args
+    value = tuples.tuple_value(ctx, call)
+    if value is not None:
+        return _plan_tuple(ctx, call, value)
     group = ctx.group(call)
     payload = ctx.payload(args["value"])
     dtype = payload.dtype if payload is not None else ctx.scalar_dtype(args["value"], call, "value")
@@ -98,12 +160,7 @@ def plan(ctx: CallContext, call: Call) -> None:
     state_dtype = _state_dtype(ctx, name, prefix_op) if stateful else None
     has_aggregate = args.get("aggregate_output") is not None and ctx.control(call, "aggregate_output") is not None
     head_flags = args.get("head_flags")
-    flag_payload = ctx.payload(head_flags) if head_flags is not None else None
-    flags = None
-    if flag_payload is not None:
-        flags = (flag_payload.dtype, flag_payload.items_per_thread)
-    elif head_flags is not None and ctx.control(call, "head_flags") is not None:
-        flags = (ctx.scalar_dtype(head_flags, call, "head_flags"), 0)
+    flags = _flags(ctx, call)
     spec, literal = plan_scan(
         name, call.op, group.spec, ctx.launch, dtype, payload.items_per_thread if payload else 0,
         ctx.static(call, "mode", "exclusive", kind="string"), ctx.static(call, "scan_op", None), initial,

@@ -14,6 +14,8 @@ import re
 
 from .._backend_context import ValueAbi
 from .._semantics.aggregates import AGGREGATE_C_PREFIX, uniform_word
+from .._semantics.common import NUMERIC_DTYPES
+from .._semantics.tuples import TUPLE_C_PREFIX
 
 _DEFINITION = re.compile(r'extern "C" __device__ (?P<ret>[\w ]+?) (?P<name>cuda_coop_\w+)\((?P<params>[^)]*)\) \{')
 _BY_VALUE = re.compile(rf"^(?:const )?(?P<type>__half|{AGGREGATE_C_PREFIX}\w+) (?P<name>\w+)$")
@@ -83,6 +85,19 @@ def aggregate_definitions(source: str) -> list[str]:
             width = uniform_word(int(size), int(alignment))
             members = f"{_WORDS[width]} words[{int(size) // width}];"
         definitions.append(f"struct alignas({alignment}) {name} {{ {members} }};")
+    return definitions
+
+
+_TUPLE_TYPE = re.compile(rf"\b{TUPLE_C_PREFIX}(\w+?)\b")
+
+
+def tuple_definitions(source: str) -> list[str]:
+    """The struct of every multi-operand tuple C type ``source`` names (``_semantics.tuples``; ``_cub.tuples``):
+    one field ``f{j}`` per operand."""
+    definitions = []
+    for suffix in sorted(set(_TUPLE_TYPE.findall(source))):
+        members = " ".join(f"{NUMERIC_DTYPES[dtype][0]} f{j};" for j, dtype in enumerate(suffix.split("_")))
+        definitions.append(f"struct {TUPLE_C_PREFIX}{suffix} {{ {members} }};")
     return definitions
 
 

@@ -5,7 +5,7 @@ import hashlib
 from dataclasses import dataclass
 
 from .._backend_context import ValueAbi, value_abi
-from .abi import aggregate_definitions, c_abi_entry
+from .abi import aggregate_definitions, c_abi_entry, tuple_definitions
 
 
 REUSE_MARK = "// reuse barrier for the scratch"  # names the line in the generated source
@@ -108,6 +108,7 @@ def translation_unit(providers: list[Provider], abi: ValueAbi | None = None) -> 
     parts = half + [f"#include <{h}>" for h in headers] + [PRELUDE]
     # user-defined aggregates (docs: qualified, "User-defined aggregates")
     parts += aggregate_definitions("".join(p.body for p in unique))
+    parts += tuple_definitions("".join(p.body for p in unique))  # multi-operand values
     for p in unique:
         parts.append(c_abi_entry(p.body, abi))
         if p.scratch_type is not None:

@@ -16,7 +16,9 @@ def reduce(group: ThreadGroup, value: Any, /, *, binary_op: str | Callable[[Any,
 
     Args:
         group: a block, warp or logical warp.
-        value: a scalar or a ThreadData (each thread folds its slots first).
+        value: a scalar or a ThreadData (each thread folds its slots first); or a tuple of 1-8 of them
+            (payloads of one extent, or scalars) with ``binary_op=f``, a function of two tuples returning
+            a tuple: the result is then a tuple of scalars.
         binary_op: ``"sum"``, ``"multiplies"``, ``"min"``, ``"max"``, ``"bit_and"``, ``"bit_or"``,
             ``"bit_xor"`` (and their aliases), or a Python/device function ``f(a, b)``. ``None`` is sum.
         broadcast: ``True``: the result is defined in every member; ``False``: in rank 0 only.

@@ -29,7 +29,7 @@ _DOC = """{summary}
     extent, or a scalar for scalar scans) makes the scan segmented: a non-zero flag starts a
     segment at its tile position (position 0 always starts one), each segment is scanned on
     its own, forward or reverse, and exclusive forms give ``initial_value`` (sums: 0) where a
-    segment's scan begins.
+    segment's scan begins.{tuples}
     The qualified variants (a backend's namespace) also accept ``valid_items=`` (warp
     groups), ``aggregate_output=`` and ``prefix_op=`` (blocks: a function of the block
     aggregate that returns the prefix seeding the scan).
@@ -43,7 +43,9 @@ def _doc(summary: str) -> Callable[[Any], Any]:
     def wrap(fn: Any) -> Any:
         takes_operator = "scan_op" in inspect.signature(fn).parameters  # the sums have a fixed operator
         operator = " ``scan_op`` is an operator string or a Python/device function." if takes_operator else ""
-        fn.__doc__ = _DOC.format(summary=summary, operator=operator)
+        tuples = ("\n    ``value`` may also be a tuple of 1-8 payloads (or scalars) with ``scan_op=f``, a function\n"
+                  "    of two tuples returning a tuple; the result is then a tuple.") if takes_operator else ""
+        fn.__doc__ = _DOC.format(summary=summary, operator=operator, tuples=tuples)
         return fn
 
     return wrap

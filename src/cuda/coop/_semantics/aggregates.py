@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TypeGuard
 
 from .._errors import CoopTypeError
+from .tuples import fields, is_tuple
 
 AGGREGATE_C_PREFIX = "cuda_coop_agg_"
 
@@ -109,5 +110,7 @@ def require_aggregate_callable(name: str, param: str, dtype: str, given: object)
 
 def symbol_part(dtype: str) -> str:
     """``dtype`` as a fragment of a C symbol."""
+    if is_tuple(dtype):  # a multi-operand value
+        return "tup_" + "_".join(fields(dtype))
     found = aggregate(dtype)
     return found.symbol_part if found is not None else dtype

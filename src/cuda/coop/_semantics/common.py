@@ -8,6 +8,7 @@ from typing import Sequence, TypeGuard
 from .._backend_context import qualified_namespace, value_abi
 from .._errors import CoopTypeError, CoopValueError
 from .aggregates import aggregate, is_aggregate
+from .tuples import is_tuple, tuple_c_type
 
 # Numeric dtypes of the common API: name -> (C++ type, size in bytes).
 NUMERIC_DTYPES: dict[str, tuple[str, int]] = {
@@ -43,6 +44,8 @@ def passes_by_pointer(dtype: str) -> bool:
 
 
 def c_type(dtype: str) -> str:
+    if is_tuple(dtype):  # a multi-operand value
+        return tuple_c_type(dtype)
     found = aggregate(dtype)
     return found.c_type if found is not None else ALL_NUMERIC_DTYPES[dtype][0]
 

@@ -14,6 +14,7 @@ from .common import (
 from .groups import LOGICAL_WARP_WIDTHS, reject_warp_descriptor, require_complete_warps
 from .operators import OperatorSpec, resolve_operator
 from .temp_storage import Descriptor, keeps_reuse_barrier
+from .tuples import is_tuple
 
 ALGORITHMS = ("warp_reductions", "raking", "raking_commutative_only")
 # Groups only the qualified reduce/sum take (docs: operations/reduce, "More groups in the qualified namespace").
@@ -70,7 +71,7 @@ def plan_reduce(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, it
                 descriptor: Descriptor | None) -> ReduceSpec:
     require_reduce_group(name, group, launch)
     require_aggregate_callable(name, "binary_op", dtype, binary_op)
-    if dtype not in ALL_NUMERIC_DTYPES and not is_aggregate(dtype):
+    if dtype not in ALL_NUMERIC_DTYPES and not is_aggregate(dtype) and not is_tuple(dtype):
         raise CoopTypeError(f"{name} does not support value dtype {dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
     operator = resolve_operator(name, "binary_op", binary_op, dtype)
     if not isinstance(broadcast, bool):

@@ -13,6 +13,7 @@ from .groups import reject_warp_descriptor, require_complete_warps, require_oper
 from .operators import OperatorSpec, callable_symbol, resolve_operator
 from .aggregates import is_aggregate, require_aggregate_callable, symbol_part
 from .common import INTEGER_DTYPES, passes_by_pointer
+from .tuples import is_tuple
 from .temp_storage import Descriptor, keeps_reuse_barrier
 
 ALGORITHMS = ("raking", "raking_memoize", "warp_scans")
@@ -64,7 +65,7 @@ def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype
               descriptor: Descriptor | None, prefix_op: object = None, valid_items: Control = None,
               aggregate: bool = False, state_dtype: str | None = None,
               has_state: bool = False, reverse: object = False,
-              flags: tuple[str, int] | None = None) -> tuple[ScanSpec, object]:
+              flags: tuple[str | None, int] | None = None) -> tuple[ScanSpec, object]:
     """The spec and the initial value converted to the dtype (a literal) or None.
 
     Qualified extensions (docs: operations/scan): ``valid_items`` (warp groups), ``aggregate`` (an aggregate_output
@@ -74,7 +75,7 @@ def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype
     ``head_flags`` operand of a segmented scan."""
     require_operation_group("scan", name, group)
     require_complete_warps(name, group, launch)
-    if dtype not in ALL_NUMERIC_DTYPES and not is_aggregate(dtype):
+    if dtype not in ALL_NUMERIC_DTYPES and not is_aggregate(dtype) and not is_tuple(dtype):
         raise CoopTypeError(f"{name} does not support value dtype {dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
     if is_aggregate(dtype):
         require_aggregate_callable(name, "scan_op", dtype, FORMS[form][1] or scan_op)
@@ -134,7 +135,9 @@ def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype
     if initial_value is None and prefix is None and mode == "exclusive" and not operator.is_sum:
         raise CoopValueError(f"{name} non-sum exclusive scans require initial_value")
     literal = None
-    if isinstance(initial_value, Static):
+    if is_tuple(dtype):  # each member of a tuple initial_value is converted by the call layer (_calls.tuples)
+        pass
+    elif isinstance(initial_value, Static):
         literal = literal_as(name, "initial_value", initial_value.value, dtype)
     elif isinstance(initial_value, Runtime) and initial_value.dtype not in (None, dtype):
         raise CoopTypeError(

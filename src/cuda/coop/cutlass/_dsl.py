@@ -303,6 +303,35 @@ def define_function(symbol: str, arg_dtypes: list[str], result_dtype: str, body:
         raise
 
 
+def define_tuple_function(symbol: str, dtypes: list[str], body: Callable[..., Any], gpu_module: Any) -> None:
+    """Define ``void symbol(T0* r0, ..., T0 a0, ..., T0 b0, ...)`` (once) by tracing ``body(a, b)`` on two tuples of
+    CuTe numerics of ``dtypes``; each member of the tuple it returns is converted to its dtype and stored through
+    its pointer (the C++ side of a multi-operand operator, ``_cub.tuples``). A result that is not a tuple of
+    ``len(dtypes)`` values is a ``TypeError`` naming what it is."""
+    if symbol in ir.SymbolTable(gpu_module):
+        return
+    count = len(dtypes)
+    types = [NUMERIC_TYPES[d].mlir_type for d in dtypes]
+    with ir.InsertionPoint.at_block_begin(gpu_module.regions[0].blocks[0]):
+        function = func.FuncOp(symbol, ([llvm.PointerType.get(0)] * count + types + types, []))
+    try:
+        entry = function.add_entry_block()
+        with ir.InsertionPoint(entry):
+            values = list(entry.arguments)
+            a = tuple(NUMERIC_TYPES[d](v) for d, v in zip(dtypes, values[count:2 * count]))
+            b = tuple(NUMERIC_TYPES[d](v) for d, v in zip(dtypes, values[2 * count:]))
+            result = body(a, b)
+            if not isinstance(result, (tuple, list)) or len(result) != count:
+                shape = f"a tuple of {len(result)}" if isinstance(result, (tuple, list)) else type(result).__name__
+                raise TypeError(f"it returns {shape}; a tuple of {count} values is needed")
+            for pointer, dtype, member in zip(values[:count], dtypes, result):
+                llvm.store(NUMERIC_TYPES[dtype](member).ir_value(), pointer)
+            func.ReturnOp([])
+    except BaseException:
+        function.operation.erase()
+        raise
+
+
 def retarget(call_op: Any, symbol: str) -> None:
     """Point a call at another function of the same signature (a provider emitted again without its barrier)."""
     gpu_module = gpu_module_of(call_op)

@@ -21,7 +21,7 @@ from .. import _markers
 from .._markers.base import dispatch
 from .._backend_context import BackendContext, MarkerCall
 from .._calls import FAMILIES
-from .._calls.binding import bind_arguments, literal_words
+from .._calls.binding import bind_arguments, literal_words, operator_failure
 from .._calls.build import PlannedCall, scratch_use
 from .._calls.site import ArrayType, Emission, OperandType, SiteCall
 from .._cub.by_value import PayloadParam, adapt
@@ -34,6 +34,7 @@ from .._semantics.common import (
     check_block_shape, check_payload_dtype, check_payload_extent,
 )
 from .._semantics.temp_storage import make_descriptor
+from .._semantics.tuples import fields, is_tuple
 from . import _about, _dsl
 from ._route import route
 
@@ -507,6 +508,9 @@ class KernelTracer:
                                 "in this kernel")
         return group
 
+    def tuple_operands(self, operand: Any) -> list[Any] | None:
+        return list(operand) if isinstance(operand, tuple) else None
+
     def payload(self, operand: Any) -> Slot | None:
         if isinstance(operand, ThreadData):
             return operand._slot
@@ -638,15 +642,17 @@ class KernelTracer:
                                        f"cutlass backend in cuda-coop {__version__}")
         symbol = spec.name + ("_1" if arity == 1 else "")  # the C++ names a unary callback so (_cub.families.scan)
         try:
-            _dsl.define_function(symbol, [dtype] * arity, "boolean" if result == "boolean" else dtype, function,
-                                 self.gpu_module)
+            if is_tuple(dtype):  # over a tuple of operands (_cub.tuples)
+                _dsl.define_tuple_function(symbol, fields(dtype), function, self.gpu_module)
+            else:
+                _dsl.define_function(symbol, [dtype] * arity, "boolean" if result == "boolean" else dtype, function,
+                                     self.gpu_module)
         except CoopError as exc:  # a cooperative call inside the operator (R1 there): callbacks are per thread
             raise CoopTypeError(f"{name} {param} {label} contains a cuda.coop call ({exc}); callbacks may only do "
                                 "per-thread computation") from None
         except Exception as exc:  # the DSL could not trace it
-            raise CoopTypeError(f"{name} {param} {label} could not be compiled for ({', '.join([dtype] * arity)}): "
-                                f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
-                                ) from None
+            reason = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+            raise CoopTypeError(operator_failure(name, param, label, dtype, arity, reason)) from None
         return []
 
     def add_site(self, call: Call, operands: list[Any], site: SiteCall, emission: Emission,

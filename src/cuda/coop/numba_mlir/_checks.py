@@ -17,6 +17,7 @@ from .._markers.base import extension, op_name
 from .._semantics.common import check_payload_bytes, check_payload_dtype, check_payload_extent
 from .._semantics.groups import require_cluster_target, require_operation_group
 from .._semantics.reduce import require_reduce_group
+from .._semantics.tuples import TUPLE_OPERATIONS
 from . import _compat as nb
 from ._lowering import operand_type
 from ._ir import SHARED_ROW, THREAD_DATA, ArgRef, DescVal, GroupVal, MethodVal, Obj, PayloadTuple, PayloadVal
@@ -98,6 +99,8 @@ class KernelChecks:
         parameter = inspect.signature(call.marker).parameters.get(param)
         if parameter is None or parameter.kind != parameter.POSITIONAL_ONLY:
             return  # an option: its own check names what it takes
+        if call.op in TUPLE_OPERATIONS and param == "value":
+            return  # a tuple of operands (the call layer checks it: _calls.tuples)
         for definition in self.resolver.definitions(var.name):
             kind = self._CONTAINERS.get(getattr(definition, "op", None)) if isinstance(definition, nb.ir.Expr) \
                 else None
@@ -259,6 +262,8 @@ class KernelChecks:
                                 f"{_where(stmt.loc)}; index single items instead"), stmt.loc)
                     if expr.op in ("getattr", "getitem", "static_getitem", "exhaust_iter"):
                         continue
+                    if expr.op == "build_tuple" and self._feeds_only_coop_calls(stmt.target.name):
+                        continue  # a multi-operand value: coop.scan(block, (a, b), scan_op=f)
                     if expr.op == "call":
                         callee = self.resolver.callee(stmt)
                         if isinstance(callee, MethodVal) or (isinstance(callee, Obj) and (
@@ -277,6 +282,26 @@ class KernelChecks:
                     if kind == "ThreadGroup":
                         what += "; groups may only be used with cuda.coop operations, group methods and inlined helpers"
                     raise located(CoopTypeError(what), stmt.loc)
+
+    def _feeds_only_coop_calls(self, name: str) -> bool:
+        """Whether variable ``name`` is used only as an operand of cooperative calls (or not at all)."""
+        ir = nb.ir
+        for block in self.func_ir.blocks.values():
+            for stmt in block.body:
+                value = stmt.value if isinstance(stmt, ir.Assign) else None
+                uses = [value] if isinstance(value, ir.Var) else \
+                    value.list_vars() if isinstance(value, ir.Expr) else stmt.list_vars()
+                if not any(var.name == name for var in uses):
+                    continue
+                if isinstance(value, ir.Expr) and value.op == "call":
+                    callee = self.resolver.callee(stmt)
+                    if isinstance(callee, Obj) and self.is_coop_object(callee.value):
+                        continue
+                if isinstance(value, ir.Var) and stmt.target.name != name and \
+                        self._feeds_only_coop_calls(stmt.target.name):
+                    continue  # another name for it (``pair = (a, b)``)
+                return False
+        return True
 
     def _is_slice(self, expr: Any) -> bool:
         if expr.op == "static_getitem" and isinstance(expr.index, slice):

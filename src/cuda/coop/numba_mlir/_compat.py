@@ -295,6 +295,27 @@ def compile_operator(function: object, dtype: str, cc: int, symbol: str, arity: 
     return bytes(code)
 
 
+def compile_tuple_operator(function: object, dtypes: list[str], cc: int, symbol: str) -> bytes:
+    """LTO-IR of ``void symbol(T0* r0, ..., T0 a0, ..., T0 b0, ...)`` with a C ABI: ``function((a0, ...), (b0,
+    ...))`` (compiled as a device function and inlined), each member of the tuple it returns stored through its
+    pointer (a multi-operand operator; ``_cub.tuples``)."""
+    count = len(dtypes)
+    outs = [f"r{j}" for j in range(count)]
+    a = [f"a{j}" for j in range(count)]
+    b = [f"b{j}" for j in range(count)]
+    stores = "".join(f"    item(r{j}, 1)[0] = result[{j}]\n" for j in range(count))
+    namespace = {"device": function if hasattr(function, "py_func") else nb_cuda.jit(device=True)(function),
+                 "item": nb_cuda.carray}
+    source = (f"def wrapper({', '.join(outs + a + b)}):\n"
+              f"    result = device(({', '.join(a)},), ({', '.join(b)},))\n{stores}")
+    exec(source, namespace)  # noqa: S102 - a fixed template
+    values = [numba_dtype(d) for d in dtypes]
+    sig = types.void(*[types.CPointer(v) for v in values], *values, *values)
+    code, _ = nb_cuda.compile(namespace["wrapper"], sig, device=True, abi="c", abi_info={"abi_name": symbol},
+                              output="ltoir", cc=(cc // 10, cc % 10))
+    return bytes(code)
+
+
 def _pointer_wrapper(function: object, arity: int, stateful: bool, struct: bool, writes_result: bool) -> object:
     """``wrapper([out,] [state,] *pointers)`` calling ``function`` (compiled as a device function and inlined) on
     the pointed-to values; a result is written through ``out`` (a predicate's truth value is returned). Values are

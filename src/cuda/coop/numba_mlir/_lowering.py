@@ -7,9 +7,11 @@ The call layer (``cuda.coop._calls``) describes each site; this module is where 
 """
 from __future__ import annotations
 
+from .._calls.binding import operator_failure
 from .._calls.site import ArrayType, Backing, OperandType, SiteCall
 from .._errors import CoopError, CoopTypeError, located
 from .._semantics.aggregates import aggregate, is_aggregate
+from .._semantics.tuples import fields, is_tuple
 from . import _compat as nb
 from ._failures import failure_reason
 
@@ -220,16 +222,20 @@ def operator_link(spec: object, dtype: str, cc: int, name: str, param: str, arit
         function = spec.function  # type: ignore[attr-defined]
         label = getattr(function, "__qualname__", repr(function))
         try:
-            ltoir = nb.compile_operator(function, dtype, cc, symbol, arity, result, state_dtype, by_pointer)
+            if is_tuple(dtype):  # over a tuple of operands (_cub.tuples)
+                ltoir = nb.compile_tuple_operator(function, fields(dtype), cc, symbol)
+            else:
+                ltoir = nb.compile_operator(function, dtype, cc, symbol, arity, result, state_dtype, by_pointer)
         except CoopError as exc:
             if "contains cuda.coop operations" in str(exc):
                 raise CoopTypeError(f"{name} {param} {label} contains cuda.coop operations; callbacks may only do "
                                     "per-thread computation") from None
             raise
         except Exception as exc:  # numba-cuda-mlir typing/lowering failures of the user function
-            types_ = f"{state_dtype} state, {dtype}" if state_dtype is not None else ", ".join([dtype] * arity)
-            raise CoopTypeError(f"{name} {param} {label} could not be compiled for ({types_}): "
-                                f"{failure_reason(exc)}") from exc
+            if state_dtype is not None:
+                raise CoopTypeError(f"{name} {param} {label} could not be compiled for ({state_dtype} state, "
+                                    f"{dtype}): {failure_reason(exc)}") from exc
+            raise CoopTypeError(operator_failure(name, param, label, dtype, arity, failure_reason(exc))) from exc
         _operator_memo[key] = nb.nb_cuda.LTOIR(ltoir, name=f"{symbol}.ltoir")
     return [_operator_memo[key]]
 

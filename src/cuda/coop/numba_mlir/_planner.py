@@ -386,6 +386,17 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
                 f"{call.name} requires a compile-time ThreadGroup created by this_*() or group_by() in this kernel")
         return group
 
+    def tuple_operands(self, var: Any) -> list[Any] | None:
+        """The members of a tuple the kernel built (``(a, b)``), or None."""
+        if not isinstance(var, nb.ir.Var):
+            return None
+        for definition in self.resolver.definitions(var.name):
+            if isinstance(definition, nb.ir.Expr) and definition.op == "build_tuple":
+                return list(definition.items)
+            if isinstance(definition, nb.ir.Var) and definition.name != var.name:
+                return self.tuple_operands(definition)  # another name for it (``pair = (a, b)``)
+        return None
+
     def payload(self, var: Any) -> PayloadVal | None:
         """The payload a variable refers to, or None for a scalar."""
         value = self.resolver.var(var.name)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..._semantics.operators import OperatorSpec
+from ..tuples import operator_call, operator_declaration, tuple_fields
 
 HEADERS = ("cuda/std/functional", "cuda/functional")
 _FUNCTORS = {
@@ -16,7 +17,11 @@ def functor(spec: OperatorSpec, t: str) -> tuple[str, str]:
     if spec.builtin:
         return "", _FUNCTORS[spec.name].format(t=t) + "{}"
     # A user callable compiled separately to LTO-IR with a C ABI; LTO inlines it into CUB.
-    if spec.by_pointer:  # values cross by pointer; copies keep CUB's operands const whatever the callable does
+    dtypes = tuple_fields(t)
+    if dtypes is not None:  # over a tuple of operands: results through pointers, operands field by field
+        call = operator_call(spec.name, t, len(dtypes))
+        decl = operator_declaration(spec.name, dtypes)
+    elif spec.by_pointer:  # values cross by pointer; copies keep CUB's operands const whatever the callable does
         call = f"{t} r, x = a, y = b; {spec.name}(&r, &x, &y); return r;"
         decl = f'extern "C" __device__ void {spec.name}({t}*, {t}*, {t}*);\n'
     else:

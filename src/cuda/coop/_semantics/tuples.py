@@ -1,0 +1,54 @@
+"""Multi-operand reduce and scans (docs: operations/scan, "Several operands at once"; SPEC 8.18): a tuple of 1-8
+payloads or scalars is one value of a tuple dtype, whose C++ type is a struct of one field per operand."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .._errors import CoopTypeError, CoopValueError
+
+TUPLE_PREFIX = "tuple:"
+TUPLE_C_PREFIX = "cuda_coop_tuple_"
+MAX_OPERANDS = 8
+# The operations whose ``value`` may be a tuple (the sums say why they take one operand only).
+TUPLE_OPERATIONS = ("reduce", "sum", "scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan")
+
+
+def tuple_dtype(dtypes: list[str]) -> str:
+    """The dtype name of a tuple of values of ``dtypes`` (``tuple:int32,float32``)."""
+    return TUPLE_PREFIX + ",".join(dtypes)
+
+
+def is_tuple(dtype: object) -> bool:
+    return isinstance(dtype, str) and dtype.startswith(TUPLE_PREFIX)
+
+
+def fields(dtype: str) -> list[str]:
+    """The operand dtypes of a tuple dtype."""
+    return dtype[len(TUPLE_PREFIX):].split(",")
+
+
+def tuple_c_type(dtype: str) -> str:
+    """``cuda_coop_tuple_int32_float32``: a struct with one field ``f{j}`` per operand (``_cub.tuples``)."""
+    return TUPLE_C_PREFIX + "_".join(fields(dtype))
+
+
+def check_operands(name: str, extents: Sequence[int], dtypes: Sequence[str | None]) -> None:
+    """1-8 operands, all payloads of one extent or all scalars, each with a dtype."""
+    if not 1 <= len(extents) <= MAX_OPERANDS:
+        raise CoopValueError(f"{name} takes a tuple of 1 to {MAX_OPERANDS} operands; got {len(extents)}")
+    if len(set(extents)) > 1:
+        if 0 in extents:
+            raise CoopTypeError(f"{name} value tuple mixes payloads and scalars; pass all payloads or all scalars")
+        raise CoopValueError(f"{name} value tuple payloads must have the same items_per_thread; got "
+                             f"{', '.join(map(str, extents))}")
+    for position, dtype in enumerate(dtypes):
+        if dtype is None:
+            raise CoopTypeError(f"could not infer the dtype of {name} value[{position}]")
+
+
+def require_tuple_operator(name: str, param: str, value: object) -> None:
+    """A multi-operand call needs the user's function: operator strings and the sums are single-operand only."""
+    function = getattr(value, "py_func", value)
+    if value is None or isinstance(value, str) or not callable(function) or not hasattr(function, "__code__"):
+        raise CoopTypeError(f"{name} over a tuple of operands needs {param}=f, a function of two tuples returning "
+                            f"a tuple; got {value!r}")
