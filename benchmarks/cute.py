@@ -45,7 +45,8 @@ QUICK = {"n": 1 << 24, "warmup": 2, "reps": 5, "inner": 3, "rounds": 1}
 SEED = 20240611
 THREADS = 256
 POISON = 0x5A5A5A5A
-IMPLS = ("cute", "numba", "cub_cpp")  # timed side by side in every row
+IMPLS = ("cute", "numba", "cub_cpp", "triton")  # timed side by side in every row (Triton: where it has one)
+TRITON_OPERATIONS = ("reverse_inclusive_sum", "segmented_inclusive_sum", "argmax")  # triton_kernels.tile_op
 # Constants shared with cute_kernels.py (which imports cutlass: only loaded once needed).
 ITEMS, HISTOGRAM_ITEMS, BINS, TOPK = 4, 16, 256, 16
 
@@ -428,6 +429,17 @@ def cub_launcher(row: Row, data: Data, function):
     return lambda: function((grid,), (THREADS,), args)
 
 
+def triton_launcher(row: Row, data: Data):
+    """Triton's twin of the row (``triton_kernels.tile_op``: tl.cumsum(reverse=True), tl.associative_scan over
+    (flag, value), tl.argmax), one tile per program on 8 warps like the 256-thread blocks."""
+    import torch
+
+    from . import triton_kernels
+
+    src, out = (torch.from_dlpack(a) for a in data.arrays(row))
+    return triton_kernels.tile_op(row.operation, src, out, row.tile, THREADS // 32)
+
+
 def _counted(row: Row, data: Data, launch):
     """The histogram check needs the number of launches since the poison."""
     if row.output != "histogram":
@@ -509,6 +521,13 @@ def run(settings: dict, outdir: Path) -> tuple[list[dict], dict]:
         except Exception as exc:
             errors[(row.name, "numba")] = _error(exc)
 
+    for row in ROWS:
+        if row.operation in TRITON_OPERATIONS and data is not None:
+            try:
+                launchers[(row.name, "triton")] = triton_launcher(row, data)
+            except Exception as exc:
+                errors[(row.name, "triton")] = _error(exc)
+
     # 2. The CUB twins (nvcc ran in the background).
     where, build_errors, cub_usage = wait_cub_builds(builds)
     for row in ROWS:
@@ -562,6 +581,8 @@ def run(settings: dict, outdir: Path) -> tuple[list[dict], dict]:
                     errors[key] = _error(exc)
         for impl in IMPLS:
             key = (row.name, impl)
+            if key not in launchers and key not in errors:
+                continue  # no such implementation of this row (Triton's few)
             extra = {"error": errors[key]} if key in errors else {}
             if impl == "cute":
                 extra.update(resources.get(row.name, {}))
@@ -601,9 +622,12 @@ def _ratios(records: list[dict]) -> None:
     ok = [r for r in records if r.get("verified")]
     copy = next((r["gbps"] for r in ok if r["impl"] == "copy"), None)
     cub = {r["row"]: r["gbps"] for r in ok if r["impl"] == "cub_cpp"}
+    triton = {r["row"]: r["gbps"] for r in ok if r["impl"] == "triton"}
     for r in ok:
         if r["impl"] in ("cute", "numba") and r["row"] in cub:
             r["ratio_vs_cub_cpp"] = r["gbps"] / cub[r["row"]]
+        if r["impl"] in ("cute", "numba") and r["row"] in triton:
+            r["ratio_vs_triton"] = r["gbps"] / triton[r["row"]]
         if copy:
             r["ratio_vs_copy"] = r["gbps"] / copy
 
@@ -686,14 +710,18 @@ def report(records: list[dict], env: dict, mode: str) -> str:
                          f"{_cell(nb, 'local_bytes', '{}')} | {_cell(cb, 'registers', '{}')} | "
                          f"{_cell(cb, 'local_bytes', '{}')} |")
     else:
-        lines += ["| kernel | shape | CuTe GB/s | numba GB/s | CUB C++ GB/s | CuTe / CUB | numba / CUB | CuTe / copy | "
-                  "regs | local B | CALLs |", "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
+        lines += ["| kernel | shape | CuTe GB/s | numba GB/s | CUB C++ GB/s | Triton GB/s | CuTe / CUB | numba / CUB | "
+                  "CuTe / Triton | numba / Triton | CuTe / copy | regs | local B | CALLs |",
+                  "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
         for row in ROWS:
             c, nb, cb = by.get((row.name, "cute")), by.get((row.name, "numba")), by.get((row.name, "cub_cpp"))
+            tr = by.get((row.name, "triton"))
             lines.append(f"| {row.name} | {THREADS}x{row.items} {row.dtype} | {_cell(c)} | {_cell(nb)} | {_cell(cb)} | "
-                         f"{_cell(c, 'ratio_vs_cub_cpp', '{:.2f}')} | {_cell(nb, 'ratio_vs_cub_cpp', '{:.2f}')} | "
-                         f"{_cell(c, 'ratio_vs_copy', '{:.2f}')} | {(c or {}).get('registers', '-')} | "
-                         f"{(c or {}).get('local_bytes', '-')} | {(c or {}).get('calls', '-')} |")
+                         f"{_cell(tr)} | {_cell(c, 'ratio_vs_cub_cpp', '{:.2f}')} | "
+                         f"{_cell(nb, 'ratio_vs_cub_cpp', '{:.2f}')} | {_cell(c, 'ratio_vs_triton', '{:.2f}')} | "
+                         f"{_cell(nb, 'ratio_vs_triton', '{:.2f}')} | {_cell(c, 'ratio_vs_copy', '{:.2f}')} | "
+                         f"{(c or {}).get('registers', '-')} | {(c or {}).get('local_bytes', '-')} | "
+                         f"{(c or {}).get('calls', '-')} |")
         for impl, words in (("cute", "CuTe"), ("numba", "numba")):
             ratios = [r["ratio_vs_cub_cpp"] for r in records if r["impl"] == impl and "ratio_vs_cub_cpp" in r]
             if ratios:

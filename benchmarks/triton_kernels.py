@@ -29,3 +29,43 @@ def tile_sort(src, dst, tile: int, num_warps: int):
     """A launcher sorting each ``tile`` of ``src`` into ``dst`` (torch tensors), one tile per program."""
     grid = (src.numel() // tile,)
     return lambda: _tile_sort[grid](src, dst, TILE=tile, num_warps=num_warps)
+
+
+# --- issue 31: a reverse scan, a segmented scan and an argmax of each tile (benchmarks/cute.py's rows) ---------
+
+@triton.jit
+def _tile_reverse_sum(src, dst, TILE: tl.constexpr):
+    offsets = tl.program_id(0).to(tl.int64) * TILE + tl.arange(0, TILE)
+    tl.store(dst + offsets, tl.cumsum(tl.load(src + offsets), axis=0, reverse=True))
+
+
+@triton.jit
+def _segmented_add(flag_a, value_a, flag_b, value_b):
+    return flag_a | flag_b, tl.where(flag_b != 0, value_b, value_a + value_b)
+
+
+@triton.jit
+def _tile_segmented_sum(src, dst, TILE: tl.constexpr):
+    positions = tl.arange(0, TILE)
+    offsets = tl.program_id(0).to(tl.int64) * TILE + positions
+    x = tl.load(src + offsets)
+    heads = (((x & 15) == 0) | (positions == 0)).to(tl.int32)  # a segment starts where the low four bits are zero
+    _, sums = tl.associative_scan((heads, x), 0, _segmented_add)
+    tl.store(dst + offsets, sums)
+
+
+@triton.jit
+def _tile_argmax(src, positions, TILE: tl.constexpr):
+    offsets = tl.program_id(0).to(tl.int64) * TILE + tl.arange(0, TILE)
+    tl.store(positions + tl.program_id(0), tl.argmax(tl.load(src + offsets), axis=0).to(tl.int32))
+
+
+_TILE_OPS = {"reverse_inclusive_sum": _tile_reverse_sum, "segmented_inclusive_sum": _tile_segmented_sum,
+             "argmax": _tile_argmax}
+
+
+def tile_op(operation: str, src, out, tile: int, num_warps: int):
+    """A launcher of ``operation`` on each ``tile`` of ``src`` (torch tensors), one tile per program."""
+    kernel = _TILE_OPS[operation]
+    grid = (src.numel() // tile,)
+    return lambda: kernel[grid](src, out, TILE=tile, num_warps=num_warps)

@@ -226,7 +226,7 @@ def test_prefix_op_is_qualified_only():
 
     expect_compile_error(kernel, (X32, X32), coop.CoopValueError,
                          "cuda.coop.exclusive_sum prefix_op seed_of requires cuda.coop.numba_mlir; the common API "
-                         "accepts: algorithm, temp_storage")
+                         "accepts: algorithm, reverse, head_flags, temp_storage")
 
 
 def test_prefix_op_on_warp_groups_is_rejected():

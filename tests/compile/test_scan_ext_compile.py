@@ -209,7 +209,7 @@ def test_common_api_rejects_the_options():
 
     expect_compile_error(valid, (I32, I32), coop.CoopValueError,
                          "cuda.coop.inclusive_sum valid_items 16 requires cuda.coop.numba_mlir; the common API "
-                         "accepts: algorithm, temp_storage")
+                         "accepts: algorithm, reverse, head_flags, temp_storage")
 
     @cuda.jit
     def aggregate(src, dst):

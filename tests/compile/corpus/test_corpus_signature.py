@@ -370,16 +370,18 @@ CASES = {
                                       "common API accepts: mode, temp_storage"),
     "c3_warp_inclusive_sum_valid_items": (k_c3_warp_inclusive_sum_valid_items, (I32, I32), coop.CoopValueError,
                                           "cuda.coop.inclusive_sum valid_items 16 requires cuda.coop.numba_mlir; the "
-                                          "common API accepts: algorithm, temp_storage"),
+                                          "common API accepts: algorithm, reverse, head_flags, "
+                                          "temp_storage"),
     "c3_exclusive_sum_aggregate_output": (k_c3_exclusive_sum_aggregate_output, (I32, I32), coop.CoopValueError,
                                           "cuda.coop.exclusive_sum aggregate_output requires cuda.coop.numba_mlir; the "
-                                          "common API accepts: algorithm, temp_storage"),
+                                          "common API accepts: algorithm, reverse, head_flags, "
+                                          "temp_storage"),
     "c3_radix_blocked_to_striped": (k_c3_radix_blocked_to_striped, (I32, I32), coop.CoopValueError,
                                     "cuda.coop.radix_sort_keys blocked_to_striped True requires cuda.coop.numba_mlir; "
                                     "the common API accepts: begin_bit, end_bit, descending, temp_storage"),
     "c3_prefix_op_callable_by_name": (k_c3_prefix_op_callable, (I32, I32), coop.CoopValueError,
                                       "cuda.coop.exclusive_sum prefix_op some_function requires cuda.coop.numba_mlir; "
-                                      "the common API accepts: algorithm, temp_storage"),
+                                      "the common API accepts: algorithm, reverse, head_flags, temp_storage"),
     "c4_broadcast_runtime": (k_c4_broadcast_runtime, (I32, I32, True), coop.CoopTypeError,
                              "cuda.coop.sum broadcast must be a compile-time bool"),
     "c4_mode_runtime": (k_c4_mode_runtime, (I32, I32, "striped_to_blocked"), coop.CoopTypeError,

@@ -284,8 +284,10 @@ class KernelChecks:
                     raise located(CoopTypeError(what), stmt.loc)
 
     def _feeds_only_coop_calls(self, name: str) -> bool:
-        """Whether variable ``name`` is used only as an operand of cooperative calls (or not at all)."""
+        """Whether variable ``name`` is used, and only as an operand of operations that take tuples of operands
+        (``coop.scan(block, (a, b), scan_op=f)``; ``_semantics.tuples``), directly or under another name."""
         ir = nb.ir
+        used = False
         for block in self.func_ir.blocks.values():
             for stmt in block.body:
                 value = stmt.value if isinstance(stmt, ir.Assign) else None
@@ -293,15 +295,16 @@ class KernelChecks:
                     value.list_vars() if isinstance(value, ir.Expr) else stmt.list_vars()
                 if not any(var.name == name for var in uses):
                     continue
+                used = True
                 if isinstance(value, ir.Expr) and value.op == "call":
                     callee = self.resolver.callee(stmt)
-                    if isinstance(callee, Obj) and self.is_coop_object(callee.value):
+                    if isinstance(callee, Obj) and op_name(callee.value) in TUPLE_OPERATIONS:
                         continue
                 if isinstance(value, ir.Var) and stmt.target.name != name and \
                         self._feeds_only_coop_calls(stmt.target.name):
                     continue  # another name for it (``pair = (a, b)``)
                 return False
-        return True
+        return used
 
     def _is_slice(self, expr: Any) -> bool:
         if expr.op == "static_getitem" and isinstance(expr.index, slice):
