@@ -131,7 +131,7 @@ def _plan_tuple(ctx: CallContext, call: Call, value: tuples.TupleValue) -> None:
     if spec.flag_dtype is not None:
         operands.add("head_flags" if k else "flag", args["head_flags"])
     tuples.add_initial_value(ctx, operands, call, value)
-    emission = emit(lambda s: split_entry(cub_scan.emit(s), s.dtype, {"items": k, "output": k}), spec)
+    emission = emit(lambda s: split_entry(cub_scan.emit(s), s.dtype, {"items": k, "output": k}, ("output",)), spec)
     provider = emission.provider
 
     def check(argtys: tuple[OperandType, ...]) -> None:

@@ -34,10 +34,11 @@ def tuple_fields(t: str) -> list[str] | None:
     return t[len(TUPLE_C_PREFIX):].split("_") if t.startswith(TUPLE_C_PREFIX) else None
 
 
-def split_entry(provider: Provider, dtype: str, extents: dict[str, int]) -> Provider:
+def split_entry(provider: Provider, dtype: str, extents: dict[str, int], outputs: tuple[str, ...] = ()) -> Provider:
     """``provider`` (emitted for the tuple ``dtype``) with an entry point taking each operand apart: a pointer to
     tuples (``extents[name]`` of them) becomes one pointer per operand, a tuple value one value per operand, and a
-    tuple result one ``out`` pointer per operand. The original entry is kept, inlined, as ``@SYM@_tuples``."""
+    tuple result one ``out`` pointer per operand. Pointers named in ``outputs`` are written back after the call,
+    the others read before it. The original entry is kept, inlined, as ``@SYM@_tuples``."""
     t = c_type(dtype)
     dtypes = fields(dtype)
     template = provider.template
@@ -56,8 +57,10 @@ def split_entry(provider: Provider, dtype: str, extents: dict[str, int]) -> Prov
             before.append(f"  {t} {param.name}_t[{count}];")
             for j, d in enumerate(dtypes):
                 params.append(CParam("ptr", f"{c_type(d)}*", f"{param.name}{j}", d))
-                before.append(f"  for (int e = 0; e < {count}; ++e) {param.name}_t[e].f{j} = {param.name}{j}[e];")
-                after.append(f"  for (int e = 0; e < {count}; ++e) {param.name}{j}[e] = {param.name}_t[e].f{j};")
+                if param.name in outputs:
+                    after.append(f"  for (int e = 0; e < {count}; ++e) {param.name}{j}[e] = {param.name}_t[e].f{j};")
+                else:
+                    before.append(f"  for (int e = 0; e < {count}; ++e) {param.name}_t[e].f{j} = {param.name}{j}[e];")
             args.append(f"{param.name}_t")
         elif param.c_type == t:
             for j, d in enumerate(dtypes):
