@@ -111,6 +111,10 @@ class Tracer:
         name, args, kwargs = marker_call.name, marker_call.args, marker_call.kwargs
         if name in FACTORIES:
             return Group(sem_groups.factory_group(FACTORIES[name], self.launch))
+        if name in ("ThreadData", "TempStorage"):  # the call as written, bound to the documented signature
+            written = inspect.signature(getattr(coop, name)).bind(*args, **kwargs)
+            written.apply_defaults()
+            args, kwargs = tuple(written.args), dict(written.kwargs)
         if name == "ThreadData":
             return Payload(args[0], np.dtype(args[1]).name)
         if name == "TempStorage":
@@ -155,6 +159,9 @@ class Tracer:
         if not isinstance(group, Group):
             raise CoopTypeError(f"{call.name} requires a group")
         return group
+
+    def tuple_operands(self, operand: Any) -> list[Any] | None:
+        return list(operand) if isinstance(operand, tuple) else None
 
     def payload(self, operand: Any) -> Payload | None:
         return operand if isinstance(operand, Payload) else None

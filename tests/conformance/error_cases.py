@@ -671,6 +671,20 @@ def tuple_to_a_sum(bid, src, dst):
     coop.store(block, dst, x)
 
 
+# ---- constructors: C5 as in any call
+def c5_storage_alignment_positional(bid, src, dst):
+    storage = coop.TempStorage(1024, 16)  # HERE
+    items = coop.ThreadData(K, np.int32)
+    coop.load(coop.this_block(), src, items, temp_storage=storage)
+    coop.store(coop.this_block(), dst, items)
+
+
+def c5_thread_data_alignment_positional(bid, src, dst):
+    items = coop.ThreadData(K, np.int32, 16)  # HERE
+    coop.load(coop.this_block(), src, items)
+    coop.store(coop.this_block(), dst, items)
+
+
 ERRORS = [
     ErrorCase("c5-unknown-keyword", c5_unknown_keyword, coop.CoopTypeError,
               "cuda.coop.load got an unexpected keyword argument 'count'"),
@@ -811,4 +825,8 @@ ERRORS = [
               "a tuple; got 'sum'"),
     ErrorCase("tuple-sum", tuple_to_a_sum, coop.CoopTypeError,
               "cuda.coop.inclusive_sum takes one operand; scan a tuple with scan, inclusive_scan or exclusive_scan"),
+    ErrorCase("c5-storage-positional", c5_storage_alignment_positional, coop.CoopTypeError,
+              "cuda.coop.TempStorage takes 1 positional operands; pass options by keyword"),
+    ErrorCase("c5-thread-data-positional", c5_thread_data_alignment_positional, coop.CoopTypeError,
+              "cuda.coop.ThreadData takes 2 positional operands; pass options by keyword"),
 ]

@@ -68,14 +68,22 @@ def test_every_common_call_reaches_the_tracer_with_its_arguments_and_call_site()
     assert current() is None  # the context ends with the trace
 
 
-def test_constructors_pass_every_option():
+def test_constructors_pass_the_call_as_written_and_document_their_signature():
+    """A constructor hands the tracer the arguments as written (it binds them to the documented signature, so that a
+    mistake is C5 as in any call, on every backend); the signature is the documented one."""
     recorder = Recorder()
     with active(BackendContext("recorder", RECORDER, recorder)):
         coop.ThreadData(8, "int32", alignment=16)
         coop.TempStorage(1024, auto_sync=True)
-    items, scratch = recorder.calls
+        coop.TempStorage(1024, 16)  # a mistake the tracer reports
+    items, scratch, wrong = recorder.calls
     assert (items.args, items.kwargs) == ((8, "int32"), {"alignment": 16})
-    assert (scratch.args, scratch.kwargs) == ((1024,), {"alignment": None, "auto_sync": True, "sharing": "shared"})
+    assert (scratch.args, scratch.kwargs) == ((1024,), {"auto_sync": True})
+    assert (wrong.args, wrong.kwargs) == ((1024, 16), {})
+    assert str(inspect.signature(coop.ThreadData)) == "(items_per_thread: 'int', dtype: 'Any' = None, *, " \
+        "alignment: 'int | None' = None) -> 'ThreadData'"
+    assert str(inspect.signature(coop.TempStorage)) == "(size_in_bytes: 'int | None' = None, *, alignment: " \
+        "'int | None' = None, auto_sync: 'bool' = False, sharing: 'str' = 'shared') -> 'TempStorage'"
 
 
 def test_a_marker_outside_a_trace_is_r1():

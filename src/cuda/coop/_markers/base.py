@@ -71,6 +71,14 @@ def dispatch(name: str, namespace: str, args: tuple[Any, ...], kwargs: dict[str,
     return context.tracer.call(MarkerCall(name, namespace, args, kwargs, site))
 
 
+def documented_constructor(cls: type, documented: Callable[..., Any]) -> None:
+    """Give ``cls.__new__`` (which takes any arguments and dispatches them) the signature ``(cls, ...)`` of
+    ``documented``'s parameters: what the backends bind a kernel's call to, the stubs and the docs show."""
+    signature = inspect.signature(documented)
+    first = inspect.Parameter("cls", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    setattr(cls.__new__, "__signature__", signature.replace(parameters=[first, *signature.parameters.values()]))
+
+
 def operation(name: str, *, module: str = COMMON_NAMESPACE, extends: Extension | None = None) -> Callable[[F], F]:
     """Turn a documented signature into a marker for operation ``name``; ``extends``: what qualified namespaces
     add to it."""

@@ -1,9 +1,9 @@
 """TempStorage: an explicit shared-memory scratch descriptor (the Concepts page of the documentation)."""
 from __future__ import annotations
 
-from typing import Protocol, cast, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
-from .base import OP_ATTR, dispatch
+from .base import OP_ATTR, dispatch, documented_constructor
 
 
 class TempStorage:
@@ -31,18 +31,17 @@ class TempStorage:
     auto_sync: bool
     sharing: str
 
-    def __new__(
-        cls,
-        size_in_bytes: int | None = None,
-        *,
-        alignment: int | None = None,
-        auto_sync: bool = False,
-        sharing: str = "shared",
-    ) -> "TempStorage":
-        return cast("TempStorage", dispatch("TempStorage", cls.__module__, (size_in_bytes,),
-                                            {"alignment": alignment, "auto_sync": auto_sync, "sharing": sharing}))
+    def __new__(cls, *args: Any, **kwargs: Any) -> "TempStorage":
+        # the backend binds the arguments to the documented signature below (C5 for a mistake, as in any call)
+        return cast("TempStorage", dispatch("TempStorage", cls.__module__, args, kwargs))
 
 
+def _documented_new(size_in_bytes: int | None = None, *, alignment: int | None = None,
+                    auto_sync: bool = False, sharing: str = "shared") -> TempStorage:
+    """The signature of ``TempStorage(...)``."""
+
+
+documented_constructor(TempStorage, _documented_new)
 setattr(TempStorage, OP_ATTR, "TempStorage")
 
 

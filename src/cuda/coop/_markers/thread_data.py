@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, cast, runtime_checkable
 
-from .base import OP_ATTR, dispatch, kernel_only
+from .base import OP_ATTR, dispatch, documented_constructor, kernel_only
 
 
 class ThreadData:
@@ -30,10 +30,10 @@ class ThreadData:
     items_per_thread: int
     dtype: Any
 
-    def __new__(cls, items_per_thread: int, dtype: Any = None, *, alignment: int | None = None) -> "ThreadData":
-        # what the tracing backend returns stands for a ThreadData in the kernel
-        return cast("ThreadData", dispatch("ThreadData", cls.__module__, (items_per_thread, dtype),
-                                           {"alignment": alignment}))
+    def __new__(cls, *args: Any, **kwargs: Any) -> "ThreadData":
+        # what the tracing backend returns stands for a ThreadData in the kernel; the backend binds the arguments to
+        # the documented signature below, so that a mistake in them is reported as in any call (C5)
+        return cast("ThreadData", dispatch("ThreadData", cls.__module__, args, kwargs))
 
     def __len__(self) -> int:
         raise kernel_only("cuda.coop.ThreadData.__len__")
@@ -58,3 +58,11 @@ class ThreadDataLike(Protocol):
     def __len__(self) -> int: ...
     def __getitem__(self, index: int) -> Any: ...
     def __setitem__(self, index: int, value: Any) -> None: ...
+
+
+def _documented_new(items_per_thread: int, dtype: Any = None, *, alignment: int | None = None) -> ThreadData:
+    """The signature of ``ThreadData(...)``."""
+
+
+documented_constructor(ThreadData, _documented_new)
+

@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import _markers
 from .._markers.base import dispatch
+from .._markers.thread_data import ThreadData as CommonThreadData
 from .._backend_context import BackendContext, MarkerCall
 from .._calls import FAMILIES
 from .._calls.binding import bind_arguments, literal_words, operator_failure
@@ -94,10 +95,10 @@ class ThreadData:
     __module__ = "cuda.coop.cutlass"
     _slot: Slot
 
-    def __new__(cls, items_per_thread: int, dtype: Any = None, *, alignment: int | None = None) -> "ThreadData":
-        # the same marker as cuda.coop.ThreadData, in this backend's namespace (R11 in another backend's kernel)
-        return dispatch("ThreadData", _about.NAMESPACE, (items_per_thread, dtype),  # type: ignore[no-any-return]
-                        {"alignment": alignment})
+    def __new__(cls, *args: Any, **kwargs: Any) -> "ThreadData":
+        # the same marker as cuda.coop.ThreadData (and its signature), in this backend's namespace (R11 in another
+        # backend's kernel)
+        return dispatch("ThreadData", _about.NAMESPACE, args, kwargs)  # type: ignore[no-any-return]
 
     @classmethod
     def _of(cls, slot: Slot) -> "ThreadData":
@@ -178,6 +179,9 @@ class ThreadData:
             return ThreadData._of(tracer.fragment_slot(tensor, "ThreadData.from_fragment", "tensor"))
         except CoopError as exc:
             raise located(exc, _caller_site()) from None
+
+
+setattr(ThreadData.__new__, "__signature__", inspect.signature(CommonThreadData.__new__))  # cuda.coop.ThreadData's
 
 
 class ThreadGroup:
@@ -407,10 +411,16 @@ class KernelTracer:
         kwargs = {k: _dsl.plain_builtin(v) for k, v in marker_call.kwargs.items()}
         if name in FACTORIES:
             return ThreadGroup(sem_groups.factory_group(FACTORIES[name], self.launch), self)
-        if name == "ThreadData":
-            return ThreadData._of(self._new_slot(args, kwargs, marker_call.site))
-        if name == "TempStorage":
-            return self._temp_storage(args, kwargs)
+        if name in ("ThreadData", "TempStorage"):  # bound to the documented signature, as numba-cuda-mlir does
+            signature = inspect.signature(getattr(_marker(name, marker_call.namespace), "__new__"))
+            bound = bind_arguments(f"{marker_call.namespace}.{name}", signature, (None, *args), kwargs,
+                                   namespace=_about.NAMESPACE, backend=_about.BACKEND, skipped=1)
+            values = {p.name: bound.get(p.name, p.default) for p in list(signature.parameters.values())[1:]}
+            if name == "ThreadData":
+                return ThreadData._of(self._new_slot((values["items_per_thread"], values["dtype"]),
+                                                     {"alignment": values["alignment"]}, marker_call.site))
+            return self._temp_storage((values["size_in_bytes"],),
+                                      {key: values[key] for key in ("alignment", "auto_sync", "sharing")})
         marker = _marker(name, marker_call.namespace)
         qualified_name = f"{marker_call.namespace}.{name}"
         bound = bind_arguments(qualified_name, inspect.signature(marker), args, kwargs, namespace=_about.NAMESPACE,

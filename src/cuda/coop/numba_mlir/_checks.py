@@ -99,13 +99,11 @@ class KernelChecks:
         parameter = inspect.signature(call.marker).parameters.get(param)
         if parameter is None or parameter.kind != parameter.POSITIONAL_ONLY:
             return  # an option: its own check names what it takes
-        if call.op in TUPLE_OPERATIONS and param == "value":
-            return  # a tuple of operands (the call layer checks it: _calls.tuples)
         for definition in self.resolver.definitions(var.name):
             kind = self._CONTAINERS.get(getattr(definition, "op", None)) if isinstance(definition, nb.ir.Expr) \
                 else None
-            if kind is None:
-                continue
+            if kind is None or (kind == "tuple" and call.op in TUPLE_OPERATIONS and param == "value"):
+                continue  # a tuple of operands is checked by the call layer (_calls.tuples)
             form = " or a local array (numba_coop.local.array(n, dtype))" if call.qualified else ""
             raise CoopTypeError(f"{call.name} {param} must be a ThreadData payload{form}; got a Python {kind}, "
                                 "which is not a payload: make one with coop.ThreadData(n, dtype) and fill it with "
