@@ -1,5 +1,5 @@
-"""Multi-operand calls in C++ (``_semantics.tuples``): the tuple structs, and the entry point that takes each
-operand apart.
+"""Multi-operand calls in C++ (``_semantics.tuples``): user operators over tuples, and the entry point that takes
+each operand apart (the tuple structs are defined with the translation unit: ``abi.tuple_definitions``).
 
 A family's provider is emitted for the tuple dtype as for any value type (its C++ type is a struct of one field
 ``f{j}`` per operand, and a user operator over it calls the user's function field by field); ``split_entry`` then
@@ -12,6 +12,7 @@ import re
 from .._semantics.common import c_type
 from .._semantics.tuples import TUPLE_C_PREFIX, fields
 from .provider import CParam, Provider, c_signature
+
 
 def operator_call(name: str, t: str, count: int) -> str:
     """The body of a functor over tuples of ``count`` fields calling the user's C function ``name(&r.f0, ...,
