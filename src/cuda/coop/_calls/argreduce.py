@@ -4,7 +4,7 @@ from __future__ import annotations
 from .._cub.families import argreduce as cub_argreduce
 from .._semantics.argreduce import plan_argreduce
 from .context import Call, CallContext
-from .site import OperandType, Operands, SiteCall, emit, require_runtime_int, require_scalar
+from .site import OperandType, Operands, SiteCall, companion_shape, emit, require_runtime_int, require_scalar
 
 OPS = ("argmax", "argmin")
 
@@ -14,13 +14,7 @@ def plan(ctx: CallContext, call: Call) -> None:
     group = ctx.group(call)
     payload = ctx.payload(args["items"])
     dtype = payload.dtype if payload is not None else ctx.scalar_dtype(args["items"], call, "items")
-    given = args.get("indices")
-    index_payload = ctx.payload(given) if given is not None else None
-    indices = None
-    if index_payload is not None:
-        indices = (index_payload.dtype, index_payload.items_per_thread)
-    elif given is not None and ctx.control(call, "indices") is not None:
-        indices = (ctx.scalar_dtype(given, call, "indices"), 0)
+    indices = companion_shape(ctx, call, "indices")
     valid = ctx.control(call, "valid_items")
     desc = ctx.descriptor(args.get("temp_storage"), name)
     spec = plan_argreduce(name, call.op == "argmax", group.spec, ctx.launch, dtype,
@@ -29,7 +23,7 @@ def plan(ctx: CallContext, call: Call) -> None:
     operands = Operands()
     operands.add("items" if payload is not None else "value", args["items"])
     if spec.has_indices:
-        operands.add("indices" if payload is not None else "index", given)
+        operands.add("indices" if payload is not None else "index", args["indices"])
     valid_index = None
     if spec.has_valid_items:
         valid_index = operands.control("valid_items", valid, args.get("valid_items"), getattr(valid, "value", 0))

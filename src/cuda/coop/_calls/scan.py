@@ -26,6 +26,7 @@ from .site import (
     require_payload_dtype,
     require_runtime_int,
     require_scalar,
+    companion_shape,
     same_shape_result,
 )
 
@@ -87,17 +88,6 @@ def _one_item(ctx: CallContext, call: Call, param: str, dtype: str, what: str) -
     return payload
 
 
-def _flags(ctx: CallContext, call: Call) -> tuple[str | None, int] | None:
-    """The dtype and extent (0: a scalar) of a segmented scan's head_flags, or None."""
-    head_flags = call.args.get("head_flags")
-    flag_payload = ctx.payload(head_flags) if head_flags is not None else None
-    if flag_payload is not None:
-        return (flag_payload.dtype, flag_payload.items_per_thread)
-    if head_flags is not None and ctx.control(call, "head_flags") is not None:
-        return (ctx.scalar_dtype(head_flags, call, "head_flags"), 0)
-    return None
-
-
 def result_payload(ctx: CallContext, call: Call) -> Any:
     """A fresh payload of the value's shape; a tuple of them for a tuple of payloads (SPEC 8.18)."""
     results = tuples.result_payloads(ctx, call)
@@ -122,7 +112,7 @@ def _plan_tuple(ctx: CallContext, call: Call, value: tuples.TupleValue) -> None:
         name, call.op, group.spec, ctx.launch, value.dtype, k, ctx.static(call, "mode", "exclusive", kind="string"),
         scan_op, Static(None) if args.get("initial_value") is not None else None,
         ctx.static(call, "algorithm", None, kind="string"), desc.descriptor if desc else None,
-        reverse=ctx.static(call, "reverse", False, kind="bool"), flags=_flags(ctx, call))
+        reverse=ctx.static(call, "reverse", False, kind="bool"), flags=companion_shape(ctx, call, "head_flags"))
     operands = Operands()
     members = tuples.add_members(operands, call, value, "items" if k else "in")
     if k:
@@ -160,7 +150,7 @@ def plan(ctx: CallContext, call: Call) -> None:
     state_dtype = _state_dtype(ctx, name, prefix_op) if stateful else None
     has_aggregate = args.get("aggregate_output") is not None and ctx.control(call, "aggregate_output") is not None
     head_flags = args.get("head_flags")
-    flags = _flags(ctx, call)
+    flags = companion_shape(ctx, call, "head_flags")
     spec, literal = plan_scan(
         name, call.op, group.spec, ctx.launch, dtype, payload.items_per_thread if payload else 0,
         ctx.static(call, "mode", "exclusive", kind="string"), ctx.static(call, "scan_op", None), initial,

@@ -210,6 +210,18 @@ def require_vector(name: str, param: str, ty: OperandType, dtype: str, what: str
         raise CoopTypeError(f"{name} {param} dtype {ty.array.dtype_text} does not match {what} {dtype}{suffix}")
 
 
+def companion_shape(ctx: Any, call: Any, key: str) -> tuple[str | None, int] | None:
+    """The dtype and extent (0: a scalar) of the optional operand ``key`` (scan ``head_flags``, argmax
+    ``indices``), or None when it is absent."""
+    value = call.args.get(key)
+    payload = ctx.payload(value) if value is not None else None
+    if payload is not None:
+        return (payload.dtype, payload.items_per_thread)
+    if value is not None and ctx.control(call, key) is not None:
+        return (ctx.scalar_dtype(value, call, key), 0)
+    return None
+
+
 def same_shape_result(ctx: Any, call: Any) -> Any:
     """Operations on a payload return a fresh payload of the same extent and dtype."""
     args = call.args

@@ -5,7 +5,8 @@ from dataclasses import dataclass
 
 from .._errors import CoopTypeError, CoopValueError
 from .common import (
-    BLOCK, INTEGER_DTYPES, NUMERIC_DTYPES, Control, GroupSpec, LaunchShape, Static, check_runtime_int,
+    BLOCK, INTEGER_DTYPES, NUMERIC_DTYPES, Control, GroupSpec, LaunchShape, Static, check_companion_extent,
+    check_runtime_int,
 )
 from .groups import reject_warp_descriptor, require_complete_warps, require_operation_group
 from .temp_storage import Descriptor, keeps_reuse_barrier
@@ -53,12 +54,7 @@ def plan_argreduce(name: str, largest: bool, group: GroupSpec, launch: LaunchSha
         index_dtype, extent = indices  # type: ignore[assignment]
         if index_dtype not in INTEGER_DTYPES:
             raise CoopTypeError(f"{name} indices must hold integers; got {index_dtype}")
-        if extent != items_per_thread:
-            if not extent or not items_per_thread:
-                raise CoopTypeError(f"{name} indices must be " + ("a scalar, as items is" if not items_per_thread
-                                    else f"a ThreadData of {items_per_thread} items, as items is"))
-            raise CoopValueError(f"{name} items and indices must have the same items_per_thread "
-                                 f"({items_per_thread} != {extent})")
+        check_companion_extent(name, "items", "indices", items_per_thread, extent)
     if valid_items is not None:
         check_runtime_int(name, "valid_items", valid_items)
         if isinstance(valid_items, Static) and not 1 <= valid_items.value <= positions:  # type: ignore[operator]

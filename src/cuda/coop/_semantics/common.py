@@ -188,6 +188,18 @@ def literal_as(op: str, param: str, value: object, dtype: str) -> int | float:
     return float(value)
 
 
+def check_companion_extent(name: str, operand: str, companion: str, items_per_thread: int, extent: int) -> None:
+    """A companion operand (scan ``head_flags``, argmax ``indices``) has the shape of ``operand``: a payload of its
+    extent, or a scalar for a scalar (extent 0)."""
+    if extent == items_per_thread:
+        return
+    if not extent or not items_per_thread:
+        raise CoopTypeError(f"{name} {companion} must be " + (f"a scalar, as {operand} is" if not items_per_thread
+                            else f"a ThreadData of {items_per_thread} items, as {operand} is"))
+    raise CoopValueError(f"{name} {operand} and {companion} must have the same items_per_thread "
+                         f"({items_per_thread} != {extent})")
+
+
 def static_bool(name: str, param: str, value: object) -> bool:
     """A compile-time bool option (None: False)."""
     if value is None:

@@ -7,7 +7,7 @@ from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
 from .common import (
     ALL_NUMERIC_DTYPES,
     BLOCK, NUMERIC_DTYPES, Control, GroupSpec, LaunchShape, Runtime, Static, check_runtime_int, literal_as,
-    normalize_selector, static_bool,
+    check_companion_extent, normalize_selector, static_bool,
 )
 from .groups import reject_warp_descriptor, require_complete_warps, require_operation_group
 from .operators import OperatorSpec, callable_symbol, resolve_operator
@@ -122,12 +122,7 @@ def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype
         flag_dtype, flag_extent = flags
         if flag_dtype not in INTEGER_DTYPES and flag_dtype not in ("bool", "boolean"):
             raise CoopTypeError(f"{name} head_flags must hold integers or booleans; got {flag_dtype}")
-        if flag_extent != items_per_thread:
-            if not flag_extent or not items_per_thread:
-                raise CoopTypeError(f"{name} head_flags must be " + ("a scalar, as value is" if not items_per_thread
-                                    else f"a ThreadData of {items_per_thread} items, as value is"))
-            raise CoopValueError(f"{name} value and head_flags must have the same items_per_thread "
-                                 f"({items_per_thread} != {flag_extent})")
+        check_companion_extent(name, "value", "head_flags", items_per_thread, flag_extent)
         if prefix_op is not None:
             raise CoopValueError(f"{name} prefix_op cannot be combined with head_flags")
         if valid_items is not None:
