@@ -11,7 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))  # document the working tree, also when it is not installed
-sys.path.insert(0, str(ROOT / "docs" / "_ext"))  # coop_pictures: layout pictures drawn by the library
+sys.path.insert(0, str(ROOT / "docs" / "_ext"))  # coop_pictures, coop_tables: drawn by the library
 
 # The API pages import cuda.coop.numba_mlir, which registers the backend; nothing is compiled.
 os.environ.setdefault("CUDA_COOP_DISABLE_CACHE", "1")
@@ -28,6 +28,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "coop_pictures",
+    "coop_tables",
 ]
 
 exclude_patterns = ["_build", "_ext"]

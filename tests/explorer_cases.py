@@ -32,9 +32,11 @@ SHUFFLES = ("shuffle",)
 REDUCTIONS = ("reduce", "sum")
 SCANS = ("exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan")
 NEIGHBOURS = ("adjacent_difference", "discontinuity")
+EXTREMES = ("argmax", "argmin")
 SORTS = ("merge_sort_keys", "merge_sort_pairs", "radix_sort_keys", "radix_sort_pairs", "radix_rank",
          "topk_min_keys", "topk_max_keys", "topk_min_pairs", "topk_max_pairs")
-KERNEL_OPERATIONS = SHUFFLES + REDUCTIONS + SCANS + NEIGHBOURS + SORTS
+KERNEL_OPERATIONS = SHUFFLES + REDUCTIONS + SCANS + NEIGHBOURS + SORTS + EXTREMES
+INDEX_SCALE = 1 << 16  # an argmax kernel writes value * INDEX_SCALE + index: one number checks both
 
 
 def docs_lines() -> list[tuple[str, str]]:
@@ -120,9 +122,15 @@ def _labels(case: Case, panel: int) -> list[list[str]]:
 
 def inputs(case: Case, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """(src, values) for the launch: src is the blocked tile (or one scalar per member), values the payload of the
-    pair sorts (a permutation, so that each value names the position it came from)."""
+    pair sorts (a permutation, so that each value names the position it came from) or a segmented scan's head
+    flags."""
     count = case.block * (1 if case.scalar else case.items)
-    if case.op in SORTS:
+    if case.op in SCANS and case.args.head_flags is not None:
+        flags = np.zeros(count, np.int32)
+        flags[:len(case.args.head_flags)] = case.args.head_flags
+        src = rng.integers(0, 1 << 32, size=count, dtype=np.uint64).astype(np.uint32)
+        return src, flags
+    if case.op in SORTS + EXTREMES:
         drawn = [int(v) for row in _labels(case, 0) for v in row]  # the picture's own keys, blocked order
         src = rng.integers(0, max(drawn) + 1, size=count).astype(np.int32)
         src[:len(drawn)] = drawn
@@ -175,6 +183,9 @@ def _cell_value(case: Case, label: str, src: np.ndarray, values: np.ndarray, pan
             return mine
         other = int(src[int(match.group(3))]) if match.group(3) else {"pred": PRED, "succ": SUCC}[match.group(4)]
         return mine - other if match.group(2) == "-" else int(mine != other)
+    if op in EXTREMES:  # "v @ i": the value and the index of its first occurrence
+        value, index = (int(part) for part in label.split(" @ "))
+        return value * INDEX_SCALE + index
     if op.endswith("_pairs") and panel == 2:  # "vP": the value that was at tile position P
         return int(values[int(label[1:])])
     return int(label)  # a key, or radix_rank's rank
@@ -281,29 +292,21 @@ def kernel(line: str):
 
         return payload_reduce
     if op in SCANS:
-        inclusive, operator = op.startswith("inclusive"), "sum" if op.endswith("_sum") else "bit_xor"
-        initial = None if inclusive else (0 if op.endswith("_sum") else XOR_INIT)
-        mode = "inclusive" if inclusive else "exclusive"
-        if case.scalar:
-            @cuda.jit
-            def scalar_scan(src, values, out1, out2):
-                block = coop.this_block()
-                group = coop.this_warp().group_by(W)
-                out1[block.rank()] = coop.scan(group, src[block.rank()], mode=mode, scan_op=operator,
-                                               initial_value=initial)
-
-            return scalar_scan
+        return _scan_kernel(case)
+    if op in EXTREMES:
+        valid = args.valid_items
+        pick = coop.argmax if op == "argmax" else coop.argmin
 
         @cuda.jit
-        def payload_scan(src, values, out1, out2):
+        def extreme(src, values, out1, out2):
             block = coop.this_block()
+            group = coop.this_warp().group_by(W) if W else coop.this_block()
             items = coop.ThreadData(K)
             coop.load(block, src, items)
-            result = coop.scan(block, items, mode=mode, scan_op=operator, initial_value=initial)
-            for i in range(K):
-                out1[block.rank() * K + i] = result[i]
+            value, index = pick(group, items, valid_items=valid)
+            out1[block.rank()] = value * INDEX_SCALE + index
 
-        return payload_scan
+        return extreme
     if op == "adjacent_difference":
         direction = args.direction
         pred = PRED if args.boundary and direction == "left" else None
@@ -363,6 +366,63 @@ def kernel(line: str):
 
         return ranks
     return _sort_kernel(op, args, K, W)
+
+
+def _scan_kernel(case: Case):
+    """The scan kernel of ``case``'s form, with the picture's ``reverse`` and head flags (from ``values``)."""
+    from numba_cuda_mlir import cuda
+
+    from cuda import coop
+
+    op, K, W = case.op, case.items, case.warp
+    inclusive, operator = op.startswith("inclusive"), "sum" if op.endswith("_sum") else "bit_xor"
+    initial = None if inclusive else (0 if op.endswith("_sum") else XOR_INIT)
+    mode = "inclusive" if inclusive else "exclusive"
+    reverse, segmented = case.args.reverse, case.args.head_flags is not None
+    if case.scalar:
+        if segmented:
+            @cuda.jit
+            def scalar_segmented_scan(src, values, out1, out2):
+                block = coop.this_block()
+                group = coop.this_warp().group_by(W)
+                out1[block.rank()] = coop.scan(group, src[block.rank()], mode=mode, scan_op=operator,
+                                               initial_value=initial, reverse=reverse,
+                                               head_flags=values[block.rank()])
+
+            return scalar_segmented_scan
+
+        @cuda.jit
+        def scalar_scan(src, values, out1, out2):
+            block = coop.this_block()
+            group = coop.this_warp().group_by(W)
+            out1[block.rank()] = coop.scan(group, src[block.rank()], mode=mode, scan_op=operator,
+                                           initial_value=initial, reverse=reverse)
+
+        return scalar_scan
+    if segmented:
+        @cuda.jit
+        def payload_segmented_scan(src, values, out1, out2):
+            block = coop.this_block()
+            items, flags = coop.ThreadData(K), coop.ThreadData(K)
+            coop.load(block, src, items)
+            coop.load(block, values, flags)
+            result = coop.scan(block, items, mode=mode, scan_op=operator, initial_value=initial, reverse=reverse,
+                               head_flags=flags)
+            for i in range(K):
+                out1[block.rank() * K + i] = result[i]
+
+        return payload_segmented_scan
+
+    @cuda.jit
+    def payload_scan(src, values, out1, out2):
+        block = coop.this_block()
+        items = coop.ThreadData(K)
+        coop.load(block, src, items)
+        result = coop.scan(block, items, mode=mode, scan_op=operator, initial_value=initial, reverse=reverse)
+        for i in range(K):
+            out1[block.rank() * K + i] = result[i]
+
+    return payload_scan
 
 
 def _sort_kernel(op: str, args: argparse.Namespace, K: int, W: int):

@@ -13,7 +13,8 @@ import pytest
 from cuda import coop
 from cuda.coop import _backends
 from cuda.coop._backend_context import BackendContext, MarkerCall, active, current
-from cuda.coop._markers.base import OP_ATTR, qualified
+from cuda.coop._markers.base import OP_ATTR
+from cuda.coop._markers.records import qualified
 from cuda.coop._semantics.common import check_payload_dtype
 
 RECORDER = "tests.recorder_coop"  # the qualified namespace of the test backend

@@ -13,7 +13,7 @@ FAMILIES = {
     "adjacent difference": ("adjacent_difference",), "discontinuity": ("discontinuity",),
     "merge sort": ("merge_sort_keys", "merge_sort_pairs"), "radix sort": ("radix_sort_keys", "radix_sort_pairs"),
     "radix rank": ("radix_rank",), "top-k": ("topk_min_keys", "topk_max_keys", "topk_min_pairs", "topk_max_pairs"),
-    "histogram": ("histogram",), "run-length decode": ("run_length_decode",),
+    "histogram": ("histogram",), "run-length decode": ("run_length_decode",), "argmax/argmin": ("argmax", "argmin"),
 }
 
 
@@ -35,7 +35,8 @@ def test_the_kernel_cases_read_every_defined_cell():
 
 def test_the_scan_cells_predict_a_numpy_prefix():
     """The label reader against NumPy: an inclusive sum picture predicts np.cumsum of the input."""
-    case = next(c for c in kernel_cases() if c.op == "inclusive_sum" and not c.warp)
+    case = next(c for c in kernel_cases() if c.op == "inclusive_sum" and not c.warp and not c.args.reverse
+                and c.args.head_flags is None)
     src, values = inputs(case, np.random.default_rng(2))
     (panel,) = expected(case, src, values)
     flat = [v for row in panel for v in row]
@@ -60,3 +61,27 @@ def test_the_checker_accepts_the_picture_and_rejects_one_wrong_cell():
         first[r, s] += 1
         with pytest.raises(AssertionError):
             check(case, src, values, out)
+
+
+def test_the_reverse_segmented_and_argmax_cells_predict_numpy():
+    """The label reader against NumPy for the pictures of reverse and segmented scans and of argmax/argmin."""
+    cases = kernel_cases()
+    reverse = next(c for c in cases if c.op == "inclusive_sum" and c.args.reverse and c.args.head_flags is None)
+    src, values = inputs(reverse, np.random.default_rng(4))
+    flat = [v for row in expected(reverse, src, values)[0] for v in row]
+    np.testing.assert_array_equal(np.array(flat, np.uint64),
+                                  np.cumsum(src[:len(flat)][::-1], dtype=np.uint32)[::-1])
+    segmented = next(c for c in cases if c.op == "inclusive_sum" and not c.args.reverse
+                     and c.args.head_flags is not None and not c.warp)
+    src, flags = inputs(segmented, np.random.default_rng(5))
+    flat = [v for row in expected(segmented, src, flags)[0] for v in row]
+    starts = np.flatnonzero(np.asarray(segmented.args.head_flags)) if any(segmented.args.head_flags) else []
+    oracle = np.concatenate([np.cumsum(part, dtype=np.uint32) for part in np.split(src[:len(flat)], starts)
+                             if len(part)])
+    np.testing.assert_array_equal(np.array(flat, np.uint64), oracle)
+    for op, pick in (("argmax", np.argmax), ("argmin", np.argmin)):
+        for case in (c for c in cases if c.op == op and not c.warp and c.args.valid_items is None):
+            src, values = inputs(case, np.random.default_rng(6))
+            tile = src[:case.threads * case.items]
+            index = int(pick(tile))
+            assert {v for row in expected(case, src, values)[0] for v in row} == {int(tile[index]) * (1 << 16) + index}

@@ -143,6 +143,36 @@ def test_scan_inputs_reproduce_numpy_prefix_sums():
     assert layouts.scan_inputs(6, "inclusive", origin=4) == range(4, 7)
 
 
+def test_reverse_and_segmented_scan_inputs_reproduce_numpy():
+    x = np.random.default_rng(7).integers(-9, 9, 12)
+    suffix = np.cumsum(x[::-1])[::-1]
+    inclusive = [x[list(layouts.scan_inputs(p, "inclusive", 0, 12, reverse=True))].sum() for p in range(12)]
+    exclusive = [x[list(layouts.scan_inputs(p, "exclusive", 0, 12, reverse=True))].sum() for p in range(12)]
+    np.testing.assert_array_equal(inclusive, suffix)
+    np.testing.assert_array_equal(exclusive, np.concatenate([suffix[1:], [0]]))
+    with pytest.raises(ValueError, match="needs the end"):
+        layouts.scan_inputs(3, "inclusive", reverse=True)
+    flags = [0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 0, 0]
+    assert [layouts.segment_bounds(p, flags, 0, 12) for p in (0, 1, 2, 5, 6, 7, 11)] == [
+        (0, 2), (0, 2), (2, 6), (2, 6), (6, 7), (7, 12), (7, 12)]
+    assert layouts.segment_bounds(9, flags, 8, 12) == (8, 12)  # a group's first position always starts one
+    segmented = [x[list(layouts.scan_inputs(p, "inclusive", *layouts.segment_bounds(p, flags, 0, 12)))].sum()
+                 for p in range(12)]
+    np.testing.assert_array_equal(segmented, np.concatenate([np.cumsum(s) for s in np.split(x, [2, 6, 7])]))
+
+
+def test_arg_extreme_is_numpys_first_occurrence():
+    rng = np.random.default_rng(8)
+    for _ in range(50):
+        x = rng.integers(0, 4, rng.integers(1, 20)).tolist()
+        assert layouts.arg_extreme(x, True) == int(np.argmax(x))
+        assert layouts.arg_extreme(x, False) == int(np.argmin(x))
+        valid = int(rng.integers(1, len(x) + 1))
+        assert layouts.arg_extreme(x, True, valid) == int(np.argmax(x[:valid]))
+    with pytest.raises(ValueError, match="valid_items"):
+        layouts.arg_extreme([1, 2], True, 3)
+
+
 def test_reduce_ownership():
     assert [layouts.reduce_result_defined(t, 4) for t in range(8)] == [True] * 8
     assert [layouts.reduce_result_defined(t, 4, broadcast=False) for t in range(8)] == [True, False, False, False] * 2

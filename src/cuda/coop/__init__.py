@@ -31,37 +31,9 @@ from ._markers.groups import (
 )
 from ._markers.thread_data import ThreadData as ThreadData, ThreadDataLike as ThreadDataLike
 from ._markers.temp_storage import TempStorage as TempStorage, TempStorageLike as TempStorageLike
-from ._markers.load_store import load as load, store as store
-from ._markers.exchange_shuffle import exchange as exchange, shuffle as shuffle
-from ._markers.reduce import reduce as reduce, sum as sum
-from ._markers.argreduce import argmax as argmax, argmin as argmin
-from ._markers.histogram import histogram as histogram
-from ._markers.reduce_batched import reduce_batched as reduce_batched
-from ._markers.scan import (
-    exclusive_scan as exclusive_scan,
-    exclusive_sum as exclusive_sum,
-    inclusive_scan as inclusive_scan,
-    inclusive_sum as inclusive_sum,
-    scan as scan,
-)
-from ._markers.sort import (
-    merge_sort_keys as merge_sort_keys,
-    merge_sort_pairs as merge_sort_pairs,
-    radix_rank as radix_rank,
-    radix_sort_keys as radix_sort_keys,
-    radix_sort_pairs as radix_sort_pairs,
-    topk_max_keys as topk_max_keys,
-    topk_max_pairs as topk_max_pairs,
-    topk_min_keys as topk_min_keys,
-    topk_min_pairs as topk_min_pairs,
-)
-from ._markers.adjacent import adjacent_difference as adjacent_difference, discontinuity as discontinuity
-from ._markers.run_length import (
-    run_length_decode as run_length_decode,
-    run_length_decode_into as run_length_decode_into,
-)
+from ._markers import MARKERS, OPERATIONS
 
-from ._markers import OPERATIONS
+globals().update(MARKERS)  # every operation's marker, from its record (the stubs list them for type checkers)
 
 __all__ = [
     "__version__", "register",
@@ -72,7 +44,7 @@ __all__ = [
     "CoopCompilerContextRequiredError", "CudaCoopAutoRegistrationWarning",
 ]
 
-del OPERATIONS
+del MARKERS, OPERATIONS
 
 from ._backends import auto_register as _auto_register  # noqa: E402
 

@@ -28,6 +28,7 @@ from typing import Any, Sequence
 from . import _backends
 from ._backend_context import COMMON_NAMESPACE
 from ._markers.base import QUALIFIED_ATTR, op_name
+from ._markers.records import record, records
 from ._markers.load_store import LOAD_ALGORITHMS
 from ._semantics import adjacent, histogram, reduce, scan
 from ._semantics.exchange_shuffle import EXCHANGE_MODES, QUALIFIED_EXCHANGE_MODES, SCALAR_SHUFFLE_MODES, SHUFFLE_MODES
@@ -38,33 +39,37 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 LINE_LENGTH = 120
 WRITE_COMMAND = "python -m cuda.coop._stubs --write"
 
-#: Selector parameters typed as ``Literal``: (operation, or ``Class.method``; parameter) -> (alias in the stub, choices
-#: in every namespace, choices a qualified namespace adds). Canonical spellings only: matching at run time also ignores
-#: case and treats ``-`` as ``_`` (docs: operations/index, "Rules every operation shares"). The marker must declare the
-#: parameter as ``str`` (or ``str | None``); a stale entry stops the generator.
-_QUERY = ("_QueryLevel", QUERY_LEVELS + ("gpu_thread",), ())
-_SCAN_ALGORITHM = ("_ScanAlgorithm", scan.ALGORITHMS, ())
-SELECTORS: dict[tuple[str, str], tuple[str, tuple[str, ...], tuple[str, ...]]] = {
-    ("load", "algorithm"): ("_LoadStoreAlgorithm", LOAD_ALGORITHMS, ()),
-    ("store", "algorithm"): ("_LoadStoreAlgorithm", LOAD_ALGORITHMS, ()),
-    ("exchange", "mode"): ("_ExchangeMode", EXCHANGE_MODES, QUALIFIED_EXCHANGE_MODES),
-    ("shuffle", "mode"): ("_ShuffleMode", SHUFFLE_MODES, SCALAR_SHUFFLE_MODES),
-    ("reduce", "algorithm"): ("_ReduceAlgorithm", reduce.ALGORITHMS, ()),
-    ("sum", "algorithm"): ("_ReduceAlgorithm", reduce.ALGORITHMS, ()),
-    ("reduce_batched", "output_layout"): ("_BatchedLayout", REDUCE_BATCHED_LAYOUTS, ()),
-    ("scan", "mode"): ("_ScanMode", scan.MODES, ()),
-    **{(name, "algorithm"): _SCAN_ALGORITHM
-       for name in ("scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan")},
-    ("adjacent_difference", "direction"): ("_AdjacentDirection", adjacent.DIRECTIONS, ()),
-    ("discontinuity", "mode"): ("_DiscontinuityMode", adjacent.MODES, ()),
-    ("histogram", "algorithm"): ("_HistogramAlgorithm", histogram.ALGORITHMS, ()),
-    ("TempStorage.__new__", "sharing"): ("_Sharing", ("shared", "exclusive"), ()),
-    **{(f"ThreadGroup.{method}", "level"): _QUERY for method in ("rank", "count", "rank_as", "count_as")},
+#: Selector vocabularies, typed as ``Literal`` in the stubs: alias -> (choices in every namespace, choices a qualified
+#: namespace adds). Canonical spellings only: matching at run time also ignores case and treats ``-`` as ``_`` (docs:
+#: operations/index, "Rules every operation shares"). An operation's record names the vocabulary of each of its
+#: selector parameters (``Operation.selectors``); the marker must declare the parameter as ``str`` (or
+#: ``str | None``), and a stale name stops the generator.
+VOCABULARIES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "_LoadStoreAlgorithm": (LOAD_ALGORITHMS, ()),
+    "_ExchangeMode": (EXCHANGE_MODES, QUALIFIED_EXCHANGE_MODES),
+    "_ShuffleMode": (SHUFFLE_MODES, SCALAR_SHUFFLE_MODES),
+    "_ReduceAlgorithm": (reduce.ALGORITHMS, ()),
+    "_BatchedLayout": (REDUCE_BATCHED_LAYOUTS, ()),
+    "_ScanMode": (scan.MODES, ()),
+    "_ScanAlgorithm": (scan.ALGORITHMS, ()),
+    "_AdjacentDirection": (adjacent.DIRECTIONS, ()),
+    "_DiscontinuityMode": (adjacent.MODES, ()),
+    "_HistogramAlgorithm": (histogram.ALGORITHMS, ()),
+    "_Sharing": (("shared", "exclusive"), ()),
+    "_QueryLevel": (QUERY_LEVELS + ("gpu_thread",), ()),
 }
 
-#: Return types a qualified namespace widens: a scalar shuffle returns a scalar (docs: operations/exchange_shuffle,
-#: "Shuffle").
-QUALIFIED_RETURNS: dict[str, str] = {"shuffle": "ThreadData | Any"}
+#: The selector parameters of the classes' methods: (``Class.method``, parameter) -> vocabulary.
+METHOD_SELECTORS: dict[tuple[str, str], str] = {
+    ("TempStorage.__new__", "sharing"): "_Sharing",
+    **{(f"ThreadGroup.{method}", "level"): "_QueryLevel" for method in ("rank", "count", "rank_as", "count_as")},
+}
+
+
+def selectors() -> dict[tuple[str, str], str]:
+    """Every selector parameter: (operation or ``Class.method``, parameter) -> its vocabulary."""
+    return {**{(op.name, param): alias for op in records() for param, alias in op.selectors}, **METHOD_SELECTORS}
+
 
 #: A qualified operation also takes local arrays, shared rows and scalars where the common one takes a ThreadData
 #: (docs: qualified, "Payload forms"), so its ``ThreadData`` parameters read ``ThreadData | Any``.
@@ -233,8 +238,8 @@ class _Stub:
 
     def function(self, fn: Any, name: str, indent: str = "", *, decorators: Sequence[str] = (),
                  owner: str | None = None, qualified: bool = False, method: bool = False) -> list[str]:
-        """``def name(...)`` of ``fn``'s signature; ``owner`` keys ``SELECTORS`` and ``QUALIFIED_RETURNS``
-        (the operation, or ``Class.method``); ``qualified``: a qualified namespace's marker."""
+        """``def name(...)`` of ``fn``'s signature; ``owner`` (the operation, or ``Class.method``) keys the
+        selector vocabularies and the qualified return annotation; ``qualified``: a qualified namespace's marker."""
         sig = inspect.signature(fn)
         params = list(sig.parameters.values())
         rendered: list[str] = []
@@ -260,8 +265,9 @@ class _Stub:
             if param.kind == param.POSITIONAL_ONLY and (index + 1 == len(params)
                                                          or params[index + 1].kind != param.POSITIONAL_ONLY):
                 rendered.append("/")
-        if qualified and owner in QUALIFIED_RETURNS:
-            returns = QUALIFIED_RETURNS[owner]
+        declared = record(owner) if owner else None
+        if qualified and declared is not None and declared.extends.returns:
+            returns = declared.extends.returns
             for part in ast.walk(ast.parse(returns, mode="eval")):
                 if isinstance(part, ast.Name):
                     self.name(part.id)
@@ -280,10 +286,10 @@ class _Stub:
         return [*lines, head + " ..."]
 
     def selector(self, owner: str | None, param: inspect.Parameter, qualified: bool) -> str | None:
-        entry = SELECTORS.get((owner, param.name)) if owner else None
-        if entry is None:
+        alias = selectors().get((owner, param.name)) if owner else None
+        if alias is None:
             return None
-        alias, choices, extra = entry
+        choices, extra = VOCABULARIES[alias]
         if qualified and extra:
             alias, choices = "_Qualified" + alias[1:], choices + extra
         self.aliases[alias] = choices
@@ -452,17 +458,20 @@ def _bases_first(module: types.ModuleType, names: list[str]) -> list[str]:
 
 
 def check_selectors(common: types.ModuleType) -> None:
-    """Every ``SELECTORS`` entry names a parameter its owner declares as a string (a stale table fails here)."""
-    for owner, param in SELECTORS:
+    """Every selector names a parameter its owner declares as a string, and a vocabulary the stubs know (a stale
+    record or table fails here)."""
+    for (owner, param), alias in selectors().items():
+        if alias not in VOCABULARIES:
+            raise StubError(f"{owner}({param}=...) names the vocabulary {alias}, which VOCABULARIES does not have")
         target: Any = common
         for part in owner.split("."):
             target = getattr(target, part, None)
         if target is None:
-            raise StubError(f"SELECTORS names {owner!r}, which {COMMON_NAMESPACE} does not have")
+            raise StubError(f"a selector names {owner!r}, which {COMMON_NAMESPACE} does not have")
         target = getattr(target, "__func__", target)
         declared = inspect.signature(target).parameters.get(param)
         if declared is None or declared.annotation not in ("str", "str | None"):
-            raise StubError(f"SELECTORS names {owner}({param}=...), which is not a string parameter")
+            raise StubError(f"a selector names {owner}({param}=...), which is not a string parameter")
 
 
 def render(namespace: str) -> str:

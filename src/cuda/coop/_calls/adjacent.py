@@ -19,7 +19,6 @@ from .._semantics.adjacent import (
 from .context import Call, CallContext
 from .site import OperandType, Operands, SiteCall, emit, require_payload_dtype, require_runtime_int
 
-OPS = ("adjacent_difference", "discontinuity")
 
 
 def _mode(ctx: CallContext, call: Call) -> str | None:

@@ -6,7 +6,6 @@ from .._semantics.argreduce import plan_argreduce
 from .context import Call, CallContext
 from .site import OperandType, Operands, SiteCall, companion_shape, emit, require_runtime_int, require_scalar
 
-OPS = ("argmax", "argmin")
 
 
 def plan(ctx: CallContext, call: Call) -> None:

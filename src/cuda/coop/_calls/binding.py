@@ -9,7 +9,7 @@ from typing import Any
 
 from .._backend_context import COMMON_NAMESPACE
 from .._errors import CoopError, CoopTypeError, CoopUnsupportedError, CoopValueError
-from .._markers.base import extension
+from .._markers.records import extension
 from .._semantics.tuples import fields, is_tuple
 from .._version import __version__
 
@@ -30,26 +30,28 @@ def literal_words(value: Any) -> str:
 
 
 def bind_arguments(name: str, signature: inspect.Signature, args: Sequence[Any], kwargs: dict[str, Any], *,
-                   namespace: str, backend: str, pending: Sequence[str] = (),
+                   namespace: str, backend: str, lacks: frozenset[str] = frozenset(),
                    shown: Callable[[str], str] = lambda option: "", skipped: int = 0) -> dict[str, Any]:
     """``signature`` bound to ``args`` and ``kwargs`` of the call ``name`` (``cuda.coop.scan`` or a qualified
     name), or the error a user reads. ``namespace``: the qualified namespace of the backend compiling the kernel;
-    ``backend``: its name (``cutlass``); ``pending``: qualified options and operands of this operation the
-    backend does not build yet (its namespace leaves them out); ``shown(option)``: the option's value as words
-    (`` my_op``), or ``""``; ``skipped``: leading parameters bound by the caller (``self`` of a method)."""
+    ``backend``: its name (``cutlass``); ``lacks``: the capabilities it lacks, whose qualified options and
+    operands it does not build (its namespace leaves them out; ``Extension.needs``); ``shown(option)``: the
+    option's value as words (`` my_op``), or ``""``; ``skipped``: leading parameters bound by the caller (``self``
+    of a method)."""
     try:
         return dict(signature.bind(*args, **kwargs).arguments)
     except TypeError as exc:
         raise binding_error(name, signature, exc, len(args) - skipped, list(kwargs), namespace=namespace,
-                            backend=backend, pending=pending, shown=shown, skipped=skipped) from None
+                            backend=backend, lacks=lacks, shown=shown, skipped=skipped) from None
 
 
 def binding_error(name: str, signature: inspect.Signature, exc: TypeError, positional: int, keywords: list[str], *,
-                  namespace: str, backend: str, pending: Sequence[str] = (),
+                  namespace: str, backend: str, lacks: frozenset[str] = frozenset(),
                   shown: Callable[[str], str] = lambda option: "", skipped: int = 0) -> CoopError:
     """The error of a call whose arguments ``signature.bind`` refused with ``exc`` (see ``bind_arguments``)."""
     unknown = [k for k in keywords if k not in signature.parameters]
     op = name.rsplit(".", 1)[-1]
+    pending = extension(op).unbuilt(lacks)
     waiting = [k for k in unknown if k in pending]
     qualified_only = [k for k in unknown if k in extension(op).options] + waiting
     common_call = name.startswith(f"{COMMON_NAMESPACE}.") and not name.startswith(f"{namespace}.")

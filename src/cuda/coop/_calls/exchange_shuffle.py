@@ -19,7 +19,6 @@ from .._semantics.exchange_shuffle import (
 from .context import Call, CallContext
 from .site import OperandType, Operands, SiteCall, emit, require_runtime_int, require_scalar, same_shape_result
 
-OPS = ("exchange", "shuffle")
 
 result_payload = same_shape_result  # None for a scalar shuffle: its result is a scalar
 

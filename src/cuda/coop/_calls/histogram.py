@@ -12,7 +12,6 @@ from .._semantics.histogram import counter_dtype_of, plan_histogram
 from .context import Call, CallContext
 from .site import Operands, SiteCall, emit, static_dtype_name
 
-OPS = ("histogram",)
 
 
 def _counter_dtype(ctx: CallContext, call: Call) -> str | None:

@@ -18,7 +18,6 @@ from .site import (
     require_vector,
 )
 
-OPS = ("load", "store")
 
 
 def _params_of(op: str) -> tuple[str, str]:

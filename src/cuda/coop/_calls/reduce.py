@@ -11,7 +11,6 @@ from .._semantics.reduce import plan_reduce
 from .context import Call, CallContext
 from .site import OperandType, Operands, SiteCall, emit, require_runtime_int, require_scalar
 
-OPS = ("reduce", "sum")
 
 
 def _plan_tuple(ctx: CallContext, call: Call, value: tuples.TupleValue) -> None:

@@ -10,7 +10,6 @@ from .._semantics.reduce_batched import plan_reduce_batched, require_warp_group
 from .context import Call, CallContext
 from .site import Operands, SiteCall, emit
 
-OPS = ("reduce_batched",)
 
 
 def result_payload(ctx: CallContext, call: Call) -> Any:

@@ -11,11 +11,10 @@ from typing import Any
 from .._cub.families import run_length as cub_run_length
 from .._errors import CoopTypeError
 from .._semantics.common import static_positive
-from .._semantics.run_length import INTO, OFFSET_PARAM, Extensions, offset_dtype_of, plan_run_length_decode
+from .._semantics.run_length import Extensions, decodes_into, offset_param, offset_dtype_of, plan_run_length_decode
 from .context import Call, CallContext
 from .site import OperandType, Operands, SiteCall, emit, require_runtime_int, require_vector, static_dtype_name
 
-OPS = ("run_length_decode", "run_length_decode_into")
 
 
 def _offset_dtype(ctx: CallContext, call: Call) -> str | None:
@@ -41,7 +40,7 @@ def evidence(ctx: CallContext, call: Call) -> None:
 
 def result_payload(ctx: CallContext, call: Call) -> Any:
     """The windowed form: ``decoded_items_per_thread`` items of the run-value dtype."""
-    if call.op == INTO:
+    if decodes_into(call.op):
         return None
     values = ctx.payload(call.args["run_values"]) if "run_values" in call.args else None
     decoded = ctx.static(call, "decoded_items_per_thread", None, kind="integer")
@@ -69,8 +68,8 @@ def plan(ctx: CallContext, call: Call) -> None:
     values = ctx.require_payload(call, "run_values")
     lengths = ctx.require_payload(call, "run_lengths")
     desc = ctx.descriptor(args.get("temp_storage"), name)
-    offset_param = OFFSET_PARAM[call.op]
-    offset = ctx.control(call, offset_param)
+    offset_option = offset_param(call.op)
+    offset = ctx.control(call, offset_option)
     spec = plan_run_length_decode(call.op, name, group.spec, ctx.launch, values.dtype, values.items_per_thread,
                                   lengths.dtype, lengths.items_per_thread,
                                   ctx.static(call, "decoded_items_per_thread", None, kind="integer"), offset,
@@ -81,7 +80,7 @@ def plan(ctx: CallContext, call: Call) -> None:
     if spec.total_dtype is not None:
         operands.add("total_decoded_size", args["total_decoded_size"])
     arrays: dict[int, tuple[str, str, str]] = {}  # operand index -> (param, dtype, what it must match)
-    if call.op == INTO:
+    if decodes_into(call.op):
         destination_dtype = ctx.array_dtype(args["destination"])
         if destination_dtype is not None and destination_dtype != spec.value_dtype:
             raise CoopTypeError(f"{name} destination dtype {destination_dtype} does not match payload dtype "
@@ -97,8 +96,8 @@ def plan(ctx: CallContext, call: Call) -> None:
         operands.add("output", ctx.result_operand(call))
         if spec.relative_offsets:
             operands.add("relative_offsets", args["relative_offsets"])
-    offset_index = operands.control("destination_offset" if call.op == INTO else "window_offset", offset,
-                                    args.get(offset_param), spec.offset)
+    offset_index = operands.control("destination_offset" if decodes_into(call.op) else "window_offset", offset,
+                                    args.get(offset_option), spec.offset)
     emission = emit(cub_run_length.emit, spec)
     provider = emission.provider
 
@@ -106,8 +105,8 @@ def plan(ctx: CallContext, call: Call) -> None:
         for index, (param, dtype, what) in arrays.items():
             require_vector(name, param, argtys[index], dtype, what)
         if offset_index is not None:
-            require_runtime_int(name, offset_param, argtys[offset_index])
+            require_runtime_int(name, offset_option, argtys[offset_index])
 
-    result = spec.offset_dtype if call.op == INTO else None
+    result = spec.offset_dtype if decodes_into(call.op) else None
     site = SiteCall(provider.symbol, operands.params(provider), spec.value_dtype, result, check=check)
     ctx.add_site(call, operands.values, site, emission, (group.spec, desc))

@@ -30,7 +30,6 @@ from .site import (
     same_shape_result,
 )
 
-OPS = ("scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan")
 
 
 

@@ -14,8 +14,6 @@ from .._semantics.sort import plan_merge_sort, plan_radix_rank, plan_radix_sort,
 from .context import Call, CallContext
 from .site import OperandType, Operands, SiteCall, bind, emit, require_payload_dtype, require_runtime_int
 
-OPS = ("merge_sort_keys", "merge_sort_pairs", "radix_sort_keys", "radix_sort_pairs", "radix_rank",
-       "topk_min_keys", "topk_max_keys", "topk_min_pairs", "topk_max_pairs")
 
 
 def _operand(ctx: CallContext, call: Call, param: str) -> Any:

@@ -5,14 +5,13 @@ import argparse
 import itertools
 from collections.abc import Callable, Sequence
 
+from .._markers import records
 from .._semantics import layouts
 from .render import UNSPECIFIED, Cell, Picture
 from .shapes import ExplainError, Shape, element, panel, sample, values
 
 # ---------------------------------------------------------------- scans and reductions
 
-_SCAN_NAMES = {"exclusive_sum": "exclusive", "inclusive_sum": "inclusive", "exclusive_scan": "exclusive",
-               "inclusive_scan": "inclusive"}
 
 
 def _slice(span: range) -> str:
@@ -20,27 +19,51 @@ def _slice(span: range) -> str:
 
 
 def explain_scan(op: str, shape: Shape, args: argparse.Namespace) -> Picture:
-    mode = _SCAN_NAMES.get(op, getattr(args, "mode", "exclusive"))
+    mode = records.of(op).fixed("mode") or getattr(args, "mode", "exclusive")
+    reverse = bool(getattr(args, "reverse", False))
+    heads = getattr(args, "head_flags", None)
     if shape.group == "warp" and shape.items != 1:
         raise ExplainError(f"{op} on warp groups takes one scalar per lane: use --items 1")
+    if heads is not None and len(heads) != shape.tile:
+        raise ExplainError(f"--head-flags needs {shape.tile} flags (one per tile position, blocked order); got "
+                           f"{len(heads)}")
     start = "0" if op.endswith("_sum") else "initial_value"
+
+    def run_of(r: int, p: int) -> tuple[int, int]:
+        origin = layouts.group_origin(r, shape.group_size, shape.items)
+        end = origin + shape.group_size * shape.items
+        return (origin, end) if heads is None else layouts.segment_bounds(p, heads, origin, end)
 
     def result(r: int, s: int) -> Cell:
         p = shape.position(layouts.BLOCKED, r, s)
-        span = layouts.scan_inputs(p, mode, layouts.group_origin(r, shape.group_size, shape.items))
+        span = layouts.scan_inputs(p, mode, *run_of(r, p), reverse=reverse)
         return Cell(_slice(span) if len(span) else start, p)
 
+    def before(r: int, s: int) -> Cell:
+        p = shape.position(layouts.BLOCKED, r, s)
+        starts = heads is not None and bool(heads[p])
+        return Cell(f"|{p}" if starts else str(p), p)
+
     what = "sum" if op.endswith("_sum") else "scan_op combination"
-    rule = (f"the {what} of x[origin:p+1]" if mode == "inclusive" else
-            f"{start} combined with x[origin:p] ({start} alone at the group's first position)")
+    first, run = ("last", "x[p+1:end]") if reverse else ("first", "x[origin:p]")
+    scope = "segment's" if heads is not None else "group's"
+    inclusive = "x[p:end]" if reverse else "x[origin:p+1]"
+    rule = (f"the {what} of {inclusive}" if mode == "inclusive" else
+            f"{start} combined with {run} ({start} alone at the {scope} {first} position)")
+    direction = ", reverse" if reverse else ""
     panels = (
-        panel(f"before, blocked: {shape.rule(layouts.BLOCKED)}", shape,
-              lambda r, s: element(shape.position(layouts.BLOCKED, r, s))),
-        panel(f"after ({mode}): position p holds {rule}", shape, result),
+        panel(f"before, blocked: {shape.rule(layouts.BLOCKED)}", shape, before),
+        panel(f"after ({mode}{direction}): position p holds {rule}", shape, result),
     )
-    title = f"coop.{op}({shape.group_expression()}, items)  # {shape.describe()}"
-    notes = ("Cells after: x[a:b] is the elements a .. b-1 combined in order (origin: the group's first element).",)
-    return Picture(title, panels, shape.tile, notes)
+    options = (", reverse=True" if reverse else "") + (", head_flags=flags" if heads is not None else "")
+    title = f"coop.{op}({shape.group_expression()}, items{options})  # {shape.describe()}"
+    bounds = "the segment's first element, end: one past its last" if heads is not None else (
+        "the group's first element, end: one past its last")
+    notes = [f"Cells after: x[a:b] is the elements a .. b-1 combined in order (origin: {bounds})."]
+    if heads is not None:
+        notes.append("Cells before: |p marks a non-zero head flag, which starts a segment; the group's first "
+                     "position always starts one.")
+    return Picture(title, panels, shape.tile, tuple(notes))
 
 
 def explain_reduce(op: str, shape: Shape, args: argparse.Namespace) -> Picture:
@@ -91,6 +114,37 @@ def explain_reduce_batched(op: str, shape: Shape, args: argparse.Namespace) -> P
              f"{batches} batches")
     notes = ("Cells: bN is batch N (its reduction after the call); each result lives in one lane; - is unspecified.",)
     return Picture(title, panels, batches, notes)
+
+
+def explain_argreduce(op: str, shape: Shape, args: argparse.Namespace) -> Picture:
+    largest = op == "argmax"
+    group_tile = shape.group_size * shape.items
+    valid = args.valid_items
+    if valid is not None and not 1 <= valid <= group_tile:
+        raise ExplainError(f"--valid-items must be between 1 and {group_tile}")
+    data = values(args.values, shape.tile, "values", lambda: sample(shape.tile, max(3, shape.tile // 3), 5))
+
+    def before(r: int, s: int) -> Cell:
+        p = shape.position(layouts.BLOCKED, r, s)
+        return Cell(str(data[p]), p)
+
+    def result(r: int, s: int) -> Cell:
+        origin = layouts.group_origin(r, shape.group_size, shape.items)
+        index = layouts.arg_extreme(data[origin:origin + group_tile], largest, valid)
+        return Cell(f"{data[origin + index]} @ {index}", origin + index)
+
+    which = "largest" if largest else "smallest"
+    panels = (
+        panel(f"values before, blocked: {shape.rule(layouts.BLOCKED)}".replace("holds element", "holds the value at "
+                                                                               "tile position"), shape, before),
+        panel(f"after: every member receives (value, index) of its group's {which} value", shape, result, columns=1,
+              header="result"),
+    )
+    options = f", valid_items={valid}" if valid is not None else ""
+    title = f"value, index = coop.{op}({shape.group_expression()}, items{options})  # {shape.describe()}"
+    notes = ("Cells after: v @ i is the value v and its index i, the position of its first occurrence in the "
+             "group's tile (rank * K + i, blocked); ties keep the smaller index.",)
+    return Picture(title, panels, shape.tile, notes)
 
 
 # ---------------------------------------------------------------- sorts, rank, top-k

@@ -1,10 +1,15 @@
-"""Layer 1: public markers. Backend-free signatures, docs and kernel-only guards."""
+"""Layer 1: public markers. Backend-free signatures, docs, kernel-only guards and the operations' records."""
 
-# Every operation of the contract (docs: api/common), implemented or not.
-OPERATIONS = (
-    "load", "store", "exchange", "shuffle", "reduce", "sum", "reduce_batched", "scan", "exclusive_sum",
-    "inclusive_sum", "exclusive_scan", "inclusive_scan", "merge_sort_keys", "merge_sort_pairs",
-    "radix_sort_keys", "radix_sort_pairs", "radix_rank", "topk_min_keys", "topk_max_keys", "topk_min_pairs",
-    "topk_max_pairs", "adjacent_difference", "discontinuity", "histogram", "run_length_decode",
-    "run_length_decode_into", "argmax", "argmin",
+# The modules that declare the operations, in the order of ``__all__`` and the documentation's tables.
+from . import (  # noqa: E402
+    load_store, exchange_shuffle, reduce, reduce_batched, scan, sort, adjacent, histogram, run_length, argreduce,
 )
+
+MARKER_MODULES = (load_store, exchange_shuffle, reduce, reduce_batched, scan, sort, adjacent, histogram, run_length,
+                  argreduce)
+
+from .records import records as _records  # noqa: E402
+
+# Every operation of the contract (docs: api/common).
+OPERATIONS: tuple[str, ...] = tuple(op.name for op in _records())
+MARKERS = {op.name: op.marker for op in _records()}

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Extension, operation
+from .records import BLOCK_ONLY, Extension, Operation, declare
 from .groups import ThreadGroup
 from .temp_storage import TempStorage
 from .thread_data import ThreadData
 
 
-@operation("adjacent_difference", extends=Extension(options=("difference_op",)))
+@declare(Operation("adjacent_difference", "adjacent", "subtract each item's neighbour", BLOCK_ONLY,
+                   extends=Extension(options=("difference_op",)), selectors=(("direction", "_AdjacentDirection"),),
+                   explainer="differences"))
 def adjacent_difference(group: ThreadGroup, values: ThreadData, /, *, direction: str = "left", valid_items: Any = None,
                         tile_predecessor_item: Any = None, tile_successor_item: Any = None,
                         temp_storage: TempStorage | None = None) -> ThreadData:
@@ -39,7 +41,9 @@ def adjacent_difference(group: ThreadGroup, values: ThreadData, /, *, direction:
     """
 
 
-@operation("discontinuity", extends=Extension(options=("flag_op",)))
+@declare(Operation("discontinuity", "adjacent", "flag the items that differ from a neighbour", BLOCK_ONLY,
+                   extends=Extension(options=("flag_op",)), selectors=(("mode", "_DiscontinuityMode"),),
+                   explainer="flags"))
 def discontinuity(group: ThreadGroup, values: ThreadData, /, *, mode: str = "heads", tile_predecessor_item: Any = None,
                   tile_successor_item: Any = None,
                   temp_storage: TempStorage | None = None) -> ThreadData | tuple[ThreadData, ThreadData]:

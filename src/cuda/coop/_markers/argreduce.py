@@ -3,9 +3,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .base import operation
+from .records import ALL_WARPS, BLOCK, Groups, Operation, declare
 from .groups import ThreadGroup
 from .temp_storage import TempStorage
+
+_ARG_GROUPS = Groups(ALL_WARPS.kinds, ALL_WARPS.widths, words=((BLOCK, "yes (scalar or payload)"),))
 
 _DOC = """The {extreme} value of the group's tile and the index of its first occurrence.
 
@@ -38,14 +40,16 @@ def _doc(extreme: str, numpy: str) -> Callable[[Any], Any]:
     return wrap
 
 
-@operation("argmax")
+@declare(Operation("argmax", "argreduce", "the largest value and its first index", _ARG_GROUPS,
+                   explainer="extreme"))
 @_doc("largest", "argmax")
 def argmax(group: ThreadGroup, items: Any, /, *, valid_items: Any = None, indices: Any = None,
            temp_storage: TempStorage | None = None) -> tuple[Any, Any]:
     ...
 
 
-@operation("argmin")
+@declare(Operation("argmin", "argreduce", "the smallest value and its first index", _ARG_GROUPS,
+                   explainer="extreme"))
 @_doc("smallest", "argmin")
 def argmin(group: ThreadGroup, items: Any, /, *, valid_items: Any = None, indices: Any = None,
            temp_storage: TempStorage | None = None) -> tuple[Any, Any]:

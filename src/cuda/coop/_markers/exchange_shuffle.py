@@ -1,13 +1,15 @@
 """exchange and shuffle markers (the "Exchange and shuffle" page of the documentation)."""
 from __future__ import annotations
 
-from .base import Extension, operation
+from .records import ALL_WARPS, BLOCK_ONLY, Extension, Operation, declare
 from .groups import ThreadGroup
 from .temp_storage import TempStorage
 from .thread_data import ThreadData
 
 
-@operation("exchange", extends=Extension(options=("ranks", "valid_flags", "warp_time_slicing")))
+@declare(Operation("exchange", "exchange_shuffle", "rearrange a payload between layouts", ALL_WARPS,
+                   extends=Extension(options=("ranks", "valid_flags", "warp_time_slicing")),
+                   selectors=(("mode", "_ExchangeMode"),), explainer="layout_change"))
 def exchange(group: ThreadGroup, value: ThreadData, /, *, mode: str = "striped_to_blocked",
              temp_storage: TempStorage | None = None) -> ThreadData:
     """Rearrange a payload between layouts; returns a fresh payload.
@@ -40,7 +42,9 @@ def exchange(group: ThreadGroup, value: ThreadData, /, *, mode: str = "striped_t
     """
 
 
-@operation("shuffle", extends=Extension(scalar_form=True))
+@declare(Operation("shuffle", "exchange_shuffle", "move items one position up or down the tile", BLOCK_ONLY,
+                   extends=Extension(scalar_form=True, returns="ThreadData | Any"),
+                   selectors=(("mode", "_ShuffleMode"),), explainer="neighbour_moves"))
 def shuffle(group: ThreadGroup, value: ThreadData, /, *, mode: str = "down", distance: int = 1,
             temp_storage: TempStorage | None = None) -> ThreadData:  # a scalar for offset/rotate (qualified)
     """Shift the block's blocked tile by one position, or (qualified) move one scalar per thread.

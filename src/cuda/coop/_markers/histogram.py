@@ -3,13 +3,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Extension, operation
+from .records import ONE_DIMENSIONAL_BLOCK, Extension, Operation, declare
 from .groups import ThreadGroup
 from .temp_storage import TempStorage
 from .thread_data import ThreadData
 
 
-@operation("histogram", extends=Extension(scalar_form=True))
+@declare(Operation("histogram", "histogram", "count a tile's samples into bins", ONE_DIMENSIONAL_BLOCK,
+                   extends=Extension(scalar_form=True), selectors=(("algorithm", "_HistogramAlgorithm"),),
+                   explainer="bins"))
 def histogram(group: ThreadGroup, samples: ThreadData, /, *, bins: int, bins_per_thread: int = 1,
               counter_dtype: Any = None, algorithm: str = "atomic",
               temp_storage: TempStorage | None = None) -> ThreadData:

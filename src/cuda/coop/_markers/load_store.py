@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import operation
+from .records import ALL_WARPS, Operation, declare
 from .groups import ThreadGroup
 from .temp_storage import TempStorage
 from .thread_data import ThreadData
@@ -11,7 +11,8 @@ from .thread_data import ThreadData
 LOAD_ALGORITHMS = ("direct", "striped", "vectorize", "transpose", "warp_transpose", "warp_transpose_timesliced")
 
 
-@operation("load")
+@declare(Operation("load", "load_store", "copy a tile from global memory into a payload", ALL_WARPS,
+                   selectors=(("algorithm", "_LoadStoreAlgorithm"),), explainer="load_pattern"))
 def load(
     group: ThreadGroup,
     source: Any,
@@ -48,7 +49,8 @@ def load(
     """
 
 
-@operation("store")
+@declare(Operation("store", "load_store", "copy a payload into global memory", ALL_WARPS,
+                   selectors=(("algorithm", "_LoadStoreAlgorithm"),), explainer="store_pattern"))
 def store(
     group: ThreadGroup,
     destination: Any,

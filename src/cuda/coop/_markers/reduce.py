@@ -3,12 +3,18 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .base import operation
+from .records import BLOCK, LOGICAL_WARP, WARP, Groups, Operation, declare
 from .groups import ThreadGroup
 from .temp_storage import TempStorage
 
 
-@operation("reduce")
+# reduce and sum check their own rule (docs: operations/reduce): qualified kinds and partial logical warps
+_REDUCE_GROUPS = Groups((BLOCK, WARP, LOGICAL_WARP), own_rule=True, words=(
+    (LOGICAL_WARP, "W in 1, 2, 4, 8, 16, 32, or 17-31 from ``group_by(W, exhaustive=False)``"),))
+
+
+@declare(Operation("reduce", "reduce", "combine a tile into one value", _REDUCE_GROUPS, tuple_operands=True,
+                   selectors=(("algorithm", "_ReduceAlgorithm"),), explainer="aggregate"))
 def reduce(group: ThreadGroup, value: Any, /, *, binary_op: str | Callable[[Any, Any], Any] | None = None,
            broadcast: bool = True, valid_items: int | None = None, algorithm: str | None = None,
            temp_storage: TempStorage | None = None) -> Any:
@@ -34,7 +40,8 @@ def reduce(group: ThreadGroup, value: Any, /, *, binary_op: str | Callable[[Any,
     """
 
 
-@operation("sum")
+@declare(Operation("sum", "reduce", "add up a tile", _REDUCE_GROUPS, tuple_operands=True,
+                   selectors=(("algorithm", "_ReduceAlgorithm"),), explainer="aggregate"))
 def sum(group: ThreadGroup, value: Any, /, *, broadcast: bool = True, valid_items: int | None = None,
         algorithm: str | None = None, temp_storage: TempStorage | None = None) -> Any:
     """``reduce(group, value, binary_op="sum", ...)``: the sum of every member's value (scalar or ThreadData).

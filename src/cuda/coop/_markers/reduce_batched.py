@@ -3,13 +3,15 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .base import operation
+from .records import LOGICAL_WARP, LOGICAL_WARP_WIDTHS, WARP, Groups, Operation, declare
 from .groups import ThreadGroup
 from .temp_storage import TempStorage
 from .thread_data import ThreadData
 
 
-@operation("reduce_batched")
+@declare(Operation("reduce_batched", "reduce_batched", "reduce several batches at once, one result per lane",
+                   Groups((WARP, LOGICAL_WARP), LOGICAL_WARP_WIDTHS),
+                   selectors=(("output_layout", "_BatchedLayout"),), explainer="batches"))
 def reduce_batched(group: ThreadGroup, value: ThreadData, /, *,
                    binary_op: str | Callable[[Any, Any], Any] | None = None, output_layout: str = "striped",
                    temp_storage: TempStorage | None = None) -> ThreadData:

@@ -3,15 +3,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Extension, operation
+from .records import ONE_DIMENSIONAL_BLOCK, Extension, Operation, declare
 from .groups import ThreadGroup
 from .temp_storage import TempStorage
 from .thread_data import ThreadData
 
 
 # qualified options (docs: operations/run_length_decode, "Qualified additions")
-@operation("run_length_decode", extends=Extension(
-    options=("total_decoded_size", "relative_offsets", "decoded_offset_dtype")))
+@declare(Operation("run_length_decode", "run_length", "decode one window of run-length encoded runs",
+                   ONE_DIMENSIONAL_BLOCK, form=(("offset", "decoded_window_offset"),), explainer="decoded_window",
+                   extends=Extension(options=("total_decoded_size", "relative_offsets", "decoded_offset_dtype"))))
 def run_length_decode(group: ThreadGroup, run_values: ThreadData, run_lengths: ThreadData, /, *,
                       decoded_items_per_thread: int, decoded_window_offset: Any = 0,
                       temp_storage: TempStorage | None = None) -> ThreadData:
@@ -42,8 +43,9 @@ def run_length_decode(group: ThreadGroup, run_values: ThreadData, run_lengths: T
 
 
 # qualified options (docs: operations/run_length_decode, "Qualified additions")
-@operation("run_length_decode_into", extends=Extension(
-    options=("decoded_offset_dtype", "relative_offsets_destination")))
+@declare(Operation("run_length_decode_into", "run_length", "decode run-length encoded runs into an array",
+                   ONE_DIMENSIONAL_BLOCK, form=(("offset", "destination_offset"), ("into", True)),
+                   extends=Extension(options=("decoded_offset_dtype", "relative_offsets_destination"))))
 def run_length_decode_into(group: ThreadGroup, run_values: ThreadData, run_lengths: ThreadData, destination: Any,
                            /, *, decoded_items_per_thread: int, destination_offset: Any = 0,
                            temp_storage: TempStorage | None = None) -> Any:

@@ -5,7 +5,7 @@ import inspect
 from typing import Any, Callable
 
 from .._errors import CoopTypeError
-from .base import Extension, operation
+from .records import ALL_WARPS, BLOCK, LOGICAL_WARP, WARP, Extension, Groups, Operation, declare
 from .groups import ThreadGroup
 from .temp_storage import TempStorage
 
@@ -13,8 +13,21 @@ from .temp_storage import TempStorage
 # one-item state operand where the backend builds one (docs: operations/scan)
 _SCAN_EXTENSION = Extension(
     options=("prefix_op", "valid_items", "aggregate_output"), operands=("state",),
+    needs=(("state", "state_by_pointer"),),
     notes=(("state", "    ``prefix_op`` may also be a ``StatefulFunction``, whose one-item state payload is the third\n"
                      "    positional operand."),))
+
+
+_SCAN_GROUPS = Groups(ALL_WARPS.kinds, ALL_WARPS.widths, words=(
+    (BLOCK, "yes (scalar or payload)"), (WARP, "yes (scalar)"), (LOGICAL_WARP, "W in 1, 2, 4, 8, 16, 32 (scalar)")))
+
+
+def _scan(name: str, summary: str, mode: str | None = None, operator: str | None = None) -> Operation:
+    """A scan form's record: ``mode`` and ``operator``, where given, are fixed by the form."""
+    form = tuple((key, value) for key, value in (("mode", mode), ("operator", operator)) if value is not None)
+    selectors = (("mode", "_ScanMode"),) if mode is None else ()
+    return Operation(name, "scan", summary, _SCAN_GROUPS, extends=_SCAN_EXTENSION, tuple_operands=True, form=form,
+                     selectors=(*selectors, ("algorithm", "_ScanAlgorithm")), explainer="prefixes")
 
 
 _DOC = """{summary}
@@ -51,7 +64,7 @@ def _doc(summary: str) -> Callable[[Any], Any]:
     return wrap
 
 
-@operation("scan", extends=_SCAN_EXTENSION)
+@declare(_scan("scan", "scan a tile with an operator"))
 @_doc("General scan: ``mode`` is ``\"exclusive\"`` or ``\"inclusive\"``.")
 def scan(group: ThreadGroup, value: Any, /, *, mode: str = "exclusive", scan_op: Any = None,
          initial_value: Any = None, algorithm: str | None = None, reverse: bool = False, head_flags: Any = None,
@@ -59,21 +72,21 @@ def scan(group: ThreadGroup, value: Any, /, *, mode: str = "exclusive", scan_op:
     ...
 
 
-@operation("exclusive_sum", extends=_SCAN_EXTENSION)
+@declare(_scan("exclusive_sum", "exclusive prefix sums", "exclusive", "sum"))
 @_doc("Exclusive prefix sum: position ``p`` receives the sum of positions ``< p`` (0 first).")
 def exclusive_sum(group: ThreadGroup, value: Any, /, *, algorithm: str | None = None,
                   reverse: bool = False, head_flags: Any = None, temp_storage: TempStorage | None = None) -> Any:
     ...
 
 
-@operation("inclusive_sum", extends=_SCAN_EXTENSION)
+@declare(_scan("inclusive_sum", "inclusive prefix sums", "inclusive", "sum"))
 @_doc("Inclusive prefix sum: position ``p`` receives the sum of positions ``<= p``.")
 def inclusive_sum(group: ThreadGroup, value: Any, /, *, algorithm: str | None = None,
                   reverse: bool = False, head_flags: Any = None, temp_storage: TempStorage | None = None) -> Any:
     ...
 
 
-@operation("exclusive_scan", extends=_SCAN_EXTENSION)
+@declare(_scan("exclusive_scan", "exclusive scan with an operator", "exclusive"))
 @_doc("Exclusive scan with ``scan_op``; non-sum operators need ``initial_value``.")
 def exclusive_scan(group: ThreadGroup, value: Any, /, *, scan_op: Any = None, initial_value: Any = None,
                    algorithm: str | None = None, reverse: bool = False, head_flags: Any = None,
@@ -81,7 +94,7 @@ def exclusive_scan(group: ThreadGroup, value: Any, /, *, scan_op: Any = None, in
     ...
 
 
-@operation("inclusive_scan", extends=_SCAN_EXTENSION)
+@declare(_scan("inclusive_scan", "inclusive scan with an operator", "inclusive"))
 @_doc("Inclusive scan with ``scan_op``.")
 def inclusive_scan(group: ThreadGroup, value: Any, /, *, scan_op: Any = None, algorithm: str | None = None,
                    reverse: bool = False, head_flags: Any = None, temp_storage: TempStorage | None = None) -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, TypeVar
 
-from .base import Extension, operation
+from .records import ALL_WARPS, BLOCK, BLOCK_ONLY, ONE_DIMENSIONAL_BLOCK, Extension, Groups, Operation, declare
 from .groups import ThreadGroup
 from .temp_storage import TempStorage
 from .thread_data import ThreadData
@@ -15,6 +15,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 _MERGE_EXTENSION = Extension(options=("compare_op",))
 # scalar keys and values (docs: qualified, "Payload forms"), floating keys and blocked_to_striped
 # (docs: qualified, "Floating-point radix keys and striped output")
+_MERGE_GROUPS = Groups(ALL_WARPS.kinds, ALL_WARPS.widths, words=((BLOCK, "``T`` a power of two"),))
 _RADIX_EXTENSION = Extension(
     options=("blocked_to_striped",), scalar_form=True,
     note="""
@@ -25,7 +26,8 @@ _RADIX_EXTENSION = Extension(
 
 
 
-@operation("merge_sort_keys", extends=_MERGE_EXTENSION)
+@declare(Operation("merge_sort_keys", "sort", "sort a tile by comparison", _MERGE_GROUPS, extends=_MERGE_EXTENSION,
+                   explainer="merge_order"))
 def merge_sort_keys(group: ThreadGroup, keys: ThreadData, /, *, descending: bool = False, valid_items: Any = None,
                     oob_default: Any = None, temp_storage: TempStorage | None = None) -> ThreadData:
     """Sort each group's tile of keys; returns a fresh payload in blocked order (not guaranteed stable).
@@ -47,7 +49,8 @@ def merge_sort_keys(group: ThreadGroup, keys: ThreadData, /, *, descending: bool
     """
 
 
-@operation("merge_sort_pairs", extends=_MERGE_EXTENSION)
+@declare(Operation("merge_sort_pairs", "sort", "sort a tile by comparison", _MERGE_GROUPS, extends=_MERGE_EXTENSION,
+                   explainer="merge_order"))
 def merge_sort_pairs(group: ThreadGroup, keys: ThreadData, values: ThreadData, /, *, descending: bool = False,
                      valid_items: Any = None, oob_default: Any = None,
                      temp_storage: TempStorage | None = None) -> tuple[ThreadData, ThreadData]:
@@ -60,7 +63,8 @@ def merge_sort_pairs(group: ThreadGroup, keys: ThreadData, values: ThreadData, /
     """
 
 
-@operation("radix_sort_keys", extends=_RADIX_EXTENSION)
+@declare(Operation("radix_sort_keys", "sort", "sort a tile by its keys' bits", BLOCK_ONLY, extends=_RADIX_EXTENSION,
+                   explainer="radix_order"))
 def radix_sort_keys(group: ThreadGroup, keys: ThreadData, /, *, begin_bit: Any = 0, end_bit: Any = None,
                     descending: bool = False, temp_storage: TempStorage | None = None) -> ThreadData:
     """Stable radix sort of the block's tile by bits ``[begin_bit, end_bit)`` of the ordered key representation.
@@ -81,7 +85,8 @@ def radix_sort_keys(group: ThreadGroup, keys: ThreadData, /, *, begin_bit: Any =
     """
 
 
-@operation("radix_sort_pairs", extends=_RADIX_EXTENSION)
+@declare(Operation("radix_sort_pairs", "sort", "sort a tile by its keys' bits", BLOCK_ONLY, extends=_RADIX_EXTENSION,
+                   explainer="radix_order"))
 def radix_sort_pairs(group: ThreadGroup, keys: ThreadData, values: ThreadData, /, *, begin_bit: Any = 0,
                      end_bit: Any = None, descending: bool = False,
                      temp_storage: TempStorage | None = None) -> tuple[ThreadData, ThreadData]:
@@ -94,7 +99,8 @@ def radix_sort_pairs(group: ThreadGroup, keys: ThreadData, values: ThreadData, /
     """
 
 
-@operation("radix_rank", extends=Extension(options=("exclusive_digit_prefix",), scalar_form=True))
+@declare(Operation("radix_rank", "sort", "the rank of each key in the sorted tile", BLOCK_ONLY,
+                   extends=Extension(options=("exclusive_digit_prefix",), scalar_form=True), explainer="digit_ranks"))
 def radix_rank(group: ThreadGroup, keys: ThreadData, /, *, begin_bit: int = 0, end_bit: int | None = None,
                radix_bits: int | None = None, descending: bool = False,
                temp_storage: TempStorage | None = None) -> ThreadData:
@@ -130,28 +136,30 @@ def _topk_doc(which: str, pairs: str = "") -> Callable[[F], F]:
     return wrap
 
 
-@operation("topk_min_keys")
+@declare(Operation("topk_min_keys", "sort", "select the k smallest keys", ONE_DIMENSIONAL_BLOCK, explainer="selection"))
 @_topk_doc("smallest")
 def topk_min_keys(group: ThreadGroup, keys: ThreadData, /, *, k: Any, valid_items: Any = None,
                   temp_storage: TempStorage | None = None) -> ThreadData:
     ...
 
 
-@operation("topk_max_keys")
+@declare(Operation("topk_max_keys", "sort", "select the k largest keys", ONE_DIMENSIONAL_BLOCK, explainer="selection"))
 @_topk_doc("largest")
 def topk_max_keys(group: ThreadGroup, keys: ThreadData, /, *, k: Any, valid_items: Any = None,
                   temp_storage: TempStorage | None = None) -> ThreadData:
     ...
 
 
-@operation("topk_min_pairs")
+@declare(Operation("topk_min_pairs", "sort", "select the k smallest keys with their values", ONE_DIMENSIONAL_BLOCK,
+                   explainer="selection"))
 @_topk_doc("smallest", "; each value moves with its key")
 def topk_min_pairs(group: ThreadGroup, keys: ThreadData, values: ThreadData, /, *, k: Any, valid_items: Any = None,
                    temp_storage: TempStorage | None = None) -> tuple[ThreadData, ThreadData]:
     ...
 
 
-@operation("topk_max_pairs")
+@declare(Operation("topk_max_pairs", "sort", "select the k largest keys with their values", ONE_DIMENSIONAL_BLOCK,
+                   explainer="selection"))
 @_topk_doc("largest", "; each value moves with its key")
 def topk_max_pairs(group: ThreadGroup, keys: ThreadData, values: ThreadData, /, *, k: Any, valid_items: Any = None,
                    temp_storage: TempStorage | None = None) -> tuple[ThreadData, ThreadData]:

@@ -30,8 +30,10 @@ INTEGER_DTYPES = tuple(name for name in NUMERIC_DTYPES if "int" in name)
 HALF_DTYPES: dict[str, tuple[str, int]] = {"float16": ("__half", 2)}
 ALL_NUMERIC_DTYPES: dict[str, tuple[str, int]] = {**NUMERIC_DTYPES, **HALF_DTYPES}
 
-BLOCK, WARP, LOGICAL_WARP = "block", "warp", "threads_within_warp"
-THREAD, CLUSTER, GRID, WARPS_IN_BLOCK = "thread", "cluster", "grid", "warps_within_block"
+from .._markers.records import (  # noqa: E402  (declared with the operations' records, whose groups name them)
+    BLOCK as BLOCK, CLUSTER as CLUSTER, GRID as GRID, LOGICAL_WARP as LOGICAL_WARP, THREAD as THREAD, WARP as WARP,
+    WARPS_IN_BLOCK as WARPS_IN_BLOCK,
+)
 WARP_SCOPE = (WARP, LOGICAL_WARP)
 
 

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .._markers import records
+from .._markers.records import LOGICAL_WARP_WIDTHS as LOGICAL_WARP_WIDTHS
 from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
 from .common import (
     BLOCK, CLUSTER, GRID, LOGICAL_WARP, THREAD, WARP, WARPS_IN_BLOCK, GroupSpec, LaunchShape, is_selector_string,
     selector_type_error,
 )
 
-LOGICAL_WARP_WIDTHS = (1, 2, 4, 8, 16, 32)
 QUERY_LEVELS = ("thread", "warp", "block", "cluster", "grid")
 INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 
@@ -58,29 +59,12 @@ def group_by(parent: GroupSpec, count: object, exhaustive: object, launch: Launc
     return GroupSpec(WARPS_IN_BLOCK, 32 * count, units // count, exhaustive)
 
 
-# The group kinds (and logical-warp widths) each operation accepts (docs: operations/index,
-# "Groups each operation accepts"); reduce/sum check their own, richer rule (require_reduce_group). Families
-# and the backend's early operand check read this one table.
-_ALL_WARPS = ((BLOCK, WARP, LOGICAL_WARP), LOGICAL_WARP_WIDTHS)
-_BLOCK_ONLY: tuple[tuple[str, ...], None] = ((BLOCK,), None)
-OPERATION_GROUPS: dict[str, tuple[tuple[str, ...], tuple[int, ...] | None]] = {
-    "load": _ALL_WARPS, "store": _ALL_WARPS, "exchange": _ALL_WARPS, "shuffle": _BLOCK_ONLY,
-    "scan": _ALL_WARPS, "exclusive_sum": _ALL_WARPS, "inclusive_sum": _ALL_WARPS, "exclusive_scan": _ALL_WARPS,
-    "inclusive_scan": _ALL_WARPS, "merge_sort_keys": _ALL_WARPS, "merge_sort_pairs": _ALL_WARPS,
-    "radix_sort_keys": _BLOCK_ONLY, "radix_sort_pairs": _BLOCK_ONLY, "radix_rank": _BLOCK_ONLY,
-    "topk_min_keys": _BLOCK_ONLY, "topk_max_keys": _BLOCK_ONLY, "topk_min_pairs": _BLOCK_ONLY,
-    "topk_max_pairs": _BLOCK_ONLY, "histogram": _BLOCK_ONLY,
-    "adjacent_difference": _BLOCK_ONLY, "discontinuity": _BLOCK_ONLY,
-    "run_length_decode": _BLOCK_ONLY, "run_length_decode_into": _BLOCK_ONLY,
-    "reduce_batched": ((WARP, LOGICAL_WARP), LOGICAL_WARP_WIDTHS),
-    "argmax": _ALL_WARPS, "argmin": _ALL_WARPS,
-}
-
-
 def require_operation_group(op: str, name: str, group: GroupSpec) -> None:
-    """G3/G15 for operation ``op`` (its public name ``name``), from OPERATION_GROUPS."""
-    if op in OPERATION_GROUPS:
-        require_kind(name, group, *OPERATION_GROUPS[op])
+    """G3/G15 for operation ``op`` (its public name ``name``), from the groups its record declares; reduce and sum
+    check their own, richer rule (``require_reduce_group``)."""
+    groups = records.of(op).groups
+    if not groups.own_rule:
+        require_kind(name, group, groups.kinds, groups.widths)
 
 
 def require_complete_warps(op: str, group: GroupSpec, launch: LaunchShape) -> None:

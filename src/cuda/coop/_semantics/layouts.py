@@ -241,14 +241,41 @@ def scalar_shuffle_source(rank: int, threads: int, mode: str, distance: int) -> 
 SCAN_MODES = ("inclusive", "exclusive")
 
 
-def scan_inputs(tile_position: int, mode: str, origin: int = 0) -> range:
+def scan_inputs(tile_position: int, mode: str, origin: int = 0, end: int | None = None,
+                reverse: bool = False) -> range:
     """Positions of the blocked tile combined into the scan result at ``tile_position`` (an exclusive scan starts
-    from its initial value, then these); ``origin`` is the first position of the group's tile."""
-    if mode == "inclusive":
-        return range(origin, tile_position + 1)
-    if mode == "exclusive":
-        return range(origin, tile_position)
-    raise ValueError(f"mode must be one of: {', '.join(SCAN_MODES)}; got {mode!r}")
+    from its initial value, then these). ``origin`` and ``end``: the first and one-past-last positions of the run
+    scanned (the group's tile, or a segmented scan's segment, ``segment_bounds``); a ``reverse`` scan runs from
+    ``end - 1`` down to ``origin`` (docs: operations/scan, "Reverse and segmented scans")."""
+    if mode not in SCAN_MODES:
+        raise ValueError(f"mode must be one of: {', '.join(SCAN_MODES)}; got {mode!r}")
+    inclusive = mode == "inclusive"
+    if reverse:
+        if end is None:
+            raise ValueError("a reverse scan needs the end of the run it scans")
+        return range(tile_position + (not inclusive), end)
+    return range(origin, tile_position + inclusive)
+
+
+def segment_bounds(tile_position: int, head_flags: Sequence[int], origin: int, end: int) -> tuple[int, int]:
+    """The segment of a segmented scan holding ``tile_position`` within the group's run ``[origin, end)``: from the
+    last head flag at or before it (the run's first position always starts one) to the next head flag."""
+    start = max((q for q in range(origin + 1, tile_position + 1) if head_flags[q]), default=origin)
+    stop = min((q for q in range(tile_position + 1, end) if head_flags[q]), default=end)
+    return start, stop
+
+
+def arg_extreme(values: Sequence[int], largest: bool, valid_items: int | None = None) -> int:
+    """The position argmax (``largest``) or argmin reports for one group's tile ``values``: the first occurrence of
+    the extreme among the first ``valid_items`` positions (docs: operations/argreduce)."""
+    count = len(values) if valid_items is None else valid_items
+    if not 1 <= count <= len(values):
+        raise ValueError(f"valid_items must be between 1 and {len(values)}; got {valid_items}")
+    best = 0
+    for position in range(1, count):
+        if (values[position] > values[best]) if largest else (values[position] < values[best]):
+            best = position
+    return best
 
 
 def reduce_result_defined(rank: int, group_size: int, broadcast: bool = True, partial: bool = False) -> bool:

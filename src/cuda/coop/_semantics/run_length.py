@@ -17,21 +17,29 @@ from .common import (
     check_runtime_int,
     static_positive,
 )
+from .._markers import records
 from .groups import require_operation_group
 from .temp_storage import Descriptor, keeps_reuse_barrier
 
-WINDOW, INTO = "run_length_decode", "run_length_decode_into"
 # the run table's offset type: decoded_offset_dtype (docs: operations/run_length_decode, "Qualified additions")
 OFFSET_DTYPES = ("uint32", "uint64")
-# The static offset options of each form (a literal must be a nonnegative integer; a runtime one traps if negative).
-OFFSET_PARAM = {WINDOW: "decoded_window_offset", INTO: "destination_offset"}
+
+
+def decodes_into(op: str) -> bool:
+    """Whether form ``op`` writes the whole stream to an array (else it returns one window)."""
+    return bool(records.of(op).fixed("into", False))
+
+
+def offset_param(op: str) -> str:
+    """The static offset option of form ``op`` (a literal must be nonnegative; a runtime one traps if negative)."""
+    return str(records.of(op).fixed("offset"))
 
 
 @dataclass(frozen=True)
 class RunLengthSpec:
     """Everything the code generator needs for one run-length decode call."""
 
-    op: str  # WINDOW or INTO
+    op: str  # the form: run_length_decode or run_length_decode_into
     threads: int
     value_dtype: str
     length_dtype: str
@@ -110,7 +118,7 @@ def plan_run_length_decode(op: str, name: str, group: GroupSpec, launch: LaunchS
     if decoded_items_per_thread is None:
         raise CoopTypeError(f"{name}: missing a required argument: 'decoded_items_per_thread'")
     decoded = static_positive(name, "decoded_items_per_thread", decoded_items_per_thread)
-    param = OFFSET_PARAM[op]
+    param = offset_param(op)
     check_runtime_int(name, param, offset)
     literal = None
     if isinstance(offset, Static):

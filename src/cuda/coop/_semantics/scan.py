@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .._markers import records
 from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
 from .common import (
     ALL_NUMERIC_DTYPES,
@@ -18,11 +19,12 @@ from .temp_storage import Descriptor, keeps_reuse_barrier
 
 ALGORITHMS = ("raking", "raking_memoize", "warp_scans")
 MODES = ("exclusive", "inclusive")
-# The named forms: (mode, operator) fixed by the function; None means "from the arguments".
-FORMS: dict[str, tuple[str | None, str | None]] = {
-    "scan": (None, None), "exclusive_sum": ("exclusive", "sum"), "inclusive_sum": ("inclusive", "sum"),
-    "exclusive_scan": ("exclusive", None), "inclusive_scan": ("inclusive", None),
-}
+
+
+def fixed_form(form: str) -> tuple[str | None, str | None]:
+    """The (mode, operator) that the scan form ``form`` fixes (its record's ``form``); None: from the arguments."""
+    declared = records.of(form)
+    return declared.fixed("mode"), declared.fixed("operator")
 
 
 @dataclass(frozen=True)
@@ -78,12 +80,12 @@ def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype
     if dtype not in ALL_NUMERIC_DTYPES and not is_aggregate(dtype) and not is_tuple(dtype):
         raise CoopTypeError(f"{name} does not support value dtype {dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
     if is_aggregate(dtype):
-        require_aggregate_callable(name, "scan_op", dtype, FORMS[form][1] or scan_op)
+        require_aggregate_callable(name, "scan_op", dtype, fixed_form(form)[1] or scan_op)
         if isinstance(initial_value, Static):
             raise CoopTypeError(f"{name} initial_value must be a value of the aggregate dtype {dtype}; got a literal")
     if group.is_warp_scope and items_per_thread:
         raise CoopTypeError(f"{name} on warp groups accepts one scalar per lane")
-    fixed_mode, fixed_op = FORMS[form]
+    fixed_mode, fixed_op = fixed_form(form)
     mode = fixed_mode or normalize_selector(name, "mode", mode, MODES)
     operator = resolve_operator(name, "scan_op", fixed_op if fixed_op else scan_op, dtype)
     if initial_value is not None and mode == "inclusive":

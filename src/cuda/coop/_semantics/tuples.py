@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .._markers import records
 from .._errors import CoopTypeError, CoopValueError
 
 TUPLE_PREFIX = "tuple:"
 TUPLE_C_PREFIX = "cuda_coop_tuple_"
 MAX_OPERANDS = 8
-# The operations whose ``value`` may be a tuple (the sums say why they take one operand only).
-TUPLE_OPERATIONS = ("reduce", "sum", "scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan")
+
+
+def takes_tuples(op: str | None) -> bool:
+    """Whether operation ``op``'s ``value`` may be a tuple of operands (its record says so)."""
+    declared = records.record(op) if op is not None else None
+    return declared is not None and declared.tuple_operands
 
 
 def tuple_dtype(dtypes: list[str]) -> str:

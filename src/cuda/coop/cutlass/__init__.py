@@ -16,16 +16,14 @@ from .. import (  # noqa: F401  (re-exported common names)
     CoopValueError, CudaCoopAutoRegistrationWarning, TempStorage, TempStorageLike, ThreadDataLike,
     ThreadGroup, __version__, this_block, this_cluster, this_grid, this_thread, this_warp,
 )
-from .. import _markers
-from .._markers.base import qualified as _qualified
-from ._about import NAMESPACE as _NAMESPACE, UNBUILT_EXTENSIONS as _UNBUILT
+from .._markers import OPERATIONS as _OPERATIONS
+from .._markers.records import qualified_markers as _qualified_markers
+from ._about import LACKS as _LACKS, NAMESPACE as _NAMESPACE
 from ._tracer import ThreadData as ThreadData
 from ._compile import CompiledKernel as CompiledKernel, compile_kernel as compile_kernel
 
-import cuda.coop as _common  # noqa: E402
-
-globals().update({_name: _qualified(getattr(_common, _name), _NAMESPACE, _UNBUILT.get(_name, ()))
-                  for _name in _markers.OPERATIONS})
+# every operation's qualified marker (its record's extension, less what this backend lacks)
+globals().update(_qualified_markers(_NAMESPACE, _LACKS))
 
 _lock = threading.Lock()
 _registered = False
@@ -50,7 +48,7 @@ register_backend()
 
 __all__ = [
     "__version__", "this_thread", "this_warp", "this_block", "this_cluster", "this_grid", "ThreadGroup",
-    "ThreadData", "ThreadDataLike", "TempStorage", "TempStorageLike", *_markers.OPERATIONS,
+    "ThreadData", "ThreadDataLike", "TempStorage", "TempStorageLike", *_OPERATIONS,
     "CoopError", "CoopTypeError", "CoopValueError", "CoopUnsupportedError", "CoopIndexError", "CoopBuildError",
     "CoopCompilerContextRequiredError", "CudaCoopAutoRegistrationWarning", "compile_kernel", "CompiledKernel",
 ]

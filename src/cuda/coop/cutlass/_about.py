@@ -34,9 +34,8 @@ if not version_ok(VERSION):
 ABI = ValueAbi()
 NAMESPACE = "cuda.coop.cutlass"
 BACKEND = "cutlass"
-# Declared qualified options and operands this backend does not build, per operation: the namespace leaves them out
-# and naming one is R9 (docs: cutlass). A StatefulFunction prefix_op needs its state by pointer in a traced function.
-UNBUILT_EXTENSIONS: dict[str, tuple[str, ...]] = {
-    op: ("state",) for op in ("scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan")
-}
+# Capabilities qualified extensions may need (``Extension.needs``) that this backend lacks: its namespace leaves the
+# names needing them out, and naming one is R9 (docs: cutlass). A StatefulFunction prefix_op's state operand is passed
+# by pointer, which a traced function cannot take.
+LACKS = frozenset({"state_by_pointer"})
 BUILD_TAG = "cutlass"  # in the provider cache key and the dumped source's name

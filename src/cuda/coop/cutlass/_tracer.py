@@ -424,7 +424,7 @@ class KernelTracer:
         marker = _marker(name, marker_call.namespace)
         qualified_name = f"{marker_call.namespace}.{name}"
         bound = bind_arguments(qualified_name, inspect.signature(marker), args, kwargs, namespace=_about.NAMESPACE,
-                               backend=_about.BACKEND, pending=_about.UNBUILT_EXTENSIONS.get(name, ()),
+                               backend=_about.BACKEND, lacks=_about.LACKS,
                                shown=lambda option: literal_words(kwargs[option]))
         call = Call(name, qualified_name, bound, marker_call.qualified, site=marker_call.site)
         self._call = call

@@ -17,49 +17,14 @@ from .. import (  # noqa: F401  (re-exported common names)
     CoopValueError, CudaCoopAutoRegistrationWarning, TempStorage, TempStorageLike, ThreadData, ThreadDataLike,
     ThreadGroup, __version__, this_block, this_cluster, this_grid, this_thread, this_warp,
 )
-from .. import _markers  # noqa: F401
-from ._qualified import qualify as _qualify
-from .._markers import (
-    exchange_shuffle as _xs, load_store as _load_store, pending as _pending, reduce as _reduce, scan as _scan,
-    sort as _sort,
-)
-from .._markers import reduce_batched as _reduce_batched
-from .._markers import histogram as _histogram
-from .._markers import adjacent as _adjacent
-from .._markers import run_length as _run_length
-from .._markers import argreduce as _argreduce
+from .._markers import OPERATIONS as _OPERATIONS, scan as _scan
+from .._markers.records import qualified_markers as _qualified_markers
+from ._about import LACKS as _LACKS, NAMESPACE as _NAMESPACE
 from ._compile import CompiledKernel as CompiledKernel, compile_kernel as compile_kernel
 
-load = _qualify(_load_store.load)
-store = _qualify(_load_store.store)
-exchange = _qualify(_xs.exchange)
-shuffle = _qualify(_xs.shuffle)
-reduce = _qualify(_reduce.reduce)
-sum = _qualify(_reduce.sum)
-reduce_batched = _qualify(_reduce_batched.reduce_batched)
-scan = _qualify(_scan.scan)
-exclusive_sum = _qualify(_scan.exclusive_sum)
-inclusive_sum = _qualify(_scan.inclusive_sum)
-exclusive_scan = _qualify(_scan.exclusive_scan)
-inclusive_scan = _qualify(_scan.inclusive_scan)
+# every operation's qualified marker (its record's extension, less what this backend lacks)
+globals().update(_qualified_markers(_NAMESPACE, _LACKS))
 StatefulFunction = _scan.StatefulFunction  # qualified-only: stateful block prefix callbacks (docs: operations/scan)
-merge_sort_keys = _qualify(_sort.merge_sort_keys)
-merge_sort_pairs = _qualify(_sort.merge_sort_pairs)
-radix_sort_keys = _qualify(_sort.radix_sort_keys)
-radix_sort_pairs = _qualify(_sort.radix_sort_pairs)
-radix_rank = _qualify(_sort.radix_rank)
-topk_min_keys = _qualify(_sort.topk_min_keys)
-topk_max_keys = _qualify(_sort.topk_max_keys)
-topk_min_pairs = _qualify(_sort.topk_min_pairs)
-topk_max_pairs = _qualify(_sort.topk_max_pairs)
-histogram = _qualify(_histogram.histogram)
-adjacent_difference = _qualify(_adjacent.adjacent_difference)
-discontinuity = _qualify(_adjacent.discontinuity)
-run_length_decode = _qualify(_run_length.run_length_decode)
-run_length_decode_into = _qualify(_run_length.run_length_decode_into)
-argmax = _qualify(_argreduce.argmax)
-argmin = _qualify(_argreduce.argmin)
-globals().update({_name: _qualify(getattr(_pending, _name)) for _name in _pending.PENDING})
 # ``numba_coop.local.array(shape, dtype)`` is numba-cuda-mlir's per-thread array, which qualified calls take as a
 # payload (1-D, fixed extent; docs: qualified, "Payload forms").
 from numba_cuda_mlir.cuda import local as local  # noqa: E402
@@ -94,11 +59,7 @@ register_backend()
 
 __all__ = [
     "__version__", "this_thread", "this_warp", "this_block", "this_cluster", "this_grid", "ThreadGroup",
-    "ThreadData", "ThreadDataLike", "TempStorage", "TempStorageLike", "load", "store", "exchange", "shuffle",
-    "reduce", "sum", "scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan", "merge_sort_keys",
-    "merge_sort_pairs", "radix_sort_keys", "radix_sort_pairs", "radix_rank", "topk_min_keys", "topk_max_keys",
-    "topk_min_pairs", "topk_max_pairs", "histogram", "adjacent_difference", "discontinuity", "run_length_decode",
-    "run_length_decode_into", "argmax", "argmin", *_pending.PENDING,
+    "ThreadData", "ThreadDataLike", "TempStorage", "TempStorageLike", *_OPERATIONS,
     "CoopError", "CoopTypeError", "CoopValueError", "CoopUnsupportedError", "CoopIndexError", "CoopBuildError",
     "CoopCompilerContextRequiredError", "CudaCoopAutoRegistrationWarning", "compile_kernel", "CompiledKernel",
     "StatefulFunction", "local", "shared",

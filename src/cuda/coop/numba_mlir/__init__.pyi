@@ -63,6 +63,7 @@ __all__ = [
     "radix_sort_keys",
     "radix_sort_pairs",
     "reduce",
+    "reduce_batched",
     "run_length_decode",
     "run_length_decode_into",
     "scan",
@@ -82,6 +83,7 @@ __all__ = [
 ]
 
 _AdjacentDirection: TypeAlias = Literal["left", "right"]
+_BatchedLayout: TypeAlias = Literal["striped", "blocked"]
 _DiscontinuityMode: TypeAlias = Literal["heads", "tails", "heads_and_tails"]
 _HistogramAlgorithm: TypeAlias = Literal["atomic", "sort"]
 _LoadStoreAlgorithm: TypeAlias = Literal[
@@ -398,6 +400,18 @@ def reduce(
     temp_storage: TempStorage | None = None,
 ) -> Any:
     """Combine every member's value (scalar or ThreadData) with ``binary_op``."""
+
+
+def reduce_batched(
+    group: ThreadGroup,
+    value: ThreadData | Any,
+    /,
+    *,
+    binary_op: str | Callable[[Any, Any], Any] | None = None,
+    output_layout: _BatchedLayout = "striped",
+    temp_storage: TempStorage | None = None,
+) -> ThreadData:
+    """Reduce ``B`` independent batches across a (logical) warp; slot ``b`` of every lane feeds batch ``b``."""
 
 
 def run_length_decode(

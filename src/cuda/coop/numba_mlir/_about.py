@@ -36,4 +36,7 @@ if not version_ok(VERSION):
 ABI = ValueAbi(half_as_bits=True, aggregates_by_pointer=True, predicate_byte=True)
 NAMESPACE = "cuda.coop.numba_mlir"
 BACKEND = "numba-cuda-mlir"
+# Capabilities qualified extensions may need (``Extension.needs``) that this backend lacks: none, every documented
+# extension is built (docs: qualified, "What this release builds")
+LACKS: frozenset[str] = frozenset()
 BUILD_TAG = "numba_mlir"  # in the provider cache key and the dumped source's name (cuda_coop_numba_mlir_<hash>.cu)

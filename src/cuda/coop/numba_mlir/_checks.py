@@ -13,11 +13,12 @@ from typing import Any
 
 from .._errors import CoopError, CoopIndexError, CoopTypeError, CoopUnsupportedError, CoopValueError, located
 from .._version import __version__
-from .._markers.base import extension, op_name
+from .._markers.base import op_name
+from .._markers.records import extension
 from .._semantics.common import check_payload_bytes, check_payload_dtype, check_payload_extent
 from .._semantics.groups import require_cluster_target, require_operation_group
 from .._semantics.reduce import require_reduce_group
-from .._semantics.tuples import TUPLE_OPERATIONS
+from .._semantics.tuples import takes_tuples
 from . import _compat as nb
 from ._lowering import operand_type
 from ._ir import SHARED_ROW, THREAD_DATA, ArgRef, DescVal, GroupVal, MethodVal, Obj, PayloadTuple, PayloadVal
@@ -102,7 +103,7 @@ class KernelChecks:
         for definition in self.resolver.definitions(var.name):
             kind = self._CONTAINERS.get(getattr(definition, "op", None)) if isinstance(definition, nb.ir.Expr) \
                 else None
-            if kind is None or (kind == "tuple" and call.op in TUPLE_OPERATIONS and param == "value"):
+            if kind is None or (kind == "tuple" and takes_tuples(call.op) and param == "value"):
                 continue  # a tuple of operands is checked by the call layer (_calls.tuples)
             form = " or a local array (numba_coop.local.array(n, dtype))" if call.qualified else ""
             raise CoopTypeError(f"{call.name} {param} must be a ThreadData payload{form}; got a Python {kind}, "
@@ -296,7 +297,7 @@ class KernelChecks:
                 used = True
                 if isinstance(value, ir.Expr) and value.op == "call":
                     callee = self.resolver.callee(stmt)
-                    if isinstance(callee, Obj) and op_name(callee.value) in TUPLE_OPERATIONS:
+                    if isinstance(callee, Obj) and takes_tuples(op_name(callee.value)):
                         continue
                 if isinstance(value, ir.Var) and stmt.target.name != name and \
                         self._feeds_only_coop_calls(stmt.target.name):

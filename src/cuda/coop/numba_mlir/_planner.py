@@ -46,13 +46,12 @@ from .._calls.binding import binding_error, value_words
 from .._calls.site import Emission, SiteCall
 from ._lowering import operator_link
 from ._checks import KernelChecks, user_name
-from ._about import BACKEND, BUILD_TAG, NAMESPACE
+from ._about import BACKEND, BUILD_TAG, LACKS, NAMESPACE
 from .._backend_context import COMMON_NAMESPACE
 from ._inference import DtypeInference, no_array_of
 from ._barriers import scratch_use_may_follow
 from ._rewrite import KernelRewrite
 from ._shared_arrays import SharedArrays, is_backing_array_marker, new_pointer_site
-from ._qualified import PENDING_QUALIFIED_OPTIONS
 from ._uniformity import check_participation
 
 _FACTORIES = {"this_block": BLOCK, "this_warp": WARP, "this_thread": THREAD, "this_cluster": CLUSTER,
@@ -225,7 +224,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
             bound = sig.bind(*args, **kws)
         except TypeError as exc:
             raise binding_error(name, sig, exc, len(expr.args), list(kws), namespace=NAMESPACE, backend=BACKEND,
-                                pending=PENDING_QUALIFIED_OPTIONS.get(name.rsplit(".", 1)[-1], ()), shown=shown,
+                                lacks=LACKS, shown=shown,
                                 skipped=skip_self) from None
         out = dict(bound.arguments)
         if skip_self:

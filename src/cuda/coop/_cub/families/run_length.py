@@ -10,7 +10,7 @@ with it, so no barrier separates the scan from the table's writes.
 from __future__ import annotations
 
 from ..._semantics.common import c_type
-from ..._semantics.run_length import INTO, RunLengthSpec
+from ..._semantics.run_length import RunLengthSpec, decodes_into
 from ..provider import SCRATCH_PARAMS, CParam, Provider, c_signature, reuse_barrier
 
 
@@ -127,7 +127,7 @@ def emit(spec: RunLengthSpec) -> Provider:
     params = [CParam("ptr", f"const {t}*", "run_values"), CParam("ptr", f"const {length_t}*", "run_lengths")]
     if spec.total_dtype is not None:
         params.append(CParam("ptr", f"{c_type(spec.total_dtype)}*", "total_decoded_size"))
-    if spec.op == INTO:
+    if decodes_into(spec.op):
         lines += _bulk(spec, t, offset_t)
         params += [CParam("ptr", f"{t}*", "destination"), CParam("len", "long long", "capacity")]
         if spec.relative_offsets:
@@ -143,9 +143,9 @@ def emit(spec: RunLengthSpec) -> Provider:
     params += SCRATCH_PARAMS
     if spec.barrier:
         lines.append(reuse_barrier(None))
-    if spec.op == INTO:
+    if decodes_into(spec.op):
         lines.append("  return total;")
-    result = offset_t if spec.op == INTO else "void"
+    result = offset_t if decodes_into(spec.op) else "void"
     body = scratch + f'extern "C" __device__ {result} @SYM@({c_signature(params)}) {{\n' + "\n".join(lines) + "\n}\n"
     headers = ("cub/block/block_run_length_decode.cuh", "cub/block/block_scan.cuh")
     return Provider.make(spec.op, headers, body, "@SYM@_scratch", params)
