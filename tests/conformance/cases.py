@@ -560,6 +560,16 @@ def _argreduce(largest, form, valid=None, with_indices=False):
                 v, i = op(block, items, valid_items=static)
                 coop.store(block, val_out, v, offset=bid * T)
                 coop.store(block, idx_out, i, offset=bid * T)
+        elif form == "block" and with_indices:
+            def body(bid, src, pos, val_out, idx_out):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                where = coop.ThreadData(K, np.int64)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, pos, where, offset=bid * (T * K))
+                v, i = op(block, items, indices=where)
+                coop.store(block, val_out, v, offset=bid * T)
+                coop.store(block, idx_out, i, offset=bid * T)
         elif form == "block":
             def body(bid, src, val_out, idx_out):
                 block = coop.this_block()
@@ -1115,6 +1125,13 @@ _VARIANTS = [
     ("argreduce", "argmin_block_scalar", _argreduce(False, "block_scalar"), INT_AND_FLOAT, COMBOS_3D),
     ("argreduce", "argmax_warp", _argreduce(True, "warp"), INT_AND_FLOAT, COMBOS_3D),
     ("argreduce", "argmin_lw8_indices", _argreduce(False, "lw8", with_indices=True), INT_AND_FLOAT, COMBOS_3D),
+    # blocks whose last warp is partial (CUB's BlockReduce path) and a block's indices (pairs carry the position)
+    ("argreduce", "argmax_block_partial_warp", _argreduce(True, "block"), INT_AND_FLOAT, (((48, 1, 1), 3),
+                                                                                           ((20, 3, 1), 2))),
+    ("argreduce", "argmin_block_valid_partial_warp", _argreduce(False, "block", valid=37), (np.float32,),
+     (((48, 1, 1), 3),)),
+    ("argreduce", "argmin_block_indices", _argreduce(False, "block", with_indices=True), INT_AND_FLOAT,
+     COMBOS_3D + (((48, 1, 1), 2),)),
     ("multi_operand", "block_inclusive_scan", _multi("block_inclusive"), INT_AND_FLOAT, COMBOS_3D),
     ("multi_operand", "block_exclusive_scan", _multi("block_exclusive"), INT_AND_FLOAT, COMBOS_3D),
     ("multi_operand", "block_reverse_scan", _multi("block_reverse"), INT_AND_FLOAT, COMBOS_3D),
