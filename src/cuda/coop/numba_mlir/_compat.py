@@ -295,6 +295,11 @@ def compile_operator(function: object, dtype: str, cc: int, symbol: str, arity: 
     return bytes(code)
 
 
+def _as_device(function: object) -> object:
+    """``function`` as a device function for the wrappers to call (inlined): a ``cuda.jit`` one as it is."""
+    return function if hasattr(function, "py_func") else nb_cuda.jit(device=True)(function)
+
+
 def compile_tuple_operator(function: object, dtypes: list[str], cc: int, symbol: str) -> bytes:
     """LTO-IR of ``void symbol(T0* r0, ..., T0 a0, ..., T0 b0, ...)`` with a C ABI: ``function((a0, ...), (b0,
     ...))`` (compiled as a device function and inlined), each member of the tuple it returns stored through its
@@ -304,8 +309,7 @@ def compile_tuple_operator(function: object, dtypes: list[str], cc: int, symbol:
     a = [f"a{j}" for j in range(count)]
     b = [f"b{j}" for j in range(count)]
     stores = "".join(f"    item(r{j}, 1)[0] = result[{j}]\n" for j in range(count))
-    namespace = {"device": function if hasattr(function, "py_func") else nb_cuda.jit(device=True)(function),
-                 "item": nb_cuda.carray}
+    namespace = {"device": _as_device(function), "item": nb_cuda.carray}
     source = (f"def wrapper({', '.join(outs + a + b)}):\n"
               f"    result = device(({', '.join(a)},), ({', '.join(b)},))\n{stores}")
     exec(source, namespace)  # noqa: S102 - a fixed template
@@ -332,8 +336,7 @@ def _pointer_wrapper(function: object, arity: int, stateful: bool, struct: bool,
         body = f"store(out, {call})" if struct else f"item(out, 1)[0] = {call}"
     params = (["out"] if writes_result else []) + (["state"] if stateful else []) + operands
     load, store = _struct_intrinsics() if struct else (None, None)
-    namespace = {"device": function if hasattr(function, "py_func") else nb_cuda.jit(device=True)(function),
-                 "item": nb_cuda.carray, "load": load, "store": store}
+    namespace = {"device": _as_device(function), "item": nb_cuda.carray, "load": load, "store": store}
     exec(f"def wrapper({', '.join(params)}):\n    {body}\n", namespace)  # noqa: S102 - fixed templates above
     return namespace["wrapper"]
 
