@@ -671,6 +671,16 @@ def tuple_to_a_sum(bid, src, dst):
     coop.store(block, dst, x)
 
 
+def tuple_to_the_reduce_sum(bid, src, dst):
+    block = coop.this_block()
+    a = coop.ThreadData(K, np.int32)
+    b = coop.ThreadData(K, np.int32)
+    coop.load(block, src, a)
+    coop.load(block, src, b)
+    x, y = coop.sum(block, (a, b))  # HERE
+    coop.store(block, dst, a)
+
+
 # ---- constructors: C5 as in any call
 def c5_storage_alignment_positional(bid, src, dst):
     storage = coop.TempStorage(1024, 16)  # HERE
@@ -825,6 +835,8 @@ ERRORS = [
               "a tuple; got 'sum'"),
     ErrorCase("tuple-sum", tuple_to_a_sum, coop.CoopTypeError,
               "cuda.coop.inclusive_sum takes one operand; scan a tuple with scan, inclusive_scan or exclusive_scan"),
+    ErrorCase("tuple-reduce-sum", tuple_to_the_reduce_sum, coop.CoopTypeError,
+              "cuda.coop.sum takes one operand; reduce a tuple with reduce and binary_op=f"),
     ErrorCase("c5-storage-positional", c5_storage_alignment_positional, coop.CoopTypeError,
               "cuda.coop.TempStorage takes 1 positional operands; pass options by keyword"),
     ErrorCase("c5-thread-data-positional", c5_thread_data_alignment_positional, coop.CoopTypeError,

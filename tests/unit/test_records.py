@@ -110,6 +110,10 @@ def test_each_record_names_a_call_layer_family_and_an_emitter():
         assert all(alias in VOCABULARIES for _, alias in op.selectors)
         assert takes_tuples(op.name) == op.tuple_operands
     assert not takes_tuples(None) and not takes_tuples("this_block")
+    # SPEC 8.18: reduce and the scans with an operator take tuples; the sums are single-operand (and say so)
+    assert {op.name for op in records() if op.multi_operand} == {"reduce", "scan", "exclusive_scan", "inclusive_scan"}
+    assert {op.name for op in records() if op.tuple_operands and not op.multi_operand} == {
+        "sum", "exclusive_sum", "inclusive_sum"}
     check_selectors(coop)
 
 

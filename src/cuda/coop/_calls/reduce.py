@@ -5,6 +5,7 @@ from __future__ import annotations
 from .._cub.families import reduce as cub_reduce
 from .._cub.tuples import split_entry
 from .._errors import CoopTypeError
+from .._markers import records
 from .._semantics.tuples import require_tuple_operator
 from . import tuples
 from .._semantics.reduce import plan_reduce
@@ -16,7 +17,7 @@ from .site import OperandType, Operands, SiteCall, emit, require_runtime_int, re
 def _plan_tuple(ctx: CallContext, call: Call, value: tuples.TupleValue) -> None:
     """A reduction of a tuple of operands with the user's ``binary_op`` (SPEC 8.18): a tuple of scalars."""
     name, args = call.name, call.args
-    if call.op == "sum":
+    if records.of(call.op).fixed("operator"):
         raise CoopTypeError(f"{name} takes one operand; reduce a tuple with reduce and binary_op=f")
     binary_op = ctx.static(call, "binary_op", None)
     require_tuple_operator(name, "binary_op", binary_op)
@@ -53,7 +54,7 @@ def plan(ctx: CallContext, call: Call) -> None:
     group = ctx.group(call)
     payload = ctx.payload(args["value"])
     dtype = payload.dtype if payload is not None else ctx.scalar_dtype(args["value"], call, "value")
-    binary_op = "sum" if call.op == "sum" else ctx.static(call, "binary_op", None)
+    binary_op = records.of(call.op).fixed("operator") or ctx.static(call, "binary_op", None)
     valid = ctx.control(call, "valid_items")
     desc = ctx.descriptor(args.get("temp_storage"), name)
     spec = plan_reduce(name, group.spec, ctx.launch, dtype, payload.items_per_thread if payload else 0, binary_op,

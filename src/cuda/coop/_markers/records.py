@@ -87,12 +87,19 @@ class Operation:
     summary: str  # what it computes, in a few words (``explain``'s help, the documentation's tables)
     groups: Groups
     extends: Extension = NO_EXTENSION
-    tuple_operands: bool = False  # ``value`` may be a tuple of operands with a tuple operator (docs: operations/scan)
+    # a tuple ``value`` goes to the family (docs: operations/scan, "Several operands at once"), which plans it, or
+    # refuses it with its own message where the form fixes a single-operand operator (the sums)
+    tuple_operands: bool = False
     # parameters the operation fixes that its family otherwise takes from the call (scan: mode and operator)
     form: tuple[tuple[str, Any], ...] = ()
     selectors: tuple[tuple[str, str], ...] = ()  # (selector parameter, its vocabulary's name in the stubs)
     explainer: str = ""  # the ``explain`` command's picture of it (none: not explained)
     marker: Callable[..., Any] = field(default=lambda: None, compare=False, repr=False)
+
+    @property
+    def multi_operand(self) -> bool:
+        """Whether the operation computes over a tuple of operands (with the user's function of tuples)."""
+        return self.tuple_operands and self.fixed("operator") is None
 
     def fixed(self, parameter: str, default: Any = None) -> Any:
         """The value the operation fixes for ``parameter`` (``default`` when the call gives it)."""

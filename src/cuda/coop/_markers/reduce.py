@@ -40,7 +40,7 @@ def reduce(group: ThreadGroup, value: Any, /, *, binary_op: str | Callable[[Any,
     """
 
 
-@declare(Operation("sum", "reduce", "add up a tile", _REDUCE_GROUPS, tuple_operands=True,
+@declare(Operation("sum", "reduce", "add up a tile", _REDUCE_GROUPS, tuple_operands=True, form=(("operator", "sum"),),
                    selectors=(("algorithm", "_ReduceAlgorithm"),), explainer="aggregate"))
 def sum(group: ThreadGroup, value: Any, /, *, broadcast: bool = True, valid_items: int | None = None,
         algorithm: str | None = None, temp_storage: TempStorage | None = None) -> Any:
