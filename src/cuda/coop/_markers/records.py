@@ -106,6 +106,8 @@ class Operation:
         return dict(self.form).get(parameter, default)
 
 
+# Complete whenever another module reads it: importing anything of ``_markers`` runs the package's ``__init__``,
+# which imports every marker module (``MARKER_MODULES``) first.
 _RECORDS: dict[str, Operation] = {}
 
 
@@ -124,22 +126,16 @@ def declare(record: Operation) -> Callable[[F], F]:
 
 def records() -> Iterator[Operation]:
     """Every declared operation, in declaration order (the order of ``__all__`` and the documentation)."""
-    from . import MARKER_MODULES  # noqa: F401  (declares every operation)
-
     return iter(tuple(_RECORDS.values()))
 
 
 def record(op: str) -> Operation | None:
     """The record of operation ``op`` (None for a name that is not an operation)."""
-    from . import MARKER_MODULES  # noqa: F401
-
     return _RECORDS.get(op)
 
 
 def of(op: str) -> Operation:
     """The record of the declared operation ``op``."""
-    from . import MARKER_MODULES  # noqa: F401
-
     return _RECORDS[op]
 
 
