@@ -77,6 +77,14 @@ def c3_blocked_to_striped(bid, src, dst):
     coop.store(block, dst, out)
 
 
+def c3_argmax_broadcast(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    value, index = coop.argmax(block, items, broadcast=False)  # HERE
+    coop.store(block, dst, items)
+
+
 # ---- C1/C2: selectors
 def c1_unknown_load_algorithm(bid, src, dst):
     block = coop.this_block()
@@ -704,6 +712,8 @@ ERRORS = [
               "cuda.coop.inclusive_sum got an unexpected keyword argument 'init'"),
     ErrorCase("c3-blocked-to-striped", c3_blocked_to_striped, coop.CoopValueError,
               "cuda.coop.radix_sort_keys blocked_to_striped True requires cuda.coop."),
+    ErrorCase("c3-argmax-broadcast", c3_argmax_broadcast, coop.CoopValueError,
+              "cuda.coop.argmax broadcast False requires cuda.coop."),
     ErrorCase("c1-load-algorithm", c1_unknown_load_algorithm, coop.CoopValueError, "sideways"),
     ErrorCase("c1-exchange-mode", c1_unknown_exchange_mode, coop.CoopValueError, "inside_out"),
     ErrorCase("c1-operator", c1_unknown_operator, coop.CoopValueError, "modulo"),

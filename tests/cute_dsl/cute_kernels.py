@@ -575,3 +575,32 @@ def state_operand_kernel(src: cute.Tensor, dst: cute.Tensor):
 @cute.jit
 def state_operand_launch(src: cute.Tensor, dst: cute.Tensor):
     state_operand_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+def _argmax_kernels(broadcast):
+    """A block's and every warp's argmax through the qualified namespace: rank 0 (lane 0) writes (value, index)."""
+    @cute.kernel
+    def argmax_kernel(src: cute.Tensor, block_out: cute.Tensor, warp_out: cute.Tensor):
+        bid, _, _ = cute.arch.block_idx()
+        block = coop.this_block()
+        items = coop.ThreadData(K, np.int32)
+        coop.load(block, src, items, offset=bid * (THREADS * K))
+        value, index = cute_coop.argmax(block, items, broadcast=broadcast)
+        lane_value, lane_index = cute_coop.argmin(coop.this_warp(), items[0], broadcast=broadcast)
+        if block.rank() == 0:
+            block_out[bid * 2] = value
+            block_out[bid * 2 + 1] = index
+        if block.rank() % 32 == 0:
+            slot = (bid * (THREADS // 32) + block.rank() // 32) * 2
+            warp_out[slot] = lane_value
+            warp_out[slot + 1] = lane_index
+
+    @cute.jit
+    def argmax_launch(src: cute.Tensor, block_out: cute.Tensor, warp_out: cute.Tensor, blocks: cutlass.Constexpr):
+        argmax_kernel(src, block_out, warp_out).launch(grid=(blocks, 1, 1), block=(THREADS, 1, 1))
+
+    return argmax_launch
+
+
+argmax_broadcast_launch = _argmax_kernels(True)
+argmax_rank0_launch = _argmax_kernels(False)

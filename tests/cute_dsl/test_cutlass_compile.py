@@ -231,3 +231,15 @@ def test_numpy_arrays_describe_the_tensors():
     assert "cuda_coop_scan_" in kernel.cpp_source
     with pytest.raises(coop.CoopValueError, match="target must look like 'sm_90' or 'sm_90a' with an architecture"):
         cute_coop.compile_kernel(ck.scan_launch, x, x, target="hopper")
+
+
+def test_qualified_argmax_without_broadcast_saves_the_barrier_and_the_shuffle():
+    """cuda.coop.cutlass.argmax(..., broadcast=False): one barrier fewer on the block, no broadcast shuffle on
+    warps, no shared slot for the result (the numba-cuda-mlir twin: tests/compile/test_argreduce_compile.py)."""
+    args = (_tensor(2 * ck.THREADS * ck.K), _tensor(4), _tensor(2 * ck.THREADS // 32 * 2), 2)
+    every = cute_coop.compile_kernel(ck.argmax_broadcast_launch, *args)
+    first = cute_coop.compile_kernel(ck.argmax_rank0_launch, *args)
+    assert every.sass().count("BAR.SYNC") == first.sass().count("BAR.SYNC") + 1
+    assert every.sass().count("SHFL") > first.sass().count("SHFL")
+    assert first.shared_memory_bytes < every.shared_memory_bytes
+    assert first.local_memory_bytes == every.local_memory_bytes == 0

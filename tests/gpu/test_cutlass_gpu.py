@@ -382,3 +382,25 @@ def test_user_functions_as_operators_on_both_routes(route):
     want_heads = np.concatenate([np.ones((blocks, 1), np.int32), (step * step > 100).astype(np.int32)], axis=1)
     np.testing.assert_array_equal(heads, want_heads)
     np.testing.assert_array_equal(folded.cpu().numpy(), np.bitwise_xor.reduce(tiles, axis=1))
+
+
+@pytest.mark.parametrize("broadcast", [True, False])
+def test_qualified_argmax_in_rank_zero_and_every_warp(broadcast):
+    """cuda.coop.cutlass.argmax / argmin with and without the broadcast: rank 0 of the block and lane 0 of every
+    warp hold NumPy's (value, first index) either way."""
+    blocks, warps = 3, THREADS // 32
+    host = rng.integers(-50, 50, size=blocks * THREADS * K).astype(np.int32)  # repeats: ties keep the first
+    src = torch.from_numpy(host.copy()).cuda()
+    block_out = _poisoned(blocks * 2, np.int32)
+    warp_out = _poisoned(blocks * warps * 2, np.int32)
+    launch = ck.argmax_broadcast_launch if broadcast else ck.argmax_rank0_launch
+    launch(from_dlpack(src), from_dlpack(block_out), from_dlpack(warp_out), blocks)
+    torch.cuda.synchronize()
+    tiles = host.reshape(blocks, -1)
+    at = np.argmax(tiles, axis=1)
+    np.testing.assert_array_equal(block_out.cpu().numpy().reshape(blocks, 2),
+                                  np.stack([tiles[np.arange(blocks), at], at], 1))
+    firsts = tiles.reshape(blocks, THREADS, K)[:, :, 0].reshape(blocks * warps, 32)  # item 0 of every lane
+    lane = np.argmin(firsts, axis=1)
+    np.testing.assert_array_equal(warp_out.cpu().numpy().reshape(-1, 2),
+                                  np.stack([firsts[np.arange(firsts.shape[0]), lane], lane], 1))

@@ -18,7 +18,7 @@ def plan(ctx: CallContext, call: Call) -> None:
     desc = ctx.descriptor(args.get("temp_storage"), name)
     spec = plan_argreduce(name, call.op == "argmax", group.spec, ctx.launch, dtype,
                           payload.items_per_thread if payload is not None else 0, indices, valid,
-                          desc.descriptor if desc else None)
+                          desc.descriptor if desc else None, ctx.static(call, "broadcast", True, kind="bool"))
     operands = Operands()
     operands.add("items" if payload is not None else "value", args["items"])
     if spec.has_indices:

@@ -3,11 +3,17 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .records import ALL_WARPS, BLOCK, Groups, Operation, declare
+from .records import ALL_WARPS, BLOCK, Extension, Groups, Operation, declare
 from .groups import ThreadGroup
 from .temp_storage import TempStorage
 
 _ARG_GROUPS = Groups(ALL_WARPS.kinds, ALL_WARPS.widths, words=((BLOCK, "yes (scalar or payload)"),))
+# qualified broadcast=False: the result in group rank 0 only, as reduce's (docs: operations/argreduce)
+_ARG_EXTENSION = Extension(options=("broadcast",), note="""
+    Qualified addition (``{name}``): ``broadcast=False`` (compile-time bool) defines the result in
+    group rank 0 only (lane 0 of each warp group) and saves the broadcast: a shared-memory slot and a
+    barrier on blocks, a shuffle on warps.
+    """)
 
 _DOC = """The {extreme} value of the group's tile and the index of its first occurrence.
 
@@ -41,7 +47,7 @@ def _doc(extreme: str, numpy: str) -> Callable[[Any], Any]:
 
 
 @declare(Operation("argmax", "argreduce", "the largest value and its first index", _ARG_GROUPS,
-                   explainer="extreme"))
+                   extends=_ARG_EXTENSION, explainer="extreme"))
 @_doc("largest", "argmax")
 def argmax(group: ThreadGroup, items: Any, /, *, valid_items: Any = None, indices: Any = None,
            temp_storage: TempStorage | None = None) -> tuple[Any, Any]:
@@ -49,7 +55,7 @@ def argmax(group: ThreadGroup, items: Any, /, *, valid_items: Any = None, indice
 
 
 @declare(Operation("argmin", "argreduce", "the smallest value and its first index", _ARG_GROUPS,
-                   explainer="extreme"))
+                   extends=_ARG_EXTENSION, explainer="extreme"))
 @_doc("smallest", "argmin")
 def argmin(group: ThreadGroup, items: Any, /, *, valid_items: Any = None, indices: Any = None,
            temp_storage: TempStorage | None = None) -> tuple[Any, Any]:

@@ -25,6 +25,7 @@ class ArgReduceSpec:
     has_indices: bool  # the index is the ``indices`` entry (else the tile position)
     has_valid_items: bool
     barrier: bool
+    broadcast: bool = True  # the result in every member (else in group rank 0 only; qualified)
 
     @property
     def uses_scratch(self) -> bool:
@@ -42,8 +43,10 @@ class ArgReduceSpec:
 
 def plan_argreduce(name: str, largest: bool, group: GroupSpec, launch: LaunchShape, dtype: str,
                    items_per_thread: int, indices: tuple[str | None, int] | None,
-                   valid_items: Control, descriptor: Descriptor | None = None) -> ArgReduceSpec:
-    """``indices``: the dtype and extent (0: a scalar) of the ``indices`` operand, or None."""
+                   valid_items: Control, descriptor: Descriptor | None = None,
+                   broadcast: object = True) -> ArgReduceSpec:
+    """``indices``: the dtype and extent (0: a scalar) of the ``indices`` operand, or None; ``broadcast``: the
+    qualified option (False: the result in group rank 0 only)."""
     require_operation_group(name.rsplit(".", 1)[-1], name, group)
     require_complete_warps(name, group, launch)
     if dtype not in NUMERIC_DTYPES:
@@ -60,7 +63,9 @@ def plan_argreduce(name: str, largest: bool, group: GroupSpec, launch: LaunchSha
         if isinstance(valid_items, Static) and not 1 <= valid_items.value <= positions:  # type: ignore[operator]
             raise CoopValueError(f"{name} static valid_items must be between 1 and {positions}; got "
                                  f"{valid_items.value}")
+    if not isinstance(broadcast, bool):
+        raise CoopTypeError(f"{name} broadcast must be a compile-time bool")
     reject_warp_descriptor(name, group, descriptor)
     barrier = group.kind == BLOCK and keeps_reuse_barrier(descriptor)
     return ArgReduceSpec(group, launch.block, dtype, items_per_thread, largest, index_dtype, indices is not None,
-                         valid_items is not None, barrier)
+                         valid_items is not None, barrier, broadcast)

@@ -178,6 +178,7 @@ def argmax(
     valid_items: Any = None,
     indices: Any = None,
     temp_storage: TempStorage | None = None,
+    broadcast: Any = None,
 ) -> tuple[Any, Any]:
     """The largest value of the group's tile and the index of its first occurrence."""
 
@@ -190,6 +191,7 @@ def argmin(
     valid_items: Any = None,
     indices: Any = None,
     temp_storage: TempStorage | None = None,
+    broadcast: Any = None,
 ) -> tuple[Any, Any]:
     """The smallest value of the group's tile and the index of its first occurrence."""
 

@@ -159,6 +159,7 @@ def argmax(
     valid_items: Any = None,
     indices: Any = None,
     temp_storage: TempStorage | None = None,
+    broadcast: Any = None,
 ) -> tuple[Any, Any]:
     """The largest value of the group's tile and the index of its first occurrence."""
 
@@ -171,6 +172,7 @@ def argmin(
     valid_items: Any = None,
     indices: Any = None,
     temp_storage: TempStorage | None = None,
+    broadcast: Any = None,
 ) -> tuple[Any, Any]:
     """The smallest value of the group's tile and the index of its first occurrence."""
 

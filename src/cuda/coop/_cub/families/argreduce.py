@@ -78,21 +78,26 @@ def emit(spec: ArgReduceSpec) -> Provider:
     if spec.group.kind == BLOCK:
         algo = f"cub::BlockReduce<@SYM@_pair, {bx}, cub::BLOCK_REDUCE_WARP_REDUCTIONS, {by}, {bz}>"
         header = "cub/block/block_reduce.cuh"
-        decl += f"struct @SYM@_storage {{ typename {algo}::TempStorage reduce; @SYM@_pair result; }};\n"
+        result = "winner" if not spec.broadcast else "result"
+        shared = " @SYM@_pair result;" if spec.broadcast else ""
+        decl += f"struct @SYM@_storage {{ typename {algo}::TempStorage reduce;{shared} }};\n"
         lines += ["  auto& storage = *reinterpret_cast<@SYM@_storage*>(scratch);",
-                  f"  const @SYM@_pair result = {algo}(storage.reduce).Reduce(best, @SYM@_op{{}});  // in thread 0",
-                  "  if (rank == 0) storage.result = result;",
-                  "  __syncthreads();",
-                  "  const @SYM@_pair winner = storage.result;"]
+                  f"  const @SYM@_pair {result} = {algo}(storage.reduce).Reduce(best, @SYM@_op{{}});  // in thread 0"]
+        if spec.broadcast:
+            lines += ["  if (rank == 0) storage.result = result;",
+                      "  __syncthreads();",
+                      "  const @SYM@_pair winner = storage.result;"]
         scratch = "@SYM@_storage"
     else:
         w = spec.group.size
         algo = f"cub::WarpReduce<@SYM@_pair, {w}>"
         header = "cub/warp/warp_reduce.cuh"
+        result = "winner" if not spec.broadcast else "result"
         lines += [f"  typename {algo}::TempStorage unused;  // power-of-two widths shuffle: no shared memory",
-                  f"  const @SYM@_pair result = {algo}(unused).Reduce(best, @SYM@_op{{}});  // in lane 0",
-                  f"  const @SYM@_pair winner = cub::ShuffleIndex<{w}>(result, 0, "
-                  f"cuda_coop::logical_warp_mask(rank, {w}u));"]
+                  f"  const @SYM@_pair {result} = {algo}(unused).Reduce(best, @SYM@_op{{}});  // in lane 0"]
+        if spec.broadcast:
+            lines.append(f"  const @SYM@_pair winner = cub::ShuffleIndex<{w}>(result, 0, "
+                         f"cuda_coop::logical_warp_mask(rank, {w}u));")
         scratch = None
     lines += ["  *value_out = winner.v;", "  *index_out = winner.i;"]
     if spec.barrier:
