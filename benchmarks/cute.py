@@ -106,6 +106,13 @@ ROWS = (
         "BENCH_TILE_SEGMENTED_INCLUSIVE_SUM({sym}, int, 256, 4)"),
     Row("argmax", "argmax", "int32", ITEMS, "totals", "cute", "tile_argmax_256x4_int32", "cute.cu",
         "BENCH_TILE_ARGMAX({sym}, int, 256, 4)"),
+    Row("reverse_sum_256x16", "reverse_inclusive_sum", "int32", 16, "dst", "cute",
+        "tile_reverse_inclusive_sum_256x16_int32", "cute.cu", "BENCH_TILE_REVERSE_INCLUSIVE_SUM({sym}, int, 256, 16)"),
+    Row("segmented_sum_256x16", "segmented_inclusive_sum", "int32", 16, "dst", "cute",
+        "tile_segmented_inclusive_sum_256x16_int32", "cute.cu",
+        "BENCH_TILE_SEGMENTED_INCLUSIVE_SUM({sym}, int, 256, 16)"),
+    Row("argmax_256x16", "argmax", "int32", 16, "totals", "cute", "tile_argmax_256x16_int32", "cute.cu",
+        "BENCH_TILE_ARGMAX({sym}, int, 256, 16)"),
 )
 COPY = Row("plain_copy", "copy", "int32", ITEMS, "dst", "", "", "", "")  # the plain CuTe copy (no cuda.coop)
 
@@ -171,14 +178,15 @@ def numba_kernel(row: Row):
     if row.family != "cute":
         family = _family(row)
         return family.numba_kernel("coop", _case(row))
-    return _own_numba_kernel(row.operation)
+    return _own_numba_kernel(row.operation, row.items)
 
 
 @functools.lru_cache(maxsize=None)
-def _own_numba_kernel(operation: str):
-    """Exchange (blocked to striped) and top-k, written like the families' kernels (compile-time tile)."""
+def _own_numba_kernel(operation: str, k: int = ITEMS):
+    """Exchange (blocked to striped), top-k and the issue-31 rows (``k`` items per thread), written like the
+    families' kernels (compile-time tile)."""
     from numba_cuda_mlir import cuda  # noqa: I001  (the compiler first, then cuda.coop)
-    import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (registers the backend)
+    import cuda.coop.numba_mlir as numba_coop  # registers the backend; its qualified argmax
     from cuda import coop
     from numba_cuda_mlir import cuda  # noqa: F811  (keep the name `cuda` bound to numba's)
 
@@ -199,8 +207,8 @@ def _own_numba_kernel(operation: str):
         @cuda.jit
         def tile_reverse_inclusive_sum(src, dst):
             block = coop.this_block()
-            base = np.int64(cuda.blockIdx.x) * tile
-            items = coop.ThreadData(ITEMS)
+            base = np.int64(cuda.blockIdx.x) * (THREADS * k)
+            items = coop.ThreadData(k)
             coop.load(block, src, items, algorithm="transpose", offset=base)
             coop.store(block, dst, coop.inclusive_sum(block, items, reverse=True), algorithm="transpose", offset=base)
 
@@ -209,11 +217,11 @@ def _own_numba_kernel(operation: str):
         @cuda.jit
         def tile_segmented_inclusive_sum(src, dst):
             block = coop.this_block()
-            base = np.int64(cuda.blockIdx.x) * tile
-            items = coop.ThreadData(ITEMS)
-            heads = coop.ThreadData(ITEMS, np.int32)
+            base = np.int64(cuda.blockIdx.x) * (THREADS * k)
+            items = coop.ThreadData(k)
+            heads = coop.ThreadData(k, np.int32)
             coop.load(block, src, items, algorithm="transpose", offset=base)
-            for i in range(ITEMS):
+            for i in range(k):
                 heads[i] = np.int32((items[i] & 15) == 0)
             scanned = coop.inclusive_sum(block, items, head_flags=heads)
             coop.store(block, dst, scanned, algorithm="transpose", offset=base)
@@ -223,13 +231,14 @@ def _own_numba_kernel(operation: str):
         @cuda.jit
         def tile_argmax(src, positions):
             block = coop.this_block()
-            base = np.int64(cuda.blockIdx.x) * tile
-            items = coop.ThreadData(ITEMS)
-            where = coop.ThreadData(ITEMS, np.int32)
-            coop.load(block, src, items, algorithm="striped", offset=base)
-            for i in range(ITEMS):
+            base = np.int64(cuda.blockIdx.x) * (THREADS * k)
+            items = coop.ThreadData(k)
+            where = coop.ThreadData(k, np.int32)
+            coop.load(block, src, items, algorithm="striped", offset=base)  # coalesced, as the twin's
+            for i in range(k):
                 where[i] = np.int32(i * THREADS + cuda.threadIdx.x)
-            _, index = coop.argmax(block, items, indices=where)
+            # thread 0 writes the index: no broadcast (qualified)
+            _, index = numba_coop.argmax(block, items, indices=where, broadcast=False)
             if cuda.threadIdx.x == 0:
                 positions[cuda.blockIdx.x] = index
 
@@ -360,17 +369,20 @@ class Data:
         if row.output == "topk":  # the TOPK largest keys of each tile, in any order
             got = np.sort(cp.asnumpy(out).reshape(-1, TOPK), axis=1)
             return bool(np.array_equal(got, self._ref(row)))
+        if row.output == "totals":  # one per tile: the buffer holds one per tile of the smallest rows
+            return bool(cp.array_equal(out[:row.grid(self.n)], self._ref(row)))
         return bool(cp.array_equal(out, self._ref(row)))
 
     def _ref(self, row: Row):
-        if row.operation not in self._refs:
+        key = (row.operation, row.tile)
+        if key not in self._refs:
             import cupy as cp
 
             host = cp.asnumpy(self.inputs[row.dtype].src)
-            self._refs[row.operation] = ref = oracle(row, host)
+            self._refs[key] = ref = oracle(row, host)
             if row.output in ("dst", "totals"):  # compared on the device
-                self._refs[row.operation] = cp.asarray(ref)
-        return self._refs[row.operation]
+                self._refs[key] = cp.asarray(ref)
+        return self._refs[key]
 
 
 def oracle(row: Row, src: np.ndarray) -> np.ndarray:

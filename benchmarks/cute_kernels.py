@@ -12,7 +12,7 @@ import cutlass
 import cutlass.cute as cute
 from cuda.bindings import driver as cudrv
 
-import cuda.coop.cutlass as cute_coop  # noqa: F401  (registers the backend)
+import cuda.coop.cutlass as cute_coop  # registers the backend; its qualified argmax
 from cuda import coop
 
 THREADS = 256
@@ -124,47 +124,6 @@ def topk_kernel(src: cute.Tensor, out: cute.Tensor):
 # --- plain CuTe copy (no cuda.coop): the CuTe copy bandwidth ------------------------------
 
 @cute.kernel
-def reverse_sum_kernel(src: cute.Tensor, dst: cute.Tensor):
-    """Suffix sums of each tile: transposed load, inclusive_sum(reverse=True), transposed store."""
-    bid, _, _ = cute.arch.block_idx()
-    block = coop.this_block()
-    items = coop.ThreadData(ITEMS, np.int32)
-    coop.load(block, src, items, algorithm="transpose", offset=bid * TILE)
-    scanned = coop.inclusive_sum(block, items, reverse=True)
-    coop.store(block, dst, scanned, algorithm="transpose", offset=bid * TILE)
-
-
-@cute.kernel
-def segmented_sum_kernel(src: cute.Tensor, dst: cute.Tensor):
-    """Inclusive sums of segments that start at every item whose low four bits are zero."""
-    bid, _, _ = cute.arch.block_idx()
-    block = coop.this_block()
-    items = coop.ThreadData(ITEMS, np.int32)
-    heads = coop.ThreadData(ITEMS, np.int32)
-    coop.load(block, src, items, algorithm="transpose", offset=bid * TILE)
-    for i in cutlass.range_constexpr(ITEMS):
-        heads[i] = cutlass.Int32((items[i] & 15) == 0)
-    scanned = coop.inclusive_sum(block, items, head_flags=heads)
-    coop.store(block, dst, scanned, algorithm="transpose", offset=bid * TILE)
-
-
-@cute.kernel
-def argmax_kernel(src: cute.Tensor, positions: cute.Tensor):
-    """The tile position of each tile's largest item: striped load, argmax with the striped positions as
-    indices, thread 0 writes it."""
-    bid, _, _ = cute.arch.block_idx()
-    block = coop.this_block()
-    items = coop.ThreadData(ITEMS, np.int32)
-    where = coop.ThreadData(ITEMS, np.int32)
-    coop.load(block, src, items, algorithm="striped", offset=bid * TILE)
-    for i in cutlass.range_constexpr(ITEMS):
-        where[i] = cutlass.Int32(i * THREADS) + block.rank()
-    _, index = coop.argmax(block, items, indices=where)
-    if block.rank() == 0:
-        positions[bid] = index
-
-
-@cute.kernel
 def plain_copy_kernel(src: cute.Tensor, dst: cute.Tensor):
     """Each thread copies items t, t + 256, ... of its block's tile (striped: every access is coalesced)."""
     bid, _, _ = cute.arch.block_idx()
@@ -226,16 +185,65 @@ def plain_copy(src: cute.Tensor, dst: cute.Tensor, stream: cudrv.CUstream):
     plain_copy_kernel(src, dst).launch(grid=_grid(src, TILE), block=(THREADS, 1, 1), stream=stream)
 
 
-@cute.jit
-def reverse_sum(src: cute.Tensor, dst: cute.Tensor, stream: cudrv.CUstream):
-    reverse_sum_kernel(src, dst).launch(grid=_grid(src, TILE), block=(THREADS, 1, 1), stream=stream)
+# --- issue 31: a reverse scan, a segmented scan and an argmax of each tile, for 256 x k int32 tiles -------------
+
+def _issue31_launchers(k: int):
+    """The reverse-sum, segmented-sum and argmax launchers of ``k`` items per thread."""
+    tile = THREADS * k
+
+    @cute.kernel
+    def reverse_sum_kernel(src: cute.Tensor, dst: cute.Tensor):
+        """Suffix sums of each tile: transposed load, inclusive_sum(reverse=True), transposed store."""
+        bid, _, _ = cute.arch.block_idx()
+        block = coop.this_block()
+        items = coop.ThreadData(k, np.int32)
+        coop.load(block, src, items, algorithm="transpose", offset=bid * tile)
+        scanned = coop.inclusive_sum(block, items, reverse=True)
+        coop.store(block, dst, scanned, algorithm="transpose", offset=bid * tile)
+
+    @cute.kernel
+    def segmented_sum_kernel(src: cute.Tensor, dst: cute.Tensor):
+        """Inclusive sums of segments that start at every item whose low four bits are zero."""
+        bid, _, _ = cute.arch.block_idx()
+        block = coop.this_block()
+        items = coop.ThreadData(k, np.int32)
+        heads = coop.ThreadData(k, np.int32)
+        coop.load(block, src, items, algorithm="transpose", offset=bid * tile)
+        for i in cutlass.range_constexpr(k):
+            heads[i] = cutlass.Int32((items[i] & 15) == 0)
+        scanned = coop.inclusive_sum(block, items, head_flags=heads)
+        coop.store(block, dst, scanned, algorithm="transpose", offset=bid * tile)
+
+    @cute.kernel
+    def argmax_kernel(src: cute.Tensor, positions: cute.Tensor):
+        """The tile position of each tile's largest item: a striped load (coalesced, as the twin's), argmax with the
+        striped positions as indices; thread 0 writes it, so the result needs no broadcast (the qualified
+        option)."""
+        bid, _, _ = cute.arch.block_idx()
+        block = coop.this_block()
+        items = coop.ThreadData(k, np.int32)
+        where = coop.ThreadData(k, np.int32)
+        coop.load(block, src, items, algorithm="striped", offset=bid * tile)
+        for i in cutlass.range_constexpr(k):
+            where[i] = cutlass.Int32(i * THREADS) + block.rank()
+        _, index = cute_coop.argmax(block, items, indices=where, broadcast=False)
+        if block.rank() == 0:
+            positions[bid] = index
+
+    @cute.jit
+    def reverse_sum(src: cute.Tensor, dst: cute.Tensor, stream: cudrv.CUstream):
+        reverse_sum_kernel(src, dst).launch(grid=_grid(src, tile), block=(THREADS, 1, 1), stream=stream)
+
+    @cute.jit
+    def segmented_sum(src: cute.Tensor, dst: cute.Tensor, stream: cudrv.CUstream):
+        segmented_sum_kernel(src, dst).launch(grid=_grid(src, tile), block=(THREADS, 1, 1), stream=stream)
+
+    @cute.jit
+    def argmax(src: cute.Tensor, positions: cute.Tensor, stream: cudrv.CUstream):
+        argmax_kernel(src, positions).launch(grid=_grid(src, tile), block=(THREADS, 1, 1), stream=stream)
+
+    return reverse_sum, segmented_sum, argmax
 
 
-@cute.jit
-def segmented_sum(src: cute.Tensor, dst: cute.Tensor, stream: cudrv.CUstream):
-    segmented_sum_kernel(src, dst).launch(grid=_grid(src, TILE), block=(THREADS, 1, 1), stream=stream)
-
-
-@cute.jit
-def argmax(src: cute.Tensor, positions: cute.Tensor, stream: cudrv.CUstream):
-    argmax_kernel(src, positions).launch(grid=_grid(src, TILE), block=(THREADS, 1, 1), stream=stream)
+reverse_sum, segmented_sum, argmax = _issue31_launchers(ITEMS)
+reverse_sum_256x16, segmented_sum_256x16, argmax_256x16 = _issue31_launchers(16)
