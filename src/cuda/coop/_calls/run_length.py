@@ -68,7 +68,7 @@ def plan(ctx: CallContext, call: Call) -> None:
     values = ctx.require_payload(call, "run_values")
     lengths = ctx.require_payload(call, "run_lengths")
     desc = ctx.descriptor(args.get("temp_storage"), name)
-    offset_option = offset_param(call.op)
+    into, offset_option = decodes_into(call.op), offset_param(call.op)
     offset = ctx.control(call, offset_option)
     spec = plan_run_length_decode(call.op, name, group.spec, ctx.launch, values.dtype, values.items_per_thread,
                                   lengths.dtype, lengths.items_per_thread,
@@ -80,7 +80,7 @@ def plan(ctx: CallContext, call: Call) -> None:
     if spec.total_dtype is not None:
         operands.add("total_decoded_size", args["total_decoded_size"])
     arrays: dict[int, tuple[str, str, str]] = {}  # operand index -> (param, dtype, what it must match)
-    if decodes_into(call.op):
+    if into:
         destination_dtype = ctx.array_dtype(args["destination"])
         if destination_dtype is not None and destination_dtype != spec.value_dtype:
             raise CoopTypeError(f"{name} destination dtype {destination_dtype} does not match payload dtype "
@@ -96,7 +96,7 @@ def plan(ctx: CallContext, call: Call) -> None:
         operands.add("output", ctx.result_operand(call))
         if spec.relative_offsets:
             operands.add("relative_offsets", args["relative_offsets"])
-    offset_index = operands.control("destination_offset" if decodes_into(call.op) else "window_offset", offset,
+    offset_index = operands.control("destination_offset" if into else "window_offset", offset,
                                     args.get(offset_option), spec.offset)
     emission = emit(cub_run_length.emit, spec)
     provider = emission.provider
@@ -107,6 +107,6 @@ def plan(ctx: CallContext, call: Call) -> None:
         if offset_index is not None:
             require_runtime_int(name, offset_option, argtys[offset_index])
 
-    result = spec.offset_dtype if decodes_into(call.op) else None
+    result = spec.offset_dtype if into else None
     site = SiteCall(provider.symbol, operands.params(provider), spec.value_dtype, result, check=check)
     ctx.add_site(call, operands.values, site, emission, (group.spec, desc))

@@ -124,10 +124,11 @@ def _bulk(spec: RunLengthSpec, t: str, offset_t: str) -> list[str]:
 def emit(spec: RunLengthSpec) -> Provider:
     t, length_t, offset_t = c_type(spec.value_dtype), c_type(spec.length_dtype), c_type(spec.offset_dtype)
     scratch, lines = _table(spec, offset_t)
+    into = decodes_into(spec.op)
     params = [CParam("ptr", f"const {t}*", "run_values"), CParam("ptr", f"const {length_t}*", "run_lengths")]
     if spec.total_dtype is not None:
         params.append(CParam("ptr", f"{c_type(spec.total_dtype)}*", "total_decoded_size"))
-    if decodes_into(spec.op):
+    if into:
         lines += _bulk(spec, t, offset_t)
         params += [CParam("ptr", f"{t}*", "destination"), CParam("len", "long long", "capacity")]
         if spec.relative_offsets:
@@ -143,9 +144,9 @@ def emit(spec: RunLengthSpec) -> Provider:
     params += SCRATCH_PARAMS
     if spec.barrier:
         lines.append(reuse_barrier(None))
-    if decodes_into(spec.op):
+    if into:
         lines.append("  return total;")
-    result = offset_t if decodes_into(spec.op) else "void"
+    result = offset_t if into else "void"
     body = scratch + f'extern "C" __device__ {result} @SYM@({c_signature(params)}) {{\n' + "\n".join(lines) + "\n}\n"
     headers = ("cub/block/block_run_length_decode.cuh", "cub/block/block_scan.cuh")
     return Provider.make(spec.op, headers, body, "@SYM@_scratch", params)
