@@ -113,6 +113,15 @@ ROWS = (
         "BENCH_TILE_SEGMENTED_INCLUSIVE_SUM({sym}, int, 256, 16)"),
     Row("argmax_256x16", "argmax", "int32", 16, "totals", "cute", "tile_argmax_256x16_int32", "cute.cu",
         "BENCH_TILE_ARGMAX({sym}, int, 256, 16)"),
+    *(Row(f"{name}_256x{k}_float32", operation, "float32", k, output, "cute", f"{twin}_256x{k}_float32", "cute.cu",
+          f"{macro}({{sym}}, float, 256, {k})")
+      for k in (ITEMS, 16)
+      for name, operation, output, twin, macro in (
+          ("reverse_sum", "reverse_inclusive_sum", "dst", "tile_reverse_inclusive_sum",
+           "BENCH_TILE_REVERSE_INCLUSIVE_SUM"),
+          ("segmented_sum", "segmented_inclusive_sum", "dst", "tile_segmented_inclusive_sum",
+           "BENCH_TILE_SEGMENTED_INCLUSIVE_SUM"),
+          ("argmax", "argmax", "totals", "tile_argmax", "BENCH_TILE_ARGMAX"))),
 )
 COPY = Row("plain_copy", "copy", "int32", ITEMS, "dst", "", "", "", "")  # the plain CuTe copy (no cuda.coop)
 
@@ -137,9 +146,10 @@ def _cute_samples(row: Row, n: int) -> tuple:
     from cuda.bindings import driver as cudrv
     from cutlass.cute.runtime import make_fake_tensor
 
-    types = {"int32": cutlass.Int32, "uint8": cutlass.Uint8}
+    types = {"int32": cutlass.Int32, "uint8": cutlass.Uint8, "float32": cutlass.Float32}
     out = {"dst": n, "totals": row.grid(n), "histogram": BINS, "topk": row.grid(n) * TOPK}[row.output]
-    return (make_fake_tensor(types[row.dtype], (n,), stride=(1,)), make_fake_tensor(cutlass.Int32, (out,), stride=(1,)),
+    out_type = types[row.dtype] if row.output == "dst" else cutlass.Int32
+    return (make_fake_tensor(types[row.dtype], (n,), stride=(1,)), make_fake_tensor(out_type, (out,), stride=(1,)),
             cudrv.CUstream(0))
 
 
@@ -222,7 +232,7 @@ def _own_numba_kernel(operation: str, k: int = ITEMS):
             heads = coop.ThreadData(k, np.int32)
             coop.load(block, src, items, algorithm="transpose", offset=base)
             for i in range(k):
-                heads[i] = np.int32((items[i] & 15) == 0)
+                heads[i] = np.int32((np.int32(items[i]) & 15) == 0)  # float32 rows: of the whole number
             scanned = coop.inclusive_sum(block, items, head_flags=heads)
             coop.store(block, dst, scanned, algorithm="transpose", offset=base)
 
@@ -233,12 +243,10 @@ def _own_numba_kernel(operation: str, k: int = ITEMS):
             block = coop.this_block()
             base = np.int64(cuda.blockIdx.x) * (THREADS * k)
             items = coop.ThreadData(k)
-            where = coop.ThreadData(k, np.int32)
-            coop.load(block, src, items, algorithm="striped", offset=base)  # coalesced, as the twin's
-            for i in range(k):
-                where[i] = np.int32(i * THREADS + cuda.threadIdx.x)
-            # thread 0 writes the index: no broadcast (qualified)
-            _, index = numba_coop.argmax(block, items, indices=where, broadcast=False)
+            coop.load(block, src, items, algorithm="direct", offset=base)
+            # blocked: the index is the tile position (numpy.argmax's first occurrence, ties included); thread 0
+            # writes it: no broadcast (qualified)
+            _, index = numba_coop.argmax(block, items, broadcast=False)
             if cuda.threadIdx.x == 0:
                 positions[cuda.blockIdx.x] = index
 
@@ -323,7 +331,9 @@ class Data:
         import cupy as cp
 
         self.n = n
-        self.inputs = {dtype: make_buffers(dtype, n, SEED) for dtype in ("int32", "uint8")}
+        self.inputs = {dtype: make_buffers(dtype, n, SEED) for dtype in ("int32", "uint8", "float32")}
+        # whole numbers, so that float32 sums in any order are exact (every partial sum stays below 2^24)
+        self.inputs["float32"].src[:] = cp.rint(self.inputs["float32"].src)
         grid = n // (THREADS * ITEMS)
         self.outputs = {"dst": self.inputs["int32"].dst, "totals": cp.empty(grid, cp.int32),
                         "histogram": cp.empty(BINS, cp.int32), "topk": cp.empty(grid * TOPK, cp.int32)}
@@ -332,7 +342,8 @@ class Data:
         self._refs: dict = {}
 
     def arrays(self, row: Row) -> tuple:
-        return self.inputs[row.dtype].src, self.outputs[row.output]
+        out = self.inputs[row.dtype].dst if row.output == "dst" else self.outputs[row.output]
+        return self.inputs[row.dtype].src, out
 
     def view(self, row: Row, framework: str) -> tuple:
         """(input, output) as numba device arrays (no per-launch sync, see Buffers.numba) or CuTe tensors."""
@@ -352,7 +363,7 @@ class Data:
     def poison(self, row: Row) -> None:
         import cupy as cp
 
-        out = self.outputs[row.output]
+        out = self.arrays(row)[1]
         out.view(cp.uint32).fill(POISON)
         self.atomic_launches = 0
 
@@ -374,7 +385,7 @@ class Data:
         return bool(cp.array_equal(out, self._ref(row)))
 
     def _ref(self, row: Row):
-        key = (row.operation, row.tile)
+        key = (row.operation, row.tile, row.dtype)
         if key not in self._refs:
             import cupy as cp
 
@@ -383,6 +394,22 @@ class Data:
             if row.output in ("dst", "totals"):  # compared on the device
                 self._refs[key] = cp.asarray(ref)
         return self._refs[key]
+
+
+def _heads(tiles: np.ndarray) -> np.ndarray:
+    """Where the segmented rows' segments start: each tile's first item and every item whose whole number's low four
+    bits are zero."""
+    heads = (tiles.astype(np.int32) & 15) == 0
+    heads[:, 0] = True
+    return heads
+
+
+def _float_scan_oracle(row: Row, tiles: np.ndarray) -> np.ndarray:
+    """The float32 reverse and segmented sums: the inputs are whole numbers, so every order of the sums is exact."""
+    if row.operation == "reverse_inclusive_sum":
+        return np.ascontiguousarray(np.cumsum(tiles[:, ::-1], axis=1, dtype=np.float32)[:, ::-1]).reshape(-1)
+    flat, starts = tiles.reshape(-1), np.flatnonzero(_heads(tiles).reshape(-1))
+    return np.concatenate([np.cumsum(part, dtype=np.float32) for part in np.split(flat, starts[1:])])
 
 
 def oracle(row: Row, src: np.ndarray) -> np.ndarray:
@@ -399,12 +426,13 @@ def oracle(row: Row, src: np.ndarray) -> np.ndarray:
         return np.bincount(src, minlength=BINS).astype(np.uint64)
     if row.operation == "topk_max_keys":
         return np.sort(np.partition(tiles, -TOPK, axis=1)[:, -TOPK:], axis=1)
+    if row.dtype == "float32" and row.operation in ("reverse_inclusive_sum", "segmented_inclusive_sum"):
+        return _float_scan_oracle(row, tiles)
     if row.operation == "reverse_inclusive_sum":
         suffix = np.ascontiguousarray(np.cumsum(u[:, ::-1], axis=1, dtype=np.uint32)[:, ::-1])
         return suffix.view(np.int32).reshape(-1)
     if row.operation == "segmented_inclusive_sum":  # a segment starts where the low four bits are zero
-        heads = (tiles & 15) == 0
-        heads[:, 0] = True
+        heads = _heads(tiles)
         segment = np.cumsum(heads.reshape(-1))  # a distinct id per segment of the whole array
         totals = np.cumsum(u.reshape(-1), dtype=np.uint32)
         starts = np.flatnonzero(heads.reshape(-1))

@@ -187,8 +187,8 @@ def plain_copy(src: cute.Tensor, dst: cute.Tensor, stream: cudrv.CUstream):
 
 # --- issue 31: a reverse scan, a segmented scan and an argmax of each tile, for 256 x k int32 tiles -------------
 
-def _issue31_launchers(k: int):
-    """The reverse-sum, segmented-sum and argmax launchers of ``k`` items per thread."""
+def _issue31_launchers(k: int, dtype=np.int32):
+    """The reverse-sum, segmented-sum and argmax launchers of ``k`` items of ``dtype`` per thread."""
     tile = THREADS * k
 
     @cute.kernel
@@ -196,37 +196,35 @@ def _issue31_launchers(k: int):
         """Suffix sums of each tile: transposed load, inclusive_sum(reverse=True), transposed store."""
         bid, _, _ = cute.arch.block_idx()
         block = coop.this_block()
-        items = coop.ThreadData(k, np.int32)
+        items = coop.ThreadData(k, dtype)
         coop.load(block, src, items, algorithm="transpose", offset=bid * tile)
         scanned = coop.inclusive_sum(block, items, reverse=True)
         coop.store(block, dst, scanned, algorithm="transpose", offset=bid * tile)
 
     @cute.kernel
     def segmented_sum_kernel(src: cute.Tensor, dst: cute.Tensor):
-        """Inclusive sums of segments that start at every item whose low four bits are zero."""
+        """Inclusive sums of segments that start at every item whose (whole number's) low four bits are zero."""
         bid, _, _ = cute.arch.block_idx()
         block = coop.this_block()
-        items = coop.ThreadData(k, np.int32)
+        items = coop.ThreadData(k, dtype)
         heads = coop.ThreadData(k, np.int32)
         coop.load(block, src, items, algorithm="transpose", offset=bid * tile)
         for i in cutlass.range_constexpr(k):
-            heads[i] = cutlass.Int32((items[i] & 15) == 0)
+            heads[i] = cutlass.Int32((cutlass.Int32(items[i]) & 15) == 0)
         scanned = coop.inclusive_sum(block, items, head_flags=heads)
         coop.store(block, dst, scanned, algorithm="transpose", offset=bid * tile)
 
     @cute.kernel
     def argmax_kernel(src: cute.Tensor, positions: cute.Tensor):
-        """The tile position of each tile's largest item: a striped load (coalesced, as the twin's), argmax with the
-        striped positions as indices; thread 0 writes it, so the result needs no broadcast (the qualified
-        option)."""
+        """The tile position of each tile's largest item (its first occurrence, as numpy.argmax): a blocked load,
+        whose argmax index is the tile position itself; thread 0 writes it, so the result needs no broadcast (the
+        qualified option). (A striped load with the striped positions as ``indices=`` reports, for a repeated
+        maximum, the entry of its first occurrence in blocked order, which is not NumPy's.)"""
         bid, _, _ = cute.arch.block_idx()
         block = coop.this_block()
-        items = coop.ThreadData(k, np.int32)
-        where = coop.ThreadData(k, np.int32)
-        coop.load(block, src, items, algorithm="striped", offset=bid * tile)
-        for i in cutlass.range_constexpr(k):
-            where[i] = cutlass.Int32(i * THREADS) + block.rank()
-        _, index = cute_coop.argmax(block, items, indices=where, broadcast=False)
+        items = coop.ThreadData(k, dtype)
+        coop.load(block, src, items, algorithm="direct", offset=bid * tile)
+        _, index = cute_coop.argmax(block, items, broadcast=False)
         if block.rank() == 0:
             positions[bid] = index
 
@@ -247,3 +245,5 @@ def _issue31_launchers(k: int):
 
 reverse_sum, segmented_sum, argmax = _issue31_launchers(ITEMS)
 reverse_sum_256x16, segmented_sum_256x16, argmax_256x16 = _issue31_launchers(16)
+reverse_sum_256x4_float32, segmented_sum_256x4_float32, argmax_256x4_float32 = _issue31_launchers(ITEMS, np.float32)
+reverse_sum_256x16_float32, segmented_sum_256x16_float32, argmax_256x16_float32 = _issue31_launchers(16, np.float32)

@@ -49,7 +49,7 @@ def _tile_segmented_sum(src, dst, TILE: tl.constexpr):
     positions = tl.arange(0, TILE)
     offsets = tl.program_id(0).to(tl.int64) * TILE + positions
     x = tl.load(src + offsets)
-    heads = (((x & 15) == 0) | (positions == 0)).to(tl.int32)  # a segment starts where the low four bits are zero
+    heads = (((x.to(tl.int32) & 15) == 0) | (positions == 0)).to(tl.int32)  # low four bits (of a whole number)
     _, sums = tl.associative_scan((heads, x), 0, _segmented_add)
     tl.store(dst + offsets, sums)
 

@@ -72,7 +72,7 @@ __device__ __forceinline__ void tile_reverse_inclusive_sum(const T* src, T* dst)
 }
 
 // A segmented inclusive sum: BlockScan over (head flag, value) pairs with the segmented operator; a segment
-// starts at every item whose low four bits are zero.
+// starts at every item whose (whole number's) low four bits are zero.
 template <typename T>
 struct FlaggedValue
 {
@@ -107,7 +107,7 @@ __device__ __forceinline__ void tile_segmented_inclusive_sum(const T* src, T* ds
   FlaggedValue<T> pairs[K];
   for (int i = 0; i < K; ++i)
   {
-    pairs[i] = {(items[i] & 15) == 0 ? 1 : 0, items[i]};
+    pairs[i] = {(static_cast<int>(items[i]) & 15) == 0 ? 1 : 0, items[i]};  // float: of the whole number
   }
   __syncthreads();
   Scan(temp.scan).InclusiveScan(pairs, pairs, SegmentedSum<T>{});
