@@ -89,11 +89,14 @@ struct SegmentedSum
   }
 };
 
+// The tile moves as in the cuda.coop kernels (benchmarks/cute.py, segmented_tile_algorithm): vector accesses
+// at 4 items per thread, the transpose through shared memory beyond.
 template <typename T, int THREADS, int K>
 __device__ __forceinline__ void tile_segmented_inclusive_sum(const T* src, T* dst)
 {
-  using Load  = cub::BlockLoad<T, THREADS, K, cub::BLOCK_LOAD_TRANSPOSE>;
-  using Store = cub::BlockStore<T, THREADS, K, cub::BLOCK_STORE_TRANSPOSE>;
+  constexpr bool vector = K <= 4;
+  using Load  = cub::BlockLoad<T, THREADS, K, vector ? cub::BLOCK_LOAD_VECTORIZE : cub::BLOCK_LOAD_TRANSPOSE>;
+  using Store = cub::BlockStore<T, THREADS, K, vector ? cub::BLOCK_STORE_VECTORIZE : cub::BLOCK_STORE_TRANSPOSE>;
   using Scan  = cub::BlockScan<FlaggedValue<T>, THREADS>;
   __shared__ union
   {
@@ -109,18 +112,25 @@ __device__ __forceinline__ void tile_segmented_inclusive_sum(const T* src, T* ds
   {
     pairs[i] = {(static_cast<int>(items[i]) & 15) == 0 ? 1 : 0, items[i]};  // float: of the whole number
   }
-  __syncthreads();
+  if constexpr (!vector)
+  {
+    __syncthreads(); // the scan reuses the load's shared memory
+  }
   Scan(temp.scan).InclusiveScan(pairs, pairs, SegmentedSum<T>{});
   for (int i = 0; i < K; ++i)
   {
     items[i] = pairs[i].value;
   }
-  __syncthreads();
+  if constexpr (!vector)
+  {
+    __syncthreads(); // the store reuses the scan's shared memory
+  }
   Store(temp.store).Store(dst + base, items);
 }
 
-// The tile position of each tile's largest item (the first of equal ones): striped loads, BlockReduce over
-// (value, position) pairs with an arg-max operator, thread 0 writes the position.
+// The tile position of each tile's largest item (the first of equal ones): a blocked vectorized load (one
+// 16-byte access per thread at 256x4 int32), BlockReduce over (value, position) pairs with an arg-max operator,
+// thread 0 writes the position. The cuda.coop kernels load the same way (algorithm="vectorize").
 template <typename T>
 struct ValuePosition
 {
@@ -144,11 +154,11 @@ __device__ __forceinline__ void tile_argmax(const T* src, int* positions)
   __shared__ typename Reduce::TempStorage temp;
   const long long base = static_cast<long long>(blockIdx.x) * (THREADS * K);
   T items[K];
-  cub::LoadDirectStriped<THREADS>(threadIdx.x, src + base, items);
-  ValuePosition<T> best = {items[0], static_cast<int>(threadIdx.x)};
+  cub::LoadDirectBlockedVectorized(threadIdx.x, const_cast<T*>(src + base), items);
+  ValuePosition<T> best = {items[0], static_cast<int>(threadIdx.x * K)};
   for (int i = 1; i < K; ++i)
   {
-    const ValuePosition<T> mine = {items[i], static_cast<int>(i * THREADS + threadIdx.x)};
+    const ValuePosition<T> mine = {items[i], static_cast<int>(threadIdx.x * K + i)};
     best = ArgMaxFirst<T>{}(best, mine);
   }
   const ValuePosition<T> winner = Reduce(temp).Reduce(best, ArgMaxFirst<T>{});
