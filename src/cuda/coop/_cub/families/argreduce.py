@@ -20,14 +20,18 @@ def _pair_decl(spec: ArgReduceSpec, t: str, index_t: str) -> str:
     position = f"  {_position_type(spec)} p;  // the tile position\n" if spec.has_indices else ""  # else i is
     lines = [f"struct @SYM@_pair {{\n  {t} v;\n  {index_t} i;\n{position}{valid}}};",
              "__device__ __forceinline__ bool @SYM@_wins(const @SYM@_pair& a, const @SYM@_pair& b) {  // b over a"]
-    if spec.has_valid_items:
-        lines += ["  if (!b.ok) return false;", "  if (!a.ok) return true;"]
     p = "p" if spec.has_indices else "i"
     fields = ["v", "i"] + (["p"] if spec.has_indices else []) + (["ok"] if spec.has_valid_items else [])
+    # bitwise & and |, not && and ||: no short circuit, so no branch per comparison (float argmax ran at 0.6x of
+    # a plain comparison when the NaN test was an early return)
+    lines.append(f"  const bool earlier = b.{p} < a.{p};")
+    wins = f"(b.v {better} a.v) | ((b.v == a.v) & earlier)"  # false when either is a NaN
     if spec.is_float:
-        lines += ["  const bool a_nan = a.v != a.v, b_nan = b.v != b.v;",
-                  f"  if (a_nan || b_nan) return b_nan && (!a_nan || b.{p} < a.{p});"]
-    lines += [f"  return b.v {better} a.v || (b.v == a.v && b.{p} < a.{p});", "}",
+        lines.append("  const bool a_nan = a.v != a.v, b_nan = b.v != b.v;")
+        wins = f"(b_nan & (!a_nan | earlier)) | {wins}"
+    if spec.has_valid_items:
+        wins = f"b.ok & (!a.ok | {wins})"
+    lines += [f"  return {wins};", "}",
               # field by field: a select of whole structs would make clang address them (local memory)
               "__device__ __forceinline__ @SYM@_pair @SYM@_pick(const @SYM@_pair& a, const @SYM@_pair& b) {",
               "  const bool w = @SYM@_wins(a, b);",
