@@ -1,36 +1,33 @@
 """argmax / argmin providers: CUB BlockReduce / WarpReduce over (value, index) pairs (docs: operations/argreduce)."""
 from __future__ import annotations
 
-from ..._semantics.argreduce import INT32_MAX, ArgReduceSpec
+from ..._semantics.argreduce import ArgReduceSpec
 from ..._semantics.common import BLOCK, c_type
 from ..provider import SCRATCH_PARAMS, CParam, Provider, c_signature, reuse_barrier
 
 
-def _position_type(spec: ArgReduceSpec) -> str:
-    """The tile position's C type: 32 bits when the tile allows (fewer words for the reduction's shuffles)."""
-    return "int" if spec.positions <= INT32_MAX else "long long"
-
-
 def _pair_decl(spec: ArgReduceSpec, t: str, index_t: str) -> str:
-    """The (value, index) pair and the arg-reduction operator: the extreme value wins, a tie the smaller position
-    (``rank``, the item's blocked tile position, which ``indices`` entries do not change); for floats a NaN is the
-    extreme, the first NaN winning (NumPy's rule). With ``valid_items`` a pair may hold no item."""
+    """The (value, index) pair and the arg-reduction operator: the extreme value wins; for floats a NaN is the
+    extreme, the first NaN winning (NumPy's rule). With ``valid_items`` a pair may hold no item.
+
+    A tie keeps the first operand. Every reduction here applies the operator in blocked tile order (this member's
+    items in slot order, then CUB's WarpReduce and BlockReduce warp reductions, which support non-commutative
+    operators: their first operand always holds the earlier tile positions), so a tie goes to the smaller tile
+    position without comparing positions, whatever ``indices`` holds; and an item past ``valid_items`` is never
+    followed by a valid one."""
     better = ">" if spec.largest else "<"
     valid = "  int ok;\n" if spec.has_valid_items else ""
-    position = f"  {_position_type(spec)} p;  // the tile position\n" if spec.has_indices else ""  # else i is
-    lines = [f"struct @SYM@_pair {{\n  {t} v;\n  {index_t} i;\n{position}{valid}}};",
+    lines = [f"struct @SYM@_pair {{\n  {t} v;\n  {index_t} i;\n{valid}}};",
              "__device__ __forceinline__ bool @SYM@_wins(const @SYM@_pair& a, const @SYM@_pair& b) {  // b over a"]
-    p = "p" if spec.has_indices else "i"
-    fields = ["v", "i"] + (["p"] if spec.has_indices else []) + (["ok"] if spec.has_valid_items else [])
+    fields = ["v", "i"] + (["ok"] if spec.has_valid_items else [])
     # bitwise & and |, not && and ||: no short circuit, so no branch per comparison (float argmax ran at 0.6x of
-    # a plain comparison when the NaN test was an early return)
-    lines.append(f"  const bool earlier = b.{p} < a.{p};")
-    wins = f"(b.v {better} a.v) | ((b.v == a.v) & earlier)"  # false when either is a NaN
+    # the CUB C++ twin when the NaN test was an early return)
+    wins = f"(b.v {better} a.v)"  # false when either is a NaN
     if spec.is_float:
         lines.append("  const bool a_nan = a.v != a.v, b_nan = b.v != b.v;")
-        wins = f"(b_nan & (!a_nan | earlier)) | {wins}"
+        wins = f"{wins} | (b_nan & !a_nan)"
     if spec.has_valid_items:
-        wins = f"b.ok & (!a.ok | {wins})"
+        wins = f"b.ok & ({wins})"
     lines += [f"  return {wins};", "}",
               # field by field: a select of whole structs would make clang address them (local memory)
               "__device__ __forceinline__ @SYM@_pair @SYM@_pick(const @SYM@_pair& a, const @SYM@_pair& b) {",
@@ -72,10 +69,9 @@ def emit(spec: ArgReduceSpec) -> Provider:
     item = "in[i]" if k else "value"
     index = ("idx[i]" if k else "index") if spec.has_indices else f"({index_t})(first + i)"
     valid = ", (first + i) < valid_items ? 1 : 0" if spec.has_valid_items else ""
-    position = f", ({_position_type(spec)})(first + i)" if spec.has_indices else ""
     lines += ["  @SYM@_pair best;",
               f"  for (int i = 0; i < {n}; ++i) {{  // this member's items, in slot order",
-              f"    const @SYM@_pair mine = {{{item}, {index}{position}{valid}}};",
+              f"    const @SYM@_pair mine = {{{item}, {index}{valid}}};",
               "    best = i == 0 ? mine : @SYM@_pick(best, mine);",
               "  }"]
     decl = _pair_decl(spec, t, index_t)
