@@ -15,17 +15,18 @@ def _pair_decl(spec: ArgReduceSpec, t: str, index_t: str) -> str:
     operators: their first operand always holds the earlier tile positions), so a tie goes to the smaller tile
     position without comparing positions, whatever ``indices`` holds; and an item past ``valid_items`` is never
     followed by a valid one."""
-    better = ">" if spec.largest else "<"
     valid = "  int ok;\n" if spec.has_valid_items else ""
     lines = [f"struct @SYM@_pair {{\n  {t} v;\n  {index_t} i;\n{valid}}};",
              "__device__ __forceinline__ bool @SYM@_wins(const @SYM@_pair& a, const @SYM@_pair& b) {  // b over a"]
     fields = ["v", "i"] + (["ok"] if spec.has_valid_items else [])
     # bitwise & and |, not && and ||: no short circuit, so no branch per comparison (float argmax ran at 0.6x of
     # the CUB C++ twin when the NaN test was an early return)
-    wins = f"(b.v {better} a.v)"  # false when either is a NaN
     if spec.is_float:
-        lines.append("  const bool a_nan = a.v != a.v, b_nan = b.v != b.v;")
-        wins = f"{wins} | (b_nan & !a_nan)"
+        # b wins where it is better or a NaN, unless a is a NaN (an unordered comparison is false both ways)
+        not_better = "<=" if spec.largest else ">="
+        wins = f"!(b.v {not_better} a.v) & (a.v == a.v)"
+    else:
+        wins = f"(b.v {'>' if spec.largest else '<'} a.v)"
     if spec.has_valid_items:
         wins = f"b.ok & ({wins})"
     lines += [f"  return {wins};", "}",
