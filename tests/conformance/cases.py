@@ -1095,6 +1095,10 @@ _VARIANTS = [
     ("load_store", "striped", _load_store("striped", "striped", False), INT_AND_FLOAT, COMBOS_3D),
     ("load_store", "transpose", _load_store("transpose", "transpose", True), INT_AND_FLOAT, COMBOS_3D),
     ("load_store", "striped_as_blocked", _load_store("striped", "direct", False), INT_AND_FLOAT, COMBOS_3D),
+    # vector accesses of 4 to 16 bytes, or CUB's scalar fallback where a thread's items make no such vector
+    ("load_store", "vectorize", _load_store("vectorize", "vectorize", True), INT_AND_FLOAT, COMBOS_3D),
+    ("load_store", "vectorize_widths", _load_store("vectorize", "vectorize", False),
+     (np.int8, np.int16, np.int64, np.float64), COMBOS_3D),
     ("load_partial", "valid_items", _load_partial, INT_AND_FLOAT, COMBOS_3D),
     ("exchange", "blocked_to_striped", _exchange("blocked_to_striped"), INT_AND_FLOAT, COMBOS_3D),
     ("exchange", "striped_to_blocked", _exchange("striped_to_blocked"), INT_AND_FLOAT, COMBOS_3D),

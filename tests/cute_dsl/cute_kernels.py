@@ -32,6 +32,22 @@ def scan_launch_dynamic_block(src: cute.Tensor, dst: cute.Tensor, threads: cutla
 
 
 @cute.kernel
+def vector_scan_kernel(src: cute.Tensor, dst: cute.Tensor):
+    """The scan kernel with vector loads and stores (one 16-byte access per thread and direction)."""
+    bid, _, _ = cute.arch.block_idx()
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items, algorithm="vectorize", offset=bid * (THREADS * K))
+    out = coop.inclusive_sum(block, items)
+    coop.store(block, dst, out, algorithm="vectorize", offset=bid * (THREADS * K))
+
+
+@cute.jit
+def vector_scan_launch(src: cute.Tensor, dst: cute.Tensor):
+    vector_scan_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
 def fragment_kernel(src: cute.Tensor, dst: cute.Tensor):
     """Register tensors as payloads, and a ThreadData's fragment handed to CuTe code."""
     block = coop.this_block()

@@ -67,6 +67,17 @@ def test_every_family_in_one_kernel_is_inlined():
     assert len(functions) == 1 and "CALL" not in sass and kernel.local_memory_bytes == 0
 
 
+def test_a_vectorized_store_is_one_vector_store_per_thread():
+    """algorithm="vectorize": with the tile aligned, one 128-bit load and one 128-bit store per thread (the items
+    are computed by a scan just before; CUB's own vectorized store came out of clang as three stores, 64, 32 and
+    32 bits), and the scalar accesses on the unaligned path only."""
+    _needs_bitcode_route()
+    kernel = cute_coop.compile_kernel(ck.vector_scan_launch, _tensor(), _tensor())
+    widths = re.findall(r"STG\.E(\.\d+)? ", kernel.sass())
+    assert sorted(widths) == [""] * ck.K + [".128"], widths  # the vector store, and the unaligned path's K
+    assert "LDG.E.128" in kernel.sass()
+
+
 def test_the_sm100a_build_is_inlined_too():
     _needs_bitcode_route()
     kernel = cute_coop.compile_kernel(ck.scan_launch, _tensor(), _tensor(), target="sm_100a")

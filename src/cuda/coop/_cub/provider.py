@@ -93,6 +93,35 @@ __device__ __forceinline__ unsigned logical_warp_mask(unsigned rank, unsigned wi
   unsigned lanes = width >= 32 ? 0xffffffffu : ((1u << width) - 1u);
   return lanes << ((rank % 32u) / width * width);
 }
+#if defined(CUDA_COOP_CLANG)
+// clang only (the CuTe bitcode route): a blocked store of vectors, one IR vector store per vector, where CUB's
+// StoreDirectBlockedVectorized copies a vector struct that clang lowers to scalar stores, which LLVM may then sink
+// apart (a 16-byte vector became three stores). The same vector size, alignment test and fallback as CUB's.
+template <int Bytes> struct vector_words { typedef unsigned type __attribute__((ext_vector_type(Bytes / 4))); };
+template <> struct vector_words<4> { typedef unsigned type; };
+template <typename T, int K>
+struct blocked_vectors {
+  static constexpr int most = K < 4 ? K : 4;
+  static constexpr int items = ((most & (most - 1)) == 0 && K % most == 0) ? most : 1;
+  static constexpr int bytes = items * (int)sizeof(T);
+  static constexpr bool used = items > 1 && (bytes == 4 || bytes == 8 || bytes == 16);
+};
+template <typename T, int K>
+__device__ __forceinline__ void store_blocked_vectors(unsigned member, T* tile, const T (&items)[K]) {
+  using V = blocked_vectors<T, K>;
+  using Words = typename vector_words<V::bytes>::type;
+  if (reinterpret_cast<unsigned long long>(tile) % V::bytes == 0) {
+    Words* out = reinterpret_cast<Words*>(tile) + member * (K / V::items);
+    for (int v = 0; v < K / V::items; ++v) {
+      Words words;
+      __builtin_memcpy(&words, &items[v * V::items], V::bytes);
+      out[v] = words;
+    }
+  } else {
+    for (int i = 0; i < K; ++i) tile[member * K + i] = items[i];
+  }
+}
+#endif
 }  // namespace cuda_coop
 """
 

@@ -7,6 +7,9 @@
 // NVPTX builtin. Vector and runtime types come from the CUDA runtime headers (vector_types.h, driver_types.h).
 #pragma once
 
+// ---- the generated code's own switch: where clang needs other C++ than NVRTC (the prelude of _cub/provider.py)
+#define CUDA_COOP_CLANG 1
+
 // ---- the compiler CCCL believes it sees
 #define __CUDACC__ 1
 #define __CUDACC_VER_MAJOR__ 13

@@ -56,6 +56,13 @@ def emit(spec: LoadStoreSpec) -> Provider:
         lines.append(f"  {t} copy[{k}]{' = ' + source if source else ''};")
         if not spec.scalar_value:
             lines.append(f"  for (int i = 0; i < {k}; ++i) copy[i] = items[i];")
+        if is_block and spec.algorithm == "vectorize" and not spec.has_valid_items:
+            lines += ["#if defined(CUDA_COOP_CLANG)",
+                      f"  if constexpr (cuda_coop::blocked_vectors<{t}, {k}>::used) {{",
+                      f"    cuda_coop::store_blocked_vectors(cuda_coop::linear_rank<{bx}, {by}, {bz}>(), "
+                      "array + offset, copy);",
+                      "  } else",
+                      "#endif"]
         lines.append(f"  algo.Store(array + offset, copy{valid_arg});")
     if spec.barrier:
         lines.append(reuse_barrier(None if is_block else spec.group.size))
