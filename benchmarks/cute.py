@@ -51,6 +51,13 @@ TRITON_OPERATIONS = ("reverse_inclusive_sum", "segmented_inclusive_sum", "argmax
 ITEMS, HISTOGRAM_ITEMS, BINS, TOPK = 4, 16, 256, 16
 
 
+def segmented_tile_algorithm(k: int) -> str:
+    """The segmented-sum rows' load and store (the CUB twin's too, cub/cute.cu): with 4 four-byte items a thread's
+    items are one 16-byte access and a warp's 512 bytes are contiguous, so vector accesses need no shared memory;
+    with more items neighbouring threads' vectors are strided, and the transpose through shared memory wins."""
+    return "vectorize" if k <= 4 else "transpose"
+
+
 @dataclass(frozen=True)
 class Row:
     """One tile kernel: its CuTe launcher, the family that has its numba kernel and CUB twin, its output."""
@@ -224,17 +231,19 @@ def _own_numba_kernel(operation: str, k: int = ITEMS):
 
         return tile_reverse_inclusive_sum
     if operation == "segmented_inclusive_sum":
+        access = segmented_tile_algorithm(k)
+
         @cuda.jit
         def tile_segmented_inclusive_sum(src, dst):
             block = coop.this_block()
             base = np.int64(cuda.blockIdx.x) * (THREADS * k)
             items = coop.ThreadData(k)
             heads = coop.ThreadData(k, np.int32)
-            coop.load(block, src, items, algorithm="transpose", offset=base)
+            coop.load(block, src, items, algorithm=access, offset=base)
             for i in range(k):
                 heads[i] = np.int32((np.int32(items[i]) & 15) == 0)  # float32 rows: of the whole number
             scanned = coop.inclusive_sum(block, items, head_flags=heads)
-            coop.store(block, dst, scanned, algorithm="transpose", offset=base)
+            coop.store(block, dst, scanned, algorithm=access, offset=base)
 
         return tile_segmented_inclusive_sum
     if operation == "argmax":

@@ -15,6 +15,8 @@ from cuda.bindings import driver as cudrv
 import cuda.coop.cutlass as cute_coop  # registers the backend; its qualified argmax
 from cuda import coop
 
+from .cute import segmented_tile_algorithm
+
 THREADS = 256
 ITEMS = 4  # copy, sum, scan, exchange, sorts, top-k: 256 x 4 int32
 HISTOGRAM_ITEMS = 16  # 256 x 16 uint8 samples, as tier4.py's uint8 rows
@@ -190,6 +192,7 @@ def plain_copy(src: cute.Tensor, dst: cute.Tensor, stream: cudrv.CUstream):
 def _issue31_launchers(k: int, dtype=np.int32):
     """The reverse-sum, segmented-sum and argmax launchers of ``k`` items of ``dtype`` per thread."""
     tile = THREADS * k
+    access = segmented_tile_algorithm(k)
 
     @cute.kernel
     def reverse_sum_kernel(src: cute.Tensor, dst: cute.Tensor):
@@ -208,11 +211,11 @@ def _issue31_launchers(k: int, dtype=np.int32):
         block = coop.this_block()
         items = coop.ThreadData(k, dtype)
         heads = coop.ThreadData(k, np.int32)
-        coop.load(block, src, items, algorithm="transpose", offset=bid * tile)
+        coop.load(block, src, items, algorithm=access, offset=bid * tile)
         for i in cutlass.range_constexpr(k):
             heads[i] = cutlass.Int32((cutlass.Int32(items[i]) & 15) == 0)
         scanned = coop.inclusive_sum(block, items, head_flags=heads)
-        coop.store(block, dst, scanned, algorithm="transpose", offset=bid * tile)
+        coop.store(block, dst, scanned, algorithm=access, offset=bid * tile)
 
     @cute.kernel
     def argmax_kernel(src: cute.Tensor, positions: cute.Tensor):

@@ -89,11 +89,14 @@ struct SegmentedSum
   }
 };
 
+// The tile moves as in the cuda.coop kernels (benchmarks/cute.py, segmented_tile_algorithm): vector accesses
+// at 4 items per thread, the transpose through shared memory beyond.
 template <typename T, int THREADS, int K>
 __device__ __forceinline__ void tile_segmented_inclusive_sum(const T* src, T* dst)
 {
-  using Load  = cub::BlockLoad<T, THREADS, K, cub::BLOCK_LOAD_TRANSPOSE>;
-  using Store = cub::BlockStore<T, THREADS, K, cub::BLOCK_STORE_TRANSPOSE>;
+  constexpr bool vector = K <= 4;
+  using Load  = cub::BlockLoad<T, THREADS, K, vector ? cub::BLOCK_LOAD_VECTORIZE : cub::BLOCK_LOAD_TRANSPOSE>;
+  using Store = cub::BlockStore<T, THREADS, K, vector ? cub::BLOCK_STORE_VECTORIZE : cub::BLOCK_STORE_TRANSPOSE>;
   using Scan  = cub::BlockScan<FlaggedValue<T>, THREADS>;
   __shared__ union
   {
@@ -109,13 +112,19 @@ __device__ __forceinline__ void tile_segmented_inclusive_sum(const T* src, T* ds
   {
     pairs[i] = {(static_cast<int>(items[i]) & 15) == 0 ? 1 : 0, items[i]};  // float: of the whole number
   }
-  __syncthreads();
+  if constexpr (!vector)
+  {
+    __syncthreads(); // the scan reuses the load's shared memory
+  }
   Scan(temp.scan).InclusiveScan(pairs, pairs, SegmentedSum<T>{});
   for (int i = 0; i < K; ++i)
   {
     items[i] = pairs[i].value;
   }
-  __syncthreads();
+  if constexpr (!vector)
+  {
+    __syncthreads(); // the store reuses the scan's shared memory
+  }
   Store(temp.store).Store(dst + base, items);
 }
 
