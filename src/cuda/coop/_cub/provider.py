@@ -102,19 +102,19 @@ template <> struct vector_words<4> { typedef unsigned type; };
 template <typename T, int K>
 struct blocked_vectors {
   static constexpr int most = K < 4 ? K : 4;
-  static constexpr int items = ((most & (most - 1)) == 0 && K % most == 0) ? most : 1;
-  static constexpr int bytes = items * (int)sizeof(T);
-  static constexpr bool used = items > 1 && (bytes == 4 || bytes == 8 || bytes == 16);
+  static constexpr int per_vector = ((most & (most - 1)) == 0 && K % most == 0) ? most : 1;  // items
+  static constexpr int bytes = per_vector * (int)sizeof(T);
+  static constexpr bool used = per_vector > 1 && (bytes == 4 || bytes == 8 || bytes == 16);
 };
 template <typename T, int K>
 __device__ __forceinline__ void store_blocked_vectors(unsigned member, T* tile, const T (&items)[K]) {
   using V = blocked_vectors<T, K>;
-  using Words = typename vector_words<V::bytes>::type;
+  using Words = typename vector_words<V::used ? V::bytes : 4>::type;
   if (reinterpret_cast<unsigned long long>(tile) % V::bytes == 0) {
-    Words* out = reinterpret_cast<Words*>(tile) + member * (K / V::items);
-    for (int v = 0; v < K / V::items; ++v) {
+    Words* out = reinterpret_cast<Words*>(tile) + member * (K / V::per_vector);
+    for (int v = 0; v < K / V::per_vector; ++v) {
       Words words;
-      __builtin_memcpy(&words, &items[v * V::items], V::bytes);
+      __builtin_memcpy(&words, &items[v * V::per_vector], V::bytes);
       out[v] = words;
     }
   } else {
