@@ -94,7 +94,7 @@ __device__ __forceinline__ unsigned logical_warp_mask(unsigned rank, unsigned wi
   return lanes << ((rank % 32u) / width * width);
 }
 #if defined(CUDA_COOP_CLANG)
-// clang only (the CuTe bitcode route): a blocked store of vectors, one IR vector store per vector, where CUB's
+// clang only (the bitcode route): a blocked store of vectors, one IR vector store per vector, where CUB's
 // StoreDirectBlockedVectorized copies a vector struct that clang lowers to scalar stores, which LLVM may then sink
 // apart (a 16-byte vector became three stores). The same vector size, alignment test and fallback as CUB's.
 template <int Bytes> struct vector_words { typedef unsigned type __attribute__((ext_vector_type(Bytes / 4))); };
