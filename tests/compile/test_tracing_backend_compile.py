@@ -60,6 +60,7 @@ def test_runtime_operands_reach_the_call_as_parameters(traced):
 
 def test_the_tracer_plans_what_numba_cuda_mlir_plans_for_the_same_kernel(traced):
     """The very function the tracer traced, compiled by numba-cuda-mlir: the same C++ translation unit."""
+    pytest.importorskip("numba_cuda_mlir")  # the backend raises ImportError, not a skip, without its compiler
     numba_coop = pytest.importorskip("cuda.coop.numba_mlir")
     from numba_cuda_mlir import cuda
     from tracing_backend import sample_kernel

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+pytest.importorskip("numba_cuda_mlir")  # the backend raises ImportError, not a skip, without its compiler
 nb = pytest.importorskip("cuda.coop.numba_mlir._compat")
 
 

@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+pytest.importorskip("numba_cuda_mlir")  # the backend raises ImportError, not a skip, without its compiler
 pytest.importorskip("cuda.coop.numba_mlir")
 
 
