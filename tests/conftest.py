@@ -25,7 +25,23 @@ def gpu_available() -> bool:
 _FAST = ("unit", "test_examples_compile.py")
 
 
+def _shard(items):
+    """``CUDA_COOP_TEST_SHARD=i/n`` keeps every n-th test from the i-th (0-based), so that n processes split one
+    selection between them (``.ci/gpu-shards``); the rest are deselected, not skipped."""
+    spec = os.environ.get("CUDA_COOP_TEST_SHARD")
+    if not spec:
+        return items, []
+    index, count = (int(part) for part in spec.split("/"))
+    kept = [item for n, item in enumerate(items) if n % count == index]
+    dropped = [item for n, item in enumerate(items) if n % count != index]
+    return kept, dropped
+
+
 def pytest_collection_modifyitems(config, items):
+    kept, dropped = _shard(items)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
     for item in items:
         if any(part in _FAST for part in item.path.parts):
             item.add_marker(pytest.mark.fast)
