@@ -628,6 +628,10 @@ def one_value(a, b):
     return (a[0] + b[0],)
 
 
+def three_values(a, b):
+    return (a[0] + b[0], a[1] + b[1], a[0] - b[1])
+
+
 def tuple_of_other_extents(bid, src, dst):
     block = coop.this_block()
     a = coop.ThreadData(K, np.int32)
@@ -647,6 +651,27 @@ def tuple_operator_of_another_arity(bid, src, dst):
     coop.load(block, src, b)
     x, y = coop.inclusive_scan(block, (a, b), scan_op=one_value)  # HERE
     coop.store(block, dst, x)
+
+
+def tuple_operator_returning_more(bid, src, dst):
+    block = coop.this_block()
+    a = coop.ThreadData(K, np.int32)
+    b = coop.ThreadData(K, np.int32)
+    coop.load(block, src, a)
+    coop.load(block, src, b)
+    x, y = coop.inclusive_scan(block, (a, b), scan_op=three_values)  # HERE
+    coop.store(block, dst, x)
+
+
+def tuple_reduce_operator_returning_more(bid, src, dst):
+    block = coop.this_block()
+    a = coop.ThreadData(K, np.int32)
+    b = coop.ThreadData(K, np.int32)
+    coop.load(block, src, a)
+    coop.load(block, src, b)
+    x, y = coop.reduce(block, (a, b), binary_op=three_values)  # HERE
+    a[0] = x
+    coop.store(block, dst, a)
 
 
 def tuple_initial_value_of_another_arity(bid, src, dst):
@@ -837,6 +862,12 @@ ERRORS = [
               "cuda.coop.inclusive_scan value tuple payloads must have the same items_per_thread; got 4, 2"),
     ErrorCase("tuple-operator-arity", tuple_operator_of_another_arity, coop.CoopTypeError,
               "cuda.coop.inclusive_scan scan_op one_value could not be compiled for ((int32, int32), (int32, int32)); "
+              "it must return a tuple of 2 values"),
+    ErrorCase("tuple-operator-longer", tuple_operator_returning_more, coop.CoopTypeError,
+              "cuda.coop.inclusive_scan scan_op three_values could not be compiled for ((int32, int32), (int32, "
+              "int32)); it must return a tuple of 2 values"),
+    ErrorCase("tuple-reduce-operator-longer", tuple_reduce_operator_returning_more, coop.CoopTypeError,
+              "cuda.coop.reduce binary_op three_values could not be compiled for ((int32, int32), (int32, int32)); "
               "it must return a tuple of 2 values"),
     ErrorCase("tuple-initial-value-arity", tuple_initial_value_of_another_arity, coop.CoopTypeError,
               "cuda.coop.exclusive_scan initial_value must be a tuple of 2 values, as value is; got 3"),

@@ -3,6 +3,8 @@ store (numba-cuda-mlir warns that link-time optimisation could drop half-precisi
 from __future__ import annotations
 
 import functools
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -176,3 +178,70 @@ def test_python_callables():
     exclusive = np.cumsum(wide, axis=1) - wide + 1.0  # seeded by the state's initial value through prefix_op
     np.testing.assert_array_equal(prefixed, exclusive.astype(np.float16).reshape(-1))
     np.testing.assert_array_equal(totals, tiles.max(axis=1))
+
+
+# ------------------------------------------------------------------ argmax/argmin and tuples (SPEC 8.16, 8.18)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "compile"))
+import test_float16_compile as built  # noqa: E402  (the kernels the CPU test builds)
+
+
+def test_argmax_and_argmin_of_float16():
+    """NumPy's (value, first index) per block and per warp: ties, signed zeros (the first wins, bit for bit) and
+    NaNs (the first NaN is the extreme of both) included."""
+    blocks = 3
+    src = rng.integers(-3, 4, blocks * TILE).astype(np.float16)
+    src[(src == 0) & (rng.random(src.size) < 0.5)] = np.float16(-0.0)
+    tiles = src.reshape(blocks, TILE)
+    tiles[1, 77] = np.nan  # lane 19's item 1
+    tiles[2, 300] = np.nan  # lane 75's item 0
+    tiles[2, 5] = np.nan  # lane 1's item 1: the block's first NaN
+    keep = src.copy()
+    _, *outs = built.argreduce_args(src, blocks)
+    outs = [poisoned(out.size, out.dtype) for out in outs]
+    block_values, block_indices, warp_values, warp_indices = outs
+    built.argreduce_kernel()[blocks, THREADS](src, *outs)
+    cuda.synchronize()
+    np.testing.assert_array_equal(src.view(np.uint16), keep.view(np.uint16))
+    at = np.stack([np.argmax(tiles, axis=1), np.argmin(tiles, axis=1)], 1)
+    np.testing.assert_array_equal(block_indices.reshape(blocks, 2), at)
+    np.testing.assert_array_equal(block_values.reshape(blocks, 2).view(np.uint16),
+                                  np.take_along_axis(tiles, at, 1).view(np.uint16))
+    lanes = tiles.reshape(blocks, THREADS, K)
+    firsts = lanes[:, :, 0].reshape(-1, 32)  # every warp's item 0, then item 1
+    seconds = lanes[:, :, 1].reshape(-1, 32)
+    lane_at = np.stack([np.argmax(firsts, axis=1), np.argmin(seconds, axis=1)], 1)
+    np.testing.assert_array_equal(warp_indices.reshape(-1, 2), lane_at)
+    rows = np.arange(firsts.shape[0])
+    want = np.stack([firsts[rows, lane_at[:, 0]], seconds[rows, lane_at[:, 1]]], 1)
+    np.testing.assert_array_equal(warp_values.reshape(-1, 2).view(np.uint16), want.view(np.uint16))
+
+
+def test_float16_members_of_tuple_scans_and_reductions():
+    """(float16, int32) scans and (int32, float16) reductions against NumPy; float16 members are small integers
+    (and 1.5), exact in float16 in any order."""
+    blocks = 3
+    halves_of = rng.integers(-1, 2, blocks * TILE).astype(np.float16)
+    ints = rng.integers(-50, 50, blocks * TILE).astype(np.int32)
+    _, _, *outs = built.tuple_args(halves_of, ints, blocks)
+    outs = [poisoned(out.size, out.dtype) for out in outs]
+    built.tuple_kernel()[blocks, THREADS](halves_of, ints, *outs)
+    cuda.synchronize()
+    scan_h, scan_i, excl_h, excl_i, warp_h, warp_i, totals_i, totals_h = outs
+    h = halves_of.reshape(blocks, TILE).astype(np.float64)
+    n = ints.reshape(blocks, TILE).astype(np.int64)
+    np.testing.assert_array_equal(scan_h, np.cumsum(h, axis=1).astype(np.float16).reshape(-1))
+    np.testing.assert_array_equal(scan_i, np.cumsum(n, axis=1).astype(np.int32).reshape(-1))
+    np.testing.assert_array_equal(excl_h, (1.5 + np.cumsum(h, axis=1) - h).astype(np.float16).reshape(-1))
+    np.testing.assert_array_equal(excl_i, (7 + np.cumsum(n, axis=1) - n).astype(np.int32).reshape(-1))
+    lane_h = h.reshape(blocks, THREADS, K)
+    lane_n = n.reshape(blocks, THREADS, K)
+    np.testing.assert_array_equal(warp_h, np.cumsum(lane_h[:, :, 0].reshape(-1, 32), axis=1)
+                                  .astype(np.float16).reshape(-1))
+    np.testing.assert_array_equal(warp_i, np.cumsum(lane_n[:, :, 0].reshape(-1, 32), axis=1)
+                                  .astype(np.int32).reshape(-1))
+    warps = built.WARPS
+    want_i = np.concatenate([n.sum(axis=1)[:, None], lane_n[:, :, 1].reshape(blocks, warps, 32).sum(axis=2)], 1)
+    want_h = np.concatenate([h.max(axis=1)[:, None], lane_h[:, :, 1].reshape(blocks, warps, 32).max(axis=2)], 1)
+    np.testing.assert_array_equal(totals_i, want_i.astype(np.int32).reshape(-1))
+    np.testing.assert_array_equal(totals_h, want_h.astype(np.float16).reshape(-1))

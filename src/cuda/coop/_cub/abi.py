@@ -14,7 +14,7 @@ import re
 
 from .._backend_context import ValueAbi
 from .._semantics.aggregates import AGGREGATE_C_PREFIX, uniform_word
-from .._semantics.common import NUMERIC_DTYPES
+from .._semantics.common import ALL_NUMERIC_DTYPES
 from .._semantics.tuples import TUPLE_C_PREFIX
 
 _DEFINITION = re.compile(r'extern "C" __device__ (?P<ret>[\w ]+?) (?P<name>cuda_coop_\w+)\((?P<params>[^)]*)\) \{')
@@ -96,7 +96,7 @@ def tuple_definitions(source: str) -> list[str]:
     one field ``f{j}`` per operand."""
     definitions = []
     for suffix in sorted(set(_TUPLE_TYPE.findall(source))):
-        members = " ".join(f"{NUMERIC_DTYPES[dtype][0]} f{j};" for j, dtype in enumerate(suffix.split("_")))
+        members = " ".join(f"{ALL_NUMERIC_DTYPES[dtype][0]} f{j};" for j, dtype in enumerate(suffix.split("_")))
         definitions.append(f"struct {TUPLE_C_PREFIX}{suffix} {{ {members} }};")
     return definitions
 

@@ -9,25 +9,30 @@ from __future__ import annotations
 
 import re
 
-from .._semantics.common import c_type
+from .._semantics.common import c_type, passes_by_pointer
 from .._semantics.tuples import TUPLE_C_PREFIX, fields
 from .provider import CParam, Provider, c_signature
 
 
-def operator_call(name: str, t: str, count: int) -> str:
-    """The body of a functor over tuples of ``count`` fields calling the user's C function ``name(&r.f0, ...,
-    a.f0, ..., b.f0, ...)`` (results through pointers, operands field by field)."""
+def operator_call(name: str, t: str, dtypes: list[str]) -> str:
+    """The body of a functor over tuples of ``dtypes`` calling the user's C function ``name(&r.f0, ..., a.f0, ...,
+    b.f0, ...)`` (results through pointers, operands field by field; a field whose dtype crosses by pointer, as the
+    backend's value ABI says of float16, is passed as a pointer to a copy; docs: qualified, "User-defined
+    aggregates")."""
+    count = len(dtypes)
     out = ", ".join(f"&r.f{j}" for j in range(count))
-    a = ", ".join(f"a.f{j}" for j in range(count))
-    b = ", ".join(f"b.f{j}" for j in range(count))
-    return f"{t} r; {name}({out}, {a}, {b}); return r;"
+    copies = "".join(f"{c_type(d)} {side}{j} = {side}.f{j}; " for side in ("a", "b") for j, d in enumerate(dtypes)
+                     if passes_by_pointer(d))
+    a = ", ".join(f"&a{j}" if passes_by_pointer(d) else f"a.f{j}" for j, d in enumerate(dtypes))
+    b = ", ".join(f"&b{j}" if passes_by_pointer(d) else f"b.f{j}" for j, d in enumerate(dtypes))
+    return f"{t} r; {copies}{name}({out}, {a}, {b}); return r;"
 
 
 def operator_declaration(name: str, dtypes: list[str]) -> str:
     """The user's function over tuples of ``dtypes`` as the backends compile it: results through pointers, then
-    each operand of ``a``, then of ``b``."""
-    types = [c_type(d) for d in dtypes]
-    return f'extern "C" __device__ void {name}({", ".join([f"{t}*" for t in types] + types + types)});\n'
+    each operand of ``a``, then of ``b`` (by pointer where ``operator_call`` passes one)."""
+    types = [c_type(d) + ("*" if passes_by_pointer(d) else "") for d in dtypes]
+    return f'extern "C" __device__ void {name}({", ".join([f"{c_type(d)}*" for d in dtypes] + types + types)});\n'
 
 
 def tuple_fields(t: str) -> list[str] | None:

@@ -548,6 +548,11 @@ class KernelTracer:
         if dtype is None:
             raise CoopTypeError(f"{call.name} {param} must be a number, a CuTe numeric or a ThreadData; got "
                                 f"{_describe(operand)}")
+        # float16 is not built on this backend, whatever the namespace (docs: cutlass, "Qualified options of
+        # ``cuda.coop.cutlass``"); booleans go on to the operation, which says whether it takes them
+        if dtype not in _dsl.NUMERIC_TYPES and dtype != "bool":
+            raise CoopTypeError(f"{call.name} {param} is a {dtype} scalar; {_about.NAMESPACE} supports dtypes "
+                                f"{', '.join(_dsl.NUMERIC_TYPES)}")
         return dtype
 
     def array_dtype(self, operand: Any) -> str | None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from typing import Callable
+from typing import Callable, Sequence
 
 from ._about import HINT as _HINT, VERSION  # the version check ran there
 
@@ -300,21 +300,33 @@ def _as_device(function: object) -> object:
     return function if hasattr(function, "py_func") else nb_cuda.jit(device=True)(function)
 
 
-def compile_tuple_operator(function: object, dtypes: list[str], cc: int, symbol: str) -> bytes:
+def compile_tuple_operator(function: object, dtypes: list[str], cc: int, symbol: str,
+                           by_pointer: Sequence[bool] = ()) -> bytes:
     """LTO-IR of ``void symbol(T0* r0, ..., T0 a0, ..., T0 b0, ...)`` with a C ABI: ``function((a0, ...), (b0,
     ...))`` (compiled as a device function and inlined), each member of the tuple it returns stored through its
-    pointer (a multi-operand operator; ``_cub.tuples``)."""
+    pointer (a multi-operand operator; ``_cub.tuples``). Operand ``j`` arrives as a pointer where ``by_pointer[j]``
+    (float16: numba's ``half`` has no by-value C++ twin). A result of another arity, or no tuple, fails to compile
+    (the unpacking below), so no member is dropped or left unwritten."""
     count = len(dtypes)
+    pointers = list(by_pointer) or [False] * count
     outs = [f"r{j}" for j in range(count)]
     a = [f"a{j}" for j in range(count)]
     b = [f"b{j}" for j in range(count)]
-    stores = "".join(f"    item(r{j}, 1)[0] = result[{j}]\n" for j in range(count))
+    members = [f"m{j}" for j in range(count)]
+
+    def read(name: str, j: int) -> str:
+        return f"item({name}, 1)[0]" if pointers[j] else name
+
+    stores = "".join(f"    item(r{j}, 1)[0] = m{j}\n" for j in range(count))
     namespace = {"device": _as_device(function), "item": nb_cuda.carray}
     source = (f"def wrapper({', '.join(outs + a + b)}):\n"
-              f"    result = device(({', '.join(a)},), ({', '.join(b)},))\n{stores}")
+              f"    result = device(({', '.join(read(x, j) for j, x in enumerate(a))},), "
+              f"({', '.join(read(x, j) for j, x in enumerate(b))},))\n"
+              f"    {', '.join(members)}, = result\n{stores}")
     exec(source, namespace)  # noqa: S102 - a fixed template
     values = [numba_dtype(d) for d in dtypes]
-    sig = types.void(*[types.CPointer(v) for v in values], *values, *values)
+    operands = [types.CPointer(v) if pointer else v for v, pointer in zip(values, pointers)]
+    sig = types.void(*[types.CPointer(v) for v in values], *operands, *operands)
     code, _ = nb_cuda.compile(namespace["wrapper"], sig, device=True, abi="c", abi_info={"abi_name": symbol},
                               output="ltoir", cc=(cc // 10, cc % 10))
     return bytes(code)

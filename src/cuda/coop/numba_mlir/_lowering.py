@@ -11,6 +11,7 @@ from .._calls.binding import operator_failure
 from .._calls.site import ArrayType, Backing, OperandType, SiteCall
 from .._errors import CoopError, CoopTypeError, located
 from .._semantics.aggregates import aggregate, is_aggregate
+from .._semantics.common import passes_by_pointer
 from .._semantics.tuples import fields, is_tuple
 from . import _compat as nb
 from ._failures import failure_reason
@@ -223,7 +224,8 @@ def operator_link(spec: object, dtype: str, cc: int, name: str, param: str, arit
         label = getattr(function, "__qualname__", repr(function))
         try:
             if is_tuple(dtype):  # over a tuple of operands (_cub.tuples)
-                ltoir = nb.compile_tuple_operator(function, fields(dtype), cc, symbol)
+                ltoir = nb.compile_tuple_operator(function, fields(dtype), cc, symbol,
+                                                  [passes_by_pointer(d) for d in fields(dtype)])
             else:
                 ltoir = nb.compile_operator(function, dtype, cc, symbol, arity, result, state_dtype, by_pointer)
         except CoopError as exc:
