@@ -2,8 +2,12 @@
 the user's line in Python terms (docs: cutlass)."""
 from __future__ import annotations
 
+import glob
+import linecache
+import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -243,3 +247,32 @@ def test_qualified_argmax_without_broadcast_saves_the_barrier_and_the_shuffle():
     assert every.sass().count("SHFL") > first.sass().count("SHFL")
     assert first.shared_memory_bytes < every.shared_memory_bytes
     assert first.local_memory_bytes == every.local_memory_bytes == 0
+
+
+def _fn_symbols(cpp_source):
+    return {word.split("(")[0] for word in cpp_source.split() if word.startswith("cuda_coop_fn_")}
+
+
+def test_a_cutlass_operator_builds_in_steady_time_in_a_long_running_process():
+    """An operator calling a cutlass function (``lambda a, b: cutlass.max(a, b)``) is described by what it is, not by
+    the process around it (docs: operations/operators, "Your own function"): reading unrelated source files between
+    builds changes neither its symbol (nor so CuTe's key) nor the time a build takes."""
+    from cutlass import max as cutlass_max
+
+    from cuda.coop._semantics.operators import callable_symbol
+
+    files = sorted(glob.glob(os.path.join(os.path.dirname(np.__file__), "**", "*.py"), recursive=True))
+    direct = callable_symbol(lambda a, b: cutlass_max(a, b), "float32")
+    times, symbols = [], set()
+    for build in range(5):
+        for path in files[build * 80:(build + 1) * 80]:  # what a long-running process reads between builds
+            linecache.getline(path, 1)
+        start = time.perf_counter()
+        kernel = cute_coop.compile_kernel(ck.cutlass_max_launch, _tensor(dtype=cutlass.Float32),
+                                          _tensor(dtype=cutlass.Float32))
+        times.append(time.perf_counter() - start)
+        symbols |= _fn_symbols(kernel.cpp_source)
+    assert len(symbols) == 1, symbols
+    assert all(later <= 2 * times[0] + 0.5 for later in times[1:]), times  # 0.5 s: timer noise on cached builds
+    assert max(times) < 30, times
+    assert callable_symbol(lambda a, b: cutlass_max(a, b), "float32") == direct

@@ -3,9 +3,13 @@ from __future__ import annotations
 
 import builtins
 import enum
+import functools
 import hashlib
 import operator
+import os
 import re
+import sys
+import sysconfig
 import types
 from dataclasses import dataclass
 from typing import Any
@@ -61,19 +65,25 @@ class OperatorSpec:
 
 
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+_PLAIN = (type(None), bool, int, float, complex, str, bytes)
 
 
 class _Fingerprint:
-    """A stable description of everything that changes a callable's compiled code (docs: operations/operators,
-    "Your own function").
+    """A stable description of what a callable is, everything that changes its compiled code (docs:
+    operations/operators, "Your own function").
 
-    Code (bytecode, constants, names, recursively into nested code objects), the values of the globals the code
-    reads (functions and dispatchers it calls are described recursively, cycles cut by name), closure values,
-    defaults and keyword defaults. No ids or addresses: equal inputs describe equally in every process.
+    Its code (bytecode, constants, names, recursively into nested code objects), its closure values, defaults and
+    keyword defaults, and the values of the globals its code names: a function (or dispatcher) of the user's own
+    files by its own fingerprint, recursively, cycles cut by name; one of the standard library or an installed
+    package (``cutlass.max``) by its name and its package's version; a module by its name and version and the plain
+    constants the code reads from it; a class by its name; a constant, container, NumPy scalar or array by its
+    value. Never the process around it: no module's other attributes (``sys.modules``, ``linecache.cache``), no
+    library's caches, no ids or addresses, so equal inputs describe equally in every process and at any time in one
+    process.
     """
 
     def __init__(self) -> None:
-        self.active: set[int] = set()  # functions, modules and containers being described (cycle guard)
+        self.active: set[int] = set()  # functions and containers being described (cycle guard)
         self.done: dict[int, Any] = {}  # functions already described in this fingerprint
 
     def function(self, fn: Any) -> Any:
@@ -117,8 +127,8 @@ class _Fingerprint:
         return "<undefined>"
 
     def value(self, value: Any, names: Any) -> Any:
-        """``names``: the names the referencing code reads (the attributes that matter of a module)."""
-        if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+        """``names``: the names the referencing code reads (the attributes that matter of a module or object)."""
+        if isinstance(value, _PLAIN):
             return (type(value).__name__, repr(value))
         if isinstance(value, np.generic):
             return ("np", value.dtype.str, value.tobytes().hex())
@@ -131,16 +141,20 @@ class _Fingerprint:
             return ("class", value.__module__, value.__qualname__)
         if isinstance(value, types.CodeType):
             return self.code(value)
-        if hasattr(getattr(value, "py_func", value), "__code__"):  # a Python function or a jit dispatcher
+        function = getattr(value, "py_func", value)
+        if hasattr(function, "__code__"):  # a Python function or a jit dispatcher
+            if _installed(function.__code__.co_filename):  # library code: its name and version
+                module = getattr(function, "__module__", None) or ""
+                return ("installed", module, getattr(function, "__qualname__", ""), _package_version(module))
             return self.function(value)
+        if isinstance(value, types.ModuleType):
+            return ("module", value.__name__, _package_version(value.__name__, value),
+                    self._constants(vars(value), names))
         key = id(value)
         if key in self.active:
             return ("recursive", type(value).__qualname__)
         self.active.add(key)
         try:
-            if isinstance(value, types.ModuleType):  # its name and the attributes the code may read from it
-                attrs = tuple((n, self.value(getattr(value, n), names)) for n in names if n in vars(value))
-                return ("module", value.__name__, attrs)
             if isinstance(value, (tuple, list)):
                 return (type(value).__name__, tuple(self.value(v, names) for v in value))
             if isinstance(value, (set, frozenset)):
@@ -152,12 +166,45 @@ class _Fingerprint:
                 text = repr(value)
             except Exception:  # noqa: BLE001 - a value that cannot describe itself is described by its type
                 text = ""
-            state = getattr(value, "__dict__", None)  # the attributes the code may read from an instance
-            attrs = tuple((n, self.value(state[n], names)) for n in names if n in state) \
-                if isinstance(state, dict) else ()
+            state = getattr(value, "__dict__", None)
+            attrs = self._constants(state, names) if isinstance(state, dict) else ()
             return ("object", type(value).__module__, type(value).__qualname__, _ADDRESS.sub("", text), attrs)
         finally:
             self.active.discard(key)
+
+    def _constants(self, namespace: dict[str, Any], names: Any) -> tuple[Any, ...]:
+        """The plain constants (numbers, strings, NumPy scalars and arrays, tuples of them) among the attributes
+        ``names`` of a module or object: what code reading ``module.NAME`` sees, and nothing else of it."""
+        return tuple((n, self.value(namespace[n], ())) for n in names if n in namespace
+                     and _is_constant(namespace[n]))
+
+
+def _is_constant(value: Any) -> bool:
+    if isinstance(value, (tuple, frozenset)):
+        return all(_is_constant(v) for v in value)
+    return isinstance(value, (_PLAIN, np.generic, np.ndarray))
+
+
+def _package_version(name: str, module: types.ModuleType | None = None) -> str:
+    """A module's version, or its top-level package's (``cutlass.cute`` is ``cutlass``'s); "" when none says."""
+    version = getattr(module, "__version__", None)
+    if version is None:
+        version = getattr(sys.modules.get(name.partition(".")[0]), "__version__", None)
+    return str(version) if isinstance(version, (str, tuple)) else ""
+
+
+@functools.lru_cache(maxsize=None)
+def _installed_roots() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    roots = {os.path.realpath(paths[key]) for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths}
+    return tuple(sorted(root + os.sep for root in roots))
+
+
+@functools.lru_cache(maxsize=4096)
+def _installed(filename: str) -> bool:
+    """Whether code comes from the standard library or an installed package (not the user's own files): the same
+    code for the whole process, whose module globals are the library's own state (its caches and registries)."""
+    return os.path.realpath(filename).startswith(_installed_roots())
 
 
 def _names_read(code: Any) -> set[str]:
