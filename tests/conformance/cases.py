@@ -522,6 +522,52 @@ def _segmented_scan(kind, reverse, width=None):
     return factory
 
 
+def _segmented_compared_flags(kind, reverse, width=None):
+    """Scalar segmented scans whose ``head_flags`` is a comparison, a boolean scalar (SPEC 8.17): over item 0 of
+    every member of the block (``width`` None) or of each (logical) warp, flagged where ``flags`` is non-zero (the
+    other items stored back unchanged)."""
+    def factory(T, K, dtype):
+        init = 0 if kind.endswith("sum") else -1000
+        if width is None:  # exclusive_sum over the block's members
+            def body(bid, src, flags, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                items[0] = coop.exclusive_sum(block, items[0], head_flags=heads[0] != 0, reverse=reverse)
+                coop.store(block, dst, items, offset=bid * (T * K))
+        elif kind == "inclusive_keep_right":
+            def body(bid, src, flags, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                items[0] = coop.inclusive_scan(coop.this_warp().group_by(width), items[0], scan_op=keep_right,
+                                               head_flags=heads[0] != 0, reverse=reverse)
+                coop.store(block, dst, items, offset=bid * (T * K))
+        else:  # exclusive_max
+            def body(bid, src, flags, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                items[0] = coop.exclusive_scan(coop.this_warp().group_by(width), items[0], scan_op="max",
+                                               initial_value=-1000, head_flags=heads[0] != 0, reverse=reverse)
+                coop.store(block, dst, items, offset=bid * (T * K))
+
+        def oracle(v):
+            out = v["src"].copy()
+            size = T if width is None else width
+            groups, heads = out[::K].reshape(-1, size), v["flags"][::K].reshape(-1, size)
+            out[::K] = _segmented_oracle(groups, heads, kind, init, reverse).reshape(-1)
+            return {"dst": out}
+        return body, oracle, {}
+    return factory
+
+
 # ------------------------------------------------------------------------------------------- argmax / argmin
 
 
@@ -1154,6 +1200,13 @@ _VARIANTS = [
     ("segmented_scan", "reverse_warp_exclusive_max", _segmented_scan("exclusive_max", True, 32), INT_AND_FLOAT,
      COMBOS_3D),
     ("segmented_scan", "reverse_lw8_inclusive_sum", _segmented_scan("inclusive_sum", True, 8), INT_AND_FLOAT,
+     COMBOS_3D),
+    # head_flags as a comparison (a boolean scalar)
+    ("segmented_scan", "block_scalar_compared_flags", _segmented_compared_flags("exclusive_sum", False),
+     INT_AND_FLOAT, COMBOS_3D),
+    ("segmented_scan", "reverse_warp_compared_flags", _segmented_compared_flags("inclusive_keep_right", True, 32),
+     INT_AND_FLOAT, COMBOS_3D),
+    ("segmented_scan", "lw8_compared_flags", _segmented_compared_flags("exclusive_max", False, 8), INT_AND_FLOAT,
      COMBOS_3D),
     ("merge_sort_keys", "ascending", _merge_sort(False, False), INT_AND_FLOAT, COMBOS_3D),
     ("merge_sort_keys", "descending", _merge_sort(False, True), INT_AND_FLOAT, COMBOS_3D),

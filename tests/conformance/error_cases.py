@@ -578,6 +578,16 @@ def head_flags_of_floats(bid, src, dst):
     coop.store(block, dst, out)
 
 
+def head_flag_of_a_float_scalar(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    heads = coop.ThreadData(K, np.float32)
+    coop.load(block, src, items)
+    heads[0] = 1.0
+    items[0] = coop.inclusive_sum(coop.this_warp(), items[0], head_flags=heads[0])  # HERE
+    coop.store(block, dst, items)
+
+
 def head_flags_of_another_extent(bid, src, dst):
     block = coop.this_block()
     items = coop.ThreadData(K, np.int32)
@@ -848,8 +858,10 @@ ERRORS = [
     ErrorCase("reverse-positional", reverse_positional, coop.CoopTypeError,
               "cuda.coop.exclusive_sum takes 2 positional operands; pass options by keyword"),
     ErrorCase("head-flags-floats", head_flags_of_floats, coop.CoopTypeError,
-              "cuda.coop.inclusive_sum head_flags must hold integers or booleans; got float32", src_dtype=np.float32,
+              "cuda.coop.inclusive_sum head_flags payloads must hold integers; got float32", src_dtype=np.float32,
               dst_dtype=np.float32),
+    ErrorCase("head-flag-float-scalar", head_flag_of_a_float_scalar, coop.CoopTypeError,
+              "cuda.coop.inclusive_sum head_flags must be an integer or boolean scalar; got float32"),
     ErrorCase("head-flags-extent", head_flags_of_another_extent, coop.CoopValueError,
               "cuda.coop.exclusive_sum value and head_flags must have the same items_per_thread (4 != 2)"),
     ErrorCase("argmax-float-indices", argmax_float_indices, coop.CoopTypeError,

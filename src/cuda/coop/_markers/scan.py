@@ -38,11 +38,11 @@ _DOC = """{summary}
     ``"warp_scans"``.{operator} ``reverse=True`` (compile-time bool) scans from the tile's
     last position to its first: position ``p`` combines positions ``p`` .. ``P-1`` as
     ``x[p] op (x[p+1] op ...)``, and an exclusive scan gives ``initial_value`` (sums: 0) at
-    the last position. ``head_flags`` (a payload of integers or booleans of the value's
-    extent, or a scalar for scalar scans) makes the scan segmented: a non-zero flag starts a
-    segment at its tile position (position 0 always starts one), each segment is scanned on
-    its own, forward or reverse, and exclusive forms give ``initial_value`` (sums: 0) where a
-    segment's scan begins.{tuples}
+    the last position. ``head_flags`` (an integer payload of the value's extent; for scalar
+    scans an integer or boolean scalar, such as a comparison) makes the scan segmented: a
+    non-zero flag starts a segment at its tile position (position 0 always starts one), each
+    segment is scanned on its own, forward or reverse, and exclusive forms give
+    ``initial_value`` (sums: 0) where a segment's scan begins.{tuples}
     The qualified variants (a backend's namespace) also accept ``valid_items=`` (warp
     groups), ``aggregate_output=`` and ``prefix_op=`` (blocks: a function of the block
     aggregate that returns the prefix seeding the scan).

@@ -5,8 +5,8 @@ from dataclasses import dataclass
 
 from .._errors import CoopTypeError, CoopValueError
 from .common import (
-    ALL_NUMERIC_DTYPES, BLOCK, INTEGER_DTYPES, Control, GroupSpec, LaunchShape, Static, check_companion_extent,
-    check_runtime_int,
+    ALL_NUMERIC_DTYPES, BLOCK, INTEGER_DTYPES, NUMERIC_DTYPES, Control, GroupSpec, LaunchShape, Static,
+    check_companion_extent, check_runtime_int,
 )
 from .groups import reject_warp_descriptor, require_complete_warps, require_operation_group
 from .temp_storage import Descriptor, keeps_reuse_barrier
@@ -52,8 +52,7 @@ def plan_argreduce(name: str, largest: bool, group: GroupSpec, launch: LaunchSha
     # float16 as wherever floats are accepted; it reaches here from qualified calls only, common ones are P1
     # (docs: qualified, "What this release builds")
     if dtype not in ALL_NUMERIC_DTYPES:
-        raise CoopTypeError(f"{name} does not support items dtype {dtype}; supported: "
-                            f"{', '.join(ALL_NUMERIC_DTYPES)}")
+        raise CoopTypeError(f"{name} does not support items dtype {dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
     positions = group.size * max(items_per_thread, 1)
     index_dtype = "int32" if positions <= INT32_MAX else "int64"
     if indices is not None:

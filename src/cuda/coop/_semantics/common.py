@@ -227,10 +227,21 @@ QUALIFIED_DTYPES = ("float16",)
 LOCAL_MEMORY_LIMIT = 512 * 1024
 
 
+# Payload operands that hold integers in every namespace, whatever the operation's dtype (docs: operations/scan,
+# "Reverse and segmented scans"; operations/argreduce): a P2 there lists the integer dtypes only.
+INTEGER_OPERANDS = ("head_flags", "indices")
+
+
 def check_payload_dtype(op: str, param: str, dtype: str | None, qualified: bool) -> None:
     """P1/P2: ``dtype`` of a payload or array operand of ``op`` must be one of the numeric dtypes."""
+    if dtype is None or dtype in NUMERIC_DTYPES:
+        return
+    if param in INTEGER_OPERANDS:
+        hint = "; a boolean flag is accepted as the scalar of a scalar scan" if param == "head_flags" else ""
+        raise CoopTypeError(f"{op} does not support {param} dtype {dtype}; supported: {', '.join(INTEGER_DTYPES)}"
+                            f"{hint}")
     qualified_only = dtype in QUALIFIED_DTYPES or is_aggregate(dtype)
-    if dtype is None or dtype in NUMERIC_DTYPES or (qualified_only and qualified):
+    if qualified_only and qualified:
         return
     supported = ", ".join(NUMERIC_DTYPES)
     if qualified_only:

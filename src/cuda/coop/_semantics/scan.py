@@ -121,10 +121,17 @@ def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype
         raise CoopValueError(f"{name} valid_items cannot be combined with reverse=True")
     flag_dtype = None
     if flags is not None:
+        # an integer payload, or for a scalar scan an integer or boolean scalar such as a comparison (docs:
+        # operations/scan, "Reverse and segmented scans")
         flag_dtype, flag_extent = flags
-        if flag_dtype not in INTEGER_DTYPES and flag_dtype not in ("bool", "boolean"):
-            raise CoopTypeError(f"{name} head_flags must hold integers or booleans; got {flag_dtype}")
+        boolean = flag_dtype in ("bool", "boolean")
+        if flag_extent and flag_dtype not in INTEGER_DTYPES:
+            raise CoopTypeError(f"{name} head_flags payloads must hold integers; got {flag_dtype}")
+        if not flag_extent and flag_dtype not in INTEGER_DTYPES and not boolean:
+            raise CoopTypeError(f"{name} head_flags must be an integer or boolean scalar; got {flag_dtype}")
         check_companion_extent(name, "value", "head_flags", items_per_thread, flag_extent)
+        if boolean:
+            flag_dtype = "uint8"  # a truth value crosses as one byte, 0 or 1: each backend converts its boolean
         if prefix_op is not None:
             raise CoopValueError(f"{name} prefix_op cannot be combined with head_flags")
         if valid_items is not None:

@@ -194,6 +194,30 @@ class DtypeInference:
         return any(isinstance(d, nb.ir.Expr) and d.op == "binop" and d.fn in _COMPARISONS
                    for d in self.resolver.definitions(var.name))
 
+    def _is_truth_value(self, var: Any) -> bool:
+        """``var`` is a boolean visible before typing: a comparison, a ``not``, a ``True``/``False`` literal, a
+        boolean kernel argument or an element of a boolean array (a scalar scan's ``head_flags``; docs:
+        operations/scan, "Reverse and segmented scans")."""
+        value = self.resolver.var(var.name)
+        if isinstance(value, Obj):
+            return isinstance(value.value, bool)
+        if isinstance(value, ArgRef):
+            return str(value.type) == "bool"
+        for definition in self.resolver.definitions(var.name):
+            if isinstance(definition, nb.ir.Var):
+                return self._is_truth_value(definition)
+            if not isinstance(definition, nb.ir.Expr):
+                continue
+            if definition.op == "binop" and definition.fn in _COMPARISONS:
+                return True
+            if definition.op == "unary" and definition.fn is operator.not_:
+                return True
+            if definition.op in ("getitem", "static_getitem"):
+                base = self.resolver.var(definition.value.name)
+                if isinstance(base, ArgRef) and isinstance(base.type, nb.types.Array):
+                    return str(base.type.dtype) == "bool"
+        return False
+
     def _site_results(self, var: Any) -> list[str] | None:
         """The scalar result dtypes of the planned cuda.coop call that defines ``var`` (through the iterator of a
         tuple unpacking): one for a scalar result, one per element of a tuple of scalars; None otherwise."""

@@ -472,6 +472,8 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
                 break
             var = source
         dtype, _ = self._value_dtype(var)
+        if dtype is None and self._is_truth_value(var):  # the operation says whether it takes booleans
+            dtype = "bool"
         if dtype is None:
             raise CoopTypeError(f"could not infer the dtype of {call.name} {param}; cast it to a NumPy scalar type "
                                 "(e.g. numpy.int32(x)) or compute it from a typed array element")
