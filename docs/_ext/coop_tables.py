@@ -1,11 +1,16 @@
 """Tables of the operations, written from their records (``cuda.coop._markers.records``) at build time.
 
 ``.. coop-groups-table::`` is the "Groups each operation accepts" table; ``.. coop-operations-table::`` lists every
-operation with what it computes and what the qualified namespaces add. A new operation's record puts it in both.
+operation with what it computes and what the qualified namespaces add; ``.. coop-qualified-options:: NAMESPACE`` lists
+the options, operands and scalar forms one backend's qualified namespace builds (its records' extensions less what
+the backend's ``LACKS`` leaves out). A new operation's record puts it in all of them.
 """
 from __future__ import annotations
 
+import ast
 import importlib
+import importlib.util
+from pathlib import Path
 
 from docutils import nodes
 from docutils.parsers.rst import Directive
@@ -15,6 +20,24 @@ from cuda.coop._markers.records import BLOCK, LOGICAL_WARP, WARP, Operation, rec
 
 _KINDS = (BLOCK, WARP, LOGICAL_WARP)
 _BACKENDS = ("cuda.coop.numba_mlir", "cuda.coop.cutlass")
+
+
+def backend_lacks(namespace: str) -> frozenset[str]:
+    """The capabilities the backend of ``namespace`` lacks (its ``_about.LACKS``). Where its compiler is not installed
+    (importing ``_about`` checks it), the constant is read from the module's source, so the tables do not depend on
+    which backends the machine building the docs has."""
+    try:
+        return frozenset(importlib.import_module(f"{namespace}._about").LACKS)
+    except ImportError:
+        package = importlib.util.find_spec("cuda.coop")
+        assert package is not None and package.submodule_search_locations
+        source = Path(list(package.submodule_search_locations)[0], *namespace.split(".")[2:], "_about.py")
+        for node in ast.parse(source.read_text(encoding="utf-8")).body:
+            target = node.target if isinstance(node, ast.AnnAssign) else (
+                node.targets[0] if isinstance(node, ast.Assign) else None)
+            if isinstance(target, ast.Name) and target.id == "LACKS" and isinstance(node.value, ast.Call):
+                return frozenset(ast.literal_eval(node.value.args[0])) if node.value.args else frozenset()
+        raise
 
 
 def _lacking(capability: str) -> list[str]:
@@ -79,13 +102,58 @@ def operations_table() -> list[str]:
                         for ops in rows])
 
 
+def qualified_options(namespace: str) -> list[tuple[Operation, tuple[str, ...], tuple[str, ...], bool]]:
+    """Per operation whose qualified variant in ``namespace`` adds something: (record, keyword options, extra
+    operands, whether it takes one scalar per thread), as the namespace builds them."""
+    lacks = backend_lacks(namespace)
+    built = []
+    for op in records():
+        unbuilt = set(op.extends.unbuilt(lacks))
+        options = tuple(name for name in op.extends.options if name not in unbuilt)
+        operands = tuple(name for name in op.extends.operands if name not in unbuilt)
+        if options or operands or op.extends.scalar_form:
+            built.append((op, options, operands, op.extends.scalar_form))
+    return built
+
+
+def qualified_options_table(namespace: str) -> list[str]:
+    """The options, operands and scalar forms ``namespace`` builds, one row per run of operations of one family that
+    add the same, followed by what the backend's ``LACKS`` leaves out."""
+    def code(names: tuple[str, ...]) -> str:
+        return ", ".join(f"``{name}=``" for name in names) or "none"
+
+    rows: list[tuple[list[Operation], tuple]] = []
+    for op, options, operands, scalar in qualified_options(namespace):
+        key = (op.family, options, operands, scalar)
+        if rows and rows[-1][1] == key:
+            rows[-1][0].append(op)
+        else:
+            rows.append(([op], key))
+    lines = _list_table(
+        ["Operation", "Keyword options", "Operands after the common ones", "One scalar per thread"], [30, 34, 20, 16],
+        [[_names(ops), code(options), ", ".join(f"``{name}``" for name in operands) or "none",
+          "yes" if scalar else "no"] for ops, (_, options, operands, scalar) in rows])
+    listed = {op.name for op, *_ in qualified_options(namespace)}
+    rest = [op for op in records() if op.name not in listed]
+    if rest:
+        lines += ["", f"The other operations ({_names(rest)}) add no options, operands or scalar forms."]
+    lacks = backend_lacks(namespace)
+    left_out = [(op, name) for op in records() for name in op.extends.unbuilt(lacks)]
+    if left_out:
+        names = sorted({name for _, name in left_out})
+        lines += ["", f"Left out because the backend lacks {', '.join(f'``{c}``' for c in sorted(lacks))}: "
+                  + "; ".join(f"``{name}`` of {_names([op for op, n in left_out if n == name])}" for name in names)
+                  + f" (naming one in a ``{namespace}`` call is R9, :doc:`/errors`)."]
+    return lines
+
+
 class _TableDirective(Directive):
     lines: staticmethod
 
     def run(self) -> list:
         holder = nodes.container()
-        self.state.nested_parse(StringList(self.lines(), source="cuda.coop operation records"), self.content_offset,
-                                holder)
+        self.state.nested_parse(StringList(self.lines(*self.arguments), source="cuda.coop operation records"),
+                                self.content_offset, holder)
         return list(holder.children)
 
 
@@ -97,7 +165,15 @@ class OperationsTable(_TableDirective):
     lines = staticmethod(operations_table)
 
 
+class QualifiedOptionsTable(_TableDirective):
+    """``.. coop-qualified-options:: cuda.coop.cutlass``: the table of one qualified namespace."""
+
+    required_arguments = 1
+    lines = staticmethod(qualified_options_table)
+
+
 def setup(app) -> dict:  # noqa: ANN001
     app.add_directive("coop-groups-table", GroupsTable)
     app.add_directive("coop-operations-table", OperationsTable)
+    app.add_directive("coop-qualified-options", QualifiedOptionsTable)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -35,6 +35,13 @@ def test_every_family_has_an_example():
             "reduce_batched_warps.py", "run_length_decode.py"} <= set(EXAMPLES)
 
 
+def test_every_family_group_has_a_cute_example():
+    """The CuTe DSL backend's examples: scans, sorts, reductions, histogram and run-length decode (docs: cutlass,
+    "Examples"), each built here and run on a GPU as the numba-cuda-mlir ones are."""
+    assert {"cute_scan_tiles.py", "cute_sort_tiles.py", "cute_reduce_tiles.py",
+            "cute_histogram_runs.py"} <= set(EXAMPLES)
+
+
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_example_builds_without_a_gpu(name):
     if _gpu_present():
