@@ -11,21 +11,44 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
-# SPEC 1.3, in order.
-EXPECTED_ALL = [
+# SPEC 1.3, in order: the names that are not operations. The operations (8.1-8.18, and every one added after 8.18 "by
+# its record") stand between TempStorageLike and the exceptions, in the records' order. 1.3 lists the exceptions of
+# 10.1, whose table also has CoopIndexError.
+SPEC_BEFORE_OPERATIONS = [
     "__version__", "register",
     "this_thread", "this_warp", "this_block", "this_cluster", "this_grid", "ThreadGroup",
     "ThreadData", "ThreadDataLike", "TempStorage", "TempStorageLike",
+]
+SPEC_AFTER_OPERATIONS = [
+    "CoopError", "CoopTypeError", "CoopValueError", "CoopUnsupportedError", "CoopIndexError", "CoopBuildError",
+    "CoopCompilerContextRequiredError", "CudaCoopAutoRegistrationWarning",
+]
+# SPEC 1.3 before argmax/argmin were named there (8.16): the records must still hold these, in this order
+SPEC_OPERATIONS_8_1_TO_8_18 = [
     "load", "store", "exchange", "shuffle", "reduce", "sum", "reduce_batched", "scan", "exclusive_sum",
     "inclusive_sum", "exclusive_scan", "inclusive_scan", "merge_sort_keys", "merge_sort_pairs", "radix_sort_keys",
     "radix_sort_pairs", "radix_rank", "topk_min_keys", "topk_max_keys", "topk_min_pairs", "topk_max_pairs",
     "adjacent_difference", "discontinuity", "histogram", "run_length_decode", "run_length_decode_into",
-    "argmax", "argmin",  # SPEC 8.16 (1.3's list predates them)
-    "CoopError", "CoopTypeError", "CoopValueError", "CoopUnsupportedError", "CoopIndexError", "CoopBuildError",
-    "CoopCompilerContextRequiredError", "CudaCoopAutoRegistrationWarning",
+    "argmax", "argmin",
 ]
-OPERATIONS = EXPECTED_ALL[EXPECTED_ALL.index("load"):EXPECTED_ALL.index("CoopError")]
+# What each qualified namespace exports beyond the common names less ``register``: SPEC 1.3 (numba-cuda-mlir: local,
+# shared, StatefulFunction, compile_kernel) and 12.1 (cutlass: compile_kernel; its fragment interop is
+# ThreadData.from_fragment, no new name), plus CompiledKernel, the class of compile_kernel's report (9.11, 12.7), in
+# both. (12.9 adds StatefulFunction to cuda.coop.cutlass with block prefix callbacks of state; not built yet.)
+QUALIFIED_EXTRAS = {
+    "cuda.coop.numba_mlir": {"local", "shared", "StatefulFunction", "compile_kernel", "CompiledKernel"},
+    "cuda.coop.cutlass": {"compile_kernel", "CompiledKernel"},
+}
 
+
+def _record_operations() -> list[str]:
+    from cuda.coop._markers.records import records
+
+    return [op.name for op in records()]
+
+
+EXPECTED_ALL = [*SPEC_BEFORE_OPERATIONS, *_record_operations(), *SPEC_AFTER_OPERATIONS]
+OPERATIONS = EXPECTED_ALL[EXPECTED_ALL.index("load"):EXPECTED_ALL.index("CoopError")]
 
 def _run_python(code: str, **extra_env: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "CUDA_COOP_DISABLE_AUTO_DSL_REGISTRATION"}
@@ -79,6 +102,37 @@ def test_all_matches_spec():
     assert coop.__all__ == EXPECTED_ALL
     for name in EXPECTED_ALL:
         assert hasattr(coop, name), name
+
+
+def test_all_is_spec_names_and_the_records_operations():
+    """SPEC 1.3: ``cuda.coop.__all__`` is exactly its non-operation names and, between them, every record's operation
+    (8.16's argmax/argmin and every later one included); the records keep 1.3's own list, in its order."""
+    import cuda.coop as coop
+
+    records = _record_operations()
+    assert records[:len(SPEC_OPERATIONS_8_1_TO_8_18)] == SPEC_OPERATIONS_8_1_TO_8_18
+    assert coop.__all__ == SPEC_BEFORE_OPERATIONS + records + SPEC_AFTER_OPERATIONS
+    assert len(set(coop.__all__)) == len(coop.__all__)
+
+
+@pytest.mark.parametrize("namespace", sorted(QUALIFIED_EXTRAS))
+def test_a_qualified_all_is_the_common_one_less_register_plus_its_extras(namespace):
+    """SPEC 1.3 and 12.1: each backend's namespace exports every common name except ``register``, and its extras."""
+    import importlib
+    import importlib.util
+
+    import cuda.coop as coop
+
+    compiler = "cutlass" if namespace.endswith("cutlass") else "numba_cuda_mlir"
+    if importlib.util.find_spec(compiler) is None:
+        pytest.skip(f"{compiler} is not installed")
+    module = importlib.import_module(namespace)
+    expected = [name for name in coop.__all__ if name != "register"]
+    assert module.__all__[:len(expected)] == expected, namespace
+    assert set(module.__all__[len(expected):]) == QUALIFIED_EXTRAS[namespace], namespace
+    assert len(set(module.__all__)) == len(module.__all__)
+    for name in module.__all__:
+        assert hasattr(module, name), (namespace, name)
 
 
 def test_version_is_a_string():
