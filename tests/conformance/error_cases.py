@@ -2,8 +2,9 @@
 
 Each case is a conformance-style body (``body(bid, *operands)``, wrapped by each backend's harness) holding one
 mistake on the line marked ``# HERE``, and the error every backend must report: the exact public class and a
-fragment of the catalogue's wording (docs: errors). The test (``test_error_corpus.py``) also checks that the message
-names this file and the marked line, and keeps compiler text out of its first line.
+fragment of the catalogue's wording (docs: errors); a name a namespace lacks is Python's own ``AttributeError``. The
+test (``test_error_corpus.py``) also checks that the message names this file and the marked line, and keeps compiler
+text out of its first line.
 """
 from __future__ import annotations
 
@@ -724,6 +725,23 @@ def tuple_to_the_reduce_sum(bid, src, dst):
     coop.store(block, dst, a)
 
 
+# ---- a name cuda.coop lacks: Python's AttributeError, with the nearest name and the line
+def misspelt_operation(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.exclusive_summ(block, items)  # HERE
+    coop.store(block, dst, out)
+
+
+def operation_of_a_later_release(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.stream_compact_if(block, items)  # HERE
+    coop.store(block, dst, out)
+
+
 # ---- constructors: C5 as in any call
 def c5_storage_alignment_positional(bid, src, dst):
     storage = coop.TempStorage(1024, 16)  # HERE
@@ -890,6 +908,10 @@ ERRORS = [
               "cuda.coop.inclusive_sum takes one operand; scan a tuple with scan, inclusive_scan or exclusive_scan"),
     ErrorCase("tuple-reduce-sum", tuple_to_the_reduce_sum, coop.CoopTypeError,
               "cuda.coop.sum takes one operand; reduce a tuple with reduce and binary_op=f"),
+    ErrorCase("missing-name-misspelt", misspelt_operation, AttributeError,
+              "cuda.coop has no operation 'exclusive_summ'; did you mean 'exclusive_sum'?"),
+    ErrorCase("missing-name-later-release", operation_of_a_later_release, AttributeError,
+              "cuda.coop has no operation 'stream_compact_if' in cuda-coop "),
     ErrorCase("c5-storage-positional", c5_storage_alignment_positional, coop.CoopTypeError,
               "cuda.coop.TempStorage takes 1 positional operands; pass options by keyword"),
     ErrorCase("c5-thread-data-positional", c5_thread_data_alignment_positional, coop.CoopTypeError,

@@ -46,6 +46,16 @@ __all__ = [
 
 del MARKERS, OPERATIONS
 
+
+def __getattr__(name: str) -> object:
+    """A name cuda.coop lacks (``coop.exclusive_summ``, an operation of a later release): an AttributeError that
+    offers the nearest name it has."""
+    from ._markers import OPERATIONS
+    from ._markers.base import missing_name
+
+    raise missing_name(__name__, name, __all__, OPERATIONS)
+
+
 from ._backends import auto_register as _auto_register  # noqa: E402
 
 _auto_register()

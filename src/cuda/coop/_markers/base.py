@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterable, TypeVar
 
 from .._backend_context import COMMON_NAMESPACE, MarkerCall, current
 from .._errors import CoopCompilerContextRequiredError, CoopTypeError, located
@@ -68,3 +68,29 @@ def op_name(obj: object) -> str | None:
 
 def public_name(obj: object) -> str:
     return f"{getattr(obj, '__module__', 'cuda.coop')}.{getattr(obj, '__qualname__', '?')}"
+
+
+def missing_name(namespace: str, name: str, names: Iterable[str], operations: Iterable[str]) -> AttributeError:
+    """The error of ``namespace.name`` for a name ``namespace`` lacks (a misspelt operation, or one of a later
+    release): an ``AttributeError``, as Python's own, that offers the nearest name the namespace has (difflib). While
+    a backend traces a kernel (it runs the kernel's Python) it starts with the caller's ``file:line``, as every
+    compile-time message does; a backend that reads the kernel's IR locates it itself."""
+    if name.startswith("_"):  # dunder probes (copy, pickle, import machinery): Python's own message, no search
+        return AttributeError(f"module {namespace!r} has no attribute {name!r}")
+    import difflib
+
+    from .._version import __version__
+
+    names, operations = sorted(set(names)), set(operations)
+    nearest = difflib.get_close_matches(name, names, n=1)
+    if nearest:
+        kind = "operation" if nearest[0] in operations else "attribute"
+        message = f"{namespace} has no {kind} {name!r}; did you mean {nearest[0]!r}?"
+    else:
+        message = (f"{namespace} has no operation {name!r} in cuda-coop {__version__}; {namespace}.__all__ lists "
+                   "the names it has")
+    context = current()
+    if context is not None and context.tracer is not None:
+        caller = sys._getframe(2)  # the caller of the module's __getattr__ (missing_name <- __getattr__ <- caller)
+        message = f"{caller.f_code.co_filename}:{caller.f_lineno}: {message}"
+    return AttributeError(message)

@@ -52,3 +52,10 @@ __all__ = [
     "CoopError", "CoopTypeError", "CoopValueError", "CoopUnsupportedError", "CoopIndexError", "CoopBuildError",
     "CoopCompilerContextRequiredError", "CudaCoopAutoRegistrationWarning", "compile_kernel", "CompiledKernel",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """A name this namespace lacks: an AttributeError that offers the nearest name it has (as ``cuda.coop``'s)."""
+    from .._markers.base import missing_name
+
+    raise missing_name(_NAMESPACE, name, __all__, _OPERATIONS)

@@ -64,3 +64,10 @@ __all__ = [
     "CoopCompilerContextRequiredError", "CudaCoopAutoRegistrationWarning", "compile_kernel", "CompiledKernel",
     "StatefulFunction", "local", "shared",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """A name this namespace lacks: an AttributeError that offers the nearest name it has (as ``cuda.coop``'s)."""
+    from .._markers.base import missing_name
+
+    raise missing_name(_NAMESPACE, name, __all__, _OPERATIONS)

@@ -11,7 +11,8 @@ import os
 import re
 from typing import Any
 
-from .._errors import CoopError, CoopIndexError, CoopTypeError, CoopUnsupportedError, CoopValueError, located
+from .._errors import CoopError, CoopIndexError, CoopTypeError, CoopUnsupportedError, CoopValueError, at, located
+from .._calls.site import not_a_vector
 from .._version import __version__
 from .._markers.base import op_name
 from .._markers.records import extension
@@ -192,8 +193,7 @@ class KernelChecks:
 
     def _check_array(self, call: Any, param: str, ty: Any) -> None:
         if ty.ndim != 1 or ty.layout != "C":
-            raise CoopTypeError(f"{call.name} {param} must be a one-dimensional contiguous array; got "
-                                f"{operand_type(ty).words}")
+            raise not_a_vector(call.name, param, operand_type(ty))
         check_payload_dtype(call.name, param, nb.dtype_name(ty.dtype) or str(ty.dtype), call.qualified)
 
     def _tuple_operand_error(self, value: PayloadTuple, param: str, name: str) -> CoopError:
@@ -240,6 +240,23 @@ class KernelChecks:
                         raise located(CoopTypeError(
                             f"{value.op} returns ({names}); unpack it into {len(value.items)} names, not "
                             f"{stmt.value.count}: `{names} = {value.op.rsplit('.', 1)[-1]}(...)`"), stmt.loc)
+
+    def _check_missing_names(self) -> None:
+        """``coop.exclusive_summ``: a name a cuda.coop namespace lacks is the module's own AttributeError (the nearest
+        name it has), at the line that names it, before it could be reported as what it does to its operands."""
+        ir = nb.ir
+        for _, block in sorted(self.func_ir.blocks.items()):
+            for stmt in block.body:
+                if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) and stmt.value.op == "getattr"):
+                    continue
+                base = self.resolver.var(stmt.value.value.name)
+                module = base.value if isinstance(base, Obj) else None
+                if not isinstance(module, type(inspect)) or not module.__name__.startswith("cuda.coop"):
+                    continue
+                try:
+                    getattr(module, stmt.value.attr)
+                except AttributeError as exc:
+                    raise AttributeError(f"{at(stmt.loc)}: {exc}") from None
 
     # ------------------------------------------------------------ after planning
     def _check_escapes(self) -> None:

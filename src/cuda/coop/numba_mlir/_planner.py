@@ -306,6 +306,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
 
     # ------------------------------------------------------------- the plan
     def run(self) -> bool:
+        self._check_missing_names()  # before a call of the missing name reads as an escape of its operands
         calls = []
         for block in self.func_ir.blocks.values():
             for stmt in block.body:
