@@ -470,10 +470,10 @@ def k_scalar_store(src, dst):
 TYPING_TIME = {
     "p11_2d_source": (k_typed_copy, (np.zeros((4, 256), np.int32), I32), "TYPED LOAD",
                       "cuda.coop.load source must be a one-dimensional contiguous array; got a 2-D contiguous int32 "
-                      "array"),
+                      "array: it has 2 dimensions"),
     "p11_strided_source": (k_typed_copy, (I32[::2], I32), "TYPED LOAD",
                            "cuda.coop.load source must be a one-dimensional contiguous array; got a 1-D "
-                           "non-contiguous int32 array"),
+                           "non-contiguous int32 array: its elements are not adjacent (a stride other than 1)"),
     "c6_bool_valid_items": (k_runtime_valid_items, (I32, I32, 5), "TYPED LOAD",
                             "cuda.coop.load valid_items must be a signed integer of at most 64 bits or an unsigned "
                             "integer of at most 32 bits; got bool"),

@@ -635,3 +635,112 @@ def cutlass_max_kernel(src: cute.Tensor, dst: cute.Tensor):
 @cute.jit
 def cutlass_max_launch(src: cute.Tensor, dst: cute.Tensor):
     cutlass_max_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+def branchy_max(a, b):
+    if a > b:  # an `if` on run-time values: CuTe cannot trace it (its diagnostic is coloured for a terminal)
+        return a
+    return b
+
+
+@cute.kernel
+def untraceable_operator_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.float32)
+    coop.load(block, src, items)
+    out = coop.inclusive_scan(block, items, scan_op=branchy_max)
+    coop.store(block, dst, out)
+
+
+@cute.jit
+def untraceable_operator_launch(src: cute.Tensor, dst: cute.Tensor):
+    untraceable_operator_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def untraceable_compare_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.float32)
+    coop.load(block, src, items)
+    out = cute_coop.merge_sort_keys(block, items, compare_op=branchy_max)
+    coop.store(block, dst, out)
+
+
+@cute.jit
+def untraceable_compare_launch(src: cute.Tensor, dst: cute.Tensor):
+    untraceable_compare_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+def _block_of_this_kernel():
+    return coop.this_block()  # the kernel's first call, made in a helper
+
+
+@cute.kernel
+def helper_first_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = _block_of_this_kernel()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    coop.store(block, dst, items)
+
+
+@cute.jit
+def helper_first_dynamic_launch(src: cute.Tensor, dst: cute.Tensor, threads: cutlass.Int32):
+    helper_first_kernel(src, dst).launch(grid=(1, 1, 1), block=(threads, 1, 1))
+
+
+@cute.jit
+def helper_first_launch(src: cute.Tensor, dst: cute.Tensor, shape: cutlass.Constexpr):
+    helper_first_kernel(src, dst).launch(grid=(1, 1, 1), block=shape)
+
+
+QUERY_TYPES: dict[str, type] = {}  # what the group queries of query_types_kernel returned, by expression
+
+
+@cute.kernel
+def query_types_kernel(dst: cute.Tensor):
+    warp = coop.this_warp()
+    block = coop.this_block()
+    grid = coop.this_grid()
+    QUERY_TYPES["warp.rank(level='block')"] = type(warp.rank(level="block"))
+    QUERY_TYPES["warp.count(level='block')"] = type(warp.count(level="block"))
+    QUERY_TYPES["block.rank()"] = type(block.rank())
+    QUERY_TYPES["block.count()"] = type(block.count())
+    QUERY_TYPES["block.rank_as()"] = type(block.rank_as())
+    QUERY_TYPES["block.rank(level='grid')"] = type(block.rank(level="grid"))
+    QUERY_TYPES["grid.rank()"] = type(grid.rank())
+    QUERY_TYPES["grid.count()"] = type(grid.count())
+    QUERY_TYPES["block.rank_as(np.uint32)"] = type(block.rank_as(np.uint32))
+    QUERY_TYPES["block.count_as(np.int16)"] = type(block.count_as(np.int16))
+    QUERY_TYPES["grid.rank_as(np.int32)"] = type(grid.rank_as(np.int32))
+    QUERY_TYPES["block.is_member()"] = type(block.is_member())
+    remaining = 100 - warp.rank(level="block") * 32
+    dst[block.rank()] = remaining
+
+
+@cute.jit
+def query_types_launch(dst: cute.Tensor):
+    query_types_kernel(dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def last_warp_kernel(src: cute.Tensor, dst: cute.Tensor, valid: cute.Tensor, n: cutlass.Int32):
+    """Each warp clamps what is left of ``n`` for its own tile, as a CuTe user writes it: a warp past the end gets a
+    negative ``remaining`` (signed ranks; docs: cutlass, "What the kernel may hold") and so 0 valid items, not 32."""
+    bid, _, _ = cute.arch.block_idx()
+    warp = coop.this_warp()
+    origin = bid * THREADS  # the block's tile; each warp's own origin is added by the call
+    remaining = n - origin - warp.rank(level="block") * 32
+    count = min(max(remaining, 0), 32)
+    items = coop.ThreadData(1, np.int32)
+    coop.load(warp, src, items, valid_items=count, oob_default=0, offset=origin)
+    out = coop.ThreadData(1, np.int32)
+    out[0] = coop.inclusive_sum(warp, items[0])
+    coop.store(warp, dst, out, valid_items=count, offset=origin)
+    if warp.rank() == 0:
+        valid[bid * (THREADS // 32) + warp.rank(level="block")] = count
+
+
+@cute.jit
+def last_warp_launch(src: cute.Tensor, dst: cute.Tensor, valid: cute.Tensor, n: cutlass.Int32,
+                     blocks: cutlass.Constexpr):
+    last_warp_kernel(src, dst, valid, n).launch(grid=(blocks, 1, 1), block=(THREADS, 1, 1))

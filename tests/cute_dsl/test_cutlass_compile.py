@@ -276,3 +276,66 @@ def test_a_cutlass_operator_builds_in_steady_time_in_a_long_running_process():
     assert all(later <= 2 * times[0] + 0.5 for later in times[1:]), times  # 0.5 s: timer noise on cached builds
     assert max(times) < 30, times
     assert callable_symbol(lambda a, b: cutlass_max(a, b), "float32") == direct
+
+
+@pytest.mark.parametrize("launcher, kernel, text", [
+    (ck.untraceable_operator_launch, ck.untraceable_operator_kernel, "scan_op=branchy_max"),
+    (ck.untraceable_compare_launch, ck.untraceable_compare_kernel, "compare_op=branchy_max"),
+])
+def test_an_untraceable_user_function_is_reported_in_plain_text(launcher, kernel, text):
+    """The DSL colours its diagnostics for a terminal; a cuda.coop message carries none of its escapes (docs:
+    errors)."""
+    floats = _tensor(dtype=cutlass.Float32)
+    exc = _coop_error(_compile_error(launcher, floats, floats))
+    assert isinstance(exc, coop.CoopTypeError)
+    message = str(exc)
+    assert "\x1b" not in message, repr(message)
+    assert message.startswith(f"{ck.__file__}:{_line(kernel, text)}: ")
+    assert "branchy_max could not be compiled for" in message and "PHASE_DYNAMIC_TO_STATIC_BOOL" in message
+
+
+def test_g23_names_the_python_kernel_and_the_call():
+    exc = _coop_error(_compile_error(ck.scan_launch_dynamic_block, _tensor(), _tensor(), 128))
+    assert str(exc) == (f"{ck.__file__}:{_line(ck.scan_kernel, 'coop.this_block()')}: cuda.coop.this_block needs "
+                        "the block shape of kernel scan_kernel at compile time; pass block= as constants to .launch()")
+
+
+def test_messages_name_the_kernel_not_the_helper_that_made_its_first_call():
+    exc = _coop_error(_compile_error(ck.helper_first_dynamic_launch, _tensor(), _tensor(), 128))
+    assert isinstance(exc, coop.CoopValueError)
+    assert "needs the block shape of kernel helper_first_kernel at compile time" in str(exc), str(exc)
+    exc = _coop_error(_compile_error(ck.helper_first_launch, _tensor(), _tensor(), (2048, 1, 1)))
+    assert isinstance(exc, coop.CoopValueError)
+    assert str(exc).endswith(": kernel helper_first_kernel: block shape (2048, 1, 1) is not a valid CUDA block")
+
+
+def test_group_queries_return_signed_cute_integers():
+    """rank/count are cutlass.Int32 (Int64 at grid level), so ``n - warp.rank(level="block") * 32`` goes negative
+    past the end; rank_as/count_as give the dtype asked for (docs: cutlass, "What the kernel may hold")."""
+    ck.QUERY_TYPES.clear()
+    cute_coop.compile_kernel(ck.query_types_launch, _tensor(ck.THREADS))
+    assert ck.QUERY_TYPES == {
+        "warp.rank(level='block')": cutlass.Int32, "warp.count(level='block')": cutlass.Int32,
+        "block.rank()": cutlass.Int32, "block.count()": cutlass.Int32, "block.rank_as()": cutlass.Int32,
+        "block.rank(level='grid')": cutlass.Int64, "grid.rank()": cutlass.Int64, "grid.count()": cutlass.Int64,
+        "block.rank_as(np.uint32)": cutlass.Uint32, "block.count_as(np.int16)": cutlass.Int16,
+        "grid.rank_as(np.int32)": cutlass.Int32, "block.is_member()": cutlass.Uint8,
+    }
+
+
+def test_the_last_warp_kernel_builds():
+    n = 2 * ck.THREADS
+    kernel = cute_coop.compile_kernel(ck.last_warp_launch, _tensor(n), _tensor(n), _tensor(8), 173, 2)
+    assert "cuda_coop_load_" in kernel.cpp_source and kernel.local_memory_bytes == 0
+
+
+@pytest.mark.parametrize("shape, stride, words", [
+    ((ck.THREADS, ck.K), (ck.K, 1), "a 2-D contiguous int32 array (layout (128,4):(4,1)): it has 2 dimensions"),
+    ((ck.K, ck.THREADS), (1, ck.K), "a 2-D Fortran-ordered int32 array (layout (4,128):(1,4)): it has 2 dimensions"),
+    ((ck.THREADS * ck.K,), (2,), "a 1-D non-contiguous int32 array (layout (512):(2)): its stride is 2, not 1"),
+])
+def test_p11_says_what_is_wrong_with_the_layout(shape, stride, words):
+    exc = _coop_error(_compile_error(ck.two_dim_launch, _tensor(shape=shape, stride=stride), _tensor()))
+    assert isinstance(exc, coop.CoopTypeError)
+    assert str(exc) == (f"{ck.__file__}:{_line(ck.two_dim_kernel, 'coop.load(')}: cuda.coop.load source must be a "
+                        f"one-dimensional contiguous array; got {words}")

@@ -1,9 +1,23 @@
 """The cuda.coop exception hierarchy (docs: errors) and message helpers."""
 from __future__ import annotations
 
+import re
+
+# what a terminal reads as escapes: CSI (colours, bold: ESC [ ... m), OSC (ESC ] ... BEL or ESC \), two-character
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+
+
+def plain_text(text: str) -> str:
+    """``text`` without terminal escape sequences: a compiler's coloured diagnostics, as plain text (docs: errors)."""
+    return _ESCAPES.sub("", text)
+
 
 class CoopError(Exception):
-    """Base class of every error cuda.coop raises."""
+    """Base class of every error cuda.coop raises. Its message is plain text: compiler text embedded in it loses
+    its terminal colour codes."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(plain_text(arg) if isinstance(arg, str) else arg for arg in args))
 
 
 class CoopTypeError(CoopError, TypeError):

@@ -45,10 +45,23 @@ class ArrayType:
     dtype: str | None  # the element's dtype name, None when no dtype names it
     dtype_text: str  # the element type as the compiler prints it
     space: str = ""  # a memory space other than global that the array lives in ("shared memory", "registers")
+    layout_text: str = ""  # the layout as the kernel's language writes it ("(128,4):(4,1)"), where it has one
+    stride: object = None  # a one-dimensional array's stride in elements, where typing knows it
 
     @property
     def contiguous(self) -> bool:
         return self.layout == "C"
+
+    @property
+    def not_a_vector(self) -> str:
+        """Why the array is not one-dimensional and contiguous, in words ("" when it is)."""
+        if self.ndim != 1:
+            return f"it has {self.ndim} dimensions"
+        if self.contiguous:
+            return ""
+        if self.stride is not None:
+            return f"its stride is {self.stride}, not 1"
+        return "its elements are not adjacent (a stride other than 1)"
 
     @property
     def words(self) -> str:
@@ -200,12 +213,22 @@ def require_scalar(name: str, ty: OperandType, what: str = "a scalar or a Thread
         raise CoopTypeError(f"{name} value must be {what}; got {ty.text}")
 
 
+def not_a_vector(name: str, param: str, ty: OperandType) -> CoopTypeError:
+    """P11 for an operand that is not a one-dimensional contiguous array, saying what is wrong with it: its rank or
+    its stride (docs: errors, P11)."""
+    why = ""
+    if ty.array is not None:
+        layout = f" (layout {ty.array.layout_text})" if ty.array.layout_text else ""
+        why = f"{layout}: {ty.array.not_a_vector}"
+    return CoopTypeError(f"{name} {param} must be a one-dimensional contiguous array; got {ty.words}{why}")
+
+
 def require_vector(name: str, param: str, ty: OperandType, dtype: str, what: str, suffix: str = "") -> None:
     """A one-dimensional contiguous array operand of ``dtype`` (``what``: whose dtype it must match)."""
     if ty.array is not None and ty.array.space:  # P11: memory operands are global memory
         raise CoopTypeError(f"{name} {param} must be an array in global memory; got {ty.words}")
     if ty.array is None or ty.array.ndim != 1 or not ty.array.contiguous:
-        raise CoopTypeError(f"{name} {param} must be a one-dimensional contiguous array; got {ty.words}")
+        raise not_a_vector(name, param, ty)
     if ty.array.dtype != dtype:
         raise CoopTypeError(f"{name} {param} dtype {ty.array.dtype_text} does not match {what} {dtype}{suffix}")
 

@@ -61,6 +61,13 @@ def kernel_name(kernel: Any) -> str:
     return ir.StringAttr(kernel.attributes["sym_name"]).value
 
 
+def kernel_function_name(kernel: Any) -> str | None:
+    """The name of the ``@cute.kernel`` Python function being traced into ``kernel`` (the DSL keeps the function
+    while it traces it; its symbol is ``kernel_cutlass_<name>_<argument types>_<n>``); None when it does not say."""
+    name = getattr(getattr(CuTeDSL._get_dsl(), "funcBody", None), "__name__", None)
+    return name if isinstance(name, str) and f"_{name}_" in kernel_name(kernel) else None
+
+
 def block_dim(kernel: Any) -> tuple[int, int, int] | None:
     """The launch's block shape when it is a compile-time constant (None when it is not)."""
     with ir.InsertionPoint(kernel.regions[0].blocks[0]):

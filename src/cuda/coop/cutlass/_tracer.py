@@ -27,7 +27,9 @@ from .._calls.build import PlannedCall, scratch_use
 from .._calls.site import ArrayType, Emission, OperandType, SiteCall
 from .._cub.by_value import PayloadParam, adapt
 from .._cub.families import groups as cub_groups
-from .._errors import CoopError, CoopIndexError, CoopTypeError, CoopUnsupportedError, CoopValueError, located
+from .._errors import (
+    CoopError, CoopIndexError, CoopTypeError, CoopUnsupportedError, CoopValueError, located, plain_text,
+)
 from .._version import __version__
 from .._semantics import groups as sem_groups
 from .._semantics.common import (
@@ -39,6 +41,8 @@ from .._semantics.tuples import fields, is_tuple
 from . import _about, _dsl
 from ._route import route
 
+# rank and count are signed here (docs: cutlass, "What the kernel may hold"): SPEC 3.4's unsigned type -> CuTe's
+_SIGNED = {"uint32": "int32", "uint64": "int64"}
 # nesting order of group kinds and query levels (a smaller number is a finer unit)
 _ORDER = {THREAD: 0, LOGICAL_WARP: 1, WARP: 2, WARPS_IN_BLOCK: 3, BLOCK: 4, CLUSTER: 5, GRID: 6}
 FACTORIES = {"this_thread": THREAD, "this_warp": WARP, "this_block": BLOCK, "this_cluster": CLUSTER,
@@ -376,7 +380,9 @@ class KernelTracer:
         self.gpu_module = _dsl.gpu_module_of(kernel)
         self.cc = _dsl.compute_capability()
         self.route = route()
-        self.python_name: str | None = None  # the kernel's Python function, once a call names it
+        # the kernel's Python function (the DSL's symbol is mangled from it and its arguments' types)
+        self.python_name: str | None = _dsl.kernel_function_name(kernel)
+        self._marker: str = "cuda.coop"  # the marker being planned (G23 may be found by a group factory)
         self._launch: LaunchShape | None = None
         self.plan = KernelPlan()
         self._call: Call | None = None
@@ -388,9 +394,8 @@ class KernelTracer:
         if self._launch is None:
             block = _dsl.block_dim(self.kernel)
             if block is None:
-                name = self._call.name if self._call is not None else "cuda.coop"
-                raise CoopValueError(f"{name} needs the block shape of kernel {self.name} at compile time; pass "
-                                     "block= as constants to .launch()")
+                raise CoopValueError(f"{self._marker} needs the block shape of kernel {self.python_name or self.name} "
+                                     "at compile time; pass block= as constants to .launch()")
             shape = tuple(int(b) for b in block)
             check_block_shape(self.python_name or self.name, shape)  # G22
             self._launch = LaunchShape(shape)  # type: ignore[arg-type]
@@ -400,6 +405,7 @@ class KernelTracer:
     def call(self, marker_call: MarkerCall) -> Any:
         if self.python_name is None:
             self.python_name = _function_at(marker_call.site)
+        self._marker = f"{marker_call.namespace}.{marker_call.name}"
         try:
             return self._call_marker(marker_call)
         except CoopError as exc:
@@ -502,7 +508,10 @@ class KernelTracer:
         except CoopError as exc:
             raise located(exc, site) from None
         provider = cub_groups.emit(spec)
-        site_call = SiteCall(provider.symbol, [], result_dtype=spec.result_dtype)
+        result_dtype = spec.result_dtype
+        if dtype is None and method in ("rank", "count"):  # signed, as CuTe's indices; the C++'s result's bits
+            result_dtype = _SIGNED.get(result_dtype, result_dtype)
+        site_call = SiteCall(provider.symbol, [], result_dtype=result_dtype)
         call = Call(method, f"ThreadGroup.{method}", {}, site=site)
         self.add_site(call, [], site_call, Emission(provider))
         if method == "rank" and _ORDER[spec.level] < _ORDER[group.spec.kind]:  # differs between the members
@@ -665,8 +674,9 @@ class KernelTracer:
         except CoopError as exc:  # a cooperative call inside the operator (R1 there): callbacks are per thread
             raise CoopTypeError(f"{name} {param} {label} contains a cuda.coop call ({exc}); callbacks may only do "
                                 "per-thread computation") from None
-        except Exception as exc:  # the DSL could not trace it
-            reason = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+        except Exception as exc:  # the DSL could not trace it (its diagnostics are coloured for a terminal)
+            text = plain_text(str(exc)).strip()
+            reason = f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
             raise CoopTypeError(operator_failure(name, param, label, dtype, arity, reason)) from None
         return []
 
@@ -816,14 +826,35 @@ def _describe(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
+def _layout_kind(shape: tuple[Any, ...], stride: tuple[Any, ...]) -> str:
+    """``C`` for a compact row-major layout (``(128,4):(4,1)``, and ``(n):(1)``), ``F`` for a compact column-major
+    one, ``A`` for any other (a stride other than the compact one, a nested or dynamic mode)."""
+    if len(shape) == 1:
+        return "C" if stride[0] == 1 else "A"
+    if not all(isinstance(x, int) for x in (*shape, *stride)):
+        return "A"
+
+    def compact(order: list[int]) -> bool:
+        expected = 1
+        for axis in order:
+            if shape[axis] != 1 and stride[axis] != expected:
+                return False
+            expected *= shape[axis]
+        return True
+
+    axes = list(range(len(shape)))
+    return "C" if compact(axes[::-1]) else "F" if compact(axes) else "A"
+
+
 def _operand_type(tracer: KernelTracer, operand: Any) -> OperandType:
     if isinstance(operand, _dsl.Tensor):
         shape, stride = _dsl.shape_and_stride(operand)
         dtype = _dsl.element_dtype(operand)
-        contiguous = len(shape) == 1 and stride[0] == 1
         space = _dsl.memspace(operand)
         words = "" if space == "gmem" else {"smem": "shared memory", "rmem": "registers"}.get(space, f"{space} memory")
-        array = ArrayType(len(shape), "C" if contiguous else "A", dtype, str(dtype or operand.element_type), words)
+        array = ArrayType(len(shape), _layout_kind(shape, stride), dtype, str(dtype or operand.element_type), words,
+                          layout_text=str(operand.layout),
+                          stride=stride[0] if len(shape) == 1 and isinstance(stride[0], int) else None)
         return OperandType(_describe(operand), None, False, array)
     slot = tracer.payload(operand)
     if slot is not None:
