@@ -168,7 +168,11 @@ class ThreadGroup:
 
 
 class CoopError(Exception):
-    """Base class of every error cuda.coop raises."""
+    """Base class of every error cuda.coop raises. Its message is plain text: compiler text embedded in it loses its
+    terminal colour codes.
+    """
+
+    def __init__(self, *args: object) -> None: ...
 
 
 class CoopBuildError(CoopError, RuntimeError):
