@@ -302,6 +302,9 @@ def test_failure_reason_strips_numba_noise():
                                "defined at None")) == "No conversion from tuple (int32, float32) to int32"
     assert failure_reason(Fake("%3 = llvm.add %1, %2 : i32\n  loc(x.py:3)\n")) == "Fake"
     assert failure_reason(Fake("")) == "Fake"
+    # numba raises its tuple-length check with a tuple of strings as the message: one sentence, not its repr
+    assert failure_reason(Fake(("wrong tuple length for result: ", "expected 2, got 3"))) == \
+        "wrong tuple length for result: expected 2, got 3"
 
 
 # ------------------------------------------------------------------ bug 4: callables defined in the kernel (C16)

@@ -10,6 +10,8 @@ _NOISE = ("Failed in ", "During:", "NOTE:", "Please ", "This error may have been
           "This line in your program", "and attach the full traceback")
 _IR_LINE = re.compile(r"%[\w.]+\s*=|!llvm|\bllvm\.\w|\bloc\(|^(func|gpu|module|builtin)\.\w|^\s*\^\s*$")
 _REWRITES = (
+    # a message raised as a tuple of strings (numba's "wrong tuple length" check) reads as one sentence
+    (re.compile(r"^\('([^']*)', '([^']*)'\)$"), r"\1\2"),
     (re.compile(r" for '\$[^']*'"), ""),
     (re.compile(r",? defined at (?:None|\S+)"), ""),
     (re.compile(r"Function\(<(?:built-in )?function ([\w.]+)(?: at 0x[0-9a-fA-F]+)?>\)"), r"\1"),
