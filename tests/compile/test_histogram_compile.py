@@ -139,12 +139,20 @@ def test_sample_dtype_is_p2(sample):
                          "uint8, int32, uint32, int64, uint64")
 
 
-@pytest.mark.parametrize("counter, shown", [(np.float32, "float32"), (np.int16, "int16"), (np.uint8, "uint8"),
-                                            ("int32", "'int32'")])
+@pytest.mark.parametrize("counter, shown", [(np.float32, "float32"), (np.int16, "int16"), (np.uint8, "uint8")])
 def test_counter_dtype_is_p2(counter, shown):
     expect_compile_error(_kernel(counter=counter), (np.zeros(1024, np.int32), _out(None)), coop.CoopTypeError,
                          f"cuda.coop.histogram does not support counter dtype {shown}; supported: "
                          "int32, uint32, int64, uint64")
+
+
+@pytest.mark.parametrize("counter, hint", [("int32", ": pass np.int32"), ("int128", "")])
+def test_counter_dtype_string_is_p12(counter, hint):
+    """A dtype named by a string is refused as ThreadData's is (P12), saying which type to pass; it was P2 saying
+    'int32' is not supported while listing int32."""
+    expect_compile_error(_kernel(counter=counter), (np.zeros(1024, np.int32), _out(None)), coop.CoopTypeError,
+                         f"cuda.coop.histogram counter_dtype must be a NumPy scalar type, not the string "
+                         f"{counter!r}{hint}")
 
 
 def test_unknown_algorithm_is_c2():

@@ -340,6 +340,9 @@ def test_qualified_bulk_with_relative_destination_returns_uint64():
      "does not support total_decoded_size dtype uint32 with decoded_offset_dtype uint64; supported: uint64"),
     ({"offset_dtype": np.int64}, coop.CoopTypeError,
      "does not support decoded_offset_dtype int64; supported: uint32, uint64"),
+    # a dtype named by a string is P12, as ThreadData's (it was 'uint64' unsupported, with uint64 listed)
+    ({"offset_dtype": "uint64"}, coop.CoopTypeError,
+     "decoded_offset_dtype must be a NumPy scalar type, not the string 'uint64': pass np.uint64"),
 ])
 def test_qualified_option_mistakes(kwargs, cls, fragment):
     args = list(_qualified_window_args())

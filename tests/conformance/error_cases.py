@@ -160,6 +160,14 @@ def p_histogram_of_floats(bid, src, dst):
     coop.store(block, dst, counts)
 
 
+def p12_counter_dtype_string(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    counts = coop.histogram(block, items, bins=THREADS, counter_dtype="int32")  # HERE
+    coop.store(block, dst, counts)
+
+
 # ---- controls
 def c_bins_not_a_constant(bid, src, dst):
     block = coop.this_block()
@@ -779,6 +787,8 @@ ERRORS = [
               "index 4 is out of range for items_per_thread 4"),
     ErrorCase("p-load-dtype", p_load_dtype_mismatch, coop.CoopTypeError, "float32"),
     ErrorCase("p-histogram-floats", p_histogram_of_floats, coop.CoopTypeError, "float32", src_dtype=np.float32),
+    ErrorCase("p12-counter-dtype-string", p12_counter_dtype_string, coop.CoopTypeError,
+              "cuda.coop.histogram counter_dtype must be a NumPy scalar type, not the string 'int32': pass np.int32"),
     ErrorCase("c-bins-runtime", c_bins_not_a_constant, coop.CoopTypeError, "bins must be a compile-time"),
     ErrorCase("c-merge-sort-threads", c_merge_sort_needs_power_of_two, coop.CoopUnsupportedError,
               "cuda.coop.merge_sort_keys requires a power-of-two thread count; block shape is (96, 1, 1)",

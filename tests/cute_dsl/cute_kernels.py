@@ -744,3 +744,24 @@ def last_warp_kernel(src: cute.Tensor, dst: cute.Tensor, valid: cute.Tensor, n: 
 def last_warp_launch(src: cute.Tensor, dst: cute.Tensor, valid: cute.Tensor, n: cutlass.Int32,
                      blocks: cutlass.Constexpr):
     last_warp_kernel(src, dst, valid, n).launch(grid=(blocks, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def wide_offsets_kernel(values: cute.Tensor, lengths: cute.Tensor, dst: cute.Tensor, totals: cute.Tensor,
+                        offset_dtype: cutlass.Constexpr):
+    """The qualified run-length decode with ``decoded_offset_dtype`` as the launcher passes it (docs:
+    operations/run_length_decode, "Qualified additions")."""
+    block = coop.this_block()
+    v = coop.ThreadData(2, np.int32)
+    n = coop.ThreadData(2, np.int32)
+    coop.load(block, values, v)
+    coop.load(block, lengths, n)
+    total = cute_coop.run_length_decode_into(block, v, n, dst, decoded_items_per_thread=2,
+                                             decoded_offset_dtype=offset_dtype)
+    totals[block.rank()] = total
+
+
+@cute.jit
+def wide_offsets_launch(values: cute.Tensor, lengths: cute.Tensor, dst: cute.Tensor, totals: cute.Tensor,
+                        offset_dtype: cutlass.Constexpr):
+    wide_offsets_kernel(values, lengths, dst, totals, offset_dtype).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))

@@ -339,3 +339,22 @@ def test_p11_says_what_is_wrong_with_the_layout(shape, stride, words):
     assert isinstance(exc, coop.CoopTypeError)
     assert str(exc) == (f"{ck.__file__}:{_line(ck.two_dim_kernel, 'coop.load(')}: cuda.coop.load source must be a "
                         f"one-dimensional contiguous array; got {words}")
+
+
+def _wide_offsets(offset_dtype):
+    return cute_coop.compile_kernel(ck.wide_offsets_launch, _tensor(2 * ck.THREADS), _tensor(2 * ck.THREADS),
+                                    _tensor(4096), _tensor(ck.THREADS, cutlass.Uint64), offset_dtype)
+
+
+def test_decoded_offset_dtype_is_a_type():
+    """``decoded_offset_dtype=np.uint64`` builds 64-bit offsets; the string ``"uint64"`` is refused as a dtype string
+    is everywhere (P12), saying to pass np.uint64 (it said 'uint64' was unsupported while listing uint64)."""
+    for offset_dtype in (np.uint64, cutlass.Uint64):
+        kernel = _wide_offsets(offset_dtype)
+        assert "cub::BlockRunLengthDecode<int, 128, 2, 2, unsigned long long>" in kernel.cpp_source
+    exc = _coop_error(_compile_error(ck.wide_offsets_launch, _tensor(2 * ck.THREADS), _tensor(2 * ck.THREADS),
+                                     _tensor(4096), _tensor(ck.THREADS, cutlass.Uint64), "uint64"))
+    assert isinstance(exc, coop.CoopTypeError)
+    assert str(exc) == (f"{ck.__file__}:{_line(ck.wide_offsets_kernel, 'run_length_decode_into(')}: cuda.coop.cutlass."
+                        "run_length_decode_into decoded_offset_dtype must be a NumPy scalar type, not the string "
+                        "'uint64': pass np.uint64")

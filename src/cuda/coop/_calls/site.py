@@ -12,7 +12,7 @@ from typing import Any, Callable, Mapping, TypeVar
 
 from .._cub.provider import Provider
 from .._errors import CoopTypeError
-from .._semantics.common import RUNTIME_INT_DTYPES, Runtime
+from .._semantics.common import RUNTIME_INT_DTYPES, Runtime, dtype_string_error
 
 
 @dataclass(frozen=True)
@@ -256,9 +256,12 @@ def same_shape_result(ctx: Any, call: Any) -> Any:
 
 def static_dtype_name(ctx: Any, call: Any, key: str) -> str | None:
     """A compile-time dtype option (``counter_dtype``, ``decoded_offset_dtype``): its dtype name, None when absent,
-    or the repr of an object that names no dtype (a string included), which the family reports as P2."""
+    or the repr of an object that names no dtype, which the family reports as P2. A string is P12: dtypes are named
+    by their types (``np.uint64``), on every backend."""
     value = ctx.static(call, key, None, kind="dtype")
     if value is None:
         return None
-    dtype = None if isinstance(value, str) else ctx.dtype_of_object(value)
+    if isinstance(value, str):
+        raise dtype_string_error(call.name, key, value)
+    dtype = ctx.dtype_of_object(value)
     return dtype if dtype is not None else repr(value)

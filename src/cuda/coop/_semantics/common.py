@@ -202,6 +202,13 @@ def check_companion_extent(name: str, operand: str, companion: str, items_per_th
                          f"({items_per_thread} != {extent})")
 
 
+def dtype_string_error(name: str, param: str, value: str) -> CoopTypeError:
+    """A dtype option (``counter_dtype``, ``decoded_offset_dtype``) given as a string: dtypes are named by their
+    types, never by strings, as ``ThreadData``'s (P12; docs: errors, "Payloads and arrays")."""
+    hint = f": pass np.{value}" if value in ALL_NUMERIC_DTYPES else ""
+    return CoopTypeError(f"{name} {param} must be a NumPy scalar type, not the string {value!r}{hint}")
+
+
 def static_bool(name: str, param: str, value: object) -> bool:
     """A compile-time bool option (None: False)."""
     if value is None:
