@@ -141,7 +141,9 @@ def qualified_options_table(namespace: str) -> list[str]:
     left_out = [(op, name) for op in records() for name in op.extends.unbuilt(lacks)]
     if left_out:
         names = sorted({name for _, name in left_out})
-        lines += ["", f"Left out because the backend lacks {', '.join(f'``{c}``' for c in sorted(lacks))}: "
+        # the capabilities that leave a name out (another, such as float16, only keeps a docstring from claiming it)
+        leaving = sorted({c for op in records() for name, c in op.extends.needs if c in lacks})
+        lines += ["", f"Left out because the backend lacks {', '.join(f'``{c}``' for c in leaving)}: "
                   + "; ".join(f"``{name}`` of {_names([op for op, n in left_out if n == name])}" for name in names)
                   + f" (naming one in a ``{namespace}`` call is R9, :doc:`/errors`)."]
     return lines

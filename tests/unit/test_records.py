@@ -170,3 +170,27 @@ def test_the_documentation_tables_are_written_from_the_records():
     page = (ROOT / "docs" / "operations" / "index.rst").read_text(encoding="utf-8")
     assert ".. coop-groups-table::" in page and ".. coop-operations-table::" in page
     assert "   * - ``histogram``" not in page  # the table is not also kept by hand
+
+
+def test_a_note_needing_a_capability_is_left_out_where_it_is_lacking():
+    """Radix sort's float16 keys are described only where the backend builds float16 (SPEC 12.3: the CuTe backend
+    builds none, so its namespace's docstrings must not claim them)."""
+    for op in (r for r in records() if r.name in ("radix_sort_keys", "radix_sort_pairs")):
+        assert "float16" in qualified(op.marker, "some.namespace").__doc__
+        doc = qualified(op.marker, "some.namespace", frozenset({"float16"})).__doc__
+        assert "float16" not in doc and "float32 or float64" in doc
+
+
+@pytest.mark.parametrize("namespace, builds_float16", [("cuda.coop.numba_mlir", True), ("cuda.coop.cutlass", False)])
+def test_a_namespace_describes_float16_only_where_its_backend_builds_it(namespace, builds_float16):
+    if namespace.endswith("cutlass") and importlib.util.find_spec("cutlass") is None:
+        pytest.skip("nvidia-cutlass-dsl is not installed")
+    module = importlib.import_module(namespace)
+    assert ("float16" not in importlib.import_module(f"{namespace}._about").LACKS) == builds_float16
+    claims = {name for name in module.__all__ if "float16" in (getattr(module, name).__doc__ or "").lower()}
+    if builds_float16:
+        assert {"radix_sort_keys", "radix_sort_pairs"} <= claims
+    else:
+        assert not claims, claims
+    stubs = (PACKAGE / namespace.split(".", 2)[-1].replace(".", "/") / "__init__.pyi").read_text(encoding="utf-8")
+    assert builds_float16 or "float16" not in stubs.lower()

@@ -40,6 +40,9 @@ class Extension:
     notes: tuple[tuple[str, str], ...] = ()
     # (extension name, backend capability it needs): a backend without the capability does not build the name
     needs: tuple[tuple[str, str], ...] = ()
+    # what the docstring adds where the backend has a capability, keyed by it (radix sort's float16 keys): a backend
+    # lacking it builds no such thing, so its namespace does not say it does
+    capability_notes: tuple[tuple[str, str], ...] = ()
 
     def unbuilt(self, lacks: frozenset[str]) -> tuple[str, ...]:
         """The options and operands a backend lacking the capabilities ``lacks`` does not build."""
@@ -149,26 +152,29 @@ def offered_extension(op: str, lacks: frozenset[str] = frozenset()) -> Extension
     """The part of operation ``op``'s extension that a backend lacking the capabilities ``lacks`` offers."""
     declared = extension(op)
     unbuilt = declared.unbuilt(lacks)
-    if not unbuilt:
+    if not unbuilt and not any(capability in lacks for capability, _ in declared.capability_notes):
         return declared
     return dataclasses.replace(
         declared, options=tuple(o for o in declared.options if o not in unbuilt),
         operands=tuple(o for o in declared.operands if o not in unbuilt),
-        notes=tuple((key, text) for key, text in declared.notes if key not in unbuilt))
+        notes=tuple((key, text) for key, text in declared.notes if key not in unbuilt),
+        capability_notes=tuple((key, text) for key, text in declared.capability_notes if key not in lacks))
 
 
 def qualified(common: Callable[..., Any], module: str, lacks: frozenset[str] = frozenset()) -> Callable[..., Any]:
     """The qualified variant of a common operation in a backend's namespace ``module``: same contract, more
     accepted: the options and operands its ``Extension`` declares (default None) join the signature, and its notes
     the docstring, except those needing a capability in ``lacks`` (what this backend does not build, so its namespace
-    does not offer)."""
+    neither offers nor describes)."""
     wrapped: Callable[..., Any] = getattr(common, "__wrapped__")  # set by functools.wraps
     marker = operation(getattr(common, OP_ATTR), module=module)(wrapped)
     offered = offered_extension(marker.__qualname__, lacks)
-    notes = [offered.note] + [text for key, text in offered.notes]
+    notes = [offered.note] + [text for key, text in (*offered.notes, *offered.capability_notes)]
     if any(notes):
         doc = common.__doc__ or ""
-        note = "\n".join(n.format(name=f"{module}.{marker.__qualname__}").strip("\n") for n in notes if n) + "\n\n"
+        # one paragraph: each note without its blank ends
+        note = "\n".join(n.format(name=f"{module}.{marker.__qualname__}").strip("\n").rstrip() for n in notes if n)
+        note += "\n\n"
         at = doc.find("    See Also:")  # before the links, so the note reads as part of the description
         marker.__doc__ = doc[:at] + note + doc[at:] if at >= 0 else doc + "\n" + note
     if offered.options or offered.operands:

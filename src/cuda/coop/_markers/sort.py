@@ -16,13 +16,15 @@ _MERGE_EXTENSION = Extension(options=("compare_op",))
 # scalar keys and values (docs: qualified, "Payload forms"), floating keys and blocked_to_striped
 # (docs: qualified, "Floating-point radix keys and striped output")
 _MERGE_GROUPS = Groups(ALL_WARPS.kinds, ALL_WARPS.widths, words=((BLOCK, "``T`` a power of two"),))
+# float16 keys only where the backend builds float16 (docs: operations/radix_sort)
 _RADIX_EXTENSION = Extension(
     options=("blocked_to_striped",), scalar_form=True,
     note="""
-    Qualified additions (``{name}``): keys may also be float16, float32 or
-    float64 (ordered by their bits: negatives inverted, so ``-0.0 == +0.0``); ``blocked_to_striped=True``
+    Qualified additions (``{name}``): keys may also be float32 or float64
+    (ordered by their bits: negatives inverted, so ``-0.0 == +0.0``); ``blocked_to_striped=True``
     returns the sorted tile in striped order (compile-time bool).
-    """)
+    """,
+    capability_notes=(("float16", "    Keys may also be float16, ordered the same way."),))
 
 
 
