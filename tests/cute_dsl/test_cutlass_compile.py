@@ -341,6 +341,17 @@ def test_p11_says_what_is_wrong_with_the_layout(shape, stride, words):
                         f"one-dimensional contiguous array; got {words}")
 
 
+def test_an_item_assignment_converts_to_the_payload_dtype():
+    """``items[i] = v`` with ``v`` a CuTe value of another type (a Uint32 into uint8 items, an Int32 into float32
+    items, a Float32 into int32 items, an Int64 into int16 items) or a Python or NumPy number converts it, as
+    numba-cuda-mlir does (SPEC 4, 12.3): the DSL's own store refused it with a ValueError and no line."""
+    n = ck.THREADS * ck.K
+    kernel = cute_coop.compile_kernel(
+        ck.converting_assignment_launch, _tensor(n), _tensor(n, cutlass.Float32), _tensor(n, cutlass.Uint8),
+        _tensor(n, cutlass.Float32), _tensor(n), _tensor(n, cutlass.Int16))
+    assert kernel.cubin[:4] == b"\x7fELF" and "cuda_coop_store_" in kernel.cpp_source
+
+
 def _wide_offsets(offset_dtype):
     return cute_coop.compile_kernel(ck.wide_offsets_launch, _tensor(2 * ck.THREADS), _tensor(2 * ck.THREADS),
                                     _tensor(4096), _tensor(ck.THREADS, cutlass.Uint64), offset_dtype)

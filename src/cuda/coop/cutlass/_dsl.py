@@ -209,6 +209,24 @@ def scalar(value: Any, dtype: str) -> Any:
     return t(value).ir_value()
 
 
+def converted(value: Any, dtype: str) -> Any:
+    """``value`` as the CuTe numeric of ``dtype``, converted as an assignment to a payload item converts it (docs:
+    concepts, "ThreadData payloads"; numba-cuda-mlir's cast): integers keep their low bits, floats truncate toward
+    zero, a Python or NumPy number too. Anything else is returned unchanged, for the DSL to take or refuse."""
+    t = NUMERIC_TYPES[dtype]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, Numeric):
+        return value.to(t)
+    if isinstance(value, int) and not isinstance(value, bool) and issubclass(t, cutlass.Integer):
+        value &= (1 << t.width) - 1  # wrap here: the DSL warns about a literal out of the type's range
+        if t.signed and value >= 1 << (t.width - 1):
+            value -= 1 << t.width
+    if isinstance(value, (bool, int, float)):
+        return t(value)
+    return value
+
+
 def wrap(value: Any, dtype: str) -> Any:
     """An MLIR value of ``dtype`` as the CuTe numeric the user gets."""
     return NUMERIC_TYPES[dtype](value)

@@ -151,7 +151,11 @@ class ThreadData:
             dtype = _value_dtype(value)
             if dtype is not None:
                 slot.root().dtype = dtype
-        slot.materialise()[index] = value
+        fragment = slot.materialise()
+        # converted to the payload's dtype, as numba-cuda-mlir converts it (docs: concepts, "ThreadData payloads"):
+        # the DSL refuses a store of another type
+        dtype = _dsl.element_dtype(fragment)
+        fragment[index] = _dsl.converted(value, dtype) if dtype in _dsl.NUMERIC_TYPES else value
 
     def __repr__(self) -> str:
         return f"<cuda.coop ThreadData {self.items_per_thread} x {self._slot.root().dtype}>"
