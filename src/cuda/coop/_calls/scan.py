@@ -119,7 +119,7 @@ def _plan_tuple(ctx: CallContext, call: Call, value: tuples.TupleValue) -> None:
             operands.add(f"output{j}", result.array)
     if spec.flag_dtype is not None:
         operands.add("head_flags" if k else "flag", args["head_flags"])
-    tuples.add_initial_value(ctx, operands, call, value)
+    runtime_initial = tuples.add_initial_value(ctx, operands, call, value)
     emission = emit(lambda s: split_entry(cub_scan.emit(s), s.dtype, {"items": k, "output": k}, ("output",)), spec)
     provider = emission.provider
 
@@ -127,6 +127,7 @@ def _plan_tuple(ctx: CallContext, call: Call, value: tuples.TupleValue) -> None:
         if not k:
             for index in members:
                 require_scalar(name, argtys[index])
+        tuples.check_initial_value(call, value, runtime_initial, argtys)
 
     site = SiteCall(provider.symbol, operands.params(provider), value.dtypes[0], None, check=check)
     site.link = ctx.link_operator(spec.operator, spec.dtype, name, "scan_op")

@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from .._errors import CoopTypeError
-from .._semantics.common import Runtime, Static, literal_as
+from .._semantics.aggregates import is_aggregate
+from .._semantics.common import Runtime, Static, check_payload_dtype, literal_as
 from .._semantics.tuples import check_operands, tuple_dtype
 from .context import Call, CallContext
-from .site import Operands
+from .site import OperandType, Operands, require_payload_dtype
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,8 @@ def tuple_value(ctx: CallContext, call: Call, param: str = "value") -> TupleValu
               for key, p in zip(keys, payloads)]
     extents = [p.items_per_thread if p is not None else 0 for p in payloads]
     check_operands(call.name, extents, dtypes)
+    for position, dtype in enumerate(dtypes):  # P1/P2 per member: float16 and aggregates are qualified-only
+        check_payload_dtype(call.name, f"value[{position}]", dtype, call.qualified)
     return TupleValue(keys, payloads, dtypes, tuple_dtype(dtypes), extents[0])
 
 
@@ -64,9 +67,12 @@ def add_members(operands: Operands, call: Call, value: TupleValue, name: str) ->
     return [operands.add(f"{name}{j}", call.args[key]) for j, key in enumerate(value.keys)]
 
 
-def add_initial_value(ctx: CallContext, operands: Operands, call: Call, value: TupleValue) -> None:
+def add_initial_value(ctx: CallContext, operands: Operands, call: Call, value: TupleValue) -> list[tuple[int, int]]:
     """A tuple ``initial_value`` of the value's arity: each member a literal (converted to its operand's dtype) or a
-    runtime value of exactly that dtype; absent: zeros."""
+    runtime value of exactly that dtype (an aggregate member: a value of the aggregate, never a literal); absent:
+    zeros. Returns (operand index, member) of each runtime member, whose dtype ``check_initial_value`` checks at
+    typing time (where a backend sees an aggregate's type only then)."""
+    runtime: list[tuple[int, int]] = []
     keys = member_keys(ctx, call, "initial_value")
     if call.args.get("initial_value") is not None and keys is None:
         raise CoopTypeError(f"{call.name} initial_value must be a tuple of {len(value.keys)} values, as value is")
@@ -79,7 +85,18 @@ def add_initial_value(ctx: CallContext, operands: Operands, call: Call, value: T
             if control.dtype not in (None, dtype):
                 raise CoopTypeError(f"{call.name} initial_value[{j}] must have the dtype {dtype}; got "
                                     f"{control.dtype}; cast it")
-            operands.add(f"initial_value{j}", call.args[keys[j]])  # type: ignore[index]
+            runtime.append((operands.add(f"initial_value{j}", call.args[keys[j]]), j))  # type: ignore[index]
+        elif control is not None and is_aggregate(dtype):
+            raise CoopTypeError(f"{call.name} initial_value[{j}] must be a value of the aggregate dtype {dtype}; got "
+                                "a literal")
         else:
             literal = control.value if isinstance(control, Static) else 0
             operands.constant(f"initial_value{j}", literal_as(call.name, f"initial_value[{j}]", literal, dtype))
+    return runtime
+
+
+def check_initial_value(call: Call, value: TupleValue, runtime: list[tuple[int, int]],
+                        argtys: tuple[OperandType, ...]) -> None:
+    """C9 at typing time: each runtime member of a tuple ``initial_value`` has exactly its operand's dtype."""
+    for index, j in runtime:
+        require_payload_dtype(call.name, f"initial_value[{j}]", argtys[index], value.dtypes[j])

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from .._backend_context import ValueAbi
-from .._semantics.aggregates import AGGREGATE_C_PREFIX, uniform_word
+from .._semantics.aggregates import AGGREGATE_C_PREFIX, token_c_type, uniform_word
 from .._semantics.common import ALL_NUMERIC_DTYPES
 from .._semantics.tuples import TUPLE_C_PREFIX
 
@@ -93,10 +93,11 @@ _TUPLE_TYPE = re.compile(rf"\b{TUPLE_C_PREFIX}(\w+?)\b")
 
 def tuple_definitions(source: str) -> list[str]:
     """The struct of every multi-operand tuple C type ``source`` names (``_semantics.tuples``; ``_cub.tuples``):
-    one field ``f{j}`` per operand."""
+    one field ``f{j}`` per operand, of its numeric C type or its aggregate's opaque struct (named by its token)."""
     definitions = []
     for suffix in sorted(set(_TUPLE_TYPE.findall(source))):
-        members = " ".join(f"{ALL_NUMERIC_DTYPES[dtype][0]} f{j};" for j, dtype in enumerate(suffix.split("_")))
+        members = " ".join(f"{token_c_type(token) or ALL_NUMERIC_DTYPES[token][0]} f{j};"
+                           for j, token in enumerate(suffix.split("_")))
         definitions.append(f"struct {TUPLE_C_PREFIX}{suffix} {{ {members} }};")
     return definitions
 

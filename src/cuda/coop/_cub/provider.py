@@ -136,8 +136,9 @@ def translation_unit(providers: list[Provider], abi: ValueAbi | None = None) -> 
     half = ["#include <cuda_fp16.h>"] if any("__half" in p.body for p in unique) else []
     parts = half + [f"#include <{h}>" for h in headers] + [PRELUDE]
     # user-defined aggregates (docs: qualified, "User-defined aggregates")
-    parts += aggregate_definitions("".join(p.body for p in unique))
-    parts += tuple_definitions("".join(p.body for p in unique))  # multi-operand values
+    tuples = tuple_definitions("".join(p.body for p in unique))  # multi-operand values, aggregate members included
+    parts += aggregate_definitions("".join(p.body for p in unique) + "\n".join(tuples))
+    parts += tuples
     for p in unique:
         parts.append(c_abi_entry(p.body, abi))
         if p.scratch_type is not None:

@@ -8,36 +8,54 @@ which is what the backends pass (each operand is a payload or a scalar of its ow
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from .._semantics.common import c_type, passes_by_pointer
+from .._backend_context import value_abi
+from .._semantics.aggregates import token_c_type
+from .._semantics.common import ALL_NUMERIC_DTYPES, c_type, passes_by_pointer
 from .._semantics.tuples import TUPLE_C_PREFIX, fields
 from .provider import CParam, Provider, c_signature
 
 
-def operator_call(name: str, t: str, dtypes: list[str]) -> str:
-    """The body of a functor over tuples of ``dtypes`` calling the user's C function ``name(&r.f0, ..., a.f0, ...,
-    b.f0, ...)`` (results through pointers, operands field by field; a field whose dtype crosses by pointer, as the
-    backend's value ABI says of float16, is passed as a pointer to a copy; docs: qualified, "User-defined
-    aggregates")."""
-    count = len(dtypes)
-    out = ", ".join(f"&r.f{j}" for j in range(count))
-    copies = "".join(f"{c_type(d)} {side}{j} = {side}.f{j}; " for side in ("a", "b") for j, d in enumerate(dtypes)
-                     if passes_by_pointer(d))
-    a = ", ".join(f"&a{j}" if passes_by_pointer(d) else f"a.f{j}" for j, d in enumerate(dtypes))
-    b = ", ".join(f"&b{j}" if passes_by_pointer(d) else f"b.f{j}" for j, d in enumerate(dtypes))
+@dataclass(frozen=True)
+class Member:
+    """One field of a tuple C type: its C type, and whether the user's function takes it by pointer (the backend's
+    value ABI: float16 and aggregates; docs: qualified, "User-defined aggregates")."""
+    c_type: str
+    by_pointer: bool
+
+
+def operator_call(name: str, t: str, members: list[Member]) -> str:
+    """The body of a functor over tuples of ``members`` calling the user's C function ``name(&r.f0, ..., a.f0, ...,
+    b.f0, ...)`` (results through pointers, operands field by field; a field that crosses by pointer is passed as a
+    pointer to a copy, so CUB's operands stay const whatever the function does)."""
+    out = ", ".join(f"&r.f{j}" for j in range(len(members)))
+    copies = "".join(f"{m.c_type} {side}{j} = {side}.f{j}; " for side in ("a", "b") for j, m in enumerate(members)
+                     if m.by_pointer)
+    a = ", ".join(f"&a{j}" if m.by_pointer else f"a.f{j}" for j, m in enumerate(members))
+    b = ", ".join(f"&b{j}" if m.by_pointer else f"b.f{j}" for j, m in enumerate(members))
     return f"{t} r; {copies}{name}({out}, {a}, {b}); return r;"
 
 
-def operator_declaration(name: str, dtypes: list[str]) -> str:
-    """The user's function over tuples of ``dtypes`` as the backends compile it: results through pointers, then
+def operator_declaration(name: str, members: list[Member]) -> str:
+    """The user's function over tuples of ``members`` as the backends compile it: results through pointers, then
     each operand of ``a``, then of ``b`` (by pointer where ``operator_call`` passes one)."""
-    types = [c_type(d) + ("*" if passes_by_pointer(d) else "") for d in dtypes]
-    return f'extern "C" __device__ void {name}({", ".join([f"{c_type(d)}*" for d in dtypes] + types + types)});\n'
+    types = [m.c_type + ("*" if m.by_pointer else "") for m in members]
+    return f'extern "C" __device__ void {name}({", ".join([f"{m.c_type}*" for m in members] + types + types)});\n'
 
 
-def tuple_fields(t: str) -> list[str] | None:
-    """The operand dtypes of a tuple C type, or None for another type."""
-    return t[len(TUPLE_C_PREFIX):].split("_") if t.startswith(TUPLE_C_PREFIX) else None
+def tuple_fields(t: str) -> list[Member] | None:
+    """The fields of a tuple C type (``_semantics.tuples.tuple_c_type``), or None for another type."""
+    if not t.startswith(TUPLE_C_PREFIX):
+        return None
+    members = []
+    for token in t[len(TUPLE_C_PREFIX):].split("_"):
+        aggregate = token_c_type(token)
+        if aggregate is not None:
+            members.append(Member(aggregate, value_abi().aggregates_by_pointer))
+        else:
+            members.append(Member(ALL_NUMERIC_DTYPES[token][0], passes_by_pointer(token)))
+    return members
 
 
 def split_entry(provider: Provider, dtype: str, extents: dict[str, int], outputs: tuple[str, ...] = ()) -> Provider:

@@ -9,13 +9,14 @@ of their own type, which describes the field layout, so equal layouts share one 
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from typing import TypeGuard
 
 from .._errors import CoopTypeError
-from .tuples import fields, is_tuple
 
 AGGREGATE_C_PREFIX = "cuda_coop_agg_"
+_TOKEN = re.compile(r"agg(\d+)x(\d+)(?:x([1248]+))?")
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,12 @@ class Aggregate:
         uniform = all(w == uniform_word(self.size, self.alignment) for w in self.members)
         plan = "" if uniform else "_" + "".join(str(w) for w in self.members)
         return f"{AGGREGATE_C_PREFIX}{self.size}_{self.alignment}{plan}"
+
+    @property
+    def token(self) -> str:
+        """``c_type`` as one word without underscores (``agg{S}x{A}``, then ``x`` and the member widths), to name
+        the aggregate inside another C type's name (a tuple's, ``_semantics.tuples``); ``token_c_type`` reads it."""
+        return "agg" + self.c_type[len(AGGREGATE_C_PREFIX):].replace("_", "x")
 
     @property
     def symbol_part(self) -> str:
@@ -108,9 +115,15 @@ def require_aggregate_callable(name: str, param: str, dtype: str, given: object)
                             f"{what} (aggregates have no built-in operators)")
 
 
+def token_c_type(token: str) -> str | None:
+    """The C type of an aggregate's ``token`` (``Aggregate.token``), or None for another word (a numeric dtype)."""
+    match = _TOKEN.fullmatch(token)
+    if match is None:
+        return None
+    return AGGREGATE_C_PREFIX + "_".join(part for part in match.groups() if part)
+
+
 def symbol_part(dtype: str) -> str:
-    """``dtype`` as a fragment of a C symbol."""
-    if is_tuple(dtype):  # a multi-operand value
-        return "tup_" + "_".join(fields(dtype))
+    """``dtype`` (not a tuple: ``_semantics.tuples.symbol_part``) as a fragment of a C symbol."""
     found = aggregate(dtype)
     return found.symbol_part if found is not None else dtype

@@ -18,7 +18,7 @@ import numpy as np
 
 from .._backend_context import value_abi
 from .._errors import CoopTypeError, CoopValueError
-from .aggregates import symbol_part
+from .tuples import symbol_part
 from .common import INTEGER_DTYPES, passes_by_pointer, selector_type_error
 
 # canonical name -> (aliases, integer-only)

@@ -1,11 +1,15 @@
 """Multi-operand reduce and scans (docs: operations/scan, "Several operands at once"; SPEC 8.18): a tuple of 1-8
-payloads or scalars is one value of a tuple dtype, whose C++ type is a struct of one field per operand."""
+payloads or scalars is one value of a tuple dtype, whose C++ type is a struct of one field per operand. A member may
+be a user-defined aggregate (docs: qualified, "User-defined aggregates"), whose dtype name is its backend's
+description of the layout: any text, commas included."""
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from .._markers import records
 from .._errors import CoopTypeError, CoopValueError
+from . import aggregates
 
 TUPLE_PREFIX = "tuple:"
 TUPLE_C_PREFIX = "cuda_coop_tuple_"
@@ -19,8 +23,9 @@ def takes_tuples(op: str | None) -> bool:
 
 
 def tuple_dtype(dtypes: list[str]) -> str:
-    """The dtype name of a tuple of values of ``dtypes`` (``tuple:int32,float32``)."""
-    return TUPLE_PREFIX + ",".join(dtypes)
+    """The dtype name of a tuple of values of ``dtypes``: their names as a JSON list (``tuple:["int32","float32"]``),
+    which ``fields`` reads back whatever an aggregate's name holds."""
+    return TUPLE_PREFIX + json.dumps(list(dtypes), separators=(",", ":"))
 
 
 def is_tuple(dtype: object) -> bool:
@@ -29,12 +34,28 @@ def is_tuple(dtype: object) -> bool:
 
 def fields(dtype: str) -> list[str]:
     """The operand dtypes of a tuple dtype."""
-    return dtype[len(TUPLE_PREFIX):].split(",")
+    members = json.loads(dtype[len(TUPLE_PREFIX):])
+    assert isinstance(members, list), dtype
+    return [str(member) for member in members]
 
 
 def tuple_c_type(dtype: str) -> str:
-    """``cuda_coop_tuple_int32_float32``: a struct with one field ``f{j}`` per operand (``_cub.tuples``)."""
-    return TUPLE_C_PREFIX + "_".join(fields(dtype))
+    """``cuda_coop_tuple_int32_float32``: a struct with one field ``f{j}`` per operand (``_cub.tuples``), named by
+    its members' dtypes; an aggregate member by its C type as one word (``agg8x4``: ``Aggregate.token``), so tuples
+    of aggregates of one layout share a struct as the aggregates do."""
+    return TUPLE_C_PREFIX + "_".join(_c_token(member) for member in fields(dtype))
+
+
+def _c_token(dtype: str) -> str:
+    found = aggregates.aggregate(dtype)
+    return found.token if found is not None else dtype
+
+
+def symbol_part(dtype: str) -> str:
+    """``dtype`` as a fragment of a C symbol (for callables compiled at this dtype): a tuple by its members'."""
+    if is_tuple(dtype):  # a multi-operand value
+        return "tup_" + "_".join(aggregates.symbol_part(member) for member in fields(dtype))
+    return aggregates.symbol_part(dtype)
 
 
 def check_operands(name: str, extents: Sequence[int], dtypes: Sequence[str | None]) -> None:

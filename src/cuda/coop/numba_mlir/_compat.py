@@ -305,20 +305,26 @@ def compile_tuple_operator(function: object, dtypes: list[str], cc: int, symbol:
     """LTO-IR of ``void symbol(T0* r0, ..., T0 a0, ..., T0 b0, ...)`` with a C ABI: ``function((a0, ...), (b0,
     ...))`` (compiled as a device function and inlined), each member of the tuple it returns stored through its
     pointer (a multi-operand operator; ``_cub.tuples``). Operand ``j`` arrives as a pointer where ``by_pointer[j]``
-    (float16: numba's ``half`` has no by-value C++ twin). A result of another arity, or no tuple, fails to compile
-    (the unpacking below), so no member is dropped or left unwritten."""
+    (float16: numba's ``half`` has no by-value C++ twin; aggregates: a record is a reference to its bytes, a
+    struct-model value is loaded and stored whole as in ``_pointer_wrapper``). A result of another arity, or no
+    tuple, fails to compile (the unpacking below), so no member is dropped or left unwritten."""
     count = len(dtypes)
     pointers = list(by_pointer) or [False] * count
+    structs = [held_by_value(d) for d in dtypes]
     outs = [f"r{j}" for j in range(count)]
     a = [f"a{j}" for j in range(count)]
     b = [f"b{j}" for j in range(count)]
     members = [f"m{j}" for j in range(count)]
 
     def read(name: str, j: int) -> str:
-        return f"item({name}, 1)[0]" if pointers[j] else name
+        if not pointers[j]:
+            return name
+        return f"load({name})" if structs[j] else f"item({name}, 1)[0]"
 
-    stores = "".join(f"    item(r{j}, 1)[0] = m{j}\n" for j in range(count))
-    namespace = {"device": _as_device(function), "item": nb_cuda.carray}
+    stores = "".join(f"    store(r{j}, m{j})\n" if structs[j] else f"    item(r{j}, 1)[0] = m{j}\n"
+                     for j in range(count))
+    load, store = _struct_intrinsics() if any(structs) else (None, None)
+    namespace = {"device": _as_device(function), "item": nb_cuda.carray, "load": load, "store": store}
     source = (f"def wrapper({', '.join(outs + a + b)}):\n"
               f"    result = device(({', '.join(read(x, j) for j, x in enumerate(a))},), "
               f"({', '.join(read(x, j) for j, x in enumerate(b))},))\n"

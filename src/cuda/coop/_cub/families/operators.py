@@ -17,10 +17,10 @@ def functor(spec: OperatorSpec, t: str) -> tuple[str, str]:
     if spec.builtin:
         return "", _FUNCTORS[spec.name].format(t=t) + "{}"
     # A user callable compiled separately to LTO-IR with a C ABI; LTO inlines it into CUB.
-    dtypes = tuple_fields(t)
-    if dtypes is not None:  # over a tuple of operands: results through pointers, operands field by field
-        call = operator_call(spec.name, t, dtypes)
-        decl = operator_declaration(spec.name, dtypes)
+    members = tuple_fields(t)
+    if members is not None:  # over a tuple of operands: results through pointers, operands field by field
+        call = operator_call(spec.name, t, members)
+        decl = operator_declaration(spec.name, members)
     elif spec.by_pointer:  # values cross by pointer; copies keep CUB's operands const whatever the callable does
         call = f"{t} r, x = a, y = b; {spec.name}(&r, &x, &y); return r;"
         decl = f'extern "C" __device__ void {spec.name}({t}*, {t}*, {t}*);\n'
