@@ -122,29 +122,77 @@ def numba_namespace_launch(src: cute.Tensor, dst: cute.Tensor):
     numba_namespace_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
 
 
+# the every-family kernel's outputs: one tile-sized segment of ``stages`` per stage, in this order, then ``scalars``
+EVERYTHING_STAGES = ("loaded", "exclusive_sum", "radix_sort_keys", "merge_sort_keys", "merge_sort_values",
+                     "histogram", "adjacent_difference", "discontinuity", "exchange", "shuffle", "radix_rank",
+                     "reduce_batched", "run_length_decode", "topk_max_keys")
+EVERYTHING_SCALARS = ("sum", "max", "argmax_value", "argmax_index", "run_length_total")
+EVERYTHING_DECODED = 4 * THREADS * K  # room for the whole decoded stream: run lengths are 1 to 4
+
+
 @cute.kernel
-def everything_kernel(src: cute.Tensor, dst: cute.Tensor, count: cutlass.Int32):
-    """One call of most families in one kernel (as tests/compile/tracing_backend.py's sample kernel)."""
+def everything_kernel(src: cute.Tensor, dst: cute.Tensor, count: cutlass.Int32, stages: cute.Tensor,
+                      decoded: cute.Tensor, scalars: cute.Tensor, window: cutlass.Int32):
+    """One call (or more) of every operation family in one kernel, each result stored: ``stages`` gets one tile per
+    entry of EVERYTHING_STAGES, rank 0 writes EVERYTHING_SCALARS, ``decoded`` the run-length stream, ``dst`` the
+    first ``count`` items of the exclusive sum. ``count`` is at most THREADS (the sum's valid_items)."""
+    tile = THREADS * K
     block = coop.this_block()
     items = coop.ThreadData(K, np.int32)
     coop.load(block, src, items, algorithm="transpose")
+    coop.store(block, stages, items, offset=0 * tile)
     prefix = coop.exclusive_sum(block, items)
-    total = coop.sum(block, np.int32(3), valid_items=count)
-    keys = coop.radix_sort_keys(block, prefix)
-    values = coop.ThreadData(K, np.int32)
-    for i in range(K):
-        values[i] = keys[i] + 1
-    keys, values = coop.merge_sort_pairs(block, keys, values)
-    counts = coop.histogram(block, keys, bins=256, bins_per_thread=2)
+    coop.store(block, stages, prefix, offset=1 * tile)
+    coop.store(block, dst, prefix, valid_items=count)
+    total = coop.sum(block, items[0], valid_items=count)  # item 0 of the first count threads, in rank 0
+    largest = coop.reduce(block, items, binary_op="max")
+    value, index = coop.argmax(block, items)
+    coop.store(block, stages, coop.radix_sort_keys(block, items), offset=2 * tile)
+    positions = coop.ThreadData(K, np.int32)
+    for i in cutlass.range_constexpr(K):
+        positions[i] = block.rank() * K + i
+    keys, values = coop.merge_sort_pairs(block, items, positions)
+    coop.store(block, stages, keys, offset=3 * tile)
+    coop.store(block, stages, values, offset=4 * tile)
+    samples = coop.ThreadData(K, np.int32)
+    lengths = coop.ThreadData(K, np.int32)
+    for i in cutlass.range_constexpr(K):
+        samples[i] = items[i] & 255
+        lengths[i] = (items[i] & 3) + 1
+    counts = coop.histogram(block, samples, bins=256, bins_per_thread=2)
+    coop.store(block, stages, counts, algorithm="striped", offset=5 * tile)
     storage = coop.TempStorage(auto_sync=True)
-    deltas = coop.adjacent_difference(block, counts, temp_storage=storage)
-    striped = coop.exchange(block, deltas, mode="blocked_to_striped")
-    coop.store(block, dst, striped, valid_items=total)
+    coop.store(block, stages, coop.adjacent_difference(block, items, temp_storage=storage), offset=6 * tile)
+    coop.store(block, stages, coop.discontinuity(block, items, temp_storage=storage), offset=7 * tile)
+    coop.store(block, stages, coop.exchange(block, items, mode="blocked_to_striped"), offset=8 * tile)
+    coop.store(block, stages, coop.shuffle(block, items, mode="up"), offset=9 * tile)
+    coop.store(block, stages, coop.radix_rank(block, items, begin_bit=2, end_bit=7), offset=10 * tile)
+    coop.store(block, stages, coop.reduce_batched(coop.this_warp().group_by(K), items, binary_op="max"),
+               offset=11 * tile)
+    decoded_total = coop.run_length_decode_into(block, items, lengths, decoded, decoded_items_per_thread=2 * K)
+    coop.store(block, stages, coop.run_length_decode(block, items, lengths, decoded_items_per_thread=K,
+                                                     decoded_window_offset=window), offset=12 * tile)
+    coop.store(block, stages, coop.topk_max_keys(block, items, k=5), offset=13 * tile)
+    if block.rank() == 0:
+        scalars[0] = total
+        scalars[1] = largest
+        scalars[2] = value
+        scalars[3] = index
+        scalars[4] = cutlass.Int32(decoded_total)
 
 
 @cute.jit
-def everything_launch(src: cute.Tensor, dst: cute.Tensor, count: cutlass.Int32):
-    everything_kernel(src, dst, count).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+def everything_launch(src: cute.Tensor, dst: cute.Tensor, count: cutlass.Int32, stages: cute.Tensor,
+                      decoded: cute.Tensor, scalars: cute.Tensor, window: cutlass.Int32):
+    everything_kernel(src, dst, count, stages, decoded, scalars, window).launch(grid=(1, 1, 1),
+                                                                                block=(THREADS, 1, 1))
+
+
+def everything_arguments(tensor):
+    """Sample arguments of everything_launch for compile_kernel; ``tensor(n)`` makes an int32 tensor of ``n``."""
+    tile = THREADS * K
+    return (tensor(tile), tensor(tile), 100, tensor(len(EVERYTHING_STAGES) * tile), tensor(EVERYTHING_DECODED),
+            tensor(len(EVERYTHING_SCALARS)), 8)
 
 
 @cute.kernel

@@ -62,7 +62,7 @@ def test_calls_are_inlined_into_the_kernel():
 
 def test_every_family_in_one_kernel_is_inlined():
     _needs_bitcode_route()
-    kernel = cute_coop.compile_kernel(ck.everything_launch, _tensor(), _tensor(), 100)
+    kernel = cute_coop.compile_kernel(ck.everything_launch, *ck.everything_arguments(_tensor))
     sass, functions = _kernel_sass(kernel)
     assert len(functions) == 1 and "CALL" not in sass and kernel.local_memory_bytes == 0
 
@@ -103,7 +103,7 @@ def test_every_benchmark_kernel_is_inlined():
 def test_scratch_sizes_of_clang_and_nvrtc_agree():
     """NVRTC's sizes are the ones used (docs: cutlass, "How it works"); clang's, read from its IR, are the same."""
     _needs_bitcode_route()
-    kernel = cute_coop.compile_kernel(ck.everything_launch, _tensor(), _tensor(), 100)
+    kernel = cute_coop.compile_kernel(ck.everything_launch, *ck.everything_arguments(_tensor))
     source = kernel.cpp_source
     tools = toolchain.toolchain()
     text, _ = nvrtc.compile_text(source)

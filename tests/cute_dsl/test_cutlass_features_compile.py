@@ -1,0 +1,69 @@
+"""Every kernel that tests/gpu/test_cutlass_features_gpu.py launches builds here, without a GPU, with the same
+compile-time parameters and tensor types: radix_rank, reduce_batched, group queries of every kind and level, fragment
+interop and the every-family kernel (their results are checked only on a GPU)."""
+from __future__ import annotations
+
+import pytest
+
+cutlass = pytest.importorskip("cutlass")
+from cutlass.cute.runtime import make_fake_tensor  # noqa: E402
+
+import cuda.coop.cutlass as cute_coop  # noqa: E402
+
+import cute_feature_kernels as fk  # noqa: E402
+import cute_kernels as ck  # noqa: E402
+
+
+def _tensor(n, dtype="int32"):
+    return make_fake_tensor(fk.CUTE_TYPES[dtype], (n,), stride=(1,))
+
+
+def _inlined(kernel):
+    assert kernel.cubin[:4] == b"\x7fELF"
+    assert "CALL" not in kernel.sass() and kernel.local_memory_bytes == 0
+
+
+@pytest.mark.parametrize("begin, end, radix_bits, descending", fk.RADIX_RANK_DIGITS)
+@pytest.mark.parametrize("dtype, k, shape", fk.RADIX_RANK_TILES)
+def test_radix_rank_kernels_build(dtype, k, shape, begin, end, radix_bits, descending):
+    _, n = fk.radix_rank_sizes(dtype, k, shape)
+    kernel = cute_coop.compile_kernel(fk.radix_rank_launch, _tensor(n, dtype), _tensor(n), _tensor(n, dtype),
+                                      fk.RADIX_RANK_BLOCKS, shape, k, begin, end, radix_bits, descending)
+    assert "cub::BlockRadixRank<" in kernel.cpp_source
+    _inlined(kernel)
+
+
+@pytest.mark.parametrize("op, dtype", fk.REDUCE_BATCHED_OPERATORS)
+@pytest.mark.parametrize("width", fk.REDUCE_BATCHED_WIDTHS)
+def test_reduce_batched_kernels_build(width, op, dtype):
+    payloads, threads = fk.reduce_batched_sizes(width)
+    sources = [_tensor(threads * b, dtype) for b, _ in payloads]
+    outputs = [_tensor(threads * m, dtype) for _, m in payloads for _layout in ("striped", "blocked")]
+    kernel = cute_coop.compile_kernel(fk.reduce_batched_launch, *sources, *outputs,
+                                      _tensor(threads * payloads[-1][0], dtype), fk.REDUCE_BATCHED_BLOCKS, width, op)
+    assert "cuda_coop_reduce_batched_" in kernel.cpp_source
+    _inlined(kernel)
+
+
+@pytest.mark.parametrize("grid, block, cluster", fk.QUERY_LAUNCHES)
+def test_group_query_kernels_build(grid, block, cluster):
+    kernel = cute_coop.compile_kernel(fk.queries_launch, _tensor(fk.query_rows(grid, block) * fk.COLUMNS, "int64"),
+                                      grid, block, cluster)
+    assert "%%cluster_ctarank" in kernel.cpp_source
+    _inlined(kernel)
+
+
+def test_the_fragment_interop_kernels_build():
+    n = fk.FRAGMENT_BLOCKS * fk.THREADS * fk.K
+    kernel = cute_coop.compile_kernel(fk.fragment_interop_launch, _tensor(n), _tensor(n), _tensor(fk.FRAGMENT_BLOCKS),
+                                      _tensor(n), _tensor(n), _tensor(n), _tensor(n), fk.FRAGMENT_BLOCKS)
+    _inlined(kernel)
+    _inlined(cute_coop.compile_kernel(ck.fragment_launch, _tensor(ck.THREADS * ck.K), _tensor(ck.THREADS * ck.K)))
+
+
+def test_the_every_family_kernel_builds_with_the_gpu_tests_arguments():
+    tile = ck.THREADS * ck.K
+    kernel = cute_coop.compile_kernel(ck.everything_launch, _tensor(tile), _tensor(tile), fk.EVERYTHING_COUNT,
+                                      _tensor(len(ck.EVERYTHING_STAGES) * tile), _tensor(ck.EVERYTHING_DECODED),
+                                      _tensor(len(ck.EVERYTHING_SCALARS)), fk.EVERYTHING_WINDOW)
+    _inlined(kernel)
