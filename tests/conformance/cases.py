@@ -6,9 +6,10 @@ block size) are closure constants of the factory that made it. Each backend's ha
 kernel of its own (``harness_numba``, ``harness_cutlass``). Metadata: block shape, grid, the operand list (input
 arrays, output arrays, scalar ints) and a NumPy oracle giving the expected outputs from the inputs.
 
-Conventions every case follows: inputs are random and never all zeros; outputs are poisoned before the launch (the
-0x5A byte pattern) so that a slot the kernel never writes shows; comparisons are exact (float inputs are small
-integers, so float sums are exact in any order); inputs are checked unchanged after the launch.
+Conventions every case follows: inputs are random and never all zeros; outputs are poisoned before the launch (a
+value per dtype that no input holds, ``tests/poison.py``) so that a slot the kernel never writes shows; comparisons
+are exact, floats bit for bit (a ``-0.0`` is not a ``0.0``; float inputs are small integers, so float sums are exact in
+any order); inputs are checked unchanged after the launch.
 """
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from typing import Any, Callable
 import numpy as np
 
 from cuda import coop
+from poison import assert_same, poisoned
+from poison import full_range as _full_range_except_poison
 
 # (block shape, items per thread) combinations: every K and every shape appears once per (variant, dtype).
 COMBOS_3D = (((32, 1, 1), 1), ((8, 4, 1), 2), ((128, 1, 1), 4))
@@ -86,13 +89,9 @@ class Case:
         return values
 
 
-def poisoned(n, dtype):
-    """An output buffer filled with the 0x5A byte pattern, so that a slot the kernel never writes shows."""
-    return np.frombuffer(np.full(n * np.dtype(dtype).itemsize, 0x5A, np.uint8).tobytes(), dtype=dtype).copy()
-
-
 def check(case: Case, before: dict[str, Any], after: dict[str, np.ndarray]) -> None:
-    """Exact comparison of ``after`` (the arrays once the kernel ran) with the oracle, inputs unchanged."""
+    """Exact comparison of ``after`` (the arrays once the kernel ran) with the oracle, inputs unchanged; floats bit
+    for bit (``poison.assert_same``: the sign of a zero counts, a poisoned NaN never matches)."""
     want = case.oracle(before)
     for op in case.operands:
         if isinstance(op, Int):
@@ -100,12 +99,12 @@ def check(case: Case, before: dict[str, Any], after: dict[str, np.ndarray]) -> N
         got = after[op.name]
         assert got.dtype == np.dtype(op.dtype), (op.name, got.dtype)
         if op.role == "in":
-            np.testing.assert_array_equal(got, before[op.name], err_msg=f"input {op.name} changed")
+            assert_same(got, before[op.name], err_msg=f"input {op.name} changed")
             continue
         expected = np.asarray(want[op.name]).astype(op.dtype, copy=False)
         if case.canon is not None:
             got, expected = case.canon(op.name, got), case.canon(op.name, expected)
-        np.testing.assert_array_equal(got, expected, err_msg=f"output {op.name} of {case.id}")
+        assert_same(got, expected, err_msg=f"output {op.name} of {case.id}")
 
 
 # ------------------------------------------------------------------------------------------- input makers
@@ -120,9 +119,8 @@ def small(dtype, lo=-100, hi=100):
 
 
 def full_range(dtype):
-    info = np.iinfo(dtype)
-    return lambda n: (lambda rng: rng.integers(info.min, info.max, n, dtype=np.int64 if info.min < 0 else np.uint64,
-                                               endpoint=True).astype(dtype))
+    """Every value of the integer dtype but its poison."""
+    return lambda n: (lambda rng: _full_range_except_poison(rng, n, dtype))
 
 
 def unique_per_tile(dtype, tile):

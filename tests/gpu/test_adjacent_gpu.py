@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gpu_helpers import poisoned
+from gpu_helpers import SEEDED_PER_TEST, full_range, poisoned
 from numba_cuda_mlir import cuda
 
 import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (registers the backend; the alias keeps `cuda` free)
@@ -14,7 +14,7 @@ from cuda import coop
 
 pytestmark = pytest.mark.gpu
 GRID = 3
-rng = np.random.default_rng(1213)
+rng = SEEDED_PER_TEST  # each test draws from its own generator (tests/gpu/conftest.py)
 SHAPES = [(32, 1, 1), (128, 1, 1), (8, 4, 1)]
 DTYPES = [np.int32, np.float32]
 
@@ -25,8 +25,7 @@ def data(n, dtype):
     dtype = np.dtype(dtype)
     if dtype.kind == "f":
         return rng.integers(-1000, 1000, n).astype(dtype)
-    info = np.iinfo(dtype)
-    return rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+    return full_range(rng, n, dtype)  # every value but the poison
 
 
 def runs(n, dtype):

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from gpu_helpers import poisoned
+from gpu_helpers import SEEDED_PER_TEST, poisoned
 from numba_cuda_mlir import cuda
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "compile"))
 import test_aggregate_tuples_compile as built  # noqa: E402  (the kernels the CPU test builds)
 
 pytestmark = pytest.mark.gpu
-rng = np.random.default_rng(8018)
+rng = SEEDED_PER_TEST  # each test draws from its own generator (tests/gpu/conftest.py)
 BLOCKS = 3
 THREADS, K, TILE, WARPS, PAIR = built.THREADS, built.K, built.TILE, built.WARPS, built.PAIR
 

@@ -8,22 +8,26 @@ import cuda.coop.numba_mlir  # noqa: F401  (registers the backend)
 from cuda import coop
 from numba_cuda_mlir import cuda
 
-from gpu_helpers import poisoned
+from gpu_helpers import SEEDED_PER_TEST, check_float_scan, check_float_sum, exact_float_items, full_range, poisoned
 
 pytestmark = pytest.mark.gpu
 GRID = 2
-rng = np.random.default_rng(4321)
+rng = SEEDED_PER_TEST  # each test draws from its own generator (tests/gpu/conftest.py)
 DTYPES = [np.int8, np.int32, np.uint64, np.float32, np.float64]
 
 
 def data(n, dtype, small=False):
+    """Integers: the whole range but the poison (sums wrap), or 1..3 (``small``: products stay in range). Floats:
+    nonzero multiples of 1/8 whose sums are exact in any order, or (``small``) +-0.5 and +-2, whose products are
+    exact: float sums and products are compared exactly, so one dropped or repeated item fails."""
     dtype = np.dtype(dtype)
+    if dtype.kind == "f" and small:
+        return rng.choice([-2.0, -0.5, 0.5, 2.0], n).astype(dtype)
     if dtype.kind == "f":
-        return (rng.standard_normal(n) * 10).astype(dtype)
-    if small:  # keep products and sums inside the dtype's range where the oracle needs it
+        return exact_float_items(rng, n, dtype)
+    if small:
         return rng.integers(1, 4, n).astype(dtype)
-    info = np.iinfo(dtype)
-    return rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+    return full_range(rng, n, dtype)
 
 
 def group_of(width):
@@ -96,20 +100,13 @@ def check_reduce(width, op, k, dtype, algorithm=None, broadcast=True, partial=Fa
         np.int32(valid))
     fn = OPS[op]
     per_thread = src.reshape(GRID * threads, max(k, 1))
-    for t in range(GRID * threads):
-        first = t - (t % threads % g)
+    for first in range(0, GRID * threads, g):  # each group's first member (groups never straddle blocks)
         members = per_thread[first:first + (valid if partial else g)].reshape(-1)
-        if not (broadcast and not partial) and t != first:
-            continue
-        want = fold(members, fn, dtype)
-        got = out[t]
+        got = out[first:first + g] if broadcast and not partial else out[first:first + 1]  # where it is defined
         if np.dtype(dtype).kind == "f" and op == "sum":
-            ref = members.astype(np.float64).sum()
-            assert abs(float(got) - ref) <= 1e-3 * (1 + np.abs(members.astype(np.float64)).sum()), (t, got, ref)
-        elif np.dtype(dtype).kind == "f" and op == "multiplies":
-            np.testing.assert_allclose(got, want, rtol=1e-3)
-        else:
-            assert got == want, (t, got, want)
+            check_float_sum(got, members, what=f"the group from thread {first}")
+        else:  # integers wrap as NumPy's do; float products of +-0.5 and +-2 are exact
+            np.testing.assert_array_equal(got, fold(members, fn, dtype), err_msg=f"the group from thread {first}")
 
 
 @pytest.mark.parametrize("algorithm", [None, "raking", "raking_commutative_only"])
@@ -207,12 +204,12 @@ def check_scan(width, form, k, dtype, op="sum", initial=None, algorithm=None, bl
     init = np.array(initial if initial is not None else 0).astype(dtype)[()]
     for start in range(0, src.size, tile):
         x = original[start:start + tile]
-        want = scan_oracle(x, fn, form.startswith("exclusive"), init, dtype)
         got = out[start:start + tile]
-        if np.dtype(dtype).kind == "f":
-            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3 * (1 + np.abs(x).sum()))
-        else:
-            np.testing.assert_array_equal(got, want)
+        if np.dtype(dtype).kind == "f" and fn is np.add:
+            assert init == 0
+            check_float_scan(got, x, exclusive=form.startswith("exclusive"), what=f"tile at {start}")
+        else:  # integers wrap as NumPy's do; max scans are exact
+            np.testing.assert_array_equal(got, scan_oracle(x, fn, form.startswith("exclusive"), init, dtype))
 
 
 def scan_oracle(x, fn, exclusive, init, dtype):

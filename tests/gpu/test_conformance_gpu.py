@@ -9,10 +9,10 @@ import cuda.coop.numba_mlir  # noqa: F401  (registers the backend)
 from cuda import coop
 from numba_cuda_mlir import cuda
 
-from gpu_helpers import poisoned
+from gpu_helpers import SEEDED_PER_TEST, poisoned
 
 pytestmark = pytest.mark.gpu
-rng = np.random.default_rng(8)
+rng = SEEDED_PER_TEST  # each test draws from its own generator (tests/gpu/conftest.py)
 
 
 def _tiles(x, threads, k):

@@ -3,15 +3,11 @@ oracles built from the layout rules of SPEC 5 (``_semantics/layouts.py``); rotat
 (SPEC 9.4, 9.5, 2.5)."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
-from gpu_helpers import poisoned
+from gpu_helpers import assert_traps, poisoned
 from numba_cuda_mlir import cuda
 
 import cuda.coop.numba_mlir as numba_coop
@@ -19,7 +15,6 @@ from cuda import coop
 from cuda.coop._semantics import layouts
 
 pytestmark = pytest.mark.gpu
-ROOT = Path(__file__).resolve().parents[2]
 
 BLOCKS = [(32,), (128,), (8, 4, 1)]
 DTYPES = [np.int32, np.float64]
@@ -282,17 +277,6 @@ CHILD = textwrap.dedent("""
     cuda.synchronize()
     print("NO_TRAP", flush=True)
 """)
-
-
-def assert_traps(child: str, *args: object) -> None:
-    """Run ``child`` in a fresh process: the in-range launch must pass, the out-of-range one must trap."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-c", child, *map(str, args)], env=env, capture_output=True, text=True,
-                          timeout=300, check=False)
-    assert "IN_RANGE_OK" in done.stdout, done.stderr[-2000:]
-    assert "NO_TRAP" not in done.stdout
-    assert done.returncode != 0
-    assert "CUDA_ERROR" in done.stderr or "CudaAPIError" in done.stderr, done.stderr[-2000:]
 
 
 @pytest.mark.parametrize("distance", [0, 128, -1, 2**32 + 1])

@@ -6,7 +6,7 @@ import functools
 
 import numpy as np
 import pytest
-from gpu_helpers import poisoned
+from gpu_helpers import SEEDED_PER_TEST, poisoned
 from numba_cuda_mlir import cuda
 
 import cuda.coop.numba_mlir as numba_coop  # the alias keeps the name `cuda` numba_cuda_mlir's
@@ -14,7 +14,7 @@ from cuda import coop
 
 pytestmark = pytest.mark.gpu
 GRID = 3
-rng = np.random.default_rng(1414)
+rng = SEEDED_PER_TEST  # each test draws from its own generator (tests/gpu/conftest.py)
 SHAPES = [(32, 1, 1), (128, 1, 1), (256, 1, 1)]  # histogram takes 1-D blocks only
 SAMPLE_DTYPES = [np.uint8, np.int32, np.uint32, np.int64, np.uint64]
 COUNTER_DTYPES = [np.int32, np.uint32, np.int64, np.uint64]

@@ -9,10 +9,10 @@ import pytest
 from cuda import coop
 from numba_cuda_mlir import cuda
 
-from gpu_helpers import poisoned
+from gpu_helpers import SEEDED_PER_TEST, poisoned
 
 pytestmark = pytest.mark.gpu
-rng = np.random.default_rng(185)
+rng = SEEDED_PER_TEST  # each test draws from its own generator (tests/gpu/conftest.py)
 THREADS = 64
 
 

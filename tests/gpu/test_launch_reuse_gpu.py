@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 import pytest
-from gpu_helpers import poisoned
+from gpu_helpers import full_range, poisoned
 from numba_cuda_mlir import cuda
 
 import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (registers the backend)
@@ -91,7 +91,7 @@ def test_dynamic_shared_memory_scratch_is_sized_at_every_grid(builds):
 
     rng = np.random.default_rng(20)
     for grid in (3, 11, 64):
-        src = rng.integers(-(2**31), 2**31 - 1, size=grid * 256 * ITEMS, dtype=np.int64).astype(np.int32)
+        src = full_range(rng, grid * 256 * ITEMS, np.int32)
         dst = poisoned(src.size, np.int32)
         sort_tiles[grid, 256](src, dst)
         cuda.synchronize()

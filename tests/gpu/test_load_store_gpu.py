@@ -8,23 +8,19 @@ import cuda.coop.numba_mlir  # noqa: F401  (registers the backend)
 from cuda import coop
 from numba_cuda_mlir import cuda
 
+from gpu_helpers import SEEDED_PER_TEST, full_range, poisoned
+
 pytestmark = pytest.mark.gpu
 GRID = 3
 BLOCKED = ("direct", "vectorize", "transpose", "warp_transpose", "warp_transpose_timesliced")
-rng = np.random.default_rng(1234)
+rng = SEEDED_PER_TEST  # each test draws from its own generator (tests/gpu/conftest.py)
 
 
 def random_data(n: int, dtype) -> np.ndarray:
     dtype = np.dtype(dtype)
     if dtype.kind == "f":
         return rng.standard_normal(n).astype(dtype) * 100
-    info = np.iinfo(dtype)
-    return rng.integers(info.min, info.max, size=n, dtype=dtype, endpoint=True)
-
-
-def poison(n: int, dtype) -> np.ndarray:
-    return np.full(n, 0x5A, dtype=np.uint8).view(np.uint8).astype(dtype) if np.dtype(dtype).itemsize == 1 else \
-        np.frombuffer(np.full(n * np.dtype(dtype).itemsize, 0x5A, np.uint8).tobytes(), dtype=dtype).copy()
+    return full_range(rng, n, dtype)  # every value but the poison
 
 
 def positions(algorithm: str, threads: int, group: int, k: int) -> np.ndarray:
@@ -89,7 +85,7 @@ def check_load(algorithm, width, block, k, dtype, partial=False, with_default=Fa
     group = threads if width == 0 else width
     n = GRID * threads * k
     src = random_data(n, dtype)
-    out = poison(n, dtype)
+    out = poisoned(n, dtype)
     valid = (group * k) // 2 + 1 if width else (threads * k) // 3 + 1
     default = np.array(random_data(1, dtype)[0])
     kernel = make_load_kernel(algorithm, width, partial, with_default)
@@ -117,13 +113,13 @@ def check_store(algorithm, width, block, k, dtype, partial=False):
     n = GRID * threads * k
     src = random_data(n, dtype)
     original = src.copy()
-    dst = poison(n, dtype)
+    dst = poisoned(n, dtype)
     valid = (threads * k) // 3 + 1
     kernel = make_store_kernel(algorithm, width, partial)
     launch(kernel, block, src, dst, k, np.int32(valid))
     np.testing.assert_array_equal(src, original)  # payload preserved
     pos = positions(algorithm, threads, group, k)
-    want = poison(n, dtype)
+    want = poisoned(n, dtype)
     for b in range(GRID):
         tile = original[b * threads * k:(b + 1) * threads * k].reshape(threads, k)
         block_want = want[b * threads * k:(b + 1) * threads * k]
@@ -236,13 +232,13 @@ def check_warp_partial(algorithm, width, block, k, dtype, with_default):
     origin = (np.arange(threads)[:, None] // width) * width * k
     src = random_data(n, dtype)
     original = src.copy()
-    out = poison(n, dtype)
+    out = poisoned(n, dtype)
     default = random_data(1, dtype)[0]
     launch(load_kernel, block, src, out, k, counts, default)
-    dst = poison(n, dtype)
+    dst = poisoned(n, dtype)
     launch(store_kernel, block, src, dst, k, counts)
     np.testing.assert_array_equal(src, original)
-    want_dst = poison(n, dtype)
+    want_dst = poisoned(n, dtype)
     for b in range(GRID):
         limit = counts[b][np.arange(threads) // width][:, None]
         in_range = (pos - origin) < limit
@@ -286,7 +282,7 @@ def test_explicit_storage(sharing, auto_sync):
 
     n = GRID * 128 * 4
     src = random_data(n, np.int32)
-    dst = poison(n, np.int32)
+    dst = poisoned(n, np.int32)
     launch(kernel, (128,), src, dst, 4)
     want = src.copy()
     want[::4] += 1
@@ -305,7 +301,7 @@ def test_dynamic_shared_memory_over_48k():
 
     n = GRID * 256 * 8
     src = random_data(n, np.float64)
-    dst = poison(n, np.float64)
+    dst = poisoned(n, np.float64)
     launch(kernel, (256,), src, dst, 8)
     np.testing.assert_array_equal(dst, src)
 
@@ -318,8 +314,8 @@ def test_scalar_store_and_offset():
         coop.store(block, dst, value, offset=np.int64(cuda.blockIdx.x) * 64 + shift)
 
     src = random_data(GRID * 64, np.int64) // 8
-    dst = poison(GRID * 64 + 5, np.int64)
+    dst = poisoned(GRID * 64 + 5, np.int64)
     launch(kernel, (64,), src, dst, np.int64(5))
-    want = poison(GRID * 64 + 5, np.int64)
+    want = poisoned(GRID * 64 + 5, np.int64)
     want[5:] = src * 3
     np.testing.assert_array_equal(dst, want)

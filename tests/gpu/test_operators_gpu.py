@@ -11,12 +11,12 @@ import cuda.coop.numba_mlir  # noqa: F401  (registers the backend)
 from cuda import coop
 from numba_cuda_mlir import cuda
 
-from gpu_helpers import poisoned
+from gpu_helpers import SEEDED_PER_TEST, full_range, poisoned
 
 pytestmark = pytest.mark.gpu
 GRID, BLOCK = 3, 128
 N = GRID * BLOCK
-rng = np.random.default_rng(8642)
+rng = SEEDED_PER_TEST  # each test draws from its own generator (tests/gpu/conftest.py)
 
 
 def larger(a, b):
@@ -37,7 +37,7 @@ def test_one_function_at_int32_and_float32_in_one_kernel():
         si[at] = coop.inclusive_scan(block, xi[at], scan_op=larger)
         sf[at] = coop.inclusive_scan(block, xf[at], scan_op=larger)
 
-    xi = rng.integers(np.iinfo(np.int32).min, np.iinfo(np.int32).max, N, dtype=np.int32, endpoint=True)
+    xi = full_range(rng, N, np.int32)
     xf = (rng.standard_normal(N) * 1000).astype(np.float32)
     ri, si = poisoned(N, np.int32), poisoned(N, np.int32)
     rf, sf = poisoned(N, np.float32), poisoned(N, np.float32)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gpu_helpers import poisoned
+from gpu_helpers import SEEDED_PER_TEST, full_range, poisoned
 from numba_cuda_mlir import cuda
 
 import cuda.coop.numba_mlir as numba_coop
@@ -14,7 +14,7 @@ from cuda import coop
 
 pytestmark = pytest.mark.gpu
 GRID = 3
-rng = np.random.default_rng(9709)
+rng = SEEDED_PER_TEST  # each test draws from its own generator (tests/gpu/conftest.py)
 SHAPES = [(32, 1, 1), (128, 1, 1), (8, 4, 1)]
 DTYPES = [np.int32, np.float32]
 
@@ -319,8 +319,7 @@ def test_radix_rank_exclusive_digit_prefix(shape, dtype):
     for bits, k, begin, descending in RANK_CASES:
         extent = -(-(1 << bits) // threads)
         tile = threads * k
-        info = np.iinfo(dtype)
-        src = rng.integers(info.min, info.max, GRID * tile, dtype=dtype, endpoint=True)
+        src = full_range(rng, GRID * tile, dtype)
         ranks, kept = poisoned(src.size, np.int32), poisoned(src.size, dtype)
         prefix = poisoned(GRID * threads * extent, np.int32)
         launch(rank_kernel(k, begin, bits, descending, extent), shape, src, ranks, prefix, kept)

@@ -8,13 +8,13 @@ import cuda.coop.numba_mlir  # noqa: F401  (registers the backend)
 from cuda import coop
 from numba_cuda_mlir import cuda
 
-from gpu_helpers import poisoned
+from gpu_helpers import SEEDED_PER_TEST, full_range, poisoned
 
 pytestmark = pytest.mark.gpu
 GRID = 2
 WIDTHS = [1, 2, 4, 8, 16, 32]
 LAYOUTS = ("striped", "blocked")
-rng = np.random.default_rng(2468)
+rng = SEEDED_PER_TEST  # each test draws from its own generator (tests/gpu/conftest.py)
 
 
 def my_max(a, b):
@@ -32,7 +32,7 @@ def data(n, dtype, op):
     if np.dtype(dtype).kind == "f":  # integer-valued, so that float sums are exact in any order
         return rng.integers(-100, 101, n).astype(dtype)
     if op == "sum":
-        return rng.integers(np.iinfo(np.int32).min, np.iinfo(np.int32).max, n, dtype=np.int32, endpoint=True)
+        return full_range(rng, n, np.int32)
     return rng.integers(-(10 ** 6), 10 ** 6, n).astype(dtype)
 
 

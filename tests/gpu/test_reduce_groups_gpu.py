@@ -7,14 +7,14 @@ import functools
 
 import numpy as np
 import pytest
-from gpu_helpers import poisoned
+from gpu_helpers import SEEDED_PER_TEST, poisoned
 from numba_cuda_mlir import cuda
 
 import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
 
 pytestmark = pytest.mark.gpu
-rng = np.random.default_rng(903)
+rng = SEEDED_PER_TEST  # each test draws from its own generator (tests/gpu/conftest.py)
 GRID = 4
 
 

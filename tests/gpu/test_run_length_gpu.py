@@ -7,7 +7,7 @@ import functools
 
 import numpy as np
 import pytest
-from gpu_helpers import poisoned
+from gpu_helpers import SEEDED_PER_TEST, poisoned
 from numba_cuda_mlir import cuda
 
 import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (registers the backend; the alias keeps numba_cuda_mlir.cuda)
@@ -15,7 +15,7 @@ from cuda import coop
 
 pytestmark = pytest.mark.gpu
 GRID = 4
-rng = np.random.default_rng(1515)
+rng = SEEDED_PER_TEST  # each test draws from its own generator (tests/gpu/conftest.py)
 THREADS = [32, 128]
 
 

@@ -3,24 +3,19 @@
 (the single-pass device-wide scan pattern); out-of-range runtime ``valid_items`` traps (SPEC 2.5)."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
-from gpu_helpers import poisoned
+from gpu_helpers import SEEDED_PER_TEST, assert_traps, poisoned
 from numba_cuda_mlir import cuda
 
 import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
 
 pytestmark = pytest.mark.gpu
-ROOT = Path(__file__).resolve().parents[2]
 GRID = 2
-rng = np.random.default_rng(9606)
+rng = SEEDED_PER_TEST  # each test draws from its own generator (tests/gpu/conftest.py)
 
 
 def data(n, dtype):
@@ -349,17 +344,6 @@ TRAP_CHILD = textwrap.dedent("""
     cuda.synchronize()
     print("NO_TRAP", flush=True)
 """)
-
-
-def assert_traps(child: str, *args: object) -> None:
-    """Run ``child`` in a fresh process: the in-range launch must pass, the out-of-range one must trap."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-c", child, *map(str, args)], check=False, env=env, capture_output=True,
-                          text=True, timeout=300)
-    assert "IN_RANGE_OK" in done.stdout, done.stderr[-2000:]
-    assert "NO_TRAP" not in done.stdout
-    assert done.returncode != 0
-    assert "CUDA_ERROR" in done.stderr or "CudaAPIError" in done.stderr, done.stderr[-2000:]
 
 
 @pytest.mark.parametrize("valid, width", [(0, 32), (33, 32), (9, 8), (-1, 8)])

@@ -8,11 +8,11 @@ import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
 from numba_cuda_mlir import cuda
 
-from gpu_helpers import poisoned
+from gpu_helpers import SEEDED_PER_TEST, full_range, poisoned
 
 pytestmark = pytest.mark.gpu
 GRID = 3
-rng = np.random.default_rng(8088)
+rng = SEEDED_PER_TEST  # each test draws from its own generator (tests/gpu/conftest.py)
 SHAPES = [(32, 1, 1), (128, 1, 1), (8, 4, 1)]
 
 
@@ -23,8 +23,7 @@ def data(n, dtype, distinct=None):
         return rng.integers(-distinct, distinct, n).astype(dtype)
     if dtype.kind == "f":
         return (rng.standard_normal(n) * 1000).astype(dtype)
-    info = np.iinfo(dtype)
-    return rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+    return full_range(rng, n, dtype)  # every value but the poison
 
 
 def launch(kernel, shape, *args):

@@ -10,14 +10,14 @@ import functools
 import numpy as np
 import pytest
 from coop_struct_types import RUNNING_HULL, Interval, Tagged, hull, hull_device, interval_type, larger_key
-from gpu_helpers import poisoned
+from gpu_helpers import SEEDED_PER_TEST, poisoned
 from numba_cuda_mlir import cuda
 
 import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
 
 pytestmark = pytest.mark.gpu
-rng = np.random.default_rng(77)
+rng = SEEDED_PER_TEST  # each test draws from its own generator (tests/gpu/conftest.py)
 GRID, THREADS = 4, 128
 
 

@@ -1,16 +1,13 @@
-"""Runtime preconditions trap on the device (SPEC 2.5); each case runs in a child process."""
+"""Runtime preconditions trap on the device (SPEC 2.5); each case runs in a child process, which must die of the trap's
+own error (``gpu_helpers.trap_failure``: CUDA_ERROR_LAUNCH_FAILED, not an illegal address or any other fault)."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import pytest
+from gpu_helpers import assert_traps
 
 pytestmark = pytest.mark.gpu
-ROOT = Path(__file__).resolve().parents[2]
 
 CHILD = textwrap.dedent("""
     import sys
@@ -36,17 +33,6 @@ CHILD = textwrap.dedent("""
     cuda.synchronize()
     print("NO_TRAP", flush=True)
 """)
-
-
-def assert_traps(child: str, *args: object) -> None:
-    """Run ``child`` in a fresh process: the in-range launch must pass, the out-of-range one must trap."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-c", child, *map(str, args)], env=env, capture_output=True, text=True,
-                          timeout=300)
-    assert "IN_RANGE_OK" in done.stdout, done.stderr[-2000:]
-    assert "NO_TRAP" not in done.stdout
-    assert done.returncode != 0
-    assert "CUDA_ERROR" in done.stderr or "CudaAPIError" in done.stderr, done.stderr[-2000:]
 
 
 @pytest.mark.parametrize("valid", [513, -1])
