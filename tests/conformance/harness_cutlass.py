@@ -36,7 +36,7 @@ def gpu_available() -> str | None:
     try:
         import torch  # noqa: F401  (before cutlass: the other order once broke torch's schema parser)
     except ImportError as exc:
-        return f"the {NAME} GPU harness needs torch for device tensors: {exc}"
+        return f"the {NAME} GPU harness needs torch for device tensors (the gpu-test extra): {exc}"
     return available()
 
 
