@@ -1257,15 +1257,29 @@ CASES: list[Case] = _build()
 BY_ID: dict[str, Case] = {c.id: c for c in CASES}
 
 
+def group_of(case: Case) -> str:
+    """The case's (family, variant, dtype), as its id spells them: ``family-variant-dtype``."""
+    return case.id.rsplit("-", 2)[0]
+
+
+def combination_of(case: Case) -> tuple[str, tuple[int, int, int], str]:
+    """The case's family with its (block shape, K) combination."""
+    return case.family, case.block, case.id.rsplit("-", 2)[1]
+
+
 def compile_subset() -> list[Case]:
-    """One case per (family, variant, dtype), rotating through the (shape, K) combinations so that each combination
-    is still built somewhere: what the CPU compile test builds."""
-    chosen, seen = [], {}
+    """One case per (family, variant, dtype) group, in the order of CASES: what the CPU compile test builds. Each group
+    takes the first of its cases whose (block shape, K) combination its family has not built yet, looking from a
+    starting point that rotates from group to group; so every combination of CASES is built somewhere, and every
+    combination of a family that has at least as many groups as combinations."""
+    groups: dict[str, list[Case]] = {}
     for case in CASES:
-        key = case.id.rsplit("-", 2)[0]
-        index = seen.setdefault(key, 0)
-        seen[key] += 1
-        rotation = len(seen) % 3
-        if index == rotation:
-            chosen.append(case)
+        groups.setdefault(group_of(case), []).append(case)
+    chosen, built = [], set()
+    for ordinal, cases in enumerate(groups.values()):
+        start = ordinal % len(cases)
+        rotated = cases[start:] + cases[:start]
+        case = next((c for c in rotated if combination_of(c) not in built), rotated[0])
+        built.add(combination_of(case))
+        chosen.append(case)
     return chosen
