@@ -160,3 +160,22 @@ def assert_traps(child: str, *args: object) -> None:
                           timeout=300, check=False)
     problem = trap_failure(done.returncode, done.stdout, done.stderr)
     assert problem is None, f"{problem} (exit status {done.returncode})\n{done.stderr[-3000:]}"
+
+
+def reduce_batched_expected(src, width, batches, layout, ufunc, dtype):
+    """reduce_batched's result slots per thread, (threads, ceil(B/W)), and the mask of the slots SPEC 8.6 defines:
+    ``src`` holds each thread's B items in linear-rank order, groups of W consecutive ranks reduce each batch with
+    ``ufunc`` (int sums wrap as on the device), and batch b lands in lane ``b % W`` slot ``b // W`` (striped) or lane
+    ``b // m`` slot ``b % m`` (blocked)."""
+    x = src.reshape(-1, width, batches)  # (groups, lanes, batches)
+    reduced = ufunc.reduce(x, axis=1).astype(dtype)  # (groups, batches)
+    m = -(-batches // width)
+    want = np.zeros((x.shape[0], width, m), dtype)
+    defined = np.zeros((x.shape[0], width, m), bool)
+    for r in range(width):
+        for i in range(m):
+            b = r + i * width if layout == "striped" else r * m + i
+            if b < batches:
+                want[:, r, i] = reduced[:, b]
+                defined[:, r, i] = True
+    return want.reshape(-1, m), defined.reshape(-1, m)

@@ -21,6 +21,7 @@ import cuda.coop.cutlass  # noqa: E402, F401  (registers the backend)
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cute_dsl"))
 import cute_feature_kernels as fk  # noqa: E402
 import cute_kernels as ck  # noqa: E402
+from gpu_helpers import reduce_batched_expected  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 THREADS, K = fk.THREADS, fk.K
@@ -98,22 +99,6 @@ def batched_data(generator, n, dtype, op):
     return generator.integers(-10 ** 6, 10 ** 6, n).astype(np.int32)
 
 
-def batched_expected(src, width, batches, layout, op, dtype):
-    """The result slots (threads, ceil(B/W)) and the mask of those SPEC 8.6 defines."""
-    x = src.reshape(-1, width, batches)  # (groups, lanes, batches): groups of W consecutive linear ranks
-    reduced = ORACLES[op].reduce(x, axis=1).astype(dtype)  # (groups, batches)
-    m = -(-batches // width)
-    want = np.zeros((x.shape[0], width, m), dtype)
-    defined = np.zeros((x.shape[0], width, m), bool)
-    for r in range(width):
-        for i in range(m):
-            b = r + i * width if layout == "striped" else r * m + i
-            if b < batches:
-                want[:, r, i] = reduced[:, b]
-                defined[:, r, i] = True
-    return want.reshape(-1, m), defined.reshape(-1, m)
-
-
 @pytest.mark.parametrize("op, dtype", fk.REDUCE_BATCHED_OPERATORS)
 @pytest.mark.parametrize("width", fk.REDUCE_BATCHED_WIDTHS)
 def test_reduce_batched(generator, width, op, dtype):
@@ -131,7 +116,7 @@ def test_reduce_batched(generator, width, op, dtype):
     for index, (batches, m) in enumerate(payloads):
         for j, layout in enumerate(("striped", "blocked")):
             got = _host(outputs[2 * index + j]).reshape(-1, m)
-            want, defined = batched_expected(sources[index], width, batches, layout, op, dtype)
+            want, defined = reduce_batched_expected(sources[index], width, batches, layout, ORACLES[op], dtype)
             assert defined.sum() == threads // width * batches  # each batch result in exactly one lane
             np.testing.assert_array_equal(got[defined], want[defined], err_msg=f"W={width} B={batches} {layout}")
 

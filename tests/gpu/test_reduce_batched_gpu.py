@@ -8,7 +8,7 @@ import cuda.coop.numba_mlir  # noqa: F401  (registers the backend)
 from cuda import coop
 from numba_cuda_mlir import cuda
 
-from gpu_helpers import SEEDED_PER_TEST, full_range, poisoned
+from gpu_helpers import SEEDED_PER_TEST, full_range, poisoned, reduce_batched_expected
 
 pytestmark = pytest.mark.gpu
 GRID = 2
@@ -77,22 +77,6 @@ def arguments(width, op, dtype, threads):
     return sources, outputs, poisoned(n * batch_counts(width)[-1], dtype)
 
 
-def expected(src, width, batches, layout, op, dtype):
-    """Result slots per thread (n, ceil(B/W)) and the mask of defined slots."""
-    x = src.reshape(-1, width, batches)  # (groups, lanes, batches): groups of W consecutive linear ranks
-    reduced = ORACLES[op].reduce(x, axis=1).astype(dtype)  # (groups, batches); int32 sums wrap like the device
-    m = -(-batches // width)
-    want = np.zeros((x.shape[0], width, m), dtype)
-    defined = np.zeros((x.shape[0], width, m), bool)
-    for r in range(width):
-        for i in range(m):
-            b = r + i * width if layout == "striped" else r * m + i
-            if b < batches:
-                want[:, r, i] = reduced[:, b]
-                defined[:, r, i] = True
-    return want.reshape(-1, m), defined.reshape(-1, m)
-
-
 def check(width, op, dtype, block):
     threads = int(np.prod(block))
     sources, outputs, kept = arguments(width, op, dtype, threads)
@@ -106,7 +90,7 @@ def check(width, op, dtype, block):
         for j, layout in enumerate(LAYOUTS):
             m = -(-batches // width)
             got = outputs[2 * index + j].reshape(-1, m)
-            want, defined = expected(sources[index], width, batches, layout, op, dtype)
+            want, defined = reduce_batched_expected(sources[index], width, batches, layout, ORACLES[op], dtype)
             assert defined.sum() == GRID * threads // width * batches  # each batch result in exactly one lane
             np.testing.assert_array_equal(got[defined], want[defined], err_msg=f"W={width} B={batches} {layout}")
 
