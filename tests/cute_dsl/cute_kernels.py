@@ -11,6 +11,23 @@ from cuda import coop
 THREADS, K = 128, 4
 
 
+def one_block_launcher(kernel):
+    """A ``@cute.jit`` launcher of ``kernel(src, dst)`` on one block of THREADS threads."""
+    @cute.jit
+    def launch(src: cute.Tensor, dst: cute.Tensor):
+        kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+    return launch
+
+
+def marked_line(fn) -> int:
+    """The line of ``fn``'s source marked ``# HERE`` (where an error test expects its message to point)."""
+    import inspect
+
+    lines, start = inspect.getsourcelines(fn)
+    return start + next(i for i, text in enumerate(lines) if "# HERE" in text)
+
+
 @cute.kernel
 def scan_kernel(src: cute.Tensor, dst: cute.Tensor):
     bid, _, _ = cute.arch.block_idx()

@@ -4,8 +4,6 @@ dtypes this backend builds, as it is alone, never a KeyError from inside the emi
 CuTe reads their source."""
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 import pytest
 
@@ -16,7 +14,9 @@ from cutlass.cute.runtime import make_fake_tensor  # noqa: E402
 import cuda.coop.cutlass as cute_coop  # noqa: E402
 from cuda import coop  # noqa: E402
 
-THREADS = 128
+import cute_kernels as ck  # noqa: E402
+
+THREADS = ck.THREADS
 DTYPES = "int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64"
 PAIR = np.dtype([("key", np.int32), ("val", np.float32)], align=True)
 
@@ -49,14 +49,6 @@ def tuple_reduce_kernel(src: cute.Tensor, dst: cute.Tensor):
     dst[0] = total
 
 
-def _launcher(kernel):
-    @cute.jit
-    def launch(src: cute.Tensor, dst: cute.Tensor):
-        kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
-
-    return launch
-
-
 @pytest.mark.parametrize("kernel, words", [
     (tuple_scan_kernel, "cuda.coop.cutlass.inclusive_scan does not support value[0] dtype "),
     (tuple_reduce_kernel, "cuda.coop.cutlass.reduce does not support value[1] dtype "),
@@ -64,9 +56,8 @@ def _launcher(kernel):
 def test_a_structured_dtype_member_is_a_coop_error_at_the_line(kernel, words):
     tensor = make_fake_tensor(cutlass.Int32, (2 * THREADS,), stride=(1,))
     with pytest.raises(coop.CoopTypeError) as info:
-        cute_coop.compile_kernel(_launcher(kernel), tensor, tensor)
-    lines, start = inspect.getsourcelines(kernel)
-    line = start + next(i for i, text in enumerate(lines) if "# HERE" in text)
+        cute_coop.compile_kernel(ck.one_block_launcher(kernel), tensor, tensor)
+    line = ck.marked_line(kernel)
     message = str(info.value)
     assert message.startswith(f"{__file__}:{line}: {words}"), message
     assert message.endswith(f"; supported: {DTYPES}"), message

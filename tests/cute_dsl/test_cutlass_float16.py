@@ -4,8 +4,6 @@ call's line that lists the dtypes this backend builds, never a KeyError from ins
 here because CuTe reads their source."""
 from __future__ import annotations
 
-import inspect
-
 import pytest
 
 cutlass = pytest.importorskip("cutlass")
@@ -15,7 +13,9 @@ from cutlass.cute.runtime import make_fake_tensor  # noqa: E402
 import cuda.coop.cutlass as cute_coop  # noqa: E402
 from cuda import coop  # noqa: E402
 
-THREADS = 128
+import cute_kernels as ck  # noqa: E402
+
+THREADS = ck.THREADS
 DTYPES = "int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64"
 
 
@@ -53,14 +53,6 @@ def tuple_reduce_kernel(src: cute.Tensor, dst: cute.Tensor):
     dst[tid] = cutlass.Float32(y)
 
 
-def _launcher(kernel):
-    @cute.jit
-    def launch(src: cute.Tensor, dst: cute.Tensor):
-        kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
-
-    return launch
-
-
 @pytest.mark.parametrize("kernel, words", [
     (argmax_kernel, "cuda.coop.cutlass.argmax items is a float16 scalar"),
     (argmin_common_kernel, "cuda.coop.argmin items is a float16 scalar"),
@@ -70,7 +62,6 @@ def _launcher(kernel):
 def test_float16_scalars_are_a_coop_error_at_the_line(kernel, words):
     tensor = make_fake_tensor(cutlass.Float32, (THREADS,), stride=(1,))
     with pytest.raises(coop.CoopTypeError) as info:
-        cute_coop.compile_kernel(_launcher(kernel), tensor, tensor)
-    lines, start = inspect.getsourcelines(kernel)
-    line = start + next(i for i, text in enumerate(lines) if "# HERE" in text)
+        cute_coop.compile_kernel(ck.one_block_launcher(kernel), tensor, tensor)
+    line = ck.marked_line(kernel)
     assert str(info.value) == f"{__file__}:{line}: {words}; cuda.coop.cutlass supports dtypes {DTYPES}"
