@@ -16,13 +16,13 @@ import cuda.coop.cutlass  # noqa: E402, F401  (registers the backend)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cute_dsl"))
 import cute_kernels as ck  # noqa: E402
+from gpu_helpers import assert_same, poisoned  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
 
 def _poisoned(n, dtype):
-    return torch.from_numpy(np.frombuffer(np.full(n * np.dtype(dtype).itemsize, 0x5A, np.uint8).tobytes(),
-                                          dtype=dtype).copy()).cuda()
+    return torch.from_numpy(poisoned(n, dtype)).cuda()
 
 
 def test_assigned_items_are_converted_to_the_payload_dtype():
@@ -38,7 +38,7 @@ def test_assigned_items_are_converted_to_the_payload_dtype():
 
     # NumPy oracle: C's conversions, item by item in blocked order (thread t holds positions t*K .. t*K + K-1)
     np.testing.assert_array_equal(outs[np.uint8].cpu().numpy(), wide.astype(np.uint32).astype(np.uint8))
-    np.testing.assert_array_equal(outs[np.float32].cpu().numpy(), wide.astype(np.float32))
+    assert_same(outs[np.float32].cpu().numpy(), wide.astype(np.float32), "float32")  # bit for bit
     np.testing.assert_array_equal(outs[np.int32].cpu().numpy(), np.trunc(reals).astype(np.int32))
     short = np.empty((ck.THREADS, ck.K), np.int16)
     short[:, 0] = (wide[::ck.K].astype(np.int64) * 3).astype(np.int16)

@@ -17,10 +17,11 @@ import cuda.coop.cutlass  # noqa: E402, F401  (registers the backend)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cute_dsl"))
 import cute_kernels as ck  # noqa: E402
+from gpu_helpers import poison_value  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 WARPS = ck.THREADS // 32
-POISON = np.frombuffer(b"\x5a" * 4, np.int32)[0]
+POISON = poison_value(np.int32)  # outside the inputs' range
 
 
 @pytest.mark.parametrize("n, blocks", [(173, 2), (45, 2), (1, 1), (256, 2)])
