@@ -120,7 +120,18 @@ class DtypeInference:
         payload.evidence.append((dtype, f"{call.name} at line {call.stmt.loc.line}"))
 
     def _value_dtype(self, var: Any) -> tuple[str | None, bool]:
-        """(dtype, weak) of an assigned value, from what is visible before typing."""
+        """(dtype, weak) of an assigned value, from what is visible before typing. A variable whose definitions lead
+        back to itself (``s = s * f + 1`` in a loop) is not followed around the cycle: its other definitions decide."""
+        visiting = self.__dict__.setdefault("_dtype_visiting", set())
+        if var.name in visiting:
+            return None, True  # a weak unknown: the cycle adds no evidence of its own
+        visiting.add(var.name)
+        try:
+            return self._value_dtype_of(var)
+        finally:
+            visiting.discard(var.name)
+
+    def _value_dtype_of(self, var: Any) -> tuple[str | None, bool]:
         value = self.resolver.var(var.name)
         if isinstance(value, ArgRef):
             return nb.dtype_name(value.type), False
@@ -131,6 +142,8 @@ class DtypeInference:
                 return "int32", True
             if isinstance(value.value, float):
                 return "float32", True
+            if isinstance(value.value, np.generic) and value.value.dtype.kind in "iuf":
+                return value.value.dtype.name, False  # a NumPy scalar constant (``NEG_INF = np.float32(-np.inf)``)
             return None, False
         for definition in self.resolver.definitions(var.name):
             if not isinstance(definition, nb.ir.Expr):
@@ -152,6 +165,8 @@ class DtypeInference:
                 if results is not None and len(results) == 1:
                     return results[0], False
                 callee = self.resolver.callee(self.resolver.stmt_of[id(definition)])
+                if isinstance(callee, Obj) and callee.value in (min, max) and definition.args and not definition.kws:
+                    return self._promoted([self._value_dtype(arg) for arg in definition.args])
                 if isinstance(callee, Obj) and not isinstance(callee.value, str):
                     dtype = dtype_of_object(callee.value) if callee.value not in (int, float) else None
                     if dtype is None:  # e.g. a struct-model type's constructor (docs: qualified, "Struct-model types")
@@ -161,15 +176,20 @@ class DtypeInference:
             if definition.op == "binop" and definition.fn in _COMPARISONS:
                 return None, False  # a truth value: no payload dtype
             if definition.op in ("binop", "inplace_binop"):
-                (a, wa), (b, wb) = self._value_dtype(definition.lhs), self._value_dtype(definition.rhs)
-                if a is None or b is None or is_aggregate(a) or is_aggregate(b):
-                    return None, False
-                if wa and not wb:
-                    return b, False
-                if wb and not wa:
-                    return a, False
-                return np.result_type(a, b).name, wa and wb
+                return self._promoted([self._value_dtype(definition.lhs), self._value_dtype(definition.rhs)])
         return None, False
+
+    @staticmethod
+    def _promoted(operands: list[tuple[str | None, bool]]) -> tuple[str | None, bool]:
+        """(dtype, weak) of arithmetic, ``min`` or ``max`` over operands: a weak literal takes the other side's dtype;
+        a variable met again round a loop (``s += x``, ``m = max(m, x)``: a weak unknown) leaves the others to decide."""
+        known = [(d, w) for d, w in operands if not (d is None and w)]
+        if not known or any(d is None or is_aggregate(d) for d, _ in known):
+            return None, False
+        strong = [d for d, w in known if not w]
+        if strong:
+            return np.result_type(*strong).name, False
+        return np.result_type(*[d for d, _ in known]).name, True
 
     def _typed_call_dtype(self, function: Any, call: Any) -> str | None:
         """The struct-model aggregate a call returns (a constructor, or a device function, whose struct result cannot be

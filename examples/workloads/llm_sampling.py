@@ -1,0 +1,105 @@
+"""LLM sampling in Python with cuda.coop (numba-cuda-mlir): softmax, top-k masking and renormalisation, top-p
+renormalisation, and sampling (plain and min-p) from a (batch, vocab) float32 matrix, each checked against NumPy.
+
+The kernels are in ``sampling_numba.py`` (one 1024-thread block per row); the NumPy oracles and the Philox stream the
+samplers draw from are in ``sampling_reference.py``. With a GPU this runs every kernel on random rows (softmax of
+normal logits) and checks it; without one it builds every kernel for sm_90 and says that it could not launch.
+
+    python examples/workloads/llm_sampling.py [--batch 8] [--vocab 32000]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import sampling_numba as kernels  # noqa: E402
+import sampling_reference as ref  # noqa: E402
+from numba_cuda_mlir import cuda  # noqa: E402
+import cuda.coop.numba_mlir as numba_coop  # noqa: E402
+
+
+def problem(batch: int, vocab: int, seed: int = 0):
+    """Logits, their probabilities (float32) and per-row parameters: top-k 50, top-p 0.9, min-p 0.1."""
+    rng = np.random.default_rng(seed)
+    logits = rng.standard_normal((batch, vocab), dtype=np.float32)
+    probs = ref.softmax(logits)
+    return logits, probs, np.full(batch, 50, np.int32), np.full(batch, 0.9, np.float32), np.full(batch, 0.1, np.float32)
+
+
+def launches(batch: int, vocab: int, seed: int = 0, philox_seed: int = 12345, philox_offset: int = 0):
+    """(name, kernel, host arguments, output index, oracle) of every kernel on one problem."""
+    logits, probs, top_k, top_p, min_p = problem(batch, vocab, seed)
+    f32 = np.full((batch, vocab), np.nan, np.float32).ravel()
+    samples = np.full(batch, -1, np.int32)
+    v = np.int64(vocab)
+    u = ref.uniforms(philox_seed, philox_offset, batch)
+    everything = np.ones(probs.shape, bool)
+    min_p_keep = probs >= (probs.max(axis=1, keepdims=True) * min_p[:, None]).astype(np.float32)
+    return [
+        ("softmax", kernels.softmax_kernel, (logits.ravel(), f32.copy(), v, np.float32(1)), 1,
+         lambda: ref.softmax(logits)),
+        ("top_k_mask_logits", kernels.top_k_mask_logits_kernel,
+         (logits.ravel().view(np.uint32), f32.copy().view(np.uint32), v, top_k), 1,
+         lambda: ref.top_k_mask_logits(logits, top_k)),
+        ("top_k_renorm_probs", kernels.top_k_renorm_probs_kernel,
+         (probs.ravel(), probs.ravel().view(np.uint32), f32.copy(), v, top_k), 2,
+         lambda: ref.renorm(probs, ref.top_k_keep(probs, top_k))),
+        ("top_p_renorm_probs", kernels.top_p_renorm_probs_kernel, (probs.ravel(), f32.copy(), v, top_p), 1,
+         lambda: ref.renorm(probs, ref.top_p_keep(probs, top_p))),
+        ("sampling_from_probs", kernels.sampling_from_probs_kernel,
+         (probs.ravel(), samples.copy(), v, np.uint64(philox_seed), np.uint64(philox_offset)), 1,
+         lambda: ref.sample(probs, everything, u)),
+        ("min_p_sampling_from_probs", kernels.min_p_sampling_from_probs_kernel,
+         (probs.ravel(), samples.copy(), v, min_p, np.uint64(philox_seed), np.uint64(philox_offset)), 1,
+         lambda: ref.sample(probs, min_p_keep, u)),
+    ]
+
+
+def check(name: str, got: np.ndarray, want) -> str:
+    """Exact for masks and samples (a sample whose uniform lies within float rounding of a prefix sum may be its
+    neighbour), a few float32 ulps for softmax and renormalised probabilities (sums in another order)."""
+    if isinstance(want, tuple):
+        want, ambiguous = want
+        off = got != want
+        assert not (off & ~ambiguous).any(), f"{name}: rows {np.flatnonzero(off & ~ambiguous)[:8]} sampled wrongly"
+        assert (np.abs(got - want)[off] <= 1).all(), f"{name}: an ambiguous row is more than one index away"
+        return f"{got.size} samples equal the oracle's ({int(off.sum())} ambiguous rows at the neighbour)"
+    got = got.reshape(want.shape)
+    if name == "top_k_mask_logits":
+        assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), f"{name}: differs from the oracle"
+        return "bit-exact"
+    assert np.array_equal(got == 0, want == 0), f"{name}: the kept set differs from the oracle's"
+    err = np.abs(got.astype(np.float64) - want) / np.maximum(np.abs(want), np.finfo(np.float32).tiny)
+    assert err.max() < 8 * 2.0**-24 * np.log2(want.shape[1]), f"{name}: relative error {err.max():.3g}"
+    return f"kept set exact, relative error {err.max():.2g}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--vocab", type=int, default=32000)
+    args = parser.parse_args()
+    for name, kernel, host, out, oracle in launches(args.batch, args.vocab):
+        start = time.perf_counter()
+        built = numba_coop.compile_kernel(kernel, host, block=kernels.THREADS, grid=args.batch)
+        print(f"built {name} in {time.perf_counter() - start:.1f} s: {built.registers} registers, "
+              f"{built.shared_memory_bytes} B shared, {built.local_memory_bytes} B local")
+        try:
+            device = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in host]
+            kernel[args.batch, kernels.THREADS](*device)
+            got = device[out].copy_to_host()
+        except Exception as exc:  # no driver or no GPU on this machine
+            print(f"  could not launch on a GPU here ({type(exc).__name__}: {str(exc).splitlines()[0][:100]})")
+            continue
+        if got.dtype == np.uint32:
+            got = got.view(np.float32)
+        print(f"  OK: {check(name, got, oracle())}")
+
+
+if __name__ == "__main__":
+    main()

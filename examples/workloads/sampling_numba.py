@@ -1,0 +1,384 @@
+"""LLM sampling kernels in numba-cuda-mlir with cuda.coop: one 1024-thread block per row of a (batch, vocab) float32
+matrix, the vocabulary walked in tiles of 1024 x 4 items, every cross-thread step a cooperative call.
+
+* ``softmax``: an online (max, sum) pair per thread, one block ``reduce`` of the pairs, one pass that writes;
+* ``top_k_*``: the k-th largest value by a four-pass radix select on the values' ordered bits (a block
+  ``histogram`` of each 8-bit digit of the remaining candidates, a reverse ``inclusive_sum`` over the bins, one
+  tuple ``reduce`` to pick the bin), then a pass that masks or renormalises;
+* ``top_p_*``: the pivot by bisection on the value, each round a tuple ``reduce`` of (mass at or above the pivot,
+  smallest value at or above it, largest value below it) that jumps the bounds to values of the row;
+* samplers: one Philox uniform per row (``sampling_reference.py`` documents the stream), then tiles in order: a block
+  ``inclusive_sum``, and one tuple ``reduce`` of (first index past ``u``, tile total, last kept index); the walk
+  stops at the tile that holds the sample.
+
+The semantics and the NumPy oracles are in ``sampling_reference.py``; ``llm_sampling.py`` runs and checks them.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba_cuda_mlir import cuda  # noqa: I001  (the compiler first, then cuda.coop)
+import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (registers the backend)
+from cuda import coop
+
+THREADS = 1024
+VEC = 4  # items per thread per tile in order-sensitive passes (scans): 16 B per thread
+TILE = THREADS * VEC
+WIDE = 16  # items per thread per tile in order-free passes (histograms, reductions), loaded striped
+WIDE_TILE = THREADS * WIDE
+BINS = 256
+NEG_INF = np.float32(-np.inf)
+POS_INF = np.float32(np.inf)
+NEG_INF_BITS = 0xFF800000
+NO_INDEX = np.int32(2**31 - 1)
+TOP_P_ROUNDS = 32  # bisection rounds at most (each halves the float32 value range or jumps to a value of the row)
+M32 = np.uint64(0xFFFFFFFF)
+
+
+# ---------------------------------------------------------------------------------------------- Philox (curand's)
+@cuda.jit(device=True, inline="always")
+def philox_uniform(seed, offset, row):
+    """The row's uniform in (0, 1]: curand_init(seed, row, offset) then curand_uniform (sampling_reference.py)."""
+    k0 = np.uint64(seed) & M32
+    k1 = (np.uint64(seed) >> np.uint64(32)) & M32
+    block = np.uint64(offset) >> np.uint64(2)
+    c0 = block & M32
+    c1 = block >> np.uint64(32)
+    c2 = np.uint64(row) & M32
+    c3 = np.uint64(0)
+    for r in range(10):
+        if r > 0:
+            k0 = (k0 + np.uint64(0x9E3779B9)) & M32
+            k1 = (k1 + np.uint64(0xBB67AE85)) & M32
+        p0 = np.uint64(0xD2511F53) * c0
+        p1 = np.uint64(0xCD9E8D57) * c2
+        n0 = (p1 >> np.uint64(32)) ^ c1 ^ k0
+        n2 = (p0 >> np.uint64(32)) ^ c3 ^ k1
+        c0, c1, c2, c3 = n0, p1 & M32, n2, p0 & M32
+    word = np.uint64(offset) & np.uint64(3)
+    x = c0 if word == 0 else (c1 if word == 1 else (c2 if word == 2 else c3))
+    return np.float32(x) * np.float32(2.0**-32) + np.float32(2.0**-33)
+
+
+# ---------------------------------------------------------------------------------------------- operators
+def online_softmax_merge(a, b):
+    """Two (max, sum of exp(x - max)) pairs as one; -inf maxima carry no mass."""
+    m = max(a[0], b[0])
+    sa = a[1] * math.exp(a[0] - m) if a[0] != NEG_INF else np.float32(0)
+    sb = b[1] * math.exp(b[0] - m) if b[0] != NEG_INF else np.float32(0)
+    return m, sa + sb
+
+
+def first_total_last(a, b):
+    """(first index past u: min, tile mass: sum, last kept index: max)."""
+    return min(a[0], b[0]), a[1] + b[1], max(a[2], b[2])
+
+
+def max_max(a, b):
+    return max(a[0], b[0]), max(a[1], b[1])
+
+
+def mass_above_below(a, b):
+    """(mass at or above the pivot: sum, smallest value at or above it: min, largest below it: max)."""
+    return a[0] + b[0], min(a[1], b[1]), max(a[2], b[2])
+
+
+def sum_max(a, b):
+    return a[0] + b[0], max(a[1], b[1])
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+@cuda.jit(device=True, inline="always")
+def ordered_key(bits):
+    """A float32's bits (a uint32 view of the array: numba-cuda-mlir 0.6 cannot lower ``x.view(np.uint32)`` on a
+    scalar), mapped so that unsigned order is the floats' order."""
+    return bits ^ np.uint32(0xFFFFFFFF) if bits >> np.uint32(31) else bits | np.uint32(0x80000000)
+
+
+@cuda.jit(device=True, inline="always")
+def kth_largest_key(block, bits, base, vocab, k):
+    """The ordered key of the row's k-th largest value (1 <= k <= vocab): four radix passes of 8 bits each, from the
+    most significant digit, each a block histogram of the digits of the values whose higher digits match so far."""
+    prefix = np.uint32(0)
+    high = np.uint32(0)  # the digits fixed so far
+    remaining = np.int32(k)
+    for digit in range(4):
+        shift = np.uint32(24 - 8 * digit)
+        count = np.int32(0)
+        start = np.int64(0)
+        while start < vocab:
+            words = coop.ThreadData(WIDE, np.uint32)
+            coop.load(block, bits, words, algorithm="striped", offset=base + start,
+                      valid_items=min(vocab - start, WIDE_TILE), oob_default=np.uint32(0))
+            digits = coop.ThreadData(WIDE, np.uint32)
+            for i in range(WIDE):
+                key = ordered_key(words[i])
+                inside = start + i * THREADS + block.rank() < vocab
+                digits[i] = (key >> shift) & np.uint32(0xFF) if inside and (key & high) == prefix else np.uint32(BINS)
+            counts = coop.histogram(block, digits, bins=BINS + 1)
+            count += counts[0]
+            start += WIDE_TILE
+        mine = count if block.rank() < BINS else np.int32(0)  # thread t holds bin t; bin 256 collects the rest
+        at_or_above = coop.inclusive_sum(block, mine, reverse=True)
+        hit = at_or_above >= remaining and at_or_above - mine < remaining
+        chosen, left = coop.reduce(block, (np.int32(block.rank()) if hit else np.int32(-1),
+                                           remaining - (at_or_above - mine) if hit else np.int32(-1)),
+                                   binary_op=max_max)
+        prefix |= np.uint32(chosen) << shift
+        high |= np.uint32(0xFF) << shift
+        remaining = left
+    return prefix
+
+
+@cuda.jit(device=True, inline="always")
+def key_value(block, bits, values, base, vocab, key):
+    """The float whose ordered key is ``key`` (a value of the row): the largest value whose key is at most it."""
+    best = NEG_INF
+    start = np.int64(0)
+    while start < vocab:
+        words = coop.ThreadData(WIDE, np.uint32)
+        coop.load(block, bits, words, algorithm="striped", offset=base + start,
+                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.uint32(0))
+        items = coop.ThreadData(WIDE, np.float32)
+        coop.load(block, values, items, algorithm="striped", offset=base + start,
+                  valid_items=min(vocab - start, WIDE_TILE), oob_default=NEG_INF)
+        for i in range(WIDE):
+            if ordered_key(words[i]) == key:
+                best = max(best, items[i])
+        start += WIDE_TILE
+    return coop.reduce(block, best, binary_op="max")
+
+
+# ---------------------------------------------------------------------------------------------- kernels
+@cuda.jit
+def softmax_kernel(logits, out, vocab, inv_temperature):
+    row = np.int64(cuda.blockIdx.x)
+    block = coop.this_block()
+    base = row * vocab
+    m = NEG_INF
+    s = np.float32(0)
+    start = np.int64(0)
+    while start < vocab:
+        items = coop.ThreadData(WIDE, np.float32)
+        coop.load(block, logits, items, algorithm="striped", offset=base + start,
+                  valid_items=min(vocab - start, WIDE_TILE), oob_default=NEG_INF)
+        for i in range(WIDE):
+            x = items[i] * inv_temperature
+            if x > m:
+                s = s * math.exp(m - x) + np.float32(1)
+                m = x
+            elif x != NEG_INF:
+                s += math.exp(x - m)
+        start += WIDE_TILE
+    row_max, row_sum = coop.reduce(block, (m, s), binary_op=online_softmax_merge)
+    scale = np.float32(1) / row_sum
+    start = np.int64(0)
+    while start < vocab:
+        items = coop.ThreadData(WIDE, np.float32)
+        coop.load(block, logits, items, algorithm="striped", offset=base + start,
+                  valid_items=min(vocab - start, WIDE_TILE), oob_default=NEG_INF)
+        probs = coop.ThreadData(WIDE, np.float32)
+        for i in range(WIDE):
+            probs[i] = math.exp(items[i] * inv_temperature - row_max) * scale
+        coop.store(block, out, probs, algorithm="striped", offset=base + start,
+                   valid_items=min(vocab - start, WIDE_TILE))
+        start += WIDE_TILE
+
+
+@cuda.jit
+def top_k_mask_logits_kernel(bits, out_bits, vocab, top_k):
+    """On the uint32 views of the logits and of the output: the kept logits' bits move unchanged, -inf elsewhere."""
+    row = np.int64(cuda.blockIdx.x)
+    block = coop.this_block()
+    base = row * vocab
+    k = top_k[row]
+    pivot = np.uint32(0)
+    if 0 < k < vocab:
+        pivot = kth_largest_key(block, bits, base, vocab, k)
+    start = np.int64(0)
+    while start < vocab:
+        words = coop.ThreadData(WIDE, np.uint32)
+        coop.load(block, bits, words, algorithm="striped", offset=base + start,
+                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.uint32(0))
+        masked = coop.ThreadData(WIDE, np.uint32)
+        for i in range(WIDE):
+            masked[i] = words[i] if ordered_key(words[i]) >= pivot else np.uint32(NEG_INF_BITS)
+        coop.store(block, out_bits, masked, algorithm="striped", offset=base + start,
+                   valid_items=min(vocab - start, WIDE_TILE))
+        start += WIDE_TILE
+
+
+@cuda.jit
+def top_k_renorm_probs_kernel(probs, bits, out, vocab, top_k):
+    """``bits`` is the uint32 view of ``probs``: the pivot is found on the bits, then compared as a float."""
+    row = np.int64(cuda.blockIdx.x)
+    block = coop.this_block()
+    base = row * vocab
+    k = top_k[row]
+    pivot = np.float32(0)
+    if 0 < k < vocab:
+        key = kth_largest_key(block, bits, base, vocab, k)
+        pivot = key_value(block, bits, probs, base, vocab, key)
+    kept = np.float32(0)
+    start = np.int64(0)
+    while start < vocab:
+        items = coop.ThreadData(WIDE, np.float32)
+        coop.load(block, probs, items, algorithm="striped", offset=base + start,
+                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
+        for i in range(WIDE):
+            if items[i] >= pivot:
+                kept += items[i]
+        start += WIDE_TILE
+    scale = np.float32(1) / coop.sum(block, kept)
+    start = np.int64(0)
+    while start < vocab:
+        items = coop.ThreadData(WIDE, np.float32)
+        coop.load(block, probs, items, algorithm="striped", offset=base + start,
+                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
+        renormed = coop.ThreadData(WIDE, np.float32)
+        for i in range(WIDE):
+            renormed[i] = items[i] * scale if items[i] >= pivot else np.float32(0)
+        coop.store(block, out, renormed, algorithm="striped", offset=base + start,
+                   valid_items=min(vocab - start, WIDE_TILE))
+        start += WIDE_TILE
+
+
+@cuda.jit(device=True, inline="always")
+def top_p_pivot(block, probs, base, vocab, top_p):
+    """The smallest kept probability: the largest value v of the row with mass(p >= v) >= top_p (0 keeps all)."""
+    low = np.float32(0)  # mass(p >= low) >= top_p holds
+    high = POS_INF  # every value above high fails
+    for _ in range(TOP_P_ROUNDS):
+        if low < high:
+            pivot = low + (high - low) * np.float32(0.5) if high != POS_INF else np.float32(1) if low < 1 else low
+            mass = np.float32(0)
+            above = POS_INF
+            below = NEG_INF
+            start = np.int64(0)
+            while start < vocab:
+                items = coop.ThreadData(WIDE, np.float32)
+                coop.load(block, probs, items, algorithm="striped", offset=base + start,
+                          valid_items=min(vocab - start, WIDE_TILE), oob_default=NEG_INF)
+                for i in range(WIDE):
+                    x = items[i]
+                    if x >= pivot:
+                        mass += x
+                        above = min(above, x)
+                    elif x != NEG_INF:
+                        below = max(below, x)
+                start += WIDE_TILE
+            mass, above, below = coop.reduce(block, (mass, above, below), binary_op=mass_above_below)
+            if mass >= top_p:
+                low = above  # a value of the row with enough mass at and above it
+            else:
+                high = below  # the answer lies at or below the largest value under the pivot
+            if low >= high:
+                high = low
+    return low
+
+
+@cuda.jit
+def top_p_renorm_probs_kernel(probs, out, vocab, top_p):
+    row = np.int64(cuda.blockIdx.x)
+    block = coop.this_block()
+    base = row * vocab
+    pivot = top_p_pivot(block, probs, base, vocab, top_p[row])
+    kept = np.float32(0)
+    start = np.int64(0)
+    while start < vocab:
+        items = coop.ThreadData(WIDE, np.float32)
+        coop.load(block, probs, items, algorithm="striped", offset=base + start,
+                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
+        for i in range(WIDE):
+            if items[i] >= pivot:
+                kept += items[i]
+        start += WIDE_TILE
+    scale = np.float32(1) / coop.sum(block, kept)
+    start = np.int64(0)
+    while start < vocab:
+        items = coop.ThreadData(WIDE, np.float32)
+        coop.load(block, probs, items, algorithm="striped", offset=base + start,
+                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
+        renormed = coop.ThreadData(WIDE, np.float32)
+        for i in range(WIDE):
+            renormed[i] = items[i] * scale if items[i] >= pivot else np.float32(0)
+        coop.store(block, out, renormed, algorithm="striped", offset=base + start,
+                   valid_items=min(vocab - start, WIDE_TILE))
+        start += WIDE_TILE
+
+
+@cuda.jit(device=True, inline="always")
+def sample_at_or_above(block, probs, base, vocab, threshold, target):
+    """The first index whose prefix sum of the probabilities >= threshold exceeds target (blocked tiles, in order);
+    the last such probability's index if rounding leaves the target above their total."""
+    running = np.float32(0)
+    found = NO_INDEX
+    last = np.int32(-1)
+    start = np.int64(0)
+    while start < vocab and found == NO_INDEX:
+        items = coop.ThreadData(VEC, np.float32)
+        coop.load(block, probs, items, offset=base + start, valid_items=min(vocab - start, TILE),
+                  oob_default=np.float32(0))
+        kept = coop.ThreadData(VEC, np.float32)
+        for i in range(VEC):
+            kept[i] = items[i] if items[i] >= threshold else np.float32(0)
+        prefix = coop.inclusive_sum(block, kept)
+        my_first = NO_INDEX
+        mine = np.float32(0)
+        my_last = np.int32(-1)
+        for i in range(VEC):
+            index = np.int32(start + block.rank() * VEC + i)
+            if kept[i] > 0:
+                my_last = index
+                if my_first == NO_INDEX and running + prefix[i] > target:
+                    my_first = index
+            mine += kept[i]
+        tile_first, total, tile_last = coop.reduce(block, (my_first, mine, my_last), binary_op=first_total_last)
+        found = tile_first
+        last = max(last, tile_last)
+        running += total
+        start += TILE
+    return found if found != NO_INDEX else max(last, np.int32(0))
+
+
+@cuda.jit
+def sampling_from_probs_kernel(probs, samples, vocab, seed, offset):
+    row = np.int64(cuda.blockIdx.x)
+    block = coop.this_block()
+    u = philox_uniform(seed, offset, row)
+    chosen = sample_at_or_above(block, probs, row * vocab, vocab, np.float32(0), u)
+    if block.rank() == 0:
+        samples[row] = chosen
+
+
+@cuda.jit
+def min_p_sampling_from_probs_kernel(probs, samples, vocab, min_p, seed, offset):
+    row = np.int64(cuda.blockIdx.x)
+    block = coop.this_block()
+    base = row * vocab
+    u = philox_uniform(seed, offset, row)
+    largest = np.float32(0)
+    start = np.int64(0)
+    while start < vocab:
+        items = coop.ThreadData(WIDE, np.float32)
+        coop.load(block, probs, items, algorithm="striped", offset=base + start,
+                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
+        for i in range(WIDE):
+            largest = max(largest, items[i])
+        start += WIDE_TILE
+    threshold = coop.reduce(block, largest, binary_op="max") * min_p[row]
+    kept = np.float32(0)
+    start = np.int64(0)
+    while start < vocab:
+        items = coop.ThreadData(WIDE, np.float32)
+        coop.load(block, probs, items, algorithm="striped", offset=base + start,
+                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
+        for i in range(WIDE):
+            if items[i] >= threshold:
+                kept += items[i]
+        start += WIDE_TILE
+    total = coop.sum(block, kept)
+    chosen = sample_at_or_above(block, probs, base, vocab, threshold, u * total)
+    if block.rank() == 0:
+        samples[row] = chosen
