@@ -38,8 +38,7 @@ def launches(batch: int, vocab: int, seed: int = 0, philox_seed: int = 12345, ph
     samples = np.full(batch, -1, np.int32)
     v = np.int64(vocab)
     u = ref.uniforms(philox_seed, philox_offset, batch)
-    everything = np.ones(probs.shape, bool)
-    min_p_keep = probs >= (probs.max(axis=1, keepdims=True) * min_p[:, None]).astype(np.float32)
+    seed, offset = np.uint64(philox_seed), np.uint64(philox_offset)
     return [
         ("softmax", kernels.softmax_kernel, (logits.ravel(), f32.copy(), v, np.float32(1)), 1,
          lambda: ref.softmax(logits)),
@@ -52,11 +51,14 @@ def launches(batch: int, vocab: int, seed: int = 0, philox_seed: int = 12345, ph
         ("top_p_renorm_probs", kernels.top_p_renorm_probs_kernel, (probs.ravel(), f32.copy(), v, top_p), 1,
          lambda: ref.renorm(probs, ref.top_p_keep(probs, top_p))),
         ("sampling_from_probs", kernels.sampling_from_probs_kernel,
-         (probs.ravel(), samples.copy(), v, np.uint64(philox_seed), np.uint64(philox_offset)), 1,
-         lambda: ref.sample(probs, everything, u)),
+         (probs.ravel(), samples.copy(), v, seed, offset), 1,
+         lambda: ref.sample(probs, np.ones(probs.shape, bool), u, scale_by_kept=False)),
         ("min_p_sampling_from_probs", kernels.min_p_sampling_from_probs_kernel,
-         (probs.ravel(), samples.copy(), v, min_p, np.uint64(philox_seed), np.uint64(philox_offset)), 1,
-         lambda: ref.sample(probs, min_p_keep, u)),
+         (probs.ravel(), samples.copy(), v, min_p, seed, offset), 1,
+         lambda: ref.sample(probs, ref.min_p_keep(probs, min_p), u, scale_by_kept=True)),
+        ("top_k_top_p_sampling_from_probs", kernels.top_k_top_p_sampling_from_probs_kernel,
+         (probs.ravel(), samples.copy(), v, top_k, top_p, seed, offset), 1,
+         lambda: ref.top_k_top_p_joint(probs, top_k, top_p, philox_seed, philox_offset)),
     ]
 
 
@@ -87,7 +89,7 @@ def main() -> None:
     for name, kernel, host, out, oracle in launches(args.batch, args.vocab):
         start = time.perf_counter()
         built = numba_coop.compile_kernel(kernel, host, block=kernels.THREADS, grid=args.batch)
-        print(f"built {name} in {time.perf_counter() - start:.1f} s: {built.registers} registers, "
+        print(f"built {name} for sm_90 in {time.perf_counter() - start:.1f} s: {built.registers} registers, "
               f"{built.shared_memory_bytes} B shared, {built.local_memory_bytes} B local")
         try:
             device = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in host]
@@ -98,7 +100,7 @@ def main() -> None:
             continue
         if got.dtype == np.uint32:
             got = got.view(np.float32)
-        print(f"  OK: {check(name, got, oracle())}")
+        print(f"OK: {name}: {check(name, got, oracle())}")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ WIDE_TILE = THREADS * WIDE
 BINS = 256
 NEG_INF = np.float32(-np.inf)
 POS_INF = np.float32(np.inf)
+NAN = np.float32(np.nan)
 NEG_INF_BITS = 0xFF800000
 NO_INDEX = np.int32(2**31 - 1)
 TOP_P_ROUNDS = 32  # bisection rounds at most (each halves the float32 value range or jumps to a value of the row)
@@ -94,6 +95,19 @@ def ordered_key(bits):
     """A float32's bits (a uint32 view of the array: numba-cuda-mlir 0.6 cannot lower ``x.view(np.uint32)`` on a
     scalar), mapped so that unsigned order is the floats' order."""
     return bits ^ np.uint32(0xFFFFFFFF) if bits >> np.uint32(31) else bits | np.uint32(0x80000000)
+
+
+@cuda.jit(device=True, inline="always")
+def at_or_above(bits, pivot):
+    """``x >= pivot`` as floats compare, on their bits and the pivot's ordered key: -0.0 equals +0.0, NaN fails
+    (k < 0 or k >= vocab, pivot 0: every value stays, NaN included, as a copy)."""
+    if pivot == 0:
+        return True
+    if bits & np.uint32(0x7FFFFFFF) > np.uint32(0x7F800000):
+        return False
+    if bits & np.uint32(0x7FFFFFFF) == 0:
+        return ordered_key(np.uint32(0)) >= pivot or ordered_key(np.uint32(0x80000000)) >= pivot
+    return ordered_key(bits) >= pivot
 
 
 @cuda.jit(device=True, inline="always")
@@ -193,8 +207,10 @@ def top_k_mask_logits_kernel(bits, out_bits, vocab, top_k):
     block = coop.this_block()
     base = row * vocab
     k = top_k[row]
-    pivot = np.uint32(0)
-    if 0 < k < vocab:
+    pivot = np.uint32(0)  # k < 0 or k >= vocab: every logit stays
+    if k == 0:
+        pivot = np.uint32(0xFFFFFFFF)  # above every ordered key of a number: nothing stays
+    elif 0 < k < vocab:
         pivot = kth_largest_key(block, bits, base, vocab, k)
     start = np.int64(0)
     while start < vocab:
@@ -203,7 +219,7 @@ def top_k_mask_logits_kernel(bits, out_bits, vocab, top_k):
                   valid_items=min(vocab - start, WIDE_TILE), oob_default=np.uint32(0))
         masked = coop.ThreadData(WIDE, np.uint32)
         for i in range(WIDE):
-            masked[i] = words[i] if ordered_key(words[i]) >= pivot else np.uint32(NEG_INF_BITS)
+            masked[i] = words[i] if at_or_above(words[i], pivot) else np.uint32(NEG_INF_BITS)
         coop.store(block, out_bits, masked, algorithm="striped", offset=base + start,
                    valid_items=min(vocab - start, WIDE_TILE))
         start += WIDE_TILE
@@ -216,8 +232,10 @@ def top_k_renorm_probs_kernel(probs, bits, out, vocab, top_k):
     block = coop.this_block()
     base = row * vocab
     k = top_k[row]
-    pivot = np.float32(0)
-    if 0 < k < vocab:
+    pivot = NEG_INF  # k < 0 or k >= vocab: the whole row, renormalised
+    if k == 0:
+        pivot = NAN  # nothing compares >= NaN: all zeros
+    elif 0 < k < vocab:
         key = kth_largest_key(block, bits, base, vocab, k)
         pivot = key_value(block, bits, probs, base, vocab, key)
     kept = np.float32(0)
@@ -230,7 +248,7 @@ def top_k_renorm_probs_kernel(probs, bits, out, vocab, top_k):
             if items[i] >= pivot:
                 kept += items[i]
         start += WIDE_TILE
-    scale = np.float32(1) / coop.sum(block, kept)
+    scale = np.float32(1) / max(coop.sum(block, kept), np.float32(1e-8))
     start = np.int64(0)
     while start < vocab:
         items = coop.ThreadData(WIDE, np.float32)
@@ -246,12 +264,29 @@ def top_k_renorm_probs_kernel(probs, bits, out, vocab, top_k):
 
 @cuda.jit(device=True, inline="always")
 def top_p_pivot(block, probs, base, vocab, top_p):
-    """The smallest kept probability: the largest value v of the row with mass(p >= v) >= top_p (0 keeps all)."""
-    low = np.float32(0)  # mass(p >= low) >= top_p holds
-    high = POS_INF  # every value above high fails
+    """The smallest kept probability: the largest value v of the row whose mass at and above it reaches top_p times
+    the row's total (0 where top_p >= 1: the whole row). Bisection on the value whose bounds jump to values of the
+    row, so it ends when they meet."""
+    total = np.float32(0)
+    largest = np.float32(0)
+    start = np.int64(0)
+    while start < vocab:
+        items = coop.ThreadData(WIDE, np.float32)
+        coop.load(block, probs, items, algorithm="striped", offset=base + start,
+                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
+        for i in range(WIDE):
+            total += items[i]
+            largest = max(largest, items[i])
+        start += WIDE_TILE
+    total, largest = coop.reduce(block, (total, largest), binary_op=sum_max)
+    target = top_p * total
+    low = np.float32(0)  # mass(p >= low) >= target holds
+    high = largest  # no value above high qualifies
+    if top_p >= 1:
+        high = low
     for _ in range(TOP_P_ROUNDS):
         if low < high:
-            pivot = low + (high - low) * np.float32(0.5) if high != POS_INF else np.float32(1) if low < 1 else low
+            pivot = low + (high - low) * np.float32(0.5)
             mass = np.float32(0)
             above = POS_INF
             below = NEG_INF
@@ -269,12 +304,10 @@ def top_p_pivot(block, probs, base, vocab, top_p):
                         below = max(below, x)
                 start += WIDE_TILE
             mass, above, below = coop.reduce(block, (mass, above, below), binary_op=mass_above_below)
-            if mass >= top_p:
+            if mass >= target:
                 low = above  # a value of the row with enough mass at and above it
             else:
-                high = below  # the answer lies at or below the largest value under the pivot
-            if low >= high:
-                high = low
+                high = below  # the answer is a value under the pivot
     return low
 
 
@@ -294,7 +327,7 @@ def top_p_renorm_probs_kernel(probs, out, vocab, top_p):
             if items[i] >= pivot:
                 kept += items[i]
         start += WIDE_TILE
-    scale = np.float32(1) / coop.sum(block, kept)
+    scale = np.float32(1) / max(coop.sum(block, kept), np.float32(1e-8))
     start = np.int64(0)
     while start < vocab:
         items = coop.ThreadData(WIDE, np.float32)
@@ -309,9 +342,10 @@ def top_p_renorm_probs_kernel(probs, out, vocab, top_p):
 
 
 @cuda.jit(device=True, inline="always")
-def sample_at_or_above(block, probs, base, vocab, threshold, target):
-    """The first index whose prefix sum of the probabilities >= threshold exceeds target (blocked tiles, in order);
-    the last such probability's index if rounding leaves the target above their total."""
+def sample_kept(block, probs, base, vocab, above, at_least, target):
+    """FlashInfer's sampling rule over the kept probabilities (``p > above`` and ``p >= at_least``), tiles in
+    order: the first kept index whose inclusive prefix sum exceeds ``target``, else the last kept index (0 if none).
+    Returns (index, whether any probability was kept)."""
     running = np.float32(0)
     found = NO_INDEX
     last = np.int32(-1)
@@ -322,7 +356,7 @@ def sample_at_or_above(block, probs, base, vocab, threshold, target):
                   oob_default=np.float32(0))
         kept = coop.ThreadData(VEC, np.float32)
         for i in range(VEC):
-            kept[i] = items[i] if items[i] >= threshold else np.float32(0)
+            kept[i] = items[i] if items[i] > above and items[i] >= at_least else np.float32(0)
         prefix = coop.inclusive_sum(block, kept)
         my_first = NO_INDEX
         mine = np.float32(0)
@@ -339,7 +373,9 @@ def sample_at_or_above(block, probs, base, vocab, threshold, target):
         last = max(last, tile_last)
         running += total
         start += TILE
-    return found if found != NO_INDEX else max(last, np.int32(0))
+    if found != NO_INDEX:
+        return found, True
+    return max(last, np.int32(0)), last >= 0
 
 
 @cuda.jit
@@ -347,7 +383,7 @@ def sampling_from_probs_kernel(probs, samples, vocab, seed, offset):
     row = np.int64(cuda.blockIdx.x)
     block = coop.this_block()
     u = philox_uniform(seed, offset, row)
-    chosen = sample_at_or_above(block, probs, row * vocab, vocab, np.float32(0), u)
+    chosen, _ = sample_kept(block, probs, row * vocab, vocab, np.float32(0), np.float32(0), u)
     if block.rank() == 0:
         samples[row] = chosen
 
@@ -379,6 +415,71 @@ def min_p_sampling_from_probs_kernel(probs, samples, vocab, min_p, seed, offset)
                 kept += items[i]
         start += WIDE_TILE
     total = coop.sum(block, kept)
-    chosen = sample_at_or_above(block, probs, base, vocab, threshold, u * total)
+    chosen, _ = sample_kept(block, probs, base, vocab, np.float32(0), threshold, u * total)
+    if block.rank() == 0:
+        samples[row] = chosen
+
+
+def above_two_pivots(a, b):
+    """(mass above pivot 0, count above it, mass above pivot 1, count above it): sums."""
+    return a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]
+
+
+@cuda.jit
+def top_k_top_p_sampling_from_probs_kernel(probs, samples, vocab, top_k, top_p, seed, offset):
+    """FlashInfer's joint filter by rejection: sample among p > low with u * q; accept when fewer than k values and
+    less than top_p mass lie strictly above the sample; else narrow (low, high] by the sample and the midpoint."""
+    row = np.int64(cuda.blockIdx.x)
+    block = coop.this_block()
+    base = row * vocab
+    k = top_k[row]
+    if k < 0 or k >= vocab:
+        k = np.int32(2**31 - 1)
+    p = top_p[row]
+    low = np.float32(0)
+    high = np.float32(1)
+    q = np.float32(1)
+    chosen = np.int32(0)
+    draw = np.uint64(0)
+    done = False
+    while not done:
+        u = philox_uniform(seed, np.uint64(offset) + draw, row)
+        draw += np.uint64(1)
+        chosen, any_kept = sample_kept(block, probs, base, vocab, low, np.float32(0), u * q)
+        if not any_kept:
+            chosen = np.int32(0)
+            done = True
+        else:
+            pivot0 = probs[base + chosen]
+            pivot1 = (pivot0 + high) * np.float32(0.5)
+            sum0 = np.float32(0)
+            count0 = np.int32(0)
+            sum1 = np.float32(0)
+            count1 = np.int32(0)
+            start = np.int64(0)
+            while start < vocab:
+                items = coop.ThreadData(WIDE, np.float32)
+                coop.load(block, probs, items, algorithm="striped", offset=base + start,
+                          valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
+                for i in range(WIDE):
+                    if items[i] > pivot0:
+                        sum0 += items[i]
+                        count0 += np.int32(1)
+                    if items[i] > pivot1:
+                        sum1 += items[i]
+                        count1 += np.int32(1)
+                start += WIDE_TILE
+            sum0, count0, sum1, count1 = coop.reduce(block, (sum0, count0, sum1, count1), binary_op=above_two_pivots)
+            if count0 < k and sum0 < p:
+                done = True
+            elif count1 < k and sum1 < p:
+                low = pivot0
+                high = pivot1
+                q = sum0
+            else:
+                low = pivot1
+                q = sum1
+            if not low < high:
+                done = True
     if block.rank() == 0:
         samples[row] = chosen

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = sorted(path.name for path in (ROOT / "examples").glob("*.py"))
+# the scripts (examples/workloads/ also holds the kernel and oracle modules its scripts import)
+EXAMPLES = sorted(str(path.relative_to(ROOT / "examples")) for pattern in ("*.py", "workloads/*.py")
+                  for path in (ROOT / "examples").glob(pattern) if 'if __name__ == "__main__":' in path.read_text())
 
 
 @functools.cache
@@ -47,7 +49,7 @@ def test_example_builds_without_a_gpu(name):
     if _gpu_present():
         pytest.skip("a GPU is present: tests/gpu/test_examples_gpu.py runs the examples")
     # an install may hold one backend (README: numba-cuda-mlir alone): the other backend's examples skip
-    pytest.importorskip("cutlass" if name.startswith("cute_") else "numba_cuda_mlir")
+    pytest.importorskip("cutlass" if Path(name).name.startswith("cute_") else "numba_cuda_mlir")
     out = subprocess.run([sys.executable, str(ROOT / "examples" / name)], cwd=ROOT, capture_output=True, text=True,
                          check=False, timeout=600)
     report = f"exit {out.returncode}\nstdout:\n{out.stdout[-3000:]}\nstderr:\n{out.stderr[-6000:]}"

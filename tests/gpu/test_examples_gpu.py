@@ -9,12 +9,14 @@ import pytest
 
 pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = sorted(path.name for path in (ROOT / "examples").glob("*.py"))
+# the scripts (examples/workloads/ also holds the kernel and oracle modules its scripts import)
+EXAMPLES = sorted(str(path.relative_to(ROOT / "examples")) for pattern in ("*.py", "workloads/*.py")
+                  for path in (ROOT / "examples").glob(pattern) if 'if __name__ == "__main__":' in path.read_text())
 SUCCESS = {"copy_tiles.py": "copied correctly"}  # every other example prints a line starting with "OK:"
 
 
 def _compiler_of(name: str) -> str:
-    return "cutlass" if name.startswith("cute_") else "numba_cuda_mlir"
+    return "cutlass" if Path(name).name.startswith("cute_") else "numba_cuda_mlir"
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
