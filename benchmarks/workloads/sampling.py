@@ -1,0 +1,262 @@
+"""LLM sampling: ours (examples/workloads/sampling_numba.py, sampling_cute.py) against FlashInfer 0.7.2.post1 and
+the torch code a PyTorch user writes, in one process, every output verified.
+
+Grid: vocab 32000, 128256, 151936, 256000 x batch 1, 8, 32, 128, 512 x two distributions (softmax of normal logits
+with sigma 1; of Gumbel logits with beta 0.1); top-k 50, top-p 0.9, min-p 0.1. Timing: CUDA events; "warm" =
+back-to-back launches behind a spin kernel (common.time_launches; the row stays in L2 where it fits), "cold" = each
+launch after a 256 MiB write that evicts L2.
+
+Verification, per shape and implementation: deterministic functions against FlashInfer's output (softmax and renorm:
+kept set exact, values within a few float32 ulps; mask: bit for bit); samplers: every sample is a kept index of its
+row (positive, and in the top-k / min-p set), and ours equal FlashInfer's samples for the same seed and offset except
+where a uniform lies within rounding of a prefix sum (counted in the record).
+"""
+from __future__ import annotations
+
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..common import ROOT, time_launches
+
+sys.path.insert(0, str(ROOT / "examples" / "workloads"))
+
+FUNCTIONS = ("softmax", "top_k_mask_logits", "top_k_renorm_probs", "top_p_renorm_probs", "sampling_from_probs",
+             "min_p_sampling_from_probs", "top_k_top_p_sampling_from_probs")
+SAMPLERS = ("sampling_from_probs", "min_p_sampling_from_probs", "top_k_top_p_sampling_from_probs")
+VOCABS = (32000, 128256, 151936, 256000)
+BATCHES = (1, 8, 32, 128, 512)
+DISTRIBUTIONS = ("normal", "gumbel")
+TOP_K, TOP_P, MIN_P = 50, 0.9, 0.1
+SEED, OFFSET = 2026, 0
+
+
+def logits_for(batch: int, vocab: int, distribution: str, seed: int = 0):
+    import torch
+
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    if distribution == "normal":
+        return torch.randn(batch, vocab, device="cuda", generator=g)
+    u = torch.rand(batch, vocab, device="cuda", generator=g).clamp_(1e-20, 1 - 1e-7)
+    return -0.1 * torch.log(-torch.log(u))  # Gumbel(0, beta 0.1)
+
+
+class Ours:
+    """Our kernels on one backend, launched on torch tensors (numba: wrapped once as device arrays)."""
+
+    def __init__(self, backend: str):
+        self.backend = backend
+        if backend == "numba":
+            import sampling_numba as kernels
+            from numba_cuda_mlir import cuda
+
+            self.kernels, self.cuda = kernels, cuda
+        else:
+            import sampling_cute as kernels
+
+            self.kernels = kernels
+
+    def launcher(self, name: str, x, out, params: dict):
+        """A no-argument callable that runs ``name`` on ``x`` into ``out``."""
+        if self.backend == "numba":
+            return self._numba(name, x, out, params)
+        return self.kernels.launcher(name, x, out, params)
+
+    def _numba(self, name, x, out, params):
+        k, cuda = self.kernels, self.cuda
+        batch, vocab = x.shape
+        flat = cuda.as_cuda_array(x.reshape(-1))
+        dst = cuda.as_cuda_array(out.reshape(-1))
+        v = np.int64(vocab)
+        grid = (batch, k.THREADS)
+        seed, offset = np.uint64(SEED), np.uint64(OFFSET)
+        if name == "softmax":
+            kernel, args = k.softmax_kernel, (flat, dst, v, np.float32(1))
+        elif name == "top_k_mask_logits":
+            kernel, args = k.top_k_mask_logits_kernel, (flat.view(np.uint32), dst.view(np.uint32), v, params["k"])
+        elif name == "top_k_renorm_probs":
+            kernel, args = k.top_k_renorm_probs_kernel, (flat, flat.view(np.uint32), dst, v, params["k"])
+        elif name == "top_p_renorm_probs":
+            kernel, args = k.top_p_renorm_probs_kernel, (flat, dst, v, params["p"])
+        elif name == "sampling_from_probs":
+            kernel, args = k.sampling_from_probs_kernel, (flat, dst, v, seed, offset)
+        elif name == "min_p_sampling_from_probs":
+            kernel, args = k.min_p_sampling_from_probs_kernel, (flat, dst, v, params["min_p"], seed, offset)
+        else:
+            kernel, args = (k.top_k_top_p_sampling_from_probs_kernel,
+                            (flat, dst, v, params["k"], params["p"], seed, offset))
+        configured = kernel[grid]
+        return lambda: configured(*args)
+
+
+def flashinfer_launcher(name: str, x, out, params: dict):
+    import flashinfer.sampling as fs
+
+    k, p, min_p = params["k_t"], params["p_t"], params["min_p_t"]
+    calls = {
+        "softmax": lambda: fs.softmax(x),
+        "top_k_mask_logits": lambda: fs.top_k_mask_logits(x, k),
+        "top_k_renorm_probs": lambda: fs.top_k_renorm_probs(x, k),
+        "top_p_renorm_probs": lambda: fs.top_p_renorm_probs(x, p),
+        "sampling_from_probs": lambda: fs.sampling_from_probs(x, seed=SEED, offset=OFFSET),
+        "min_p_sampling_from_probs": lambda: fs.min_p_sampling_from_probs(x, min_p, seed=SEED, offset=OFFSET),
+        "top_k_top_p_sampling_from_probs": lambda: fs.top_k_top_p_sampling_from_probs(
+            x, k, p, filter_apply_order="joint", seed=SEED, offset=OFFSET),
+    }
+    call = calls[name]
+
+    def run():
+        out.copy_(call().reshape(out.shape))  # the copy is timed in torch's row too: see torch_launcher
+
+    return call, run
+
+
+def torch_launcher(name: str, x, params: dict):
+    """What a PyTorch user writes (no fused kernels)."""
+    import torch
+
+    k, p, min_p = TOP_K, params["p_t"][:, None], params["min_p_t"][:, None]
+
+    def top_k_keep(v):
+        return v >= torch.topk(v, k, dim=-1).values[:, -1:]
+
+    def top_p_keep(v):
+        ordered, index = torch.sort(v, dim=-1, descending=True)
+        before = torch.cumsum(ordered, dim=-1) - ordered  # mass strictly before each (sorted) value
+        keep_sorted = before < p * v.sum(-1, keepdim=True)
+        return torch.zeros_like(keep_sorted).scatter_(-1, index, keep_sorted)
+
+    calls = {
+        "softmax": lambda: torch.softmax(x, dim=-1),
+        "top_k_mask_logits": lambda: x.masked_fill(~top_k_keep(x), -math.inf),
+        "top_k_renorm_probs": lambda: (lambda kept: kept / kept.sum(-1, keepdim=True))(x * top_k_keep(x)),
+        "top_p_renorm_probs": lambda: (lambda kept: kept / kept.sum(-1, keepdim=True))(x * top_p_keep(x)),
+        "sampling_from_probs": lambda: torch.multinomial(x, 1).squeeze(1),
+        "min_p_sampling_from_probs": lambda: torch.multinomial(
+            x * (x >= x.max(-1, keepdim=True).values * min_p), 1).squeeze(1),
+        "top_k_top_p_sampling_from_probs": lambda: torch.multinomial(x * top_k_keep(x) * top_p_keep(x), 1).squeeze(1),
+    }
+    return calls[name]
+
+
+def _cold_ms(fn, reps: int) -> float:
+    """Median time of one launch after a write that evicts L2 (256 MiB), CUDA events around the launch alone."""
+    import torch
+
+    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    samples = []
+    for _ in range(reps):
+        flush.fill_(1)
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end))
+    return float(np.median(samples))
+
+
+def verify(name: str, ours, reference, x, params: dict) -> dict:
+    """What was checked and how far apart: see the module docstring."""
+    import torch
+
+    if name in SAMPLERS:
+        rows = torch.arange(x.shape[0], device=x.device)
+        ours_l = ours.long()
+        in_range = bool(((ours_l >= 0) & (ours_l < x.shape[1])).all())
+        chosen = x[rows, ours_l.clamp(0, x.shape[1] - 1)]
+        ok = in_range and bool((chosen > 0).all())
+        if name == "min_p_sampling_from_probs":
+            ok &= bool((chosen >= x.max(-1).values * params["min_p_t"]).all())
+        if name == "top_k_top_p_sampling_from_probs":
+            ok &= bool(((x > chosen[:, None]).sum(-1) < TOP_K).all())
+        differs = int((ours_l != reference.long()).sum())
+        return {"ok": ok, "samples_differing_from_flashinfer": differs}
+    if name == "top_k_mask_logits":
+        return {"ok": bool(torch.equal(ours.view(torch.int32), reference.view(torch.int32)))}
+    same_set = bool(torch.equal(ours == 0, reference == 0))
+    rel = ((ours.double() - reference.double()).abs() / reference.double().abs().clamp_min(1e-30)).max().item()
+    return {"ok": same_set and rel < 1e-5, "max_relative_error": rel, "kept_set_equal": same_set}
+
+
+def run(backends: tuple[str, ...], functions=FUNCTIONS, vocabs=VOCABS, batches=BATCHES,
+        distributions=DISTRIBUTIONS, reps: int = 10, log=print) -> list[dict]:
+    import torch
+
+    ours = {b: Ours(b) for b in backends}
+    records = []
+    for vocab in vocabs:
+        for batch in batches:
+            for distribution in distributions:
+                logits = logits_for(batch, vocab, distribution)
+                probs = torch.softmax(logits, dim=-1)
+                params = {"k": torch.full((batch,), TOP_K, dtype=torch.int32, device="cuda"),
+                          "p": torch.full((batch,), TOP_P, dtype=torch.float32, device="cuda"),
+                          "min_p": torch.full((batch,), MIN_P, dtype=torch.float32, device="cuda")}
+                params.update(k_t=params["k"], p_t=params["p"], min_p_t=params["min_p"])
+                for name in functions:
+                    x = logits if name in ("softmax", "top_k_mask_logits") else probs
+                    sampler = name in SAMPLERS
+                    out_shape, out_dtype = ((batch,), torch.int32) if sampler else ((batch, vocab), torch.float32)
+                    call, _ = flashinfer_launcher(name, x, None, params)
+                    reference = call()
+                    row = {"function": name, "vocab": vocab, "batch": batch, "distribution": distribution,
+                           "times_ms": {}, "checks": {}}
+                    fns = {"flashinfer": call, "torch": torch_launcher(name, x, params)}
+                    for backend, impl in ours.items():
+                        out = torch.full(out_shape, -1 if sampler else math.nan, dtype=out_dtype, device="cuda")
+                        launch = impl.launcher(name, x, out, {kk: v for kk, v in params.items() if "_t" not in kk})
+                        launch()
+                        torch.cuda.synchronize()
+                        row["checks"][backend] = verify(name, out, reference, x, params)
+                        fns[backend] = launch
+                    for impl_name, fn in fns.items():
+                        warm = time_launches(fn, warmup=2, reps=reps, inner=5)
+                        row["times_ms"][impl_name] = {"warm": float(np.median(warm.samples)),
+                                                      "cold": _cold_ms(fn, reps)}
+                    records.append(row)
+                    log(_line(row))
+                del logits, probs
+                torch.cuda.empty_cache()
+    return records
+
+
+def _line(row: dict) -> str:
+    t = row["times_ms"]
+    fi = t["flashinfer"]["warm"]
+    parts = [f"{row['function']:<32} V={row['vocab']:<6} B={row['batch']:<3} {row['distribution']:<6}",
+             f"flashinfer {fi * 1e3:8.1f} us"]
+    for impl, v in t.items():
+        if impl != "flashinfer":
+            parts.append(f"{impl} {v['warm'] * 1e3:8.1f} us ({fi / v['warm']:.2f}x)")
+    checks = " ".join(f"{b}:{'ok' if c['ok'] else 'WRONG'}" for b, c in row["checks"].items())
+    return "  ".join(parts) + "  " + checks
+
+
+def dry_run(backends: tuple[str, ...]) -> list[str]:
+    """No GPU: build every kernel of each backend for sm_90 and report its resources."""
+    lines = []
+    if "numba" in backends:
+        import llm_sampling
+
+        import cuda.coop.numba_mlir as numba_coop
+
+        for name, kernel, host, _, _ in llm_sampling.launches(2, 4096):
+            start = time.perf_counter()
+            built = numba_coop.compile_kernel(kernel, host, block=1024, grid=2)
+            lines.append(f"numba {name}: {built.registers} registers, {built.shared_memory_bytes} B shared, "
+                         f"{built.local_memory_bytes} B local ({time.perf_counter() - start:.1f} s)")
+    if "cute" in backends:
+        import sampling_cute
+
+        lines.extend(f"cute {line}" for line in sampling_cute.build_all())
+    return lines
+
+
+def write(records: list[dict], path: Path) -> None:
+    import json
+
+    path.write_text(json.dumps(records, indent=1) + "\n")
