@@ -1,0 +1,103 @@
+"""LLM sampling in the CuTe DSL with cuda.coop: softmax, top-k masking and renormalisation, top-p renormalisation, and
+sampling (plain and min-p) from a (batch, vocab) float32 matrix, each checked against NumPy.
+
+The kernels are in ``sampling_cute.py`` (the kernels of ``sampling_numba.py`` for ``cuda.coop.cutlass``: one
+1024-thread block per row); the problem, the NumPy oracles and the check are those of ``llm_sampling.py`` and
+``sampling_reference.py``. Every kernel is built for sm_90a without a GPU (``cute_coop.compile_kernel`` on fake
+tensors); with a GPU and torch (to hand CuTe the device arrays) each is launched on random rows and checked, and
+without one the script says that it could not launch.
+
+    python examples/workloads/cute_llm_sampling.py [--batch 8] [--vocab 32000]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+try:
+    import torch  # before cutlass: the other order once broke torch's operator registry
+except ImportError:
+    torch = None
+import cutlass  # noqa: E402
+from cutlass.cute.runtime import make_fake_tensor  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import sampling_cute as kernels  # noqa: E402
+import sampling_reference as ref  # noqa: E402
+from llm_sampling import check, problem  # noqa: E402  (the same problem and the same check as the numba run)
+import cuda.coop.cutlass as cute_coop  # noqa: E402
+
+SCALARS = {np.dtype(np.int32): cutlass.Int32, np.dtype(np.int64): cutlass.Int64, np.dtype(np.float32): cutlass.Float32,
+           np.dtype(np.uint64): cutlass.Uint64}
+
+
+def launches(batch: int, vocab: int, seed: int = 0, philox_seed: int = 12345, philox_offset: int = 0):
+    """(name, launcher, host arguments, output index, oracle) of every kernel on one problem (llm_sampling.py's, but
+    the top-k kernels take the float arrays themselves: the CuTe kernels bitcast the values)."""
+    logits, probs, top_k, top_p, min_p = problem(batch, vocab, seed)
+    f32 = np.full((batch, vocab), np.nan, np.float32).ravel()
+    samples = np.full(batch, -1, np.int32)
+    v = np.int64(vocab)
+    u = ref.uniforms(philox_seed, philox_offset, batch)
+    seed, offset = np.uint64(philox_seed), np.uint64(philox_offset)
+    return [
+        ("softmax", kernels.launch_softmax, (logits.ravel(), f32.copy(), v, np.float32(1)), 1,
+         lambda: ref.softmax(logits)),
+        ("top_k_mask_logits", kernels.launch_top_k_mask_logits, (logits.ravel(), f32.copy(), v, top_k), 1,
+         lambda: ref.top_k_mask_logits(logits, top_k)),
+        ("top_k_renorm_probs", kernels.launch_top_k_renorm_probs, (probs.ravel(), f32.copy(), v, top_k), 1,
+         lambda: ref.renorm(probs, ref.top_k_keep(probs, top_k))),
+        ("top_p_renorm_probs", kernels.launch_top_p_renorm_probs, (probs.ravel(), f32.copy(), v, top_p), 1,
+         lambda: ref.renorm(probs, ref.top_p_keep(probs, top_p))),
+        ("sampling_from_probs", kernels.launch_sampling_from_probs,
+         (probs.ravel(), samples.copy(), v, seed, offset), 1,
+         lambda: ref.sample(probs, np.ones(probs.shape, bool), u, scale_by_kept=False)),
+        ("min_p_sampling_from_probs", kernels.launch_min_p_sampling_from_probs,
+         (probs.ravel(), samples.copy(), v, min_p, seed, offset), 1,
+         lambda: ref.sample(probs, ref.min_p_keep(probs, min_p), u, scale_by_kept=True)),
+        ("top_k_top_p_sampling_from_probs", kernels.launch_top_k_top_p_sampling_from_probs,
+         (probs.ravel(), samples.copy(), v, top_k, top_p, seed, offset), 1,
+         lambda: ref.top_k_top_p_joint(probs, top_k, top_p, philox_seed, philox_offset)),
+    ]
+
+
+def fake(a):
+    """A launcher argument for a build without a GPU: a fake 1-D tensor for an array, a CuTe numeric for a scalar."""
+    if isinstance(a, np.ndarray):
+        return make_fake_tensor(SCALARS[a.dtype], a.shape, stride=(1,))
+    return SCALARS[a.dtype](a.item())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--vocab", type=int, default=32000)
+    args = parser.parse_args()
+    batch = cutlass.Int32(args.batch)
+    for name, launcher, host, out, oracle in launches(args.batch, args.vocab):
+        start = time.perf_counter()
+        built = cute_coop.compile_kernel(launcher, *(fake(a) for a in host), batch)
+        print(f"built {name} for sm_90a in {time.perf_counter() - start:.1f} s: {built.registers} registers, "
+              f"{built.shared_memory_bytes} B shared, {built.local_memory_bytes} B local")
+        try:
+            if torch is None or not torch.cuda.is_available():
+                raise RuntimeError("no CUDA device (or no torch to hand the arrays to CuTe)")
+            from cutlass.cute.runtime import from_dlpack
+
+            device = [torch.from_numpy(a).cuda() if isinstance(a, np.ndarray) else a for a in host]
+            launcher(*(from_dlpack(a) if isinstance(a, torch.Tensor) else SCALARS[a.dtype](a.item()) for a in device),
+                     batch)
+            torch.cuda.synchronize()
+            got = device[out].cpu().numpy()
+        except Exception as exc:  # no driver or no GPU on this machine
+            print(f"  could not launch on a GPU here ({type(exc).__name__}: {str(exc).splitlines()[0][:100]})")
+            continue
+        print(f"OK: {name}: {check(name, got, oracle())}")
+
+
+if __name__ == "__main__":
+    main()

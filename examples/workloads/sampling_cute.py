@@ -1,0 +1,552 @@
+"""LLM sampling kernels in the CuTe DSL with cuda.coop: the kernels of ``sampling_numba.py``, written for
+``cuda.coop.cutlass`` with the same algorithms, tiling and cooperative calls, so that the two files read side by side.
+One 1024-thread block per row of a (batch, vocab) float32 matrix, the vocabulary walked in tiles of 1024 x 4 items.
+
+* ``softmax``: an online (max, sum) pair per thread, one block ``reduce`` of the pairs, one pass that writes;
+* ``top_k_*``: the k-th largest value by a four-pass radix select on the values' ordered bits (a block
+  ``histogram`` of each 8-bit digit of the remaining candidates, a reverse ``inclusive_sum`` over the bins, one
+  tuple ``reduce`` to pick the bin), then a pass that masks or renormalises;
+* ``top_p_*``: the pivot by bisection on the value, each round a tuple ``reduce`` of (mass at or above the pivot,
+  smallest value at or above it, largest value below it) that jumps the bounds to values of the row;
+* samplers: one Philox uniform per row (``sampling_reference.py`` documents the stream), then tiles in order: a block
+  ``inclusive_sum``, and one tuple ``reduce`` of (first index past ``u``, tile total, last kept index); the walk
+  stops at the tile that holds the sample.
+
+What differs from ``sampling_numba.py``, and why:
+
+* Each ``@cuda.jit`` kernel is a ``@cute.kernel`` with a ``@cute.jit`` launcher (``launch_*``: grid = batch, block =
+  1024); each ``@cuda.jit(device=True)`` helper is a ``@cute.jit`` function (CuTe inlines it while it traces, and
+  rewrites its ``while``/``if`` on run-time values into MLIR control flow, as it does the kernel's).
+* Scalars are CuTe numerics (``cutlass.Float32``, ``Int32``, ``Int64``, ``Uint32``, ``Uint64``) where numba had NumPy
+  scalars; a variable that a run-time loop or branch assigns starts typed, since CuTe carries it as one MLIR type.
+* ``for i in range(WIDE)`` over a payload's items is ``cutlass.range_constexpr(WIDE)``: unrolled while tracing, so
+  each ``items[i]`` has a constant index (a plain ``range`` would be a run-time loop). The radix passes and the
+  bisection rounds stay run-time loops (``cutlass.range``), as numba's ``range`` loops are.
+* ``math.exp`` is ``cute.math.exp`` (libdevice's ``expf``, as numba's ``math.exp``).
+* The operators (``binary_op``) are traced on CuTe numerics without CuTe's rewriting of ``if``: they use
+  ``cutlass.max``/``cutlass.min`` and ``cutlass.select_`` where numba's use ``max``/``min`` and ``x if c else y``.
+* CuTe rewrites no ``return`` under a run-time ``if``: ``at_or_above`` and ``sample_kept`` compute their result and
+  return it once (the same values as the numba helpers' early returns).
+* The top-k kernels read the floats themselves and take their bits with ``x.bitcast(cutlass.Uint32)``: numba's
+  kernels take an extra uint32 view of the array because numba-cuda-mlir cannot bitcast a scalar. So
+  ``top_k_mask_logits`` reads and writes float32 (``logits``, ``out``; the kept values keep their bits, NaN
+  included) and ``top_k_renorm_probs`` has no ``bits`` operand.
+* A variable that a run-time loop carries as a flag starts as ``cutlass.Boolean(False)`` (numba: ``False``).
+
+The semantics and the NumPy oracles are in ``sampling_reference.py``; ``cute_llm_sampling.py`` runs and checks them.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import cutlass  # noqa: I001  (the compiler first, then cuda.coop)
+import cutlass.cute as cute
+import cuda.coop.cutlass as cute_coop  # noqa: F401  (registers the backend)
+from cuda import coop
+
+from cutlass import Float32, Int32, Int64, Uint32, Uint64
+
+THREADS = 1024
+VEC = 4  # items per thread per tile in order-sensitive passes (scans): 16 B per thread
+TILE = THREADS * VEC
+WIDE = 16  # items per thread per tile in order-free passes (histograms, reductions), loaded striped
+WIDE_TILE = THREADS * WIDE
+BINS = 256
+NEG_INF = -math.inf
+POS_INF = math.inf
+NAN = math.nan
+NEG_INF_BITS = 0xFF800000
+NO_INDEX = 2**31 - 1
+TOP_P_ROUNDS = 32  # bisection rounds at most (each halves the float32 value range or jumps to a value of the row)
+M32 = 0xFFFFFFFF
+
+
+# ---------------------------------------------------------------------------------------------- Philox (curand's)
+@cute.jit
+def philox_uniform(seed: Uint64, offset: Uint64, row: Int64):
+    """The row's uniform in (0, 1]: curand_init(seed, row, offset) then curand_uniform (sampling_reference.py)."""
+    k0 = seed & Uint64(M32)
+    k1 = (seed >> Uint64(32)) & Uint64(M32)
+    block = offset >> Uint64(2)
+    c0 = block & Uint64(M32)
+    c1 = block >> Uint64(32)
+    c2 = Uint64(row) & Uint64(M32)
+    c3 = Uint64(0)
+    for r in cutlass.range_constexpr(10):
+        if r > 0:
+            k0 = (k0 + Uint64(0x9E3779B9)) & Uint64(M32)
+            k1 = (k1 + Uint64(0xBB67AE85)) & Uint64(M32)
+        p0 = Uint64(0xD2511F53) * c0
+        p1 = Uint64(0xCD9E8D57) * c2
+        n0 = (p1 >> Uint64(32)) ^ c1 ^ k0
+        n2 = (p0 >> Uint64(32)) ^ c3 ^ k1
+        c0, c1, c2, c3 = n0, p1 & Uint64(M32), n2, p0 & Uint64(M32)
+    word = offset & Uint64(3)
+    x = c0 if word == Uint64(0) else (c1 if word == Uint64(1) else (c2 if word == Uint64(2) else c3))
+    return Float32(x) * Float32(2.0**-32) + Float32(2.0**-33)
+
+
+# ---------------------------------------------------------------------------------------------- operators
+def online_softmax_merge(a, b):
+    """Two (max, sum of exp(x - max)) pairs as one; -inf maxima carry no mass."""
+    m = cutlass.max(a[0], b[0])
+    sa = cutlass.select_(a[0] != NEG_INF, a[1] * cute.math.exp(a[0] - m), Float32(0))
+    sb = cutlass.select_(b[0] != NEG_INF, b[1] * cute.math.exp(b[0] - m), Float32(0))
+    return m, sa + sb
+
+
+def first_total_last(a, b):
+    """(first index past u: min, tile mass: sum, last kept index: max)."""
+    return cutlass.min(a[0], b[0]), a[1] + b[1], cutlass.max(a[2], b[2])
+
+
+def max_max(a, b):
+    return cutlass.max(a[0], b[0]), cutlass.max(a[1], b[1])
+
+
+def mass_above_below(a, b):
+    """(mass at or above the pivot: sum, smallest value at or above it: min, largest below it: max)."""
+    return a[0] + b[0], cutlass.min(a[1], b[1]), cutlass.max(a[2], b[2])
+
+
+def sum_max(a, b):
+    return a[0] + b[0], cutlass.max(a[1], b[1])
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+@cute.jit
+def ordered_key(bits: Uint32):
+    """A float32's bits (``x.bitcast(Uint32)``), mapped so that unsigned order is the floats' order."""
+    return bits ^ Uint32(0xFFFFFFFF) if bits >> Uint32(31) != Uint32(0) else bits | Uint32(0x80000000)
+
+
+@cute.jit
+def at_or_above(bits: Uint32, pivot: Uint32):
+    """``x >= pivot`` as floats compare, on their bits and the pivot's ordered key: -0.0 equals +0.0, NaN fails
+    (k < 0 or k >= vocab, pivot 0: every value stays, NaN included, as a copy). The numba helper's early returns,
+    from the last to the first (CuTe rewrites no ``return`` under a run-time ``if``)."""
+    result = ordered_key(bits) >= pivot
+    if bits & Uint32(0x7FFFFFFF) == Uint32(0):
+        result = ordered_key(Uint32(0)) >= pivot or ordered_key(Uint32(0x80000000)) >= pivot
+    if bits & Uint32(0x7FFFFFFF) > Uint32(0x7F800000):
+        result = cutlass.Boolean(False)
+    if pivot == Uint32(0):
+        result = cutlass.Boolean(True)
+    return result
+
+
+@cute.jit
+def kth_largest_key(block, values: cute.Tensor, base: Int64, vocab: Int64, k: Int32):
+    """The ordered key of the row's k-th largest value (1 <= k <= vocab): four radix passes of 8 bits each, from the
+    most significant digit, each a block histogram of the digits of the values whose higher digits match so far."""
+    prefix = Uint32(0)
+    high = Uint32(0)  # the digits fixed so far
+    remaining = Int32(k)
+    for digit in cutlass.range(4):
+        shift = Uint32(24) - Uint32(8) * Uint32(digit)
+        count = Int32(0)
+        start = Int64(0)
+        while start < vocab:
+            items = coop.ThreadData(WIDE, np.float32)
+            coop.load(block, values, items, algorithm="striped", offset=base + start,
+                      valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
+            digits = coop.ThreadData(WIDE, np.uint32)
+            for i in cutlass.range_constexpr(WIDE):
+                key = ordered_key(items[i].bitcast(Uint32))
+                inside = start + i * THREADS + block.rank() < vocab
+                digits[i] = (key >> shift) & Uint32(0xFF) if inside and (key & high) == prefix else Uint32(BINS)
+            counts = coop.histogram(block, digits, bins=BINS + 1)
+            count += counts[0]
+            start += WIDE_TILE
+        mine = count if block.rank() < BINS else Int32(0)  # thread t holds bin t; bin 256 collects the rest
+        at_or_above = coop.inclusive_sum(block, mine, reverse=True)
+        hit = at_or_above >= remaining and at_or_above - mine < remaining
+        chosen, left = coop.reduce(block, (Int32(block.rank()) if hit else Int32(-1),
+                                           remaining - (at_or_above - mine) if hit else Int32(-1)),
+                                   binary_op=max_max)
+        prefix |= Uint32(chosen) << shift
+        high |= Uint32(0xFF) << shift
+        remaining = left
+    return prefix
+
+
+@cute.jit
+def key_value(block, values: cute.Tensor, base: Int64, vocab: Int64, key: Uint32):
+    """The float whose ordered key is ``key`` (a value of the row): the largest value whose key is at most it."""
+    best = Float32(NEG_INF)
+    start = Int64(0)
+    while start < vocab:
+        items = coop.ThreadData(WIDE, np.float32)
+        coop.load(block, values, items, algorithm="striped", offset=base + start,
+                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(NEG_INF))
+        for i in cutlass.range_constexpr(WIDE):
+            if ordered_key(items[i].bitcast(Uint32)) == key:
+                best = max(best, items[i])
+        start += WIDE_TILE
+    return coop.reduce(block, best, binary_op="max")
+
+
+# ---------------------------------------------------------------------------------------------- kernels
+@cute.kernel
+def softmax_kernel(logits: cute.Tensor, out: cute.Tensor, vocab: Int64, inv_temperature: Float32):
+    row = Int64(cute.arch.block_idx()[0])
+    block = coop.this_block()
+    base = row * vocab
+    m = Float32(NEG_INF)
+    s = Float32(0)
+    start = Int64(0)
+    while start < vocab:
+        items = coop.ThreadData(WIDE, np.float32)
+        coop.load(block, logits, items, algorithm="striped", offset=base + start,
+                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(NEG_INF))
+        for i in cutlass.range_constexpr(WIDE):
+            x = items[i] * inv_temperature
+            if x > m:
+                s = s * cute.math.exp(m - x) + Float32(1)
+                m = x
+            elif x != NEG_INF:
+                s += cute.math.exp(x - m)
+        start += WIDE_TILE
+    row_max, row_sum = coop.reduce(block, (m, s), binary_op=online_softmax_merge)
+    scale = Float32(1) / row_sum
+    start = Int64(0)
+    while start < vocab:
+        items = coop.ThreadData(WIDE, np.float32)
+        coop.load(block, logits, items, algorithm="striped", offset=base + start,
+                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(NEG_INF))
+        probs = coop.ThreadData(WIDE, np.float32)
+        for i in cutlass.range_constexpr(WIDE):
+            probs[i] = cute.math.exp(items[i] * inv_temperature - row_max) * scale
+        coop.store(block, out, probs, algorithm="striped", offset=base + start,
+                   valid_items=min(vocab - start, WIDE_TILE))
+        start += WIDE_TILE
+
+
+@cute.kernel
+def top_k_mask_logits_kernel(logits: cute.Tensor, out: cute.Tensor, vocab: Int64, top_k: cute.Tensor):
+    """The kept logits move unchanged (the same bits), -inf elsewhere."""
+    row = Int64(cute.arch.block_idx()[0])
+    block = coop.this_block()
+    base = row * vocab
+    k = top_k[row]
+    pivot = Uint32(0)  # k < 0 or k >= vocab: every logit stays
+    if k == 0:
+        pivot = Uint32(0xFFFFFFFF)  # above every ordered key of a number: nothing stays
+    elif 0 < k < vocab:
+        pivot = kth_largest_key(block, logits, base, vocab, k)
+    start = Int64(0)
+    while start < vocab:
+        items = coop.ThreadData(WIDE, np.float32)
+        coop.load(block, logits, items, algorithm="striped", offset=base + start,
+                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
+        masked = coop.ThreadData(WIDE, np.float32)
+        for i in cutlass.range_constexpr(WIDE):
+            masked[i] = items[i] if at_or_above(items[i].bitcast(Uint32), pivot) else Float32(NEG_INF)
+        coop.store(block, out, masked, algorithm="striped", offset=base + start,
+                   valid_items=min(vocab - start, WIDE_TILE))
+        start += WIDE_TILE
+
+
+@cute.kernel
+def top_k_renorm_probs_kernel(probs: cute.Tensor, out: cute.Tensor, vocab: Int64, top_k: cute.Tensor):
+    """The pivot is found on the values' ordered bits, then compared as a float."""
+    row = Int64(cute.arch.block_idx()[0])
+    block = coop.this_block()
+    base = row * vocab
+    k = top_k[row]
+    pivot = Float32(NEG_INF)  # k < 0 or k >= vocab: the whole row, renormalised
+    if k == 0:
+        pivot = Float32(NAN)  # nothing compares >= NaN: all zeros
+    elif 0 < k < vocab:
+        key = kth_largest_key(block, probs, base, vocab, k)
+        pivot = key_value(block, probs, base, vocab, key)
+    kept = Float32(0)
+    start = Int64(0)
+    while start < vocab:
+        items = coop.ThreadData(WIDE, np.float32)
+        coop.load(block, probs, items, algorithm="striped", offset=base + start,
+                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
+        for i in cutlass.range_constexpr(WIDE):
+            if items[i] >= pivot:
+                kept += items[i]
+        start += WIDE_TILE
+    scale = Float32(1) / max(coop.sum(block, kept), Float32(1e-8))
+    start = Int64(0)
+    while start < vocab:
+        items = coop.ThreadData(WIDE, np.float32)
+        coop.load(block, probs, items, algorithm="striped", offset=base + start,
+                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
+        renormed = coop.ThreadData(WIDE, np.float32)
+        for i in cutlass.range_constexpr(WIDE):
+            renormed[i] = items[i] * scale if items[i] >= pivot else Float32(0)
+        coop.store(block, out, renormed, algorithm="striped", offset=base + start,
+                   valid_items=min(vocab - start, WIDE_TILE))
+        start += WIDE_TILE
+
+
+@cute.jit
+def top_p_pivot(block, probs: cute.Tensor, base: Int64, vocab: Int64, top_p: Float32):
+    """The smallest kept probability: the largest value v of the row whose mass at and above it reaches top_p times
+    the row's total (0 where top_p >= 1: the whole row). Bisection on the value whose bounds jump to values of the
+    row, so it ends when they meet."""
+    total = Float32(0)
+    largest = Float32(0)
+    start = Int64(0)
+    while start < vocab:
+        items = coop.ThreadData(WIDE, np.float32)
+        coop.load(block, probs, items, algorithm="striped", offset=base + start,
+                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
+        for i in cutlass.range_constexpr(WIDE):
+            total += items[i]
+            largest = max(largest, items[i])
+        start += WIDE_TILE
+    total, largest = coop.reduce(block, (total, largest), binary_op=sum_max)
+    target = top_p * total
+    low = Float32(0)  # mass(p >= low) >= target holds
+    high = largest  # no value above high qualifies
+    if top_p >= 1:
+        high = low
+    for _ in cutlass.range(TOP_P_ROUNDS):
+        if low < high:
+            pivot = low + (high - low) * Float32(0.5)
+            mass = Float32(0)
+            above = Float32(POS_INF)
+            below = Float32(NEG_INF)
+            start = Int64(0)
+            while start < vocab:
+                items = coop.ThreadData(WIDE, np.float32)
+                coop.load(block, probs, items, algorithm="striped", offset=base + start,
+                          valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(NEG_INF))
+                for i in cutlass.range_constexpr(WIDE):
+                    x = items[i]
+                    if x >= pivot:
+                        mass += x
+                        above = min(above, x)
+                    elif x != NEG_INF:
+                        below = max(below, x)
+                start += WIDE_TILE
+            mass, above, below = coop.reduce(block, (mass, above, below), binary_op=mass_above_below)
+            if mass >= target:
+                low = above  # a value of the row with enough mass at and above it
+            else:
+                high = below  # the answer is a value under the pivot
+    return low
+
+
+@cute.kernel
+def top_p_renorm_probs_kernel(probs: cute.Tensor, out: cute.Tensor, vocab: Int64, top_p: cute.Tensor):
+    row = Int64(cute.arch.block_idx()[0])
+    block = coop.this_block()
+    base = row * vocab
+    pivot = top_p_pivot(block, probs, base, vocab, top_p[row])
+    kept = Float32(0)
+    start = Int64(0)
+    while start < vocab:
+        items = coop.ThreadData(WIDE, np.float32)
+        coop.load(block, probs, items, algorithm="striped", offset=base + start,
+                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
+        for i in cutlass.range_constexpr(WIDE):
+            if items[i] >= pivot:
+                kept += items[i]
+        start += WIDE_TILE
+    scale = Float32(1) / max(coop.sum(block, kept), Float32(1e-8))
+    start = Int64(0)
+    while start < vocab:
+        items = coop.ThreadData(WIDE, np.float32)
+        coop.load(block, probs, items, algorithm="striped", offset=base + start,
+                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
+        renormed = coop.ThreadData(WIDE, np.float32)
+        for i in cutlass.range_constexpr(WIDE):
+            renormed[i] = items[i] * scale if items[i] >= pivot else Float32(0)
+        coop.store(block, out, renormed, algorithm="striped", offset=base + start,
+                   valid_items=min(vocab - start, WIDE_TILE))
+        start += WIDE_TILE
+
+
+@cute.jit
+def sample_kept(block, probs: cute.Tensor, base: Int64, vocab: Int64, above: Float32, at_least: Float32,
+                target: Float32):
+    """FlashInfer's sampling rule over the kept probabilities (``p > above`` and ``p >= at_least``), tiles in
+    order: the first kept index whose inclusive prefix sum exceeds ``target``, else the last kept index (0 if none).
+    Returns (index, whether any probability was kept): the numba helper's two returns as one (CuTe rewrites no
+    ``return`` under a run-time ``if``)."""
+    running = Float32(0)
+    found = Int32(NO_INDEX)
+    last = Int32(-1)
+    start = Int64(0)
+    while start < vocab and found == NO_INDEX:
+        items = coop.ThreadData(VEC, np.float32)
+        coop.load(block, probs, items, offset=base + start, valid_items=min(vocab - start, TILE),
+                  oob_default=np.float32(0))
+        kept = coop.ThreadData(VEC, np.float32)
+        for i in cutlass.range_constexpr(VEC):
+            kept[i] = items[i] if items[i] > above and items[i] >= at_least else Float32(0)
+        prefix = coop.inclusive_sum(block, kept)
+        my_first = Int32(NO_INDEX)
+        mine = Float32(0)
+        my_last = Int32(-1)
+        for i in cutlass.range_constexpr(VEC):
+            index = Int32(start + block.rank() * VEC + i)
+            if kept[i] > 0:
+                my_last = index
+                if my_first == NO_INDEX and running + prefix[i] > target:
+                    my_first = index
+            mine += kept[i]
+        tile_first, total, tile_last = coop.reduce(block, (my_first, mine, my_last), binary_op=first_total_last)
+        found = tile_first
+        last = max(last, tile_last)
+        running += total
+        start += TILE
+    return (found if found != NO_INDEX else max(last, Int32(0))), (found != NO_INDEX or last >= 0)
+
+
+@cute.kernel
+def sampling_from_probs_kernel(probs: cute.Tensor, samples: cute.Tensor, vocab: Int64, seed: Uint64,
+                               offset: Uint64):
+    row = Int64(cute.arch.block_idx()[0])
+    block = coop.this_block()
+    u = philox_uniform(seed, offset, row)
+    chosen, _ = sample_kept(block, probs, row * vocab, vocab, Float32(0), Float32(0), u)
+    if block.rank() == 0:
+        samples[row] = chosen
+
+
+@cute.kernel
+def min_p_sampling_from_probs_kernel(probs: cute.Tensor, samples: cute.Tensor, vocab: Int64, min_p: cute.Tensor,
+                                     seed: Uint64, offset: Uint64):
+    row = Int64(cute.arch.block_idx()[0])
+    block = coop.this_block()
+    base = row * vocab
+    u = philox_uniform(seed, offset, row)
+    largest = Float32(0)
+    start = Int64(0)
+    while start < vocab:
+        items = coop.ThreadData(WIDE, np.float32)
+        coop.load(block, probs, items, algorithm="striped", offset=base + start,
+                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
+        for i in cutlass.range_constexpr(WIDE):
+            largest = max(largest, items[i])
+        start += WIDE_TILE
+    threshold = coop.reduce(block, largest, binary_op="max") * min_p[row]
+    kept = Float32(0)
+    start = Int64(0)
+    while start < vocab:
+        items = coop.ThreadData(WIDE, np.float32)
+        coop.load(block, probs, items, algorithm="striped", offset=base + start,
+                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
+        for i in cutlass.range_constexpr(WIDE):
+            if items[i] >= threshold:
+                kept += items[i]
+        start += WIDE_TILE
+    total = coop.sum(block, kept)
+    chosen, _ = sample_kept(block, probs, base, vocab, Float32(0), threshold, u * total)
+    if block.rank() == 0:
+        samples[row] = chosen
+
+
+def above_two_pivots(a, b):
+    """(mass above pivot 0, count above it, mass above pivot 1, count above it): sums."""
+    return a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]
+
+
+@cute.kernel
+def top_k_top_p_sampling_from_probs_kernel(probs: cute.Tensor, samples: cute.Tensor, vocab: Int64,
+                                           top_k: cute.Tensor, top_p: cute.Tensor, seed: Uint64, offset: Uint64):
+    """FlashInfer's joint filter by rejection: sample among p > low with u * q; accept when fewer than k values and
+    less than top_p mass lie strictly above the sample; else narrow (low, high] by the sample and the midpoint."""
+    row = Int64(cute.arch.block_idx()[0])
+    block = coop.this_block()
+    base = row * vocab
+    k = top_k[row]
+    if k < 0 or k >= vocab:
+        k = Int32(2**31 - 1)
+    p = top_p[row]
+    low = Float32(0)
+    high = Float32(1)
+    q = Float32(1)
+    chosen = Int32(0)
+    draw = Uint64(0)
+    done = cutlass.Boolean(False)
+    while not done:
+        u = philox_uniform(seed, offset + draw, row)
+        draw += Uint64(1)
+        chosen, any_kept = sample_kept(block, probs, base, vocab, low, Float32(0), u * q)
+        if not any_kept:
+            chosen = Int32(0)
+            done = cutlass.Boolean(True)
+        else:
+            pivot0 = probs[base + chosen]
+            pivot1 = (pivot0 + high) * Float32(0.5)
+            sum0 = Float32(0)
+            count0 = Int32(0)
+            sum1 = Float32(0)
+            count1 = Int32(0)
+            start = Int64(0)
+            while start < vocab:
+                items = coop.ThreadData(WIDE, np.float32)
+                coop.load(block, probs, items, algorithm="striped", offset=base + start,
+                          valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
+                for i in cutlass.range_constexpr(WIDE):
+                    if items[i] > pivot0:
+                        sum0 += items[i]
+                        count0 += Int32(1)
+                    if items[i] > pivot1:
+                        sum1 += items[i]
+                        count1 += Int32(1)
+                start += WIDE_TILE
+            sum0, count0, sum1, count1 = coop.reduce(block, (sum0, count0, sum1, count1), binary_op=above_two_pivots)
+            if count0 < k and sum0 < p:
+                done = cutlass.Boolean(True)
+            elif count1 < k and sum1 < p:
+                low = pivot0
+                high = pivot1
+                q = sum0
+            else:
+                low = pivot1
+                q = sum1
+            if not low < high:
+                done = cutlass.Boolean(True)
+    if block.rank() == 0:
+        samples[row] = chosen
+
+
+# ---------------------------------------------------------------------------------------------- launchers
+@cute.jit
+def launch_softmax(logits: cute.Tensor, out: cute.Tensor, vocab: Int64, inv_temperature: Float32, batch: Int32):
+    softmax_kernel(logits, out, vocab, inv_temperature).launch(grid=(batch, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.jit
+def launch_top_k_mask_logits(logits: cute.Tensor, out: cute.Tensor, vocab: Int64, top_k: cute.Tensor, batch: Int32):
+    top_k_mask_logits_kernel(logits, out, vocab, top_k).launch(grid=(batch, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.jit
+def launch_top_k_renorm_probs(probs: cute.Tensor, out: cute.Tensor, vocab: Int64, top_k: cute.Tensor, batch: Int32):
+    top_k_renorm_probs_kernel(probs, out, vocab, top_k).launch(grid=(batch, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.jit
+def launch_top_p_renorm_probs(probs: cute.Tensor, out: cute.Tensor, vocab: Int64, top_p: cute.Tensor, batch: Int32):
+    top_p_renorm_probs_kernel(probs, out, vocab, top_p).launch(grid=(batch, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.jit
+def launch_sampling_from_probs(probs: cute.Tensor, samples: cute.Tensor, vocab: Int64, seed: Uint64, offset: Uint64,
+                               batch: Int32):
+    sampling_from_probs_kernel(probs, samples, vocab, seed, offset).launch(grid=(batch, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.jit
+def launch_min_p_sampling_from_probs(probs: cute.Tensor, samples: cute.Tensor, vocab: Int64, min_p: cute.Tensor,
+                                     seed: Uint64, offset: Uint64, batch: Int32):
+    min_p_sampling_from_probs_kernel(probs, samples, vocab, min_p, seed, offset).launch(
+        grid=(batch, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.jit
+def launch_top_k_top_p_sampling_from_probs(probs: cute.Tensor, samples: cute.Tensor, vocab: Int64, top_k: cute.Tensor,
+                                           top_p: cute.Tensor, seed: Uint64, offset: Uint64, batch: Int32):
+    top_k_top_p_sampling_from_probs_kernel(probs, samples, vocab, top_k, top_p, seed, offset).launch(
+        grid=(batch, 1, 1), block=(THREADS, 1, 1))
