@@ -32,8 +32,13 @@ def problem(batch: int, vocab: int, seed: int = 0):
 
 
 def launches(batch: int, vocab: int, seed: int = 0, philox_seed: int = 12345, philox_offset: int = 0):
-    """(name, kernel, host arguments, output index, oracle) of every kernel on one problem."""
-    logits, probs, top_k, top_p, min_p = problem(batch, vocab, seed)
+    """(name, kernel, host arguments, output index, oracle) of every kernel on one random problem."""
+    return launches_for(*problem(batch, vocab, seed), philox_seed, philox_offset)
+
+
+def launches_for(logits, probs, top_k, top_p, min_p, philox_seed: int = 12345, philox_offset: int = 0):
+    """(name, kernel, host arguments, output index, oracle) of every kernel on the given rows and parameters."""
+    batch, vocab = logits.shape
     f32 = np.full((batch, vocab), np.nan, np.float32).ravel()
     samples = np.full(batch, -1, np.int32)
     v = np.int64(vocab)

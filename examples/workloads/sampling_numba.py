@@ -33,7 +33,6 @@ POS_INF = np.float32(np.inf)
 NAN = np.float32(np.nan)
 NEG_INF_BITS = 0xFF800000
 NO_INDEX = np.int32(2**31 - 1)
-TOP_P_ROUNDS = 32  # bisection rounds at most (each halves the float32 value range or jumps to a value of the row)
 M32 = np.uint64(0xFFFFFFFF)
 
 
@@ -58,7 +57,13 @@ def philox_uniform(seed, offset, row):
         n2 = (p0 >> np.uint64(32)) ^ c3 ^ k1
         c0, c1, c2, c3 = n0, p1 & M32, n2, p0 & M32
     word = np.uint64(offset) & np.uint64(3)
-    x = c0 if word == 0 else (c1 if word == 1 else (c2 if word == 2 else c3))
+    x = c0
+    if word == 1:
+        x = c1
+    if word == 2:
+        x = c2
+    if word == 3:
+        x = c3
     return np.float32(x) * np.float32(2.0**-32) + np.float32(2.0**-33)
 
 
@@ -284,30 +289,31 @@ def top_p_pivot(block, probs, base, vocab, top_p):
     high = largest  # no value above high qualifies
     if top_p >= 1:
         high = low
-    for _ in range(TOP_P_ROUNDS):
-        if low < high:
-            pivot = low + (high - low) * np.float32(0.5)
-            mass = np.float32(0)
-            above = POS_INF
-            below = NEG_INF
-            start = np.int64(0)
-            while start < vocab:
-                items = coop.ThreadData(WIDE, np.float32)
-                coop.load(block, probs, items, algorithm="striped", offset=base + start,
-                          valid_items=min(vocab - start, WIDE_TILE), oob_default=NEG_INF)
-                for i in range(WIDE):
-                    x = items[i]
-                    if x >= pivot:
-                        mass += x
-                        above = min(above, x)
-                    elif x != NEG_INF:
-                        below = max(below, x)
-                start += WIDE_TILE
-            mass, above, below = coop.reduce(block, (mass, above, below), binary_op=mass_above_below)
-            if mass >= target:
-                low = above  # a value of the row with enough mass at and above it
-            else:
-                high = below  # the answer is a value under the pivot
+    while low < high:  # each round drops at least one distinct value of the row from (low, high]
+        pivot = low + (high - low) * np.float32(0.5)
+        if pivot <= low:  # low and high adjacent floats: test high itself
+            pivot = high
+        mass = np.float32(0)
+        above = POS_INF
+        below = NEG_INF
+        start = np.int64(0)
+        while start < vocab:
+            items = coop.ThreadData(WIDE, np.float32)
+            coop.load(block, probs, items, algorithm="striped", offset=base + start,
+                      valid_items=min(vocab - start, WIDE_TILE), oob_default=NEG_INF)
+            for i in range(WIDE):
+                x = items[i]
+                if x >= pivot:
+                    mass += x
+                    above = min(above, x)
+                elif x != NEG_INF:
+                    below = max(below, x)
+            start += WIDE_TILE
+        mass, above, below = coop.reduce(block, (mass, above, below), binary_op=mass_above_below)
+        if mass >= target:
+            low = above  # a value of the row with enough mass at and above it
+        else:
+            high = below  # the answer is a value under the pivot
     return low
 
 

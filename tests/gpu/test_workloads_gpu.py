@@ -1,0 +1,101 @@
+"""The LLM sampling workload (examples/workloads) on the GPU against its NumPy oracles: random rows of both
+distributions, ragged vocabularies, per-row parameters at and past their edges, ties, one-hot and degenerate rows,
+and the samplers' distribution over 10^6 draws."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "examples" / "workloads"))
+pytest.importorskip("numba_cuda_mlir")
+import llm_sampling  # noqa: E402
+import sampling_numba as kernels  # noqa: E402
+import sampling_reference as ref  # noqa: E402
+from numba_cuda_mlir import cuda  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+rng = np.random.default_rng(39)  # replaced per test by tests/gpu/conftest.py
+
+
+def rows(batch: int, vocab: int, distribution: str) -> tuple[np.ndarray, np.ndarray]:
+    if distribution == "normal":
+        logits = rng.standard_normal((batch, vocab)).astype(np.float32)
+    elif distribution == "gumbel":
+        logits = rng.gumbel(0.0, 0.1, (batch, vocab)).astype(np.float32)
+    else:  # ties: few distinct values, so pivots fall inside runs of equal values
+        logits = rng.integers(-3, 3, (batch, vocab)).astype(np.float32)
+    return logits, ref.softmax(logits)
+
+
+def run_all(logits, probs, top_k, top_p, min_p, offset=0):
+    for name, kernel, host, out, oracle in llm_sampling.launches_for(logits, probs, top_k, top_p, min_p,
+                                                                     philox_offset=offset):
+        device = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in host]
+        kernel[logits.shape[0], kernels.THREADS](*device)
+        got = device[out].copy_to_host()
+        if got.dtype == np.uint32:
+            got = got.view(np.float32)
+        llm_sampling.check(name, got, oracle())
+
+
+@pytest.mark.parametrize("vocab", [4096, 50001, 128256])
+@pytest.mark.parametrize("distribution", ["normal", "gumbel", "ties"])
+def test_every_kernel_matches_its_oracle(vocab, distribution):
+    batch = 6
+    logits, probs = rows(batch, vocab, distribution)
+    top_k = np.array([50, 1, 0, -1, vocab, vocab - 1], np.int32)
+    top_p = np.array([0.9, 0.5, 1.0, 0.0, 0.99, 0.1], np.float32)
+    min_p = np.array([0.1, 0.0, 0.5, 1.0, 0.01, 0.2], np.float32)
+    run_all(logits, probs, top_k, top_p, min_p, offset=int(rng.integers(0, 1000)))
+
+
+def test_one_hot_and_zero_rows():
+    vocab = 10000
+    probs = np.zeros((3, vocab), np.float32)
+    probs[0, 1234] = 1
+    probs[1, [7, 9000]] = 0.5
+    probs[2, -1] = 1
+    logits = np.where(probs > 0, np.float32(5), np.float32(-5)).astype(np.float32)
+    k = np.array([1, 1, 50], np.int32)
+    run_all(logits, probs, k, np.full(3, 0.9, np.float32), np.full(3, 0.1, np.float32))
+
+
+@pytest.mark.parametrize("sampler", ["sampling_from_probs", "min_p_sampling_from_probs",
+                                     "top_k_top_p_sampling_from_probs"])
+def test_samples_follow_the_filtered_distribution(sampler):
+    """10^6 draws (4096 rows of one distribution x 256 offsets): a chi-square test against the kept probabilities,
+    renormalised, with a one-in-a-million false-alarm rate (the draws are seeded, so the test is deterministic)."""
+    vocab, batch, offsets = 200, 4096, 256
+    logits = np.tile(rng.standard_normal(vocab).astype(np.float32) * 2, (batch, 1))
+    probs = ref.softmax(logits)
+    top_k, top_p, min_p = (np.full(batch, 20, np.int32), np.full(batch, 0.8, np.float32),
+                           np.full(batch, 0.05, np.float32))
+    name_to = {n: (k, h, o) for n, k, h, o, _ in llm_sampling.launches_for(logits, probs, top_k, top_p, min_p)}
+    kernel, host, out = name_to[sampler]
+    device = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in host]
+    counts = np.zeros(vocab, np.int64)
+    for offset in range(offsets):
+        args = list(device)
+        args[-1] = np.uint64(offset * 64)  # rejection rounds draw up to 64 words per row and offset
+        kernel[batch, kernels.THREADS](*args)
+        counts += np.bincount(args[out].copy_to_host(), minlength=vocab)
+    p = probs[0].astype(np.float64)
+    if sampler == "min_p_sampling_from_probs":
+        keep = ref.min_p_keep(probs[:1], min_p[:1])[0]
+    elif sampler == "top_k_top_p_sampling_from_probs":
+        order = np.argsort(-p)
+        above = np.cumsum(p[order]) - p[order]  # mass strictly above each value (distinct values)
+        keep = np.zeros(vocab, bool)
+        keep[order[(np.arange(vocab) < 20) & (above < 0.8)]] = True
+    else:
+        keep = p > 0
+    expected = np.where(keep, p, 0) / p[keep].sum() * counts.sum()
+    assert counts[~keep].sum() == 0, "a filtered-out token was drawn"
+    chi2 = (((counts - expected) ** 2)[keep] / expected[keep]).sum()
+    dof = keep.sum() - 1
+    z = (chi2 - dof) / np.sqrt(2 * dof)  # the chi-square's normal approximation (dof >= 19 here)
+    assert z < 4.75, f"chi-square {chi2:.1f} on {dof} degrees of freedom (z = {z:.2f})"
