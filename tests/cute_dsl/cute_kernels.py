@@ -239,6 +239,28 @@ def divergent_launch(src: cute.Tensor, dst: cute.Tensor, rank_condition: cutlass
 
 
 @cute.kernel
+def tensor_condition_kernel(src: cute.Tensor, dst: cute.Tensor, divergent: cutlass.Constexpr):
+    """A call under a condition read from a tensor: the same in every member (``src[bid]``), or not (``src[tid]``)."""
+    tid, _, _ = cute.arch.thread_idx()
+    bid, _, _ = cute.arch.block_idx()
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    if cutlass.const_expr(divergent):
+        if src[tid] > 0:
+            items = coop.inclusive_sum(block, items)
+    else:
+        if src[bid] > 0:
+            items = coop.inclusive_sum(block, items)
+    coop.store(block, dst, items)
+
+
+@cute.jit
+def tensor_condition_launch(src: cute.Tensor, dst: cute.Tensor, divergent: cutlass.Constexpr):
+    tensor_condition_kernel(src, dst, divergent).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
 def plain_kernel(src: cute.Tensor, dst: cute.Tensor):
     tid, _, _ = cute.arch.thread_idx()
     dst[tid] = src[tid]

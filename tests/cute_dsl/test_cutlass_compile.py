@@ -195,6 +195,20 @@ def test_g21_divergent_participation(rank_condition, source):
         "oob_default, or move the condition inside the values")
 
 
+def test_a_call_under_a_condition_read_from_a_tensor_builds():
+    """The participation check walks the condition's operands, and CuTe hands a tensor operand back as a wrapper
+    without ``.owner``: this raised AttributeError ('_Tensor' object has no attribute 'owner') instead of building."""
+    kernel = cute_coop.compile_kernel(ck.tensor_condition_launch, _tensor(), _tensor(), False)
+    assert "cuda_coop_scan_" in kernel.cpp_source
+
+
+def test_g21_sees_the_thread_index_through_a_tensor_read():
+    exc = _coop_error(_compile_error(ck.tensor_condition_launch, _tensor(), _tensor(), True))
+    assert isinstance(exc, coop.CoopValueError)
+    assert "depends on the thread index (thread_idx()[0])" in str(exc)
+    assert f"({ck.__file__}:{_line(ck.tensor_condition_kernel, 'if src[tid] > 0:')})" in str(exc)
+
+
 def test_a_kernel_without_cooperative_calls_reports_its_cubin():
     kernel = cute_coop.compile_kernel(ck.plain_launch, _tensor(), _tensor())
     assert kernel.cpp_source == "" and kernel.local_memory_bytes == 0

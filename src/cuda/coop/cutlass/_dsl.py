@@ -149,6 +149,10 @@ def _depends_on(value: Any, sources: dict[str, str], varying_calls: dict[str, st
     queue = [value]
     while queue and len(seen) < limit:
         current = queue.pop()
+        if not isinstance(current, ir.Value):  # CuTe's value casters hand tensors, pointers and composed layouts
+            current = getattr(current, "value", None)  # back as wrappers that keep the ir.Value in `.value`
+            if not isinstance(current, ir.Value):
+                continue
         owner = current.owner
         if not hasattr(owner, "name"):  # a block argument (a kernel parameter or a loop variable)
             continue
