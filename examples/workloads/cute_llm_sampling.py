@@ -36,9 +36,15 @@ SCALARS = {np.dtype(np.int32): cutlass.Int32, np.dtype(np.int64): cutlass.Int64,
 
 
 def launches(batch: int, vocab: int, seed: int = 0, philox_seed: int = 12345, philox_offset: int = 0):
-    """(name, launcher, host arguments, output index, oracle) of every kernel on one problem (llm_sampling.py's, but
-    the top-k kernels take the float arrays themselves: the CuTe kernels bitcast the values)."""
-    logits, probs, top_k, top_p, min_p = problem(batch, vocab, seed)
+    """(name, launcher, host arguments, output index, oracle) of every kernel on one random problem."""
+    return launches_for(*problem(batch, vocab, seed), philox_seed, philox_offset)
+
+
+def launches_for(logits, probs, top_k, top_p, min_p, philox_seed: int = 12345, philox_offset: int = 0):
+    """(name, launcher, host arguments, output index, oracle) of every kernel on the given rows and parameters:
+    llm_sampling.py's, but the top-k kernels take the float arrays themselves (the CuTe kernels bitcast the values),
+    and each launcher takes the batch after these arguments."""
+    batch, vocab = logits.shape
     f32 = np.full((batch, vocab), np.nan, np.float32).ravel()
     samples = np.full(batch, -1, np.int32)
     v = np.int64(vocab)

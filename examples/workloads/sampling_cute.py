@@ -20,8 +20,8 @@ What differs from ``sampling_numba.py``, and why:
 * Scalars are CuTe numerics (``cutlass.Float32``, ``Int32``, ``Int64``, ``Uint32``, ``Uint64``) where numba had NumPy
   scalars; a variable that a run-time loop or branch assigns starts typed, since CuTe carries it as one MLIR type.
 * ``for i in range(WIDE)`` over a payload's items is ``cutlass.range_constexpr(WIDE)``: unrolled while tracing, so
-  each ``items[i]`` has a constant index (a plain ``range`` would be a run-time loop). The radix passes and the
-  bisection rounds stay run-time loops (``cutlass.range``), as numba's ``range`` loops are.
+  each ``items[i]`` has a constant index (a plain ``range`` would be a run-time loop). The four radix passes stay a
+  run-time loop (``cutlass.range(4)``), as numba's ``range(4)`` is.
 * ``math.exp`` is ``cute.math.exp`` (libdevice's ``expf``, as numba's ``math.exp``).
 * The operators (``binary_op``) are traced on CuTe numerics without CuTe's rewriting of ``if``: they use
   ``cutlass.max``/``cutlass.min`` and ``cutlass.select_`` where numba's use ``max``/``min`` and ``x if c else y``.
@@ -58,7 +58,6 @@ POS_INF = math.inf
 NAN = math.nan
 NEG_INF_BITS = 0xFF800000
 NO_INDEX = 2**31 - 1
-TOP_P_ROUNDS = 32  # bisection rounds at most (each halves the float32 value range or jumps to a value of the row)
 M32 = 0xFFFFFFFF
 
 
@@ -83,7 +82,13 @@ def philox_uniform(seed: Uint64, offset: Uint64, row: Int64):
         n2 = (p0 >> Uint64(32)) ^ c3 ^ k1
         c0, c1, c2, c3 = n0, p1 & Uint64(M32), n2, p0 & Uint64(M32)
     word = offset & Uint64(3)
-    x = c0 if word == Uint64(0) else (c1 if word == Uint64(1) else (c2 if word == Uint64(2) else c3))
+    x = c0
+    if word == Uint64(1):
+        x = c1
+    if word == Uint64(2):
+        x = c2
+    if word == Uint64(3):
+        x = c3
     return Float32(x) * Float32(2.0**-32) + Float32(2.0**-33)
 
 
@@ -307,30 +312,31 @@ def top_p_pivot(block, probs: cute.Tensor, base: Int64, vocab: Int64, top_p: Flo
     high = largest  # no value above high qualifies
     if top_p >= 1:
         high = low
-    for _ in cutlass.range(TOP_P_ROUNDS):
-        if low < high:
-            pivot = low + (high - low) * Float32(0.5)
-            mass = Float32(0)
-            above = Float32(POS_INF)
-            below = Float32(NEG_INF)
-            start = Int64(0)
-            while start < vocab:
-                items = coop.ThreadData(WIDE, np.float32)
-                coop.load(block, probs, items, algorithm="striped", offset=base + start,
-                          valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(NEG_INF))
-                for i in cutlass.range_constexpr(WIDE):
-                    x = items[i]
-                    if x >= pivot:
-                        mass += x
-                        above = min(above, x)
-                    elif x != NEG_INF:
-                        below = max(below, x)
-                start += WIDE_TILE
-            mass, above, below = coop.reduce(block, (mass, above, below), binary_op=mass_above_below)
-            if mass >= target:
-                low = above  # a value of the row with enough mass at and above it
-            else:
-                high = below  # the answer is a value under the pivot
+    while low < high:  # each round drops at least one distinct value of the row from (low, high]
+        pivot = low + (high - low) * Float32(0.5)
+        if pivot <= low:  # low and high adjacent floats: test high itself
+            pivot = high
+        mass = Float32(0)
+        above = Float32(POS_INF)
+        below = Float32(NEG_INF)
+        start = Int64(0)
+        while start < vocab:
+            items = coop.ThreadData(WIDE, np.float32)
+            coop.load(block, probs, items, algorithm="striped", offset=base + start,
+                      valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(NEG_INF))
+            for i in cutlass.range_constexpr(WIDE):
+                x = items[i]
+                if x >= pivot:
+                    mass += x
+                    above = min(above, x)
+                elif x != NEG_INF:
+                    below = max(below, x)
+            start += WIDE_TILE
+        mass, above, below = coop.reduce(block, (mass, above, below), binary_op=mass_above_below)
+        if mass >= target:
+            low = above  # a value of the row with enough mass at and above it
+        else:
+            high = below  # the answer is a value under the pivot
     return low
 
 
