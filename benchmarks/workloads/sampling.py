@@ -80,7 +80,7 @@ class Ours:
         elif name == "top_k_renorm_probs":
             kernel, args = k.top_k_renorm_probs_kernel, (flat, flat.view(np.uint32), dst, v, params["k"])
         elif name == "top_p_renorm_probs":
-            kernel, args = k.top_p_renorm_probs_kernel, (flat, dst, v, params["p"])
+            kernel, args = k.top_p_renorm_probs_kernel, (flat, flat.view(np.uint32), dst, v, params["p"])
         elif name == "sampling_from_probs":
             kernel, args = k.sampling_from_probs_kernel, (flat, dst, v, seed, offset)
         elif name == "min_p_sampling_from_probs":

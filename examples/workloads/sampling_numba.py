@@ -27,7 +27,10 @@ VEC = 4  # items per thread per tile in order-sensitive passes (scans): 16 B per
 TILE = THREADS * VEC
 WIDE = 16  # items per thread per tile in order-free passes (histograms, reductions), loaded striped
 WIDE_TILE = THREADS * WIDE
+NARROW = 8  # the same, where a pass keeps more per item live (top-p's fixed-point masses)
+NARROW_TILE = THREADS * NARROW
 BINS = 256
+FIXED_ONE = np.float32(2.0**40)  # top-p masses in fixed point: 2^40 units per unit of probability
 NEG_INF = np.float32(-np.inf)
 POS_INF = np.float32(np.inf)
 NAN = np.float32(np.nan)
@@ -152,7 +155,7 @@ def kth_largest_key(block, bits, base, vocab, k):
 
 @cuda.jit(device=True, inline="always")
 def key_value(block, bits, values, base, vocab, key):
-    """The float whose ordered key is ``key`` (a value of the row): the largest value whose key is at most it."""
+    """The float whose ordered key is ``key`` (a value of the row)."""
     best = NEG_INF
     start = np.int64(0)
     while start < vocab:
@@ -169,8 +172,14 @@ def key_value(block, bits, values, base, vocab, key):
     return coop.reduce(block, best, binary_op="max")
 
 
+@cuda.jit(device=True, inline="always")
+def key_value_of_bits(block, bits, values, base, vocab, raw):
+    """The float whose bits are ``raw`` (a value of the row)."""
+    return key_value(block, bits, values, base, vocab, ordered_key(raw))
+
+
 # ---------------------------------------------------------------------------------------------- kernels
-@cuda.jit
+@cuda.jit(launch_bounds=THREADS)
 def softmax_kernel(logits, out, vocab, inv_temperature):
     row = np.int64(cuda.blockIdx.x)
     block = coop.this_block()
@@ -205,7 +214,7 @@ def softmax_kernel(logits, out, vocab, inv_temperature):
         start += WIDE_TILE
 
 
-@cuda.jit
+@cuda.jit(launch_bounds=THREADS)
 def top_k_mask_logits_kernel(bits, out_bits, vocab, top_k):
     """On the uint32 views of the logits and of the output: the kept logits' bits move unchanged, -inf elsewhere."""
     row = np.int64(cuda.blockIdx.x)
@@ -230,7 +239,7 @@ def top_k_mask_logits_kernel(bits, out_bits, vocab, top_k):
         start += WIDE_TILE
 
 
-@cuda.jit
+@cuda.jit(launch_bounds=THREADS)
 def top_k_renorm_probs_kernel(probs, bits, out, vocab, top_k):
     """``bits`` is the uint32 view of ``probs``: the pivot is found on the bits, then compared as a float."""
     row = np.int64(cuda.blockIdx.x)
@@ -268,61 +277,94 @@ def top_k_renorm_probs_kernel(probs, bits, out, vocab, top_k):
 
 
 @cuda.jit(device=True, inline="always")
-def top_p_pivot(block, probs, base, vocab, top_p):
+def fixed_mass(bits):
+    """A non-negative float32's value in 2^-40 units, truncated, from its bits alone (integer arithmetic: no second
+    load of the values): (1.mantissa) x 2^(exponent - 127) x 2^40; subnormals count 0."""
+    exponent = np.int64(bits >> np.uint32(23)) & np.int64(0xFF)
+    significand = np.int64(bits & np.uint32(0x7FFFFF)) | np.int64(0x800000)
+    shift = exponent - np.int64(110)  # 127 + 23 - 40
+    if exponent == 0 or shift < -24:
+        return np.int64(0)
+    if shift >= 0:
+        return significand << shift
+    return significand >> -shift
+
+
+@cuda.jit(device=True, inline="always")
+def top_p_pivot(block, probs, bits, base, vocab, top_p):
     """The smallest kept probability: the largest value v of the row whose mass at and above it reaches top_p times
-    the row's total (0 where top_p >= 1: the whole row). Bisection on the value whose bounds jump to values of the
-    row, so it ends when they meet."""
-    total = np.float32(0)
-    largest = np.float32(0)
+    the row's total (0 where top_p >= 1: the whole row). A radix select on the bits of the (non-negative) values by
+    mass: four passes of 8-bit digits from the most significant, each a 256-bin histogram of the candidates' mass in
+    2^-40 fixed point (integer sums: the same pivot on every run, whatever order the atomics land in; cuda.coop has
+    no weighted histogram, so these bins are a shared array of our own), a reverse inclusive_sum over the bins and a
+    tuple reduce that picks the bin."""
+    low_words = cuda.shared.array(BINS, np.uint32)  # each bin's mass as two 32-bit words: shared memory has no
+    high_words = cuda.shared.array(BINS, np.uint32)  # native 64-bit atomic add (it would be a compare-and-swap loop)
+    total = np.int64(0)
     start = np.int64(0)
     while start < vocab:
-        items = coop.ThreadData(WIDE, np.float32)
-        coop.load(block, probs, items, algorithm="striped", offset=base + start,
-                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
-        for i in range(WIDE):
-            total += items[i]
-            largest = max(largest, items[i])
-        start += WIDE_TILE
-    total, largest = coop.reduce(block, (total, largest), binary_op=sum_max)
-    target = top_p * total
-    low = np.float32(0)  # mass(p >= low) >= target holds
-    high = largest  # no value above high qualifies
+        words = coop.ThreadData(NARROW, np.uint32)
+        coop.load(block, bits, words, algorithm="striped", offset=base + start,
+                  valid_items=min(vocab - start, NARROW_TILE), oob_default=np.uint32(0))
+        for i in range(NARROW):
+            total += fixed_mass(words[i])
+        start += NARROW_TILE
+    total = coop.sum(block, total)
     if top_p >= 1:
-        high = low
-    while low < high:  # each round drops at least one distinct value of the row from (low, high]
-        pivot = low + (high - low) * np.float32(0.5)
-        if pivot <= low:  # low and high adjacent floats: test high itself
-            pivot = high
-        mass = np.float32(0)
-        above = POS_INF
-        below = NEG_INF
+        return np.float32(0)
+    remaining = max(np.int64(np.float64(top_p) * np.float64(total)), np.int64(1))  # mass still to find
+    prefix = np.uint32(0)
+    high = np.uint32(0)  # the digits fixed so far
+    for digit in range(4):
+        shift = np.uint32(24 - 8 * digit)
+        if block.rank() < BINS:
+            low_words[block.rank()] = np.uint32(0)
+            high_words[block.rank()] = np.uint32(0)
+        cuda.syncthreads()
         start = np.int64(0)
         while start < vocab:
-            items = coop.ThreadData(WIDE, np.float32)
-            coop.load(block, probs, items, algorithm="striped", offset=base + start,
-                      valid_items=min(vocab - start, WIDE_TILE), oob_default=NEG_INF)
-            for i in range(WIDE):
-                x = items[i]
-                if x >= pivot:
-                    mass += x
-                    above = min(above, x)
-                elif x != NEG_INF:
-                    below = max(below, x)
-            start += WIDE_TILE
-        mass, above, below = coop.reduce(block, (mass, above, below), binary_op=mass_above_below)
-        if mass >= target:
-            low = above  # a value of the row with enough mass at and above it
-        else:
-            high = below  # the answer is a value under the pivot
-    return low
+            words = coop.ThreadData(NARROW, np.uint32)
+            coop.load(block, bits, words, algorithm="striped", offset=base + start,
+                      valid_items=min(vocab - start, NARROW_TILE), oob_default=np.uint32(0))
+            for i in range(NARROW):
+                if (words[i] & high) == prefix:
+                    mass = fixed_mass(words[i])
+                    if mass > 0:  # a 64-bit add as two 32-bit words: the low word's atomic add returns the old
+                        b = (words[i] >> shift) & np.uint32(0xFF)  # value, so exactly the thread that wraps it
+                        low = np.uint32(mass & np.int64(0xFFFFFFFF))  # carries (not a helper: numba-cuda-mlir
+                        high = np.uint32(mass >> np.int64(32))  # 0.6 addresses a shared array passed to an
+                        old = cuda.atomic.add(low_words, b, low)  # inlined device function as global memory)
+                        if np.uint32(old + low) < old:
+                            high += np.uint32(1)
+                        if high != 0:
+                            cuda.atomic.add(high_words, b, high)
+            start += NARROW_TILE
+        cuda.syncthreads()
+        mine = np.int64(0)
+        if block.rank() < BINS:
+            mine = (np.int64(high_words[block.rank()]) << np.int64(32)) | np.int64(low_words[block.rank()])
+        at_or_above = coop.inclusive_sum(block, mine, reverse=True)
+        hit = at_or_above >= remaining and at_or_above - mine < remaining
+        chosen, left = coop.reduce(block, (np.int64(block.rank()) if hit else np.int64(-1),
+                                           remaining - (at_or_above - mine) if hit else np.int64(-1)),
+                                   binary_op=max_max)
+        if chosen < 0:  # truncation left less mass than asked for: the lowest bin that holds any
+            chosen = np.int64(0)
+            left = np.int64(1)
+        prefix |= np.uint32(chosen) << shift
+        high |= np.uint32(0xFF) << shift
+        remaining = left
+        cuda.syncthreads()  # every thread read its bin above before the next pass clears them
+    return key_value_of_bits(block, bits, probs, base, vocab, prefix)
 
 
-@cuda.jit
-def top_p_renorm_probs_kernel(probs, out, vocab, top_p):
+@cuda.jit(launch_bounds=THREADS)
+def top_p_renorm_probs_kernel(probs, bits, out, vocab, top_p):
+    """``bits`` is the uint32 view of ``probs`` (the radix select reads the values' bits)."""
     row = np.int64(cuda.blockIdx.x)
     block = coop.this_block()
     base = row * vocab
-    pivot = top_p_pivot(block, probs, base, vocab, top_p[row])
+    pivot = top_p_pivot(block, probs, bits, base, vocab, top_p[row])
     kept = np.float32(0)
     start = np.int64(0)
     while start < vocab:
@@ -384,7 +426,7 @@ def sample_kept(block, probs, base, vocab, above, at_least, target):
     return max(last, np.int32(0)), last >= 0
 
 
-@cuda.jit
+@cuda.jit(launch_bounds=THREADS)
 def sampling_from_probs_kernel(probs, samples, vocab, seed, offset):
     row = np.int64(cuda.blockIdx.x)
     block = coop.this_block()
@@ -394,7 +436,7 @@ def sampling_from_probs_kernel(probs, samples, vocab, seed, offset):
         samples[row] = chosen
 
 
-@cuda.jit
+@cuda.jit(launch_bounds=THREADS)
 def min_p_sampling_from_probs_kernel(probs, samples, vocab, min_p, seed, offset):
     row = np.int64(cuda.blockIdx.x)
     block = coop.this_block()
@@ -431,7 +473,7 @@ def above_two_pivots(a, b):
     return a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]
 
 
-@cuda.jit
+@cuda.jit(launch_bounds=THREADS)
 def top_k_top_p_sampling_from_probs_kernel(probs, samples, vocab, top_k, top_p, seed, offset):
     """FlashInfer's joint filter by rejection: sample among p > low with u * q; accept when fewer than k values and
     less than top_p mass lie strictly above the sample; else narrow (low, high] by the sample and the midpoint."""
