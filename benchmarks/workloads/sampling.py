@@ -123,9 +123,12 @@ class Ours:
         v = np.int64(vocab)
         grid = (batch, k.THREADS)
         seed, offset = np.uint64(SEED), np.uint64(OFFSET)
-        if name == "softmax":
-            kernel, args = k.softmax_kernel, (flat, dst, v, np.float32(1))
-        elif name == "top_k_mask_logits":
+        if name == "softmax":  # one launch, or two (row slices) for small batches
+            slices, _ = k.softmax_plan(batch, vocab)
+            partials = cuda.device_array(2 * batch * slices, np.float32)
+            logits2d, out2d = cuda.as_cuda_array(x), cuda.as_cuda_array(out)
+            return lambda: k.softmax(logits2d, out2d, np.float32(1), partials)
+        if name == "top_k_mask_logits":
             kernel, args = k.top_k_mask_logits_kernel, (flat.view(np.uint32), dst.view(np.uint32), v, params["k"])
         elif name == "top_k_renorm_probs":
             kernel, args = k.top_k_renorm_probs_kernel, (flat, flat.view(np.uint32), dst, v, params["k"])

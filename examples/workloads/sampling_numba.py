@@ -35,6 +35,7 @@ NEG_INF = np.float32(-np.inf)
 POS_INF = np.float32(np.inf)
 NAN = np.float32(np.nan)
 NEG_INF_BITS = 0xFF800000
+SLICE_BLOCKS = 264  # the sliced softmax aims at two blocks per SM of an H100/H200 (132 SMs)
 NO_INDEX = np.int32(2**31 - 1)
 M32 = np.uint64(0xFFFFFFFF)
 
@@ -181,16 +182,24 @@ def key_value_of_bits(block, bits, values, base, vocab, raw):
 # ---------------------------------------------------------------------------------------------- kernels
 @cuda.jit(launch_bounds=THREADS)
 def softmax_kernel(logits, out, vocab, inv_temperature):
+    """One block per row: the (max, sum) pass, then the pass that writes."""
     row = np.int64(cuda.blockIdx.x)
     block = coop.this_block()
-    base = row * vocab
+    begin = row * vocab
+    row_max, row_sum = online_max_sum(block, logits, begin, begin + vocab, inv_temperature)
+    write_softmax(block, logits, out, begin, begin + vocab, inv_temperature, row_max, row_sum)
+
+
+@cuda.jit(device=True, inline="always")
+def online_max_sum(block, logits, begin, end, inv_temperature):
+    """(max, sum of exp(x - max)) of logits[begin:end] (x scaled by inv_temperature), in every thread."""
     m = NEG_INF
     s = np.float32(0)
-    start = np.int64(0)
-    while start < vocab:
+    start = begin
+    while start < end:
         items = coop.ThreadData(WIDE, np.float32)
-        coop.load(block, logits, items, algorithm="striped", offset=base + start,
-                  valid_items=min(vocab - start, WIDE_TILE), oob_default=NEG_INF)
+        coop.load(block, logits, items, algorithm="striped", offset=start,
+                  valid_items=min(end - start, WIDE_TILE), oob_default=NEG_INF)
         for i in range(WIDE):
             x = items[i] * inv_temperature
             if x > m:
@@ -199,19 +208,57 @@ def softmax_kernel(logits, out, vocab, inv_temperature):
             elif x != NEG_INF:
                 s += math.exp(x - m)
         start += WIDE_TILE
-    row_max, row_sum = coop.reduce(block, (m, s), binary_op=online_softmax_merge)
+    return coop.reduce(block, (m, s), binary_op=online_softmax_merge)
+
+
+@cuda.jit(device=True, inline="always")
+def write_softmax(block, logits, out, begin, end, inv_temperature, row_max, row_sum):
     scale = np.float32(1) / row_sum
-    start = np.int64(0)
-    while start < vocab:
+    start = begin
+    while start < end:
         items = coop.ThreadData(WIDE, np.float32)
-        coop.load(block, logits, items, algorithm="striped", offset=base + start,
-                  valid_items=min(vocab - start, WIDE_TILE), oob_default=NEG_INF)
+        coop.load(block, logits, items, algorithm="striped", offset=start,
+                  valid_items=min(end - start, WIDE_TILE), oob_default=NEG_INF)
         probs = coop.ThreadData(WIDE, np.float32)
         for i in range(WIDE):
             probs[i] = math.exp(items[i] * inv_temperature - row_max) * scale
-        coop.store(block, out, probs, algorithm="striped", offset=base + start,
-                   valid_items=min(vocab - start, WIDE_TILE))
+        coop.store(block, out, probs, algorithm="striped", offset=start, valid_items=min(end - start, WIDE_TILE))
         start += WIDE_TILE
+
+
+@cuda.jit(launch_bounds=THREADS)
+def softmax_slices_kernel(logits, partials, vocab, slice_length, inv_temperature):
+    """Small batches: the row is split into slices, one block each (block b: row b // slices, slice b % slices),
+    so that the whole GPU works on a few rows; each block writes its slice's (max, sum) pair."""
+    slices = (vocab + slice_length - 1) // slice_length
+    row = np.int64(cuda.blockIdx.x) // slices
+    part = np.int64(cuda.blockIdx.x) % slices
+    block = coop.this_block()
+    begin = row * vocab + part * slice_length
+    end = row * vocab + min(vocab, (part + 1) * slice_length)
+    m, s = online_max_sum(block, logits, begin, end, inv_temperature)
+    if block.rank() == 0:
+        partials[2 * np.int64(cuda.blockIdx.x)] = m
+        partials[2 * np.int64(cuda.blockIdx.x) + 1] = s
+
+
+@cuda.jit(launch_bounds=THREADS)
+def softmax_write_slices_kernel(logits, partials, out, vocab, slice_length, inv_temperature):
+    """The second launch of the sliced softmax: each block merges its row's pairs (one tuple reduce; thread t holds
+    slice t's pair, the row has at most THREADS slices) and writes its slice."""
+    slices = (vocab + slice_length - 1) // slice_length
+    row = np.int64(cuda.blockIdx.x) // slices
+    part = np.int64(cuda.blockIdx.x) % slices
+    block = coop.this_block()
+    m = NEG_INF
+    s = np.float32(0)
+    if block.rank() < slices:
+        m = partials[2 * (row * slices + block.rank())]
+        s = partials[2 * (row * slices + block.rank()) + 1]
+    row_max, row_sum = coop.reduce(block, (m, s), binary_op=online_softmax_merge)
+    begin = row * vocab + part * slice_length
+    end = row * vocab + min(vocab, (part + 1) * slice_length)
+    write_softmax(block, logits, out, begin, end, inv_temperature, row_max, row_sum)
 
 
 @cuda.jit(launch_bounds=THREADS)
@@ -531,3 +578,27 @@ def top_k_top_p_sampling_from_probs_kernel(probs, samples, vocab, top_k, top_p, 
                 done = True
     if block.rank() == 0:
         samples[row] = chosen
+
+
+def softmax_plan(batch: int, vocab: int) -> tuple[int, int]:
+    """(slices per row, slice length) for a softmax launch: one slice (one block per row, ``softmax_kernel``) once
+    the batch alone fills the GPU, else enough slices of at least 4096 items each to make SLICE_BLOCKS blocks."""
+    slices = min(max(1, -(-SLICE_BLOCKS // batch)), max(1, vocab // TILE), THREADS)
+    length = -(-vocab // slices)
+    return slices, -(-length // 4) * 4
+
+
+def softmax(logits, out, inv_temperature=np.float32(1), partials=None):
+    """Launch the softmax of a (batch, vocab) device array into ``out``: one launch, or two for small batches
+    (``partials``: a float32 device array of 2 x batch x slices, allocated here when not given)."""
+    batch, vocab = logits.shape
+    slices, length = softmax_plan(batch, vocab)
+    flat, dst = logits.reshape(-1), out.reshape(-1)
+    if slices == 1:
+        softmax_kernel[batch, THREADS](flat, dst, np.int64(vocab), inv_temperature)
+        return
+    if partials is None:
+        partials = cuda.device_array(2 * batch * slices, np.float32)
+    softmax_slices_kernel[batch * slices, THREADS](flat, partials, np.int64(vocab), np.int64(length), inv_temperature)
+    softmax_write_slices_kernel[batch * slices, THREADS](flat, partials, dst, np.int64(vocab), np.int64(length),
+                                                         inv_temperature)

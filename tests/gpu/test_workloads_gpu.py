@@ -99,3 +99,15 @@ def test_samples_follow_the_filtered_distribution(sampler):
     dof = keep.sum() - 1
     z = (chi2 - dof) / np.sqrt(2 * dof)  # the chi-square's normal approximation (dof >= 19 here)
     assert z < 4.75, f"chi-square {chi2:.1f} on {dof} degrees of freedom (z = {z:.2f})"
+
+
+@pytest.mark.parametrize("batch, vocab", [(1, 128256), (3, 50001), (8, 32000), (300, 4096)])
+def test_softmax_host_wrapper_slices_small_batches(batch, vocab):
+    """``sampling_numba.softmax`` splits rows into slices for small batches (two launches) and uses one block per
+    row otherwise: both match the oracle."""
+    logits, _ = rows(batch, vocab, "normal")
+    out = cuda.to_device(np.full((batch, vocab), np.nan, np.float32))
+    kernels.softmax(cuda.to_device(logits), out)
+    llm_sampling.check("softmax", out.copy_to_host(), ref.softmax(logits))
+    assert kernels.softmax_plan(batch, vocab)[0] == (1 if batch >= 264 or vocab < 8192 else
+                                                     min(-(-264 // batch), vocab // 4096))
