@@ -68,6 +68,8 @@ class Ours:
     def _cute(self, name, x, out, params):
         """CuTe kernels compiled once per function (cute.compile), on buffers of the largest shape: the kernels read
         only the first batch x vocab items (vocab and batch are runtime values), so every shape reuses the build.
+        Softmax takes two launches over row slices where ``softmax_plan`` says so (small batches; their pairs in
+        ``partials``: batch x slices <= 512 x 1024 pairs), as ``sampling_numba.softmax`` does.
         ``x`` is copied in before timing; ``out`` receives the result after each launch (not timed: the copy is
         made by ``collect``)."""
         import cutlass
@@ -82,13 +84,34 @@ class Ours:
                             "samples": torch.empty(max(BATCHES), dtype=torch.int32, device="cuda"),
                             "k": torch.empty(max(BATCHES), dtype=torch.int32, device="cuda"),
                             "p": torch.empty(max(BATCHES), device="cuda"),
-                            "min_p": torch.empty(max(BATCHES), device="cuda")}
+                            "min_p": torch.empty(max(BATCHES), device="cuda"),
+                            "partials": torch.empty(2 * max(BATCHES) * k.THREADS, device="cuda")}
             self.views = {key: from_dlpack(t) for key, t in self.buffers.items()}
         b, t = self.buffers, self.views
         b["x"][: x.numel()].copy_(x.reshape(-1))
         for key in ("k", "p", "min_p"):
             b[key][:batch].copy_(params[key])
         v, seed, offset = cutlass.Int64(vocab), cutlass.Uint64(SEED), cutlass.Uint64(OFFSET)
+        compile_ = __import__("cutlass.cute", fromlist=["compile"]).compile
+        slices, length = k.softmax_plan(batch, vocab)
+        if name == "softmax" and slices > 1:  # small batches: two launches over row slices (sampling_numba.softmax)
+            n, temperature, blocks = cutlass.Int64(length), cutlass.Float32(1.0), cutlass.Int32(batch * slices)
+            steps = [("softmax_slices", (t["x"], t["partials"], v, n, temperature, blocks)),
+                     ("softmax_write_slices", (t["x"], t["partials"], t["out"], v, n, temperature, blocks))]
+            for step, step_args in steps:
+                if step not in self.compiled:
+                    self.compiled[step] = compile_(getattr(k, f"launch_{step}"), *step_args)
+            (first, first_args), (second, second_args) = ((self.compiled[s], a) for s, a in steps)
+
+            def launch_slices():
+                first(*first_args)
+                second(*second_args)
+
+            def collect_slices():
+                out.reshape(-1).copy_(b["out"][: out.numel()])
+
+            launch_slices.collect = collect_slices
+            return launch_slices
         sampler = name in SAMPLERS
         dst = t["samples"] if sampler else t["out"]
         args = {
@@ -101,8 +124,7 @@ class Ours:
             "top_k_top_p_sampling_from_probs": (t["x"], dst, v, t["k"], t["p"], seed, offset),
         }[name] + (cutlass.Int32(batch),)
         if name not in self.compiled:
-            self.compiled[name] = __import__("cutlass.cute", fromlist=["compile"]).compile(
-                getattr(k, f"launch_{name}"), *args)
+            self.compiled[name] = compile_(getattr(k, f"launch_{name}"), *args)
         compiled = self.compiled[name]
         source = b["samples"] if sampler else b["out"]
 
@@ -312,6 +334,13 @@ def dry_run(backends: tuple[str, ...]) -> list[str]:
         for name, launcher, host, _, _ in cute_llm_sampling.launches(2, 4096):
             start = time.perf_counter()
             built = cute_coop.compile_kernel(launcher, *(cute_llm_sampling.fake(a) for a in host), cutlass.Int32(2))
+            lines.append(f"cute {name}: {built.registers} registers, {built.shared_memory_bytes} B shared, "
+                         f"{built.local_memory_bytes} B local ({time.perf_counter() - start:.1f} s)")
+        _, steps = cute_llm_sampling.sliced_softmax(cute_llm_sampling.problem(2, 4096)[0])
+        for name, launcher, host, blocks in steps:  # the sliced softmax's two kernels (small batches)
+            start = time.perf_counter()
+            built = cute_coop.compile_kernel(launcher, *(cute_llm_sampling.fake(a) for a in host),
+                                             cutlass.Int32(blocks))
             lines.append(f"cute {name}: {built.registers} registers, {built.shared_memory_bytes} B shared, "
                          f"{built.local_memory_bytes} B local ({time.perf_counter() - start:.1f} s)")
     return lines

@@ -71,6 +71,22 @@ def launches_for(logits, probs, top_k, top_p, min_p, philox_seed: int = 12345, p
     ]
 
 
+def sliced_softmax(logits):
+    """The sliced softmax (``softmax_plan``'s way for small batches: each row split into slices, one block each):
+    (slices per row, [(name, launcher, host arguments, blocks)] of its two launches). The launches share the arrays:
+    the first writes each slice's (max, sum) pair into ``partials``, the second merges a row's pairs and writes the
+    output (its third argument)."""
+    batch, vocab = logits.shape
+    slices, length = kernels.softmax_plan(batch, vocab)
+    flat = logits.ravel()
+    partials = np.full(2 * batch * slices, np.nan, np.float32)
+    out = np.full(batch * vocab, np.nan, np.float32)
+    v, n, t = np.int64(vocab), np.int64(length), np.float32(1)
+    return slices, [("softmax_slices", kernels.launch_softmax_slices, (flat, partials, v, n, t), batch * slices),
+                    ("softmax_write_slices", kernels.launch_softmax_write_slices, (flat, partials, out, v, n, t),
+                     batch * slices)]
+
+
 def fake(a):
     """A launcher argument for a build without a GPU: a fake 1-D tensor for an array, a CuTe numeric for a scalar."""
     if isinstance(a, np.ndarray):
@@ -103,6 +119,29 @@ def main() -> None:
             print(f"  could not launch on a GPU here ({type(exc).__name__}: {str(exc).splitlines()[0][:100]})")
             continue
         print(f"OK: {name}: {check(name, got, oracle())}")
+    logits = problem(args.batch, args.vocab)[0]
+    slices, steps = sliced_softmax(logits)
+    for name, launcher, host, blocks in steps:  # built whatever the plan says; launched in order below
+        start = time.perf_counter()
+        built = cute_coop.compile_kernel(launcher, *(fake(a) for a in host), cutlass.Int32(blocks))
+        print(f"built {name} for sm_90a in {time.perf_counter() - start:.1f} s: {built.registers} registers, "
+              f"{built.shared_memory_bytes} B shared, {built.local_memory_bytes} B local")
+    try:
+        if torch is None or not torch.cuda.is_available():
+            raise RuntimeError("no CUDA device (or no torch to hand the arrays to CuTe)")
+        from cutlass.cute.runtime import from_dlpack
+
+        arrays = {id(a): torch.from_numpy(a).cuda() for _, _, host, _ in steps for a in host
+                  if isinstance(a, np.ndarray)}  # one device array per host array: the two launches share them
+        for _, launcher, host, blocks in steps:
+            launcher(*(from_dlpack(arrays[id(a)]) if isinstance(a, np.ndarray) else SCALARS[a.dtype](a.item())
+                       for a in host), cutlass.Int32(blocks))
+        torch.cuda.synchronize()
+        got = arrays[id(steps[1][2][2])].cpu().numpy()
+    except Exception as exc:  # no driver or no GPU on this machine
+        print(f"  could not launch on a GPU here ({type(exc).__name__}: {str(exc).splitlines()[0][:100]})")
+        return
+    print(f"OK: softmax in {slices} slices per row: {check('softmax', got, ref.softmax(logits))}")
 
 
 if __name__ == "__main__":

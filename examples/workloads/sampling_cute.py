@@ -2,12 +2,16 @@
 ``cuda.coop.cutlass`` with the same algorithms, tiling and cooperative calls, so that the two files read side by side.
 One 1024-thread block per row of a (batch, vocab) float32 matrix, the vocabulary walked in tiles of 1024 x 4 items.
 
-* ``softmax``: an online (max, sum) pair per thread, one block ``reduce`` of the pairs, one pass that writes;
+* ``softmax``: an online (max, sum) pair per thread, one block ``reduce`` of the pairs, one pass that writes; small
+  batches split each row into slices, one block each, in two launches (``launch_softmax_slices`` writes each slice's
+  pair, ``launch_softmax_write_slices`` merges a row's pairs and writes; ``softmax_plan`` of ``sampling_plan.py``
+  says which way and how many slices);
 * ``top_k_*``: the k-th largest value by a four-pass radix select on the values' ordered bits (a block
   ``histogram`` of each 8-bit digit of the remaining candidates, a reverse ``inclusive_sum`` over the bins, one
   tuple ``reduce`` to pick the bin), then a pass that masks or renormalises;
-* ``top_p_*``: the pivot by bisection on the value, each round a tuple ``reduce`` of (mass at or above the pivot,
-  smallest value at or above it, largest value below it) that jumps the bounds to values of the row;
+* ``top_p_*``: the pivot by a four-pass radix select on the values' bits by mass (a 256-bin histogram of each 8-bit
+  digit's fixed-point mass in shared memory, by atomic adds; a reverse ``inclusive_sum`` over the bins, one tuple
+  ``reduce`` to pick the bin), then a pass that renormalises;
 * samplers: one Philox uniform per row (``sampling_reference.py`` documents the stream), then tiles in order: a block
   ``inclusive_sum``, and one tuple ``reduce`` of (first index past ``u``, tile total, last kept index); the walk
   stops at the tile that holds the sample.
@@ -32,6 +36,12 @@ What differs from ``sampling_numba.py``, and why:
   ``top_k_mask_logits`` reads and writes float32 (``logits``, ``out``; the kept values keep their bits, NaN
   included) and ``top_k_renorm_probs`` has no ``bits`` operand.
 * A variable that a run-time loop carries as a flag starts as ``cutlass.Boolean(False)`` (numba: ``False``).
+* Top-p's bins: numba's ``cuda.shared.array(BINS, np.uint32)`` is ``SmemAllocator().allocate_tensor(Uint32,
+  cute.make_layout(BINS))`` (the DSL's allocator, which also places the cooperative scratch: the launch's dynamic
+  shared memory covers both), and ``cuda.atomic.add(bins, b, v)`` is ``cute.arch.atomic_add(bins.iterator + b, v,
+  scope="cta")`` (a shared-memory pointer: ``ATOMS.ADD`` in the SASS); ``cuda.syncthreads()`` is
+  ``cute.arch.sync_threads()``. The top-p kernel reads the floats and bitcasts them, as the top-k ones do, so
+  ``top_p_renorm_probs`` has no ``bits`` operand and ``key_value_of_bits`` takes the values.
 
 The semantics and the NumPy oracles are in ``sampling_reference.py``; ``cute_llm_sampling.py`` runs and checks them.
 """
@@ -44,14 +54,18 @@ import cutlass  # noqa: I001  (the compiler first, then cuda.coop)
 import cutlass.cute as cute
 import cuda.coop.cutlass as cute_coop  # noqa: F401  (registers the backend)
 from cuda import coop
+from sampling_plan import softmax_plan  # noqa: F401  (the launch plan: pure Python, shared with sampling_numba.py)
 
-from cutlass import Float32, Int32, Int64, Uint32, Uint64
+from cutlass import Float32, Float64, Int32, Int64, Uint32, Uint64
+from cutlass.memory import SmemAllocator
 
 THREADS = 1024
 VEC = 4  # items per thread per tile in order-sensitive passes (scans): 16 B per thread
 TILE = THREADS * VEC
 WIDE = 16  # items per thread per tile in order-free passes (histograms, reductions), loaded striped
 WIDE_TILE = THREADS * WIDE
+NARROW = 8  # the same, where a pass keeps more per item live (top-p's fixed-point masses)
+NARROW_TILE = THREADS * NARROW
 BINS = 256
 NEG_INF = -math.inf
 POS_INF = math.inf
@@ -192,19 +206,33 @@ def key_value(block, values: cute.Tensor, base: Int64, vocab: Int64, key: Uint32
     return coop.reduce(block, best, binary_op="max")
 
 
+@cute.jit
+def key_value_of_bits(block, values: cute.Tensor, base: Int64, vocab: Int64, raw: Uint32):
+    """The float whose bits are ``raw`` (a value of the row)."""
+    return key_value(block, values, base, vocab, ordered_key(raw))
+
+
 # ---------------------------------------------------------------------------------------------- kernels
 @cute.kernel
 def softmax_kernel(logits: cute.Tensor, out: cute.Tensor, vocab: Int64, inv_temperature: Float32):
+    """One block per row: the (max, sum) pass, then the pass that writes."""
     row = Int64(cute.arch.block_idx()[0])
     block = coop.this_block()
-    base = row * vocab
+    begin = row * vocab
+    row_max, row_sum = online_max_sum(block, logits, begin, begin + vocab, inv_temperature)
+    write_softmax(block, logits, out, begin, begin + vocab, inv_temperature, row_max, row_sum)
+
+
+@cute.jit
+def online_max_sum(block, logits: cute.Tensor, begin: Int64, end: Int64, inv_temperature: Float32):
+    """(max, sum of exp(x - max)) of logits[begin:end] (x scaled by inv_temperature), in every thread."""
     m = Float32(NEG_INF)
     s = Float32(0)
-    start = Int64(0)
-    while start < vocab:
+    start = begin
+    while start < end:
         items = coop.ThreadData(WIDE, np.float32)
-        coop.load(block, logits, items, algorithm="striped", offset=base + start,
-                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(NEG_INF))
+        coop.load(block, logits, items, algorithm="striped", offset=start,
+                  valid_items=min(end - start, WIDE_TILE), oob_default=np.float32(NEG_INF))
         for i in cutlass.range_constexpr(WIDE):
             x = items[i] * inv_temperature
             if x > m:
@@ -213,19 +241,60 @@ def softmax_kernel(logits: cute.Tensor, out: cute.Tensor, vocab: Int64, inv_temp
             elif x != NEG_INF:
                 s += cute.math.exp(x - m)
         start += WIDE_TILE
-    row_max, row_sum = coop.reduce(block, (m, s), binary_op=online_softmax_merge)
+    return coop.reduce(block, (m, s), binary_op=online_softmax_merge)
+
+
+@cute.jit
+def write_softmax(block, logits: cute.Tensor, out: cute.Tensor, begin: Int64, end: Int64, inv_temperature: Float32,
+                  row_max: Float32, row_sum: Float32):
     scale = Float32(1) / row_sum
-    start = Int64(0)
-    while start < vocab:
+    start = begin
+    while start < end:
         items = coop.ThreadData(WIDE, np.float32)
-        coop.load(block, logits, items, algorithm="striped", offset=base + start,
-                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(NEG_INF))
+        coop.load(block, logits, items, algorithm="striped", offset=start,
+                  valid_items=min(end - start, WIDE_TILE), oob_default=np.float32(NEG_INF))
         probs = coop.ThreadData(WIDE, np.float32)
         for i in cutlass.range_constexpr(WIDE):
             probs[i] = cute.math.exp(items[i] * inv_temperature - row_max) * scale
-        coop.store(block, out, probs, algorithm="striped", offset=base + start,
-                   valid_items=min(vocab - start, WIDE_TILE))
+        coop.store(block, out, probs, algorithm="striped", offset=start, valid_items=min(end - start, WIDE_TILE))
         start += WIDE_TILE
+
+
+@cute.kernel
+def softmax_slices_kernel(logits: cute.Tensor, partials: cute.Tensor, vocab: Int64, slice_length: Int64,
+                          inv_temperature: Float32):
+    """Small batches: the row is split into slices, one block each (block b: row b // slices, slice b % slices),
+    so that the whole GPU works on a few rows; each block writes its slice's (max, sum) pair."""
+    slices = (vocab + slice_length - 1) // slice_length
+    row = Int64(cute.arch.block_idx()[0]) // slices
+    part = Int64(cute.arch.block_idx()[0]) % slices
+    block = coop.this_block()
+    begin = row * vocab + part * slice_length
+    end = row * vocab + min(vocab, (part + 1) * slice_length)
+    m, s = online_max_sum(block, logits, begin, end, inv_temperature)
+    if block.rank() == 0:
+        partials[2 * Int64(cute.arch.block_idx()[0])] = m
+        partials[2 * Int64(cute.arch.block_idx()[0]) + 1] = s
+
+
+@cute.kernel
+def softmax_write_slices_kernel(logits: cute.Tensor, partials: cute.Tensor, out: cute.Tensor, vocab: Int64,
+                                slice_length: Int64, inv_temperature: Float32):
+    """The second launch of the sliced softmax: each block merges its row's pairs (one tuple reduce; thread t holds
+    slice t's pair, the row has at most THREADS slices) and writes its slice."""
+    slices = (vocab + slice_length - 1) // slice_length
+    row = Int64(cute.arch.block_idx()[0]) // slices
+    part = Int64(cute.arch.block_idx()[0]) % slices
+    block = coop.this_block()
+    m = Float32(NEG_INF)
+    s = Float32(0)
+    if block.rank() < slices:
+        m = partials[2 * (row * slices + block.rank())]
+        s = partials[2 * (row * slices + block.rank()) + 1]
+    row_max, row_sum = coop.reduce(block, (m, s), binary_op=online_softmax_merge)
+    begin = row * vocab + part * slice_length
+    end = row * vocab + min(vocab, (part + 1) * slice_length)
+    write_softmax(block, logits, out, begin, end, inv_temperature, row_max, row_sum)
 
 
 @cute.kernel
@@ -291,53 +360,90 @@ def top_k_renorm_probs_kernel(probs: cute.Tensor, out: cute.Tensor, vocab: Int64
 
 
 @cute.jit
+def fixed_mass(bits: Uint32):
+    """A non-negative float32's value in 2^-40 units, truncated, from its bits alone (integer arithmetic):
+    (1.mantissa) x 2^(exponent - 127) x 2^40; subnormals count 0. The numba helper's early returns as one result."""
+    exponent = Int64(bits >> Uint32(23)) & Int64(0xFF)
+    significand = Int64(bits & Uint32(0x7FFFFF)) | Int64(0x800000)
+    shift = exponent - Int64(110)  # 127 + 23 - 40
+    mass = Int64(0)
+    if exponent != 0 and shift >= -24:
+        if shift >= 0:
+            mass = significand << shift
+        else:
+            mass = significand >> -shift
+    return mass
+
+
+@cute.jit
 def top_p_pivot(block, probs: cute.Tensor, base: Int64, vocab: Int64, top_p: Float32):
     """The smallest kept probability: the largest value v of the row whose mass at and above it reaches top_p times
-    the row's total (0 where top_p >= 1: the whole row). Bisection on the value whose bounds jump to values of the
-    row, so it ends when they meet."""
-    total = Float32(0)
-    largest = Float32(0)
+    the row's total (0 where top_p >= 1: the whole row). A radix select on the bits of the (non-negative) values by
+    mass: four passes of 8-bit digits from the most significant, each a 256-bin histogram of the candidates' mass in
+    2^-40 fixed point (integer sums: the same pivot on every run, whatever order the atomics land in; cuda.coop has
+    no weighted histogram, so these bins are shared memory of our own, from the DSL's allocator beside the
+    cooperative scratch), a reverse inclusive_sum over the bins and a tuple reduce that picks the bin."""
+    smem = SmemAllocator()
+    low_words = smem.allocate_tensor(Uint32, cute.make_layout(BINS), 4)  # each bin's mass as two 32-bit words:
+    high_words = smem.allocate_tensor(Uint32, cute.make_layout(BINS), 4)  # shared memory has no native 64-bit add
+    total = Int64(0)
     start = Int64(0)
     while start < vocab:
-        items = coop.ThreadData(WIDE, np.float32)
+        items = coop.ThreadData(NARROW, np.float32)
         coop.load(block, probs, items, algorithm="striped", offset=base + start,
-                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
-        for i in cutlass.range_constexpr(WIDE):
-            total += items[i]
-            largest = max(largest, items[i])
-        start += WIDE_TILE
-    total, largest = coop.reduce(block, (total, largest), binary_op=sum_max)
-    target = top_p * total
-    low = Float32(0)  # mass(p >= low) >= target holds
-    high = largest  # no value above high qualifies
-    if top_p >= 1:
-        high = low
-    while low < high:  # each round drops at least one distinct value of the row from (low, high]
-        pivot = low + (high - low) * Float32(0.5)
-        if pivot <= low:  # low and high adjacent floats: test high itself
-            pivot = high
-        mass = Float32(0)
-        above = Float32(POS_INF)
-        below = Float32(NEG_INF)
-        start = Int64(0)
-        while start < vocab:
-            items = coop.ThreadData(WIDE, np.float32)
-            coop.load(block, probs, items, algorithm="striped", offset=base + start,
-                      valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(NEG_INF))
-            for i in cutlass.range_constexpr(WIDE):
-                x = items[i]
-                if x >= pivot:
-                    mass += x
-                    above = min(above, x)
-                elif x != NEG_INF:
-                    below = max(below, x)
-            start += WIDE_TILE
-        mass, above, below = coop.reduce(block, (mass, above, below), binary_op=mass_above_below)
-        if mass >= target:
-            low = above  # a value of the row with enough mass at and above it
-        else:
-            high = below  # the answer is a value under the pivot
-    return low
+                  valid_items=min(vocab - start, NARROW_TILE), oob_default=np.float32(0))
+        for i in cutlass.range_constexpr(NARROW):
+            total += fixed_mass(items[i].bitcast(Uint32))
+        start += NARROW_TILE
+    total = coop.sum(block, total)
+    pivot = Float32(0)  # top_p >= 1: the whole row (numba returns here; CuTe rewrites no return under an if)
+    if not top_p >= 1:
+        remaining = max(Int64(Float64(top_p) * Float64(total)), Int64(1))  # mass still to find
+        prefix = Uint32(0)
+        high = Uint32(0)  # the digits fixed so far
+        for digit in cutlass.range(4):
+            shift = Uint32(24) - Uint32(8) * Uint32(digit)
+            if block.rank() < BINS:
+                low_words[block.rank()] = Uint32(0)
+                high_words[block.rank()] = Uint32(0)
+            cute.arch.sync_threads()
+            start = Int64(0)
+            while start < vocab:
+                items = coop.ThreadData(NARROW, np.float32)
+                coop.load(block, probs, items, algorithm="striped", offset=base + start,
+                          valid_items=min(vocab - start, NARROW_TILE), oob_default=np.float32(0))
+                for i in cutlass.range_constexpr(NARROW):
+                    word = items[i].bitcast(Uint32)
+                    if (word & high) == prefix:
+                        mass = fixed_mass(word)
+                        if mass > 0:  # a 64-bit add as two 32-bit words: the low word's atomic add returns the old
+                            b = Int32((word >> shift) & Uint32(0xFF))  # value, so exactly the thread that wraps it
+                            low = Uint32(mass & Int64(0xFFFFFFFF))  # carries
+                            upper = Uint32(mass >> Int64(32))
+                            old = cute.arch.atomic_add(low_words.iterator + b, low, scope="cta")
+                            if Uint32(old + low) < old:
+                                upper += Uint32(1)
+                            if upper != 0:
+                                cute.arch.atomic_add(high_words.iterator + b, upper, scope="cta")
+                start += NARROW_TILE
+            cute.arch.sync_threads()
+            mine = Int64(0)
+            if block.rank() < BINS:
+                mine = (Int64(high_words[block.rank()]) << Int64(32)) | Int64(low_words[block.rank()])
+            at_or_above = coop.inclusive_sum(block, mine, reverse=True)
+            hit = at_or_above >= remaining and at_or_above - mine < remaining
+            chosen, left = coop.reduce(block, (Int64(block.rank()) if hit else Int64(-1),
+                                               remaining - (at_or_above - mine) if hit else Int64(-1)),
+                                       binary_op=max_max)
+            if chosen < 0:  # truncation left less mass than asked for: the lowest bin that holds any
+                chosen = Int64(0)
+                left = Int64(1)
+            prefix |= Uint32(chosen) << shift
+            high |= Uint32(0xFF) << shift
+            remaining = left
+            cute.arch.sync_threads()  # every thread read its bin above before the next pass clears them
+        pivot = key_value_of_bits(block, probs, base, vocab, prefix)
+    return pivot
 
 
 @cute.kernel
@@ -521,6 +627,20 @@ def top_k_top_p_sampling_from_probs_kernel(probs: cute.Tensor, samples: cute.Ten
 @cute.jit
 def launch_softmax(logits: cute.Tensor, out: cute.Tensor, vocab: Int64, inv_temperature: Float32, batch: Int32):
     softmax_kernel(logits, out, vocab, inv_temperature).launch(grid=(batch, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.jit
+def launch_softmax_slices(logits: cute.Tensor, partials: cute.Tensor, vocab: Int64, slice_length: Int64,
+                          inv_temperature: Float32, blocks: Int32):
+    softmax_slices_kernel(logits, partials, vocab, slice_length, inv_temperature).launch(
+        grid=(blocks, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.jit
+def launch_softmax_write_slices(logits: cute.Tensor, partials: cute.Tensor, out: cute.Tensor, vocab: Int64,
+                                slice_length: Int64, inv_temperature: Float32, blocks: Int32):
+    softmax_write_slices_kernel(logits, partials, out, vocab, slice_length, inv_temperature).launch(
+        grid=(blocks, 1, 1), block=(THREADS, 1, 1))
 
 
 @cute.jit

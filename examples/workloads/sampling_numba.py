@@ -5,8 +5,9 @@ matrix, the vocabulary walked in tiles of 1024 x 4 items, every cross-thread ste
 * ``top_k_*``: the k-th largest value by a four-pass radix select on the values' ordered bits (a block
   ``histogram`` of each 8-bit digit of the remaining candidates, a reverse ``inclusive_sum`` over the bins, one
   tuple ``reduce`` to pick the bin), then a pass that masks or renormalises;
-* ``top_p_*``: the pivot by bisection on the value, each round a tuple ``reduce`` of (mass at or above the pivot,
-  smallest value at or above it, largest value below it) that jumps the bounds to values of the row;
+* ``top_p_*``: the pivot by a four-pass radix select on the values' bits by mass (a 256-bin histogram of each 8-bit
+  digit's fixed-point mass in shared memory, by atomic adds; a reverse ``inclusive_sum`` over the bins, one tuple
+  ``reduce`` to pick the bin), then a pass that renormalises;
 * samplers: one Philox uniform per row (``sampling_reference.py`` documents the stream), then tiles in order: a block
   ``inclusive_sum``, and one tuple ``reduce`` of (first index past ``u``, tile total, last kept index); the walk
   stops at the tile that holds the sample.
@@ -21,6 +22,7 @@ import numpy as np
 from numba_cuda_mlir import cuda  # noqa: I001  (the compiler first, then cuda.coop)
 import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (registers the backend)
 from cuda import coop
+from sampling_plan import softmax_plan  # the launch plan: pure Python, shared with sampling_cute.py
 
 THREADS = 1024
 VEC = 4  # items per thread per tile in order-sensitive passes (scans): 16 B per thread
@@ -35,7 +37,6 @@ NEG_INF = np.float32(-np.inf)
 POS_INF = np.float32(np.inf)
 NAN = np.float32(np.nan)
 NEG_INF_BITS = 0xFF800000
-SLICE_BLOCKS = 264  # the sliced softmax aims at two blocks per SM of an H100/H200 (132 SMs)
 NO_INDEX = np.int32(2**31 - 1)
 M32 = np.uint64(0xFFFFFFFF)
 
@@ -379,12 +380,12 @@ def top_p_pivot(block, probs, bits, base, vocab, top_p):
                     if mass > 0:  # a 64-bit add as two 32-bit words: the low word's atomic add returns the old
                         b = (words[i] >> shift) & np.uint32(0xFF)  # value, so exactly the thread that wraps it
                         low = np.uint32(mass & np.int64(0xFFFFFFFF))  # carries (not a helper: numba-cuda-mlir
-                        high = np.uint32(mass >> np.int64(32))  # 0.6 addresses a shared array passed to an
+                        upper = np.uint32(mass >> np.int64(32))  # 0.6 addresses a shared array passed to an
                         old = cuda.atomic.add(low_words, b, low)  # inlined device function as global memory)
                         if np.uint32(old + low) < old:
-                            high += np.uint32(1)
-                        if high != 0:
-                            cuda.atomic.add(high_words, b, high)
+                            upper += np.uint32(1)
+                        if upper != 0:
+                            cuda.atomic.add(high_words, b, upper)
             start += NARROW_TILE
         cuda.syncthreads()
         mine = np.int64(0)
@@ -578,14 +579,6 @@ def top_k_top_p_sampling_from_probs_kernel(probs, samples, vocab, top_k, top_p, 
                 done = True
     if block.rank() == 0:
         samples[row] = chosen
-
-
-def softmax_plan(batch: int, vocab: int) -> tuple[int, int]:
-    """(slices per row, slice length) for a softmax launch: one slice (one block per row, ``softmax_kernel``) once
-    the batch alone fills the GPU, else enough slices of at least 4096 items each to make SLICE_BLOCKS blocks."""
-    slices = min(max(1, -(-SLICE_BLOCKS // batch)), max(1, vocab // TILE), THREADS)
-    length = -(-vocab // slices)
-    return slices, -(-length // 4) * 4
 
 
 def softmax(logits, out, inv_temperature=np.float32(1), partials=None):

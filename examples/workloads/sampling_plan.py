@@ -1,0 +1,21 @@
+"""The host-side launch plan shared by ``sampling_numba.py`` and ``sampling_cute.py`` (pure Python: each backend's
+install imports it without the other's compiler).
+
+``softmax_plan(batch, vocab)`` says how the softmax of a (batch, vocab) matrix is launched: one 1024-thread block per
+row when the batch alone fills the GPU, else each row split into slices, one block each (two launches: the slices'
+(max, sum) pairs, then the merge and the pass that writes).
+"""
+from __future__ import annotations
+
+THREADS = 1024  # threads per block of every sampling kernel
+TILE = THREADS * 4  # a slice holds at least one tile of 1024 x 4 items
+SLICE_BLOCKS = 264  # the sliced softmax aims at two blocks per SM of an H100/H200 (132 SMs)
+
+
+def softmax_plan(batch: int, vocab: int) -> tuple[int, int]:
+    """(slices per row, slice length) for a softmax launch: one slice (one block per row, ``softmax_kernel``) once
+    the batch alone fills the GPU, else enough slices of at least 4096 items each to make SLICE_BLOCKS blocks (at most
+    THREADS: the second launch merges a row's pairs with one thread per slice). The length is a multiple of 4."""
+    slices = min(max(1, -(-SLICE_BLOCKS // batch)), max(1, vocab // TILE), THREADS)
+    length = -(-vocab // slices)
+    return slices, -(-length // 4) * 4
