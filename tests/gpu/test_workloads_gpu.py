@@ -15,10 +15,11 @@ pytest.importorskip("numba_cuda_mlir")
 import llm_sampling  # noqa: E402
 import sampling_numba as kernels  # noqa: E402
 import sampling_reference as ref  # noqa: E402
+from gpu_helpers import SEEDED_PER_TEST  # noqa: E402
 from numba_cuda_mlir import cuda  # noqa: E402
 
 pytestmark = pytest.mark.gpu
-rng = np.random.default_rng(39)  # replaced per test by tests/gpu/conftest.py
+rng = SEEDED_PER_TEST  # each test's own generator (tests/gpu/conftest.py)
 
 
 def rows(batch: int, vocab: int, distribution: str) -> tuple[np.ndarray, np.ndarray]:
