@@ -103,6 +103,8 @@ def main() -> None:
     for name, launcher, host, out, oracle in launches(args.batch, args.vocab):
         start = time.perf_counter()
         built = cute_coop.compile_kernel(launcher, *(fake(a) for a in host), batch)
+        assert built.registers * kernels.THREADS <= 65536, (  # one block of 1024 threads must fit an SM
+            f"{built.registers} registers x {kernels.THREADS} threads exceed the 65536 of an SM: cannot launch")
         print(f"built {name} for sm_90a in {time.perf_counter() - start:.1f} s: {built.registers} registers, "
               f"{built.shared_memory_bytes} B shared, {built.local_memory_bytes} B local")
         try:
@@ -124,6 +126,8 @@ def main() -> None:
     for name, launcher, host, blocks in steps:  # built whatever the plan says; launched in order below
         start = time.perf_counter()
         built = cute_coop.compile_kernel(launcher, *(fake(a) for a in host), cutlass.Int32(blocks))
+        assert built.registers * kernels.THREADS <= 65536, (  # one block of 1024 threads must fit an SM
+            f"{built.registers} registers x {kernels.THREADS} threads exceed the 65536 of an SM: cannot launch")
         print(f"built {name} for sm_90a in {time.perf_counter() - start:.1f} s: {built.registers} registers, "
               f"{built.shared_memory_bytes} B shared, {built.local_memory_bytes} B local")
     try:

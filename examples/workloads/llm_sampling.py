@@ -95,6 +95,8 @@ def main() -> None:
     for name, kernel, host, out, oracle in launches(args.batch, args.vocab):
         start = time.perf_counter()
         built = numba_coop.compile_kernel(kernel, host, block=kernels.THREADS, grid=args.batch)
+        assert built.registers * kernels.THREADS <= 65536, (  # one block of 1024 threads must fit an SM
+            f"{built.registers} registers x {kernels.THREADS} threads exceed the 65536 of an SM: cannot launch")
         print(f"built {name} for sm_90 in {time.perf_counter() - start:.1f} s: {built.registers} registers, "
               f"{built.shared_memory_bytes} B shared, {built.local_memory_bytes} B local")
         try:
@@ -107,6 +109,34 @@ def main() -> None:
         if got.dtype == np.uint32:
             got = got.view(np.float32)
         print(f"OK: {name}: {check(name, got, oracle())}")
+    sliced_softmax(args.batch, args.vocab)
+
+
+def sliced_softmax(batch: int, vocab: int) -> None:
+    """The softmax of small batches: the rows split into slices (two launches, ``sampling_numba.softmax``)."""
+    logits = problem(batch, vocab)[0]
+    slices, length = kernels.softmax_plan(batch, max(vocab, 2 * kernels.TILE))  # built whatever the plan says
+    partials = np.zeros(2 * batch * slices, np.float32)
+    out = np.full(logits.size, np.nan, np.float32)
+    v, n, one = np.int64(vocab), np.int64(length), np.float32(1)
+    for name, kernel, host in [("softmax_slices", kernels.softmax_slices_kernel, (logits.ravel(), partials, v, n, one)),
+                               ("softmax_write_slices", kernels.softmax_write_slices_kernel,
+                                (logits.ravel(), partials, out, v, n, one))]:
+        start = time.perf_counter()
+        built = numba_coop.compile_kernel(kernel, host, block=kernels.THREADS, grid=batch * slices)
+        assert built.registers * kernels.THREADS <= 65536, (  # one block of 1024 threads must fit an SM
+            f"{built.registers} registers x {kernels.THREADS} threads exceed the 65536 of an SM: cannot launch")
+        print(f"built {name} for sm_90 in {time.perf_counter() - start:.1f} s: {built.registers} registers, "
+              f"{built.shared_memory_bytes} B shared, {built.local_memory_bytes} B local")
+    try:
+        device = cuda.to_device(np.full((batch, vocab), np.nan, np.float32))
+        kernels.softmax(cuda.to_device(logits), device)
+        got = device.copy_to_host()
+    except Exception as exc:  # no driver or no GPU on this machine
+        print(f"  could not launch on a GPU here ({type(exc).__name__}: {str(exc).splitlines()[0][:100]})")
+        return
+    plan = kernels.softmax_plan(batch, vocab)[0]
+    print(f"OK: softmax in {plan} slice(s) per row: {check('softmax', got, ref.softmax(logits))}")
 
 
 if __name__ == "__main__":
