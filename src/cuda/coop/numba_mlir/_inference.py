@@ -182,7 +182,8 @@ class DtypeInference:
     @staticmethod
     def _promoted(operands: list[tuple[str | None, bool]]) -> tuple[str | None, bool]:
         """(dtype, weak) of arithmetic, ``min`` or ``max`` over operands: a weak literal takes the other side's dtype;
-        a variable met again round a loop (``s += x``, ``m = max(m, x)``: a weak unknown) leaves the others to decide."""
+        a variable met again round a loop (``s += x``, ``m = max(m, x)``: a weak unknown) leaves the others to
+        decide."""
         known = [(d, w) for d, w in operands if not (d is None and w)]
         if not known or any(d is None or is_aggregate(d) for d, _ in known):
             return None, False
