@@ -28,7 +28,7 @@ from cutlass.cute.runtime import make_fake_tensor  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sampling_cute as kernels  # noqa: E402
 import sampling_reference as ref  # noqa: E402
-from llm_sampling import check, problem  # noqa: E402  (the same problem and the same check as the numba run)
+from sampling_reference import check, problem  # noqa: E402  (the same problem and check as the numba run)
 import cuda.coop.cutlass as cute_coop  # noqa: E402
 
 SCALARS = {np.dtype(np.int32): cutlass.Int32, np.dtype(np.int64): cutlass.Int64, np.dtype(np.float32): cutlass.Float32,

@@ -19,16 +19,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sampling_numba as kernels  # noqa: E402
 import sampling_reference as ref  # noqa: E402
+from sampling_reference import check, problem  # noqa: E402, F401  (the scripts' shared problem and check)
 from numba_cuda_mlir import cuda  # noqa: E402
 import cuda.coop.numba_mlir as numba_coop  # noqa: E402
-
-
-def problem(batch: int, vocab: int, seed: int = 0):
-    """Logits, their probabilities (float32) and per-row parameters: top-k 50, top-p 0.9, min-p 0.1."""
-    rng = np.random.default_rng(seed)
-    logits = rng.standard_normal((batch, vocab), dtype=np.float32)
-    probs = ref.softmax(logits)
-    return logits, probs, np.full(batch, 50, np.int32), np.full(batch, 0.9, np.float32), np.full(batch, 0.1, np.float32)
 
 
 def launches(batch: int, vocab: int, seed: int = 0, philox_seed: int = 12345, philox_offset: int = 0):
@@ -66,25 +59,6 @@ def launches_for(logits, probs, top_k, top_p, min_p, philox_seed: int = 12345, p
          (probs.ravel(), samples.copy(), v, top_k, top_p, seed, offset), 1,
          lambda: ref.top_k_top_p_joint(probs, top_k, top_p, philox_seed, philox_offset)),
     ]
-
-
-def check(name: str, got: np.ndarray, want) -> str:
-    """Exact for masks and samples (a sample whose uniform lies within float rounding of a prefix sum may be its
-    neighbour), a few float32 ulps for softmax and renormalised probabilities (sums in another order)."""
-    if isinstance(want, tuple):
-        want, ambiguous = want
-        off = got != want
-        assert not (off & ~ambiguous).any(), f"{name}: rows {np.flatnonzero(off & ~ambiguous)[:8]} sampled wrongly"
-        assert (np.abs(got - want)[off] <= 1).all(), f"{name}: an ambiguous row is more than one index away"
-        return f"{got.size} samples equal the oracle's ({int(off.sum())} ambiguous rows at the neighbour)"
-    got = got.reshape(want.shape)
-    if name == "top_k_mask_logits":
-        assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), f"{name}: differs from the oracle"
-        return "bit-exact"
-    assert np.array_equal(got == 0, want == 0), f"{name}: the kept set differs from the oracle's"
-    err = np.abs(got.astype(np.float64) - want) / np.maximum(np.abs(want), np.finfo(np.float32).tiny)
-    assert err.max() < 8 * 2.0**-24 * np.log2(want.shape[1]), f"{name}: relative error {err.max():.3g}"
-    return f"kept set exact, relative error {err.max():.2g}"
 
 
 def main() -> None:

@@ -162,3 +162,29 @@ def top_k_top_p_joint(probs: np.ndarray, k: np.ndarray, p: np.ndarray, seed: int
             if not low < high:
                 break
     return out, ambiguous
+
+
+def problem(batch: int, vocab: int, seed: int = 0):
+    """Logits, their probabilities (float32) and per-row parameters: top-k 50, top-p 0.9, min-p 0.1."""
+    rng = np.random.default_rng(seed)
+    logits = rng.standard_normal((batch, vocab), dtype=np.float32)
+    probs = softmax(logits)
+    return logits, probs, np.full(batch, 50, np.int32), np.full(batch, 0.9, np.float32), np.full(batch, 0.1, np.float32)
+
+
+def check(name: str, got: np.ndarray, want) -> str:
+    """Exact for masks and samples (only a row whose uniform lies within float rounding of a prefix sum may pick
+    another index), a few float32 ulps for softmax and renormalised probabilities (sums in another order)."""
+    if isinstance(want, tuple):
+        want, ambiguous = want
+        off = got != want
+        assert not (off & ~ambiguous).any(), f"{name}: rows {np.flatnonzero(off & ~ambiguous)[:8]} sampled wrongly"
+        return f"{got.size} samples equal the oracle's ({int(off.sum())} differ where u is within rounding of a sum)"
+    got = got.reshape(want.shape)
+    if name == "top_k_mask_logits":
+        assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), f"{name}: differs from the oracle"
+        return "bit-exact"
+    assert np.array_equal(got == 0, want == 0), f"{name}: the kept set differs from the oracle's"
+    err = np.abs(got.astype(np.float64) - want) / np.maximum(np.abs(want), np.finfo(np.float32).tiny)
+    assert err.max() < 8 * 2.0**-24 * np.log2(want.shape[1]), f"{name}: relative error {err.max():.3g}"
+    return f"kept set exact, relative error {err.max():.2g}"
