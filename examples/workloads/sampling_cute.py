@@ -322,19 +322,9 @@ def top_k_mask_logits_kernel(logits: cute.Tensor, out: cute.Tensor, vocab: Int64
         start += WIDE_TILE
 
 
-@cute.kernel
-def top_k_renorm_probs_kernel(probs: cute.Tensor, out: cute.Tensor, vocab: Int64, top_k: cute.Tensor):
-    """The pivot is found on the values' ordered bits, then compared as a float."""
-    row = Int64(cute.arch.block_idx()[0])
-    block = coop.this_block()
-    base = row * vocab
-    k = top_k[row]
-    pivot = Float32(NEG_INF)  # k < 0 or k >= vocab: the whole row, renormalised
-    if k == 0:
-        pivot = Float32(NAN)  # nothing compares >= NaN: all zeros
-    elif 0 < k < vocab:
-        key = kth_largest_key(block, probs, base, vocab, k)
-        pivot = key_value(block, probs, base, vocab, key)
+@cute.jit
+def renormalise(block, probs: cute.Tensor, out: cute.Tensor, base: Int64, vocab: Int64, pivot: Float32):
+    """The row's probabilities >= pivot times 1 / max(their sum, 1e-8), the rest 0 (FlashInfer's renorm)."""
     kept = Float32(0)
     start = Int64(0)
     while start < vocab:
@@ -357,6 +347,22 @@ def top_k_renorm_probs_kernel(probs: cute.Tensor, out: cute.Tensor, vocab: Int64
         coop.store(block, out, renormed, algorithm="striped", offset=base + start,
                    valid_items=min(vocab - start, WIDE_TILE))
         start += WIDE_TILE
+
+
+@cute.kernel
+def top_k_renorm_probs_kernel(probs: cute.Tensor, out: cute.Tensor, vocab: Int64, top_k: cute.Tensor):
+    """The pivot is found on the values' ordered bits, then compared as a float."""
+    row = Int64(cute.arch.block_idx()[0])
+    block = coop.this_block()
+    base = row * vocab
+    k = top_k[row]
+    pivot = Float32(NEG_INF)  # k < 0 or k >= vocab: the whole row, renormalised
+    if k == 0:
+        pivot = Float32(NAN)  # nothing compares >= NaN: all zeros
+    elif 0 < k < vocab:
+        key = kth_largest_key(block, probs, base, vocab, k)
+        pivot = key_value(block, probs, base, vocab, key)
+    renormalise(block, probs, out, base, vocab, pivot)
 
 
 @cute.jit
@@ -452,28 +458,7 @@ def top_p_renorm_probs_kernel(probs: cute.Tensor, out: cute.Tensor, vocab: Int64
     block = coop.this_block()
     base = row * vocab
     pivot = top_p_pivot(block, probs, base, vocab, top_p[row])
-    kept = Float32(0)
-    start = Int64(0)
-    while start < vocab:
-        items = coop.ThreadData(WIDE, np.float32)
-        coop.load(block, probs, items, algorithm="striped", offset=base + start,
-                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
-        for i in cutlass.range_constexpr(WIDE):
-            if items[i] >= pivot:
-                kept += items[i]
-        start += WIDE_TILE
-    scale = Float32(1) / max(coop.sum(block, kept), Float32(1e-8))
-    start = Int64(0)
-    while start < vocab:
-        items = coop.ThreadData(WIDE, np.float32)
-        coop.load(block, probs, items, algorithm="striped", offset=base + start,
-                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
-        renormed = coop.ThreadData(WIDE, np.float32)
-        for i in cutlass.range_constexpr(WIDE):
-            renormed[i] = items[i] * scale if items[i] >= pivot else Float32(0)
-        coop.store(block, out, renormed, algorithm="striped", offset=base + start,
-                   valid_items=min(vocab - start, WIDE_TILE))
-        start += WIDE_TILE
+    renormalise(block, probs, out, base, vocab, pivot)
 
 
 @cute.jit

@@ -287,19 +287,9 @@ def top_k_mask_logits_kernel(bits, out_bits, vocab, top_k):
         start += WIDE_TILE
 
 
-@cuda.jit(launch_bounds=THREADS)
-def top_k_renorm_probs_kernel(probs, bits, out, vocab, top_k):
-    """``bits`` is the uint32 view of ``probs``: the pivot is found on the bits, then compared as a float."""
-    row = np.int64(cuda.blockIdx.x)
-    block = coop.this_block()
-    base = row * vocab
-    k = top_k[row]
-    pivot = NEG_INF  # k < 0 or k >= vocab: the whole row, renormalised
-    if k == 0:
-        pivot = NAN  # nothing compares >= NaN: all zeros
-    elif 0 < k < vocab:
-        key = kth_largest_key(block, bits, base, vocab, k)
-        pivot = key_value(block, bits, probs, base, vocab, key)
+@cuda.jit(device=True, inline="always")
+def renormalise(block, probs, out, base, vocab, pivot):
+    """The row's probabilities >= pivot times 1 / max(their sum, 1e-8), the rest 0 (FlashInfer's renorm)."""
     kept = np.float32(0)
     start = np.int64(0)
     while start < vocab:
@@ -322,6 +312,22 @@ def top_k_renorm_probs_kernel(probs, bits, out, vocab, top_k):
         coop.store(block, out, renormed, algorithm="striped", offset=base + start,
                    valid_items=min(vocab - start, WIDE_TILE))
         start += WIDE_TILE
+
+
+@cuda.jit(launch_bounds=THREADS)
+def top_k_renorm_probs_kernel(probs, bits, out, vocab, top_k):
+    """``bits`` is the uint32 view of ``probs``: the pivot is found on the bits, then compared as a float."""
+    row = np.int64(cuda.blockIdx.x)
+    block = coop.this_block()
+    base = row * vocab
+    k = top_k[row]
+    pivot = NEG_INF  # k < 0 or k >= vocab: the whole row, renormalised
+    if k == 0:
+        pivot = NAN  # nothing compares >= NaN: all zeros
+    elif 0 < k < vocab:
+        key = kth_largest_key(block, bits, base, vocab, k)
+        pivot = key_value(block, bits, probs, base, vocab, key)
+    renormalise(block, probs, out, base, vocab, pivot)
 
 
 @cuda.jit(device=True, inline="always")
@@ -413,28 +419,7 @@ def top_p_renorm_probs_kernel(probs, bits, out, vocab, top_p):
     block = coop.this_block()
     base = row * vocab
     pivot = top_p_pivot(block, probs, bits, base, vocab, top_p[row])
-    kept = np.float32(0)
-    start = np.int64(0)
-    while start < vocab:
-        items = coop.ThreadData(WIDE, np.float32)
-        coop.load(block, probs, items, algorithm="striped", offset=base + start,
-                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
-        for i in range(WIDE):
-            if items[i] >= pivot:
-                kept += items[i]
-        start += WIDE_TILE
-    scale = np.float32(1) / max(coop.sum(block, kept), np.float32(1e-8))
-    start = np.int64(0)
-    while start < vocab:
-        items = coop.ThreadData(WIDE, np.float32)
-        coop.load(block, probs, items, algorithm="striped", offset=base + start,
-                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
-        renormed = coop.ThreadData(WIDE, np.float32)
-        for i in range(WIDE):
-            renormed[i] = items[i] * scale if items[i] >= pivot else np.float32(0)
-        coop.store(block, out, renormed, algorithm="striped", offset=base + start,
-                   valid_items=min(vocab - start, WIDE_TILE))
-        start += WIDE_TILE
+    renormalise(block, probs, out, base, vocab, pivot)
 
 
 @cuda.jit(device=True, inline="always")
