@@ -323,8 +323,8 @@ def top_k_mask_logits_kernel(logits: cute.Tensor, out: cute.Tensor, vocab: Int64
 
 
 @cute.jit
-def renormalise(block, probs: cute.Tensor, out: cute.Tensor, base: Int64, vocab: Int64, pivot: Float32):
-    """The row's probabilities >= pivot times 1 / max(their sum, 1e-8), the rest 0 (FlashInfer's renorm)."""
+def kept_mass(block, probs: cute.Tensor, base: Int64, vocab: Int64, pivot: Float32):
+    """The sum of the row's probabilities >= pivot, in every thread."""
     kept = Float32(0)
     start = Int64(0)
     while start < vocab:
@@ -335,7 +335,13 @@ def renormalise(block, probs: cute.Tensor, out: cute.Tensor, base: Int64, vocab:
             if items[i] >= pivot:
                 kept += items[i]
         start += WIDE_TILE
-    scale = Float32(1) / max(coop.sum(block, kept), Float32(1e-8))
+    return coop.sum(block, kept)
+
+
+@cute.jit
+def renormalise(block, probs: cute.Tensor, out: cute.Tensor, base: Int64, vocab: Int64, pivot: Float32):
+    """The row's probabilities >= pivot times 1 / max(their sum, 1e-8), the rest 0 (FlashInfer's renorm)."""
+    scale = Float32(1) / max(kept_mass(block, probs, base, vocab, pivot), Float32(1e-8))
     start = Int64(0)
     while start < vocab:
         items = coop.ThreadData(WIDE, np.float32)
@@ -526,17 +532,7 @@ def min_p_sampling_from_probs_kernel(probs: cute.Tensor, samples: cute.Tensor, v
             largest = max(largest, items[i])
         start += WIDE_TILE
     threshold = coop.reduce(block, largest, binary_op="max") * min_p[row]
-    kept = Float32(0)
-    start = Int64(0)
-    while start < vocab:
-        items = coop.ThreadData(WIDE, np.float32)
-        coop.load(block, probs, items, algorithm="striped", offset=base + start,
-                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
-        for i in cutlass.range_constexpr(WIDE):
-            if items[i] >= threshold:
-                kept += items[i]
-        start += WIDE_TILE
-    total = coop.sum(block, kept)
+    total = kept_mass(block, probs, base, vocab, threshold)
     chosen, _ = sample_kept(block, probs, base, vocab, Float32(0), threshold, u * total)
     if block.rank() == 0:
         samples[row] = chosen

@@ -288,8 +288,8 @@ def top_k_mask_logits_kernel(bits, out_bits, vocab, top_k):
 
 
 @cuda.jit(device=True, inline="always")
-def renormalise(block, probs, out, base, vocab, pivot):
-    """The row's probabilities >= pivot times 1 / max(their sum, 1e-8), the rest 0 (FlashInfer's renorm)."""
+def kept_mass(block, probs, base, vocab, pivot):
+    """The sum of the row's probabilities >= pivot, in every thread."""
     kept = np.float32(0)
     start = np.int64(0)
     while start < vocab:
@@ -300,7 +300,13 @@ def renormalise(block, probs, out, base, vocab, pivot):
             if items[i] >= pivot:
                 kept += items[i]
         start += WIDE_TILE
-    scale = np.float32(1) / max(coop.sum(block, kept), np.float32(1e-8))
+    return coop.sum(block, kept)
+
+
+@cuda.jit(device=True, inline="always")
+def renormalise(block, probs, out, base, vocab, pivot):
+    """The row's probabilities >= pivot times 1 / max(their sum, 1e-8), the rest 0 (FlashInfer's renorm)."""
+    scale = np.float32(1) / max(kept_mass(block, probs, base, vocab, pivot), np.float32(1e-8))
     start = np.int64(0)
     while start < vocab:
         items = coop.ThreadData(WIDE, np.float32)
@@ -485,17 +491,7 @@ def min_p_sampling_from_probs_kernel(probs, samples, vocab, min_p, seed, offset)
             largest = max(largest, items[i])
         start += WIDE_TILE
     threshold = coop.reduce(block, largest, binary_op="max") * min_p[row]
-    kept = np.float32(0)
-    start = np.int64(0)
-    while start < vocab:
-        items = coop.ThreadData(WIDE, np.float32)
-        coop.load(block, probs, items, algorithm="striped", offset=base + start,
-                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
-        for i in range(WIDE):
-            if items[i] >= threshold:
-                kept += items[i]
-        start += WIDE_TILE
-    total = coop.sum(block, kept)
+    total = kept_mass(block, probs, base, vocab, threshold)
     chosen, _ = sample_kept(block, probs, base, vocab, np.float32(0), threshold, u * total)
     if block.rank() == 0:
         samples[row] = chosen
