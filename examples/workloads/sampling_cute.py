@@ -54,19 +54,13 @@ import cutlass  # noqa: I001  (the compiler first, then cuda.coop)
 import cutlass.cute as cute
 import cuda.coop.cutlass as cute_coop  # noqa: F401  (registers the backend)
 from cuda import coop
-from sampling_plan import softmax_plan  # noqa: F401  (the launch plan: pure Python, shared with sampling_numba.py)
+from sampling_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with sampling_numba.py)
+    BINS, NARROW, NARROW_TILE, THREADS, TILE, VEC, WIDE, WIDE_TILE, softmax_plan,
+)
 
 from cutlass import Float32, Float64, Int32, Int64, Uint32, Uint64
 from cutlass.memory import SmemAllocator
 
-THREADS = 1024
-VEC = 4  # items per thread per tile in order-sensitive passes (scans): 16 B per thread
-TILE = THREADS * VEC
-WIDE = 16  # items per thread per tile in order-free passes (histograms, reductions), loaded striped
-WIDE_TILE = THREADS * WIDE
-NARROW = 8  # the same, where a pass keeps more per item live (top-p's fixed-point masses)
-NARROW_TILE = THREADS * NARROW
-BINS = 256
 NEG_INF = -math.inf
 POS_INF = math.inf
 NAN = math.nan

@@ -22,16 +22,10 @@ import numpy as np
 from numba_cuda_mlir import cuda  # noqa: I001  (the compiler first, then cuda.coop)
 import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (registers the backend)
 from cuda import coop
-from sampling_plan import softmax_plan  # the launch plan: pure Python, shared with sampling_cute.py
+from sampling_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with sampling_cute.py)
+    BINS, NARROW, NARROW_TILE, THREADS, TILE, VEC, WIDE, WIDE_TILE, softmax_plan,
+)
 
-THREADS = 1024
-VEC = 4  # items per thread per tile in order-sensitive passes (scans): 16 B per thread
-TILE = THREADS * VEC
-WIDE = 16  # items per thread per tile in order-free passes (histograms, reductions), loaded striped
-WIDE_TILE = THREADS * WIDE
-NARROW = 8  # the same, where a pass keeps more per item live (top-p's fixed-point masses)
-NARROW_TILE = THREADS * NARROW
-BINS = 256
 FIXED_ONE = np.float32(2.0**40)  # top-p masses in fixed point: 2^40 units per unit of probability
 NEG_INF = np.float32(-np.inf)
 POS_INF = np.float32(np.inf)

@@ -1,5 +1,5 @@
-"""The host-side launch plan shared by ``sampling_numba.py`` and ``sampling_cute.py`` (pure Python: each backend's
-install imports it without the other's compiler).
+"""The tiling and the host-side launch plan shared by ``sampling_numba.py`` and ``sampling_cute.py`` (pure Python:
+each backend's install imports it without the other's compiler).
 
 ``softmax_plan(batch, vocab)`` says how the softmax of a (batch, vocab) matrix is launched: one 1024-thread block per
 row when the batch alone fills the GPU, else each row split into slices, one block each (two launches: the slices'
@@ -8,7 +8,13 @@ row when the batch alone fills the GPU, else each row split into slices, one blo
 from __future__ import annotations
 
 THREADS = 1024  # threads per block of every sampling kernel
-TILE = THREADS * 4  # a slice holds at least one tile of 1024 x 4 items
+VEC = 4  # items per thread per tile in order-sensitive passes (scans): 16 B per thread
+TILE = THREADS * VEC  # a softmax slice holds at least one such tile
+WIDE = 16  # items per thread per tile in order-free passes (histograms, reductions), loaded striped
+WIDE_TILE = THREADS * WIDE
+NARROW = 8  # the same, where a pass keeps more per item live (top-p's fixed-point masses)
+NARROW_TILE = THREADS * NARROW
+BINS = 256  # radix-select bins: 8-bit digits
 SLICE_BLOCKS = 264  # the sliced softmax aims at two blocks per SM of an H100/H200 (132 SMs)
 
 
