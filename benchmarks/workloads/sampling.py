@@ -314,6 +314,8 @@ def _line(row: dict) -> str:
 
 def dry_run(backends: tuple[str, ...]) -> list[str]:
     """No GPU: build every kernel of each backend for sm_90 and report its resources."""
+    from sampling_reference import built_line  # the example scripts' report, with their launchability check
+
     lines = []
     if "numba" in backends:
         import llm_sampling
@@ -323,8 +325,7 @@ def dry_run(backends: tuple[str, ...]) -> list[str]:
         for name, kernel, host, _, _ in llm_sampling.launches(2, 4096):
             start = time.perf_counter()
             built = numba_coop.compile_kernel(kernel, host, block=1024, grid=2)
-            lines.append(f"numba {name}: {built.registers} registers, {built.shared_memory_bytes} B shared, "
-                         f"{built.local_memory_bytes} B local ({time.perf_counter() - start:.1f} s)")
+            lines.append("numba " + built_line(name, built, "sm_90", time.perf_counter() - start))
     if "cute" in backends:
         import cute_llm_sampling
         import cutlass
@@ -334,15 +335,13 @@ def dry_run(backends: tuple[str, ...]) -> list[str]:
         for name, launcher, host, _, _ in cute_llm_sampling.launches(2, 4096):
             start = time.perf_counter()
             built = cute_coop.compile_kernel(launcher, *(cute_llm_sampling.fake(a) for a in host), cutlass.Int32(2))
-            lines.append(f"cute {name}: {built.registers} registers, {built.shared_memory_bytes} B shared, "
-                         f"{built.local_memory_bytes} B local ({time.perf_counter() - start:.1f} s)")
+            lines.append("cute " + built_line(name, built, "sm_90a", time.perf_counter() - start))
         _, steps = cute_llm_sampling.sliced_softmax(cute_llm_sampling.problem(2, 4096)[0])
         for name, launcher, host, blocks in steps:  # the sliced softmax's two kernels (small batches)
             start = time.perf_counter()
             built = cute_coop.compile_kernel(launcher, *(cute_llm_sampling.fake(a) for a in host),
                                              cutlass.Int32(blocks))
-            lines.append(f"cute {name}: {built.registers} registers, {built.shared_memory_bytes} B shared, "
-                         f"{built.local_memory_bytes} B local ({time.perf_counter() - start:.1f} s)")
+            lines.append("cute " + built_line(name, built, "sm_90a", time.perf_counter() - start))
     return lines
 
 

@@ -103,10 +103,7 @@ def main() -> None:
     for name, launcher, host, out, oracle in launches(args.batch, args.vocab):
         start = time.perf_counter()
         built = cute_coop.compile_kernel(launcher, *(fake(a) for a in host), batch)
-        assert built.registers * kernels.THREADS <= 65536, (  # one block of 1024 threads must fit an SM
-            f"{built.registers} registers x {kernels.THREADS} threads exceed the 65536 of an SM: cannot launch")
-        print(f"built {name} for sm_90a in {time.perf_counter() - start:.1f} s: {built.registers} registers, "
-              f"{built.shared_memory_bytes} B shared, {built.local_memory_bytes} B local")
+        print(ref.built_line(name, built, "sm_90a", time.perf_counter() - start, kernels.THREADS))
         try:
             if torch is None or not torch.cuda.is_available():
                 raise RuntimeError("no CUDA device (or no torch to hand the arrays to CuTe)")
@@ -126,10 +123,7 @@ def main() -> None:
     for name, launcher, host, blocks in steps:  # built whatever the plan says; launched in order below
         start = time.perf_counter()
         built = cute_coop.compile_kernel(launcher, *(fake(a) for a in host), cutlass.Int32(blocks))
-        assert built.registers * kernels.THREADS <= 65536, (  # one block of 1024 threads must fit an SM
-            f"{built.registers} registers x {kernels.THREADS} threads exceed the 65536 of an SM: cannot launch")
-        print(f"built {name} for sm_90a in {time.perf_counter() - start:.1f} s: {built.registers} registers, "
-              f"{built.shared_memory_bytes} B shared, {built.local_memory_bytes} B local")
+        print(ref.built_line(name, built, "sm_90a", time.perf_counter() - start, kernels.THREADS))
     try:
         if torch is None or not torch.cuda.is_available():
             raise RuntimeError("no CUDA device (or no torch to hand the arrays to CuTe)")

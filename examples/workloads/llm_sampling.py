@@ -69,10 +69,7 @@ def main() -> None:
     for name, kernel, host, out, oracle in launches(args.batch, args.vocab):
         start = time.perf_counter()
         built = numba_coop.compile_kernel(kernel, host, block=kernels.THREADS, grid=args.batch)
-        assert built.registers * kernels.THREADS <= 65536, (  # one block of 1024 threads must fit an SM
-            f"{built.registers} registers x {kernels.THREADS} threads exceed the 65536 of an SM: cannot launch")
-        print(f"built {name} for sm_90 in {time.perf_counter() - start:.1f} s: {built.registers} registers, "
-              f"{built.shared_memory_bytes} B shared, {built.local_memory_bytes} B local")
+        print(ref.built_line(name, built, "sm_90", time.perf_counter() - start, kernels.THREADS))
         try:
             device = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in host]
             kernel[args.batch, kernels.THREADS](*device)
@@ -98,10 +95,7 @@ def sliced_softmax(batch: int, vocab: int) -> None:
                                 (logits.ravel(), partials, out, v, n, one))]:
         start = time.perf_counter()
         built = numba_coop.compile_kernel(kernel, host, block=kernels.THREADS, grid=batch * slices)
-        assert built.registers * kernels.THREADS <= 65536, (  # one block of 1024 threads must fit an SM
-            f"{built.registers} registers x {kernels.THREADS} threads exceed the 65536 of an SM: cannot launch")
-        print(f"built {name} for sm_90 in {time.perf_counter() - start:.1f} s: {built.registers} registers, "
-              f"{built.shared_memory_bytes} B shared, {built.local_memory_bytes} B local")
+        print(ref.built_line(name, built, "sm_90", time.perf_counter() - start, kernels.THREADS))
     try:
         device = cuda.to_device(np.full((batch, vocab), np.nan, np.float32))
         kernels.softmax(cuda.to_device(logits), device)

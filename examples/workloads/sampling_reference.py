@@ -188,3 +188,12 @@ def check(name: str, got: np.ndarray, want) -> str:
     err = np.abs(got.astype(np.float64) - want) / np.maximum(np.abs(want), np.finfo(np.float32).tiny)
     assert err.max() < 8 * 2.0**-24 * np.log2(want.shape[1]), f"{name}: relative error {err.max():.3g}"
     return f"kept set exact, relative error {err.max():.2g}"
+
+
+def built_line(name: str, built, target: str, seconds: float, threads: int = 1024) -> str:
+    """The scripts' report of one build, once the kernel is known to launch: one block of ``threads`` must fit an
+    SM's 65536 registers (a kernel compiled without launch bounds may not)."""
+    assert built.registers * threads <= 65536, (
+        f"{name}: {built.registers} registers x {threads} threads exceed the 65536 of an SM: cannot launch")
+    return (f"built {name} for {target} in {seconds:.1f} s: {built.registers} registers, "
+            f"{built.shared_memory_bytes} B shared, {built.local_memory_bytes} B local")
