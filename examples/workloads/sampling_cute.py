@@ -41,7 +41,8 @@ What differs from ``sampling_numba.py``, and why:
   shared memory covers both), and ``cuda.atomic.add(bins, b, v)`` is ``cute.arch.atomic_add(bins.iterator + b, v,
   scope="cta")`` (a shared-memory pointer: ``ATOMS.ADD`` in the SASS); ``cuda.syncthreads()`` is
   ``cute.arch.sync_threads()``. The top-p kernel reads the floats and bitcasts them, as the top-k ones do, so
-  ``top_p_renorm_probs`` has no ``bits`` operand and ``key_value_of_bits`` takes the values.
+  ``top_p_renorm_probs`` has no ``bits`` operand. A pivot's float comes back from its bits by ``bitcast``, where
+  numba views a one-item local array as float32.
 
 The semantics and the NumPy oracles are in ``sampling_reference.py``; ``cute_llm_sampling.py`` runs and checks them.
 """
@@ -185,25 +186,10 @@ def kth_largest_key(block, values: cute.Tensor, base: Int64, vocab: Int64, k: In
 
 
 @cute.jit
-def key_value(block, values: cute.Tensor, base: Int64, vocab: Int64, key: Uint32):
-    """The float whose ordered key is ``key`` (a value of the row): the largest value whose key is at most it."""
-    best = Float32(NEG_INF)
-    start = Int64(0)
-    while start < vocab:
-        items = coop.ThreadData(WIDE, np.float32)
-        coop.load(block, values, items, algorithm="striped", offset=base + start,
-                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(NEG_INF))
-        for i in cutlass.range_constexpr(WIDE):
-            if ordered_key(items[i].bitcast(Uint32)) == key:
-                best = max(best, items[i])
-        start += WIDE_TILE
-    return coop.reduce(block, best, binary_op="max")
-
-
-@cute.jit
-def key_value_of_bits(block, values: cute.Tensor, base: Int64, vocab: Int64, raw: Uint32):
-    """The float whose bits are ``raw`` (a value of the row)."""
-    return key_value(block, values, base, vocab, ordered_key(raw))
+def float_of_key(key: Uint32):
+    """The float32 whose ordered key is ``key`` (``ordered_key`` inverted)."""
+    bits = key & Uint32(0x7FFFFFFF) if key >> Uint32(31) != Uint32(0) else key ^ Uint32(0xFFFFFFFF)
+    return bits.bitcast(Float32)
 
 
 # ---------------------------------------------------------------------------------------------- kernels
@@ -360,8 +346,7 @@ def top_k_renorm_probs_kernel(probs: cute.Tensor, out: cute.Tensor, vocab: Int64
     if k == 0:
         pivot = Float32(NAN)  # nothing compares >= NaN: all zeros
     elif 0 < k < vocab:
-        key = kth_largest_key(block, probs, base, vocab, k)
-        pivot = key_value(block, probs, base, vocab, key)
+        pivot = float_of_key(kth_largest_key(block, probs, base, vocab, k))
     renormalise(block, probs, out, base, vocab, pivot)
 
 
@@ -392,19 +377,9 @@ def top_p_pivot(block, probs: cute.Tensor, base: Int64, vocab: Int64, top_p: Flo
     smem = SmemAllocator()
     low_words = smem.allocate_tensor(Uint32, cute.make_layout(BINS), 4)  # each bin's mass as two 32-bit words:
     high_words = smem.allocate_tensor(Uint32, cute.make_layout(BINS), 4)  # shared memory has no native 64-bit add
-    total = Int64(0)
-    start = Int64(0)
-    while start < vocab:
-        items = coop.ThreadData(NARROW, np.float32)
-        coop.load(block, probs, items, algorithm="striped", offset=base + start,
-                  valid_items=min(vocab - start, NARROW_TILE), oob_default=np.float32(0))
-        for i in cutlass.range_constexpr(NARROW):
-            total += fixed_mass(items[i].bitcast(Uint32))
-        start += NARROW_TILE
-    total = coop.sum(block, total)
     pivot = Float32(0)  # top_p >= 1: the whole row (numba returns here; CuTe rewrites no return under an if)
     if not top_p >= 1:
-        remaining = max(Int64(Float64(top_p) * Float64(total)), Int64(1))  # mass still to find
+        remaining = Int64(0)  # mass still to find: top_p x the row's total, the first pass's bins summed
         prefix = Uint32(0)
         high = Uint32(0)  # the digits fixed so far
         for digit in cutlass.range(4):
@@ -436,6 +411,9 @@ def top_p_pivot(block, probs: cute.Tensor, base: Int64, vocab: Int64, top_p: Flo
             mine = Int64(0)
             if block.rank() < BINS:
                 mine = (Int64(high_words[block.rank()]) << Int64(32)) | Int64(low_words[block.rank()])
+            total = coop.sum(block, mine)
+            if digit == 0:  # every value is a candidate of the first pass
+                remaining = max(Int64(Float64(top_p) * Float64(total)), Int64(1))
             at_or_above = coop.inclusive_sum(block, mine, reverse=True)
             hit = at_or_above >= remaining and at_or_above - mine < remaining
             chosen, left = coop.reduce(block, (Int64(block.rank()) if hit else Int64(-1),
@@ -448,7 +426,7 @@ def top_p_pivot(block, probs: cute.Tensor, base: Int64, vocab: Int64, top_p: Flo
             high |= Uint32(0xFF) << shift
             remaining = left
             cute.arch.sync_threads()  # every thread read its bin above before the next pass clears them
-        pivot = key_value_of_bits(block, probs, base, vocab, prefix)
+        pivot = prefix.bitcast(Float32)
     return pivot
 
 

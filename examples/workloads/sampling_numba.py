@@ -150,28 +150,18 @@ def kth_largest_key(block, bits, base, vocab, k):
 
 
 @cuda.jit(device=True, inline="always")
-def key_value(block, bits, values, base, vocab, key):
-    """The float whose ordered key is ``key`` (a value of the row)."""
-    best = NEG_INF
-    start = np.int64(0)
-    while start < vocab:
-        words = coop.ThreadData(WIDE, np.uint32)
-        coop.load(block, bits, words, algorithm="striped", offset=base + start,
-                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.uint32(0))
-        items = coop.ThreadData(WIDE, np.float32)
-        coop.load(block, values, items, algorithm="striped", offset=base + start,
-                  valid_items=min(vocab - start, WIDE_TILE), oob_default=NEG_INF)
-        for i in range(WIDE):
-            if ordered_key(words[i]) == key:
-                best = max(best, items[i])
-        start += WIDE_TILE
-    return coop.reduce(block, best, binary_op="max")
+def float_of_bits(raw):
+    """The float32 whose bits are ``raw``: a one-item local array viewed as float32 (numba-cuda-mlir 0.6 has no
+    scalar bitcast; the array lives in a register, no local memory)."""
+    slot = cuda.local.array(1, np.uint32)
+    slot[0] = raw
+    return slot.view(np.float32)[0]
 
 
 @cuda.jit(device=True, inline="always")
-def key_value_of_bits(block, bits, values, base, vocab, raw):
-    """The float whose bits are ``raw`` (a value of the row)."""
-    return key_value(block, bits, values, base, vocab, ordered_key(raw))
+def float_of_key(key):
+    """The float32 whose ordered key is ``key`` (``ordered_key`` inverted)."""
+    return float_of_bits(key & np.uint32(0x7FFFFFFF) if key >> np.uint32(31) else key ^ np.uint32(0xFFFFFFFF))
 
 
 # ---------------------------------------------------------------------------------------------- kernels
@@ -325,8 +315,7 @@ def top_k_renorm_probs_kernel(probs, bits, out, vocab, top_k):
     if k == 0:
         pivot = NAN  # nothing compares >= NaN: all zeros
     elif 0 < k < vocab:
-        key = kth_largest_key(block, bits, base, vocab, k)
-        pivot = key_value(block, bits, probs, base, vocab, key)
+        pivot = float_of_key(kth_largest_key(block, bits, base, vocab, k))
     renormalise(block, probs, out, base, vocab, pivot)
 
 
@@ -354,19 +343,9 @@ def top_p_pivot(block, probs, bits, base, vocab, top_p):
     tuple reduce that picks the bin."""
     low_words = cuda.shared.array(BINS, np.uint32)  # each bin's mass as two 32-bit words: shared memory has no
     high_words = cuda.shared.array(BINS, np.uint32)  # native 64-bit atomic add (it would be a compare-and-swap loop)
-    total = np.int64(0)
-    start = np.int64(0)
-    while start < vocab:
-        words = coop.ThreadData(NARROW, np.uint32)
-        coop.load(block, bits, words, algorithm="striped", offset=base + start,
-                  valid_items=min(vocab - start, NARROW_TILE), oob_default=np.uint32(0))
-        for i in range(NARROW):
-            total += fixed_mass(words[i])
-        start += NARROW_TILE
-    total = coop.sum(block, total)
     if top_p >= 1:
         return np.float32(0)
-    remaining = max(np.int64(np.float64(top_p) * np.float64(total)), np.int64(1))  # mass still to find
+    remaining = np.int64(0)  # mass still to find: top_p x the row's total, the first pass's bins summed
     prefix = np.uint32(0)
     high = np.uint32(0)  # the digits fixed so far
     for digit in range(4):
@@ -397,6 +376,9 @@ def top_p_pivot(block, probs, bits, base, vocab, top_p):
         mine = np.int64(0)
         if block.rank() < BINS:
             mine = (np.int64(high_words[block.rank()]) << np.int64(32)) | np.int64(low_words[block.rank()])
+        total = coop.sum(block, mine)
+        if digit == 0:  # every value is a candidate of the first pass
+            remaining = max(np.int64(np.float64(top_p) * np.float64(total)), np.int64(1))
         at_or_above = coop.inclusive_sum(block, mine, reverse=True)
         hit = at_or_above >= remaining and at_or_above - mine < remaining
         chosen, left = coop.reduce(block, (np.int64(block.rank()) if hit else np.int64(-1),
@@ -409,7 +391,7 @@ def top_p_pivot(block, probs, bits, base, vocab, top_p):
         high |= np.uint32(0xFF) << shift
         remaining = left
         cuda.syncthreads()  # every thread read its bin above before the next pass clears them
-    return key_value_of_bits(block, bits, probs, base, vocab, prefix)
+    return float_of_bits(prefix)
 
 
 @cuda.jit(launch_bounds=THREADS)
