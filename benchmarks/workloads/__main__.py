@@ -28,6 +28,9 @@ def main(argv: list[str]) -> int:
     p.add_argument("--backends", default="numba,cute")
     p.add_argument("--functions", default=",".join(sampling.FUNCTIONS))
     p.add_argument("--reps", type=int, default=10)
+    p.add_argument("--vocabs", help="comma-separated subset of the grid's vocabularies (default: all)")
+    p.add_argument("--batches", help="comma-separated subset of the grid's batch sizes (default: all)")
+    p.add_argument("--distributions", help="normal, gumbel or both (default: both)")
     args = p.parse_args(argv)
     backends = tuple(b for b in args.backends.split(",") if b)
     if args.dry_run:
@@ -43,9 +46,16 @@ def main(argv: list[str]) -> int:
     grid = {}
     if args.quick:
         grid = {"vocabs": (32000, 128256), "batches": (1, 128), "distributions": ("normal",)}
+    for key, cast in (("vocabs", int), ("batches", int), ("distributions", str)):
+        if getattr(args, key):
+            grid[key] = tuple(cast(v) for v in getattr(args, key).split(","))
+
+    def checkpoint(records: list[dict]) -> None:  # after every row: a run cut short still leaves its rows
+        (outdir / "sampling.json").write_text(json.dumps({"environment": env, "records": records}, indent=1) + "\n")
+
     records = sampling.run(backends, functions=tuple(args.functions.split(",")), reps=args.reps,
-                           log=lambda line: print(line, flush=True), **grid)
-    (outdir / "sampling.json").write_text(json.dumps({"environment": env, "records": records}, indent=1) + "\n")
+                           log=lambda line: print(line, flush=True), checkpoint=checkpoint, **grid)
+    checkpoint(records)
     wrong = [r for r in records for c in r["checks"].values() if not c["ok"]]
     print(f"{len(records)} rows, {len(wrong)} with an output that failed verification", flush=True)
     return 1 if wrong else 0

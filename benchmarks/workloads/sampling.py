@@ -258,7 +258,7 @@ def verify(name: str, ours, reference, x, params: dict) -> dict:
 
 
 def run(backends: tuple[str, ...], functions=FUNCTIONS, vocabs=VOCABS, batches=BATCHES,
-        distributions=DISTRIBUTIONS, reps: int = 10, log=print) -> list[dict]:
+        distributions=DISTRIBUTIONS, reps: int = 10, log=print, checkpoint=lambda records: None) -> list[dict]:
     import torch
 
     ours = {b: Ours(b) for b in backends}
@@ -295,6 +295,7 @@ def run(backends: tuple[str, ...], functions=FUNCTIONS, vocabs=VOCABS, batches=B
                                                       "cold": _cold_ms(fn, reps)}
                     records.append(row)
                     log(_line(row))
+                    checkpoint(records)
                 del logits, probs
                 torch.cuda.empty_cache()
     return records
