@@ -12,9 +12,9 @@ One 1024-thread block per row of a (batch, vocab) float32 matrix, the vocabulary
 * ``top_p_*``: the pivot by a four-pass radix select on the values' bits by mass (a 256-bin histogram of each 8-bit
   digit's fixed-point mass in shared memory, by atomic adds; a reverse ``inclusive_sum`` over the bins, one tuple
   ``reduce`` to pick the bin), then a pass that renormalises;
-* samplers: one Philox uniform per row (``sampling_reference.py`` documents the stream), then tiles in order: a block
-  ``inclusive_sum``, and one tuple ``reduce`` of (first index past ``u``, tile total, last kept index); the walk
-  stops at the tile that holds the sample.
+* samplers: one Philox uniform per row (``sampling_reference.py`` documents the stream), then tiles in order: one
+  tuple ``reduce`` of (tile mass, last kept index) per tile, and at the tile where the running mass passes ``u`` an
+  ``inclusive_sum`` and a ``reduce`` that find the first index past it; the walk stops there.
 
 What differs from ``sampling_numba.py``, and why:
 
@@ -108,11 +108,6 @@ def online_softmax_merge(a, b):
     sa = cutlass.select_(a[0] != NEG_INF, a[1] * cute.math.exp(a[0] - m), Float32(0))
     sb = cutlass.select_(b[0] != NEG_INF, b[1] * cute.math.exp(b[0] - m), Float32(0))
     return m, sa + sb
-
-
-def first_total_last(a, b):
-    """(first index past u: min, tile mass: sum, last kept index: max)."""
-    return cutlass.min(a[0], b[0]), a[1] + b[1], cutlass.max(a[2], b[2])
 
 
 def max_max(a, b):
@@ -449,28 +444,30 @@ def sample_kept(block, probs: cute.Tensor, base: Int64, vocab: Int64, above: Flo
     running = Float32(0)
     found = Int32(NO_INDEX)
     last = Int32(-1)
+    crossed = cutlass.Boolean(False)  # the running mass passed target: this tile holds the sample
     start = Int64(0)
-    while start < vocab and found == NO_INDEX:
+    while start < vocab and not crossed:
         items = coop.ThreadData(VEC, np.float32)
         coop.load(block, probs, items, offset=base + start, valid_items=min(vocab - start, TILE),
                   oob_default=np.float32(0))
         kept = coop.ThreadData(VEC, np.float32)
-        for i in cutlass.range_constexpr(VEC):
-            kept[i] = items[i] if items[i] > above and items[i] >= at_least else Float32(0)
-        prefix = coop.inclusive_sum(block, kept)
-        my_first = Int32(NO_INDEX)
         mine = Float32(0)
         my_last = Int32(-1)
         for i in cutlass.range_constexpr(VEC):
-            index = Int32(start + block.rank() * VEC + i)
+            kept[i] = items[i] if items[i] > above and items[i] >= at_least else Float32(0)
             if kept[i] > 0:
-                my_last = index
-                if my_first == NO_INDEX and running + prefix[i] > target:
-                    my_first = index
+                my_last = Int32(start + block.rank() * VEC + i)
             mine += kept[i]
-        tile_first, total, tile_last = coop.reduce(block, (my_first, mine, my_last), binary_op=first_total_last)
-        found = tile_first
+        total, tile_last = coop.reduce(block, (mine, my_last), binary_op=sum_max)
         last = max(last, tile_last)
+        if running + total > target:  # only the crossing tile is scanned (FlashInfer's order: sum, then scan)
+            crossed = cutlass.Boolean(True)
+            prefix = coop.inclusive_sum(block, kept)
+            my_first = Int32(NO_INDEX)
+            for i in cutlass.range_constexpr(VEC):
+                if kept[i] > 0 and my_first == NO_INDEX and running + prefix[i] > target:
+                    my_first = Int32(start + block.rank() * VEC + i)
+            found = coop.reduce(block, my_first, binary_op="min")
         running += total
         start += TILE
     return (found if found != NO_INDEX else max(last, Int32(0))), (found != NO_INDEX or last >= 0)

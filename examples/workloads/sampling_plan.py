@@ -15,13 +15,15 @@ WIDE_TILE = THREADS * WIDE
 NARROW = 8  # the same, where a pass keeps more per item live (top-p's fixed-point masses)
 NARROW_TILE = THREADS * NARROW
 BINS = 256  # radix-select bins: 8-bit digits
-SLICE_BLOCKS = 264  # the sliced softmax aims at two blocks per SM of an H100/H200 (132 SMs)
+SLICE_BLOCKS = 132  # the sliced softmax fills one wave: one block per SM of an H100/H200 (132 SMs; a 1024-thread
+# block of more than 32 registers a thread leaves no room for a second), never more blocks than that
 
 
 def softmax_plan(batch: int, vocab: int) -> tuple[int, int]:
     """(slices per row, slice length) for a softmax launch: one slice (one block per row, ``softmax_kernel``) once
-    the batch alone fills the GPU, else enough slices of at least 4096 items each to make SLICE_BLOCKS blocks (at most
-    THREADS: the second launch merges a row's pairs with one thread per slice). The length is a multiple of 4."""
-    slices = min(max(1, -(-SLICE_BLOCKS // batch)), max(1, vocab // TILE), THREADS)
+    the batch alone fills the GPU, else as many slices of at least 4096 items each as keep the launch within
+    SLICE_BLOCKS blocks (a second wave would double the time; at most THREADS: the second launch merges a row's
+    pairs with one thread per slice). The length is a multiple of 4."""
+    slices = min(max(1, SLICE_BLOCKS // batch), max(1, vocab // TILE), THREADS)
     length = -(-vocab // slices)
     return slices, -(-length // 4) * 4

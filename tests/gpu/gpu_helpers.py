@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import zlib
 from fractions import Fraction
 from pathlib import Path
@@ -154,10 +155,14 @@ def trap_failure(returncode: int, stdout: str, stderr: str) -> str | None:
 
 def assert_traps(child: str, *args: object) -> None:
     """Run ``child`` in a fresh process (a trap leaves its CUDA context unusable): the in-range launch must pass and
-    the out-of-range one must trap (``trap_failure``)."""
+    the out-of-range one must trap (``trap_failure``). The child runs from a file, not ``-c``: the CuTe DSL compiles a
+    function from its source file."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-c", child, *map(str, args)], env=env, capture_output=True, text=True,
-                          timeout=300, check=False)
+    with tempfile.TemporaryDirectory() as folder:
+        script = Path(folder) / "trap_child.py"
+        script.write_text(child)
+        done = subprocess.run([sys.executable, str(script), *map(str, args)], env=env, capture_output=True, text=True,
+                              timeout=300, check=False)
     problem = trap_failure(done.returncode, done.stdout, done.stderr)
     assert problem is None, f"{problem} (exit status {done.returncode})\n{done.stderr[-3000:]}"
 
