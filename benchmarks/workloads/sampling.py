@@ -69,8 +69,9 @@ class Ours:
     def _cute(self, name, x, out, params):
         """CuTe kernels compiled once per function (cute.compile), on buffers of the largest shape: the kernels read
         only the first batch x vocab items (vocab and batch are runtime values), so every shape reuses the build.
-        Softmax takes two launches over row slices where ``softmax_plan`` says so (small batches; their pairs in
-        ``partials``: batch x slices <= 512 x 1024 pairs), as ``sampling_numba.softmax`` does.
+        Softmax and top-k take several launches over row slices where ``slice_plan`` says so (small batches: softmax's
+        pairs and top-k's kept masses in ``partials``, top-k's counts in ``counts``: batch x slices <= SLICE_BLOCKS),
+        as ``sampling_numba``'s host wrappers do.
         ``x`` is copied in before timing; ``out`` receives the result after each launch (not timed: the copy is
         made by ``collect``)."""
         import cutlass
@@ -86,7 +87,9 @@ class Ours:
                             "k": torch.empty(max(BATCHES), dtype=torch.int32, device="cuda"),
                             "p": torch.empty(max(BATCHES), device="cuda"),
                             "min_p": torch.empty(max(BATCHES), device="cuda"),
-                            "partials": torch.empty(2 * max(BATCHES) * k.THREADS, device="cuda")}
+                            "partials": torch.empty(2 * max(BATCHES) * k.THREADS, device="cuda"),
+                            "counts": torch.empty(max(BATCHES) * 4 * k.SLICE_BLOCKS * k.BINS, dtype=torch.int32,
+                                                  device="cuda")}
             self.views = {key: from_dlpack(t) for key, t in self.buffers.items()}
         b, t = self.buffers, self.views
         b["x"][: x.numel()].copy_(x.reshape(-1))
@@ -94,19 +97,29 @@ class Ours:
             b[key][:batch].copy_(params[key])
         v, seed, offset = cutlass.Int64(vocab), cutlass.Uint64(SEED), cutlass.Uint64(OFFSET)
         compile_ = __import__("cutlass.cute", fromlist=["compile"]).compile
-        slices, length = k.softmax_plan(batch, vocab)
-        if name == "softmax" and slices > 1:  # small batches: two launches over row slices (sampling_numba.softmax)
+        slices, length = k.slice_plan(batch, vocab)
+        sliced = {"softmax", "top_k_mask_logits", "top_k_renorm_probs"}
+        if name in sliced and slices > 1:  # small batches: launches over row slices (as sampling_numba's wrappers)
             n, temperature, blocks = cutlass.Int64(length), cutlass.Float32(1.0), cutlass.Int32(batch * slices)
-            steps = [("softmax_slices", (t["x"], t["partials"], v, n, temperature, blocks)),
-                     ("softmax_write_slices", (t["x"], t["partials"], t["out"], v, n, temperature, blocks))]
+            counting = [("top_k_slice_counts", (t["x"], t["counts"], v, n, t["k"], cutlass.Int32(digit), blocks))
+                        for digit in range(4)]
+            steps = {
+                "softmax": [("softmax_slices", (t["x"], t["partials"], v, n, temperature, blocks)),
+                            ("softmax_write_slices", (t["x"], t["partials"], t["out"], v, n, temperature, blocks))],
+                "top_k_mask_logits": counting + [
+                    ("top_k_mask_slices", (t["x"], t["out"], t["counts"], v, n, t["k"], blocks))],
+                "top_k_renorm_probs": counting + [
+                    ("top_k_slice_mass", (t["x"], t["counts"], t["partials"], v, n, t["k"], blocks)),
+                    ("top_k_renorm_slices", (t["x"], t["counts"], t["partials"], t["out"], v, n, t["k"], blocks))],
+            }[name]
             for step, step_args in steps:
                 if step not in self.compiled:
                     self.compiled[step] = compile_(getattr(k, f"launch_{step}"), *step_args)
-            (first, first_args), (second, second_args) = ((self.compiled[s], a) for s, a in steps)
+            bound = [(self.compiled[step], step_args) for step, step_args in steps]
 
             def launch_slices():
-                first(*first_args)
-                second(*second_args)
+                for compiled_step, step_args in bound:
+                    compiled_step(*step_args)
 
             def collect_slices():
                 out.reshape(-1).copy_(b["out"][: out.numel()])
@@ -147,16 +160,20 @@ class Ours:
         grid = (batch, k.THREADS)
         seed, offset = np.uint64(SEED), np.uint64(OFFSET)
         params = {key: cuda.as_cuda_array(t) for key, t in params.items()}  # numba takes no torch dtypes
+        slices, _ = k.slice_plan(batch, vocab)
+        partials = cuda.device_array(2 * batch * slices, np.float32)  # made here: outside the timed launches
+        counts = cuda.device_array(batch * 4 * slices * k.BINS, np.int32)
         if name == "softmax":  # one launch, or two (row slices) for small batches
-            slices, _ = k.softmax_plan(batch, vocab)
-            partials = cuda.device_array(2 * batch * slices, np.float32)
             logits2d, out2d = cuda.as_cuda_array(x), cuda.as_cuda_array(out)
             return lambda: k.softmax(logits2d, out2d, np.float32(1), partials)
-        if name == "top_k_mask_logits":
-            kernel, args = k.top_k_mask_logits_kernel, (flat.view(np.uint32), dst.view(np.uint32), v, params["k"])
-        elif name == "top_k_renorm_probs":
-            kernel, args = k.top_k_renorm_probs_kernel, (flat, flat.view(np.uint32), dst, v, params["k"])
-        elif name == "top_p_renorm_probs":
+        if name == "top_k_mask_logits":  # one launch, or five (row slices) for small batches
+            logits_bits, out_bits = cuda.as_cuda_array(x).view(np.uint32), cuda.as_cuda_array(out).view(np.uint32)
+            return lambda: k.top_k_mask_logits(logits_bits, out_bits, params["k"], counts)
+        if name == "top_k_renorm_probs":  # one launch, or six (row slices) for small batches
+            probs2d, out2d = cuda.as_cuda_array(x), cuda.as_cuda_array(out)
+            return lambda: k.top_k_renorm_probs(probs2d, probs2d.view(np.uint32), out2d, params["k"], counts,
+                                                partials[: batch * slices])
+        if name == "top_p_renorm_probs":
             kernel, args = k.top_p_renorm_probs_kernel, (flat, flat.view(np.uint32), dst, v, params["p"])
         elif name == "sampling_from_probs":
             kernel, args = k.sampling_from_probs_kernel, (flat, dst, v, seed, offset)
@@ -365,6 +382,10 @@ def dry_run(backends: tuple[str, ...]) -> list[str]:
             start = time.perf_counter()
             built = numba_coop.compile_kernel(kernel, host, block=1024, grid=2)
             lines.append("numba " + built_line(name, built, "sm_90", time.perf_counter() - start))
+        for name, kernel, host, blocks in llm_sampling.sliced_builds(2, 4096):  # small batches
+            start = time.perf_counter()
+            built = numba_coop.compile_kernel(kernel, host, block=1024, grid=blocks)
+            lines.append("numba " + built_line(name, built, "sm_90", time.perf_counter() - start))
     if "cute" in backends:
         import cute_llm_sampling
         import cutlass
@@ -375,12 +396,16 @@ def dry_run(backends: tuple[str, ...]) -> list[str]:
             start = time.perf_counter()
             built = cute_coop.compile_kernel(launcher, *(cute_llm_sampling.fake(a) for a in host), cutlass.Int32(2))
             lines.append("cute " + built_line(name, built, "sm_90a", time.perf_counter() - start))
-        _, steps = cute_llm_sampling.sliced_softmax(cute_llm_sampling.problem(2, 4096)[0])
-        for name, launcher, host, blocks in steps:  # the sliced softmax's two kernels (small batches)
-            start = time.perf_counter()
-            built = cute_coop.compile_kernel(launcher, *(cute_llm_sampling.fake(a) for a in host),
-                                             cutlass.Int32(blocks))
-            lines.append("cute " + built_line(name, built, "sm_90a", time.perf_counter() - start))
+        logits, probs, top_k, _, _ = cute_llm_sampling.problem(2, 4096)
+        built_names = set()
+        for steps, _, _ in cute_llm_sampling.sliced_launches(logits, probs, top_k)[1].values():  # small batches
+            for name, launcher, host, blocks in steps:
+                if name not in built_names:
+                    built_names.add(name)
+                    start = time.perf_counter()
+                    built = cute_coop.compile_kernel(launcher, *(cute_llm_sampling.fake(a) for a in host),
+                                                     cutlass.Int32(blocks))
+                    lines.append("cute " + built_line(name, built, "sm_90a", time.perf_counter() - start))
     return lines
 
 

@@ -71,20 +71,37 @@ def launches_for(logits, probs, top_k, top_p, min_p, philox_seed: int = 12345, p
     ]
 
 
-def sliced_softmax(logits):
-    """The sliced softmax (``softmax_plan``'s way for small batches: each row split into slices, one block each):
-    (slices per row, [(name, launcher, host arguments, blocks)] of its two launches). The launches share the arrays:
-    the first writes each slice's (max, sum) pair into ``partials``, the second merges a row's pairs and writes the
-    output (its third argument)."""
+def sliced_launches(logits, probs, top_k):
+    """The small-batch launches over row slices (``slice_plan``: each row split into slices, one block each):
+    (slices per row, {name: (steps, output array, oracle)}), ``steps`` a list of (name, launcher, host arguments,
+    blocks) launched in order on shared arrays. Softmax: each slice's (max, sum) pair into ``partials``, then the
+    merge and the write. Top-k: one launch per radix digit (each block writes its slice's counts), then the mask,
+    or the slices' kept masses and the renormalisation."""
     batch, vocab = logits.shape
-    slices, length = kernels.softmax_plan(batch, vocab)
-    flat = logits.ravel()
+    slices, length = kernels.slice_plan(batch, vocab)
+    v, n, t, blocks = np.int64(vocab), np.int64(length), np.float32(1), batch * slices
     partials = np.full(2 * batch * slices, np.nan, np.float32)
-    out = np.full(batch * vocab, np.nan, np.float32)
-    v, n, t = np.int64(vocab), np.int64(length), np.float32(1)
-    return slices, [("softmax_slices", kernels.launch_softmax_slices, (flat, partials, v, n, t), batch * slices),
-                    ("softmax_write_slices", kernels.launch_softmax_write_slices, (flat, partials, out, v, n, t),
-                     batch * slices)]
+    counts = np.zeros(batch * 4 * slices * kernels.BINS, np.int32)
+    masses = np.full(batch * slices, np.nan, np.float32)
+    soft, masked, renormed = (np.full(batch * vocab, np.nan, np.float32) for _ in range(3))
+
+    def counting(values):
+        return [("top_k_slice_counts", kernels.launch_top_k_slice_counts, (values, counts, v, n, top_k, np.int32(d)),
+                 blocks) for d in range(4)]
+
+    return slices, {
+        "softmax": ([("softmax_slices", kernels.launch_softmax_slices, (logits.ravel(), partials, v, n, t), blocks),
+                     ("softmax_write_slices", kernels.launch_softmax_write_slices,
+                      (logits.ravel(), partials, soft, v, n, t), blocks)], soft, lambda: ref.softmax(logits)),
+        "top_k_mask_logits": (counting(logits.ravel()) + [
+            ("top_k_mask_slices", kernels.launch_top_k_mask_slices, (logits.ravel(), masked, counts, v, n, top_k),
+             blocks)], masked, lambda: ref.top_k_mask_logits(logits, top_k)),
+        "top_k_renorm_probs": (counting(probs.ravel()) + [
+            ("top_k_slice_mass", kernels.launch_top_k_slice_mass, (probs.ravel(), counts, masses, v, n, top_k), blocks),
+            ("top_k_renorm_slices", kernels.launch_top_k_renorm_slices,
+             (probs.ravel(), counts, masses, renormed, v, n, top_k), blocks)],
+            renormed, lambda: ref.renorm(probs, ref.top_k_keep(probs, top_k))),
+    }
 
 
 def fake(a):
@@ -118,29 +135,38 @@ def main() -> None:
             print(f"  could not launch on a GPU here ({type(exc).__name__}: {str(exc).splitlines()[0][:100]})")
             continue
         print(f"OK: {name}: {check(name, got, oracle())}")
-    logits = problem(args.batch, args.vocab)[0]
-    slices, steps = sliced_softmax(logits)
-    for name, launcher, host, blocks in steps:  # built whatever the plan says; launched in order below
-        start = time.perf_counter()
-        built = cute_coop.compile_kernel(launcher, *(fake(a) for a in host), cutlass.Int32(blocks))
-        print(ref.built_line(name, built, "sm_90a", time.perf_counter() - start, kernels.THREADS))
-    try:
-        if torch is None or not torch.cuda.is_available():
-            raise RuntimeError("no CUDA device (or no torch to hand the arrays to CuTe)")
-        from cutlass.cute.runtime import from_dlpack
+    logits, probs, top_k, _, _ = problem(args.batch, args.vocab)
+    slices, sliced = sliced_launches(logits, probs, top_k)
+    built = set()
+    for steps, _, _ in sliced.values():  # built whatever the plan says; launched in order below
+        for name, launcher, host, blocks in steps:
+            if name not in built:
+                built.add(name)
+                start = time.perf_counter()
+                compiled = cute_coop.compile_kernel(launcher, *(fake(a) for a in host), cutlass.Int32(blocks))
+                print(ref.built_line(name, compiled, "sm_90a", time.perf_counter() - start, kernels.THREADS))
+    for name, (steps, out, oracle) in sliced.items():
+        try:
+            got = run_steps(steps, out)
+        except Exception as exc:  # no driver or no GPU on this machine
+            print(f"  could not launch on a GPU here ({type(exc).__name__}: {str(exc).splitlines()[0][:100]})")
+            return
+        print(f"OK: {name} in {slices} slices per row: {check(name, got, oracle())}")
 
-        arrays = {id(a): torch.from_numpy(a).cuda() for _, _, host, _ in steps for a in host
-                  if isinstance(a, np.ndarray)}  # one device array per host array: the two launches share them
-        for _, launcher, host, blocks in steps:
-            launcher(*(from_dlpack(arrays[id(a)]) if isinstance(a, np.ndarray) else SCALARS[a.dtype](a.item())
-                       for a in host), cutlass.Int32(blocks))
-        torch.cuda.synchronize()
-        got = arrays[id(steps[1][2][2])].cpu().numpy()
-    except Exception as exc:  # no driver or no GPU on this machine
-        print(f"  could not launch on a GPU here ({type(exc).__name__}: {str(exc).splitlines()[0][:100]})")
-        return
-    print(f"OK: softmax in {slices} slices per row: {check('softmax', got, ref.softmax(logits))}")
 
+def run_steps(steps, out: np.ndarray) -> np.ndarray:
+    """Launch ``steps`` in order on device copies of their host arrays (one per host array: the launches share
+    them) and return the device copy of ``out``."""
+    if torch is None or not torch.cuda.is_available():
+        raise RuntimeError("no CUDA device (or no torch to hand the arrays to CuTe)")
+    from cutlass.cute.runtime import from_dlpack
+
+    arrays = {id(a): torch.from_numpy(a).cuda() for _, _, host, _ in steps for a in host if isinstance(a, np.ndarray)}
+    for _, launcher, host, blocks in steps:
+        launcher(*(from_dlpack(arrays[id(a)]) if isinstance(a, np.ndarray) else SCALARS[a.dtype](a.item())
+                   for a in host), cutlass.Int32(blocks))
+    torch.cuda.synchronize()
+    return arrays[id(out)].cpu().numpy()
 
 if __name__ == "__main__":
     main()

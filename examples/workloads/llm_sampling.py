@@ -80,32 +80,55 @@ def main() -> None:
         if got.dtype == np.uint32:
             got = got.view(np.float32)
         print(f"OK: {name}: {check(name, got, oracle())}")
-    sliced_softmax(args.batch, args.vocab)
+    sliced(args.batch, args.vocab)
 
 
-def sliced_softmax(batch: int, vocab: int) -> None:
-    """The softmax of small batches: the rows split into slices (two launches, ``sampling_numba.softmax``)."""
-    logits = problem(batch, vocab)[0]
-    slices, length = kernels.softmax_plan(batch, max(vocab, 2 * kernels.TILE))  # built whatever the plan says
+def sliced_builds(batch: int, vocab: int):
+    """(name, kernel, host arguments, blocks) of every kernel of the small-batch launches over row slices
+    (``slice_plan``; built whatever the plan says): the softmax's two, top-k's per-digit counts, mask, kept masses
+    and renormalisation."""
+    logits, probs, top_k, _, _ = problem(batch, vocab)
+    slices, length = kernels.slice_plan(batch, max(vocab, 2 * kernels.TILE))
     partials = np.zeros(2 * batch * slices, np.float32)
+    counts = np.zeros(batch * 4 * slices * kernels.BINS, np.int32)
+    masses = np.zeros(batch * slices, np.float32)
     out = np.full(logits.size, np.nan, np.float32)
-    v, n, one = np.int64(vocab), np.int64(length), np.float32(1)
-    for name, kernel, host in [("softmax_slices", kernels.softmax_slices_kernel, (logits.ravel(), partials, v, n, one)),
-                               ("softmax_write_slices", kernels.softmax_write_slices_kernel,
-                                (logits.ravel(), partials, out, v, n, one))]:
+    bits = probs.ravel().view(np.uint32)
+    v, n, one, blocks = np.int64(vocab), np.int64(length), np.float32(1), batch * slices
+    return [("softmax_slices", kernels.softmax_slices_kernel, (logits.ravel(), partials, v, n, one), blocks),
+            ("softmax_write_slices", kernels.softmax_write_slices_kernel, (logits.ravel(), partials, out, v, n, one),
+             blocks),
+            ("top_k_slice_counts", kernels.top_k_slice_counts_kernel, (bits, counts, v, n, top_k, np.int32(0)), blocks),
+            ("top_k_mask_slices", kernels.top_k_mask_slices_kernel, (bits, out.view(np.uint32), counts, v, n, top_k),
+             blocks),
+            ("top_k_slice_mass", kernels.top_k_slice_mass_kernel, (probs.ravel(), counts, masses, v, n, top_k), blocks),
+            ("top_k_renorm_slices", kernels.top_k_renorm_slices_kernel,
+             (probs.ravel(), counts, masses, out, v, n, top_k), blocks)]
+
+
+def sliced(batch: int, vocab: int) -> None:
+    """Build the sliced launches' kernels, then run the host wrappers that choose them (``sampling_numba.softmax``,
+    ``top_k_mask_logits``, ``top_k_renorm_probs``) and check them."""
+    for name, kernel, host, blocks in sliced_builds(batch, vocab):
         start = time.perf_counter()
-        built = numba_coop.compile_kernel(kernel, host, block=kernels.THREADS, grid=batch * slices)
+        built = numba_coop.compile_kernel(kernel, host, block=kernels.THREADS, grid=blocks)
         print(ref.built_line(name, built, "sm_90", time.perf_counter() - start, kernels.THREADS))
+    logits, probs, top_k, _, _ = problem(batch, vocab)
     try:
-        device = cuda.to_device(np.full((batch, vocab), np.nan, np.float32))
-        kernels.softmax(cuda.to_device(logits), device)
-        got = device.copy_to_host()
+        outs = [cuda.to_device(np.full((batch, vocab), np.nan, np.float32)) for _ in range(3)]
+        device_logits, device_probs, device_k = cuda.to_device(logits), cuda.to_device(probs), cuda.to_device(top_k)
+        kernels.softmax(device_logits, outs[0])
+        kernels.top_k_mask_logits(device_logits.view(np.uint32), outs[1].view(np.uint32), device_k)
+        kernels.top_k_renorm_probs(device_probs, device_probs.view(np.uint32), outs[2], device_k)
+        got = [o.copy_to_host() for o in outs]
     except Exception as exc:  # no driver or no GPU on this machine
         print(f"  could not launch on a GPU here ({type(exc).__name__}: {str(exc).splitlines()[0][:100]})")
         return
-    plan = kernels.softmax_plan(batch, vocab)[0]
-    print(f"OK: softmax in {plan} slice(s) per row: {check('softmax', got, ref.softmax(logits))}")
-
+    plan = kernels.slice_plan(batch, vocab)[0]
+    for name, result, want in [("softmax", got[0], ref.softmax(logits)),
+                               ("top_k_mask_logits", got[1], ref.top_k_mask_logits(logits, top_k)),
+                               ("top_k_renorm_probs", got[2], ref.renorm(probs, ref.top_k_keep(probs, top_k)))]:
+        print(f"OK: {name} in {plan} slice(s) per row: {check(name, result, want)}")
 
 if __name__ == "__main__":
     main()

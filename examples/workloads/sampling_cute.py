@@ -4,7 +4,7 @@ One 1024-thread block per row of a (batch, vocab) float32 matrix, the vocabulary
 
 * ``softmax``: an online (max, sum) pair per thread, one block ``reduce`` of the pairs, one pass that writes; small
   batches split each row into slices, one block each, in two launches (``launch_softmax_slices`` writes each slice's
-  pair, ``launch_softmax_write_slices`` merges a row's pairs and writes; ``softmax_plan`` of ``sampling_plan.py``
+  pair, ``launch_softmax_write_slices`` merges a row's pairs and writes; ``slice_plan`` of ``sampling_plan.py``
   says which way and how many slices);
 * ``top_k_*``: the k-th largest value by a four-pass radix select on the values' ordered bits (a block
   ``histogram`` of each 8-bit digit of the remaining candidates, a reverse ``inclusive_sum`` over the bins, one
@@ -56,7 +56,7 @@ import cutlass.cute as cute
 import cuda.coop.cutlass as cute_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from sampling_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with sampling_numba.py)
-    BINS, NARROW, NARROW_TILE, THREADS, TILE, VEC, WIDE, WIDE_TILE, softmax_plan,
+    BINS, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS, TILE, VEC, WIDE, WIDE_TILE, slice_plan,
 )
 
 from cutlass import Float32, Float64, Int32, Int64, Uint32, Uint64
@@ -146,6 +146,38 @@ def at_or_above(bits: Uint32, pivot: Uint32):
 
 
 @cute.jit
+def digit_histogram(block, values: cute.Tensor, begin: Int64, end: Int64, shift: Uint32, high: Uint32,
+                    prefix: Uint32):
+    """This block's counts of one 8-bit digit (at ``shift``) of the ordered keys of values[begin:end] whose digits
+    under ``high`` equal ``prefix``: thread t < BINS holds bin t (the others 0)."""
+    count = Int32(0)
+    start = begin
+    while start < end:
+        items = coop.ThreadData(WIDE, np.float32)
+        coop.load(block, values, items, algorithm="striped", offset=start,
+                  valid_items=min(end - start, WIDE_TILE), oob_default=np.float32(0))
+        digits = coop.ThreadData(WIDE, np.uint32)
+        for i in cutlass.range_constexpr(WIDE):
+            key = ordered_key(items[i].bitcast(Uint32))
+            inside = start + i * THREADS + block.rank() < end
+            digits[i] = (key >> shift) & Uint32(0xFF) if inside and (key & high) == prefix else Uint32(BINS)
+        counts = coop.histogram(block, digits, bins=BINS + 1)  # bin 256 collects the rest
+        count += counts[0]
+        start += WIDE_TILE
+    return count if block.rank() < BINS else Int32(0)
+
+
+@cute.jit
+def choose_digit(block, mine: Int32, remaining: Int32):
+    """Thread t < BINS holds bin t's count: (the bin where the count from the top reaches ``remaining``, how many
+    are still to find inside it), in every thread."""
+    at_or_above = coop.inclusive_sum(block, mine, reverse=True)
+    hit = at_or_above >= remaining and at_or_above - mine < remaining
+    return coop.reduce(block, (Int32(block.rank()) if hit else Int32(-1),
+                               remaining - (at_or_above - mine) if hit else Int32(-1)), binary_op=max_max)
+
+
+@cute.jit
 def kth_largest_key(block, values: cute.Tensor, base: Int64, vocab: Int64, k: Int32):
     """The ordered key of the row's k-th largest value (1 <= k <= vocab): four radix passes of 8 bits each, from the
     most significant digit, each a block histogram of the digits of the values whose higher digits match so far."""
@@ -154,30 +186,42 @@ def kth_largest_key(block, values: cute.Tensor, base: Int64, vocab: Int64, k: In
     remaining = Int32(k)
     for digit in cutlass.range(4):
         shift = Uint32(24) - Uint32(8) * Uint32(digit)
-        count = Int32(0)
-        start = Int64(0)
-        while start < vocab:
-            items = coop.ThreadData(WIDE, np.float32)
-            coop.load(block, values, items, algorithm="striped", offset=base + start,
-                      valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
-            digits = coop.ThreadData(WIDE, np.uint32)
-            for i in cutlass.range_constexpr(WIDE):
-                key = ordered_key(items[i].bitcast(Uint32))
-                inside = start + i * THREADS + block.rank() < vocab
-                digits[i] = (key >> shift) & Uint32(0xFF) if inside and (key & high) == prefix else Uint32(BINS)
-            counts = coop.histogram(block, digits, bins=BINS + 1)
-            count += counts[0]
-            start += WIDE_TILE
-        mine = count if block.rank() < BINS else Int32(0)  # thread t holds bin t; bin 256 collects the rest
-        at_or_above = coop.inclusive_sum(block, mine, reverse=True)
-        hit = at_or_above >= remaining and at_or_above - mine < remaining
-        chosen, left = coop.reduce(block, (Int32(block.rank()) if hit else Int32(-1),
-                                           remaining - (at_or_above - mine) if hit else Int32(-1)),
-                                   binary_op=max_max)
+        chosen, left = choose_digit(block, digit_histogram(block, values, base, base + vocab, shift, high, prefix),
+                                    remaining)
         prefix |= Uint32(chosen) << shift
         high |= Uint32(0xFF) << shift
         remaining = left
     return prefix
+
+
+@cute.jit
+def slice_of_block(vocab: Int64, slice_length: Int64):
+    """(slices per row, row, slice, first item, end) of this block in a sliced launch (block b: row b // slices,
+    slice b % slices; items as offsets into the flattened matrix)."""
+    slices = (vocab + slice_length - 1) // slice_length
+    row = Int64(cute.arch.block_idx()[0]) // slices
+    part = Int64(cute.arch.block_idx()[0]) % slices
+    return slices, row, part, row * vocab + part * slice_length, row * vocab + min(vocab, (part + 1) * slice_length)
+
+
+@cute.jit
+def sliced_key(block, counts: cute.Tensor, row: Int64, slices: Int64, digits: Int32, k: Int32):
+    """The sliced radix select's first ``digits`` digits of the row's k-th largest ordered key, from every slice's
+    counts (``counts[((row * 4 + digit) * slices + slice) * BINS + bin]``): (prefix, mask of the fixed digits)."""
+    prefix = Uint32(0)
+    high = Uint32(0)
+    remaining = Int32(k)
+    for digit in cutlass.range(digits):
+        mine = Int32(0)
+        if block.rank() < BINS:
+            for part in cutlass.range(slices):
+                mine += counts[((row * 4 + Int64(digit)) * slices + part) * BINS + block.rank()]
+        chosen, left = choose_digit(block, mine, remaining)
+        shift = Uint32(24) - Uint32(8) * Uint32(digit)
+        prefix |= Uint32(chosen) << shift
+        high |= Uint32(0xFF) << shift
+        remaining = left
+    return prefix, high
 
 
 @cute.jit
@@ -284,16 +328,21 @@ def top_k_mask_logits_kernel(logits: cute.Tensor, out: cute.Tensor, vocab: Int64
         pivot = Uint32(0xFFFFFFFF)  # above every ordered key of a number: nothing stays
     elif 0 < k < vocab:
         pivot = kth_largest_key(block, logits, base, vocab, k)
-    start = Int64(0)
-    while start < vocab:
+    mask(block, logits, out, base, base + vocab, pivot)
+
+
+@cute.jit
+def mask(block, logits: cute.Tensor, out: cute.Tensor, begin: Int64, end: Int64, pivot: Uint32):
+    """logits[begin:end] at or above the pivot key to out unchanged (the same bits), -inf elsewhere."""
+    start = begin
+    while start < end:
         items = coop.ThreadData(WIDE, np.float32)
-        coop.load(block, logits, items, algorithm="striped", offset=base + start,
-                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
+        coop.load(block, logits, items, algorithm="striped", offset=start,
+                  valid_items=min(end - start, WIDE_TILE), oob_default=np.float32(0))
         masked = coop.ThreadData(WIDE, np.float32)
         for i in cutlass.range_constexpr(WIDE):
             masked[i] = items[i] if at_or_above(items[i].bitcast(Uint32), pivot) else Float32(NEG_INF)
-        coop.store(block, out, masked, algorithm="striped", offset=base + start,
-                   valid_items=min(vocab - start, WIDE_TILE))
+        coop.store(block, out, masked, algorithm="striped", offset=start, valid_items=min(end - start, WIDE_TILE))
         start += WIDE_TILE
 
 
@@ -317,16 +366,22 @@ def kept_mass(block, probs: cute.Tensor, base: Int64, vocab: Int64, pivot: Float
 def renormalise(block, probs: cute.Tensor, out: cute.Tensor, base: Int64, vocab: Int64, pivot: Float32):
     """The row's probabilities >= pivot times 1 / max(their sum, 1e-8), the rest 0 (FlashInfer's renorm)."""
     scale = Float32(1) / max(kept_mass(block, probs, base, vocab, pivot), Float32(1e-8))
-    start = Int64(0)
-    while start < vocab:
+    write_scaled(block, probs, out, base, base + vocab, pivot, scale)
+
+
+@cute.jit
+def write_scaled(block, probs: cute.Tensor, out: cute.Tensor, begin: Int64, end: Int64, pivot: Float32,
+                 scale: Float32):
+    """probs[begin:end] >= pivot times scale to out, the rest 0."""
+    start = begin
+    while start < end:
         items = coop.ThreadData(WIDE, np.float32)
-        coop.load(block, probs, items, algorithm="striped", offset=base + start,
-                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
+        coop.load(block, probs, items, algorithm="striped", offset=start,
+                  valid_items=min(end - start, WIDE_TILE), oob_default=np.float32(0))
         renormed = coop.ThreadData(WIDE, np.float32)
         for i in cutlass.range_constexpr(WIDE):
             renormed[i] = items[i] * scale if items[i] >= pivot else Float32(0)
-        coop.store(block, out, renormed, algorithm="striped", offset=base + start,
-                   valid_items=min(vocab - start, WIDE_TILE))
+        coop.store(block, out, renormed, algorithm="striped", offset=start, valid_items=min(end - start, WIDE_TILE))
         start += WIDE_TILE
 
 
@@ -343,6 +398,82 @@ def top_k_renorm_probs_kernel(probs: cute.Tensor, out: cute.Tensor, vocab: Int64
     elif 0 < k < vocab:
         pivot = float_of_key(kth_largest_key(block, probs, base, vocab, k))
     renormalise(block, probs, out, base, vocab, pivot)
+
+
+# ------------------------------------------------------------------------- top-k over row slices (small batches)
+@cute.kernel
+def top_k_slice_counts_kernel(values: cute.Tensor, counts: cute.Tensor, vocab: Int64, slice_length: Int64,
+                              top_k: cute.Tensor, digit: Int32):
+    """Pass ``digit`` (0-3) of the sliced radix select: each block counts that digit of its slice's candidates
+    (the digits the earlier passes fixed come from their counts) and writes its BINS counts."""
+    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
+    block = coop.this_block()
+    k = top_k[row]
+    if 0 < k < vocab:
+        prefix, high = sliced_key(block, counts, row, slices, digit, k)
+        count = digit_histogram(block, values, begin, end, Uint32(24) - Uint32(8) * Uint32(digit), high, prefix)
+        if block.rank() < BINS:
+            counts[((row * 4 + Int64(digit)) * slices + part) * BINS + block.rank()] = count
+
+
+@cute.jit
+def sliced_mask_pivot(block, counts: cute.Tensor, row: Int64, slices: Int64, vocab: Int64, k: Int32):
+    """``top_k_mask_logits_kernel``'s pivot key, from the four passes' counts."""
+    pivot = Uint32(0)
+    if k == 0:
+        pivot = Uint32(0xFFFFFFFF)
+    elif 0 < k < vocab:
+        key, _ = sliced_key(block, counts, row, slices, Int32(4), k)
+        pivot = key
+    return pivot
+
+
+@cute.jit
+def sliced_renorm_pivot(block, counts: cute.Tensor, row: Int64, slices: Int64, vocab: Int64, k: Int32):
+    """``top_k_renorm_probs_kernel``'s pivot value, from the four passes' counts."""
+    pivot = Float32(NEG_INF)
+    if k == 0:
+        pivot = Float32(NAN)
+    elif 0 < k < vocab:
+        key, _ = sliced_key(block, counts, row, slices, Int32(4), k)
+        pivot = float_of_key(key)
+    return pivot
+
+
+@cute.kernel
+def top_k_mask_slices_kernel(logits: cute.Tensor, out: cute.Tensor, counts: cute.Tensor, vocab: Int64,
+                             slice_length: Int64, top_k: cute.Tensor):
+    """The last launch of the sliced top-k mask: each block masks its slice."""
+    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
+    block = coop.this_block()
+    mask(block, logits, out, begin, end, sliced_mask_pivot(block, counts, row, slices, vocab, top_k[row]))
+
+
+@cute.kernel
+def top_k_slice_mass_kernel(probs: cute.Tensor, counts: cute.Tensor, partials: cute.Tensor, vocab: Int64,
+                            slice_length: Int64, top_k: cute.Tensor):
+    """The sliced top-k renorm, fifth launch: each block writes its slice's kept mass to partials[block]."""
+    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
+    block = coop.this_block()
+    pivot = sliced_renorm_pivot(block, counts, row, slices, vocab, top_k[row])
+    kept = kept_mass(block, probs, begin, end - begin, pivot)
+    if block.rank() == 0:
+        partials[Int64(cute.arch.block_idx()[0])] = kept
+
+
+@cute.kernel
+def top_k_renorm_slices_kernel(probs: cute.Tensor, counts: cute.Tensor, partials: cute.Tensor, out: cute.Tensor,
+                               vocab: Int64, slice_length: Int64, top_k: cute.Tensor):
+    """The sliced top-k renorm, last launch: each block sums its row's kept masses (thread t: slice t) and writes
+    its slice renormalised."""
+    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
+    block = coop.this_block()
+    pivot = sliced_renorm_pivot(block, counts, row, slices, vocab, top_k[row])
+    kept = Float32(0)
+    if block.rank() < slices:
+        kept = partials[row * slices + block.rank()]
+    scale = Float32(1) / max(coop.sum(block, kept), Float32(1e-8))
+    write_scaled(block, probs, out, begin, end, pivot, scale)
 
 
 @cute.jit
@@ -626,3 +757,31 @@ def launch_top_k_top_p_sampling_from_probs(probs: cute.Tensor, samples: cute.Ten
                                            top_p: cute.Tensor, seed: Uint64, offset: Uint64, batch: Int32):
     top_k_top_p_sampling_from_probs_kernel(probs, samples, vocab, top_k, top_p, seed, offset).launch(
         grid=(batch, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.jit
+def launch_top_k_slice_counts(values: cute.Tensor, counts: cute.Tensor, vocab: Int64, slice_length: Int64,
+                              top_k: cute.Tensor, digit: Int32, blocks: Int32):
+    top_k_slice_counts_kernel(values, counts, vocab, slice_length, top_k, digit).launch(
+        grid=(blocks, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.jit
+def launch_top_k_mask_slices(logits: cute.Tensor, out: cute.Tensor, counts: cute.Tensor, vocab: Int64,
+                             slice_length: Int64, top_k: cute.Tensor, blocks: Int32):
+    top_k_mask_slices_kernel(logits, out, counts, vocab, slice_length, top_k).launch(
+        grid=(blocks, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.jit
+def launch_top_k_slice_mass(probs: cute.Tensor, counts: cute.Tensor, partials: cute.Tensor, vocab: Int64,
+                            slice_length: Int64, top_k: cute.Tensor, blocks: Int32):
+    top_k_slice_mass_kernel(probs, counts, partials, vocab, slice_length, top_k).launch(
+        grid=(blocks, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.jit
+def launch_top_k_renorm_slices(probs: cute.Tensor, counts: cute.Tensor, partials: cute.Tensor, out: cute.Tensor,
+                               vocab: Int64, slice_length: Int64, top_k: cute.Tensor, blocks: Int32):
+    top_k_renorm_slices_kernel(probs, counts, partials, out, vocab, slice_length, top_k).launch(
+        grid=(blocks, 1, 1), block=(THREADS, 1, 1))

@@ -23,7 +23,7 @@ from numba_cuda_mlir import cuda  # noqa: I001  (the compiler first, then cuda.c
 import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from sampling_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with sampling_cute.py)
-    BINS, NARROW, NARROW_TILE, THREADS, TILE, VEC, WIDE, WIDE_TILE, softmax_plan,
+    BINS, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS, TILE, VEC, WIDE, WIDE_TILE, slice_plan,
 )
 
 FIXED_ONE = np.float32(2.0**40)  # top-p masses in fixed point: 2^40 units per unit of probability
@@ -110,6 +110,37 @@ def at_or_above(bits, pivot):
 
 
 @cuda.jit(device=True, inline="always")
+def digit_histogram(block, bits, begin, end, shift, high, prefix):
+    """This block's counts of one 8-bit digit (at ``shift``) of the ordered keys in bits[begin:end] whose digits
+    under ``high`` equal ``prefix``: thread t < BINS holds bin t (the others 0)."""
+    count = np.int32(0)
+    start = begin
+    while start < end:
+        words = coop.ThreadData(WIDE, np.uint32)
+        coop.load(block, bits, words, algorithm="striped", offset=start,
+                  valid_items=min(end - start, WIDE_TILE), oob_default=np.uint32(0))
+        digits = coop.ThreadData(WIDE, np.uint32)
+        for i in range(WIDE):
+            key = ordered_key(words[i])
+            inside = start + i * THREADS + block.rank() < end
+            digits[i] = (key >> shift) & np.uint32(0xFF) if inside and (key & high) == prefix else np.uint32(BINS)
+        counts = coop.histogram(block, digits, bins=BINS + 1)  # bin 256 collects the rest
+        count += counts[0]
+        start += WIDE_TILE
+    return count if block.rank() < BINS else np.int32(0)
+
+
+@cuda.jit(device=True, inline="always")
+def choose_digit(block, mine, remaining):
+    """Thread t < BINS holds bin t's count: (the bin where the count from the top reaches ``remaining``, how many
+    are still to find inside it), in every thread."""
+    at_or_above = coop.inclusive_sum(block, mine, reverse=True)
+    hit = at_or_above >= remaining and at_or_above - mine < remaining
+    return coop.reduce(block, (np.int32(block.rank()) if hit else np.int32(-1),
+                               remaining - (at_or_above - mine) if hit else np.int32(-1)), binary_op=max_max)
+
+
+@cuda.jit(device=True, inline="always")
 def kth_largest_key(block, bits, base, vocab, k):
     """The ordered key of the row's k-th largest value (1 <= k <= vocab): four radix passes of 8 bits each, from the
     most significant digit, each a block histogram of the digits of the values whose higher digits match so far."""
@@ -118,30 +149,42 @@ def kth_largest_key(block, bits, base, vocab, k):
     remaining = np.int32(k)
     for digit in range(4):
         shift = np.uint32(24 - 8 * digit)
-        count = np.int32(0)
-        start = np.int64(0)
-        while start < vocab:
-            words = coop.ThreadData(WIDE, np.uint32)
-            coop.load(block, bits, words, algorithm="striped", offset=base + start,
-                      valid_items=min(vocab - start, WIDE_TILE), oob_default=np.uint32(0))
-            digits = coop.ThreadData(WIDE, np.uint32)
-            for i in range(WIDE):
-                key = ordered_key(words[i])
-                inside = start + i * THREADS + block.rank() < vocab
-                digits[i] = (key >> shift) & np.uint32(0xFF) if inside and (key & high) == prefix else np.uint32(BINS)
-            counts = coop.histogram(block, digits, bins=BINS + 1)
-            count += counts[0]
-            start += WIDE_TILE
-        mine = count if block.rank() < BINS else np.int32(0)  # thread t holds bin t; bin 256 collects the rest
-        at_or_above = coop.inclusive_sum(block, mine, reverse=True)
-        hit = at_or_above >= remaining and at_or_above - mine < remaining
-        chosen, left = coop.reduce(block, (np.int32(block.rank()) if hit else np.int32(-1),
-                                           remaining - (at_or_above - mine) if hit else np.int32(-1)),
-                                   binary_op=max_max)
+        chosen, left = choose_digit(block, digit_histogram(block, bits, base, base + vocab, shift, high, prefix),
+                                    remaining)
         prefix |= np.uint32(chosen) << shift
         high |= np.uint32(0xFF) << shift
         remaining = left
     return prefix
+
+
+@cuda.jit(device=True, inline="always")
+def slice_of_block(vocab, slice_length):
+    """(slices per row, row, slice, first item, end) of this block in a sliced launch (block b: row b // slices,
+    slice b % slices; items as offsets into the flattened matrix)."""
+    slices = (vocab + slice_length - 1) // slice_length
+    row = np.int64(cuda.blockIdx.x) // slices
+    part = np.int64(cuda.blockIdx.x) % slices
+    return slices, row, part, row * vocab + part * slice_length, row * vocab + min(vocab, (part + 1) * slice_length)
+
+
+@cuda.jit(device=True, inline="always")
+def sliced_key(block, counts, row, slices, digits, k):
+    """The sliced radix select's first ``digits`` digits of the row's k-th largest ordered key, from every slice's
+    counts (``counts[((row * 4 + digit) * slices + slice) * BINS + bin]``): (prefix, mask of the fixed digits)."""
+    prefix = np.uint32(0)
+    high = np.uint32(0)
+    remaining = np.int32(k)
+    for digit in range(digits):
+        mine = np.int32(0)
+        if block.rank() < BINS:
+            for part in range(slices):
+                mine += counts[((row * 4 + digit) * slices + part) * BINS + block.rank()]
+        chosen, left = choose_digit(block, mine, remaining)
+        shift = np.uint32(24 - 8 * digit)
+        prefix |= np.uint32(chosen) << shift
+        high |= np.uint32(0xFF) << shift
+        remaining = left
+    return prefix, high
 
 
 @cuda.jit(device=True, inline="always")
@@ -253,16 +296,22 @@ def top_k_mask_logits_kernel(bits, out_bits, vocab, top_k):
         pivot = np.uint32(0xFFFFFFFF)  # above every ordered key of a number: nothing stays
     elif 0 < k < vocab:
         pivot = kth_largest_key(block, bits, base, vocab, k)
-    start = np.int64(0)
-    while start < vocab:
+    mask(block, bits, out_bits, base, base + vocab, pivot)
+
+
+@cuda.jit(device=True, inline="always")
+def mask(block, bits, out_bits, begin, end, pivot):
+    """bits[begin:end] at or above the pivot key to out_bits unchanged, -inf's bits elsewhere."""
+    start = begin
+    while start < end:
         words = coop.ThreadData(WIDE, np.uint32)
-        coop.load(block, bits, words, algorithm="striped", offset=base + start,
-                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.uint32(0))
+        coop.load(block, bits, words, algorithm="striped", offset=start,
+                  valid_items=min(end - start, WIDE_TILE), oob_default=np.uint32(0))
         masked = coop.ThreadData(WIDE, np.uint32)
         for i in range(WIDE):
             masked[i] = words[i] if at_or_above(words[i], pivot) else np.uint32(NEG_INF_BITS)
-        coop.store(block, out_bits, masked, algorithm="striped", offset=base + start,
-                   valid_items=min(vocab - start, WIDE_TILE))
+        coop.store(block, out_bits, masked, algorithm="striped", offset=start,
+                   valid_items=min(end - start, WIDE_TILE))
         start += WIDE_TILE
 
 
@@ -286,16 +335,21 @@ def kept_mass(block, probs, base, vocab, pivot):
 def renormalise(block, probs, out, base, vocab, pivot):
     """The row's probabilities >= pivot times 1 / max(their sum, 1e-8), the rest 0 (FlashInfer's renorm)."""
     scale = np.float32(1) / max(kept_mass(block, probs, base, vocab, pivot), np.float32(1e-8))
-    start = np.int64(0)
-    while start < vocab:
+    write_scaled(block, probs, out, base, base + vocab, pivot, scale)
+
+
+@cuda.jit(device=True, inline="always")
+def write_scaled(block, probs, out, begin, end, pivot, scale):
+    """probs[begin:end] >= pivot times scale to out, the rest 0."""
+    start = begin
+    while start < end:
         items = coop.ThreadData(WIDE, np.float32)
-        coop.load(block, probs, items, algorithm="striped", offset=base + start,
-                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
+        coop.load(block, probs, items, algorithm="striped", offset=start,
+                  valid_items=min(end - start, WIDE_TILE), oob_default=np.float32(0))
         renormed = coop.ThreadData(WIDE, np.float32)
         for i in range(WIDE):
             renormed[i] = items[i] * scale if items[i] >= pivot else np.float32(0)
-        coop.store(block, out, renormed, algorithm="striped", offset=base + start,
-                   valid_items=min(vocab - start, WIDE_TILE))
+        coop.store(block, out, renormed, algorithm="striped", offset=start, valid_items=min(end - start, WIDE_TILE))
         start += WIDE_TILE
 
 
@@ -312,6 +366,77 @@ def top_k_renorm_probs_kernel(probs, bits, out, vocab, top_k):
     elif 0 < k < vocab:
         pivot = float_of_key(kth_largest_key(block, bits, base, vocab, k))
     renormalise(block, probs, out, base, vocab, pivot)
+
+
+# ------------------------------------------------------------------------- top-k over row slices (small batches)
+@cuda.jit(launch_bounds=THREADS)
+def top_k_slice_counts_kernel(bits, counts, vocab, slice_length, top_k, digit):
+    """Pass ``digit`` (0-3) of the sliced radix select: each block counts that digit of its slice's candidates
+    (the digits the earlier passes fixed come from their counts) and writes its BINS counts."""
+    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
+    block = coop.this_block()
+    k = top_k[row]
+    if 0 < k < vocab:
+        prefix, high = sliced_key(block, counts, row, slices, digit, k)
+        count = digit_histogram(block, bits, begin, end, np.uint32(24 - 8 * digit), high, prefix)
+        if block.rank() < BINS:
+            counts[((row * 4 + digit) * slices + part) * BINS + block.rank()] = count
+
+
+@cuda.jit(device=True, inline="always")
+def sliced_mask_pivot(block, counts, row, slices, vocab, k):
+    """``top_k_mask_logits_kernel``'s pivot key, from the four passes' counts."""
+    pivot = np.uint32(0)
+    if k == 0:
+        pivot = np.uint32(0xFFFFFFFF)
+    elif 0 < k < vocab:
+        pivot, _ = sliced_key(block, counts, row, slices, 4, k)
+    return pivot
+
+
+@cuda.jit(device=True, inline="always")
+def sliced_renorm_pivot(block, counts, row, slices, vocab, k):
+    """``top_k_renorm_probs_kernel``'s pivot value, from the four passes' counts."""
+    pivot = NEG_INF
+    if k == 0:
+        pivot = NAN
+    elif 0 < k < vocab:
+        key, _ = sliced_key(block, counts, row, slices, 4, k)
+        pivot = float_of_key(key)
+    return pivot
+
+
+@cuda.jit(launch_bounds=THREADS)
+def top_k_mask_slices_kernel(bits, out_bits, counts, vocab, slice_length, top_k):
+    """The last launch of the sliced top-k mask: each block masks its slice."""
+    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
+    block = coop.this_block()
+    mask(block, bits, out_bits, begin, end, sliced_mask_pivot(block, counts, row, slices, vocab, top_k[row]))
+
+
+@cuda.jit(launch_bounds=THREADS)
+def top_k_slice_mass_kernel(probs, counts, partials, vocab, slice_length, top_k):
+    """The sliced top-k renorm, fifth launch: each block writes its slice's kept mass to partials[block]."""
+    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
+    block = coop.this_block()
+    pivot = sliced_renorm_pivot(block, counts, row, slices, vocab, top_k[row])
+    kept = kept_mass(block, probs, begin, end - begin, pivot)
+    if block.rank() == 0:
+        partials[cuda.blockIdx.x] = kept
+
+
+@cuda.jit(launch_bounds=THREADS)
+def top_k_renorm_slices_kernel(probs, counts, partials, out, vocab, slice_length, top_k):
+    """The sliced top-k renorm, last launch: each block sums its row's kept masses (thread t: slice t) and writes
+    its slice renormalised."""
+    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
+    block = coop.this_block()
+    pivot = sliced_renorm_pivot(block, counts, row, slices, vocab, top_k[row])
+    kept = np.float32(0)
+    if block.rank() < slices:
+        kept = partials[row * slices + block.rank()]
+    scale = np.float32(1) / max(coop.sum(block, kept), np.float32(1e-8))
+    write_scaled(block, probs, out, begin, end, pivot, scale)
 
 
 @cuda.jit(device=True, inline="always")
@@ -539,7 +664,7 @@ def softmax(logits, out, inv_temperature=np.float32(1), partials=None):
     """Launch the softmax of a (batch, vocab) device array into ``out``: one launch, or two for small batches
     (``partials``: a float32 device array of 2 x batch x slices, allocated here when not given)."""
     batch, vocab = logits.shape
-    slices, length = softmax_plan(batch, vocab)
+    slices, length = slice_plan(batch, vocab)
     flat, dst = logits.reshape(-1), out.reshape(-1)
     if slices == 1:
         softmax_kernel[batch, THREADS](flat, dst, np.int64(vocab), inv_temperature)
@@ -549,3 +674,37 @@ def softmax(logits, out, inv_temperature=np.float32(1), partials=None):
     softmax_slices_kernel[batch * slices, THREADS](flat, partials, np.int64(vocab), np.int64(length), inv_temperature)
     softmax_write_slices_kernel[batch * slices, THREADS](flat, partials, dst, np.int64(vocab), np.int64(length),
                                                          inv_temperature)
+
+
+def top_k_mask_logits(bits, out_bits, top_k, counts=None):
+    """Launch top-k masking of a (batch, vocab) uint32 view of the logits into ``out_bits``: one launch, or five over
+    row slices for small batches (``counts``: an int32 device array of batch x 4 x slices x BINS, allocated here
+    when not given; no zeroing needed: every pass writes all its counts)."""
+    batch, vocab = bits.shape
+    slices, length = slice_plan(batch, vocab)
+    flat, dst, v = bits.reshape(-1), out_bits.reshape(-1), np.int64(vocab)
+    if slices == 1:
+        top_k_mask_logits_kernel[batch, THREADS](flat, dst, v, top_k)
+        return
+    counts = cuda.device_array(batch * 4 * slices * BINS, np.int32) if counts is None else counts
+    for digit in range(4):
+        top_k_slice_counts_kernel[batch * slices, THREADS](flat, counts, v, np.int64(length), top_k, np.int32(digit))
+    top_k_mask_slices_kernel[batch * slices, THREADS](flat, dst, counts, v, np.int64(length), top_k)
+
+
+def top_k_renorm_probs(probs, bits, out, top_k, counts=None, partials=None):
+    """Launch the top-k renormalisation of a (batch, vocab) device array (``bits``: its uint32 view) into ``out``:
+    one launch, or six over row slices for small batches (``counts`` as ``top_k_mask_logits``; ``partials``: a
+    float32 device array of batch x slices)."""
+    batch, vocab = probs.shape
+    slices, length = slice_plan(batch, vocab)
+    flat, words, dst, v, n = probs.reshape(-1), bits.reshape(-1), out.reshape(-1), np.int64(vocab), np.int64(length)
+    if slices == 1:
+        top_k_renorm_probs_kernel[batch, THREADS](flat, words, dst, v, top_k)
+        return
+    counts = cuda.device_array(batch * 4 * slices * BINS, np.int32) if counts is None else counts
+    partials = cuda.device_array(batch * slices, np.float32) if partials is None else partials
+    for digit in range(4):
+        top_k_slice_counts_kernel[batch * slices, THREADS](words, counts, v, n, top_k, np.int32(digit))
+    top_k_slice_mass_kernel[batch * slices, THREADS](flat, counts, partials, v, n, top_k)
+    top_k_renorm_slices_kernel[batch * slices, THREADS](flat, counts, partials, dst, v, n, top_k)

@@ -1,9 +1,11 @@
 """The tiling and the host-side launch plan shared by ``sampling_numba.py`` and ``sampling_cute.py`` (pure Python:
 each backend's install imports it without the other's compiler).
 
-``softmax_plan(batch, vocab)`` says how the softmax of a (batch, vocab) matrix is launched: one 1024-thread block per
-row when the batch alone fills the GPU, else each row split into slices, one block each (two launches: the slices'
-(max, sum) pairs, then the merge and the pass that writes).
+``slice_plan(batch, vocab)`` says how a pass over a (batch, vocab) matrix is launched: one 1024-thread block per row
+when the batch alone fills the GPU, else each row split into slices, one block each. The softmax then takes two
+launches (the slices' (max, sum) pairs, then the merge and the pass that writes), top-k five or six (one per radix
+digit, each block writing its slice's counts, then the pass that masks, or the kept mass and the pass that
+renormalises).
 """
 from __future__ import annotations
 
@@ -15,15 +17,15 @@ WIDE_TILE = THREADS * WIDE
 NARROW = 8  # the same, where a pass keeps more per item live (top-p's fixed-point masses)
 NARROW_TILE = THREADS * NARROW
 BINS = 256  # radix-select bins: 8-bit digits
-SLICE_BLOCKS = 132  # the sliced softmax fills one wave: one block per SM of an H100/H200 (132 SMs; a 1024-thread
+SLICE_BLOCKS = 132  # a sliced launch fills one wave: one block per SM of an H100/H200 (132 SMs; a 1024-thread
 # block of more than 32 registers a thread leaves no room for a second), never more blocks than that
 
 
-def softmax_plan(batch: int, vocab: int) -> tuple[int, int]:
-    """(slices per row, slice length) for a softmax launch: one slice (one block per row, ``softmax_kernel``) once
+def slice_plan(batch: int, vocab: int) -> tuple[int, int]:
+    """(slices per row, slice length) of a pass over the rows: one slice (one block per row: ``softmax_kernel``) once
     the batch alone fills the GPU, else as many slices of at least 4096 items each as keep the launch within
     SLICE_BLOCKS blocks (a second wave would double the time; at most THREADS: the second launch merges a row's
-    pairs with one thread per slice). The length is a multiple of 4."""
+    pairs, or counts, with one thread per slice). The length is a multiple of 4."""
     slices = min(max(1, SLICE_BLOCKS // batch), max(1, vocab // TILE), THREADS)
     length = -(-vocab // slices)
     return slices, -(-length // 4) * 4
