@@ -69,9 +69,9 @@ class Ours:
     def _cute(self, name, x, out, params):
         """CuTe kernels compiled once per function (cute.compile), on buffers of the largest shape: the kernels read
         only the first batch x vocab items (vocab and batch are runtime values), so every shape reuses the build.
-        Softmax and top-k take several launches over row slices where ``slice_plan`` says so (small batches: softmax's
-        pairs and top-k's kept masses in ``partials``, top-k's counts in ``counts``: batch x slices <= SLICE_BLOCKS),
-        as ``sampling_numba``'s host wrappers do.
+        Softmax, top-k and top-p take several launches over row slices where ``slice_plan`` says so (small batches:
+        softmax's pairs and the kept masses in ``partials``, the radix counts or masses in ``counts``/``masses``:
+        batch x slices <= SLICE_BLOCKS), as ``sampling_numba``'s host wrappers do.
         ``x`` is copied in before timing; ``out`` receives the result after each launch (not timed: the copy is
         made by ``collect``)."""
         import cutlass
@@ -88,8 +88,9 @@ class Ours:
                             "p": torch.empty(max(BATCHES), device="cuda"),
                             "min_p": torch.empty(max(BATCHES), device="cuda"),
                             "partials": torch.empty(2 * max(BATCHES) * k.THREADS, device="cuda"),
-                            "counts": torch.empty(max(BATCHES) * 4 * k.SLICE_BLOCKS * k.BINS, dtype=torch.int32,
-                                                  device="cuda")}
+                            "counts": torch.empty(4 * k.SLICE_BLOCKS * k.BINS, dtype=torch.int32, device="cuda"),
+                            "masses": torch.empty(4 * k.SLICE_BLOCKS * k.BINS, dtype=torch.int64, device="cuda"),
+                            "pivots": torch.empty(max(BATCHES), device="cuda")}
             self.views = {key: from_dlpack(t) for key, t in self.buffers.items()}
         b, t = self.buffers, self.views
         b["x"][: x.numel()].copy_(x.reshape(-1))
@@ -98,19 +99,26 @@ class Ours:
         v, seed, offset = cutlass.Int64(vocab), cutlass.Uint64(SEED), cutlass.Uint64(OFFSET)
         compile_ = __import__("cutlass.cute", fromlist=["compile"]).compile
         slices, length = k.slice_plan(batch, vocab)
-        sliced = {"softmax", "top_k_mask_logits", "top_k_renorm_probs"}
+        sliced = {"softmax", "top_k_mask_logits", "top_k_renorm_probs", "top_p_renorm_probs"}
         if name in sliced and slices > 1:  # small batches: launches over row slices (as sampling_numba's wrappers)
             n, temperature, blocks = cutlass.Int64(length), cutlass.Float32(1.0), cutlass.Int32(batch * slices)
-            counting = [("top_k_slice_counts", (t["x"], t["counts"], v, n, t["k"], cutlass.Int32(digit), blocks))
+
+            def digits(step, bins, parameter):
+                return [(step, (t["x"], t[bins], v, n, t[parameter], cutlass.Int32(digit), blocks))
                         for digit in range(4)]
+
+            renorm = ("renorm_slices", (t["x"], t["pivots"], t["partials"], t["out"], v, n, blocks))
             steps = {
                 "softmax": [("softmax_slices", (t["x"], t["partials"], v, n, temperature, blocks)),
                             ("softmax_write_slices", (t["x"], t["partials"], t["out"], v, n, temperature, blocks))],
-                "top_k_mask_logits": counting + [
+                "top_k_mask_logits": digits("top_k_slice_counts", "counts", "k") + [
                     ("top_k_mask_slices", (t["x"], t["out"], t["counts"], v, n, t["k"], blocks))],
-                "top_k_renorm_probs": counting + [
-                    ("top_k_slice_mass", (t["x"], t["counts"], t["partials"], v, n, t["k"], blocks)),
-                    ("top_k_renorm_slices", (t["x"], t["counts"], t["partials"], t["out"], v, n, t["k"], blocks))],
+                "top_k_renorm_probs": digits("top_k_slice_counts", "counts", "k") + [
+                    ("top_k_slice_mass", (t["x"], t["counts"], t["pivots"], t["partials"], v, n, t["k"], blocks)),
+                    renorm],
+                "top_p_renorm_probs": digits("top_p_slice_masses", "masses", "p") + [
+                    ("top_p_slice_mass", (t["x"], t["masses"], t["pivots"], t["partials"], v, n, t["p"], blocks)),
+                    renorm],
             }[name]
             for step, step_args in steps:
                 if step not in self.compiled:
@@ -163,6 +171,8 @@ class Ours:
         slices, _ = k.slice_plan(batch, vocab)
         partials = cuda.device_array(2 * batch * slices, np.float32)  # made here: outside the timed launches
         counts = cuda.device_array(batch * 4 * slices * k.BINS, np.int32)
+        masses = cuda.device_array(batch * 4 * slices * k.BINS, np.int64)
+        pivots = cuda.device_array(batch, np.float32)
         if name == "softmax":  # one launch, or two (row slices) for small batches
             logits2d, out2d = cuda.as_cuda_array(x), cuda.as_cuda_array(out)
             return lambda: k.softmax(logits2d, out2d, np.float32(1), partials)
@@ -172,10 +182,12 @@ class Ours:
         if name == "top_k_renorm_probs":  # one launch, or six (row slices) for small batches
             probs2d, out2d = cuda.as_cuda_array(x), cuda.as_cuda_array(out)
             return lambda: k.top_k_renorm_probs(probs2d, probs2d.view(np.uint32), out2d, params["k"], counts,
-                                                partials[: batch * slices])
-        if name == "top_p_renorm_probs":
-            kernel, args = k.top_p_renorm_probs_kernel, (flat, flat.view(np.uint32), dst, v, params["p"])
-        elif name == "sampling_from_probs":
+                                                partials[: batch * slices], pivots)
+        if name == "top_p_renorm_probs":  # one launch, or six (row slices) for small batches
+            probs2d, out2d = cuda.as_cuda_array(x), cuda.as_cuda_array(out)
+            return lambda: k.top_p_renorm_probs(probs2d, probs2d.view(np.uint32), out2d, params["p"], masses,
+                                                partials[: batch * slices], pivots)
+        if name == "sampling_from_probs":
             kernel, args = k.sampling_from_probs_kernel, (flat, dst, v, seed, offset)
         elif name == "min_p_sampling_from_probs":
             kernel, args = k.min_p_sampling_from_probs_kernel, (flat, dst, v, params["min_p"], seed, offset)
@@ -396,9 +408,9 @@ def dry_run(backends: tuple[str, ...]) -> list[str]:
             start = time.perf_counter()
             built = cute_coop.compile_kernel(launcher, *(cute_llm_sampling.fake(a) for a in host), cutlass.Int32(2))
             lines.append("cute " + built_line(name, built, "sm_90a", time.perf_counter() - start))
-        logits, probs, top_k, _, _ = cute_llm_sampling.problem(2, 4096)
+        logits, probs, top_k, top_p, _ = cute_llm_sampling.problem(2, 4096)
         built_names = set()
-        for steps, _, _ in cute_llm_sampling.sliced_launches(logits, probs, top_k)[1].values():  # small batches
+        for steps, _, _ in cute_llm_sampling.sliced_launches(logits, probs, top_k, top_p)[1].values():  # small batches
             for name, launcher, host, blocks in steps:
                 if name not in built_names:
                     built_names.add(name)

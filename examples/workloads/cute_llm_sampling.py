@@ -71,36 +71,41 @@ def launches_for(logits, probs, top_k, top_p, min_p, philox_seed: int = 12345, p
     ]
 
 
-def sliced_launches(logits, probs, top_k):
+def sliced_launches(logits, probs, top_k, top_p):
     """The small-batch launches over row slices (``slice_plan``: each row split into slices, one block each):
     (slices per row, {name: (steps, output array, oracle)}), ``steps`` a list of (name, launcher, host arguments,
     blocks) launched in order on shared arrays. Softmax: each slice's (max, sum) pair into ``partials``, then the
-    merge and the write. Top-k: one launch per radix digit (each block writes its slice's counts), then the mask,
-    or the slices' kept masses and the renormalisation."""
+    merge and the write. Top-k and top-p: one launch per radix digit (each block writes its slice's counts or
+    masses), then the mask, or the slices' kept masses and the renormalisation."""
     batch, vocab = logits.shape
     slices, length = kernels.slice_plan(batch, vocab)
     v, n, t, blocks = np.int64(vocab), np.int64(length), np.float32(1), batch * slices
     partials = np.full(2 * batch * slices, np.nan, np.float32)
     counts = np.zeros(batch * 4 * slices * kernels.BINS, np.int32)
-    masses = np.full(batch * slices, np.nan, np.float32)
-    soft, masked, renormed = (np.full(batch * vocab, np.nan, np.float32) for _ in range(3))
+    masses = np.zeros(batch * 4 * slices * kernels.BINS, np.int64)
+    kept, pivots = np.full(batch * slices, np.nan, np.float32), np.full(batch, np.nan, np.float32)
+    soft, masked, top_k_out, top_p_out = (np.full(batch * vocab, np.nan, np.float32) for _ in range(4))
+    x, p = logits.ravel(), probs.ravel()
 
-    def counting(values):
-        return [("top_k_slice_counts", kernels.launch_top_k_slice_counts, (values, counts, v, n, top_k, np.int32(d)),
-                 blocks) for d in range(4)]
+    def digits(name, launcher, values, bins, parameter):
+        return [(name, launcher, (values, bins, v, n, parameter, np.int32(d)), blocks) for d in range(4)]
+
+    def renorm(out):
+        return ("renorm_slices", kernels.launch_renorm_slices, (p, pivots, kept, out, v, n), blocks)
 
     return slices, {
-        "softmax": ([("softmax_slices", kernels.launch_softmax_slices, (logits.ravel(), partials, v, n, t), blocks),
-                     ("softmax_write_slices", kernels.launch_softmax_write_slices,
-                      (logits.ravel(), partials, soft, v, n, t), blocks)], soft, lambda: ref.softmax(logits)),
-        "top_k_mask_logits": (counting(logits.ravel()) + [
-            ("top_k_mask_slices", kernels.launch_top_k_mask_slices, (logits.ravel(), masked, counts, v, n, top_k),
-             blocks)], masked, lambda: ref.top_k_mask_logits(logits, top_k)),
-        "top_k_renorm_probs": (counting(probs.ravel()) + [
-            ("top_k_slice_mass", kernels.launch_top_k_slice_mass, (probs.ravel(), counts, masses, v, n, top_k), blocks),
-            ("top_k_renorm_slices", kernels.launch_top_k_renorm_slices,
-             (probs.ravel(), counts, masses, renormed, v, n, top_k), blocks)],
-            renormed, lambda: ref.renorm(probs, ref.top_k_keep(probs, top_k))),
+        "softmax": ([("softmax_slices", kernels.launch_softmax_slices, (x, partials, v, n, t), blocks),
+                     ("softmax_write_slices", kernels.launch_softmax_write_slices, (x, partials, soft, v, n, t),
+                      blocks)], soft, lambda: ref.softmax(logits)),
+        "top_k_mask_logits": (digits("top_k_slice_counts", kernels.launch_top_k_slice_counts, x, counts, top_k) + [
+            ("top_k_mask_slices", kernels.launch_top_k_mask_slices, (x, masked, counts, v, n, top_k), blocks)],
+            masked, lambda: ref.top_k_mask_logits(logits, top_k)),
+        "top_k_renorm_probs": (digits("top_k_slice_counts", kernels.launch_top_k_slice_counts, p, counts, top_k) + [
+            ("top_k_slice_mass", kernels.launch_top_k_slice_mass, (p, counts, pivots, kept, v, n, top_k), blocks),
+            renorm(top_k_out)], top_k_out, lambda: ref.renorm(probs, ref.top_k_keep(probs, top_k))),
+        "top_p_renorm_probs": (digits("top_p_slice_masses", kernels.launch_top_p_slice_masses, p, masses, top_p) + [
+            ("top_p_slice_mass", kernels.launch_top_p_slice_mass, (p, masses, pivots, kept, v, n, top_p), blocks),
+            renorm(top_p_out)], top_p_out, lambda: ref.renorm(probs, ref.top_p_keep(probs, top_p))),
     }
 
 
@@ -135,8 +140,8 @@ def main() -> None:
             print(f"  could not launch on a GPU here ({type(exc).__name__}: {str(exc).splitlines()[0][:100]})")
             continue
         print(f"OK: {name}: {check(name, got, oracle())}")
-    logits, probs, top_k, _, _ = problem(args.batch, args.vocab)
-    slices, sliced = sliced_launches(logits, probs, top_k)
+    logits, probs, top_k, top_p, _ = problem(args.batch, args.vocab)
+    slices, sliced = sliced_launches(logits, probs, top_k, top_p)
     built = set()
     for steps, _, _ in sliced.values():  # built whatever the plan says; launched in order below
         for name, launcher, host, blocks in steps:

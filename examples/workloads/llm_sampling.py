@@ -87,11 +87,12 @@ def sliced_builds(batch: int, vocab: int):
     """(name, kernel, host arguments, blocks) of every kernel of the small-batch launches over row slices
     (``slice_plan``; built whatever the plan says): the softmax's two, top-k's per-digit counts, mask, kept masses
     and renormalisation."""
-    logits, probs, top_k, _, _ = problem(batch, vocab)
+    logits, probs, top_k, top_p, _ = problem(batch, vocab)
     slices, length = kernels.slice_plan(batch, max(vocab, 2 * kernels.TILE))
     partials = np.zeros(2 * batch * slices, np.float32)
     counts = np.zeros(batch * 4 * slices * kernels.BINS, np.int32)
-    masses = np.zeros(batch * slices, np.float32)
+    masses = np.zeros(batch * 4 * slices * kernels.BINS, np.int64)
+    kept, pivots = np.zeros(batch * slices, np.float32), np.zeros(batch, np.float32)
     out = np.full(logits.size, np.nan, np.float32)
     bits = probs.ravel().view(np.uint32)
     v, n, one, blocks = np.int64(vocab), np.int64(length), np.float32(1), batch * slices
@@ -101,25 +102,30 @@ def sliced_builds(batch: int, vocab: int):
             ("top_k_slice_counts", kernels.top_k_slice_counts_kernel, (bits, counts, v, n, top_k, np.int32(0)), blocks),
             ("top_k_mask_slices", kernels.top_k_mask_slices_kernel, (bits, out.view(np.uint32), counts, v, n, top_k),
              blocks),
-            ("top_k_slice_mass", kernels.top_k_slice_mass_kernel, (probs.ravel(), counts, masses, v, n, top_k), blocks),
-            ("top_k_renorm_slices", kernels.top_k_renorm_slices_kernel,
-             (probs.ravel(), counts, masses, out, v, n, top_k), blocks)]
+            ("top_k_slice_mass", kernels.top_k_slice_mass_kernel,
+             (probs.ravel(), counts, pivots, kept, v, n, top_k), blocks),
+            ("top_p_slice_masses", kernels.top_p_slice_masses_kernel, (bits, masses, v, n, top_p, np.int32(0)),
+             blocks),
+            ("top_p_slice_mass", kernels.top_p_slice_mass_kernel, (probs.ravel(), masses, pivots, kept, v, n, top_p),
+             blocks),
+            ("renorm_slices", kernels.renorm_slices_kernel, (probs.ravel(), pivots, kept, out, v, n), blocks)]
 
 
 def sliced(batch: int, vocab: int) -> None:
     """Build the sliced launches' kernels, then run the host wrappers that choose them (``sampling_numba.softmax``,
-    ``top_k_mask_logits``, ``top_k_renorm_probs``) and check them."""
+    ``top_k_mask_logits``, ``top_k_renorm_probs``, ``top_p_renorm_probs``) and check them."""
     for name, kernel, host, blocks in sliced_builds(batch, vocab):
         start = time.perf_counter()
         built = numba_coop.compile_kernel(kernel, host, block=kernels.THREADS, grid=blocks)
         print(ref.built_line(name, built, "sm_90", time.perf_counter() - start, kernels.THREADS))
-    logits, probs, top_k, _, _ = problem(batch, vocab)
+    logits, probs, top_k, top_p, _ = problem(batch, vocab)
     try:
-        outs = [cuda.to_device(np.full((batch, vocab), np.nan, np.float32)) for _ in range(3)]
+        outs = [cuda.to_device(np.full((batch, vocab), np.nan, np.float32)) for _ in range(4)]
         device_logits, device_probs, device_k = cuda.to_device(logits), cuda.to_device(probs), cuda.to_device(top_k)
         kernels.softmax(device_logits, outs[0])
         kernels.top_k_mask_logits(device_logits.view(np.uint32), outs[1].view(np.uint32), device_k)
         kernels.top_k_renorm_probs(device_probs, device_probs.view(np.uint32), outs[2], device_k)
+        kernels.top_p_renorm_probs(device_probs, device_probs.view(np.uint32), outs[3], cuda.to_device(top_p))
         got = [o.copy_to_host() for o in outs]
     except Exception as exc:  # no driver or no GPU on this machine
         print(f"  could not launch on a GPU here ({type(exc).__name__}: {str(exc).splitlines()[0][:100]})")
@@ -127,7 +133,8 @@ def sliced(batch: int, vocab: int) -> None:
     plan = kernels.slice_plan(batch, vocab)[0]
     for name, result, want in [("softmax", got[0], ref.softmax(logits)),
                                ("top_k_mask_logits", got[1], ref.top_k_mask_logits(logits, top_k)),
-                               ("top_k_renorm_probs", got[2], ref.renorm(probs, ref.top_k_keep(probs, top_k)))]:
+                               ("top_k_renorm_probs", got[2], ref.renorm(probs, ref.top_k_keep(probs, top_k))),
+                               ("top_p_renorm_probs", got[3], ref.renorm(probs, ref.top_p_keep(probs, top_p)))]:
         print(f"OK: {name} in {plan} slice(s) per row: {check(name, result, want)}")
 
 if __name__ == "__main__":

@@ -449,31 +449,39 @@ def top_k_mask_slices_kernel(logits: cute.Tensor, out: cute.Tensor, counts: cute
     mask(block, logits, out, begin, end, sliced_mask_pivot(block, counts, row, slices, vocab, top_k[row]))
 
 
-@cute.kernel
-def top_k_slice_mass_kernel(probs: cute.Tensor, counts: cute.Tensor, partials: cute.Tensor, vocab: Int64,
-                            slice_length: Int64, top_k: cute.Tensor):
-    """The sliced top-k renorm, fifth launch: each block writes its slice's kept mass to partials[block]."""
-    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
-    block = coop.this_block()
-    pivot = sliced_renorm_pivot(block, counts, row, slices, vocab, top_k[row])
+@cute.jit
+def slice_kept_mass(block, probs: cute.Tensor, pivots: cute.Tensor, partials: cute.Tensor, row: Int64, part: Int64,
+                    begin: Int64, end: Int64, pivot: Float32):
+    """The renormalisations over row slices, fifth launch: each block writes its slice's kept mass to
+    partials[block], and the row's first slice the pivot to pivots[row]."""
     kept = kept_mass(block, probs, begin, end - begin, pivot)
     if block.rank() == 0:
         partials[Int64(cute.arch.block_idx()[0])] = kept
+        if part == 0:
+            pivots[row] = pivot
 
 
 @cute.kernel
-def top_k_renorm_slices_kernel(probs: cute.Tensor, counts: cute.Tensor, partials: cute.Tensor, out: cute.Tensor,
-                               vocab: Int64, slice_length: Int64, top_k: cute.Tensor):
-    """The sliced top-k renorm, last launch: each block sums its row's kept masses (thread t: slice t) and writes
-    its slice renormalised."""
+def top_k_slice_mass_kernel(probs: cute.Tensor, counts: cute.Tensor, pivots: cute.Tensor, partials: cute.Tensor,
+                            vocab: Int64, slice_length: Int64, top_k: cute.Tensor):
     slices, row, part, begin, end = slice_of_block(vocab, slice_length)
     block = coop.this_block()
     pivot = sliced_renorm_pivot(block, counts, row, slices, vocab, top_k[row])
+    slice_kept_mass(block, probs, pivots, partials, row, part, begin, end, pivot)
+
+
+@cute.kernel
+def renorm_slices_kernel(probs: cute.Tensor, pivots: cute.Tensor, partials: cute.Tensor, out: cute.Tensor,
+                         vocab: Int64, slice_length: Int64):
+    """The renormalisations over row slices (top-k and top-p), last launch: each block sums its row's kept masses
+    (thread t: slice t) and writes its slice renormalised."""
+    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
+    block = coop.this_block()
     kept = Float32(0)
     if block.rank() < slices:
         kept = partials[row * slices + block.rank()]
     scale = Float32(1) / max(coop.sum(block, kept), Float32(1e-8))
-    write_scaled(block, probs, out, begin, end, pivot, scale)
+    write_scaled(block, probs, out, begin, end, pivots[row], scale)
 
 
 @cute.jit
@@ -493,65 +501,83 @@ def fixed_mass(bits: Uint32):
 
 
 @cute.jit
-def top_p_pivot(block, probs: cute.Tensor, base: Int64, vocab: Int64, top_p: Float32):
-    """The smallest kept probability: the largest value v of the row whose mass at and above it reaches top_p times
-    the row's total (0 where top_p >= 1: the whole row). A radix select on the bits of the (non-negative) values by
-    mass: four passes of 8-bit digits from the most significant, each a 256-bin histogram of the candidates' mass in
-    2^-40 fixed point (integer sums: the same pivot on every run, whatever order the atomics land in; cuda.coop has
-    no weighted histogram, so these bins are shared memory of our own, from the DSL's allocator beside the
-    cooperative scratch), a reverse inclusive_sum over the bins and a tuple reduce that picks the bin."""
+def mass_histogram(block, values: cute.Tensor, begin: Int64, end: Int64, shift: Uint32, high: Uint32,
+                   prefix: Uint32):
+    """This block's 256 bins of one 8-bit digit (at ``shift``) of the bits of values[begin:end] (non-negative)
+    whose digits under ``high`` equal ``prefix``, each bin the candidates' mass in 2^-40 fixed point: integer sums,
+    so the same bins on every run whatever order the atomics land in. cuda.coop has no weighted histogram, so the
+    bins are shared memory of our own, from the DSL's allocator beside the cooperative scratch. Thread t < BINS
+    returns bin t (the others 0)."""
     smem = SmemAllocator()
     low_words = smem.allocate_tensor(Uint32, cute.make_layout(BINS), 4)  # each bin's mass as two 32-bit words:
     high_words = smem.allocate_tensor(Uint32, cute.make_layout(BINS), 4)  # shared memory has no native 64-bit add
+    if block.rank() < BINS:
+        low_words[block.rank()] = Uint32(0)
+        high_words[block.rank()] = Uint32(0)
+    cute.arch.sync_threads()
+    start = begin
+    while start < end:
+        items = coop.ThreadData(NARROW, np.float32)
+        coop.load(block, values, items, algorithm="striped", offset=start,
+                  valid_items=min(end - start, NARROW_TILE), oob_default=np.float32(0))
+        for i in cutlass.range_constexpr(NARROW):
+            word = items[i].bitcast(Uint32)
+            if (word & high) == prefix:
+                mass = fixed_mass(word)
+                if mass > 0:  # a 64-bit add as two 32-bit words: the low word's atomic add returns the old value,
+                    b = Int32((word >> shift) & Uint32(0xFF))  # so exactly the thread that wraps it carries
+                    low = Uint32(mass & Int64(0xFFFFFFFF))
+                    upper = Uint32(mass >> Int64(32))
+                    old = cute.arch.atomic_add(low_words.iterator + b, low, scope="cta")
+                    if Uint32(old + low) < old:
+                        upper += Uint32(1)
+                    if upper != 0:
+                        cute.arch.atomic_add(high_words.iterator + b, upper, scope="cta")
+        start += NARROW_TILE
+    cute.arch.sync_threads()
+    mine = Int64(0)
+    if block.rank() < BINS:
+        mine = (Int64(high_words[block.rank()]) << Int64(32)) | Int64(low_words[block.rank()])
+    cute.arch.sync_threads()  # every thread read its bin before a later call clears them
+    return mine
+
+
+@cute.jit
+def choose_mass_digit(block, mine: Int64, remaining: Int64):
+    """``choose_digit`` on masses (Int64): where truncation left less mass than asked for, the lowest bin (0, with 1
+    unit still to find)."""
+    at_or_above = coop.inclusive_sum(block, mine, reverse=True)
+    hit = at_or_above >= remaining and at_or_above - mine < remaining
+    chosen, left = coop.reduce(block, (Int64(block.rank()) if hit else Int64(-1),
+                                       remaining - (at_or_above - mine) if hit else Int64(-1)),
+                               binary_op=max_max)
+    if chosen < 0:
+        chosen = Int64(0)
+        left = Int64(1)
+    return chosen, left
+
+
+@cute.jit
+def top_p_pivot(block, probs: cute.Tensor, base: Int64, vocab: Int64, top_p: Float32):
+    """The smallest kept probability: the largest value v of the row whose mass at and above it reaches top_p times
+    the row's total (0 where top_p >= 1: the whole row). A radix select on the bits of the (non-negative) values by
+    mass: four passes of 8-bit digits from the most significant, each a ``mass_histogram``, a reverse inclusive_sum
+    over the bins and a tuple reduce that picks the bin; the row's total is the first pass's bins summed."""
     pivot = Float32(0)  # top_p >= 1: the whole row (numba returns here; CuTe rewrites no return under an if)
     if not top_p >= 1:
-        remaining = Int64(0)  # mass still to find: top_p x the row's total, the first pass's bins summed
+        remaining = Int64(0)  # mass still to find
         prefix = Uint32(0)
         high = Uint32(0)  # the digits fixed so far
         for digit in cutlass.range(4):
             shift = Uint32(24) - Uint32(8) * Uint32(digit)
-            if block.rank() < BINS:
-                low_words[block.rank()] = Uint32(0)
-                high_words[block.rank()] = Uint32(0)
-            cute.arch.sync_threads()
-            start = Int64(0)
-            while start < vocab:
-                items = coop.ThreadData(NARROW, np.float32)
-                coop.load(block, probs, items, algorithm="striped", offset=base + start,
-                          valid_items=min(vocab - start, NARROW_TILE), oob_default=np.float32(0))
-                for i in cutlass.range_constexpr(NARROW):
-                    word = items[i].bitcast(Uint32)
-                    if (word & high) == prefix:
-                        mass = fixed_mass(word)
-                        if mass > 0:  # a 64-bit add as two 32-bit words: the low word's atomic add returns the old
-                            b = Int32((word >> shift) & Uint32(0xFF))  # value, so exactly the thread that wraps it
-                            low = Uint32(mass & Int64(0xFFFFFFFF))  # carries
-                            upper = Uint32(mass >> Int64(32))
-                            old = cute.arch.atomic_add(low_words.iterator + b, low, scope="cta")
-                            if Uint32(old + low) < old:
-                                upper += Uint32(1)
-                            if upper != 0:
-                                cute.arch.atomic_add(high_words.iterator + b, upper, scope="cta")
-                start += NARROW_TILE
-            cute.arch.sync_threads()
-            mine = Int64(0)
-            if block.rank() < BINS:
-                mine = (Int64(high_words[block.rank()]) << Int64(32)) | Int64(low_words[block.rank()])
+            mine = mass_histogram(block, probs, base, base + vocab, shift, high, prefix)
             total = coop.sum(block, mine)
             if digit == 0:  # every value is a candidate of the first pass
                 remaining = max(Int64(Float64(top_p) * Float64(total)), Int64(1))
-            at_or_above = coop.inclusive_sum(block, mine, reverse=True)
-            hit = at_or_above >= remaining and at_or_above - mine < remaining
-            chosen, left = coop.reduce(block, (Int64(block.rank()) if hit else Int64(-1),
-                                               remaining - (at_or_above - mine) if hit else Int64(-1)),
-                                       binary_op=max_max)
-            if chosen < 0:  # truncation left less mass than asked for: the lowest bin that holds any
-                chosen = Int64(0)
-                left = Int64(1)
+            chosen, left = choose_mass_digit(block, mine, remaining)
             prefix |= Uint32(chosen) << shift
             high |= Uint32(0xFF) << shift
             remaining = left
-            cute.arch.sync_threads()  # every thread read its bin above before the next pass clears them
         pivot = prefix.bitcast(Float32)
     return pivot
 
@@ -563,6 +589,59 @@ def top_p_renorm_probs_kernel(probs: cute.Tensor, out: cute.Tensor, vocab: Int64
     base = row * vocab
     pivot = top_p_pivot(block, probs, base, vocab, top_p[row])
     renormalise(block, probs, out, base, vocab, pivot)
+
+
+# ------------------------------------------------------------------------- top-p over row slices (small batches)
+@cute.jit
+def sliced_mass_prefix(block, masses: cute.Tensor, row: Int64, slices: Int64, digits: Int32, top_p: Float32):
+    """The sliced top-p select's first ``digits`` digits of the pivot's bits, from every slice's bins
+    (``masses[((row * 4 + digit) * slices + slice) * BINS + bin]``, 2^-40 units): (prefix, mask of the fixed
+    digits)."""
+    prefix = Uint32(0)
+    high = Uint32(0)
+    remaining = Int64(0)
+    for digit in cutlass.range(digits):
+        mine = Int64(0)
+        if block.rank() < BINS:
+            for part in cutlass.range(slices):
+                mine += masses[((row * 4 + Int64(digit)) * slices + part) * BINS + block.rank()]
+        total = coop.sum(block, mine)
+        if digit == 0:
+            remaining = max(Int64(Float64(top_p) * Float64(total)), Int64(1))
+        chosen, left = choose_mass_digit(block, mine, remaining)
+        shift = Uint32(24) - Uint32(8) * Uint32(digit)
+        prefix |= Uint32(chosen) << shift
+        high |= Uint32(0xFF) << shift
+        remaining = left
+    return prefix, high
+
+
+@cute.kernel
+def top_p_slice_masses_kernel(values: cute.Tensor, masses: cute.Tensor, vocab: Int64, slice_length: Int64,
+                              top_p: cute.Tensor, digit: Int32):
+    """Pass ``digit`` (0-3) of the sliced top-p select: each block writes its slice's BINS fixed-point masses of
+    that digit of its candidates (the digits the earlier passes fixed come from their bins)."""
+    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
+    block = coop.this_block()
+    p = top_p[row]
+    if not p >= 1:
+        prefix, high = sliced_mass_prefix(block, masses, row, slices, digit, p)
+        mine = mass_histogram(block, values, begin, end, Uint32(24) - Uint32(8) * Uint32(digit), high, prefix)
+        if block.rank() < BINS:
+            masses[((row * 4 + Int64(digit)) * slices + part) * BINS + block.rank()] = mine
+
+
+@cute.kernel
+def top_p_slice_mass_kernel(probs: cute.Tensor, masses: cute.Tensor, pivots: cute.Tensor, partials: cute.Tensor,
+                            vocab: Int64, slice_length: Int64, top_p: cute.Tensor):
+    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
+    block = coop.this_block()
+    p = top_p[row]
+    pivot = Float32(0)
+    if not p >= 1:
+        prefix, _ = sliced_mass_prefix(block, masses, row, slices, Int32(4), p)
+        pivot = prefix.bitcast(Float32)
+    slice_kept_mass(block, probs, pivots, partials, row, part, begin, end, pivot)
 
 
 @cute.jit
@@ -774,14 +853,28 @@ def launch_top_k_mask_slices(logits: cute.Tensor, out: cute.Tensor, counts: cute
 
 
 @cute.jit
-def launch_top_k_slice_mass(probs: cute.Tensor, counts: cute.Tensor, partials: cute.Tensor, vocab: Int64,
-                            slice_length: Int64, top_k: cute.Tensor, blocks: Int32):
-    top_k_slice_mass_kernel(probs, counts, partials, vocab, slice_length, top_k).launch(
+def launch_top_k_slice_mass(probs: cute.Tensor, counts: cute.Tensor, pivots: cute.Tensor, partials: cute.Tensor,
+                            vocab: Int64, slice_length: Int64, top_k: cute.Tensor, blocks: Int32):
+    top_k_slice_mass_kernel(probs, counts, pivots, partials, vocab, slice_length, top_k).launch(
         grid=(blocks, 1, 1), block=(THREADS, 1, 1))
 
 
 @cute.jit
-def launch_top_k_renorm_slices(probs: cute.Tensor, counts: cute.Tensor, partials: cute.Tensor, out: cute.Tensor,
-                               vocab: Int64, slice_length: Int64, top_k: cute.Tensor, blocks: Int32):
-    top_k_renorm_slices_kernel(probs, counts, partials, out, vocab, slice_length, top_k).launch(
+def launch_top_p_slice_masses(values: cute.Tensor, masses: cute.Tensor, vocab: Int64, slice_length: Int64,
+                              top_p: cute.Tensor, digit: Int32, blocks: Int32):
+    top_p_slice_masses_kernel(values, masses, vocab, slice_length, top_p, digit).launch(
+        grid=(blocks, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.jit
+def launch_top_p_slice_mass(probs: cute.Tensor, masses: cute.Tensor, pivots: cute.Tensor, partials: cute.Tensor,
+                            vocab: Int64, slice_length: Int64, top_p: cute.Tensor, blocks: Int32):
+    top_p_slice_mass_kernel(probs, masses, pivots, partials, vocab, slice_length, top_p).launch(
+        grid=(blocks, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.jit
+def launch_renorm_slices(probs: cute.Tensor, pivots: cute.Tensor, partials: cute.Tensor, out: cute.Tensor,
+                         vocab: Int64, slice_length: Int64, blocks: Int32):
+    renorm_slices_kernel(probs, pivots, partials, out, vocab, slice_length).launch(
         grid=(blocks, 1, 1), block=(THREADS, 1, 1))

@@ -414,29 +414,36 @@ def top_k_mask_slices_kernel(bits, out_bits, counts, vocab, slice_length, top_k)
     mask(block, bits, out_bits, begin, end, sliced_mask_pivot(block, counts, row, slices, vocab, top_k[row]))
 
 
-@cuda.jit(launch_bounds=THREADS)
-def top_k_slice_mass_kernel(probs, counts, partials, vocab, slice_length, top_k):
-    """The sliced top-k renorm, fifth launch: each block writes its slice's kept mass to partials[block]."""
-    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
-    block = coop.this_block()
-    pivot = sliced_renorm_pivot(block, counts, row, slices, vocab, top_k[row])
+@cuda.jit(device=True, inline="always")
+def slice_kept_mass(block, probs, pivots, partials, row, part, begin, end, pivot):
+    """The renormalisations over row slices, fifth launch: each block writes its slice's kept mass to
+    partials[block], and the row's first slice the pivot to pivots[row]."""
     kept = kept_mass(block, probs, begin, end - begin, pivot)
     if block.rank() == 0:
         partials[cuda.blockIdx.x] = kept
+        if part == 0:
+            pivots[row] = pivot
 
 
 @cuda.jit(launch_bounds=THREADS)
-def top_k_renorm_slices_kernel(probs, counts, partials, out, vocab, slice_length, top_k):
-    """The sliced top-k renorm, last launch: each block sums its row's kept masses (thread t: slice t) and writes
-    its slice renormalised."""
+def top_k_slice_mass_kernel(probs, counts, pivots, partials, vocab, slice_length, top_k):
     slices, row, part, begin, end = slice_of_block(vocab, slice_length)
     block = coop.this_block()
     pivot = sliced_renorm_pivot(block, counts, row, slices, vocab, top_k[row])
+    slice_kept_mass(block, probs, pivots, partials, row, part, begin, end, pivot)
+
+
+@cuda.jit(launch_bounds=THREADS)
+def renorm_slices_kernel(probs, pivots, partials, out, vocab, slice_length):
+    """The renormalisations over row slices (top-k and top-p), last launch: each block sums its row's kept masses
+    (thread t: slice t) and writes its slice renormalised."""
+    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
+    block = coop.this_block()
     kept = np.float32(0)
     if block.rank() < slices:
         kept = partials[row * slices + block.rank()]
     scale = np.float32(1) / max(coop.sum(block, kept), np.float32(1e-8))
-    write_scaled(block, probs, out, begin, end, pivot, scale)
+    write_scaled(block, probs, out, begin, end, pivots[row], scale)
 
 
 @cuda.jit(device=True, inline="always")
@@ -454,63 +461,80 @@ def fixed_mass(bits):
 
 
 @cuda.jit(device=True, inline="always")
-def top_p_pivot(block, probs, bits, base, vocab, top_p):
-    """The smallest kept probability: the largest value v of the row whose mass at and above it reaches top_p times
-    the row's total (0 where top_p >= 1: the whole row). A radix select on the bits of the (non-negative) values by
-    mass: four passes of 8-bit digits from the most significant, each a 256-bin histogram of the candidates' mass in
-    2^-40 fixed point (integer sums: the same pivot on every run, whatever order the atomics land in; cuda.coop has
-    no weighted histogram, so these bins are a shared array of our own), a reverse inclusive_sum over the bins and a
-    tuple reduce that picks the bin."""
+def mass_histogram(block, bits, begin, end, shift, high, prefix):
+    """This block's 256 bins of one 8-bit digit (at ``shift``) of the bits of bits[begin:end] (non-negative values)
+    whose digits under ``high`` equal ``prefix``, each bin the candidates' mass in 2^-40 fixed point: integer sums,
+    so the same bins on every run whatever order the atomics land in. cuda.coop has no weighted histogram, so the
+    bins are shared arrays of our own, in this function: numba-cuda-mlir 0.6 addresses a shared array passed to an
+    inlined device function as global memory. Thread t < BINS returns bin t (the others 0)."""
     low_words = cuda.shared.array(BINS, np.uint32)  # each bin's mass as two 32-bit words: shared memory has no
     high_words = cuda.shared.array(BINS, np.uint32)  # native 64-bit atomic add (it would be a compare-and-swap loop)
+    if block.rank() < BINS:
+        low_words[block.rank()] = np.uint32(0)
+        high_words[block.rank()] = np.uint32(0)
+    cuda.syncthreads()
+    start = begin
+    while start < end:
+        words = coop.ThreadData(NARROW, np.uint32)
+        coop.load(block, bits, words, algorithm="striped", offset=start,
+                  valid_items=min(end - start, NARROW_TILE), oob_default=np.uint32(0))
+        for i in range(NARROW):
+            if (words[i] & high) == prefix:
+                mass = fixed_mass(words[i])
+                if mass > 0:  # a 64-bit add as two 32-bit words: the low word's atomic add returns the old value,
+                    b = (words[i] >> shift) & np.uint32(0xFF)  # so exactly the thread that wraps it carries
+                    low = np.uint32(mass & np.int64(0xFFFFFFFF))
+                    upper = np.uint32(mass >> np.int64(32))
+                    old = cuda.atomic.add(low_words, b, low)
+                    if np.uint32(old + low) < old:
+                        upper += np.uint32(1)
+                    if upper != 0:
+                        cuda.atomic.add(high_words, b, upper)
+        start += NARROW_TILE
+    cuda.syncthreads()
+    mine = np.int64(0)
+    if block.rank() < BINS:
+        mine = (np.int64(high_words[block.rank()]) << np.int64(32)) | np.int64(low_words[block.rank()])
+    cuda.syncthreads()  # every thread read its bin before a later call clears them
+    return mine
+
+
+@cuda.jit(device=True, inline="always")
+def choose_mass_digit(block, mine, remaining):
+    """``choose_digit`` on masses (int64): where truncation left less mass than asked for, the lowest bin (0, with 1
+    unit still to find)."""
+    at_or_above = coop.inclusive_sum(block, mine, reverse=True)
+    hit = at_or_above >= remaining and at_or_above - mine < remaining
+    chosen, left = coop.reduce(block, (np.int64(block.rank()) if hit else np.int64(-1),
+                                       remaining - (at_or_above - mine) if hit else np.int64(-1)),
+                               binary_op=max_max)
+    if chosen < 0:
+        chosen = np.int64(0)
+        left = np.int64(1)
+    return chosen, left
+
+
+@cuda.jit(device=True, inline="always")
+def top_p_pivot(block, bits, base, vocab, top_p):
+    """The smallest kept probability: the largest value v of the row whose mass at and above it reaches top_p times
+    the row's total (0 where top_p >= 1: the whole row). A radix select on the bits of the (non-negative) values by
+    mass: four passes of 8-bit digits from the most significant, each a ``mass_histogram``, a reverse inclusive_sum
+    over the bins and a tuple reduce that picks the bin; the row's total is the first pass's bins summed."""
     if top_p >= 1:
         return np.float32(0)
-    remaining = np.int64(0)  # mass still to find: top_p x the row's total, the first pass's bins summed
+    remaining = np.int64(0)  # mass still to find
     prefix = np.uint32(0)
     high = np.uint32(0)  # the digits fixed so far
     for digit in range(4):
         shift = np.uint32(24 - 8 * digit)
-        if block.rank() < BINS:
-            low_words[block.rank()] = np.uint32(0)
-            high_words[block.rank()] = np.uint32(0)
-        cuda.syncthreads()
-        start = np.int64(0)
-        while start < vocab:
-            words = coop.ThreadData(NARROW, np.uint32)
-            coop.load(block, bits, words, algorithm="striped", offset=base + start,
-                      valid_items=min(vocab - start, NARROW_TILE), oob_default=np.uint32(0))
-            for i in range(NARROW):
-                if (words[i] & high) == prefix:
-                    mass = fixed_mass(words[i])
-                    if mass > 0:  # a 64-bit add as two 32-bit words: the low word's atomic add returns the old
-                        b = (words[i] >> shift) & np.uint32(0xFF)  # value, so exactly the thread that wraps it
-                        low = np.uint32(mass & np.int64(0xFFFFFFFF))  # carries (not a helper: numba-cuda-mlir
-                        upper = np.uint32(mass >> np.int64(32))  # 0.6 addresses a shared array passed to an
-                        old = cuda.atomic.add(low_words, b, low)  # inlined device function as global memory)
-                        if np.uint32(old + low) < old:
-                            upper += np.uint32(1)
-                        if upper != 0:
-                            cuda.atomic.add(high_words, b, upper)
-            start += NARROW_TILE
-        cuda.syncthreads()
-        mine = np.int64(0)
-        if block.rank() < BINS:
-            mine = (np.int64(high_words[block.rank()]) << np.int64(32)) | np.int64(low_words[block.rank()])
+        mine = mass_histogram(block, bits, base, base + vocab, shift, high, prefix)
         total = coop.sum(block, mine)
         if digit == 0:  # every value is a candidate of the first pass
             remaining = max(np.int64(np.float64(top_p) * np.float64(total)), np.int64(1))
-        at_or_above = coop.inclusive_sum(block, mine, reverse=True)
-        hit = at_or_above >= remaining and at_or_above - mine < remaining
-        chosen, left = coop.reduce(block, (np.int64(block.rank()) if hit else np.int64(-1),
-                                           remaining - (at_or_above - mine) if hit else np.int64(-1)),
-                                   binary_op=max_max)
-        if chosen < 0:  # truncation left less mass than asked for: the lowest bin that holds any
-            chosen = np.int64(0)
-            left = np.int64(1)
+        chosen, left = choose_mass_digit(block, mine, remaining)
         prefix |= np.uint32(chosen) << shift
         high |= np.uint32(0xFF) << shift
         remaining = left
-        cuda.syncthreads()  # every thread read its bin above before the next pass clears them
     return float_of_bits(prefix)
 
 
@@ -520,8 +544,59 @@ def top_p_renorm_probs_kernel(probs, bits, out, vocab, top_p):
     row = np.int64(cuda.blockIdx.x)
     block = coop.this_block()
     base = row * vocab
-    pivot = top_p_pivot(block, probs, bits, base, vocab, top_p[row])
+    pivot = top_p_pivot(block, bits, base, vocab, top_p[row])
     renormalise(block, probs, out, base, vocab, pivot)
+
+
+# ------------------------------------------------------------------------- top-p over row slices (small batches)
+@cuda.jit(device=True, inline="always")
+def sliced_mass_prefix(block, masses, row, slices, digits, top_p):
+    """The sliced top-p select's first ``digits`` digits of the pivot's bits, from every slice's bins
+    (``masses[((row * 4 + digit) * slices + slice) * BINS + bin]``, 2^-40 units): (prefix, mask of the fixed
+    digits)."""
+    prefix = np.uint32(0)
+    high = np.uint32(0)
+    remaining = np.int64(0)
+    for digit in range(digits):
+        mine = np.int64(0)
+        if block.rank() < BINS:
+            for part in range(slices):
+                mine += masses[((row * 4 + digit) * slices + part) * BINS + block.rank()]
+        total = coop.sum(block, mine)
+        if digit == 0:
+            remaining = max(np.int64(np.float64(top_p) * np.float64(total)), np.int64(1))
+        chosen, left = choose_mass_digit(block, mine, remaining)
+        shift = np.uint32(24 - 8 * digit)
+        prefix |= np.uint32(chosen) << shift
+        high |= np.uint32(0xFF) << shift
+        remaining = left
+    return prefix, high
+
+
+@cuda.jit(launch_bounds=THREADS)
+def top_p_slice_masses_kernel(bits, masses, vocab, slice_length, top_p, digit):
+    """Pass ``digit`` (0-3) of the sliced top-p select: each block writes its slice's BINS fixed-point masses of
+    that digit of its candidates (the digits the earlier passes fixed come from their bins)."""
+    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
+    block = coop.this_block()
+    p = top_p[row]
+    if not p >= 1:
+        prefix, high = sliced_mass_prefix(block, masses, row, slices, digit, p)
+        mine = mass_histogram(block, bits, begin, end, np.uint32(24 - 8 * digit), high, prefix)
+        if block.rank() < BINS:
+            masses[((row * 4 + digit) * slices + part) * BINS + block.rank()] = mine
+
+
+@cuda.jit(launch_bounds=THREADS)
+def top_p_slice_mass_kernel(probs, masses, pivots, partials, vocab, slice_length, top_p):
+    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
+    block = coop.this_block()
+    p = top_p[row]
+    pivot = np.float32(0)
+    if not p >= 1:
+        prefix, _ = sliced_mass_prefix(block, masses, row, slices, 4, p)
+        pivot = float_of_bits(prefix)
+    slice_kept_mass(block, probs, pivots, partials, row, part, begin, end, pivot)
 
 
 @cuda.jit(device=True, inline="always")
@@ -692,10 +767,10 @@ def top_k_mask_logits(bits, out_bits, top_k, counts=None):
     top_k_mask_slices_kernel[batch * slices, THREADS](flat, dst, counts, v, np.int64(length), top_k)
 
 
-def top_k_renorm_probs(probs, bits, out, top_k, counts=None, partials=None):
+def top_k_renorm_probs(probs, bits, out, top_k, counts=None, partials=None, pivots=None):
     """Launch the top-k renormalisation of a (batch, vocab) device array (``bits``: its uint32 view) into ``out``:
-    one launch, or six over row slices for small batches (``counts`` as ``top_k_mask_logits``; ``partials``: a
-    float32 device array of batch x slices)."""
+    one launch, or six over row slices for small batches (``counts`` as ``top_k_mask_logits``; ``partials``: float32,
+    batch x slices; ``pivots``: float32, batch)."""
     batch, vocab = probs.shape
     slices, length = slice_plan(batch, vocab)
     flat, words, dst, v, n = probs.reshape(-1), bits.reshape(-1), out.reshape(-1), np.int64(vocab), np.int64(length)
@@ -704,7 +779,27 @@ def top_k_renorm_probs(probs, bits, out, top_k, counts=None, partials=None):
         return
     counts = cuda.device_array(batch * 4 * slices * BINS, np.int32) if counts is None else counts
     partials = cuda.device_array(batch * slices, np.float32) if partials is None else partials
+    pivots = cuda.device_array(batch, np.float32) if pivots is None else pivots
     for digit in range(4):
         top_k_slice_counts_kernel[batch * slices, THREADS](words, counts, v, n, top_k, np.int32(digit))
-    top_k_slice_mass_kernel[batch * slices, THREADS](flat, counts, partials, v, n, top_k)
-    top_k_renorm_slices_kernel[batch * slices, THREADS](flat, counts, partials, dst, v, n, top_k)
+    top_k_slice_mass_kernel[batch * slices, THREADS](flat, counts, pivots, partials, v, n, top_k)
+    renorm_slices_kernel[batch * slices, THREADS](flat, pivots, partials, dst, v, n)
+
+
+def top_p_renorm_probs(probs, bits, out, top_p, masses=None, partials=None, pivots=None):
+    """Launch the top-p renormalisation of a (batch, vocab) device array (``bits``: its uint32 view) into ``out``:
+    one launch, or six over row slices for small batches (``masses``: int64, batch x 4 x slices x BINS; no zeroing
+    needed; ``partials``: float32, batch x slices; ``pivots``: float32, batch)."""
+    batch, vocab = probs.shape
+    slices, length = slice_plan(batch, vocab)
+    flat, words, dst, v, n = probs.reshape(-1), bits.reshape(-1), out.reshape(-1), np.int64(vocab), np.int64(length)
+    if slices == 1:
+        top_p_renorm_probs_kernel[batch, THREADS](flat, words, dst, v, top_p)
+        return
+    masses = cuda.device_array(batch * 4 * slices * BINS, np.int64) if masses is None else masses
+    partials = cuda.device_array(batch * slices, np.float32) if partials is None else partials
+    pivots = cuda.device_array(batch, np.float32) if pivots is None else pivots
+    for digit in range(4):
+        top_p_slice_masses_kernel[batch * slices, THREADS](words, masses, v, n, top_p, np.int32(digit))
+    top_p_slice_mass_kernel[batch * slices, THREADS](flat, masses, pivots, partials, v, n, top_p)
+    renorm_slices_kernel[batch * slices, THREADS](flat, pivots, partials, dst, v, n)

@@ -131,3 +131,18 @@ def test_top_k_host_wrappers_slice_small_batches(batch, vocab, distribution):
     kernels.top_k_renorm_probs(device_probs, device_probs.view(np.uint32), renormed, k_device)
     llm_sampling.check("top_k_renorm_probs", renormed.copy_to_host(), ref.renorm(probs, ref.top_k_keep(probs, top_k)))
     assert (kernels.slice_plan(batch, vocab)[0] > 1) == (batch < 66)
+
+
+@pytest.mark.parametrize("batch, vocab, distribution", [(1, 256000, "gumbel"), (6, 50001, "ties"),
+                                                        (6, 32000, "normal"), (200, 4096, "normal")])
+def test_top_p_host_wrapper_slices_small_batches(batch, vocab, distribution):
+    """``sampling_numba.top_p_renorm_probs`` splits rows into slices for small batches (a launch per radix digit,
+    each block writing its slice's fixed-point bin masses) and uses one block per row otherwise: it matches the
+    oracle, with p at and past its edges."""
+    _, probs = rows(batch, vocab, distribution)
+    edges = np.array([0.9, 0.5, 1.0, 0.0, 0.99, 0.1], np.float32)
+    top_p = edges[:batch] if batch <= edges.size else rng.uniform(0, 1.1, batch).astype(np.float32)
+    renormed = cuda.to_device(np.full((batch, vocab), np.nan, np.float32))
+    device_probs = cuda.to_device(probs)
+    kernels.top_p_renorm_probs(device_probs, device_probs.view(np.uint32), renormed, cuda.to_device(top_p))
+    llm_sampling.check("top_p_renorm_probs", renormed.copy_to_host(), ref.renorm(probs, ref.top_p_keep(probs, top_p)))
