@@ -91,24 +91,28 @@ class Build:
         return [part.cubin for part in self.parts]
 
 
-def start(family_source: str, instances: list[tuple[str, str]], workdir: Path) -> Build:
+def start(family_source: str | list[str], instances: list[tuple[str, str]], workdir: Path,
+          jobs: int | None = None) -> Build:
     """Write the generated translation units and start nvcc on them.
 
-    ``instances`` are (symbol, instantiation line). One nvcc run spends most of its time
-    instantiating templates on one core, so the kernels are split over parallel runs.
+    ``instances`` are (symbol, instantiation line); ``family_source`` one file of ``cub/`` or several, all included
+    in every translation unit. One nvcc run spends most of its time instantiating templates on one core, so the
+    kernels are split over parallel runs (``jobs``, by default from the number of cores).
     """
     nvcc = find_nvcc()
     if nvcc is None:
         raise RuntimeError("nvcc not found: set $NVCC or CUDA_HOME")
     workdir.mkdir(parents=True, exist_ok=True)
-    stem = Path(family_source).stem
-    jobs = max(1, min(8, (os.cpu_count() or 2) // 2, len(instances) // 4))
+    sources = [family_source] if isinstance(family_source, str) else list(family_source)
+    stem = "_".join(Path(s).stem for s in sources)
+    if jobs is None:
+        jobs = max(1, min(8, (os.cpu_count() or 2) // 2, len(instances) // 4))
+    includes = "".join(f'#include "{BENCH_DIR / "cub" / s}"\n' for s in sources)
     parts, started = [], time.perf_counter()
     for j in range(jobs):
         chunk = instances[j::jobs]
         source = workdir / f"{stem}_{j}.cu"
-        source.write_text(f'#include "{BENCH_DIR / "cub" / family_source}"\n\n'
-                          + "\n".join(line for _, line in chunk) + "\n")
+        source.write_text(includes + "\n" + "\n".join(line for _, line in chunk) + "\n")
         cubin = workdir / f"{stem}_{j}.cubin"
         # The wheel's include directory goes first, ahead of the toolkit's own CCCL copy.
         command = [nvcc, *FLAGS, f"-I{cccl_include()}", "-o", str(cubin), str(source)]

@@ -160,14 +160,19 @@ def _cute_samples(row: Row, n: int) -> tuple:
             cudrv.CUstream(0))
 
 
-def cute_resources(row: Row, n: int) -> dict:
-    """Registers, shared and local memory and SASS CALLs of the CuTe kernel, built for sm_90a without a GPU."""
+def cute_build(row: Row, n: int):
+    """The CuTe kernel of the row, built for sm_90a without a GPU (a ``CompiledKernel``)."""
     import cuda.coop.cutlass as cute_coop
 
     from . import cute_kernels
 
+    return cute_coop.compile_kernel(getattr(cute_kernels, row.name), *_cute_samples(row, n))
+
+
+def cute_resources(row: Row, n: int) -> dict:
+    """Registers, shared and local memory and SASS CALLs of the CuTe kernel, built for sm_90a without a GPU."""
     with Stopwatch() as sw:
-        built = cute_coop.compile_kernel(getattr(cute_kernels, row.name), *_cute_samples(row, n))
+        built = cute_build(row, n)
     out = {"registers": built.registers, "shared_bytes": built.shared_memory_bytes,
            "local_bytes": built.local_memory_bytes, "build_seconds": sw.seconds}
     try:
@@ -273,14 +278,19 @@ def _own_numba_kernel(operation: str, k: int = ITEMS):
     return block_topk_max_keys
 
 
-def numba_resources(row: Row, n: int) -> dict:
+def numba_build(row: Row, n: int):
+    """The row's numba-cuda-mlir kernel, built for sm_90 at the launch's block and grid (a ``CompiledKernel``)."""
     import cuda.coop.numba_mlir as numba_coop
 
     sample = np.zeros(16, dtype=row.dtype)
     out = np.zeros(16, dtype=np.int32)
+    return numba_coop.compile_kernel(numba_kernel(row), (sample, out if row.output != "dst" else sample),
+                                     block=THREADS, grid=row.grid(n), target=cub_build.ARCH)
+
+
+def numba_resources(row: Row, n: int) -> dict:
     with Stopwatch() as sw:
-        built = numba_coop.compile_kernel(numba_kernel(row), (sample, out if row.output != "dst" else sample),
-                                          block=THREADS, grid=row.grid(n), target=cub_build.ARCH)
+        built = numba_build(row, n)
     return {"registers": built.registers, "shared_bytes": built.shared_memory_bytes,
             "local_bytes": built.local_memory_bytes, "build_seconds": sw.seconds}
 

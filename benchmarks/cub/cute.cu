@@ -1,8 +1,10 @@
 // CUB C++ twins of the tile kernels of benchmarks/cute.py that no other family has: an exchange from
 // blocked to striped order, a top-k of each tile, and (issue 31) a reverse and a segmented scan and an argmax. The other CuTe rows reuse the other families' twins.
-// Written the way a CUDA C++ user writes them with CUB, as in the other files: a barrier only where shared
-// memory is reused, no launch bounds and no __restrict__. benchmarks/cub_build.py includes this file and
-// appends one BENCH_* line per kernel.
+// Written the way a CUDA C++ expert writes them with CUB, as in the other files: the load and store algorithms of
+// the cuda.coop kernels, a barrier only where shared memory is reused, the lightest operator CUB allows, no
+// __restrict__, and __launch_bounds__ only where nvcc then keeps more blocks per SM without spilling (the segmented
+// sums, BENCH_SEGMENTED_BOUNDS below; benchmarks/README.md, "How the twins are tuned"). benchmarks/cub_build.py
+// includes this file and appends one BENCH_* line per kernel.
 #include <cub/block/block_exchange.cuh>
 #include <cub/block/block_load.cuh>
 #include <cub/block/block_radix_sort.cuh>
@@ -138,12 +140,18 @@ struct ValuePosition
   int position;
 };
 
+// Compares values only: every step's left operand holds the earlier positions, so keeping it on a tie keeps the
+// first position of the maximum. The thread's loop below goes up its blocked items; BlockReduce's default
+// algorithm (BLOCK_REDUCE_WARP_REDUCTIONS, deterministic: it supports non-commutative operators) reduces each
+// warp with shuffles down, lane i taking op(own, lane i + offset) for offsets 1, 2, 4, 8, 16 (lane 0 ends with
+// the warp's lanes in order), then thread 0 folds the warp aggregates in warp order, op(first warps, next warp).
+// Lane and warp order are thread order, which for a blocked tile is position order. (The input holds no NaN.)
 template <typename T>
 struct ArgMaxFirst
 {
   __device__ __forceinline__ ValuePosition<T> operator()(const ValuePosition<T>& a, const ValuePosition<T>& b) const
   {
-    return (b.value > a.value || (b.value == a.value && b.position < a.position)) ? b : a;
+    return b.value > a.value ? b : a;
   }
 };
 
@@ -188,8 +196,15 @@ __device__ __forceinline__ void tile_argmax(const T* src, int* positions)
     bench::tile_reverse_inclusive_sum<T, THREADS, K>(src, dst);                                      \
   }
 
+// The launch bounds of the segmented sums per items per thread, BENCH_SEGMENTED_BOUNDS_<K> (a shape without one
+// does not build). 4 items (vector accesses): 8 blocks of 256 threads per SM (32 registers, no spill; 39-40 and 6
+// blocks without bounds). 16 items: none, as (256, 4) spills 4 bytes and (256, 3) keeps the 3 blocks of the 80
+// registers nvcc takes without bounds.
+#define BENCH_SEGMENTED_BOUNDS_4(THREADS) __launch_bounds__(THREADS, 8)
+#define BENCH_SEGMENTED_BOUNDS_16(THREADS)
+
 #define BENCH_TILE_SEGMENTED_INCLUSIVE_SUM(NAME, T, THREADS, K)                                       \
-  extern "C" __global__ void NAME(const T* src, T* dst)                                              \
+  extern "C" __global__ void BENCH_SEGMENTED_BOUNDS_##K(THREADS) NAME(const T* src, T* dst)          \
   {                                                                                                  \
     bench::tile_segmented_inclusive_sum<T, THREADS, K>(src, dst);                                    \
   }

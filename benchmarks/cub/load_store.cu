@@ -13,7 +13,7 @@
 namespace bench {
 
 template <cub::BlockLoadAlgorithm A>
-constexpr bool block_load_uses_shared = A == cub::BLOCK_LOAD_TRANSPOSE || A == cub::BLOCK_LOAD_WARP_TRANSPOSE
+constexpr bool copy_load_uses_shared = A == cub::BLOCK_LOAD_TRANSPOSE || A == cub::BLOCK_LOAD_WARP_TRANSPOSE
                                      || A == cub::BLOCK_LOAD_WARP_TRANSPOSE_TIMESLICED;
 
 template <typename T, int THREADS, int K, cub::BlockLoadAlgorithm LA, cub::BlockStoreAlgorithm SA>
@@ -29,7 +29,7 @@ __device__ __forceinline__ void block_copy(const T* src, T* dst)
   const long long base = static_cast<long long>(blockIdx.x) * (THREADS * K);
   T items[K];
   Load(temp.load).Load(src + base, items);
-  if constexpr (block_load_uses_shared<LA>)
+  if constexpr (copy_load_uses_shared<LA>)
   {
     __syncthreads(); // the store reuses the load's shared memory
   }

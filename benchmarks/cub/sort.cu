@@ -1,7 +1,9 @@
-// Tile sorts (merge sort, radix sort) written the way a CUDA C++ user writes them with CUB:
+// Tile sorts (merge sort, radix sort) written the way a CUDA C++ expert writes them with CUB:
 // the references of benchmarks/sort.py. Each block loads its THREADS x K tile in blocked
-// order (BLOCK_LOAD_WARP_TRANSPOSE: coalesced), sorts it, and stores it the same way; one
-// __shared__ union of the TempStorage types, a barrier only where shared memory is reused.
+// order (BLOCK_LOAD_WARP_TRANSPOSE: coalesced, as the cuda.coop kernels), sorts it, and stores
+// it the same way; one __shared__ union of the TempStorage types, a barrier only where shared
+// memory is reused, and __launch_bounds__ where nvcc then keeps more blocks per SM without
+// spilling (BENCH_SORT_BOUNDS below; benchmarks/README.md, "How the twins are tuned").
 // benchmarks/cub_build.py includes this file and appends one BENCH_* line per kernel.
 #include <cub/block/block_load.cuh>
 #include <cub/block/block_merge_sort.cuh>
@@ -43,8 +45,17 @@ __device__ __forceinline__ void tile_sort(const T* src, T* dst)
 
 } // namespace bench
 
+// The launch bounds of each sort and shape, BENCH_SORT_BOUNDS_<RADIX>_<K> (a shape without one does not build).
+// Radix sort of 4 items: 6 blocks of 256 threads per SM (40 registers, no spill; without bounds nvcc 13.0 takes
+// 47, 5 blocks). At 16 items, (256, 4) spills 20 bytes and (256, 3) changes nothing (80 registers): none. Merge
+// sort keeps 8 blocks without bounds (23 and 32 registers).
+#define BENCH_SORT_BOUNDS_true_4(THREADS) __launch_bounds__(THREADS, 6)
+#define BENCH_SORT_BOUNDS_true_16(THREADS)
+#define BENCH_SORT_BOUNDS_false_4(THREADS)
+#define BENCH_SORT_BOUNDS_false_16(THREADS)
+
 #define BENCH_TILE_SORT(NAME, T, THREADS, K, RADIX)                                                   \
-  extern "C" __global__ void NAME(const T* src, T* dst)                                              \
+  extern "C" __global__ void BENCH_SORT_BOUNDS_##RADIX##_##K(THREADS) NAME(const T* src, T* dst)     \
   {                                                                                                  \
     bench::tile_sort<T, THREADS, K, RADIX>(src, dst);                                                \
   }

@@ -3,8 +3,10 @@
 // left adjacent difference (BlockAdjacentDifference::SubtractLeft), head flags (BlockDiscontinuity::FlagHeads),
 // run-length decode (BlockRunLengthDecode, lengths constructor, then every window of T*D items) and batched warp
 // sums (WarpReduceBatched::ReduceToStriped). As in the other files: one __shared__ union of the TempStorage types
-// where several algorithms share memory, a barrier only where shared memory is reused, no launch bounds and no
-// __restrict__. benchmarks/cub_build.py includes this file and appends one BENCH_* line per kernel.
+// where several algorithms share memory, a barrier only where shared memory is reused, no __restrict__, and
+// __launch_bounds__ only where nvcc then keeps more blocks per SM without spilling (the sort-based histograms,
+// BENCH_HISTOGRAM_BOUNDS below; benchmarks/README.md, "How the twins are tuned"). benchmarks/cub_build.py includes
+// this file and appends one BENCH_* line per kernel.
 #include <cub/block/block_adjacent_difference.cuh>
 #include <cub/block/block_discontinuity.cuh>
 #include <cub/block/block_histogram.cuh>
@@ -200,8 +202,19 @@ __device__ __forceinline__ void warp_reduce_batched(const T* src, T* out)
 
 } // namespace bench
 
+// The launch bounds of each histogram algorithm and shape, BENCH_HISTOGRAM_BOUNDS_<ALG>_<K> (a shape without one
+// does not build). The sort-based histogram (a radix sort of the samples, then run boundaries): 4 int32 samples,
+// 6 blocks of 256 threads per SM (39-40 registers, no spill; nvcc 13.0 takes 47 without bounds, 5 blocks); 16
+// samples, 3 blocks (80 registers for uint8, no spill, where it takes 90 without bounds, 2 blocks; (256, 4) spills;
+// int32 samples get the same bounds and keep their 3 blocks, 78-80 registers). The atomic one keeps 8 blocks
+// without bounds.
+#define BENCH_HISTOGRAM_BOUNDS_SORT_4(THREADS) __launch_bounds__(THREADS, 6)
+#define BENCH_HISTOGRAM_BOUNDS_SORT_16(THREADS) __launch_bounds__(THREADS, 3)
+#define BENCH_HISTOGRAM_BOUNDS_ATOMIC_4(THREADS)
+#define BENCH_HISTOGRAM_BOUNDS_ATOMIC_16(THREADS)
+
 #define BENCH_BLOCK_HISTOGRAM(NAME, T, THREADS, K, ALG)                                               \
-  extern "C" __global__ void NAME(const T* src, int* histogram)                                      \
+  extern "C" __global__ void BENCH_HISTOGRAM_BOUNDS_##ALG##_##K(THREADS) NAME(const T* src, int* histogram) \
   {                                                                                                  \
     bench::block_histogram<T, THREADS, K, cub::BLOCK_HISTO_##ALG>(src, histogram);                   \
   }
