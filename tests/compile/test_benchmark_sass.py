@@ -137,8 +137,8 @@ def test_row_matches_its_twin(audit, name, backend):
     ratio = ours.get("instructions") / twin.get("instructions")
     stated = known.get("ratio", 1.0)
     assert abs(ratio / stated - 1) <= RATIO_TOLERANCE, (
-        f"instructions {ratio:.2f}x the twin's, KNOWN states {stated:.2f}x (update it where the row improved): "
-        f"{where}")
+        f"instructions {ratio:.2f}x the twin's, KNOWN states {stated:.2f}x: the row or its twin changed (update KNOWN "
+        f"only where the row improved): {where}")
 
 
 @pytest.mark.parametrize("name", list(TWIN_BLOCKS))
