@@ -256,7 +256,7 @@ def measure(mode: str, batches: int, launches: int) -> dict:
         from numba_cuda_mlir.descriptor import MLIRDispatcher
 
         memo = MLIRDispatcher.__dict__.get("_literal_type_for_value")
-        inner = getattr(getattr(memo, "__func__", None), "__wrapped__", None)  # set by cuda.coop's _compat
+        inner = getattr(getattr(memo, "__func__", None), "__wrapped__", None)  # set by cuda.coop's _patches
         if inner is None:
             return
         MLIRDispatcher._literal_type_for_value = classmethod(inner)

@@ -100,7 +100,7 @@ def test_exchange_and_shuffle_build(width):
 
 
 def test_scratch_uses_32_bit_shared_addresses():
-    """Kernels with cuda.coop calls get NVRTC's 32-bit shared pointers (numba_mlir/_compat.py): CUB's shared
+    """Kernels with cuda.coop calls get NVRTC's 32-bit shared pointers (numba_mlir/_patches.py): CUB's shared
     indexing then folds each item's constant offset into the STS/LDS, as in nvcc-built CUB (40 registers for
     this round trip with CUDA 13.0 and 13.5; 56 with numba-cuda-mlir's default 64-bit shared pointers)."""
     @cuda.jit

@@ -1,7 +1,7 @@
 """Kernels that mix cuda.coop scratch with the user's own shared memory (SPEC 6.7).
 
 Kernels with cuda.coop calls are translated with 32-bit shared-memory pointers, the layout
-NVRTC gives the CUB code (numba_mlir/_compat.py). These kernels check that numba-cuda-mlir's
+NVRTC gives the CUB code (numba_mlir/_patches.py). These kernels check that numba-cuda-mlir's
 own shared arrays stay correct under it: a static `cuda.shared.array` written and read across
 threads next to CUB scratch, passed to a device helper (inlined and not inlined), and
 exchanged through coop.exchange in the same kernel.

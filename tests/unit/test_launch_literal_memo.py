@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 pytest.importorskip("numba_cuda_mlir")  # the backend raises ImportError, not a skip, without its compiler
-nb = pytest.importorskip("cuda.coop.numba_mlir._compat")
+nb = pytest.importorskip("cuda.coop.numba_mlir._patches")
 
 
 def test_memo_returns_numba_cuda_mlirs_own_literal_types_and_builds_each_once(monkeypatch):

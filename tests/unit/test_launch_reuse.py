@@ -8,7 +8,7 @@ from numba_cuda_mlir import cuda
 
 import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (registers the backend and installs the hooks)
 from cuda import coop
-from cuda.coop.numba_mlir import _compat
+from cuda.coop.numba_mlir import _compat, _patches
 
 
 def _key(grid, block=(128, 1, 1), sharedmem=0, cluster=None):
@@ -17,7 +17,7 @@ def _key(grid, block=(128, 1, 1), sharedmem=0, cluster=None):
 
 class _Build:
     def __init__(self, grid_free):
-        self.metadata = {_compat.GRID_FREE: True} if grid_free else {}
+        self.metadata = {_patches.GRID_FREE: True} if grid_free else {}
 
 
 class _Dispatcher:
@@ -91,8 +91,8 @@ def test_the_planner_marks_a_cuda_coop_build_grid_free_and_leaves_plain_kernels_
         dst[cuda.grid(1)] = src[cuda.grid(1)]
 
     data = np.zeros(2048, np.int32)
-    assert _built(tile_sum, (data, data)).metadata.get(_compat.GRID_FREE) is True
-    assert _compat.GRID_FREE not in _built(plain, (data, data)).metadata
+    assert _built(tile_sum, (data, data)).metadata.get(_patches.GRID_FREE) is True
+    assert _patches.GRID_FREE not in _built(plain, (data, data)).metadata
 
 
 def test_another_planner_withholds_the_mark(monkeypatch):
@@ -101,17 +101,17 @@ def test_another_planner_withholds_the_mark(monkeypatch):
             return False
 
     state = type("State", (), {"metadata": {"targetoptions": {}}})()
-    monkeypatch.setattr(_compat._planner_registry, "_planners", _compat._Planners([*_compat._planner_registry._planners,
-                                                                                   Other]))
-    _compat.mark_grid_free(state)
-    assert _compat.GRID_FREE not in state.metadata
+    monkeypatch.setattr(_compat._planner_registry, "_planners",
+                        _patches._Planners([*_compat._planner_registry._planners, Other]))
+    _patches.mark_grid_free(state)
+    assert _patches.GRID_FREE not in state.metadata
     monkeypatch.undo()
-    _compat.mark_grid_free(state)
-    assert state.metadata[_compat.GRID_FREE] is True
+    _patches.mark_grid_free(state)
+    assert state.metadata[_patches.GRID_FREE] is True
     launch_reader = type("Extension", (), {"uses_launch_config": True})()
     state = type("State", (), {"metadata": {"targetoptions": {"extensions": [launch_reader]}}})()
-    _compat.mark_grid_free(state)
-    assert _compat.GRID_FREE not in state.metadata
+    _patches.mark_grid_free(state)
+    assert _patches.GRID_FREE not in state.metadata
 
 
 def test_cuda_coops_planner_alone_does_not_turn_off_the_disk_cache_but_counts_for_the_launch_path():
@@ -120,7 +120,7 @@ def test_cuda_coops_planner_alone_does_not_turn_off_the_disk_cache_but_counts_fo
     assert not registry._planners  # what numba-cuda-mlir asks before reading or writing its disk cache
     assert registry.has_planners  # launches stay on the planner-aware path (dynamic shared memory of cuda.coop)
     other = type("Other", (_compat.WholeFunctionPlanner,), {"run": lambda self: False})
-    assert _compat._Planners([*registry._planners, other])  # any other planner turns the cache off as before
+    assert _patches._Planners([*registry._planners, other])  # any other planner turns the cache off as before
 
 
 _PLAIN_PROGRAM = """
@@ -210,7 +210,7 @@ def test_a_build_that_is_not_grid_free_never_loads_into_a_shared_native_dispatch
             return False
 
     monkeypatch.setattr(_compat._planner_registry, "_planners",
-                        _compat._Planners([*_compat._planner_registry._planners, Other]))
+                        _patches._Planners([*_compat._planner_registry._planners, Other]))
     floats, float_totals = _DeviceArray(4096, "<f4"), _DeviceArray(8, "<f4")
     kernel[7, 128](floats, float_totals)
     kernel[9, 128](ints, int_totals)  # a new grid while the other planner is registered: no sharing either

@@ -1,6 +1,7 @@
 """Layering of the package (SPEC 0, 1.1): the compiler-independent layers never import a compiler, only
-``numba_mlir/_compat.py`` touches numba-cuda-mlir's private modules, and ``import cuda.coop`` needs only the
-standard library.
+``numba_mlir/_compat.py`` and ``numba_mlir/_patches.py`` touch numba-cuda-mlir's private modules (only
+``cutlass/_dsl.py`` and ``cutlass/_patches.py`` the CuTe DSL), and ``import cuda.coop`` needs only the standard
+library.
 
 Sources are parsed with ``ast``; nothing under ``src/`` is imported by the static checks.
 """
@@ -25,8 +26,9 @@ INDEPENDENT_LAYERS = ("_markers", "_semantics", "_cub", "_calls")
 #: numba-cuda-mlir's documented API: the package itself and these submodules.
 PUBLIC_NUMBA_CUDA_MLIR = {"cuda", "extending", "types", "errors"}
 
-#: The one module allowed to reach into numba-cuda-mlir's private modules.
+#: The modules allowed to reach into numba-cuda-mlir's private modules: the names used, and the names replaced.
 COMPAT = PACKAGE / "numba_mlir" / "_compat.py"
+NUMBA_PATCHES = PACKAGE / "numba_mlir" / "_patches.py"
 
 
 def _modules(root: Path) -> list[Path]:
@@ -105,21 +107,24 @@ def test_independent_layers_import_no_compiler(layer):
     assert not bad, "compiler imports in a compiler-independent layer:\n" + "\n".join(bad)
 
 
-def test_only_compat_imports_private_numba_cuda_mlir_modules():
+def test_only_compat_and_patches_import_private_numba_cuda_mlir_modules():
     bad = []
     for path in _modules(PACKAGE):
-        if path == COMPAT:
+        if path in (COMPAT, NUMBA_PATCHES):
             continue
         for line, module in _imports(path):
             if _is_private_numba_cuda_mlir(module):
                 bad.append(f"{path.relative_to(SRC)}:{line}: {module}")
-    assert not bad, "private numba-cuda-mlir modules imported outside numba_mlir/_compat.py:\n" + "\n".join(bad)
+    assert not bad, ("private numba-cuda-mlir modules imported outside numba_mlir/_compat.py and _patches.py:\n"
+                     + "\n".join(bad))
 
 
 def test_compat_is_where_the_private_imports_are():
-    """The rule above is not vacuous: _compat.py exists and does import private numba-cuda-mlir modules."""
-    assert COMPAT.is_file()
-    assert any(_is_private_numba_cuda_mlir(m) for _, m in _imports(COMPAT))
+    """The rule above is not vacuous: _compat.py and _patches.py exist and do import private numba-cuda-mlir
+    modules."""
+    for path in (COMPAT, NUMBA_PATCHES):
+        assert path.is_file()
+        assert any(_is_private_numba_cuda_mlir(m) for _, m in _imports(path)), path
 
 
 _PROBE = r"""

@@ -40,18 +40,13 @@ def register_backend() -> None:
     with _lock:
         if _registered:
             return
-        from ._compat import (
-            claim_planner, keep_disk_cache_for_plain_kernels, memoize_ready_launches, reuse_builds_across_grids,
-            serialise_launches,
-        )
+        from . import _compat, _patches  # noqa: F401  (_compat's typing registrations are made here, as before)
 
-        claim_planner(_entry.CoopPlannerEntry)
+        _patches.claim_planner(_entry.CoopPlannerEntry)
         _entry.register()
-
-        serialise_launches()  # before the first launch (threads' first launches race otherwise); _compat is light
-        reuse_builds_across_grids()  # a new grid size does not rebuild a cuda.coop kernel (issue 19)
-        keep_disk_cache_for_plain_kernels()  # kernels without cuda.coop keep numba-cuda-mlir's disk cache
-        memoize_ready_launches()  # launches cost what they do without a planner registered
+        # before the first launch (threads' first launches race otherwise): serialised launches, one build per block
+        # shape, the disk cache for kernels without cuda.coop, launches as cheap as without a planner (_patches.PATCHES)
+        _patches.install(_patches.AT_REGISTER)
         _registered = True
 
 

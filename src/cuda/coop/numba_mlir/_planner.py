@@ -29,7 +29,7 @@ from .._semantics.aggregates import is_aggregate
 from .._semantics.common import NUMERIC_DTYPES, QUALIFIED_DTYPES, itemsize, require_alignment
 from .._semantics.temp_storage import make_descriptor
 from .._version import __version__
-from . import _compat as nb
+from . import _compat as nb, _patches
 from ._ir import (
     UNKNOWN, ArgRef, DescVal, GroupVal, LOCAL_ARRAY, MethodVal, Obj, PayloadTuple, PayloadVal, Resolver,
     dtype_of_object,
@@ -241,7 +241,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
         if isinstance(value, ArgRef) and isinstance(value.type, nb.types.Integer):
             # Specialise the kernel on this integer argument (its launches then literalise it: memoised)
             # (docs: concepts, "Compile-time values and specialisation").
-            nb.memoize_literal_launch_types()
+            _patches.install(_patches.AT_FIRST_LITERAL)
             raise nb.ForceLiteralArg({value.index}, loc=stmt.loc)
         if must:
             raise CoopTypeError(f"{what} must be a compile-time value")
@@ -648,7 +648,7 @@ class CoopPlanner(nb.WholeFunctionPlanner):
         func_ir = self.state.func_ir
         if not mentions_coop(func_ir):
             return False
-        nb.install_short_shared_pointers()  # before the first cuda.coop kernel is translated
+        _patches.install(_patches.AT_FIRST_KERNEL)  # 32-bit shared pointers, before it is translated
         if self.is_device_function:
             name = self.state.func_id.func_qualname
             raise located(CoopTypeError(
@@ -661,5 +661,5 @@ class CoopPlanner(nb.WholeFunctionPlanner):
             # The message already names the user's line: drop cuda.coop's own frames from the traceback
             # (it still shows the user's launch and numba-cuda-mlir's frames above this one).
             raise exc.with_traceback(None) from exc.__cause__
-        nb.mark_grid_free(self.state)  # the plan read the block shape only: other grids reuse the build
+        _patches.mark_grid_free(self.state)  # the plan read the block shape only: other grids reuse the build
         return changed
