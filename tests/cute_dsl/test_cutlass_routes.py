@@ -19,7 +19,8 @@ from cutlass.cute.runtime import make_fake_tensor  # noqa: E402
 import cuda.coop.cutlass as cute_coop  # noqa: E402
 from cuda import coop  # noqa: E402
 from cuda.coop._cub import bitcode, nvrtc, program, toolchain  # noqa: E402
-from cuda.coop.cutlass import _dsl, _route  # noqa: E402
+from cuda.coop.cutlass import _dsl, _patches, _route  # noqa: E402
+from cuda.coop.cutlass._native_stderr import native_stderr_without  # noqa: E402
 
 import cute_kernels as ck  # noqa: E402
 
@@ -131,9 +132,71 @@ def test_entry_points_are_always_inline():
 def test_the_data_layout_warning_is_kept_off_the_screen(capfd):
     """The DSL prints a harmless warning per bitcode link on file descriptor 2; the compile step drops it (and the
     blank line after it) and writes back everything else."""
-    with _dsl._stderr_without(_dsl.DATA_LAYOUT_WARNING):
+    with native_stderr_without(_dsl.DATA_LAYOUT_WARNING):
         os.write(2, b"before\nwarning: Linking two modules of different data layouts: 'a.bc' is 'x'\n\nafter\n")
     assert capfd.readouterr().err == "before\nafter\n"
+
+
+def test_the_warning_is_filtered_while_the_pass_manager_runs_only(capfd, monkeypatch):
+    """A bitcode link's compile opens the filter from its pass manager's run, once (the native call that prints the
+    warning), not around the DSL's whole compile; the warning never shows, what else is written does."""
+    _needs_bitcode_route()
+    opened = []
+    real = _patches.native_stderr_without
+
+    def spied(needle):
+        opened.append(sys._getframe(1).f_code.co_name)  # who opens the filter
+        return real(needle)
+
+    monkeypatch.setattr(_patches, "native_stderr_without", spied)
+    os.write(2, b"before the build\n")
+    kernel = cute_coop.compile_kernel(ck.scan_launch, _tensor(ck.THREADS * ck.K * 3), _tensor(ck.THREADS * ck.K * 3))
+    assert kernel.local_memory_bytes == 0
+    assert opened == ["run"], opened  # _QuietPassManager.run: a new module (its own tensor shape) was compiled once
+    err = capfd.readouterr().err
+    assert "before the build" in err and _dsl.DATA_LAYOUT_WARNING.decode() not in err
+
+
+def test_only_the_compile_sees_a_quiet_pass_manager():
+    """The copy of the DSL's compiler made for one compile leaves the DSL's own compiler and its module alone."""
+    from cutlass.cutlass_dsl import CuTeDSL
+
+    compiler = CuTeDSL._get_dsl().compiler_provider
+    passmanagers = compiler.passmanager
+    quiet = _patches._quiet_linking(compiler)
+    assert compiler.passmanager is passmanagers and quiet.passmanager is not passmanagers
+    assert quiet.execution_engine is compiler.execution_engine
+    assert quiet.passmanager.PassManager.parse is not passmanagers.PassManager.parse
+
+
+def test_filters_open_in_two_threads_lose_nothing_and_put_the_descriptor_back(capfd):
+    """File descriptor 2 is the process's: filters open at once in two threads share one capture, which is written
+    back (less the filtered lines) when the last closes, so nothing is lost and fd 2 is the process's again."""
+    import threading
+
+    first_open, second_open, first_closed = threading.Event(), threading.Event(), threading.Event()
+
+    def first():
+        with native_stderr_without(b"NOISE"):
+            os.write(2, b"one\nNOISE a\n")
+            first_open.set()
+            second_open.wait(60)
+        first_closed.set()
+
+    def second():
+        first_open.wait(60)
+        with native_stderr_without(b"NOISE"):
+            second_open.set()
+            first_closed.wait(60)
+            os.write(2, b"two\nNOISE b\n")
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    os.write(2, b"three\n")
+    assert capfd.readouterr().err == "one\ntwo\nthree\n"
 
 
 def test_the_pipeline_links_only_this_modules_bitcode():
@@ -142,9 +205,9 @@ def test_the_pipeline_links_only_this_modules_bitcode():
     ours = "/c/" + "a" * 64 + ".bc"
     other = "/c/" + "b" * 64 + ".bc"
     pipeline = f"x link-libraries='{ours},{other},/user/lib.bc,{ours}' y"
-    assert _dsl._own_libraries(pipeline, [ours], _route.is_bitcode_file) == \
+    assert _dsl.own_libraries(pipeline, [ours], _route.is_bitcode_file) == \
         f"x link-libraries='{ours},/user/lib.bc' y"
-    assert _dsl._own_libraries(f"link-libraries='{other}'", [], _route.is_bitcode_file) == ""
+    assert _dsl.own_libraries(f"link-libraries='{other}'", [], _route.is_bitcode_file) == ""
 
 
 @pytest.fixture

@@ -287,16 +287,19 @@ def test_no_import_cycle():
 
 
 CUTE_DSL = PACKAGE / "cutlass" / "_dsl.py"
+CUTE_PATCHES = PACKAGE / "cutlass" / "_patches.py"
 
 
-def test_only_the_dsl_module_imports_the_cute_dsl():
-    """Every name of the CuTe DSL the backend uses is behind cutlass/_dsl.py (and its version check, _about.py)."""
+def test_only_the_dsl_and_patches_modules_import_the_cute_dsl():
+    """Every name of the CuTe DSL the backend uses is behind cutlass/_dsl.py, every one it replaces behind
+    cutlass/_patches.py (and both behind its version check, _about.py)."""
     bad = []
     for path in _modules(PACKAGE):
-        if path in (CUTE_DSL, PACKAGE / "cutlass" / "_about.py"):
+        if path in (CUTE_DSL, CUTE_PATCHES, PACKAGE / "cutlass" / "_about.py"):
             continue
         for line, module in _imports(path):
             if _is_under(module, "cutlass"):
                 bad.append(f"{path.relative_to(SRC)}:{line}: {module}")
-    assert not bad, "CuTe DSL imports outside cutlass/_dsl.py:\n" + "\n".join(bad)
+    assert not bad, "CuTe DSL imports outside cutlass/_dsl.py and _patches.py:\n" + "\n".join(bad)
     assert any(_is_under(m, "cutlass._mlir") for _, m in _imports(CUTE_DSL))
+    assert any(_is_under(m, "cutlass.base_dsl") for _, m in _imports(CUTE_PATCHES))

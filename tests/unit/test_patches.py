@@ -89,3 +89,23 @@ def test_the_compile_only_target_is_put_back():
     with _patches.compile_only_target((10, 0)):
         assert tools._cached_cc == (10, 0)
     assert tools._cached_cc == before
+
+
+def test_the_cute_dsl_patches():
+    pytest.importorskip("cutlass")  # the backend raises ImportError, not a skip, without its compiler
+    from cuda.coop.cutlass import _patches
+
+    _check_table(_patches.PATCHES, _patches.__name__)
+    _check_installed(_patches.PATCHES, _pristine_kinds(_all_names(_patches.PATCHES)))
+
+
+def test_the_cute_dsl_compiler_makes_its_pass_manager_as_the_quiet_link_expects():
+    """The data-layout filter's window is the pass manager's run: the DSL's compiler holds the ``passmanager`` module
+    whose ``PassManager.parse`` it calls."""
+    pytest.importorskip("cutlass")
+    from cutlass._mlir import passmanager
+    from cutlass.cutlass_dsl import CuTeDSL
+
+    import cuda.coop.cutlass  # noqa: F401  (installs the patches)
+
+    assert CuTeDSL._get_dsl().compiler_provider.passmanager is passmanager

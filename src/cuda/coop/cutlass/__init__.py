@@ -36,11 +36,11 @@ def register_backend() -> None:
         if _registered:
             return
         from .._backend_context import add_trace_probe
-        from . import _dsl, _link, _route, _tracer
+        from . import _dsl, _link, _patches, _route, _tracer
 
         add_trace_probe(_tracer.backend_context)
-        _dsl.register_trace_hook(_link.finish_trace, (CoopError,))
-        _dsl.install_compile_step(_link.link, _route.is_bitcode_file)
+        _dsl.register_trace_hook(_link.finish_trace)
+        _patches.install(_link.link, _route.is_bitcode_file, (CoopError,))  # _patches.PATCHES: what and why
         _registered = True
 
 

@@ -1,4 +1,5 @@
-"""Every private name of the CuTe DSL the backend uses, in one place, behind the version check of ``_about``.
+"""Every private name of the CuTe DSL the backend uses, in one place, behind the version check of ``_about`` (what
+the backend replaces of the DSL is in ``_patches``).
 
 What the backend needs from the DSL (docs: cutlass, "How it works"): the kernel being traced and its launch facts,
 a hook after each trace, calls of C functions, register and shared-memory pointers, and one step after the DSL's
@@ -8,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -19,7 +19,6 @@ import cutlass  # noqa: E402
 import cutlass.cute as cute  # noqa: E402
 from cutlass._mlir import ir  # noqa: E402
 from cutlass._mlir.dialects import arith, func, llvm  # noqa: E402
-from cutlass.base_dsl import compiler as _compiler  # noqa: E402
 from cutlass.cute import launch_facts as _launch_facts  # noqa: E402
 from cutlass.cutlass_dsl import CuTeDSL  # noqa: E402
 
@@ -85,25 +84,10 @@ def compute_capability() -> int:
     return int(found.group(1)) if found else 90
 
 
-def register_trace_hook(hook: Callable[[Any, Any, str], None], passes: tuple[type[BaseException], ...]) -> None:
-    """Run ``hook`` after each trace. The DSL reports any exception of a hook as its own internal error ("a bug in
-    the DSL"); exceptions of the ``passes`` types reach the user as raised instead (a user's mistake, in words)."""
-    dsl = CuTeDSL._get_dsl()
-    dsl.register_trace_finalize_hook(hook)
-    original = type(dsl)._run_trace_finalize_hooks
-    if getattr(original, "cuda_coop_passes", None) is not None:
-        return
-
-    def run_hooks(self: Any, module: Any, function_name: str) -> None:
-        try:
-            original(self, module, function_name)
-        except Exception as exc:
-            if isinstance(exc.__cause__, passes):
-                raise exc.__cause__ from None
-            raise
-
-    run_hooks.cuda_coop_passes = passes  # type: ignore[attr-defined]
-    type(dsl)._run_trace_finalize_hooks = run_hooks
+def register_trace_hook(hook: Callable[[Any, Any, str], None]) -> None:
+    """Run ``hook`` after each trace (the DSL reports its exceptions as its own internal error, unless
+    ``_patches.pass_user_errors_through_trace_hooks`` lets them through)."""
+    CuTeDSL._get_dsl().register_trace_finalize_hook(hook)
 
 
 def kernels_of(module: Any) -> Iterator[Any]:
@@ -479,45 +463,14 @@ def mark_link(gpu_module: Any, key: str) -> None:
 
 
 _LINK_LIBRARIES_RE = re.compile(r"link-libraries='([^']*)'")
+# printed by the DSL's LLVM for each bitcode link: clang's NVPTX layout differs from the DSL's in pointer widths that
+# the calls never use (_patches keeps it off the screen)
 DATA_LAYOUT_WARNING = b"Linking two modules of different data layouts"
 
 
-def install_compile_step(linker: Callable[[str, list[str]], bytes], attached: Callable[[str], bool]) -> None:
-    """Around the DSL's device pipeline, once per process:
-
-    * a module whose calls are linked (``mark_link``) is compiled as relocatable PTX, and its device binary replaced
-      with ``linker(ptx, keys)`` (the kernel linked with the CUB LTO-IR named by ``keys``);
-    * a module with bitcode (``attach_bitcode``) links only its own: the DSL gathers ``link-libraries`` into options
-      that outlive one compile, so earlier kernels' bitcode (``attached(path)``: one of ours) is dropped from the
-      pipeline, and the DSL's per-link data-layout warning (clang's NVPTX layout differs from the DSL's in pointer
-      widths that the calls never use) is kept off the user's screen.
-    """
-    original = _compiler.Compiler.compile
-    if getattr(original, "cuda_coop_compile_step", False):
-        return
-
-    def compile_with_coop(self: Any, module: Any, pipeline: str, *args: Any, **kwargs: Any) -> Any:
-        keys, bitcode = _take_marks(module)
-        pipeline = _own_libraries(pipeline, bitcode, attached)
-        if not keys:
-            if not bitcode:
-                return original(self, module, pipeline, *args, **kwargs)
-            with _stderr_without(DATA_LAYOUT_WARNING):
-                return original(self, module, pipeline, *args, **kwargs)
-        with tempfile.TemporaryDirectory(prefix="cuda_coop_cute_") as where:
-            ptx_path = os.path.join(where, "kernel.ptx")
-            result = original(self, module, _relocatable(pipeline, ptx_path), *args, **kwargs)
-            with open(_find_ptx(where), encoding="utf-8") as handle:
-                ptx = handle.read()
-        _replace_binary(result if result is not None else module, linker(ptx, keys))
-        return result
-
-    compile_with_coop.cuda_coop_compile_step = True  # type: ignore[attr-defined]
-    _compiler.Compiler.compile = compile_with_coop
-
-
-def _own_libraries(pipeline: str, bitcode: list[str], attached: Callable[[str], bool]) -> str:
-    """The pipeline's ``link-libraries`` without repeats and without cuda.coop bitcode of other modules."""
+def own_libraries(pipeline: str, bitcode: list[str], attached: Callable[[str], bool]) -> str:
+    """The pipeline's ``link-libraries`` without repeats and without cuda.coop bitcode of other modules
+    (``attached(path)``: one of ours): the DSL gathers them into options that outlive one compile."""
     def keep(found: Any) -> str:
         libraries = [p for p in dict.fromkeys(found.group(1).split(",")) if p and (p in bitcode or not attached(p))]
         return f"link-libraries='{','.join(libraries)}'" if libraries else ""
@@ -525,42 +478,7 @@ def _own_libraries(pipeline: str, bitcode: list[str], attached: Callable[[str], 
     return _LINK_LIBRARIES_RE.sub(keep, pipeline)
 
 
-class _stderr_without:
-    """Capture the process's standard error (the native code writes to file descriptor 2) and write it back
-    without the lines holding ``needle`` (and the blank line that follows each)."""
-
-    def __init__(self, needle: bytes):
-        self.needle = needle
-
-    def __enter__(self) -> None:
-        import sys
-
-        sys.stderr.flush()
-        self.saved = os.dup(2)
-        self.capture = tempfile.TemporaryFile()
-        os.dup2(self.capture.fileno(), 2)
-
-    def __exit__(self, *exc: Any) -> None:
-        import sys
-
-        sys.stderr.flush()
-        os.dup2(self.saved, 2)
-        os.close(self.saved)
-        self.capture.seek(0)
-        text = self.capture.read()
-        self.capture.close()
-        kept, dropped = [], False
-        for line in text.splitlines(keepends=True):
-            if self.needle in line or (dropped and not line.strip()):  # the warning and the blank line after it
-                dropped = self.needle in line
-                continue
-            dropped = False
-            kept.append(line)
-        if kept:
-            os.write(2, b"".join(kept))
-
-
-def _take_marks(module: Any) -> tuple[list[str], list[str]]:
+def take_marks(module: Any) -> tuple[list[str], list[str]]:
     """The LTO-IR keys (link route) and bitcode paths (bitcode route) the module's gpu.modules were marked with."""
     keys: list[str] = []
     bitcode: list[str] = []
@@ -577,7 +495,8 @@ def _take_marks(module: Any) -> tuple[list[str], list[str]]:
     return keys, bitcode
 
 
-def _relocatable(pipeline: str, ptx_path: str) -> str:
+def relocatable(pipeline: str, ptx_path: str) -> str:
+    """The pipeline compiling the module to relocatable PTX at ``ptx_path`` (the link route)."""
     pipeline = pipeline.replace("rdc=false", "rdc=true")
     pipeline = re.sub(r"(dump-ptx-path|ptx-options)='[^']*'", "", pipeline)
     at = pipeline.rfind("}")
@@ -585,7 +504,7 @@ def _relocatable(pipeline: str, ptx_path: str) -> str:
     return pipeline[:at] + f" ptx-options='-c' ptx-version=+ptx90 dump-ptx-path='{ptx_path}'" + pipeline[at:]
 
 
-def _find_ptx(where: str) -> str:
+def find_ptx(where: str) -> str:
     for root, _dirs, files in os.walk(where):
         for name in files:
             if name.endswith(".ptx"):
@@ -606,7 +525,8 @@ def _device_binaries(module: Any) -> list[Any]:
     return found
 
 
-def _replace_binary(module: Any, cubin: bytes) -> None:
+def replace_binary(module: Any, cubin: bytes) -> None:
+    """Put ``cubin`` in place of the compiled module's device binary."""
     binaries = _device_binaries(module)
     if not binaries:
         raise RuntimeError("cuda.coop found no device binary to link in the CuTe DSL's compiled module")

@@ -1,0 +1,163 @@
+"""Every attribute of the CuTe DSL that cuda.coop replaces, each installed by a named function and listed in
+``PATCHES`` (end of this module: what, why, when, and what would remove it; CONTRIBUTING.md, "Patches").
+
+``install`` applies them once per process when the backend is registered. ``tests/unit/test_patches.py`` checks
+every target against the installed DSL. Only this module and ``_dsl`` name the DSL's private modules; the IR work the
+compile step does (marks, pipelines, binaries) is ``_dsl``'s.
+"""
+from __future__ import annotations
+
+import copy
+import os
+import tempfile
+from typing import Any, Callable
+
+from .._patching import Patch, once
+from . import _about, _dsl  # noqa: F401  (_about: the version check runs first)
+from ._native_stderr import native_stderr_without
+
+from cutlass.base_dsl import compiler as _compiler
+from cutlass.cutlass_dsl import CuTeDSL
+
+AT_REGISTER = "when the backend is registered"
+_OURS = "cuda_coop_patch"  # marks an installed wrapper: a second import of this module installs nothing again
+
+# what register_backend hands the patches: the link step, which bitcode is cuda.coop's, the errors that are the user's
+_linker: Callable[[str, list[str]], bytes] | None = None
+_attached: Callable[[str], bool] | None = None
+_passes: tuple[type[BaseException], ...] = ()
+
+
+def install(linker: Callable[[str, list[str]], bytes], attached: Callable[[str], bool],
+            passes: tuple[type[BaseException], ...]) -> None:
+    """Apply every patch once per process, in table order: ``linker(ptx, keys)`` links a module's PTX with the LTO-IR
+    named by ``keys`` (the link route), ``attached(path)`` says whether a bitcode file is cuda.coop's, and exceptions
+    of the ``passes`` types leave a trace-finalize hook as raised."""
+    global _linker, _attached, _passes
+    if _linker is None:
+        _linker, _attached, _passes = linker, attached, passes
+    for patch in PATCHES:
+        if patch.install is not None:
+            patch.install()
+
+
+# --- a user's mistake found after the trace ----------------------------------------------------
+# The DSL reports any exception of a trace-finalize hook as its own internal error ("a bug in the DSL"), its message
+# wrapped; cuda.coop's hook raises the user's mistakes (CoopError: the call, the line, the fix) from there.
+@once
+def pass_user_errors_through_trace_hooks() -> None:
+    dsl_type = type(CuTeDSL._get_dsl())
+    original = dsl_type._run_trace_finalize_hooks
+    if getattr(original, _OURS, False):
+        return
+
+    def run_hooks(self: Any, module: Any, function_name: str) -> None:
+        try:
+            original(self, module, function_name)
+        except Exception as exc:
+            if isinstance(exc.__cause__, _passes):
+                raise exc.__cause__ from None
+            raise
+
+    run_hooks.__wrapped__ = original  # type: ignore[attr-defined]
+    setattr(run_hooks, _OURS, True)
+    dsl_type._run_trace_finalize_hooks = run_hooks
+
+
+# --- the compile step ------------------------------------------------------------------------
+# Around the DSL's device pipeline:
+# * a module whose calls are linked (``_dsl.mark_link``) is compiled as relocatable PTX, and its device binary is
+#   replaced with the kernel linked with the CUB LTO-IR (the link route);
+# * a module with bitcode (``_dsl.attach_bitcode``) links only its own: the DSL gathers ``link-libraries`` into options
+#   that outlive one compile, so earlier kernels' bitcode is dropped from the pipeline; and the warning the DSL's LLVM
+#   prints on each such link is kept off the screen. LLVM writes it to file descriptor 2 from native code (no Python
+#   stream, logger or warnings filter sees it), so it is filtered there, for the pass manager's run alone.
+@once
+def install_compile_step() -> None:
+    original = _compiler.Compiler.compile
+    if getattr(original, _OURS, False):
+        return
+
+    def compile_with_coop(self: Any, module: Any, pipeline: str, *args: Any, **kwargs: Any) -> Any:
+        assert _linker is not None and _attached is not None
+        keys, bitcode = _dsl.take_marks(module)
+        pipeline = _dsl.own_libraries(pipeline, bitcode, _attached)
+        if not keys:
+            if not bitcode:
+                return original(self, module, pipeline, *args, **kwargs)
+            if not hasattr(self, "passmanager"):  # not the DSL's Compiler of 4.8: the whole compile's window
+                with native_stderr_without(_dsl.DATA_LAYOUT_WARNING):
+                    return original(self, module, pipeline, *args, **kwargs)
+            return original(_quiet_linking(self), module, pipeline, *args, **kwargs)
+        with tempfile.TemporaryDirectory(prefix="cuda_coop_cute_") as where:
+            ptx_path = os.path.join(where, "kernel.ptx")
+            result = original(self, module, _dsl.relocatable(pipeline, ptx_path), *args, **kwargs)
+            with open(_dsl.find_ptx(where), encoding="utf-8") as handle:
+                ptx = handle.read()
+        _dsl.replace_binary(result if result is not None else module, _linker(ptx, keys))
+        return result
+
+    compile_with_coop.__wrapped__ = original  # type: ignore[attr-defined]
+    setattr(compile_with_coop, _OURS, True)
+    _compiler.Compiler.compile = compile_with_coop
+
+
+def _quiet_linking(compiler: Any) -> Any:
+    """A copy of the DSL's compiler, for one compile, whose pass manager runs with the data-layout warning filtered:
+    ``Compiler.compile`` makes its pass manager with ``self.passmanager.PassManager.parse(pipeline)`` and runs it once
+    (the native call that links); everything else it does, its own diagnostics printed, is outside the filter."""
+    quiet = copy.copy(compiler)
+    quiet.passmanager = _QuietPassManagers(compiler.passmanager)
+    return quiet
+
+
+class _QuietPassManagers:
+    """The DSL's ``passmanager`` module, whose ``PassManager.parse`` gives pass managers that filter while they run."""
+
+    def __init__(self, passmanagers: Any) -> None:
+        self._passmanagers = passmanagers
+        self.PassManager = self
+
+    def parse(self, *args: Any, **kwargs: Any) -> "_QuietPassManager":
+        return _QuietPassManager(self._passmanagers.PassManager.parse(*args, **kwargs))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._passmanagers, name)
+
+
+class _QuietPassManager:
+    def __init__(self, pass_manager: Any) -> None:
+        self._pass_manager = pass_manager
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        with native_stderr_without(_dsl.DATA_LAYOUT_WARNING):
+            return self._pass_manager.run(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._pass_manager, name)
+
+
+#: Every patch, in the order ``install`` applies them.
+PATCHES: tuple[Patch, ...] = (
+    Patch(
+        "pass_user_errors_through_trace_hooks",
+        targets=("cutlass.cutlass_dsl:CuTeDSL._run_trace_finalize_hooks",),
+        reason="the DSL reports any exception of a trace-finalize hook as its own internal error; a CoopError "
+               "raised by cuda.coop's hook (a user's mistake: the call, the line, the fix) is raised as it is",
+        removal="the DSL letting a hook's exceptions of declared types through (register_trace_finalize_hook)",
+        when=AT_REGISTER, where="cutlass.register_backend", install=pass_user_errors_through_trace_hooks,
+        relies_on=("cutlass.cutlass_dsl:CuTeDSL._get_dsl",
+                   "cutlass.base_dsl.dsl:BaseDSL.register_trace_finalize_hook")),
+    Patch(
+        "install_compile_step",
+        targets=("cutlass.base_dsl.compiler:Compiler.compile",),
+        reason="the link route compiles a marked module to relocatable PTX and links it with the CUB LTO-IR; the "
+               "bitcode route drops other modules' bitcode from the DSL's lasting link-libraries, and filters the "
+               "data-layout warning its LLVM prints per link: native code writing to file descriptor 2, so the "
+               "process's descriptor is swapped while the pass manager runs (any thread's output meanwhile is "
+               "written back after it, less that warning; _native_stderr)",
+        removal="the DSL linking a module's own bitcode only and routing LLVM's linker warnings through MLIR "
+                "diagnostics (or clang's bitcode carrying the DSL's data layout); a link step hook in the DSL",
+        when=AT_REGISTER, where="cutlass.register_backend", install=install_compile_step,
+        relies_on=("cutlass._mlir.passmanager:PassManager.parse", "cutlass._mlir.passmanager:PassManager.run")),
+)
