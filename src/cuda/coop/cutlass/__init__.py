@@ -19,7 +19,7 @@ from .. import (  # noqa: F401  (re-exported common names)
 from .._markers import OPERATIONS as _OPERATIONS
 from .._markers.records import qualified_markers as _qualified_markers
 from ._about import LACKS as _LACKS, NAMESPACE as _NAMESPACE
-from ._tracer import ThreadData as ThreadData
+from ._values import ThreadData as ThreadData
 from ._compile import CompiledKernel as CompiledKernel, compile_kernel as compile_kernel
 
 # every operation's qualified marker (its record's extension, less what this backend lacks)
@@ -36,9 +36,9 @@ def register_backend() -> None:
         if _registered:
             return
         from .._backend_context import add_trace_probe
-        from . import _dsl, _link, _patches, _route, _tracer
+        from . import _context, _dsl, _link, _patches, _route
 
-        add_trace_probe(_tracer.backend_context)
+        add_trace_probe(_context.backend_context)
         _dsl.register_trace_hook(_link.finish_trace)
         _patches.install(_link.link, _route.is_bitcode_file, (CoopError,))  # _patches.PATCHES: what and why
         _registered = True

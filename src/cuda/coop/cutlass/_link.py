@@ -27,7 +27,8 @@ from .._errors import CoopBuildError, CoopError, located
 from . import _about, _dsl
 from ._compile import record_link, record_scratch, record_source
 from ._route import clang_lookup, warn_link_route
-from ._tracer import KernelTracer, Planned, take_tracers
+from ._context import KernelTracer, take_tracers
+from ._emit import Planned
 
 KEPT_PROGRAMS = 64
 _ltoirs: dict[str, bytes] = {}

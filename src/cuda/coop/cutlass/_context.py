@@ -1,0 +1,401 @@
+"""The CuTe DSL backend's call context: one ``KernelTracer`` per traced kernel receives every cuda.coop call executed
+while CuTe traces it, binds it to its documented signature and plans it with the shared family modules
+(``cuda.coop._calls``) over the values of ``_values``, as the call layer's ``CallContext``; ``_emit`` emits each
+planned call at once. The trace-finalize hook (``_link``) then builds the kernel's C++ with the shared build session,
+places the scratch and links or attaches the calls.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import Any
+
+import numpy as np
+
+from .._backend_context import BackendContext, MarkerCall
+from .._calls import FAMILIES
+from .._calls.binding import bind_arguments, literal_words, operator_failure
+from .._calls.build import scratch_use
+from .._calls.site import Emission, SiteCall
+from .._cub.families import groups as cub_groups
+from .._errors import CoopError, CoopTypeError, CoopUnsupportedError, CoopValueError, located, plain_text
+from .._version import __version__
+from .._semantics import groups as sem_groups
+from .._semantics.common import (
+    BLOCK, CLUSTER, GRID, LOGICAL_WARP, THREAD, WARP, WARPS_IN_BLOCK, LaunchShape, Runtime, Static, check_block_shape,
+    check_payload_dtype, check_payload_extent,
+)
+from .._semantics.temp_storage import make_descriptor
+from .._semantics.tuples import fields, is_tuple
+from . import _about, _dsl
+from ._emit import KernelPlan, Planned, emit, operand_type
+from ._route import route
+from ._values import (
+    Call, PayloadPair, Slot, Storage, ThreadData, ThreadGroup, caller_site, describe, function_at, name_at,
+    number_dtype, require_payload_dtype, static_value,
+)
+
+# rank and count are signed here (docs: cutlass, "What the kernel may hold"): SPEC 3.4's unsigned type -> CuTe's
+_SIGNED = {"uint32": "int32", "uint64": "int64"}
+# nesting order of group kinds and query levels (a smaller number is a finer unit)
+_ORDER = {THREAD: 0, LOGICAL_WARP: 1, WARP: 2, WARPS_IN_BLOCK: 3, BLOCK: 4, CLUSTER: 5, GRID: 6}
+FACTORIES = {"this_thread": THREAD, "this_warp": WARP, "this_block": BLOCK, "this_cluster": CLUSTER,
+             "this_grid": GRID}
+
+
+# ---- the tracer of each kernel being traced
+_tracers: dict[str, "KernelTracer"] = {}
+
+
+def tracer_for(kernel: Any) -> "KernelTracer":
+    name = _dsl.kernel_name(kernel)
+    tracer = _tracers.get(name)
+    if tracer is None or tracer.kernel != kernel:
+        tracer = _tracers[name] = KernelTracer(kernel)
+    return tracer
+
+
+def take_tracers(names: list[str]) -> list["KernelTracer"]:
+    return [_tracers.pop(name) for name in names if name in _tracers]
+
+
+class KernelTracer:
+    """The tracer and the ``CallContext`` of one traced kernel."""
+
+    compiler = "the CuTe DSL"
+    dtype_words = "a NumPy scalar type or a CuTe numeric type (cutlass.Int32, ...)"
+
+    def __init__(self, kernel: Any):
+        self.kernel = kernel
+        self.name = _dsl.kernel_name(kernel)
+        self.gpu_module = _dsl.gpu_module_of(kernel)
+        self.cc = _dsl.compute_capability()
+        self.route = route()
+        # the kernel's Python function (the DSL's symbol is mangled from it and its arguments' types)
+        self.python_name: str | None = _dsl.kernel_function_name(kernel)
+        self._marker: str = "cuda.coop"  # the marker being planned (G23 may be found by a group factory)
+        self._launch: LaunchShape | None = None
+        self.plan = KernelPlan()
+        self._call: Call | None = None
+        # query symbols whose result differs between members -> (whether it differs within a warp, words)
+        self.varying: dict[str, tuple[bool, str]] = {}
+
+    @property
+    def launch(self) -> LaunchShape:
+        if self._launch is None:
+            block = _dsl.block_dim(self.kernel)
+            if block is None:
+                raise CoopValueError(f"{self._marker} needs the block shape of kernel {self.python_name or self.name} "
+                                     "at compile time; pass block= as constants to .launch()")
+            shape = tuple(int(b) for b in block)
+            check_block_shape(self.python_name or self.name, shape)  # G22
+            self._launch = LaunchShape(shape)  # type: ignore[arg-type]
+        return self._launch
+
+    # the tracer side: every marker executed while CuTe traces this kernel arrives here
+    def call(self, marker_call: MarkerCall) -> Any:
+        if self.python_name is None:
+            self.python_name = function_at(marker_call.site)
+        self._marker = f"{marker_call.namespace}.{marker_call.name}"
+        try:
+            return self._call_marker(marker_call)
+        except CoopError as exc:
+            raise located(exc, marker_call.site) from None
+
+    def _call_marker(self, marker_call: MarkerCall) -> Any:
+        name = marker_call.name
+        args = tuple(_dsl.plain_builtin(a) for a in marker_call.args)  # binary_op=min in a kernel
+        kwargs = {k: _dsl.plain_builtin(v) for k, v in marker_call.kwargs.items()}
+        if name in FACTORIES:
+            return ThreadGroup(sem_groups.factory_group(FACTORIES[name], self.launch), self)
+        if name in ("ThreadData", "TempStorage"):  # bound to the documented signature, as numba-cuda-mlir does
+            signature = inspect.signature(getattr(_marker(name, marker_call.namespace), "__new__"))
+            bound = bind_arguments(f"{marker_call.namespace}.{name}", signature, (None, *args), kwargs,
+                                   namespace=_about.NAMESPACE, backend=_about.BACKEND, skipped=1)
+            values = {p.name: bound.get(p.name, p.default) for p in list(signature.parameters.values())[1:]}
+            if name == "ThreadData":
+                return ThreadData._of(self._new_slot((values["items_per_thread"], values["dtype"]),
+                                                     {"alignment": values["alignment"]}, marker_call.site))
+            return self._temp_storage((values["size_in_bytes"],),
+                                      {key: values[key] for key in ("alignment", "auto_sync", "sharing")})
+        marker = _marker(name, marker_call.namespace)
+        qualified_name = f"{marker_call.namespace}.{name}"
+        bound = bind_arguments(qualified_name, inspect.signature(marker), args, kwargs, namespace=_about.NAMESPACE,
+                               backend=_about.BACKEND, lacks=_about.LACKS,
+                               shown=lambda option: literal_words(kwargs[option]))
+        call = Call(name, qualified_name, bound, marker_call.qualified, site=marker_call.site)
+        self._call = call
+        for param, value in bound.items():  # P1/P2 of an explicit payload dtype, first (as numba-cuda-mlir checks)
+            if isinstance(value, ThreadData) and value._slot.root().explicit:
+                check_payload_dtype(call.name, param, value._slot.root().dtype, call.qualified)
+        family = FAMILIES[name]
+        if hasattr(family, "evidence"):
+            family.evidence(self, call)
+        try:
+            if hasattr(family, "result_payload"):
+                call.result = family.result_payload(self, call)
+            family.plan(self, call)
+        except CoopError:
+            for value in call.args.values():  # P9 is the root cause when an operand still has no dtype
+                payload = value._slot.root() if isinstance(value, ThreadData) else None
+                if payload is not None and payload.dtype is None:
+                    raise payload.not_inferred() from None
+            raise
+        return self._result(call)
+
+    def _result(self, call: Call) -> Any:
+        if isinstance(call.result, PayloadPair):
+            return tuple(ThreadData._of(slot) for slot in call.result.items)
+        if isinstance(call.result, Slot):
+            return ThreadData._of(call.result)
+        return call.returned
+
+    def _new_slot(self, args: tuple[Any, ...], kwargs: dict[str, Any], site: tuple[str, int]) -> Slot:
+        k = args[0]
+        if isinstance(k, np.integer):
+            k = int(k)
+        if not isinstance(k, int) or isinstance(k, bool):
+            raise CoopTypeError("ThreadData items_per_thread must be a compile-time integer")
+        if k <= 0:
+            raise CoopValueError("ThreadData items_per_thread must be positive")
+        dtype_obj = args[1] if len(args) > 1 else None
+        dtype = None
+        if dtype_obj is not None:
+            dtype = self.dtype_of_object(dtype_obj)
+            if dtype is None:
+                raise CoopTypeError(f"ThreadData dtype must be {self.dtype_words}; got {dtype_obj!r}")
+        if dtype in _dsl.OTHER_TYPES:  # numba-cuda-mlir's qualified dtypes: not built here (others: the call's P2)
+            require_payload_dtype(dtype)
+        check_payload_extent(name_at(site, r"^\s*(\w+)\s*=") or "payload", k, dtype)
+        return Slot(k, dtype, dtype is not None, self, site=site)
+
+    def fragment_slot(self, tensor: Any, name: str, param: str) -> Slot:
+        if not _dsl.is_register_tensor(tensor):
+            raise CoopTypeError(f"{name} {param} must be a 1-D register tensor (cute.make_rmem_tensor); got "
+                                f"{describe(tensor)}")
+        shape, _ = _dsl.shape_and_stride(tensor)
+        if len(shape) != 1 or not isinstance(shape[0], int):
+            raise CoopTypeError(f"{name} {param} must be a 1-D register tensor of static extent; got "
+                                f"{describe(tensor)}")
+        dtype = _dsl.element_dtype(tensor)
+        if dtype is None:
+            raise CoopTypeError(f"{name} {param} element type {tensor.element_type} is not a supported dtype")
+        return Slot(shape[0], dtype, True, self, fragment=_dsl.canonical_fragment(tensor, shape[0]))
+
+    def _temp_storage(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Storage:
+        descriptor = make_descriptor(len(self.plan.descriptors), args[0] if args else None,
+                                     kwargs.get("alignment"), kwargs.get("auto_sync", True), kwargs.get("sharing"))
+        self.plan.descriptors.append(descriptor)
+        return Storage(descriptor)
+
+    # group methods
+    def query(self, method: str, group: ThreadGroup, level: Any, dtype_obj: Any) -> Any:
+        site = caller_site()
+        try:
+            dtype = None if dtype_obj is None else self.dtype_of_object(dtype_obj)
+            if dtype_obj is not None and dtype is None:
+                raise CoopTypeError(f"ThreadGroup.{method}_as dtype must be an integer dtype; got {dtype_obj!r}")
+            spec = sem_groups.plan_query(method, group.spec, self.launch, level, dtype, self.cc)
+        except CoopError as exc:
+            raise located(exc, site) from None
+        provider = cub_groups.emit(spec)
+        result_dtype = spec.result_dtype
+        if dtype is None and method in ("rank", "count"):  # signed, as CuTe's indices; the C++'s result's bits
+            result_dtype = _SIGNED.get(result_dtype, result_dtype)
+        site_call = SiteCall(provider.symbol, [], result_dtype=result_dtype)
+        call = Call(method, f"ThreadGroup.{method}", {}, site=site)
+        self.add_site(call, [], site_call, Emission(provider))
+        if method == "rank" and _ORDER[spec.level] < _ORDER[group.spec.kind]:  # differs between the members
+            within_warp = group.spec.is_warp_scope and spec.level == "thread"
+            self.varying[provider.symbol] = (within_warp, f"the {group.spec.kind} group's rank({spec.level!r})")
+        return call.returned
+
+    # the CallContext side
+    def group(self, call: Call) -> ThreadGroup:
+        group = call.args.get("group")
+        if not isinstance(group, ThreadGroup):
+            raise CoopTypeError(f"{call.name} requires a compile-time ThreadGroup created by this_*() or group_by() "
+                                "in this kernel")
+        return group
+
+    def tuple_operands(self, operand: Any) -> list[Any] | None:
+        return list(operand) if isinstance(operand, tuple) else None
+
+    def payload(self, operand: Any) -> Slot | None:
+        if isinstance(operand, ThreadData):
+            return operand._slot
+        if isinstance(operand, Slot):
+            return operand
+        if _dsl.is_register_tensor(operand):
+            return self.fragment_slot(operand, "a payload operand", "tensor")
+        return None
+
+    def require_payload(self, call: Call, param: str) -> Slot:
+        payload = self.payload(call.args.get(param))
+        if payload is None:
+            raise CoopTypeError(f"{call.name} {param} must be a ThreadData payload; got "
+                                f"{describe(call.args.get(param))}")
+        return payload
+
+    def operand_form(self, operand: Any) -> str | None:
+        if isinstance(operand, _dsl.Tensor):
+            space = _dsl.memspace(operand)
+            return {"gmem": "array", "smem": "shared array", "rmem": "local array"}.get(space, "array")
+        return None
+
+    def scalar_dtype(self, operand: Any, call: Call, param: str, through: tuple[str, ...] = ()) -> str:
+        dtype = "bool" if isinstance(operand, bool) else number_dtype(operand)
+        if dtype is None:
+            raise CoopTypeError(f"{call.name} {param} must be a number, a CuTe numeric or a ThreadData; got "
+                                f"{describe(operand)}")
+        # float16 is not built on this backend, whatever the namespace (docs: cutlass, "Qualified options of
+        # ``cuda.coop.cutlass``"); booleans go on to the operation, which says whether it takes them
+        if dtype not in _dsl.NUMERIC_TYPES and dtype != "bool":
+            raise CoopTypeError(f"{call.name} {param} is a {dtype} scalar; {_about.NAMESPACE} supports dtypes "
+                                f"{', '.join(_dsl.NUMERIC_TYPES)}")
+        return dtype
+
+    def array_dtype(self, operand: Any) -> str | None:
+        return _dsl.element_dtype(operand) if isinstance(operand, _dsl.Tensor) else None
+
+    def descriptor(self, operand: Any, name: str) -> Storage | None:
+        if operand is None:
+            return None
+        if not isinstance(operand, Storage):
+            raise CoopTypeError(f"{name} temp_storage must be a cuda.coop.TempStorage; got {describe(operand)}")
+        return operand
+
+    def control(self, call: Call, key: str) -> Any:
+        value = call.args.get(key)
+        if value is None:
+            return None
+        if isinstance(value, _dsl.Numeric) and not isinstance(value, (int, float)):
+            static = static_value(value)
+            if static is not None:
+                return Static(static)
+            return Runtime(_dsl.DTYPE_OF_TYPE.get(type(value)))
+        if isinstance(value, np.generic):
+            return Static(value.item())
+        return Static(value)
+
+    def static(self, call: Call, key: str, default: Any, kind: str = "value") -> Any:
+        value = call.args.get(key, default)
+        if isinstance(value, _dsl.Numeric):
+            static = static_value(value)
+            if static is None:
+                raise CoopTypeError(f"{call.name} {key} must be a compile-time {kind}")
+            return static
+        return value
+
+    def selector(self, call: Call, key: str, default: str) -> Any:
+        return self.static(call, key, default, kind="string")
+
+    def dtype_of_object(self, value: Any) -> str | None:
+        if value is int:
+            return "int32"
+        if value is float:
+            return "float32"
+        if isinstance(value, type) and value in _dsl.DTYPE_OF_TYPE:
+            return _dsl.DTYPE_OF_TYPE[value]
+        if isinstance(value, type) and issubclass(value, np.generic) or isinstance(value, np.dtype):
+            return np.dtype(value).name  # whether an operation supports it is decided there (P1/P2)
+        return None
+
+    def holds_by_value(self, dtype: str) -> bool:
+        return True
+
+    def result_operand(self, call: Call) -> Any:
+        return call.result
+
+    def result_name(self, call: Call) -> str:
+        return f"the result of {call.name}"
+
+    def new_result_payload(self, call: Call, items_per_thread: int, like: Slot | None,
+                           dtype: str | None = None) -> Slot:
+        resolved = dtype or (like.root().dtype if like is not None else None)
+        slot = Slot(items_per_thread, resolved, dtype is not None, self)
+        if resolved is None and like is not None:
+            slot.follows = like
+        return slot
+
+    def new_result_payloads(self, call: Call, likes: list[Slot],
+                            names: tuple[str, ...] = ("keys", "values")) -> PayloadPair:
+        items = []
+        for like in likes:
+            slot = Slot(like.items_per_thread, like.root().dtype, False, self)
+            slot.array = slot  # each result of the pair is filled through itself
+            items.append(slot)
+        return PayloadPair(tuple(items))
+
+    def payload_tuple(self, call: Call) -> PayloadPair:
+        return call.result
+
+    def add_evidence(self, payload: Slot, dtype: str | None, call: Call, param: str) -> None:
+        root = payload.root()
+        if dtype is None:
+            return
+        if root.dtype is None:
+            root.dtype = dtype
+        elif root.dtype != dtype and root.fragment is None and not root.explicit:
+            raise CoopTypeError(f"{call.name} {param} has dtype {dtype} but the ThreadData was inferred as "
+                                f"{root.dtype}")
+
+    def follow_dtype(self, output: Slot, source: Slot, call: Call, param: str) -> None:
+        if output.root().dtype is None and output is not source:
+            output.follows = source
+
+    def link_operator(self, spec: Any, dtype: str, name: str, param: str, arity: int = 2, result: str | None = None,
+                      state_dtype: str | None = None) -> list[Any]:
+        """A user function as an operator (docs: operations/operators, "Your own function"): CuTe traces it on the
+        call's numerics into a C function of the kernel's module, which the C++ calls and the route inlines."""
+        if spec is None or getattr(spec, "builtin", True):
+            return []
+        function = spec.function
+        label = getattr(function, "__qualname__", repr(function))
+        if state_dtype is not None or spec.by_pointer:  # a StatefulFunction prefix_op (numba_coop's)
+            raise CoopUnsupportedError(f"{name} {param} {label}: this form of user function is not implemented by the "
+                                       f"cutlass backend in cuda-coop {__version__}")
+        symbol = spec.name + ("_1" if arity == 1 else "")  # the C++ names a unary callback so (_cub.families.scan)
+        try:
+            if is_tuple(dtype):  # over a tuple of operands (_cub.tuples)
+                _dsl.define_tuple_function(symbol, fields(dtype), function, self.gpu_module)
+            else:
+                _dsl.define_function(symbol, [dtype] * arity, "boolean" if result == "boolean" else dtype, function,
+                                     self.gpu_module)
+        except CoopError as exc:  # a cooperative call inside the operator (R1 there): callbacks are per thread
+            raise CoopTypeError(f"{name} {param} {label} contains a cuda.coop call ({exc}); callbacks may only do "
+                                "per-thread computation") from None
+        except Exception as exc:  # the DSL could not trace it (its diagnostics are coloured for a terminal)
+            text = plain_text(str(exc)).strip()
+            reason = f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
+            raise CoopTypeError(operator_failure(name, param, label, dtype, arity, reason)) from None
+        return []
+
+    def add_site(self, call: Call, operands: list[Any], site: SiteCall, emission: Emission,
+                 scratch: tuple[Any, Any] | None = None) -> None:
+        if site.check is not None:
+            site.check(tuple(operand_type(self, o) for o in operands))
+        use = None
+        if scratch is not None:
+            group, desc = scratch
+            label = f"{call.name} at line {call.site[1]}" if call.site is not None else call.name
+            use = scratch_use(len(self.plan.planned), group, desc.descriptor if desc else None, label)
+        planned = Planned(site=site, provider=emission.provider, scratch=use,
+                          without_reuse_barrier=emission.without_reuse_barrier, where=call.site)
+        emit(self, call, operands, planned)
+        self.plan.planned.append(planned)
+
+
+def _marker(name: str, namespace: str) -> Any:
+    return getattr(importlib.import_module(namespace), name)
+
+
+def backend_context() -> BackendContext | None:
+    """The backend context while CuTe traces a kernel (None otherwise): markers then reach that kernel's tracer."""
+    kernel = _dsl.current_kernel()
+    if kernel is None:
+        return None
+    return BackendContext(_about.BACKEND, _about.NAMESPACE, tracer_for(kernel), abi=_about.ABI)
+
+
+__all__ = ["KernelTracer", "backend_context", "take_tracers", "tracer_for"]

@@ -1,0 +1,334 @@
+"""The CuTe DSL backend's values: what a traced kernel's Python holds of cuda.coop (payloads, groups, temp storage),
+the record of one call being planned, and where in the kernel's source a value or call is.
+
+``ThreadData`` and ``ThreadGroup`` are what the markers return inside a traced kernel; their methods reach the
+kernel's tracer (``_context.KernelTracer``), which plans and emits the calls (``_emit``).
+"""
+from __future__ import annotations
+
+import inspect
+import linecache
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import _markers
+from .._backend_context import current
+from .._markers.base import dispatch
+from .._markers.thread_data import ThreadData as CommonThreadData
+from .._errors import CoopError, CoopIndexError, CoopTypeError, located
+from .._semantics import groups as sem_groups
+from . import _about, _dsl
+
+
+# ---- what the kernel's Python holds
+@dataclass(eq=False)
+class Slot:
+    """A payload as the call layer sees it (the ``Payload`` protocol)."""
+
+    items_per_thread: int
+    dtype: str | None
+    explicit: bool
+    tracer: Any  # the kernel's _context.KernelTracer
+    fragment: Any = None  # the register tensor, once the dtype is known
+    array: Any = None
+    follows: "Slot | None" = None
+    site: tuple[str, int] | None = None  # where the kernel made it (ThreadData(...)), for P9
+    uncarried: bool = False  # not carried through traced regions (see ThreadData.__extract_mlir_values__)
+
+    def root(self) -> "Slot":
+        slot = self
+        while slot.follows is not None:
+            slot = slot.follows
+        return slot
+
+    def not_inferred(self) -> CoopError:
+        """P9, at the line that made the payload: nothing before its first use said its dtype."""
+        error = CoopTypeError("could not infer the dtype of ThreadData before its first use; pass dtype= or load "
+                              "into it (or assign values of known type, e.g. cutlass.Int32(x)) first")
+        return located(error, self.site) if self.site is not None else error
+
+    def materialise(self) -> Any:
+        if self.fragment is None:
+            dtype = self.root().dtype
+            if dtype is None:
+                raise self.root().not_inferred()
+            require_payload_dtype(dtype)
+            self.dtype = dtype
+            self.fragment = _dsl.make_fragment(self.items_per_thread, dtype, self.tracer.kernel)
+        return self.fragment
+
+
+class ThreadData:
+    """``ThreadData(items_per_thread, dtype=None, *, alignment=None)``: a payload in a CuTe kernel,
+    ``items_per_thread`` items of one dtype in a register tensor (``.fragment``), as ``cuda.coop.ThreadData``.
+
+    ``dtype`` is a NumPy type or a CuTe numeric type (``cutlass.Int32`` ...); ``None``: inferred from a ``load``
+    source, a ``store`` destination or a typed assignment. ``ThreadData.from_fragment(tensor)`` wraps a 1-D register
+    tensor of static extent instead.
+    """
+
+    __module__ = "cuda.coop.cutlass"
+    _slot: Slot
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> "ThreadData":
+        # the same marker as cuda.coop.ThreadData (and its signature), in this backend's namespace (R11 in another
+        # backend's kernel)
+        return dispatch("ThreadData", _about.NAMESPACE, args, kwargs)  # type: ignore[no-any-return]
+
+    @classmethod
+    def _of(cls, slot: Slot) -> "ThreadData":
+        """The kernel value of a payload (what the markers return)."""
+        made = object.__new__(cls)
+        made._slot = slot
+        return made
+
+    @property
+    def items_per_thread(self) -> int:
+        return self._slot.items_per_thread
+
+    @property
+    def dtype(self) -> Any:
+        """The CuTe numeric type of the items (None while not inferred)."""
+        dtype = self._slot.root().dtype
+        return None if dtype is None else _dsl.NUMERIC_TYPES.get(dtype, _dsl.OTHER_TYPES.get(dtype))
+
+    @property
+    def fragment(self) -> Any:
+        """The register tensor holding the items (1-D, static extent)."""
+        return self._slot.materialise()
+
+    def __len__(self) -> int:
+        return self._slot.items_per_thread
+
+    def _index(self, index: Any) -> Any:
+        """P16: a literal index is within ``-K .. K-1`` (a negative one counts from the end, as in Python)."""
+        if isinstance(index, (int, np.integer)) and not isinstance(index, bool):
+            k = self._slot.items_per_thread
+            if not -k <= index < k:
+                site = caller_site()
+                name = name_at(site, r"(\w+)\s*\[") or "payload"
+                raise located(CoopIndexError(f"ThreadData {name} index {int(index)} is out of range for "
+                                             f"items_per_thread {k}"), site)
+            return int(index) % k
+        return index
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._slot.materialise()[self._index(index)]
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        slot = self._slot
+        index = self._index(index)
+        if slot.root().dtype is None:  # a typed assignment gives the dtype (docs: concepts, "ThreadData payloads")
+            dtype = value_dtype(value)
+            if dtype is not None:
+                slot.root().dtype = dtype
+        fragment = slot.materialise()
+        # converted to the payload's dtype, as numba-cuda-mlir converts it (docs: concepts, "ThreadData payloads"):
+        # the DSL refuses a store of another type
+        dtype = _dsl.element_dtype(fragment)
+        fragment[index] = _dsl.converted(value, dtype) if dtype in _dsl.NUMERIC_TYPES else value
+
+    def __repr__(self) -> str:
+        return f"<cuda.coop ThreadData {self.items_per_thread} x {self._slot.root().dtype}>"
+
+    # CuTe carries values assigned in a traced loop or branch through its region: a ThreadData is its register tensor
+    # A payload whose dtype is not known when a loop or branch starts (typed assignments in its body give it) is not
+    # carried: its register tensor is allocated at the kernel's entry, so the region reads and writes the same
+    # registers, and it stays uncarried in every later region so that each region's structure stays the same.
+    def __extract_mlir_values__(self) -> Any:
+        root = self._slot.root()
+        if root.uncarried or (self._slot.fragment is None and root.dtype is None):
+            root.uncarried = True
+            return []
+        return self._slot.materialise().__extract_mlir_values__()
+
+    def __new_from_mlir_values__(self, values: Any) -> "ThreadData":
+        slot = self._slot
+        if slot.root().uncarried:
+            return self
+        view = Slot(slot.items_per_thread, slot.root().dtype, True, slot.tracer,
+                    fragment=slot.materialise().__new_from_mlir_values__(values), follows=slot)
+        return ThreadData._of(view)
+
+    @classmethod
+    def from_fragment(cls, tensor: Any) -> "ThreadData":
+        """Wrap a 1-D register tensor of static extent (no copy): calls read and write its items."""
+        context = current()  # while CuTe traces a kernel: this backend's, with the kernel's tracer
+        if context is None or context.backend != _about.BACKEND or context.tracer is None:
+            raise _markers.base.kernel_only("cuda.coop.cutlass.ThreadData.from_fragment")
+        tracer: Any = context.tracer
+        try:
+            return ThreadData._of(tracer.fragment_slot(tensor, "ThreadData.from_fragment", "tensor"))
+        except CoopError as exc:
+            raise located(exc, caller_site()) from None
+
+
+setattr(ThreadData.__new__, "__signature__", inspect.signature(CommonThreadData.__new__))  # cuda.coop.ThreadData's
+
+
+class ThreadGroup:
+    """A group inside a CuTe kernel; its methods are planned like the numba-cuda-mlir backend's."""
+
+    __module__ = "cuda.coop.cutlass"
+
+    def __init__(self, spec: Any, tracer: Any):  # the kernel's _context.KernelTracer
+        self.spec = spec
+        self._tracer = tracer
+
+    # CuTe may carry a group through a traced ``if`` or loop: it holds no run-time value
+    def __extract_mlir_values__(self) -> list[Any]:
+        return []
+
+    def __new_from_mlir_values__(self, values: list[Any]) -> "ThreadGroup":
+        return self
+
+    def group_by(self, count: int, /, *, exhaustive: bool = True) -> "ThreadGroup":
+        try:
+            return ThreadGroup(sem_groups.group_by(self.spec, count, exhaustive, self._tracer.launch), self._tracer)
+        except CoopError as exc:
+            raise located(exc, caller_site()) from None
+
+    def rank(self, level: str = "thread") -> Any:
+        return self._tracer.query("rank", self, level, None)
+
+    def count(self, level: str = "thread") -> Any:
+        return self._tracer.query("count", self, level, None)
+
+    def rank_as(self, dtype: Any = None, level: str = "thread") -> Any:
+        return self._tracer.query("rank", self, level, dtype)
+
+    def count_as(self, dtype: Any = None, level: str = "thread") -> Any:
+        return self._tracer.query("count", self, level, dtype)
+
+    def is_member(self) -> Any:
+        return self._tracer.query("is_member", self, "thread", None)
+
+    def sync(self) -> None:
+        self._tracer.query("sync", self, "thread", None)
+
+    def sync_aligned(self) -> None:
+        self._tracer.query("sync_aligned", self, "thread", None)
+
+
+@dataclass(eq=False)
+class Storage:
+    descriptor: Any
+
+    def __extract_mlir_values__(self) -> list[Any]:  # carried like a group: no run-time value
+        return []
+
+    def __new_from_mlir_values__(self, values: list[Any]) -> "Storage":
+        return self
+
+
+@dataclass(frozen=True)
+class PayloadPair:
+    items: tuple[Slot, ...]
+
+
+@dataclass
+class Call:
+    """One call being planned: the operation, its qualified name, its bound arguments, what it returns."""
+
+    op: str
+    name: str
+    args: dict[str, Any]
+    qualified: bool = False
+    result: Any = None
+    returned: Any = None
+    site: tuple[str, int] | None = None
+
+
+# ---- where in the kernel's Python
+def caller_site() -> tuple[str, int]:
+    """The file and line of the kernel's Python that called into this backend (its frames skipped)."""
+    frame = inspect.currentframe()
+    here = os.path.dirname(__file__)
+    while frame is not None and os.path.dirname(frame.f_code.co_filename) == here:
+        frame = frame.f_back
+    return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("<kernel>", 0)
+
+
+def name_at(site: tuple[str, int], pattern: str) -> str | None:
+    """The variable ``pattern`` finds on the source line ``site`` (messages name payloads as the user does)."""
+    found = re.search(pattern, linecache.getline(*site))
+    return found.group(1) if found else None
+
+
+def function_at(site: tuple[str, int]) -> str | None:
+    """The name of the function executing ``site`` (file, line) on the current stack: the kernel's Python name."""
+    frame = inspect.currentframe()
+    while frame is not None:
+        if (frame.f_code.co_filename, frame.f_lineno) == site:
+            return frame.f_code.co_name
+        frame = frame.f_back
+    return None
+
+
+def enclosing_if(site: tuple[str, int] | None) -> str | None:
+    """``file:line`` of the ``if`` whose body holds the call at ``site`` (CuTe keeps no location on it)."""
+    if site is None:
+        return None
+    filename, line = site
+    text = linecache.getline(filename, line)
+    indent = len(text) - len(text.lstrip())
+    for number in range(line - 1, 0, -1):
+        above = linecache.getline(filename, number)
+        stripped = above.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if len(above) - len(above.lstrip()) < indent:
+            if stripped.startswith(("if ", "elif ", "else")):
+                return f"{filename}:{number}"
+            indent = len(above) - len(above.lstrip())
+            if stripped.startswith(("def ", "@")):
+                return None
+    return None
+
+
+def require_payload_dtype(dtype: str) -> None:
+    """A payload of this backend holds one of the ten numeric dtypes (float16 and booleans are not built)."""
+    if dtype not in _dsl.NUMERIC_TYPES:
+        raise CoopTypeError(f"{_about.NAMESPACE} payloads support dtypes {', '.join(_dsl.NUMERIC_TYPES)}; got {dtype}")
+
+
+def number_dtype(value: Any) -> str | None:
+    """A scalar operand's dtype: a CuTe numeric's or NumPy scalar's own, a Python int int32 and a float float32
+    (as CuTe's ``as_numeric``); None for anything else, booleans included."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return "int32"
+    if isinstance(value, float):
+        return "float32"
+    return value_dtype(value)
+
+
+def value_dtype(value: Any) -> str | None:
+    if isinstance(value, _dsl.Numeric):
+        return _dsl.DTYPE_OF_TYPE.get(type(value))
+    if isinstance(value, np.generic):
+        return value.dtype.name
+    return None
+
+
+def static_value(value: Any) -> Any:
+    """A CuTe numeric's value when it is a compile-time constant, else None."""
+    try:
+        raw = value.value
+    except AttributeError:
+        return None
+    return raw if isinstance(raw, (int, float, bool)) else None
+
+
+def describe(value: Any) -> str:
+    if isinstance(value, _dsl.Tensor):
+        shape, stride = _dsl.shape_and_stride(value)
+        return (f"a {_dsl.memspace(value)} tensor of {value.element_type} with shape {shape} and stride {stride}")
+    if isinstance(value, ThreadData):
+        return repr(value)
+    return f"a {type(value).__name__}"
