@@ -50,7 +50,8 @@ def _check_table(patches: tuple[Patch, ...], module: str) -> None:
 
 def _check_installed(patches: tuple[Patch, ...], pristine: dict[str, str]) -> None:
     """Each target and each name relied on is in the release; a replaced attribute is cuda.coop's now, of the kind
-    it replaced (a function for a function), and installing again wraps nothing twice."""
+    it replaced (a function for a function, keeping the original as ``__wrapped__``), and installing again wraps
+    nothing twice."""
     assert {t: k for t, k in pristine.items() if k.startswith("missing")} == {}
     for patch in patches:
         if patch.install is None:
@@ -62,8 +63,9 @@ def _check_installed(patches: tuple[Patch, ...], pristine: dict[str, str]) -> No
             assert resolve(target) is value, f"{patch.name}: installing again replaced {target}"
             assert (defined_in(value) or "").startswith("cuda.coop."), f"{patch.name}: {target} is not cuda.coop's"
             assert kind(value) == pristine[target], f"{patch.name}: {target} was a {pristine[target]}"
-            original = getattr(value.__func__ if isinstance(value, classmethod) else value, "__wrapped__", None)
-            assert original is None or not (defined_in(original) or "").startswith("cuda.coop."), target
+            if kind(value) == "callable":  # a wrapper keeps the compiler's own as __wrapped__
+                original = getattr(value.__func__ if isinstance(value, classmethod) else value, "__wrapped__", None)
+                assert original is not None and not (defined_in(original) or "").startswith("cuda.coop."), target
 
 
 def _all_names(patches: tuple[Patch, ...]) -> list[str]:

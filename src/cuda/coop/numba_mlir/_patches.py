@@ -95,6 +95,8 @@ def install_short_shared_pointers() -> None:
         finally:
             state.coop = previous
 
+    get_capi_with_layout.__wrapped__ = get_capi  # type: ignore[attr-defined]
+    translate_coop_aware.__wrapped__ = translate  # type: ignore[attr-defined]
     mo._get_llvm70_capi = get_capi_with_layout
     mo._call_llvm70_capi = translate_coop_aware
 
