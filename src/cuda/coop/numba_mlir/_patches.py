@@ -436,9 +436,9 @@ PATCHES: tuple[Patch, ...] = (
         "reuse_builds_across_grids",
         targets=(_DISPATCHER + "_find_launch_config_overload_locked",
                  _DISPATCHER + "_get_launch_config_dispatcher_and_generation", _DISPATCHER + "_prepare_for_launch"),
-        reason="0.6 keys a planner kernel's builds and loaded modules on the whole launch configuration; cuda.coop's "
-               "planner reads the block shape only, so a new grid reuses the build and its loaded module (issue 19, "
-               "item 1)",
+        reason="0.6 keys a planner kernel's builds and loaded modules on the whole launch configuration (the launch "
+               "metadata of NVIDIA/numba-cuda-mlir#203); cuda.coop's planner reads the block shape only, so a new grid "
+               "reuses the build and its loaded module (issue 19, item 1)",
         removal="numba-cuda-mlir letting a planner say which parts of the launch configuration its build reads",
         when=AT_REGISTER, where="numba_mlir.register_backend", install=reuse_builds_across_grids,
         relies_on=(_LAUNCH_CONFIG + "_is_launch_config_key_tuple", _LAUNCH_CONFIG + "_launch_config_key",
@@ -447,8 +447,9 @@ PATCHES: tuple[Patch, ...] = (
     Patch(
         "keep_disk_cache_for_plain_kernels",
         targets=(_PLANNERS + "_WholeFunctionPlannerRegistry.has_planners", _PLANNERS + "_planner_registry._planners"),
-        reason="0.6 turns its disk cache off for every kernel while any planner is registered; cuda.coop's planner "
-               "changes only kernels with cuda.coop calls, which that cache never holds (issue 19, item 3)",
+        reason="0.6 turns its disk cache off for every kernel while any planner is registered (as "
+               "NVIDIA/numba-cuda-mlir#202 made it); cuda.coop's planner changes only kernels with cuda.coop calls, "
+               "which that cache never holds (issue 19, item 3)",
         removal="numba-cuda-mlir skipping its disk cache only for kernels a planner changed",
         when=AT_REGISTER, where="numba_mlir.register_backend", install=keep_disk_cache_for_plain_kernels),
     Patch(
