@@ -171,9 +171,11 @@ def test_warp_valid_items_builds(width, runtime, aggregate):
     source = built.cpp_source
     assert f"cuda_coop::check_range(valid_items, 1, {width});" in source
     if aggregate:
-        assert f"*aggregate = cub::ShuffleIndex<{width}>(inclusive, (int)valid_items - 1, mask);" in source
+        assert f"using Algo = cuda_coop::WarpPartialScan<int, {width}, " in source  # include/cuda_coop/warp
+        assert "(int)valid_items, *aggregate);" in source
     else:
-        assert "algo.ExclusiveScan(in, out, initial_value, " in source and "ShuffleIndex" not in source
+        assert f"using Algo = cub::WarpScan<int, {width}>;" in source
+        assert "algo.ExclusiveScan(in, out, initial_value, " in source and "WarpPartialScan" not in source
 
 
 def test_warp_aggregate_output_builds():
@@ -196,7 +198,7 @@ def test_common_scans_are_unchanged():
 
     source = build_kernel(kernel, (I32, I32)).cpp_source
     assert "int in, int initial_value, char* scratch, unsigned long long stride)" in source
-    assert "valid_items" not in source.split("namespace cuda_coop", 2)[-1].split("}  // namespace")[-1]
+    assert "valid_items" not in source
 
 
 # ---------------------------------------------------------------------------- errors

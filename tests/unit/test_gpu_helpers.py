@@ -272,9 +272,10 @@ def test_assert_traps_runs_the_child_and_classifies_it(name, traps):
 def test_the_generated_range_checks_trap():
     """TRAP_ERROR is what ``trap`` yields: the range checks must stay ``__trap()`` (not ``assert``, which fails with
     CUDA_ERROR_ASSERT)."""
-    from cuda.coop._cub import provider
+    from cuda.coop._cub import toolchain
     from cuda.coop._cub.families import run_length
 
-    assert "if (value < lo || value > hi) __trap();" in provider.PRELUDE
+    check = toolchain.OWN_INCLUDE / "cuda_coop" / "util_check.cuh"
+    assert "if (value < lo || value > hi) __trap();" in check.read_text()
     assert "__trap();" in Path(run_length.__file__).read_text()
     assert h.TRAP_ERROR == "CUDA_ERROR_LAUNCH_FAILED"

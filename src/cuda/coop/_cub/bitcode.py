@@ -28,7 +28,7 @@ from typing import Any
 from .._errors import CoopBuildError
 from .._version import __version__
 from . import cache
-from .toolchain import digest_is_cold, locate, toolchain
+from .toolchain import digest_is_cold, include_paths_of, locate, toolchain
 
 ZIGLANG_REQUIREMENT = "ziglang>=0.17,<0.18"
 INSTALL_HINT = f'pip install "{ZIGLANG_REQUIREMENT}"'
@@ -137,9 +137,10 @@ def command(clang: Clang, arch: str, include_paths: list[str], output: str, *, t
 
 
 def include_paths() -> list[str]:
-    """The CCCL and CUDA include directories NVRTC uses (the cheap part of the toolchain lookup)."""
+    """The include directories NVRTC uses: CCCL's, cuda-coop's own and CUDA's (the cheap part of the toolchain
+    lookup)."""
     cccl, cuda_include, _ = locate()
-    return [str(cccl)] + ([str(cuda_include)] if cuda_include else [])
+    return include_paths_of(cccl, cuda_include)
 
 
 def compile_source(clang: Clang, source: str, arch: str, *, textual: bool = False) -> bytes:

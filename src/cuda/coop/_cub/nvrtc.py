@@ -31,7 +31,9 @@ from . import cache, pch, program
 from .program import stats
 from .provider import Provider, translation_unit
 from .toolchain import (
+    OWN_INCLUDE,
     digest_is_cold,
+    include_paths_of,
     library_call,
     locate,
     manifests_deferred,
@@ -175,6 +177,7 @@ _BLOCK_INCLUDE = re.compile(r"^#include <([^<>\n]+)>", re.MULTILINE)
 _header_files: dict[tuple[str, str], tuple[bytes, tuple[str, ...]] | None] = {}  # (root, name) -> text, includes
 _header_sets: dict[tuple[str, str], tuple[str, ...]] = {}  # (root, block) -> the names it reaches
 _header_generation: dict[str, str] = {}  # root -> headers digest the memos above belong to
+_OWN_PREFIX = "cuda_coop/"  # include names of cuda-coop's own headers (OWN_INCLUDE), read with CCCL's
 _EARLY = "(read before the digest)"  # the generation of a first build's reads until its digest is known
 
 
@@ -229,8 +232,9 @@ def header_sources(block: str, include: Path, generation: str | None) -> dict[st
             if name in seen:
                 continue
             seen.add(name)
-            if (root, name) not in files:
-                files[(root, name)] = _read_header(root, name)
+            if (root, name) not in files:  # cuda-coop's own headers from its folder, the others from CCCL's
+                own = name.startswith(_OWN_PREFIX)
+                files[(root, name)] = _read_header(str(OWN_INCLUDE) if own else root, name)
             entry = files[(root, name)]
             if entry is not None:
                 found.append(name)
@@ -297,7 +301,7 @@ def _toolchain_and_first_compile(source: str, arch: str) -> Iterator[tuple[Any, 
     if not digest_is_cold(include):
         yield toolchain(), None
         return
-    paths = [str(include)] + ([str(cuda_include)] if cuda_include else [])
+    paths = include_paths_of(include, cuda_include)
     text, block = compile_text(source)
     options = _options(arch, paths)
     with cache.lock(cache.key("first build", text, options, list(nvrtc_version))), manifests_deferred():

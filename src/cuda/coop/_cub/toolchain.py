@@ -19,6 +19,16 @@ from typing import Any
 from .. import _config
 from .._errors import CoopBuildError, CoopError
 
+# cuda-coop's own headers (include/cuda_coop: the algorithms the providers instantiate), on every include path after
+# CCCL's; their content is part of the code digest, so editing one invalidates the builds that used it.
+OWN_INCLUDE = Path(__file__).resolve().parent / "include"
+CODE_SUFFIXES = (".py", ".cuh")
+
+
+def include_paths_of(cccl_include: Path, cuda_include: Path | None) -> list[str]:
+    """The include directories of a build: CCCL's, cuda-coop's own, and the CUDA runtime's when found."""
+    return [str(cccl_include), str(OWN_INCLUDE)] + ([str(cuda_include)] if cuda_include else [])
+
 
 @dataclass(frozen=True)
 class Toolchain:
@@ -33,7 +43,7 @@ class Toolchain:
     code_digest: str = ""
 
     def include_paths(self) -> list[str]:
-        return [str(self.cccl_include)] + ([str(self.cuda_include)] if self.cuda_include else [])
+        return include_paths_of(self.cccl_include, self.cuda_include)
 
     def key_parts(self) -> dict[str, Any]:
         """Everything about the toolchain that can change the LTO-IR, for the provider cache key."""
@@ -318,8 +328,9 @@ def cuda_include_digest(include: str | None) -> str:
 
 @functools.lru_cache(maxsize=None)
 def code_digest() -> str:
-    """Digest of the installed cuda.coop package's own Python code (a development install never changes version)."""
-    return tree_digest(Path(__file__).resolve().parent.parent, suffixes=(".py",))
+    """Digest of the installed cuda.coop package's own code, Python and C++ headers (a development install never
+    changes version)."""
+    return tree_digest(Path(__file__).resolve().parent.parent, suffixes=CODE_SUFFIXES)
 
 
 def locate() -> tuple[Path, Path | None, tuple[int, int]]:

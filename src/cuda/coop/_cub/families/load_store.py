@@ -27,6 +27,7 @@ def emit(spec: LoadStoreSpec) -> Provider:
         algo = f"cub::Warp{kind}<{t}, {k}, {enum}, {spec.group.size}>"
         header = f"cub/warp/warp_{kind.lower()}.cuh"
 
+    headers: tuple[str, ...] = (header,)
     lines = [f"  using Algo = {algo};"]
     if not is_block:
         # The group's tile origin and scratch slice come from its instance index.
@@ -56,18 +57,15 @@ def emit(spec: LoadStoreSpec) -> Provider:
         lines.append(f"  {t} copy[{k}]{' = ' + source if source else ''};")
         if not spec.scalar_value:
             lines.append(f"  for (int i = 0; i < {k}; ++i) copy[i] = items[i];")
-        if is_block and spec.algorithm == "vectorize" and not spec.has_valid_items:
-            lines += ["#if defined(CUDA_COOP_CLANG)",
-                      f"  if constexpr (cuda_coop::blocked_vectors<{t}, {k}>::used) {{",
-                      f"    cuda_coop::store_blocked_vectors(cuda_coop::linear_rank<{bx}, {by}, {bz}>(), "
-                      "array + offset, copy);",
-                      "  } else",
-                      "#endif"]
-        lines.append(f"  algo.Store(array + offset, copy{valid_arg});")
+        if is_block and spec.algorithm == "vectorize" and not spec.has_valid_items:  # a vector store under clang
+            lines.append(f"  cuda_coop::block_store_vectorized<{bx}, {by}, {bz}>(algo, array + offset, copy);")
+            headers += ("cuda_coop/block/block_store_vectorized.cuh",)
+        else:
+            lines.append(f"  algo.Store(array + offset, copy{valid_arg});")
     if spec.barrier:
         lines.append(reuse_barrier(None if is_block else spec.group.size))
     body = f'extern "C" __device__ void @SYM@({c_signature(params)}) {{\n' + "\n".join(lines) + "\n}\n"
-    return Provider.make(spec.op, (header,), body, "typename " + algo + "::TempStorage" if spec.uses_scratch else None,
+    return Provider.make(spec.op, headers, body, "typename " + algo + "::TempStorage" if spec.uses_scratch else None,
                          params)
 
 

@@ -1,0 +1,37 @@
+// cuda-coop: (flag, value) pairs and the operators of segmented scans (SPEC 8.17).
+#pragma once
+
+namespace cuda_coop {
+
+// A value and its segment flags; what `f` means is the operator's.
+template <typename T>
+struct segment_pair {
+  int f;
+  T v;
+};
+
+// Forward segmented scans: `f` is a head flag; a flagged right operand starts a new segment, so the left one's
+// value is dropped.
+template <typename Op>
+struct segment_op {
+  Op op;
+  template <typename T>
+  __device__ __forceinline__ segment_pair<T> operator()(const segment_pair<T>& a, const segment_pair<T>& b) const {
+    return {a.f | b.f, b.f ? b.v : op(a.v, b.v)};
+  }
+};
+
+// Suffix (right-to-left) segmented folds, `a` before `b` in tile order. Bit 0 of `f`: a segment starts at the
+// span's first position; bit 1: one starts after it, so the span's value already stopped at its first segment's
+// end. `a`'s value takes in `b`'s unless `a` stopped or `b` starts a segment.
+template <typename Op>
+struct suffix_segment_op {
+  Op op;
+  template <typename T>
+  __device__ __forceinline__ segment_pair<T> operator()(const segment_pair<T>& a, const segment_pair<T>& b) const {
+    const bool stop = (a.f & 2) != 0 || (b.f & 1) != 0;
+    return {a.f | (b.f != 0 ? 2 : 0), stop ? a.v : op(a.v, b.v)};
+  }
+};
+
+}  // namespace cuda_coop

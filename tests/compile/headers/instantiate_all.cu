@@ -1,0 +1,141 @@
+// Every algorithm of include/cuda_coop instantiated the ways the providers instantiate it (tests/compile/
+// test_own_headers_compile.py builds this under NVRTC and under the bitcode route's clang): payloads and single
+// values, sums and a non-commutative operator, aggregates, blocks of one warp, of a partial last warp, of several
+// warps in three dimensions.
+#include <cub/block/block_store.cuh>
+
+#include <cuda/std/functional>
+
+#include <cuda_coop/block/block_reverse_scan.cuh>
+#include <cuda_coop/block/block_segmented_reverse_scan.cuh>
+#include <cuda_coop/block/block_segmented_scan.cuh>
+#include <cuda_coop/block/block_store_vectorized.cuh>
+#include <cuda_coop/block/block_suffix_scan.cuh>
+#include <cuda_coop/util_check.cuh>
+#include <cuda_coop/util_group.cuh>
+#include <cuda_coop/util_operators.cuh>
+#include <cuda_coop/util_segment.cuh>
+#include <cuda_coop/warp/warp_partial_scan.cuh>
+#include <cuda_coop/warp/warp_reverse_scan.cuh>
+#include <cuda_coop/warp/warp_segmented_scan.cuh>
+
+namespace {
+
+struct keep_right {  // associative, not commutative
+  template <typename T>
+  __device__ T operator()(const T&, const T& b) const {
+    return b;
+  }
+};
+
+struct two {  // an aggregate payload
+  int a;
+  float b;
+};
+
+struct two_op {
+  __device__ two operator()(const two& x, const two& y) const { return {x.a + y.a, y.b}; }
+};
+
+template <typename T, typename Op, int BX, int BY, int BZ, int K>
+__device__ void block_scans(T* data, const int* flags, T* aggregate, char* scratch, Op op) {
+  T (&items)[K] = *reinterpret_cast<T (*)[K]>(data);
+  const int (&heads)[K] = *reinterpret_cast<const int (*)[K]>(flags);
+  T out[K];
+  using Reverse = cuda_coop::BlockReverseScan<T, BX, BY, BZ>;
+  auto& reverse_storage = *reinterpret_cast<typename Reverse::TempStorage*>(scratch);
+  Reverse(reverse_storage).InclusiveScan(items, out, op);
+  Reverse(reverse_storage).InclusiveScan(items, out, op, *aggregate);
+  Reverse(reverse_storage).ExclusiveScan(items, out, items[0], op);
+  Reverse(reverse_storage).ExclusiveScan(items, out, items[0], op, *aggregate);
+  T single;
+  Reverse(reverse_storage).InclusiveScan(items[0], single, op);
+  Reverse(reverse_storage).ExclusiveScan(items[0], single, items[0], op, *aggregate);
+  using Segmented = cuda_coop::BlockSegmentedScan<T, BX, cub::BLOCK_SCAN_WARP_SCANS, BY, BZ>;
+  auto& segmented_storage = *reinterpret_cast<typename Segmented::TempStorage*>(scratch);
+  Segmented(segmented_storage).InclusiveScan(items, out, heads, op);
+  Segmented(segmented_storage).InclusiveScan(items, out, heads, op, *aggregate);
+  Segmented(segmented_storage).ExclusiveScan(items, out, heads, items[0], op);
+  Segmented(segmented_storage).ExclusiveScan(items, out, heads, items[0], op, *aggregate);
+  Segmented(segmented_storage).InclusiveScan(items[0], single, heads[0], op);
+  using SegmentedReverse = cuda_coop::BlockSegmentedReverseScan<T, BX, BY, BZ>;
+  auto& segmented_reverse_storage = *reinterpret_cast<typename SegmentedReverse::TempStorage*>(scratch);
+  SegmentedReverse(segmented_reverse_storage).InclusiveScan(items, out, heads, op);
+  SegmentedReverse(segmented_reverse_storage).InclusiveScan(items, out, heads, op, *aggregate);
+  SegmentedReverse(segmented_reverse_storage).ExclusiveScan(items, out, heads, items[0], op);
+  SegmentedReverse(segmented_reverse_storage).ExclusiveScan(items, out, heads, items[0], op, *aggregate);
+  SegmentedReverse(segmented_reverse_storage).ExclusiveScan(items[0], single, (unsigned char)heads[0], items[0], op);
+#pragma unroll
+  for (int i = 0; i < K; ++i) {
+    items[i] = out[i];
+  }
+  items[0] = single;
+}
+
+template <typename T, int BX, int BY, int BZ, int K>
+__device__ void block_sums(T* data, T* aggregate, char* scratch) {
+  T (&items)[K] = *reinterpret_cast<T (*)[K]>(data);
+  using Reverse = cuda_coop::BlockReverseScan<T, BX, BY, BZ>;
+  auto& storage = *reinterpret_cast<typename Reverse::TempStorage*>(scratch);
+  T out[K];
+  Reverse(storage).InclusiveSum(items, out);
+  Reverse(storage).ExclusiveSum(items, out, *aggregate);
+  T single;
+  Reverse(storage).ExclusiveSum(items[0], single);
+  Reverse(storage).InclusiveSum(items[0], single, *aggregate);
+  items[0] = out[K - 1] + single;
+}
+
+template <typename T, typename Op, int W>
+__device__ void warp_scans(T* data, const int* flags, T* aggregate, Op op) {
+  T value = data[0];
+  const int head = flags[0];
+  cuda_coop::WarpReverseScan<T, W, 64, 2, 1> reverse;
+  reverse.InclusiveScan(value, value, op);
+  reverse.InclusiveScan(value, value, op, *aggregate);
+  reverse.ExclusiveScan(value, value, data[1], op);
+  reverse.ExclusiveScan(value, value, data[1], op, *aggregate);
+  cuda_coop::WarpSegmentedScan<T, W, 64, 2, 1> segmented;
+  segmented.InclusiveScan(value, value, head, op);
+  segmented.ExclusiveScan(value, value, head, data[1], op, *aggregate);
+  cuda_coop::WarpSegmentedReverseScan<T, W, 64, 2, 1> segmented_reverse;
+  segmented_reverse.InclusiveScan(value, value, head, op, *aggregate);
+  segmented_reverse.ExclusiveScan(value, value, head, data[1], op);
+  cuda_coop::WarpPartialScan<T, W, 64, 2, 1> partial;
+  partial.InclusiveScan(value, value, op, 3, *aggregate);
+  partial.ExclusiveScan(value, value, data[1], op, 3, *aggregate);
+  data[0] = value;
+}
+
+template <typename T, int W>
+__device__ void warp_sums(T* data, T* aggregate) {
+  T value = data[0];
+  cuda_coop::WarpReverseScan<T, W, 64, 2, 1> reverse;
+  reverse.InclusiveSum(value, value);
+  reverse.ExclusiveSum(value, value, *aggregate);
+  cuda_coop::WarpPartialScan<T, W, 64, 2, 1>().InclusiveScan(value, value, ::cuda::std::plus<T>{}, 5, *aggregate);
+  data[0] = value;
+}
+
+}  // namespace
+
+extern "C" __global__ void instantiate_all(int* ints, float* floats, two* twos, const int* flags, char* out) {
+  __shared__ alignas(16) char scratch[8192];
+  cuda_coop::check_range(ints[0], 0, 10);
+  const unsigned rank = cuda_coop::linear_rank<8, 4, 2>();
+  out[rank] = (char)cuda_coop::logical_warp_mask(rank, 8u) + (char)cuda_coop::group_instance<8>(rank);
+  block_scans<int, keep_right, 8, 4, 2, 3>(ints, flags, ints + 100, scratch, keep_right{});
+  block_scans<float, cuda::maximum<float>, 48, 1, 1, 1>(floats, flags, floats + 100, scratch, cuda::maximum<float>{});
+  block_scans<two, two_op, 32, 1, 1, 4>(twos, flags, twos + 100, scratch, two_op{});
+  block_scans<int, ::cuda::std::plus<int>, 5, 1, 1, 2>(ints, flags, ints + 100, scratch, ::cuda::std::plus<int>{});
+  block_sums<int, 128, 1, 1, 4>(ints, ints + 100, scratch);
+  block_sums<double, 33, 1, 1, 1>(reinterpret_cast<double*>(floats), reinterpret_cast<double*>(floats) + 100,
+                                   scratch);
+  warp_scans<int, keep_right, 32>(ints, flags, ints + 100, keep_right{});
+  warp_scans<two, two_op, 8>(twos, flags, twos + 100, two_op{});
+  warp_sums<float, 16>(floats, floats + 100);
+  cub::BlockStore<float, 64, 4, cub::BLOCK_STORE_VECTORIZE, 2, 1> store(
+      *reinterpret_cast<cub::BlockStore<float, 64, 4, cub::BLOCK_STORE_VECTORIZE, 2, 1>::TempStorage*>(scratch));
+  float tile[4] = {floats[0], floats[1], floats[2], floats[3]};
+  cuda_coop::block_store_vectorized<64, 2, 1>(store, floats + 256, tile);
+}
