@@ -136,7 +136,7 @@ def test_runtime_boundary_items_and_explicit_storage_build():
         coop.store(block, dst, diff)
 
     built = build_kernel(kernel, (I32, I32, np.int32(0), np.int32(1)), check_scratch=True)
-    assert built.cpp_source.count("__syncthreads();  // reuse barrier") == 2
+    assert built.cpp_source.count("cuda_coop::sync_block();  // reuse barrier") == 2
 
 
 def test_explicit_storage_without_auto_sync_has_no_barrier():

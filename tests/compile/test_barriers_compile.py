@@ -136,4 +136,4 @@ def test_warp_calls_follow_the_same_rule():
 
     built = build_kernel(kernel, (I32, I32))
     assert built.cpp_source.count(MARK) == 1
-    assert "__syncwarp(cuda_coop::logical_warp_mask(" in built.cpp_source
+    assert "cuda_coop::sync_logical_warp(" in built.cpp_source

@@ -1,12 +1,15 @@
 """sm_90 builds of histogram without a GPU, and its compile-time errors (SPEC 8.14)."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from numba_cuda_mlir import cuda
 
 import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
+from cuda.coop._cub import toolchain
 
 from compile_helpers import build_kernel, expect_compile_error
 
@@ -45,14 +48,17 @@ def test_builds_for_every_sample_and_counter_dtype(algorithm, sample, counter):
     assert f"cub::BLOCK_HISTO_{algorithm.upper()}" in src
     counting = {None: "int", np.int32: "int", np.uint32: "unsigned int", np.int64: "unsigned long long",
                 np.uint64: "unsigned long long"}[counter]
-    assert f"  {counting} counters[64];" in src  # int64 counts in unsigned long long (CUB has no signed atomic)
+    # int64 counts in unsigned long long (CUB has no signed atomic): the counters' type, after the samples'
+    assert re.search(rf"cuda_coop::BlockHistogramStriped<[^,<>]+, {counting}, [^,<>]+, 128, 2, 64, ", src)
     counter_bytes = 64 * np.dtype(counter or np.int32).itemsize
     assert built.metadata["scratch_bytes"] >= counter_bytes  # CUB's storage plus the shared counters
 
 
 def test_sort_counts_a_private_copy():
     src = build_kernel(_kernel(algorithm=" Sort "), (np.zeros(1024, np.int32), _out(None))).cpp_source
-    assert "items[i] = samples[i];" in src and "Histogram(items, s.counters)" in src
+    assert "algo.Histogram(samples, output);" in src
+    header = (toolchain.OWN_INCLUDE / "cuda_coop" / "block" / "block_histogram_striped.cuh").read_text()
+    assert "items[i] = samples[i];" in header and "CubHistogram(storage.algo).Histogram(items, " in header
 
 
 @pytest.mark.parametrize("algorithm", ["atomic", "sort"])
@@ -60,8 +66,8 @@ def test_sort_counts_a_private_copy():
 def test_several_bins_per_thread(algorithm, block, bins, per_thread):
     built = build_kernel(_kernel(k=4, bins=bins, per_thread=per_thread, counter=np.int64, algorithm=algorithm),
                          (np.zeros(4096, np.int64), _out(np.int64, 4096)), block=block)
-    assert f"for (int i = 0; i < {per_thread}; ++i)" in built.cpp_source
-    assert f"bin < {bins} ?" in built.cpp_source  # bins past the last are zero
+    # per_thread striped slots, bins past the last zero (include/cuda_coop/block/block_histogram_striped.cuh)
+    assert f", {bins}, {per_thread}, cub::BLOCK_HISTO_{algorithm.upper()}, 1, 1>" in built.cpp_source
 
 
 def test_explicit_temp_storage():
@@ -197,7 +203,7 @@ def test_integer_kernel_argument_specialises_bins():
         coop.store(coop.this_block(), dst, coop.histogram(coop.this_block(), items, bins=bins), algorithm="striped")
 
     built = build_kernel(kernel, (np.zeros(1024, np.int32), _out(None), 77))
-    assert "cub::BlockHistogram<int, 128, 2, 77," in built.cpp_source
+    assert "cuda_coop::BlockHistogramStriped<int, int, int, 128, 2, 77," in built.cpp_source
 
 
 @pytest.mark.parametrize("bins, per_thread, message", [
@@ -256,4 +262,4 @@ def test_qualified_scalar_samples_build():
         coop.store(block, dst, counts, algorithm="striped")
 
     built = build_kernel(kernel, (np.zeros(1024, np.uint8), _out(None)))
-    assert "unsigned char sample," in built.cpp_source and "items[i] = sample;" in built.cpp_source
+    assert "unsigned char sample," in built.cpp_source and "algo.Histogram(sample, output);" in built.cpp_source

@@ -41,9 +41,9 @@ def test_groups_of_warps_use_a_named_barrier_of_their_members(n, exhaustive, bar
     built = build_kernel(_kernel("warps", n, exhaustive, binary_op="sum"), (I32, I32))
     members = 128 // 32 // n * n * 32
     if n > 1:
-        assert f"bar.sync 1, {members};" in built.cpp_source
+        assert f"cuda_coop::sync_named<1, {members}>();" in built.cpp_source  # bar.sync 1, members
     assert built.sass().count("BAR.SYNC") == barriers  # the last call keeps no reuse barrier
-    assert "__syncthreads" not in built.cpp_source.split("cuda_coop_reduce")[-1]
+    assert "sync_block" not in built.cpp_source.split("cuda_coop_reduce")[-1]
 
 
 def test_groups_of_warps_keep_the_reuse_barrier_before_another_call():
@@ -64,7 +64,7 @@ def test_groups_of_warps_keep_the_reuse_barrier_before_another_call():
 def test_cluster_reads_distributed_shared_memory():
     src = build_kernel(_kernel("cluster", binary_op="sum"), (I32, I32)).cpp_source
     assert "mapa.shared::cluster.u32" in src and "ld.shared::cluster.u32" in src
-    assert src.count("barrier.cluster.arrive.release; barrier.cluster.wait.acquire;") == 2
+    assert src.count("cuda_coop::sync_cluster_release_acquire();") == 2
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.float32, np.float64, np.uint64])

@@ -6,15 +6,20 @@
 
 #include <cuda/std/functional>
 
+#include <cuda_coop/block/block_arg_reduce.cuh>
+#include <cuda_coop/block/block_histogram_striped.cuh>
 #include <cuda_coop/block/block_reverse_scan.cuh>
 #include <cuda_coop/block/block_segmented_reverse_scan.cuh>
 #include <cuda_coop/block/block_segmented_scan.cuh>
 #include <cuda_coop/block/block_store_vectorized.cuh>
 #include <cuda_coop/block/block_suffix_scan.cuh>
+#include <cuda_coop/util_arg.cuh>
 #include <cuda_coop/util_check.cuh>
 #include <cuda_coop/util_group.cuh>
 #include <cuda_coop/util_operators.cuh>
 #include <cuda_coop/util_segment.cuh>
+#include <cuda_coop/util_sync.cuh>
+#include <cuda_coop/warp/warp_arg_reduce.cuh>
 #include <cuda_coop/warp/warp_partial_scan.cuh>
 #include <cuda_coop/warp/warp_reverse_scan.cuh>
 #include <cuda_coop/warp/warp_segmented_scan.cuh>
@@ -117,6 +122,36 @@ __device__ void warp_sums(T* data, T* aggregate) {
   data[0] = value;
 }
 
+template <typename T, bool VALID, bool INDICES>
+__device__ void arg_reductions(T* values, int* indices, char* scratch) {
+  T (&items)[4] = *reinterpret_cast<T (*)[4]>(values);
+  T value;
+  int index;
+  using Block = cuda_coop::BlockArgReduce<T, int, true, true, VALID, true, 64, 2, 1>;
+  Block(*reinterpret_cast<typename Block::TempStorage*>(scratch)).template Reduce<INDICES>(items, indices, 77, value,
+                                                                                            index);
+  using Min = cuda_coop::BlockArgReduce<T, long long, false, false, VALID, false, 48, 1, 1>;
+  long long position;
+  Min(*reinterpret_cast<typename Min::TempStorage*>(scratch)).template Reduce<false>(items[0], nullptr, 5, value,
+                                                                                      position);
+  cuda_coop::WarpArgReduce<T, int, false, true, VALID, true, 16, 64, 2, 1>().template Reduce<INDICES>(
+      items, indices, 9, value, index);
+  cuda_coop::WarpArgReduce<T, int, true, false, VALID, false, 32, 64, 2, 1>().template Reduce<INDICES>(
+      items[1], indices, 9, value, index);
+  values[0] = value + (T)index + (T)position;
+}
+
+__device__ void barriers(unsigned rank) {
+  cuda_coop::sync_block();
+  cuda_coop::sync_block_unaligned();
+  cuda_coop::sync_lanes(0xffu);
+  cuda_coop::sync_logical_warp(rank, 8u);
+  cuda_coop::sync_named<1, 64>();
+  cuda_coop::sync_cluster<true>();
+  cuda_coop::sync_cluster<false>();
+  cuda_coop::sync_cluster_release_acquire();
+}
+
 }  // namespace
 
 extern "C" __global__ void instantiate_all(int* ints, float* floats, two* twos, const int* flags, char* out) {
@@ -138,4 +173,16 @@ extern "C" __global__ void instantiate_all(int* ints, float* floats, two* twos, 
       *reinterpret_cast<cub::BlockStore<float, 64, 4, cub::BLOCK_STORE_VECTORIZE, 2, 1>::TempStorage*>(scratch));
   float tile[4] = {floats[0], floats[1], floats[2], floats[3]};
   cuda_coop::block_store_vectorized<64, 2, 1>(store, floats + 256, tile);
+  arg_reductions<float, true, true>(floats, const_cast<int*>(flags), scratch);
+  arg_reductions<int, false, false>(ints, const_cast<int*>(flags), scratch);
+  barriers(rank);
+  using Histogram = cuda_coop::BlockHistogramStriped<unsigned char, unsigned long long, long long, 128, 4, 256, 2,
+                                                     cub::BLOCK_HISTO_SORT, 1, 1>;
+  long long counts[2];
+  Histogram(*reinterpret_cast<Histogram::TempStorage*>(scratch)).Histogram(reinterpret_cast<unsigned char*>(out),
+                                                                            counts);
+  using Atomic = cuda_coop::BlockHistogramStriped<int, int, int, 64, 1, 100, 2, cub::BLOCK_HISTO_ATOMIC, 2, 1>;
+  int atomic_counts[2];
+  Atomic(*reinterpret_cast<Atomic::TempStorage*>(scratch)).Histogram(ints[0], atomic_counts);
+  out[0] = (char)(counts[1] + atomic_counts[1]);
 }

@@ -69,14 +69,13 @@ def emit(spec: QuerySpec) -> Provider:
     if spec.method in ("sync", "sync_aligned"):
         aligned = spec.method == "sync_aligned"
         if g.kind == BLOCK:
-            stmt = "__syncthreads();" if aligned else 'asm volatile("barrier.sync 0;" ::: "memory");'
+            stmt = "cuda_coop::sync_block();" if aligned else "cuda_coop::sync_block_unaligned();"
         elif g.kind == WARP:
-            stmt = "__syncwarp(warp == nwarps - 1 && (T % 32) ? (1u << (T % 32)) - 1u : 0xffffffffu);"
+            stmt = "cuda_coop::sync_lanes(warp == nwarps - 1 && (T % 32) ? (1u << (T % 32)) - 1u : 0xffffffffu);"
         elif g.kind == LOGICAL_WARP:
-            stmt = f"__syncwarp(cuda_coop::logical_warp_mask((unsigned)lin, {g.size}u));"
+            stmt = f"cuda_coop::sync_logical_warp((unsigned)lin, {g.size}u);"
         elif g.kind == CLUSTER:
-            stmt = ('asm volatile("barrier.cluster.arrive.aligned; barrier.cluster.wait.aligned;" ::: "memory");'
-                    if aligned else 'asm volatile("barrier.cluster.arrive; barrier.cluster.wait;" ::: "memory");')
+            stmt = f"cuda_coop::sync_cluster<{'true' if aligned else 'false'}>();"
         else:  # thread
             stmt = ""
         body = f'extern "C" __device__ void @SYM@() {{\n{facts}  {stmt}\n}}\n'

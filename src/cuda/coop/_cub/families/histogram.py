@@ -1,4 +1,5 @@
-"""CUB BlockHistogram provider (docs: operations/histogram): counters in scratch, returned as fresh striped payloads."""
+"""CUB BlockHistogram provider (docs: operations/histogram): counters in scratch, returned as fresh striped payloads
+(``cuda_coop::BlockHistogramStriped``, include/cuda_coop/block)."""
 from __future__ import annotations
 
 from ..._semantics.common import c_type
@@ -20,27 +21,15 @@ def emit(spec: HistogramSpec, scalar_samples: bool = False) -> Provider:
     out_t = c_type(spec.counter_dtype)
     counter_t = _COUNTING_TYPE.get(spec.counter_dtype, out_t)
     bins, per_thread = spec.bins, spec.bins_per_thread
-    algo = f"cub::BlockHistogram<{t}, {bx}, {k}, {bins}, {_ALGORITHMS[spec.algorithm]}, {by}, {bz}>"
-    # One scratch object: CUB's storage and the shared counters side by side (BLOCK_HISTO_SORT uses its storage
-    # while the counters it was given are live).
-    scratch = (f"struct @SYM@_scratch {{\n  typename {algo}::TempStorage algo;\n  {counter_t} counters[{bins}];\n}};\n")
-    lines = [
-        f"  using Algo = {algo};",
-        "  @SYM@_scratch& s = *reinterpret_cast<@SYM@_scratch*>(scratch);",
-        # A private copy: CUB takes the samples by mutable reference and BLOCK_HISTO_SORT sorts them in place.
-        f"  {t} items[{k}];",
-        f"  for (int i = 0; i < {k}; ++i) items[i] = {'sample' if scalar_samples else 'samples[i]'};",
-        "  Algo(s.algo).Histogram(items, s.counters);  // zeroes the counters, then counts the tile",
-        "  __syncthreads();  // every count is in before any member reads its bins",
-        f"  const int rank = (int)cuda_coop::linear_rank<{bx}, {by}, {bz}>();",
-        f"  for (int i = 0; i < {per_thread}; ++i) {{",
-        f"    const int bin = rank + i * {bx};  // striped: slot i of member t holds bin t + i*T",
-        f"    output[i] = bin < {bins} ? ({out_t})s.counters[bin] : ({out_t})0;",
-        "  }",
-    ]
+    algo = (f"cuda_coop::BlockHistogramStriped<{t}, {counter_t}, {out_t}, {bx}, {k}, {bins}, {per_thread}, "
+            f"{_ALGORITHMS[spec.algorithm]}, {by}, {bz}>")
+    lines = [f"  using Algo = {algo};",
+             "  Algo algo(*reinterpret_cast<typename Algo::TempStorage*>(scratch));",
+             f"  algo.Histogram({'sample' if scalar_samples else 'samples'}, output);"]
     if spec.barrier:
         lines.append(reuse_barrier(None))
     samples = CParam("value", t, "sample") if scalar_samples else CParam("ptr", f"const {t}*", "samples")
     params = [samples, CParam("ptr", f"{out_t}*", "output"), *SCRATCH_PARAMS]
-    body = scratch + f'extern "C" __device__ void @SYM@({c_signature(params)}) {{\n' + "\n".join(lines) + "\n}\n"
-    return Provider.make("histogram", ("cub/block/block_histogram.cuh",), body, "@SYM@_scratch", params)
+    body = f'extern "C" __device__ void @SYM@({c_signature(params)}) {{\n' + "\n".join(lines) + "\n}\n"
+    return Provider.make("histogram", ("cuda_coop/block/block_histogram_striped.cuh",), body,
+                         f"typename {algo}::TempStorage", params)

@@ -50,7 +50,7 @@ def _warps_within_block(spec: ReduceSpec, t: str, op: str, lines: list[str]) -> 
     if n == 1:
         lines.append(f"  const {t} result = cub::ShuffleIndex<32>(warp_total, 0, 0xffffffffu);")
         return
-    barrier = f'asm volatile("bar.sync 1, {members};" ::: "memory");'
+    barrier = f"cuda_coop::sync_named<1, {members}>();"
     lines += [f"  {t}* partials = reinterpret_cast<{t}*>(scratch);",
               "  if (rank % 32 == 0) partials[rank / 32] = warp_total;",
               f"  {barrier}  // the group's partials are in",
@@ -88,7 +88,7 @@ def _cluster(spec: ReduceSpec, t: str, op: str, lines: list[str], bx: int, by: i
     algo = f"cub::BlockReduce<{t}, {bx}, cub::BLOCK_REDUCE_WARP_REDUCTIONS, {by}, {bz}>"
     source = "in" if spec.items_per_thread else "value"
     call = "Sum(" + source + ")" if spec.operator.is_sum else f"Reduce({source}, {op})"
-    cluster_barrier = 'asm volatile("barrier.cluster.arrive.release; barrier.cluster.wait.acquire;" ::: "memory");'
+    cluster_barrier = "cuda_coop::sync_cluster_release_acquire();"
     readers = "true" if spec.broadcast else "cta == 0 && rank == 0"
     lines += ["  auto& storage = *reinterpret_cast<@SYM@_storage*>(scratch);",
               f"  const {t} block_total = {algo}(storage.reduce).{call};  // defined in thread 0",
@@ -145,7 +145,8 @@ def emit(spec: ReduceSpec) -> Provider:
         call = _call(spec, source, op, lines)
         lines.append(f"  {t} result = Algo(storage.reduce).{call};")
         if spec.broadcast and not spec.has_valid_items:
-            lines += ["  if (rank == 0) storage.result = result;", "  __syncthreads();", "  result = storage.result;"]
+            lines += ["  if (rank == 0) storage.result = result;", "  cuda_coop::sync_block();",
+                      "  result = storage.result;"]
         if spec.barrier:
             lines.append(reuse_barrier(None))
         scratch_type = "@SYM@_storage"
@@ -170,7 +171,7 @@ def emit(spec: ReduceSpec) -> Provider:
             width = w if is_power_of_two(w) else 32  # odd widths: one group per warp, starting at lane 0
             lines.append(f"  result = cub::ShuffleIndex<{width}>(result, 0, mask);")
         if spec.barrier:
-            lines.append(f"  __syncwarp(mask);  {REUSE_MARK}")
+            lines.append(f"  cuda_coop::sync_lanes(mask);  {REUSE_MARK}")
     body = (
         decl + "\n".join(pre) + "\n"
         + f'extern "C" __device__ {t} @SYM@({c_signature(params)}) {{\n' + "\n".join(lines) + "\n  return result;\n}\n"

@@ -51,7 +51,7 @@ def _table(spec: RunLengthSpec, offset_t: str) -> tuple[str, list[str]]:
         f"    malformed |= ({offset_t})(offsets[i] + terms[i]) < offsets[i];  // the total overflows {offset_t}",
         "  }",
         f"  s.last_run_empty[rank] = run_lengths[{r} - 1] == 0;",
-        f"  {table_t} table(s.table, values, offsets);  // stores the table, then __syncthreads()",
+        f"  {table_t} table(s.table, values, offsets);  // stores the table, then a block barrier",
         "  malformed |= rank > 0 && s.last_run_empty[rank - 1] && run_lengths[0] > 0;",
         "  if (malformed) __trap();  // SPEC 10.2: a malformed run-length stream",
     ]
