@@ -7,7 +7,7 @@
 // NVPTX builtin. Vector and runtime types come from the CUDA runtime headers (vector_types.h, driver_types.h).
 #pragma once
 
-// ---- the generated code's own switch: where clang needs other C++ than NVRTC (the prelude of _cub/provider.py)
+// ---- the generated code's own switch: where clang needs other C++ than NVRTC (_cub/include/cuda_coop headers)
 #define CUDA_COOP_CLANG 1
 
 // ---- the compiler CCCL believes it sees
