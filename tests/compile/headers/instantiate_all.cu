@@ -7,16 +7,23 @@
 #include <cuda/std/functional>
 
 #include <cuda_coop/block/block_arg_reduce.cuh>
+#include <cuda_coop/block/block_cluster_reduce.cuh>
 #include <cuda_coop/block/block_histogram_striped.cuh>
+#include <cuda_coop/block/block_load_store_rolled.cuh>
 #include <cuda_coop/block/block_reverse_scan.cuh>
+#include <cuda_coop/block/block_run_length_decode.cuh>
 #include <cuda_coop/block/block_segmented_reverse_scan.cuh>
 #include <cuda_coop/block/block_segmented_scan.cuh>
 #include <cuda_coop/block/block_store_vectorized.cuh>
 #include <cuda_coop/block/block_suffix_scan.cuh>
+#include <cuda_coop/block/block_warps_reduce.cuh>
 #include <cuda_coop/util_arg.cuh>
 #include <cuda_coop/util_check.cuh>
+#include <cuda_coop/util_cluster.cuh>
 #include <cuda_coop/util_group.cuh>
+#include <cuda_coop/util_items.cuh>
 #include <cuda_coop/util_operators.cuh>
+#include <cuda_coop/util_radix.cuh>
 #include <cuda_coop/util_segment.cuh>
 #include <cuda_coop/util_sync.cuh>
 #include <cuda_coop/warp/warp_arg_reduce.cuh>
@@ -152,6 +159,76 @@ __device__ void barriers(unsigned rank) {
   cuda_coop::sync_cluster_release_acquire();
 }
 
+template <typename T, int K>
+__device__ void rolled(T* tile, T* items, long long valid, unsigned rank) {
+  cuda_coop::load_rolled<K, 128, true>(rank, tile, items);
+  cuda_coop::load_rolled<K, 128, false>(rank, tile, items, valid);
+  cuda_coop::load_rolled<K, 8, true>(rank % 8, tile, items, valid, items[0]);
+  cuda_coop::store_rolled<K, 128, false>(rank, tile, items);
+  cuda_coop::store_rolled<K, 8, true>(rank % 8, tile, items, valid);
+}
+
+// Groups of warps and clusters; WORD: the words a T is read in from another block (its size and alignment).
+template <typename T, bool SUM, int WORD, typename Op>
+__device__ void group_reductions(T* data, char* scratch, Op op) {
+  T items[2] = {data[0], data[1]};
+  using Warps = cuda_coop::BlockWarpsReduce<T, 2, 128, 64, 2, 1>;
+  auto& warps = *reinterpret_cast<typename Warps::TempStorage*>(scratch);
+  T result = Warps(warps).Reduce(items[0], op);
+  result = op(result, cuda_coop::BlockWarpsReduce<T, 1, 96, 64, 2, 1>().Reduce(items[1], op));
+  using Cluster = cuda_coop::BlockClusterReduce<T, true, WORD, 64, 2, 1>;
+  auto& cluster = *reinterpret_cast<typename Cluster::TempStorage*>(scratch);
+  result = op(result, Cluster(cluster).Reduce(items, op));
+  using Lone = cuda_coop::BlockClusterReduce<T, false, WORD, 48, 1, 1>;
+  result = op(result, Lone(*reinterpret_cast<typename Lone::TempStorage*>(scratch)).Reduce(items[0], op));
+  if constexpr (SUM) {
+    result = op(result, Warps(warps).Sum(items[1]));
+    result = op(result, Cluster(cluster).Sum(items));
+  }
+  data[0] = result;
+}
+
+template <typename T, typename Length, typename Offset>
+__device__ void run_lengths(T* values, const Length* lengths, Offset* offsets, char* scratch) {
+  using Decode = cuda_coop::BlockRunLengthDecode<T, Length, Offset, 64, 2, 4>;
+  Decode table(*reinterpret_cast<typename Decode::TempStorage*>(scratch), values, lengths);
+  table.RunLengthDecode(values + 128, 5);
+  table.RunLengthDecode(values + 128, offsets, 5);
+  offsets[0] = table.RunLengthDecodeInto(values, 1000, 3) + table.RunLengthDecodeInto(values, 1000, offsets, 1000, 3) +
+               table.TotalDecodedSize();
+}
+
+struct int_two {  // a multi-operand value: one field per operand
+  int f0;
+  two f1;
+};
+
+__device__ void items(int* ints, two* twos, unsigned rank) {
+  int copy[4];
+  cuda_coop::copy_items(copy, ints);
+  int_two tuples[3];
+  cuda_coop::gather_field(tuples, &int_two::f0, ints);
+  cuda_coop::gather_field(tuples, &int_two::f1, twos);
+  cuda_coop::scatter_field(ints + 8, tuples, &int_two::f0);
+  cuda_coop::scatter_field(twos + 8, tuples, &int_two::f1);
+  cuda_coop::pad_blocked(copy, rank, ints[5], -1);
+  unsigned bits[4];
+  cuda_coop::ordered_bits<unsigned, true>(copy, bits);
+  unsigned long long wide[2];
+  cuda_coop::ordered_bits<unsigned long long, false>(reinterpret_cast<const unsigned long long*>(ints), wide);
+  unsigned char small[2];
+  cuda_coop::ordered_bits<unsigned char, true>(reinterpret_cast<const signed char*>(ints), small);
+  ints[0] = (int)(bits[3] + wide[1] + small[1]);
+}
+
+__device__ void cluster_facts(unsigned long long* out) {
+  unsigned rank = 0, count = 1;
+  unsigned long long cluster = out[0], clusters = out[1];
+  cuda_coop::cluster_position(rank, count, cluster, clusters);
+  out[0] = rank + count + cluster + clusters + cuda_coop::map_cluster_shared(16u, rank) +
+           cuda_coop::load_cluster_shared<unsigned char, 1>(0u) + cuda_coop::load_cluster_shared<short, 2>(0u);
+}
+
 }  // namespace
 
 extern "C" __global__ void instantiate_all(int* ints, float* floats, two* twos, const int* flags, char* out) {
@@ -185,4 +262,20 @@ extern "C" __global__ void instantiate_all(int* ints, float* floats, two* twos, 
   int atomic_counts[2];
   Atomic(*reinterpret_cast<Atomic::TempStorage*>(scratch)).Histogram(ints[0], atomic_counts);
   out[0] = (char)(counts[1] + atomic_counts[1]);
+  rolled<int, 300>(ints, ints + 4096, ints[1], rank);
+  rolled<two, 257>(twos, twos + 4096, ints[1], rank);
+  group_reductions<int, true, 4>(ints, scratch, ::cuda::std::plus<int>{});
+  group_reductions<double, true, 8>(reinterpret_cast<double*>(floats), scratch, cuda::maximum<double>{});
+  group_reductions<two, false, 4>(twos, scratch, two_op{});
+  group_reductions<unsigned char, true, 1>(reinterpret_cast<unsigned char*>(out), scratch, keep_right{});
+  run_lengths<int, int, unsigned>(ints, flags, reinterpret_cast<unsigned*>(ints) + 512, scratch);
+  run_lengths<two, unsigned char, unsigned long long>(twos, reinterpret_cast<const unsigned char*>(flags),
+                                                      reinterpret_cast<unsigned long long*>(ints) + 512, scratch);
+  run_lengths<float, long long, unsigned>(floats, reinterpret_cast<const long long*>(flags),
+                                          reinterpret_cast<unsigned*>(ints) + 512, scratch);
+  run_lengths<double, unsigned long long, unsigned>(reinterpret_cast<double*>(floats),
+                                                    reinterpret_cast<const unsigned long long*>(flags),
+                                                    reinterpret_cast<unsigned*>(ints) + 512, scratch);
+  items(ints, twos, rank);
+  cluster_facts(reinterpret_cast<unsigned long long*>(ints) + 1024);
 }

@@ -1,0 +1,33 @@
+// cuda-coop: copies of a thread's items between payloads, arrays and the fields of multi-operand structs.
+#pragma once
+
+namespace cuda_coop {
+
+// N items of `in` into `out`: a fresh payload for an algorithm that works in place (CUB's transposing stores, its
+// sorts), so that the caller's input stays as it was; also an entry point's by-value payload into its items.
+template <typename T, int N>
+__device__ __forceinline__ void copy_items(T (&out)[N], const T* in) {
+  for (int i = 0; i < N; ++i) out[i] = in[i];
+}
+
+// Field `field` of N structs from N values of that field's operand (an operand passed apart into its tuples).
+template <typename Tuple, typename F, int N, typename In>
+__device__ __forceinline__ void gather_field(Tuple (&out)[N], F Tuple::*field, const In* in) {
+  for (int e = 0; e < N; ++e) out[e].*field = in[e];
+}
+
+// Field `field` of N structs out to N values of that field's operand (a tuple result handed back apart).
+template <typename Out, typename Tuple, int N, typename F>
+__device__ __forceinline__ void scatter_field(Out* out, const Tuple (&in)[N], F Tuple::*field) {
+  for (int e = 0; e < N; ++e) out[e] = in[e].*field;
+}
+
+// `padding` in every blocked slot of member `rank` at or past `valid_items`: a tile's missing items, made the key
+// that sorts last.
+template <typename T, int K>
+__device__ __forceinline__ void pad_blocked(T (&items)[K], unsigned rank, long long valid_items, T padding) {
+  for (int i = 0; i < K; ++i)
+    if ((long long)rank * K + i >= valid_items) items[i] = padding;
+}
+
+}  // namespace cuda_coop
