@@ -217,7 +217,8 @@ def k_cluster_rank(out):
 
 def test_cluster_rank_reads_the_cluster_id_registers():
     built = numba_coop.compile_kernel(k_cluster_rank, (np.zeros(64, np.uint64),), block=128)
-    assert "%%clusterid.y" in built.cpp_source and "%%nclusterid.z" in built.cpp_source
+    # the cluster-id registers, read in include/cuda_coop/util_cluster.cuh
+    assert "cuda_coop::cluster_position(cta, ncta, clu, nclu);" in built.cpp_source
     assert "blk / ncta" not in built.cpp_source
 
 

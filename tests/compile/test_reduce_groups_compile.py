@@ -40,8 +40,8 @@ def test_thread_needs_no_scratch():
 def test_groups_of_warps_use_a_named_barrier_of_their_members(n, exhaustive, barriers):
     built = build_kernel(_kernel("warps", n, exhaustive, binary_op="sum"), (I32, I32))
     members = 128 // 32 // n * n * 32
-    if n > 1:
-        assert f"cuda_coop::sync_named<1, {members}>();" in built.cpp_source  # bar.sync 1, members
+    # include/cuda_coop/block/block_warps_reduce.cuh: bar.sync 1, members
+    assert f"cuda_coop::BlockWarpsReduce<int, {n}, {members}, 128, 1, 1>" in built.cpp_source
     assert built.sass().count("BAR.SYNC") == barriers  # the last call keeps no reuse barrier
     assert "sync_block" not in built.cpp_source.split("cuda_coop_reduce")[-1]
 
@@ -62,9 +62,12 @@ def test_groups_of_warps_keep_the_reuse_barrier_before_another_call():
 
 
 def test_cluster_reads_distributed_shared_memory():
-    src = build_kernel(_kernel("cluster", binary_op="sum"), (I32, I32)).cpp_source
-    assert "mapa.shared::cluster.u32" in src and "ld.shared::cluster.u32" in src
-    assert src.count("cuda_coop::sync_cluster_release_acquire();") == 2
+    built = build_kernel(_kernel("cluster", binary_op="sum"), (I32, I32))
+    # include/cuda_coop/block/block_cluster_reduce.cuh, read in 32-bit words
+    assert "cuda_coop::BlockClusterReduce<int, true, 4, 128, 1, 1>" in built.cpp_source
+    sass = built.sass()
+    assert sass.count("UCGABAR_WAIT") == 2  # partials in; no block leaves while others read
+    assert "SR_SWINHI" in sass  # the cluster's shared window, which mapa addresses
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.float32, np.float64, np.uint64])

@@ -8,6 +8,7 @@ from numba_cuda_mlir import cuda
 
 import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
+from cuda.coop._semantics.common import c_type
 
 from compile_helpers import build_kernel, expect_compile_error
 
@@ -54,29 +55,29 @@ def _bulk_args(value=np.int32, length=np.int32, offset=0):
 @pytest.mark.parametrize("value", VALUE_DTYPES)
 def test_window_builds_for_every_value_dtype(value):
     src = build_kernel(_window_kernel(), _window_args(value)).cpp_source
-    assert "cub::BlockRunLengthDecode<" in src and "RunLengthDecode(decoded, relative, from)" in src
+    assert "cuda_coop::BlockRunLengthDecode<" in src and "table.RunLengthDecode(output, window_offset);" in src
 
 
 @pytest.mark.parametrize("length", LENGTH_DTYPES)
 def test_bulk_builds_for_every_length_dtype(length):
     src = build_kernel(_bulk_kernel(), _bulk_args(np.float64, length)).cpp_source
-    wide, signed = np.dtype(length).itemsize == 8, np.dtype(length).kind == "i"
-    assert ("length < 0" in src) == signed  # only signed lengths can be negative
-    assert ("(unsigned long long)length > 0xffffffffull" in src) == wide  # only 64-bit lengths exceed uint32 alone
-    assert "__trap();  // SPEC 10.2: the destination is too short" in src
+    # the length type picks the stream checks (include/cuda_coop/block/block_run_length_decode.cuh): only signed
+    # lengths can be negative, only 64-bit lengths exceed uint32 alone
+    assert f"cuda_coop::BlockRunLengthDecode<double, {c_type(np.dtype(length).name)}, unsigned int, 128, 2, 4>" in src
+    assert "table.RunLengthDecodeInto(destination, capacity, destination_offset);" in src
 
 
 @pytest.mark.parametrize("r, d", [(1, 1), (4, 3), (8, 16)])
 def test_runs_and_decoded_items_per_thread(r, d):
     built = build_kernel(_window_kernel(r, d), (np.zeros(2048, np.int32), np.zeros(2048, np.int32),
                                                 np.zeros(4096, np.int32), 0))
-    assert f"cub::BlockRunLengthDecode<int, 128, {r}, {d}, unsigned int>" in built.cpp_source
+    assert f"cuda_coop::BlockRunLengthDecode<int, int, unsigned int, 128, {r}, {d}>" in built.cpp_source
 
 
 def test_table_costs_one_barrier_less_than_cubs_lengths_constructor():
     """The scan storage sits beside the table (no union): scan, table barrier, reuse barrier."""
     built = build_kernel(_bulk_kernel(), _bulk_args())
-    assert "last_run_empty" in built.cpp_source
+    assert "cuda_coop::BlockRunLengthDecode<" in built.cpp_source
     assert built.sass().count("BAR.SYNC") <= 4
 
 
@@ -309,7 +310,7 @@ def _qualified_window_args(offset_dtype=np.uint32):
 def test_qualified_window_with_total_and_relative_offsets(offset_dtype):
     built = build_kernel(_qualified_window(offset_dtype), _qualified_window_args(offset_dtype or np.uint32))
     c = "unsigned long long" if offset_dtype is np.uint64 else "unsigned int"
-    assert f"cub::BlockRunLengthDecode<int, 128, 2, 4, {c}>" in built.cpp_source
+    assert f"cuda_coop::BlockRunLengthDecode<int, int, {c}, 128, 2, 4>" in built.cpp_source
     assert f"{c}* total_decoded_size" in built.cpp_source and f"{c}* relative_offsets" in built.cpp_source
 
 
@@ -328,7 +329,8 @@ def test_qualified_bulk_with_relative_destination_returns_uint64():
     built = build_kernel(kernel, (np.zeros(512, np.int32), np.zeros(512, np.int64), np.zeros(4096, np.int32),
                                   np.zeros(4096, np.uint64), np.zeros(128, np.uint64)))
     assert 'extern "C" __device__ unsigned long long' in built.cpp_source
-    assert "relative_offsets_destination is too short" in built.cpp_source
+    assert ("RunLengthDecodeInto(destination, capacity, relative_destination, relative_capacity, destination_offset)"
+            in built.cpp_source)
 
 
 @pytest.mark.parametrize("kwargs, cls, fragment", [

@@ -49,7 +49,7 @@ def test_reduce_batched_kernels_build(width, op, dtype):
 def test_group_query_kernels_build(grid, block, cluster):
     kernel = cute_coop.compile_kernel(fk.queries_launch, _tensor(fk.query_rows(grid, block) * fk.COLUMNS, "int64"),
                                       grid, block, cluster)
-    assert "%%cluster_ctarank" in kernel.cpp_source
+    assert "cuda_coop::cluster_position(cta, ncta, clu, nclu);" in kernel.cpp_source
     _inlined(kernel)
 
 

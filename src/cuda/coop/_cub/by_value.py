@@ -48,7 +48,7 @@ def adapt(provider: Provider, payloads: tuple[PayloadParam, ...], result_dtype: 
         lines += [f"struct {symbol}_i{n} {{ {c_type(payload.dtype)} v[{payload.items}]; }};"]
         params.append(CParam(param.abi, f"{symbol}_i{n}", param.name, param.dtype))
         args.append(f"r.a{n}")
-        copies.append(f"  for (int k = 0; k < {payload.items}; ++k) r.a{n}[k] = {param.name}.v[k];")
+        copies.append(f"  cuda_coop::copy_items(r.a{n}, {param.name}.v);")
     spaces = [f"  __builtin_assume(__isGlobal({provider.params[index].name}));" for index in global_params]
     if provider.scratch_type is not None:
         spaces += [f"  __builtin_assume(__isShared({param.name}));" for param in provider.params
@@ -57,5 +57,6 @@ def adapt(provider: Provider, payloads: tuple[PayloadParam, ...], result_dtype: 
     lines += [f'extern "C" __device__ {symbol}_r {symbol}({", ".join(p.declaration for p in params)}) {{',
               *spaces, f"  {symbol}_r r;", *copies, f"  {'r.ret = ' if result_dtype is not None else ''}{call}",
               "  return r;", "}"]
-    return Provider(symbol, provider.headers, provider.body + "\n" + "\n".join(lines), provider.scratch_type,
+    headers = provider.headers + (("cuda_coop/util_items.cuh",) if copies else ())
+    return Provider(symbol, headers, provider.body + "\n" + "\n".join(lines), provider.scratch_type,
                     provider.family, provider.template, provider.scratch_template, tuple(params))

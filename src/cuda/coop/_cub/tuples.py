@@ -82,9 +82,9 @@ def split_entry(provider: Provider, dtype: str, extents: dict[str, int], outputs
             for j, d in enumerate(dtypes):
                 params.append(CParam("ptr", f"{c_type(d)}*", f"{param.name}{j}", d))
                 if param.name in outputs:
-                    after.append(f"  for (int e = 0; e < {count}; ++e) {param.name}{j}[e] = {param.name}_t[e].f{j};")
+                    after.append(f"  cuda_coop::scatter_field({param.name}{j}, {param.name}_t, &{t}::f{j});")
                 else:
-                    before.append(f"  for (int e = 0; e < {count}; ++e) {param.name}_t[e].f{j} = {param.name}{j}[e];")
+                    before.append(f"  cuda_coop::gather_field({param.name}_t, &{t}::f{j}, {param.name}{j});")
             args.append(f"{param.name}_t")
         elif param.c_type == t:
             for j, d in enumerate(dtypes):
@@ -105,4 +105,5 @@ def split_entry(provider: Provider, dtype: str, extents: dict[str, int], outputs
         before.append(f"  {call};")
     body = inner + (f'extern "C" __device__ void @SYM@({c_signature(params)}) {{\n' + "\n".join(before + after)
                     + "\n}\n")
-    return Provider.make(provider.family, provider.headers, body, provider.scratch_template, params)
+    return Provider.make(provider.family, (*provider.headers, "cuda_coop/util_items.cuh"), body,
+                         provider.scratch_template, params)

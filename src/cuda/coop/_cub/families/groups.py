@@ -5,6 +5,7 @@ from ..._semantics.common import BLOCK, CLUSTER, LOGICAL_WARP, THREAD, WARP, WAR
 from ..._semantics.groups import QuerySpec
 from ..provider import Provider
 
+_HEADERS = ("cuda_coop/util_cluster.cuh",)
 # Per-thread facts every formula below is written in (64-bit where grid-sized).
 _FACTS = """\
   const unsigned long long T = {T}ull;
@@ -15,21 +16,7 @@ _FACTS = """\
   const unsigned long long nblk = (unsigned long long)gridDim.x * gridDim.y * gridDim.z;
   unsigned cta = 0, ncta = 1;
   unsigned long long clu = blk, nclu = nblk;
-#if __CUDA_ARCH__ >= 900
-  // A cluster's index comes from the cluster-id registers: dividing the block index by the
-  // cluster size is wrong for clusters with a y or z extent above 1.
-  unsigned cx, cy, cz, ncx, ncy, ncz;
-  asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(cta));
-  asm("mov.u32 %0, %%cluster_nctarank;" : "=r"(ncta));
-  asm("mov.u32 %0, %%clusterid.x;" : "=r"(cx));
-  asm("mov.u32 %0, %%clusterid.y;" : "=r"(cy));
-  asm("mov.u32 %0, %%clusterid.z;" : "=r"(cz));
-  asm("mov.u32 %0, %%nclusterid.x;" : "=r"(ncx));
-  asm("mov.u32 %0, %%nclusterid.y;" : "=r"(ncy));
-  asm("mov.u32 %0, %%nclusterid.z;" : "=r"(ncz));
-  clu = cx + (unsigned long long)ncx * (cy + (unsigned long long)ncy * cz);
-  nclu = (unsigned long long)ncx * ncy * ncz;
-#endif
+  cuda_coop::cluster_position(cta, ncta, clu, nclu);
 """
 
 
@@ -79,7 +66,7 @@ def emit(spec: QuerySpec) -> Provider:
         else:  # thread
             stmt = ""
         body = f'extern "C" __device__ void @SYM@() {{\n{facts}  {stmt}\n}}\n'
-        return Provider.make("sync", (), body, None)
+        return Provider.make("sync", _HEADERS, body, None)
     out = c_type(spec.dtype or "uint32")
     if spec.method == "is_member":
         if g.kind == LOGICAL_WARP and not g.exhaustive:
@@ -92,4 +79,4 @@ def emit(spec: QuerySpec) -> Provider:
         rank, count = _rank_count(spec)
         expr = rank if spec.method.startswith("rank") else count
     body = f'extern "C" __device__ {out} @SYM@() {{\n{facts}  return ({out})({expr});\n}}\n'
-    return Provider.make("query", (), body, None)
+    return Provider.make("query", _HEADERS, body, None)

@@ -56,7 +56,8 @@ def emit(spec: LoadStoreSpec) -> Provider:
         source = "{value}" if spec.scalar_value else ""
         lines.append(f"  {t} copy[{k}]{' = ' + source if source else ''};")
         if not spec.scalar_value:
-            lines.append(f"  for (int i = 0; i < {k}; ++i) copy[i] = items[i];")
+            lines.append("  cuda_coop::copy_items(copy, items);")
+            headers += ("cuda_coop/util_items.cuh",)
         if is_block and spec.algorithm == "vectorize" and not spec.has_valid_items:  # a vector store under clang
             lines.append(f"  cuda_coop::block_store_vectorized<{bx}, {by}, {bz}>(algo, array + offset, copy);")
             headers += ("cuda_coop/block/block_store_vectorized.cuh",)
@@ -86,7 +87,7 @@ def _params(spec: LoadStoreSpec, t: str) -> list[CParam]:
 
 def _emit_rolled(spec: LoadStoreSpec) -> Provider:
     """A large payload (``spec.rolled``): one loop over the thread's items, blocked (``direct``) or striped, with
-    CUB's partial-tile rules (a guarded load without oob_default leaves the slots beyond valid_items alone)."""
+    CUB's partial-tile rules (``cuda_coop::load_rolled`` / ``store_rolled``, include/cuda_coop/block)."""
     t, k = c_type(spec.dtype), spec.items_per_thread
     bx, by, bz = spec.block
     lines = [f"  const unsigned rank = cuda_coop::linear_rank<{bx}, {by}, {bz}>();"]
@@ -96,17 +97,13 @@ def _emit_rolled(spec: LoadStoreSpec) -> Provider:
         width = spec.group.size
         lines += [f"  array += (long long)cuda_coop::group_instance<{width}>(rank) * {spec.tile_items};",
                   f"  const long long lane = (rank % 32u) % {width}u;"]
-    at = f"i * {spec.group.size}LL + lane" if spec.algorithm == "striped" else f"lane * {k}LL + i"
     if spec.has_valid_items:
         lines.append(f"  cuda_coop::check_range(valid_items, 0, {spec.tile_items});")
-    guard = "if (at < valid_items) " if spec.has_valid_items else ""
-    params = _params(spec, t)
-    if spec.op == "load":
-        step = ("items[i] = at < valid_items ? array[at] : oob_default;" if spec.has_oob_default
-                else f"{guard}items[i] = array[at];")
-    else:
-        step = f"{guard}array[at] = items[i];"
-    lines += ["  array += offset;", "#pragma unroll 4", f"  for (int i = 0; i < {k}; ++i) {{",
-              f"    const long long at = {at};", f"    {step}", "  }"]
-    body = f'extern "C" __device__ void @SYM@({c_signature(params)}) {{\n' + "\n".join(lines) + "\n}\n"
-    return Provider.make(spec.op, (), body, None, params)
+    lines.append("  array += offset;")
+    args = "lane, array, items"
+    if spec.has_valid_items:
+        args += ", valid_items" + (", oob_default" if spec.op == "load" and spec.has_oob_default else "")
+    striped = str(spec.algorithm == "striped").lower()
+    lines.append(f"  cuda_coop::{spec.op}_rolled<{k}, {spec.group.size}, {striped}>({args});")
+    body = f'extern "C" __device__ void @SYM@({c_signature(_params(spec, t))}) {{\n' + "\n".join(lines) + "\n}\n"
+    return Provider.make(spec.op, ("cuda_coop/block/block_load_store_rolled.cuh",), body, None, _params(spec, t))

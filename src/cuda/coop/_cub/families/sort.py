@@ -68,14 +68,13 @@ def _topk(spec: SortSpec, t: str, algo: str, operands: str) -> _Parts:
     """Top-k as documented (docs: operations/topk, "Groups, dtypes and limits"): a stable radix sort of the 1-D
     block's tile in which the keys past ``valid_items`` are replaced by the key that sorts last; the first
     min(k, valid_items) positions are the answer."""
-    tile, k = spec.tile_items, spec.items_per_thread
+    tile = spec.tile_items
     unsigned = _UNSIGNED[itemsize(spec.key_dtype)]
     sort = [f"  cuda_coop::check_range(k, 0, {tile});"]
     if spec.has_valid_items:
         sort += [f"  cuda_coop::check_range(valid_items, 0, {tile});",
                  f"  const {t} padding = ::cuda::std::bit_cast<{t}>(({unsigned}){spec.padding_bits:#x}ull);",
-                 f"  for (int i = 0; i < {k}; ++i)",
-                 f"    if ((long long)threadIdx.x * {k} + i >= valid_items) out[i] = padding;"]
+                 "  cuda_coop::pad_blocked(out, threadIdx.x, valid_items, padding);"]
     method = "SortDescending" if spec.descending else "Sort"
     sort.append(f"  algo.{method}({operands});")
     return _Parts(algo, ("cub/block/block_radix_sort.cuh", "cuda/std/bit"), _longs("k", "valid_items"), sort)
@@ -90,14 +89,14 @@ def emit_rank(spec: RankSpec) -> Provider:
     bx, by, bz = spec.block
     t, k = c_type(spec.key_dtype), spec.items_per_thread
     unsigned = _UNSIGNED[itemsize(spec.key_dtype)]
-    flip = f" ^ (({unsigned})1 << {spec.key_bits - 1})" if spec.key_dtype.startswith("int") else ""
+    signed = str(spec.key_dtype.startswith("int")).lower()
     algo = (f"cub::BlockRadixRank<{bx}, {spec.radix_bits}, {str(spec.descending).lower()}, true, "
             f"cub::BLOCK_SCAN_WARP_SCANS, cudaSharedMemBankSizeFourByte, {by}, {bz}>")
     lines = [
         f"  using Algo = {algo};",
         "  Algo algo(*reinterpret_cast<typename Algo::TempStorage*>(scratch));",
         f"  {unsigned} bits[{k}];",
-        f"  for (int i = 0; i < {k}; ++i) bits[i] = ::cuda::std::bit_cast<{unsigned}>(keys[i]){flip};",
+        f"  cuda_coop::ordered_bits<{unsigned}, {signed}>(keys, bits);",
         f"  int (&ranks)[{k}] = *reinterpret_cast<int (*)[{k}]>(output);",
     ]
     extractor = f"cub::BFEDigitExtractor<{unsigned}>({spec.begin_bit}, {spec.radix_bits})"
@@ -121,7 +120,7 @@ def emit_rank(spec: RankSpec) -> Provider:
         lines.append(reuse_barrier(None))
     params += SCRATCH_PARAMS
     body = f'extern "C" __device__ void @SYM@({c_signature(params)}) ' + "{\n" + "\n".join(lines) + "\n}\n"
-    headers = ("cub/block/block_radix_rank.cuh", "cub/block/radix_rank_sort_operations.cuh", "cuda/std/bit")
+    headers = ("cub/block/block_radix_rank.cuh", "cub/block/radix_rank_sort_operations.cuh", "cuda_coop/util_radix.cuh")
     return Provider.make("radix_rank", headers, body, f"typename {algo}::TempStorage", params)
 
 
@@ -131,13 +130,12 @@ def emit(spec: SortSpec) -> Provider:
     v = c_type(spec.value_dtype) if spec.value_dtype is not None else "cub::NullType"
     parts = (_merge if spec.op == "merge_sort" else _radix)(spec, t, v, "out, out_values" if pairs else "out")
     # CUB sorts in place; the results are fresh payloads and the inputs stay unchanged.
-    copies = [f"  {t} (&out)[{k}] = *reinterpret_cast<{t} (*)[{k}]>(output);",
-              f"  for (int i = 0; i < {k}; ++i) out[i] = keys[i];"]
+    copies = [f"  {t} (&out)[{k}] = *reinterpret_cast<{t} (*)[{k}]>(output);", "  cuda_coop::copy_items(out, keys);"]
     inputs = [CParam("ptr", f"const {t}*", "keys")]
     outputs = [CParam("ptr", f"{t}*", "output")]
     if pairs:
         copies += [f"  {v} (&out_values)[{k}] = *reinterpret_cast<{v} (*)[{k}]>(output_values);",
-                   f"  for (int i = 0; i < {k}; ++i) out_values[i] = values[i];"]
+                   "  cuda_coop::copy_items(out_values, values);"]
         inputs.append(CParam("ptr", f"const {v}*", "values"))
         outputs.append(CParam("ptr", f"{v}*", "output_values"))
     lines = [f"  using Algo = {parts.algo};", *parts.prologue,
@@ -147,7 +145,8 @@ def emit(spec: SortSpec) -> Provider:
         lines.append(reuse_barrier(None if spec.group.kind == BLOCK else spec.group.size, rank))
     params = [*inputs, *outputs, *parts.params, *SCRATCH_PARAMS]
     body = parts.decl + f'extern "C" __device__ void @SYM@({c_signature(params)}) {{\n' + "\n".join(lines) + "\n}\n"
-    return Provider.make(spec.op, parts.headers, body, f"typename {parts.algo}::TempStorage", params)
+    return Provider.make(spec.op, (*parts.headers, "cuda_coop/util_items.cuh"), body,
+                         f"typename {parts.algo}::TempStorage", params)
 
 
 def _scalar_entry(provider: Provider, result: str, params: list[CParam], body: str,
