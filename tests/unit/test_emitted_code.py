@@ -53,3 +53,24 @@ def test_header_contents_are_in_the_code_digest(tmp_path):
     digest = toolchain.tree_digest(tmp_path, suffixes=toolchain.CODE_SUFFIXES)
     header.write_text("#pragma twice\n")  # same size, other content
     assert toolchain.tree_digest(tmp_path, suffixes=toolchain.CODE_SUFFIXES) != digest
+
+
+# A warp shuffle (or a helper that shuffles, named Mirror/Shuffle*) after the '?' of a conditional expression: the
+# lanes that take the other side skip it, and the lanes that run it read lanes that did not (undefined values).
+SHUFFLE_UNDER_CONDITION = re.compile(r"\?[^;:]*\b(?:cub::Shuffle\w*|Mirror|__shfl\w*)\s*(?:<[^>]*>)?\(|"
+                                     r"\?[^;]*:[^;]*\b(?:cub::Shuffle\w*|Mirror|__shfl\w*)\s*(?:<[^>]*>)?\(")
+
+
+def test_headers_shuffle_in_every_lane():
+    """Every shuffle of our headers runs in all the lanes it names: none sits on one side of a ``?:``."""
+    offenders = [f"{path.relative_to(CUB).as_posix()}:{number}: {line.strip()}"
+                 for path in sorted((CUB / "include").rglob("*.cuh"))
+                 for number, line in enumerate(path.read_text().splitlines(), 1)
+                 if SHUFFLE_UNDER_CONDITION.search(line.split("//")[0])]
+    assert not offenders, offenders
+
+
+def test_the_shuffle_check_catches_a_conditional_shuffle():
+    assert SHUFFLE_UNDER_CONDITION.search("out = tail ? initial_value : op(Mirror(r).v, initial_value);")
+    assert SHUFFLE_UNDER_CONDITION.search("x = c ? cub::ShuffleIndex<32>(v, 0, mask) : v;")
+    assert not SHUFFLE_UNDER_CONDITION.search("const int n = cub::ShuffleDown<W>(head != 0 ? 1 : 0, 1, W - 1, mask);")

@@ -114,7 +114,8 @@ class WarpSegmentedReverseScan {
     Pair r;
     detail::scan_pairs<false>(Scan(unused), Mirror(Pair{tail, in}), r,
                               segment_op<swapped_op<Op>>{swap_operands(op)}, aggregate...);
-    out = tail ? initial_value : op(Mirror(r).v, initial_value);
+    const Pair back = Mirror(r);  // every lane shuffles: a shuffle under the branch below would read lanes that skip it
+    out = tail ? initial_value : op(back.v, initial_value);
   }
 };
 
