@@ -98,7 +98,7 @@ class Ours:
             b[key][:batch].copy_(params[key])
         v, seed, offset = cutlass.Int64(vocab), cutlass.Uint64(SEED), cutlass.Uint64(OFFSET)
         compile_ = __import__("cutlass.cute", fromlist=["compile"]).compile
-        slices, length = k.slice_plan(batch, vocab)
+        slices, length = (k.slice_plan if name == "softmax" else k.select_plan)(batch, vocab)
         sliced = {"softmax", "top_k_mask_logits", "top_k_renorm_probs", "top_p_renorm_probs"}
         if name in sliced and slices > 1:  # small batches: launches over row slices (as sampling_numba's wrappers)
             n, temperature, blocks = cutlass.Int64(length), cutlass.Float32(1.0), cutlass.Int32(batch * slices)

@@ -76,7 +76,9 @@ def sliced_launches(logits, probs, top_k, top_p):
     (slices per row, {name: (steps, output array, oracle)}), ``steps`` a list of (name, launcher, host arguments,
     blocks) launched in order on shared arrays. Softmax: each slice's (max, sum) pair into ``partials``, then the
     merge and the write. Top-k and top-p: one launch per radix digit (each block writes its slice's counts or
-    masses), then the mask, or the slices' kept masses and the renormalisation."""
+    masses), then the mask, or the slices' kept masses and the renormalisation; here on ``slice_plan``'s slices
+    whatever the row length, so that the script checks them (``select_plan``, which the benchmark and numba's host
+    wrappers follow, keeps rows under 65536 items whole)."""
     batch, vocab = logits.shape
     slices, length = kernels.slice_plan(batch, vocab)
     v, n, t, blocks = np.int64(vocab), np.int64(length), np.float32(1), batch * slices

@@ -130,11 +130,12 @@ def sliced(batch: int, vocab: int) -> None:
     except Exception as exc:  # no driver or no GPU on this machine
         print(f"  could not launch on a GPU here ({type(exc).__name__}: {str(exc).splitlines()[0][:100]})")
         return
-    plan = kernels.slice_plan(batch, vocab)[0]
+    plans = {"softmax": kernels.slice_plan(batch, vocab)[0], "select": kernels.select_plan(batch, vocab)[0]}
     for name, result, want in [("softmax", got[0], ref.softmax(logits)),
                                ("top_k_mask_logits", got[1], ref.top_k_mask_logits(logits, top_k)),
                                ("top_k_renorm_probs", got[2], ref.renorm(probs, ref.top_k_keep(probs, top_k))),
                                ("top_p_renorm_probs", got[3], ref.renorm(probs, ref.top_p_keep(probs, top_p)))]:
+        plan = plans["softmax" if name == "softmax" else "select"]
         print(f"OK: {name} in {plan} slice(s) per row: {check(name, result, want)}")
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from numba_cuda_mlir import cuda  # noqa: I001  (the compiler first, then cuda.c
 import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from sampling_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with sampling_cute.py)
-    BINS, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS, TILE, VEC, WIDE, WIDE_TILE, slice_plan,
+    BINS, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS, TILE, VEC, WIDE, WIDE_TILE, select_plan, slice_plan,
 )
 
 FIXED_ONE = np.float32(2.0**40)  # top-p masses in fixed point: 2^40 units per unit of probability
@@ -756,7 +756,7 @@ def top_k_mask_logits(bits, out_bits, top_k, counts=None):
     row slices for small batches (``counts``: an int32 device array of batch x 4 x slices x BINS, allocated here
     when not given; no zeroing needed: every pass writes all its counts)."""
     batch, vocab = bits.shape
-    slices, length = slice_plan(batch, vocab)
+    slices, length = select_plan(batch, vocab)
     flat, dst, v = bits.reshape(-1), out_bits.reshape(-1), np.int64(vocab)
     if slices == 1:
         top_k_mask_logits_kernel[batch, THREADS](flat, dst, v, top_k)
@@ -772,7 +772,7 @@ def top_k_renorm_probs(probs, bits, out, top_k, counts=None, partials=None, pivo
     one launch, or six over row slices for small batches (``counts`` as ``top_k_mask_logits``; ``partials``: float32,
     batch x slices; ``pivots``: float32, batch)."""
     batch, vocab = probs.shape
-    slices, length = slice_plan(batch, vocab)
+    slices, length = select_plan(batch, vocab)
     flat, words, dst, v, n = probs.reshape(-1), bits.reshape(-1), out.reshape(-1), np.int64(vocab), np.int64(length)
     if slices == 1:
         top_k_renorm_probs_kernel[batch, THREADS](flat, words, dst, v, top_k)
@@ -791,7 +791,7 @@ def top_p_renorm_probs(probs, bits, out, top_p, masses=None, partials=None, pivo
     one launch, or six over row slices for small batches (``masses``: int64, batch x 4 x slices x BINS; no zeroing
     needed; ``partials``: float32, batch x slices; ``pivots``: float32, batch)."""
     batch, vocab = probs.shape
-    slices, length = slice_plan(batch, vocab)
+    slices, length = select_plan(batch, vocab)
     flat, words, dst, v, n = probs.reshape(-1), bits.reshape(-1), out.reshape(-1), np.int64(vocab), np.int64(length)
     if slices == 1:
         top_p_renorm_probs_kernel[batch, THREADS](flat, words, dst, v, top_p)

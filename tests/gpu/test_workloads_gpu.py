@@ -113,12 +113,13 @@ def test_softmax_host_wrapper_slices_small_batches(batch, vocab):
     assert kernels.slice_plan(batch, vocab)[0] == min(max(1, 132 // batch), max(1, vocab // 4096))
 
 
-@pytest.mark.parametrize("batch, vocab, distribution", [(1, 128256, "normal"), (6, 50001, "ties"),
-                                                        (6, 32000, "gumbel"), (200, 4096, "normal")])
+@pytest.mark.parametrize("batch, vocab, distribution", [(1, 128256, "normal"), (6, 70001, "ties"),
+                                                        (6, 100000, "gumbel"), (6, 32000, "gumbel"),
+                                                        (200, 4096, "normal")])
 def test_top_k_host_wrappers_slice_small_batches(batch, vocab, distribution):
-    """``sampling_numba.top_k_mask_logits`` and ``top_k_renorm_probs`` split rows into slices for small batches (a
-    launch per radix digit, each block writing its slice's counts) and use one block per row otherwise: both match
-    the oracles, with k at and past its edges."""
+    """``sampling_numba.top_k_mask_logits`` and ``top_k_renorm_probs`` split rows of 65536 items or more into slices
+    for small batches (a launch per radix digit, each block writing its slice's counts) and use one block per row
+    otherwise: both match the oracles, with k at and past its edges."""
     logits, probs = rows(batch, vocab, distribution)
     edges = np.array([50, 1, 0, -1, vocab, vocab - 1], np.int32)
     top_k = edges[:batch] if batch <= edges.size else rng.integers(-2, vocab + 2, batch).astype(np.int32)
@@ -130,10 +131,10 @@ def test_top_k_host_wrappers_slice_small_batches(batch, vocab, distribution):
     device_probs = cuda.to_device(probs)
     kernels.top_k_renorm_probs(device_probs, device_probs.view(np.uint32), renormed, k_device)
     llm_sampling.check("top_k_renorm_probs", renormed.copy_to_host(), ref.renorm(probs, ref.top_k_keep(probs, top_k)))
-    assert (kernels.slice_plan(batch, vocab)[0] > 1) == (batch < 66)
+    assert (kernels.select_plan(batch, vocab)[0] > 1) == (batch < 66 and vocab >= 65536)
 
 
-@pytest.mark.parametrize("batch, vocab, distribution", [(1, 256000, "gumbel"), (6, 50001, "ties"),
+@pytest.mark.parametrize("batch, vocab, distribution", [(1, 256000, "gumbel"), (6, 70001, "ties"),
                                                         (6, 32000, "normal"), (200, 4096, "normal")])
 def test_top_p_host_wrapper_slices_small_batches(batch, vocab, distribution):
     """``sampling_numba.top_p_renorm_probs`` splits rows into slices for small batches (a launch per radix digit,
