@@ -771,35 +771,33 @@ def top_k_renorm_probs(probs, bits, out, top_k, counts=None, partials=None, pivo
     """Launch the top-k renormalisation of a (batch, vocab) device array (``bits``: its uint32 view) into ``out``:
     one launch, or six over row slices for small batches (``counts`` as ``top_k_mask_logits``; ``partials``: float32,
     batch x slices; ``pivots``: float32, batch)."""
-    batch, vocab = probs.shape
-    slices, length = select_plan(batch, vocab)
-    flat, words, dst, v, n = probs.reshape(-1), bits.reshape(-1), out.reshape(-1), np.int64(vocab), np.int64(length)
-    if slices == 1:
-        top_k_renorm_probs_kernel[batch, THREADS](flat, words, dst, v, top_k)
-        return
-    counts = cuda.device_array(batch * 4 * slices * BINS, np.int32) if counts is None else counts
-    partials = cuda.device_array(batch * slices, np.float32) if partials is None else partials
-    pivots = cuda.device_array(batch, np.float32) if pivots is None else pivots
-    for digit in range(4):
-        top_k_slice_counts_kernel[batch * slices, THREADS](words, counts, v, n, top_k, np.int32(digit))
-    top_k_slice_mass_kernel[batch * slices, THREADS](flat, counts, pivots, partials, v, n, top_k)
-    renorm_slices_kernel[batch * slices, THREADS](flat, pivots, partials, dst, v, n)
+    renormalise_rows(probs, bits, out, top_k, counts, partials, pivots,
+                     kernels=(top_k_renorm_probs_kernel, top_k_slice_counts_kernel, top_k_slice_mass_kernel))
 
 
 def top_p_renorm_probs(probs, bits, out, top_p, masses=None, partials=None, pivots=None):
     """Launch the top-p renormalisation of a (batch, vocab) device array (``bits``: its uint32 view) into ``out``:
     one launch, or six over row slices for small batches (``masses``: int64, batch x 4 x slices x BINS; no zeroing
     needed; ``partials``: float32, batch x slices; ``pivots``: float32, batch)."""
+    renormalise_rows(probs, bits, out, top_p, masses, partials, pivots,
+                     kernels=(top_p_renorm_probs_kernel, top_p_slice_masses_kernel, top_p_slice_mass_kernel))
+
+
+def renormalise_rows(probs, bits, out, parameter, bins, partials, pivots, kernels):
+    """Top-k's or top-p's renormalisation: ``kernels`` = (one block per row, one radix digit over slices, the slices'
+    kept masses and pivots); the digit kernel's bins are int32 counts (top-k) or int64 masses (top-p)."""
+    one_block, digit_pass, slice_mass = kernels
     batch, vocab = probs.shape
     slices, length = select_plan(batch, vocab)
     flat, words, dst, v, n = probs.reshape(-1), bits.reshape(-1), out.reshape(-1), np.int64(vocab), np.int64(length)
     if slices == 1:
-        top_p_renorm_probs_kernel[batch, THREADS](flat, words, dst, v, top_p)
+        one_block[batch, THREADS](flat, words, dst, v, parameter)
         return
-    masses = cuda.device_array(batch * 4 * slices * BINS, np.int64) if masses is None else masses
+    bins_dtype = np.int32 if digit_pass is top_k_slice_counts_kernel else np.int64
+    bins = cuda.device_array(batch * 4 * slices * BINS, bins_dtype) if bins is None else bins
     partials = cuda.device_array(batch * slices, np.float32) if partials is None else partials
     pivots = cuda.device_array(batch, np.float32) if pivots is None else pivots
     for digit in range(4):
-        top_p_slice_masses_kernel[batch * slices, THREADS](words, masses, v, n, top_p, np.int32(digit))
-    top_p_slice_mass_kernel[batch * slices, THREADS](flat, masses, pivots, partials, v, n, top_p)
+        digit_pass[batch * slices, THREADS](words, bins, v, n, parameter, np.int32(digit))
+    slice_mass[batch * slices, THREADS](flat, bins, pivots, partials, v, n, parameter)
     renorm_slices_kernel[batch * slices, THREADS](flat, pivots, partials, dst, v, n)
