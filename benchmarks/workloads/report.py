@@ -16,6 +16,7 @@ from pathlib import Path
 FUNCTIONS = ("softmax", "top_k_mask_logits", "top_k_renorm_probs", "top_p_renorm_probs", "sampling_from_probs",
              "min_p_sampling_from_probs", "top_k_top_p_sampling_from_probs")
 BACKENDS = ("numba", "cute")
+SPIN_MS, INNER = 2.0, 5  # common.time_launches's spin and the launches per timed batch (sampling.run)
 
 
 def load(paths: list[str]) -> tuple[dict, list[dict]]:
@@ -63,6 +64,11 @@ def markdown(environment: dict, records: list[dict]) -> str:
         lines.append(f"| {row['function']} | {row['backend']} | {row['warm']:.2f}x | {row['cold']:.2f}x | "
                      f"{row['worst']:.2f}x ({row['worst_at'][0]}, {row['worst_at'][1]}) | "
                      f"{row['torch_small']:.2f}x / {row['torch_small_min']:.2f}x | {row['verified']}/{row['rows']} |")
+    bound = [f"{r['function']} V={r['vocab']} B={r['batch']} {r['distribution']} {b}"
+             for r in records for b in BACKENDS if b in r["times_ms"] and host_bound(r["times_ms"][b])]
+    if bound:
+        lines += ["", "Rows whose host enqueue cost per call exceeds the spin that hides it (their warm time is the "
+                      f"host's): {len(bound)}: " + "; ".join(bound[:20])]
     lines += ["", "Every row, normal logits, warm L2 (microseconds; in brackets FlashInfer's time over ours):", "",
               "| function | vocab | batch | FlashInfer | numba | CuTe | torch |", "|---|---|---|---|---|---|---|"]
     for r in sorted((r for r in records if r["distribution"] == "normal"),
@@ -73,6 +79,14 @@ def markdown(environment: dict, records: list[dict]) -> str:
         lines.append(f"| {r['function']} | {r['vocab']} | {r['batch']} | {fi * 1e3:.1f} | {ours} | "
                      f"{t['torch']['warm'] * 1e3:.1f} |")
     return "\n".join(lines) + "\n"
+
+
+def host_bound(times: dict) -> bool:
+    """Whether a warm timing measured the host: ``time_launches`` hides INNER launches' enqueue cost behind a SPIN_MS
+    spin kernel, so a call whose enqueue takes longer than SPIN_MS / INNER plus its GPU time starves the GPU. Records
+    before host_us was kept cannot say."""
+    host_ms = times.get("host_us", 0.0) / 1e3
+    return host_ms > SPIN_MS / INNER + times["warm"]
 
 
 def chart(records: list[dict], path: Path, vocab: int = 128256) -> bool:

@@ -359,7 +359,8 @@ def run(backends: tuple[str, ...], functions=FUNCTIONS, vocabs=VOCABS, batches=B
                     for impl_name, fn in fns.items():
                         warm = time_launches(fn, warmup=2, reps=reps, inner=5)
                         row["times_ms"][impl_name] = {"warm": float(np.median(warm.batches_ms)),
-                                                      "cold": _cold_ms(fn, reps)}
+                                                      "cold": _cold_ms(fn, reps),
+                                                      "host_us": warm.host_us}  # enqueue cost of one call
                     records.append(row)
                     log(_line(row))
                     checkpoint(records)
