@@ -115,3 +115,26 @@ def test_first_result_runs_the_readme_example_and_checks_its_output():
     assert text.index(example) < text.index("np.array_equal(out, x)")
     with pytest.raises(ValueError, match="no longer defines"):
         first_result.script("y = 1\n")
+
+
+def _sampling_record(function, vocab, batch, ours_ms, flashinfer_ms, host_us=10.0):
+    times = {"flashinfer": {"warm": flashinfer_ms, "cold": flashinfer_ms},
+             "torch": {"warm": 4 * flashinfer_ms, "cold": 4 * flashinfer_ms}}
+    times.update({b: {"warm": ours_ms, "cold": ours_ms, "host_us": host_us} for b in ("numba", "cute")})
+    return {"function": function, "vocab": vocab, "batch": batch, "distribution": "normal", "times_ms": times,
+            "checks": {"numba": {"ok": True}, "cute": {"ok": False}}}
+
+
+def test_sampling_report_geomeans_worst_rows_and_host_bound_rows():
+    from benchmarks.workloads import report as sampling_report
+
+    records = [_sampling_record("softmax", 32000, 1, 0.02, 0.01),  # half FlashInfer's speed
+               _sampling_record("softmax", 128256, 128, 0.05, 0.10, host_us=900.0)]  # twice; the host's time
+    rows = {(r["function"], r["backend"]): r for r in sampling_report.summary(records)}
+    numba = rows["softmax", "numba"]
+    assert numba["warm"] == pytest.approx(1.0) and numba["worst"] == pytest.approx(0.5)
+    assert numba["worst_at"] == (32000, 1) and numba["verified"] == 2 and rows["softmax", "cute"]["verified"] == 0
+    assert numba["torch_small"] == pytest.approx(2.0)  # batch <= 64 only: torch 0.04 ms over ours 0.02
+    assert [sampling_report.host_bound(r["times_ms"]["numba"]) for r in records] == [False, True]
+    text = sampling_report.markdown({"gpu": "G"}, records)
+    assert "| softmax | numba | 1.00x |" in text and "softmax V=128256 B=128 normal numba" in text
