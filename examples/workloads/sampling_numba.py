@@ -4,10 +4,13 @@ matrix, the vocabulary walked in tiles of 1024 x 4 items, every cross-thread ste
 * ``softmax``: an online (max, sum) pair per thread, one block ``reduce`` of the pairs, one pass that writes;
 * ``top_k_*``: the k-th largest value by a four-pass radix select on the values' ordered bits (a block
   ``histogram`` of each 8-bit digit of the remaining candidates, a reverse ``inclusive_sum`` over the bins, one
-  tuple ``reduce`` to pick the bin), then a pass that masks or renormalises;
+  tuple ``reduce`` to pick the bin), then a pass that masks or renormalises; small batches of long rows
+  (``select_plan``) split each row over blocks: a launch per digit in which every block writes its slice's counts
+  and reads the earlier digits from all slices' counts, then the mask, or the kept masses and the renormalisation;
 * ``top_p_*``: the pivot by a four-pass radix select on the values' bits by mass (a 256-bin histogram of each 8-bit
   digit's fixed-point mass in shared memory, by atomic adds; a reverse ``inclusive_sum`` over the bins, one tuple
-  ``reduce`` to pick the bin), then a pass that renormalises;
+  ``reduce`` to pick the bin), then a pass that renormalises; sliced like top-k, each block writing its slice's
+  bin masses;
 * samplers: one Philox uniform per row (``sampling_reference.py`` documents the stream), then tiles in order: one
   tuple ``reduce`` of (tile mass, last kept index) per tile, and at the tile where the running mass passes ``u`` an
   ``inclusive_sum`` and a ``reduce`` that find the first index past it; the walk stops there.
