@@ -187,7 +187,9 @@ class Tracer:
         return operand if isinstance(operand, Storage) else None
 
     def control(self, call: Call, key: str) -> Any:
-        value = call.args.get(key)
+        return self.operand_control(call.args.get(key))
+
+    def operand_control(self, value: Any) -> Any:
         if value is None:
             return None
         return Runtime(value.dtype) if isinstance(value, RuntimeValue) else Static(value)

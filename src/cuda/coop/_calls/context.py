@@ -88,6 +88,9 @@ class CallContext(Protocol):
     def control(self, call: Call, key: str) -> Any:
         """None, Static(value) or Runtime(dtype if visible) for an optional runtime control."""
 
+    def operand_control(self, operand: Any) -> Any:
+        """``control`` of an operand rather than a parameter: a member of a tuple control."""
+
     def static(self, call: Call, key: str, default: Any, kind: str = "value") -> Any:
         """A compile-time option (C4 when its value is only known at run time)."""
 

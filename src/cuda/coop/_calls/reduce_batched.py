@@ -6,11 +6,10 @@ from typing import Any
 from .._cub.families import reduce_batched as cub_reduce_batched
 from .._semantics.common import WARP_SCOPE
 from .._semantics.layouts import reduce_batched_extent as result_extent
-from .._semantics.reduce_batched import plan_reduce_batched, require_warp_group
+from .._semantics.reduce_batched import ReduceBatchedOptions, plan_reduce_batched, require_warp_group
 from .context import Call, CallContext
+from .shape import call_shape
 from .site import Operands, SiteCall, emit
-
-
 
 def result_payload(ctx: CallContext, call: Call) -> Any:
     """A fresh payload of ceil(B / W) slots with the input's dtype (None for a scalar: plan reports O4)."""
@@ -24,20 +23,17 @@ def result_payload(ctx: CallContext, call: Call) -> Any:
 
 def plan(ctx: CallContext, call: Call) -> None:
     name, args = call.name, call.args
-    group = ctx.group(call)
-    payload = ctx.payload(args["value"])
-    if payload is None and ctx.operand_form(args["value"]) is not None:
-        require_warp_group(name, group.spec, ctx.launch)  # group errors first (docs: errors, "Reading a message")
+    shape = call_shape(ctx, call, scalars=False)
+    if shape.payload is None and ctx.operand_form(args["value"]) is not None:
+        require_warp_group(name, shape.group, ctx.launch)  # group errors first (docs: errors, "Reading a message")
         ctx.require_payload(call, "value")  # an array form: P4 (common) or the qualified form's R9
-    desc = ctx.descriptor(args.get("temp_storage"), name)
-    spec = plan_reduce_batched(name, group.spec, ctx.launch, payload.dtype if payload else None,
-                               payload.items_per_thread if payload else None, ctx.static(call, "binary_op", None),
-                               ctx.static(call, "output_layout", "striped", kind="string"),
-                               desc.descriptor if desc else None)
+    spec = plan_reduce_batched(shape, ReduceBatchedOptions(
+        binary_op=ctx.static(call, "binary_op", None),
+        output_layout=ctx.static(call, "output_layout", "striped", kind="string")))
     emission = emit(cub_reduce_batched.emit, spec)
     provider = emission.provider
     operands = Operands()
-    operands.add("items", args["value"])
+    operands.add("items", shape.operands[0])
     operands.add("output", ctx.result_operand(call))
     site = SiteCall(provider.symbol, operands.params(provider), spec.dtype)
     site.link = ctx.link_operator(spec.operator, spec.dtype, name, "binary_op")

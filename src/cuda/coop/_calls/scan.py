@@ -12,12 +12,12 @@ from typing import Any
 from .._cub.families import scan as cub_scan
 from .._cub.tuples import split_entry
 from .._errors import CoopError, CoopTypeError, CoopValueError
-from .._semantics.scan import is_stateful, plan_scan
+from .._semantics.scan import ScanOptions, ScanSpec, is_stateful, plan_scan
 from .._semantics.aggregates import is_aggregate
-from .._semantics.common import Static
 from .._semantics.tuples import require_tuple_operator
 from . import tuples
 from .context import Call, CallContext
+from .shape import CallShape, call_shape
 from .site import (
     OperandType,
     Operands,
@@ -93,8 +93,9 @@ def result_payload(ctx: CallContext, call: Call) -> Any:
     return results if results is not None else same_shape_result(ctx, call)
 
 
-def _plan_tuple(ctx: CallContext, call: Call, value: tuples.TupleValue) -> None:
-    """A scan over a tuple of operands with the user's ``scan_op`` (SPEC 8.18), reverse and segmented included."""
+def _tuple_options(ctx: CallContext, call: Call) -> ScanOptions:
+    """The options of a scan over a tuple of operands with the user's ``scan_op`` (SPEC 8.18), reverse and
+    segmented included: no sums and none of the single-operand extensions."""
     name, args = call.name, call.args
     if call.op.endswith("_sum"):
         raise CoopTypeError(f"{name} takes one operand; scan a tuple with scan, inclusive_scan or exclusive_scan and "
@@ -104,97 +105,92 @@ def _plan_tuple(ctx: CallContext, call: Call, value: tuples.TupleValue) -> None:
             raise CoopValueError(f"{name} {key} cannot be combined with a tuple of operands")
     scan_op = ctx.static(call, "scan_op", None)
     require_tuple_operator(name, "scan_op", scan_op)
-    group = ctx.group(call)
-    desc = ctx.descriptor(args.get("temp_storage"), name)
-    k = value.items_per_thread
-    spec, _ = plan_scan(
-        name, call.op, group.spec, ctx.launch, value.dtype, k, ctx.static(call, "mode", "exclusive", kind="string"),
-        scan_op, Static(None) if args.get("initial_value") is not None else None,
-        ctx.static(call, "algorithm", None, kind="string"), desc.descriptor if desc else None,
-        reverse=ctx.static(call, "reverse", False, kind="bool"), flags=companion_shape(ctx, call, "head_flags"))
+    return ScanOptions(mode=ctx.static(call, "mode", "exclusive", kind="string"), scan_op=scan_op,
+                       algorithm=ctx.static(call, "algorithm", None, kind="string"),
+                       reverse=ctx.static(call, "reverse", False, kind="bool"),
+                       flags=companion_shape(ctx, call, "head_flags"))
+
+
+def _options(ctx: CallContext, call: Call) -> ScanOptions:
+    """The options of a scan of one operand, the qualified extensions included."""
+    name, args = call.name, call.args
+    prefix_op = ctx.static(call, "prefix_op", None)
+    state_dtype = _state_dtype(ctx, name, prefix_op) if is_stateful(prefix_op) else None
+    aggregate = args.get("aggregate_output") is not None and ctx.control(call, "aggregate_output") is not None
+    flags = companion_shape(ctx, call, "head_flags")
+    return ScanOptions(mode=ctx.static(call, "mode", "exclusive", kind="string"),
+                       scan_op=ctx.static(call, "scan_op", None),
+                       algorithm=ctx.static(call, "algorithm", None, kind="string"), prefix_op=prefix_op,
+                       aggregate=aggregate, state_dtype=state_dtype,
+                       has_state="state" in args and ctx.control(call, "state") is not None,
+                       reverse=ctx.static(call, "reverse", False, kind="bool"), flags=flags)
+
+
+def _add_extensions(ctx: CallContext, call: Call, operands: Operands, shape: CallShape, spec: ScanSpec) -> None:
+    """The qualified one-item operands: aggregate_output and a StatefulFunction's state."""
+    payload = shape.payload
+    if spec.aggregate:
+        aggregate = _one_item(ctx, call, "aggregate_output", spec.dtype, "value")
+        if payload is not None and aggregate.root() is payload.root():
+            raise CoopValueError(f"{call.name} aggregate_output must not be the value operand")
+        operands.add("aggregate", call.args["aggregate_output"])
+    if spec.state_dtype is not None:
+        state = _one_item(ctx, call, "state", spec.state_dtype, "StatefulFunction")
+        if payload is not None and state.root() is payload.root():
+            raise CoopValueError(f"{call.name} state must not be the value operand")
+        operands.add("state", call.args["state"])
+
+
+def plan(ctx: CallContext, call: Call) -> None:
+    """A scan of one operand or of a tuple of operands (SPEC 8.18), reverse and segmented included."""
+    name, args = call.name, call.args
+    shape = call_shape(ctx, call, controls=("initial_value", "valid_items"))
+    spec, literal = plan_scan(shape, _tuple_options(ctx, call) if shape.tupled else _options(ctx, call))
+    k = shape.items_per_thread
     operands = Operands()
-    members = tuples.add_members(operands, call, value, "items" if k else "in")
-    if k:
-        for j, result in enumerate(ctx.payload_tuple(call).items):
+    if shape.tupled:
+        members = tuples.add_members(operands, shape, "items" if k else "in")
+        for j, result in enumerate(ctx.payload_tuple(call).items if k else ()):
             operands.add(f"output{j}", result.array)
+    else:
+        members = [operands.add("items" if k else "in", shape.operands[0])]
+        if k:
+            operands.add("output", ctx.result_operand(call))  # the fresh result payload
     if spec.flag_dtype is not None:
         operands.add("head_flags" if k else "flag", args["head_flags"])
-    runtime_initial = tuples.add_initial_value(ctx, operands, call, value)
-    emission = emit(lambda s: split_entry(cub_scan.emit(s), s.dtype, {"items": k, "output": k}, ("output",)), spec)
+    runtime_initial: list[tuple[int, int]] = []
+    initial_index = valid_index = None
+    if shape.tupled:
+        runtime_initial = tuples.add_initial_value(ctx, operands, call, shape)
+    else:
+        initial = shape.control("initial_value")
+        initial_index = operands.control("initial_value", initial, args.get("initial_value"),
+                                         literal if literal is not None else 0)
+    if spec.has_valid_items:
+        valid = shape.control("valid_items")
+        valid_index = operands.control("valid_items", valid, args.get("valid_items"), getattr(valid, "value", 0))
+    _add_extensions(ctx, call, operands, shape, spec)
+    if shape.tupled:
+        emission = emit(lambda s: split_entry(cub_scan.emit(s), s.dtype, {"items": k, "output": k}, ("output",)),
+                        spec)
+    else:
+        emission = emit(cub_scan.emit, spec)
     provider = emission.provider
 
     def check(argtys: tuple[OperandType, ...]) -> None:
         if not k:
             for index in members:
                 require_scalar(name, argtys[index])
-        tuples.check_initial_value(call, value, runtime_initial, argtys)
-
-    site = SiteCall(provider.symbol, operands.params(provider), value.dtypes[0], None, check=check)
-    site.link = ctx.link_operator(spec.operator, spec.dtype, name, "scan_op")
-    ctx.add_site(call, operands.values, site, emission, (group.spec, desc) if spec.uses_scratch else None)
-
-
-def plan(ctx: CallContext, call: Call) -> None:
-    name, args = call.name, call.args
-    value = tuples.tuple_value(ctx, call)
-    if value is not None:
-        return _plan_tuple(ctx, call, value)
-    group = ctx.group(call)
-    payload = ctx.payload(args["value"])
-    dtype = payload.dtype if payload is not None else ctx.scalar_dtype(args["value"], call, "value")
-    initial = ctx.control(call, "initial_value")
-    valid = ctx.control(call, "valid_items")
-    desc = ctx.descriptor(args.get("temp_storage"), name)
-    prefix_op = ctx.static(call, "prefix_op", None)
-    stateful = is_stateful(prefix_op)
-    state_dtype = _state_dtype(ctx, name, prefix_op) if stateful else None
-    has_aggregate = args.get("aggregate_output") is not None and ctx.control(call, "aggregate_output") is not None
-    head_flags = args.get("head_flags")
-    flags = companion_shape(ctx, call, "head_flags")
-    spec, literal = plan_scan(
-        name, call.op, group.spec, ctx.launch, dtype, payload.items_per_thread if payload else 0,
-        ctx.static(call, "mode", "exclusive", kind="string"), ctx.static(call, "scan_op", None), initial,
-        ctx.static(call, "algorithm", None, kind="string"), desc.descriptor if desc else None, prefix_op,
-        valid, has_aggregate, state_dtype, "state" in args and ctx.control(call, "state") is not None,
-        ctx.static(call, "reverse", False, kind="bool"), flags)
-    operands = Operands()
-    if payload is not None:
-        operands.add("items", args["value"])
-        operands.add("output", ctx.result_operand(call))  # the fresh result payload
-    else:
-        operands.add("in", args["value"])
-    if spec.flag_dtype is not None:
-        operands.add("head_flags" if payload is not None else "flag", head_flags)
-    initial_index = operands.control("initial_value", initial, args.get("initial_value"),
-                                     literal if literal is not None else 0)
-    valid_index = None
-    if spec.has_valid_items:
-        valid_index = operands.control("valid_items", valid, args.get("valid_items"), getattr(valid, "value", 0))
-    if spec.aggregate:
-        aggregate = _one_item(ctx, call, "aggregate_output", spec.dtype, "value")
-        if payload is not None and aggregate.root() is payload.root():
-            raise CoopValueError(f"{name} aggregate_output must not be the value operand")
-        operands.add("aggregate", args["aggregate_output"])
-    if spec.state_dtype is not None:
-        state = _one_item(ctx, call, "state", spec.state_dtype, "StatefulFunction")
-        if payload is not None and state.root() is payload.root():
-            raise CoopValueError(f"{name} state must not be the value operand")
-        operands.add("state", args["state"])
-    emission = emit(cub_scan.emit, spec)
-    provider = emission.provider
-
-    def check(argtys: tuple[OperandType, ...]) -> None:
-        if payload is None:
-            require_scalar(name, argtys[0])
         if initial_index is not None:
             require_payload_dtype(name, "initial_value", argtys[initial_index], spec.dtype)
         if valid_index is not None:
             require_runtime_int(name, "valid_items", argtys[valid_index])
+        tuples.check_initial_value(call, shape, runtime_initial, argtys)
 
-    site = SiteCall(provider.symbol, operands.params(provider), spec.dtype, None if payload is not None else spec.dtype,
-                    check=check)
+    scalar_result = None if k or shape.tupled else spec.dtype
+    site = SiteCall(provider.symbol, operands.params(provider), shape.dtypes[0], scalar_result, check=check)
     prefix_link = (ctx.link_operator(spec.prefix, spec.dtype, name, "prefix_op", state_dtype=spec.state_dtype)
                    if spec.state_dtype is not None else
                    ctx.link_operator(spec.prefix, spec.dtype, name, "prefix_op", arity=1))
     site.link = ctx.link_operator(spec.operator, spec.dtype, name, "scan_op") + prefix_link
-    ctx.add_site(call, operands.values, site, emission, (group.spec, desc) if spec.uses_scratch else None)
+    ctx.add_site(call, operands.values, site, emission, shape.scratch if spec.uses_scratch else None)

@@ -5,11 +5,11 @@ from dataclasses import dataclass
 
 from .._errors import CoopTypeError, CoopValueError
 from .common import (
-    ALL_NUMERIC_DTYPES, BLOCK, INTEGER_DTYPES, NUMERIC_DTYPES, Control, GroupSpec, LaunchShape, Static,
+    ALL_NUMERIC_DTYPES, BLOCK, INTEGER_DTYPES, NUMERIC_DTYPES, GroupSpec, Static,
     check_companion_extent, check_runtime_int,
 )
-from .groups import reject_warp_descriptor, require_complete_warps, require_operation_group
-from .temp_storage import Descriptor, keeps_reuse_barrier
+from .groups import reject_warp_descriptor, require_complete_warps
+from .shape import CallShape
 
 INT32_MAX = 2**31 - 1
 
@@ -41,13 +41,21 @@ class ArgReduceSpec:
         return self.group.size * max(self.items_per_thread, 1)
 
 
-def plan_argreduce(name: str, largest: bool, group: GroupSpec, launch: LaunchShape, dtype: str,
-                   items_per_thread: int, indices: tuple[str | None, int] | None,
-                   valid_items: Control, descriptor: Descriptor | None = None,
-                   broadcast: object = True) -> ArgReduceSpec:
-    """``indices``: the dtype and extent (0: a scalar) of the ``indices`` operand, or None; ``broadcast``: the
-    qualified option (False: the result in group rank 0 only)."""
-    require_operation_group(name.rsplit(".", 1)[-1], name, group)
+@dataclass(frozen=True, kw_only=True)
+class ArgReduceOptions:
+    """``largest``: argmax (else argmin); ``indices``: the dtype and extent (0: a scalar) of the ``indices`` operand,
+    or None; ``broadcast``: the qualified option (False: the result in group rank 0 only). ``valid_items`` is the
+    shape's control."""
+
+    largest: bool
+    indices: tuple[str | None, int] | None = None
+    broadcast: object = True
+
+
+def plan_argreduce(shape: CallShape, opts: ArgReduceOptions) -> ArgReduceSpec:
+    name, group, launch, descriptor = shape.name, shape.group, shape.launch, shape.descriptor
+    dtype, items_per_thread, valid_items = shape.dtype, shape.items_per_thread, shape.control("valid_items")
+    largest, indices, broadcast = opts.largest, opts.indices, opts.broadcast
     require_complete_warps(name, group, launch)
     # float16 as wherever floats are accepted; it reaches here from qualified calls only, common ones are P1
     # (docs: qualified, "What this release builds")
@@ -68,6 +76,6 @@ def plan_argreduce(name: str, largest: bool, group: GroupSpec, launch: LaunchSha
     if not isinstance(broadcast, bool):
         raise CoopTypeError(f"{name} broadcast must be a compile-time bool")
     reject_warp_descriptor(name, group, descriptor)
-    barrier = group.kind == BLOCK and keeps_reuse_barrier(descriptor)
+    barrier = group.kind == BLOCK and shape.reuse_barrier
     return ArgReduceSpec(group, launch.block, dtype, items_per_thread, largest, index_dtype, indices is not None,
                          valid_items is not None, barrier, broadcast)

@@ -8,12 +8,12 @@ from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
 from .aggregates import is_aggregate, require_aggregate_callable
 from .common import (
     ALL_NUMERIC_DTYPES,
-    BLOCK, CLUSTER, GRID, LOGICAL_WARP, NUMERIC_DTYPES, THREAD, WARP, WARPS_IN_BLOCK, Control, GroupSpec, LaunchShape,
+    BLOCK, CLUSTER, GRID, LOGICAL_WARP, NUMERIC_DTYPES, THREAD, WARP, WARPS_IN_BLOCK, GroupSpec, LaunchShape,
     Static, check_runtime_int, is_power_of_two, normalize_selector,
 )
 from .groups import LOGICAL_WARP_WIDTHS, reject_warp_descriptor, require_complete_warps
 from .operators import OperatorSpec, resolve_operator
-from .temp_storage import Descriptor, keeps_reuse_barrier
+from .shape import CallShape
 from .tuples import is_tuple
 
 ALGORITHMS = ("warp_reductions", "raking", "raking_commutative_only")
@@ -66,9 +66,19 @@ def require_reduce_group(name: str, group: GroupSpec, launch: LaunchShape) -> No
     require_complete_warps(name, group, launch)
 
 
-def plan_reduce(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, items_per_thread: int,
-                binary_op: object, broadcast: object, valid_items: Control, algorithm: object,
-                descriptor: Descriptor | None) -> ReduceSpec:
+@dataclass(frozen=True, kw_only=True)
+class ReduceOptions:
+    """A reduce call's options beyond its shape (docs: operations/reduce); ``valid_items`` is the shape's control."""
+
+    binary_op: object = None
+    broadcast: object = True
+    algorithm: object = None
+
+
+def plan_reduce(shape: CallShape, opts: ReduceOptions) -> ReduceSpec:
+    name, group, launch, descriptor = shape.name, shape.group, shape.launch, shape.descriptor
+    dtype, items_per_thread, valid_items = shape.dtype, shape.items_per_thread, shape.control("valid_items")
+    binary_op, broadcast, algorithm = opts.binary_op, opts.broadcast, opts.algorithm
     require_reduce_group(name, group, launch)
     require_aggregate_callable(name, "binary_op", dtype, binary_op)
     if dtype not in ALL_NUMERIC_DTYPES and not is_aggregate(dtype) and not is_tuple(dtype):
@@ -97,6 +107,6 @@ def plan_reduce(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, it
     reject_warp_descriptor(name, group, descriptor)
     spec = ReduceSpec(group, launch.block, dtype, items_per_thread, operator, broadcast, valid_items is not None,
                       chosen, False)
-    barrier = spec.uses_scratch and keeps_reuse_barrier(descriptor)
+    barrier = spec.uses_scratch and shape.reuse_barrier
     return ReduceSpec(group, launch.block, dtype, items_per_thread, operator, broadcast, valid_items is not None,
                       chosen, barrier)

@@ -9,7 +9,8 @@ from .common import ALL_NUMERIC_DTYPES, NUMERIC_DTYPES, GroupSpec, LaunchShape, 
 from .groups import reject_warp_descriptor, require_complete_warps, require_operation_group
 from .layouts import REDUCE_BATCHED_LAYOUTS as OUTPUT_LAYOUTS, reduce_batched_extent as result_extent
 from .operators import OperatorSpec, resolve_operator
-from .temp_storage import Descriptor
+from .shape import CallShape
+
 
 @dataclass(frozen=True)
 class ReduceBatchedSpec:
@@ -36,12 +37,19 @@ def require_warp_group(name: str, group: GroupSpec, launch: LaunchShape) -> None
     require_complete_warps(name, group, launch)
 
 
-def plan_reduce_batched(name: str, group: GroupSpec, launch: LaunchShape, dtype: str | None, batches: int | None,
-                        binary_op: object, output_layout: object,
-                        descriptor: Descriptor | None) -> ReduceBatchedSpec:
-    """``batches``/``dtype`` are None when ``value`` is not a ThreadData (O4)."""
+@dataclass(frozen=True, kw_only=True)
+class ReduceBatchedOptions:
+    binary_op: object = None
+    output_layout: object = "striped"
+
+
+def plan_reduce_batched(shape: CallShape, opts: ReduceBatchedOptions) -> ReduceBatchedSpec:
+    """A scalar ``value`` (no extent) or one whose dtype is unknown is O4."""
+    name, group, launch, descriptor = shape.name, shape.group, shape.launch, shape.descriptor
+    binary_op, output_layout = opts.binary_op, opts.output_layout
     require_warp_group(name, group, launch)
-    if batches is None or dtype is None:
+    dtype, batches = shape.dtypes[0], shape.items_per_thread
+    if not batches or dtype is None:
         raise CoopTypeError(f"{name} requires a ThreadData payload")
     require_aggregate_callable(name, "binary_op", dtype, binary_op)
     if dtype not in ALL_NUMERIC_DTYPES and not is_aggregate(dtype):

@@ -7,15 +7,15 @@ from .._markers import records
 from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
 from .common import (
     ALL_NUMERIC_DTYPES,
-    BLOCK, NUMERIC_DTYPES, Control, GroupSpec, LaunchShape, Runtime, Static, check_runtime_int, literal_as,
+    BLOCK, NUMERIC_DTYPES, GroupSpec, Runtime, Static, check_runtime_int, literal_as,
     check_companion_extent, normalize_selector, static_bool,
 )
-from .groups import reject_warp_descriptor, require_complete_warps, require_operation_group
+from .groups import reject_warp_descriptor, require_complete_warps
 from .operators import OperatorSpec, callable_symbol, resolve_operator
 from .aggregates import is_aggregate, require_aggregate_callable, symbol_part
 from .common import INTEGER_DTYPES, passes_by_pointer
 from .tuples import is_tuple
-from .temp_storage import Descriptor, keeps_reuse_barrier
+from .shape import CallShape
 
 ALGORITHMS = ("raking", "raking_memoize", "warp_scans")
 MODES = ("exclusive", "inclusive")
@@ -62,20 +62,36 @@ def stateful_symbol(prefix_op: object, dtype: str, state_dtype: str) -> Operator
                         passes_by_pointer(dtype))
 
 
-def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype: str, items_per_thread: int,
-              mode: object, scan_op: object, initial_value: Control, algorithm: object,
-              descriptor: Descriptor | None, prefix_op: object = None, valid_items: Control = None,
-              aggregate: bool = False, state_dtype: str | None = None,
-              has_state: bool = False, reverse: object = False,
-              flags: tuple[str | None, int] | None = None) -> tuple[ScanSpec, object]:
-    """The spec and the initial value converted to the dtype (a literal) or None.
+@dataclass(frozen=True, kw_only=True)
+class ScanOptions:
+    """A scan call's options beyond its shape (docs: operations/scan).
 
-    Qualified extensions (docs: operations/scan): ``valid_items`` (warp groups), ``aggregate`` (an aggregate_output
-    payload was given), ``prefix_op`` (a stateless function or a StatefulFunction whose state dtype is ``state_dtype``;
-    ``has_state``: a state operand was passed). ``reverse`` (SPEC 8.17): the scan runs from the tile's last position
-    to its first, as the operator's right-to-left fold; ``flags``: the dtype and extent (0: a scalar) of the
-    ``head_flags`` operand of a segmented scan."""
-    require_operation_group("scan", name, group)
+    Qualified extensions: ``valid_items`` (warp groups; the shape's control), ``aggregate`` (an aggregate_output
+    payload was given), ``prefix_op`` (a stateless function or a StatefulFunction whose state dtype is
+    ``state_dtype``; ``has_state``: a state operand was passed). ``reverse`` (SPEC 8.17): the scan runs from the
+    tile's last position to its first, as the operator's right-to-left fold; ``flags``: the dtype and extent (0: a
+    scalar) of the ``head_flags`` operand of a segmented scan."""
+
+    mode: object = "exclusive"
+    scan_op: object = None
+    algorithm: object = None
+    prefix_op: object = None
+    aggregate: bool = False
+    state_dtype: str | None = None
+    has_state: bool = False
+    reverse: object = False
+    flags: tuple[str | None, int] | None = None
+
+
+def plan_scan(shape: CallShape, opts: ScanOptions) -> tuple[ScanSpec, object]:
+    """The spec and the initial value (the shape's control ``initial_value``) converted to the dtype (a literal) or
+    None."""
+    name, form, group, launch, descriptor = shape.name, shape.op, shape.group, shape.launch, shape.descriptor
+    dtype, items_per_thread = shape.dtype, shape.items_per_thread
+    initial_value, valid_items = shape.control("initial_value"), shape.control("valid_items")
+    mode, scan_op, algorithm, prefix_op = opts.mode, opts.scan_op, opts.algorithm, opts.prefix_op
+    aggregate, state_dtype, has_state, reverse, flags = (opts.aggregate, opts.state_dtype, opts.has_state,
+                                                         opts.reverse, opts.flags)
     require_complete_warps(name, group, launch)
     if dtype not in ALL_NUMERIC_DTYPES and not is_aggregate(dtype) and not is_tuple(dtype):
         raise CoopTypeError(f"{name} does not support value dtype {dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
@@ -160,7 +176,7 @@ def plan_scan(name: str, form: str, group: GroupSpec, launch: LaunchShape, dtype
         raise CoopUnsupportedError(
             f"{name} requires a block made of complete warps for algorithm 'warp_scans'; block shape is {launch.block}")
     reject_warp_descriptor(name, group, descriptor)
-    barrier = group.kind == BLOCK and keeps_reuse_barrier(descriptor)
+    barrier = group.kind == BLOCK and shape.reuse_barrier
     spec = ScanSpec(group, launch.block, dtype, items_per_thread, mode, operator, initial_value is not None, chosen,
                     barrier, prefix, state_dtype if stateful else None, valid_items is not None, aggregate, reverse,
                     flag_dtype)

@@ -136,7 +136,9 @@ class KernelTracer:
                 call.result = family.result_payload(self, call)
             family.plan(self, call)
         except CoopError:
-            for value in call.args.values():  # P9 is the root cause when an operand still has no dtype
+            values = list(call.args.values())  # then the members of tuple operands
+            for value in values + [m for v in values if isinstance(v, tuple) for m in v]:
+                # P9 is the root cause when an operand still has no dtype
                 payload = value._slot.root() if isinstance(value, ThreadData) else None
                 if payload is not None and payload.dtype is None:
                     raise payload.not_inferred() from None
@@ -266,7 +268,9 @@ class KernelTracer:
         return operand
 
     def control(self, call: Call, key: str) -> Any:
-        value = call.args.get(key)
+        return self.operand_control(call.args.get(key))
+
+    def operand_control(self, value: Any) -> Any:
         if value is None:
             return None
         if isinstance(value, _dsl.Numeric) and not isinstance(value, (int, float)):

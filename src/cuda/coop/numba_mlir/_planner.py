@@ -406,7 +406,10 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
 
     def control(self, call: OpCall, key: str) -> Any:
         """None, Static(value) or Runtime(dtype if visible) for an optional runtime control."""
-        var = call.args.get(key)
+        return self.operand_control(call.args.get(key))
+
+    def operand_control(self, var: Any) -> Any:
+        """``control`` of an operand (a member of a tuple control)."""
         if var is None:
             return None
         value = self.resolver.var(var.name)
