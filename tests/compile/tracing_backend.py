@@ -240,7 +240,7 @@ class Tracer:
     def follow_dtype(self, output: Payload, source: Payload, call: Call, param: str) -> None:
         pass
 
-    def link_operator(self, spec: Any, dtype: str, name: str, param: str, arity: int = 2, result: str | None = None,
+    def link_operator(self, spec: Any, dtype: str, name: str, param: str, *, arity: int = 2, result: str | None = None,
                       state_dtype: str | None = None) -> list[Any]:
         if spec is not None and not getattr(spec, "builtin", True):
             raise CoopTypeError(f"{name} {param}: the toy tracer compiles no user callables")

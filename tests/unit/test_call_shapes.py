@@ -31,9 +31,6 @@ PENDING = {
     "_semantics/sort.py:plan_radix_rank",
     "_semantics/sort.py:plan_topk",
     "_semantics/temp_storage.py:layout",
-    "_calls/binding.py:operator_failure",
-    "_calls/context.py:link_operator",
-    "_calls/site.py:require_vector",
 }
 
 

@@ -75,7 +75,7 @@ def binding_error(name: str, signature: inspect.Signature, exc: TypeError, posit
     return CoopTypeError(f"{name}: {exc}")
 
 
-def operator_failure(name: str, param: str, label: str, dtype: str, arity: int, reason: str) -> str:
+def operator_failure(name: str, param: str, label: str, dtype: str, *, arity: int, reason: str) -> str:
     """The message of a user operator the backend could not compile: the same first line on every backend (what the
     operator is called with, and for a tuple what it must return), the compiler's reason after it."""
     if is_tuple(dtype):

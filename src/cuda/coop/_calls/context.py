@@ -125,8 +125,8 @@ class CallContext(Protocol):
     def follow_dtype(self, output: Payload, source: Payload, call: Call, param: str) -> None: ...
 
     # the planned call
-    def link_operator(self, spec: Any, dtype: str, name: str, param: str, arity: int = 2, result: str | None = None,
-                      state_dtype: str | None = None) -> list[Any]:
+    def link_operator(self, spec: Any, dtype: str, name: str, param: str, *, arity: int = 2,
+                      result: str | None = None, state_dtype: str | None = None) -> list[Any]:
         """The link items of a user callable (none for a built-in functor), compiled by the backend; a failure is
         a CoopTypeError naming ``name`` and ``param``."""
 

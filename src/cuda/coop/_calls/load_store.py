@@ -78,7 +78,7 @@ def checker(spec: LoadStoreSpec, name: str, operands: dict[str, int]) -> Check:
     def check(argtys: tuple[OperandType, ...]) -> None:
         param = "source" if spec.op == "load" else "destination"
         suffix = "; cast the value" if spec.op == "store" else ""
-        require_vector(name, param, argtys[operands["array"]], spec.dtype, "payload dtype", suffix)
+        require_vector(name, param, argtys[operands["array"]], spec.dtype, "payload dtype", suffix=suffix)
         if spec.scalar_value:
             value = argtys[operands["value"]]
             if value.dtype != spec.dtype:

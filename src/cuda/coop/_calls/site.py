@@ -223,7 +223,7 @@ def not_a_vector(name: str, param: str, ty: OperandType) -> CoopTypeError:
     return CoopTypeError(f"{name} {param} must be a one-dimensional contiguous array; got {ty.words}{why}")
 
 
-def require_vector(name: str, param: str, ty: OperandType, dtype: str, what: str, suffix: str = "") -> None:
+def require_vector(name: str, param: str, ty: OperandType, dtype: str, what: str, *, suffix: str = "") -> None:
     """A one-dimensional contiguous array operand of ``dtype`` (``what``: whose dtype it must match)."""
     if ty.array is not None and ty.array.space:  # P11: memory operands are global memory
         raise CoopTypeError(f"{name} {param} must be an array in global memory; got {ty.words}")

@@ -348,7 +348,7 @@ class KernelTracer:
         if output.root().dtype is None and output is not source:
             output.follows = source
 
-    def link_operator(self, spec: Any, dtype: str, name: str, param: str, arity: int = 2, result: str | None = None,
+    def link_operator(self, spec: Any, dtype: str, name: str, param: str, *, arity: int = 2, result: str | None = None,
                       state_dtype: str | None = None) -> list[Any]:
         """A user function as an operator (docs: operations/operators, "Your own function"): CuTe traces it on the
         call's numerics into a C function of the kernel's module, which the C++ calls and the route inlines."""
@@ -372,7 +372,7 @@ class KernelTracer:
         except Exception as exc:  # the DSL could not trace it (its diagnostics are coloured for a terminal)
             text = plain_text(str(exc)).strip()
             reason = f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
-            raise CoopTypeError(operator_failure(name, param, label, dtype, arity, reason)) from None
+            raise CoopTypeError(operator_failure(name, param, label, dtype, arity=arity, reason=reason)) from None
         return []
 
     def add_site(self, call: Call, operands: list[Any], site: SiteCall, emission: Emission,

@@ -237,7 +237,8 @@ def operator_link(spec: object, dtype: str, cc: int, name: str, param: str, arit
             if state_dtype is not None:
                 raise CoopTypeError(f"{name} {param} {label} could not be compiled for ({state_dtype} state, "
                                     f"{dtype}): {failure_reason(exc)}") from exc
-            raise CoopTypeError(operator_failure(name, param, label, dtype, arity, failure_reason(exc))) from exc
+            raise CoopTypeError(operator_failure(name, param, label, dtype, arity=arity,
+                                                 reason=failure_reason(exc))) from exc
         _operator_memo[key] = nb.nb_cuda.LTOIR(ltoir, name=f"{symbol}.ltoir")
     return [_operator_memo[key]]
 

@@ -501,7 +501,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
     def result_name(self, call: OpCall) -> str:
         return user_name(call.stmt.target.name)
 
-    def link_operator(self, spec: Any, dtype: str, name: str, param: str, arity: int = 2, result: str | None = None,
+    def link_operator(self, spec: Any, dtype: str, name: str, param: str, *, arity: int = 2, result: str | None = None,
                       state_dtype: str | None = None) -> list:
         return operator_link(spec, dtype, self.cc, name, param, arity, result, state_dtype)
 
