@@ -21,7 +21,6 @@ PENDING = {
     "_semantics/exchange_shuffle.py:plan_shuffle",
     "_semantics/exchange_shuffle.py:plan_scalar_shuffle",
     "_semantics/groups.py:plan_query",
-    "_semantics/histogram.py:plan_histogram",
     "_semantics/layouts.py:position",
     "_semantics/layouts.py:grouped_position",
     "_semantics/load_store.py:plan_load_store",

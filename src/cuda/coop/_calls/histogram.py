@@ -8,11 +8,10 @@ from typing import Any
 
 from .._cub.families import histogram as cub_histogram
 from .._semantics.common import check_payload_bytes, static_positive
-from .._semantics.histogram import counter_dtype_of, plan_histogram
+from .._semantics.histogram import HistogramOptions, counter_dtype_of, plan_histogram
 from .context import Call, CallContext
+from .shape import call_shape
 from .site import Operands, SiteCall, emit, static_dtype_name
-
-
 
 def _counter_dtype(ctx: CallContext, call: Call) -> str | None:
     return static_dtype_name(ctx, call, "counter_dtype")
@@ -28,34 +27,18 @@ def result_payload(ctx: CallContext, call: Call) -> Any:
     return ctx.new_result_payload(call, extent, None, dtype=counter_dtype_of(call.name, _counter_dtype(ctx, call)))
 
 
-def _scalar_samples(ctx: CallContext, call: Call) -> str | None:
-    """A qualified call may count one scalar sample per thread (docs: qualified, "Payload forms"); its dtype (None: a
-    payload)."""
-    var = call.args["samples"]
-    if ctx.payload(var) is not None or ctx.operand_form(var) is not None or not call.qualified:
-        return None
-    return ctx.scalar_dtype(var, call, "samples")
-
-
 def plan(ctx: CallContext, call: Call) -> None:
-    name = call.name
-    group = ctx.group(call)
-    scalar = _scalar_samples(ctx, call)
-    if scalar is not None:
-        dtype, items_per_thread = scalar, 1
-    else:
-        samples = ctx.require_payload(call, "samples")
-        dtype, items_per_thread = samples.dtype, samples.items_per_thread
-    desc = ctx.descriptor(call.args.get("temp_storage"), name)
-    spec = plan_histogram(name, group.spec, ctx.launch, dtype, items_per_thread,
-                          ctx.static(call, "bins", None, kind="integer"), _bins_per_thread(ctx, call),
-                          _counter_dtype(ctx, call), ctx.selector(call, "algorithm", "atomic"),
-                          desc.descriptor if desc else None)
+    """Samples are a payload, or in a qualified call one scalar per thread (docs: qualified, "Payload forms")."""
+    shape = call_shape(ctx, call, operand="samples", needs_payload=True)
+    scalar = shape.payload is None
+    spec = plan_histogram(shape, HistogramOptions(
+        bins=ctx.static(call, "bins", None, kind="integer"), bins_per_thread=_bins_per_thread(ctx, call),
+        counter_dtype=_counter_dtype(ctx, call), algorithm=ctx.selector(call, "algorithm", "atomic")))
     check_payload_bytes(ctx.result_name(call), spec.bins_per_thread, spec.counter_dtype)
-    emission = emit(lambda s: cub_histogram.emit(s, scalar_samples=scalar is not None), spec)
+    emission = emit(lambda s: cub_histogram.emit(s, scalar_samples=scalar), spec)
     provider = emission.provider
     operands = Operands()
-    operands.add("sample" if scalar else "samples", call.args["samples"])
+    operands.add("sample" if scalar else "samples", shape.operands[0])
     operands.add("output", ctx.result_operand(call))
     site = SiteCall(provider.symbol, operands.params(provider), spec.sample_dtype)
-    ctx.add_site(call, operands.values, site, emission, (group.spec, desc))
+    ctx.add_site(call, operands.values, site, emission, shape.scratch)

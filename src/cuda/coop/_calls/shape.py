@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._markers.records import extension
 from .._semantics.common import Control, Static, check_payload_dtype
 from .._semantics.shape import CallShape as CallShape
 from .._semantics.tuples import check_operands, takes_tuples
@@ -11,12 +12,13 @@ from .context import Call, CallContext
 
 
 def call_shape(ctx: CallContext, call: Call, *, operand: str | None = "value", controls: tuple[str, ...] = (),
-               scalars: bool = True) -> CallShape:
+               scalars: bool = True, needs_payload: bool = False) -> CallShape:
     """The shape of ``call``: its group, the operand ``operand`` (None: the call has no such operand; a tuple of 1-8
     payloads or scalars where the operation's record says it takes tuples), the controls named in ``controls`` and
     its TempStorage. A tuple's members are checked as SPEC 8.18 says (one extent, P1/P2 each). ``scalars``: a
     scalar operand's dtype is looked up (False: the family takes payloads only and reports a scalar itself; its
-    dtype is None)."""
+    dtype is None). ``needs_payload``: the operand must be a payload (P4), or where the record has a scalar form, in a
+    qualified call, a scalar (docs: qualified, "Payload forms")."""
     group = ctx.group(call)
     value = call.args.get(operand) if operand is not None else None
     members = ctx.tuple_operands(value) if value is not None and takes_tuples(call.op) else None
@@ -31,6 +33,9 @@ def call_shape(ctx: CallContext, call: Call, *, operand: str | None = "value", c
         operands: tuple[Any, ...] = tuple(members)
     elif operand is not None:
         payload = ctx.payload(value)
+        if payload is None and needs_payload and not (call.qualified and extension(call.op).scalar_form
+                                                      and ctx.operand_form(value) is None):
+            payload = ctx.require_payload(call, operand)
         payloads = (payload,)
         known: Any = payload.dtype if payload is not None else None  # None: reported by the family's plan
         dtypes = (ctx.scalar_dtype(value, call, operand) if payload is None and scalars else known,)

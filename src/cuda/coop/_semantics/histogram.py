@@ -4,10 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
-from .common import GroupSpec, LaunchShape, normalize_selector, static_positive
-from .groups import require_operation_group
+from .common import normalize_selector, static_positive
 from .sort import check_radix_tile
-from .temp_storage import Descriptor, keeps_reuse_barrier
+from .shape import CallShape
 
 SAMPLE_DTYPES = ("uint8", "int32", "uint32", "int64", "uint64")
 COUNTER_DTYPES = ("int32", "uint32", "int64", "uint64")
@@ -41,10 +40,20 @@ def counter_dtype_of(name: str, dtype: str | None) -> str:
     return dtype
 
 
-def plan_histogram(name: str, group: GroupSpec, launch: LaunchShape, sample_dtype: str, items_per_thread: int,
-                   bins: object, bins_per_thread: object, counter_dtype: str | None, algorithm: object,
-                   descriptor: Descriptor | None) -> HistogramSpec:
-    require_operation_group("histogram", name, group)
+@dataclass(frozen=True, kw_only=True)
+class HistogramOptions:
+    bins: object = None
+    bins_per_thread: object = 1
+    counter_dtype: str | None = None  # None: int32
+    algorithm: object = "atomic"
+
+
+def plan_histogram(shape: CallShape, opts: HistogramOptions) -> HistogramSpec:
+    """One scalar sample per thread (a qualified call) counts as a tile of one item per thread."""
+    name, launch = shape.name, shape.launch
+    sample_dtype, items_per_thread = shape.dtypes[0], max(shape.items_per_thread, 1)
+    bins, bins_per_thread, counter_dtype = opts.bins, opts.bins_per_thread, opts.counter_dtype
+    algorithm = opts.algorithm
     if launch.block[1] != 1 or launch.block[2] != 1:
         raise CoopUnsupportedError(f"{name} requires a one-dimensional block; block shape is {launch.block}")
     if sample_dtype not in SAMPLE_DTYPES:
@@ -69,4 +78,4 @@ def plan_histogram(name: str, group: GroupSpec, launch: LaunchShape, sample_dtyp
     elif tile > INT32_MAX:
         raise CoopValueError(f"{name} tile of {tile} items exceeds CUB's limit of {INT32_MAX} for this algorithm")
     return HistogramSpec(launch.block, sample_dtype, items_per_thread, bins, per_thread, counter, algorithm,
-                         keeps_reuse_barrier(descriptor))
+                         shape.reuse_barrier)
