@@ -20,16 +20,12 @@ PENDING = {
     "_semantics/exchange_shuffle.py:plan_exchange",
     "_semantics/exchange_shuffle.py:plan_shuffle",
     "_semantics/exchange_shuffle.py:plan_scalar_shuffle",
-    "_semantics/groups.py:plan_query",
-    "_semantics/layouts.py:position",
-    "_semantics/layouts.py:grouped_position",
     "_semantics/load_store.py:plan_load_store",
     "_semantics/run_length.py:plan_run_length_decode",
     "_semantics/sort.py:plan_merge_sort",
     "_semantics/sort.py:plan_radix_sort",
     "_semantics/sort.py:plan_radix_rank",
     "_semantics/sort.py:plan_topk",
-    "_semantics/temp_storage.py:layout",
 }
 
 

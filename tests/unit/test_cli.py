@@ -51,7 +51,7 @@ def warp_striped(t: int, k: int, w: int) -> np.ndarray:
 
 
 def from_layouts(arrangement: str, t: int, k: int, w: int) -> np.ndarray:
-    return np.array([[layouts.position(arrangement, r, s, t, k, w) for s in range(k)] for r in range(t)])
+    return np.array([[layouts.position(arrangement, r, s, t, k, warp_size=w) for s in range(k)] for r in range(t)])
 
 
 # ---------------------------------------------------------------- explain: load and store

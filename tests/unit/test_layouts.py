@@ -25,7 +25,7 @@ def oracle(arrangement: str, threads: int, items: int, warp_size: int) -> np.nda
 
 
 def computed(arrangement: str, threads: int, items: int, warp_size: int) -> np.ndarray:
-    return np.array([[layouts.position(arrangement, t, i, threads, items, warp_size) for i in range(items)]
+    return np.array([[layouts.position(arrangement, t, i, threads, items, warp_size=warp_size) for i in range(items)]
                      for t in range(threads)]).reshape(threads, items)
 
 

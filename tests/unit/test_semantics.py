@@ -512,9 +512,9 @@ def test_layout_user_dynamic_array_s9(size, mode):
 def test_layout_s7_device_limit_per_architecture(cc, limit_kib):
     limit = opt_in_shared_limit(cc)
     assert limit == limit_kib * 1024
-    assert layout([_use(0, limit)], [], 0, None, "k", cc).dynamic
+    assert layout([_use(0, limit)], [], 0, None, "k", cc=cc).dynamic
     with pytest.raises(CoopValueError) as info:
-        layout([_use(0, limit + 1)], [], 0, None, "kern", cc)
+        layout([_use(0, limit + 1)], [], 0, None, "kern", cc=cc)
     assert str(info.value) == (
         f"cooperative scratch for kernel kern needs {limit + 16} bytes of shared memory per block; "
         f"the device allows at most {limit}"

@@ -76,8 +76,8 @@ def place_scratch(calls: Sequence[PlannedCall], kernel: str, cc: int, *, other_u
     """Lay out every scratch request (the calls', then ``other_uses``: the backend's own shared allocations) with
     the kernel's ``descriptors`` beside the user's shared memory, and tell each call its place in the backing."""
     uses = [call.scratch for call in calls if call.scratch is not None]
-    plan = layout(uses + list(other_uses), list(descriptors), user_static_bytes, user_dynamic, kernel, cc,
-                  user_static_name)
+    plan = layout(uses + list(other_uses), list(descriptors), user_static_bytes, user_dynamic, kernel, cc=cc,
+                  user_static_name=user_static_name)
     backing = Backing(plan.size, plan.alignment, plan.dynamic) if plan.size else None
     for call in calls:
         if call.scratch is not None:

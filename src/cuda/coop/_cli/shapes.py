@@ -37,7 +37,8 @@ class Shape:
     def position(self, arrangement: str, rank: int, slot: int) -> int:
         """Block-wide tile position; every warp group lays out its own tile
         (docs: operations/load_store, "The tile")."""
-        return layouts.grouped_position(arrangement, rank, slot, self.group_size, self.items, self.warp_size)
+        return layouts.grouped_position(arrangement, rank, slot, self.group_size, self.items,
+                                         warp_size=self.warp_size)
 
     def rule(self, arrangement: str, verb: str = "holds") -> str:
         if self.group == "block":

@@ -144,7 +144,7 @@ def require_cluster_target(group: GroupSpec, target_cc: int) -> None:
         raise CoopUnsupportedError(f"cluster groups require compute capability 9.0 or newer; target is sm_{target_cc}")
 
 
-def plan_query(method: str, group: GroupSpec, launch: LaunchShape, level: object, dtype: str | None,
+def plan_query(method: str, group: GroupSpec, launch: LaunchShape, *, level: object, dtype: str | None,
                target_cc: int) -> QuerySpec:
     require_cluster_target(group, target_cc)
     if method in ("sync", "sync_aligned"):

@@ -63,7 +63,7 @@ def warp_striped(rank: int, slot: int, threads: int, items: int, warp_size: int 
     return warp_size * items * warp + lane + warp_size * slot
 
 
-def position(arrangement: str, rank: int, slot: int, threads: int, items: int,
+def position(arrangement: str, rank: int, slot: int, threads: int, items: int, *,
              warp_size: int = HARDWARE_WARP_SIZE) -> int:
     """Tile position of slot ``slot`` of member ``rank`` in ``arrangement`` (one of ARRANGEMENTS)."""
     if arrangement == BLOCKED:
@@ -120,12 +120,12 @@ def group_origin(rank: int, group_size: int, items: int) -> int:
     return (rank // group_size) * group_size * items
 
 
-def grouped_position(arrangement: str, rank: int, slot: int, group_size: int, items: int,
+def grouped_position(arrangement: str, rank: int, slot: int, group_size: int, items: int, *,
                      warp_size: int = HARDWARE_WARP_SIZE) -> int:
     """Block-wide tile position of slot ``slot`` of block member ``rank`` when every group of ``group_size``
     members lays out its own tile in ``arrangement``."""
     return group_origin(rank, group_size, items) + position(arrangement, rank % group_size, slot, group_size, items,
-                                                            warp_size)
+                                                            warp_size=warp_size)
 
 
 # ---------------------------------------------------------------- load and store (docs: operations/load_store)

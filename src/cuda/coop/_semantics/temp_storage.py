@@ -89,7 +89,7 @@ class ScratchLayout:
 
 
 def layout(uses: list[ScratchUse], descriptors: list[Descriptor], user_static_bytes: int, user_dynamic: str | None,
-           kernel: str, cc: int = 90, user_static_name: str = "") -> ScratchLayout:
+           kernel: str, *, cc: int = 90, user_static_name: str = "") -> ScratchLayout:
     """Place explicit descriptors in constructor order, then compiler-owned domains."""
     cursor, max_align = 0, 16
 

@@ -197,7 +197,8 @@ class KernelTracer:
             dtype = None if dtype_obj is None else self.dtype_of_object(dtype_obj)
             if dtype_obj is not None and dtype is None:
                 raise CoopTypeError(f"ThreadGroup.{method}_as dtype must be an integer dtype; got {dtype_obj!r}")
-            spec = sem_groups.plan_query(method, group.spec, self.launch, level, dtype, self.cc)
+            spec = sem_groups.plan_query(method, group.spec, self.launch, level=level, dtype=dtype,
+                                            target_cc=self.cc)
         except CoopError as exc:
             raise located(exc, site) from None
         provider = cub_groups.emit(spec)

@@ -574,7 +574,8 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
                 dtype = None if isinstance(raw, str) else dtype_of_object(raw)
                 if dtype is None:
                     sem_groups.query_dtype(method.name, "?")
-        spec = sem_groups.plan_query(method.name, method.group.spec, self.launch, level, dtype, self.cc)
+        spec = sem_groups.plan_query(method.name, method.group.spec, self.launch, level=level, dtype=dtype,
+                                        target_cc=self.cc)
         provider = cub_groups.emit(spec)
         site = SiteCall(provider.symbol, [], None, spec.result_dtype)
         self.sites.append(_Site(stmt=stmt, block=block, name=name, operands=[], site=site, provider=provider))
