@@ -11,14 +11,16 @@ from .._errors import CoopError
 from .._semantics.adjacent import (
     PREDECESSOR,
     SUCCESSOR,
+    AdjacentDifferenceOptions,
+    DiscontinuityOptions,
     boundary_literal,
     discontinuity_mode,
     plan_adjacent_difference,
     plan_discontinuity,
 )
 from .context import Call, CallContext
+from .shape import call_shape
 from .site import OperandType, Operands, SiteCall, emit, require_payload_dtype, require_runtime_int
-
 
 
 def _mode(ctx: CallContext, call: Call) -> str | None:
@@ -45,25 +47,20 @@ def result_payload(ctx: CallContext, call: Call) -> Any:
 
 def plan(ctx: CallContext, call: Call) -> None:
     name, args = call.name, call.args
-    group = ctx.group(call)
-    values = ctx.require_payload(call, "values")
-    desc = ctx.descriptor(args.get("temp_storage"), name)
-    qualified = call.qualified
-    controls = {key: ctx.control(call, key) for key in ("valid_items", PREDECESSOR, SUCCESSOR)}
+    shape = call_shape(ctx, call, operand="values", controls=("valid_items", PREDECESSOR, SUCCESSOR),
+                       needs_payload=True)
+    controls, qualified = shape.controls, call.qualified
     if call.op == "adjacent_difference":
-        spec = plan_adjacent_difference(
-            name, group.spec, ctx.launch, values.dtype, values.items_per_thread,
-            ctx.static(call, "direction", "left", kind="string"), controls["valid_items"], controls[PREDECESSOR],
-            controls[SUCCESSOR], desc.descriptor if desc else None, qualified,
-            ctx.static(call, "difference_op", None) if qualified else None)
+        spec = plan_adjacent_difference(shape, AdjacentDifferenceOptions(
+            direction=ctx.static(call, "direction", "left", kind="string"),
+            difference_op=ctx.static(call, "difference_op", None) if qualified else None))
         outputs = {"output": ctx.result_operand(call)}
         boundary = PREDECESSOR if spec.has_predecessor else SUCCESSOR
         names = {"valid_items": "valid_items", boundary: "boundary"}  # control -> C parameter
     else:
-        spec = plan_discontinuity(
-            name, group.spec, ctx.launch, values.dtype, values.items_per_thread,
-            ctx.static(call, "mode", "heads", kind="string"), controls[PREDECESSOR], controls[SUCCESSOR],
-            desc.descriptor if desc else None, qualified, ctx.static(call, "flag_op", None) if qualified else None)
+        spec = plan_discontinuity(shape, DiscontinuityOptions(
+            mode=ctx.static(call, "mode", "heads", kind="string"),
+            flag_op=ctx.static(call, "flag_op", None) if qualified else None))
         if spec.kind == "heads_and_tails":
             results = ctx.payload_tuple(call).items
             outputs = {"output_heads": results[0].array, "output_tails": results[1].array}
@@ -71,7 +68,7 @@ def plan(ctx: CallContext, call: Call) -> None:
             outputs = {f"output_{spec.kind}": ctx.result_operand(call)}
         names = {PREDECESSOR: "predecessor", SUCCESSOR: "successor"}
     operands = Operands()
-    operands.add("items", args["values"])
+    operands.add("items", shape.operands[0])
     for output, operand in outputs.items():
         operands.add(output, operand)
 
@@ -97,4 +94,4 @@ def plan(ctx: CallContext, call: Call) -> None:
         site.link = ctx.link_operator(spec.operator, spec.dtype, name, "difference_op")
     else:
         site.link = ctx.link_operator(spec.operator, spec.dtype, name, "flag_op", result="boolean")
-    ctx.add_site(call, operands.values, site, emission, (group.spec, desc))
+    ctx.add_site(call, operands.values, site, emission, shape.scratch)

@@ -8,7 +8,6 @@ from .aggregates import is_aggregate, require_aggregate_callable
 from .common import (
     Control,
     GroupSpec,
-    LaunchShape,
     Runtime,
     Static,
     check_payload_dtype,
@@ -16,9 +15,9 @@ from .common import (
     literal_as,
     normalize_selector,
 )
-from .groups import reject_warp_descriptor, require_operation_group
+from .groups import reject_warp_descriptor
 from .operators import OperatorSpec, resolve_operator, resolve_predicate
-from .temp_storage import Descriptor, keeps_reuse_barrier
+from .shape import CallShape
 
 DIRECTIONS = ("left", "right")
 MODES = ("heads", "tails", "heads_and_tails")
@@ -70,14 +69,31 @@ def _reject_boundaries(name: str, selector: str, kind: str, boundaries: dict[str
             raise CoopValueError(f"{name} {selector}={kind!r} accepts only {' and '.join(allowed)}")
 
 
-def plan_adjacent_difference(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, items_per_thread: int,
-                             direction: object, valid_items: Control, predecessor: Control, successor: Control,
-                             descriptor: Descriptor | None, qualified: bool,
-                             difference_op: object = None) -> AdjacentSpec:
+@dataclass(frozen=True, kw_only=True)
+class AdjacentDifferenceOptions:
     """``difference_op`` (qualified; docs: operations/adjacent, "Custom operators"): ``op(current, neighbour)``
-    in both directions; an operator string (docs: operations/operators) or a Python/device function."""
-    require_operation_group("adjacent_difference", name, group)
-    direction = normalize_selector(name, "direction", direction, DIRECTIONS)
+    in both directions; an operator string (docs: operations/operators) or a Python/device function. ``valid_items``
+    and the boundary items are the shape's controls."""
+
+    direction: object = "left"
+    difference_op: object = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class DiscontinuityOptions:
+    """``flag_op`` (qualified; docs: operations/adjacent, "Custom operators"): a predicate; heads call
+    ``flag_op(previous, current)``, tails ``flag_op(current, next)``. The boundary items are the shape's controls."""
+
+    mode: object = "heads"
+    flag_op: object = None
+
+
+def plan_adjacent_difference(shape: CallShape, opts: AdjacentDifferenceOptions) -> AdjacentSpec:
+    name, group, launch, descriptor = shape.name, shape.group, shape.launch, shape.descriptor
+    dtype, items_per_thread, qualified = shape.dtypes[0], shape.items_per_thread, shape.qualified
+    valid_items, predecessor, successor = (shape.control(key) for key in ("valid_items", PREDECESSOR, SUCCESSOR))
+    difference_op = opts.difference_op
+    direction = normalize_selector(name, "direction", opts.direction, DIRECTIONS)
     check_payload_dtype(name, "values", dtype, qualified)
     boundaries = {PREDECESSOR: predecessor, SUCCESSOR: successor}
     _reject_boundaries(name, "direction", direction, boundaries)
@@ -95,20 +111,18 @@ def plan_adjacent_difference(name: str, group: GroupSpec, launch: LaunchShape, d
     reject_warp_descriptor(name, group, descriptor)
     return AdjacentSpec("adjacent_difference", group, launch.block, dtype, items_per_thread, direction,
                         valid_items is not None, predecessor is not None, successor is not None,
-                        keeps_reuse_barrier(descriptor), operator)
+                        shape.reuse_barrier, operator)
 
 
 def discontinuity_mode(name: str, mode: object) -> str:
     return normalize_selector(name, "mode", mode, MODES)
 
 
-def plan_discontinuity(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, items_per_thread: int,
-                       mode: object, predecessor: Control, successor: Control, descriptor: Descriptor | None,
-                       qualified: bool, flag_op: object = None) -> AdjacentSpec:
-    """``flag_op`` (qualified; docs: operations/adjacent, "Custom operators"): a predicate; heads call
-    ``flag_op(previous, current)``, tails ``flag_op(current, next)``."""
-    require_operation_group("discontinuity", name, group)
-    mode = discontinuity_mode(name, mode)
+def plan_discontinuity(shape: CallShape, opts: DiscontinuityOptions) -> AdjacentSpec:
+    name, group, launch, descriptor = shape.name, shape.group, shape.launch, shape.descriptor
+    dtype, items_per_thread, qualified = shape.dtypes[0], shape.items_per_thread, shape.qualified
+    predecessor, successor, flag_op = shape.control(PREDECESSOR), shape.control(SUCCESSOR), opts.flag_op
+    mode = discontinuity_mode(name, opts.mode)
     check_payload_dtype(name, "values", dtype, qualified)
     boundaries = {PREDECESSOR: predecessor, SUCCESSOR: successor}
     _reject_boundaries(name, "mode", mode, boundaries)
@@ -118,5 +132,4 @@ def plan_discontinuity(name: str, group: GroupSpec, launch: LaunchShape, dtype: 
     operator = resolve_predicate(name, "flag_op", flag_op, dtype)
     reject_warp_descriptor(name, group, descriptor)
     return AdjacentSpec("discontinuity", group, launch.block, dtype, items_per_thread, mode, False,
-                        predecessor is not None, successor is not None, keeps_reuse_barrier(descriptor),
-                        operator)
+                        predecessor is not None, successor is not None, shape.reuse_barrier, operator)
