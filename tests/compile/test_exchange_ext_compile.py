@@ -20,6 +20,7 @@ from cuda.coop._semantics.common import (
     Runtime,
     Static,
 )
+from cuda.coop._semantics.shape import CallShape
 
 from compile_helpers import build_kernel, expect_compile_error
 
@@ -32,13 +33,25 @@ F32 = np.zeros(1024, np.float32)
 # ---------------------------------------------------------------------------- planning agrees with layouts.py
 
 
+def _exchange(group, launch, mode, qualified, **extras):
+    shape = CallShape(name="x", op="exchange", group=group, launch=launch, dtypes=("int32",), items_per_thread=2,
+                      qualified=qualified)
+    return xs.plan_exchange(shape, xs.ExchangeOptions(mode=mode, **extras))
+
+
+def _scalar_shuffle(group, launch, mode, distance):
+    shape = CallShape(name="s", op="shuffle", group=group, launch=launch, dtypes=("int32",), items_per_thread=0,
+                      qualified=True, controls={"distance": distance})
+    return xs.plan_scalar_shuffle(shape, xs.ShuffleOptions(mode=mode))
+
+
 def test_planning_accepts_exactly_the_modes_layouts_lists():
     launch, block = LaunchShape((64, 1, 1)), GroupSpec(BLOCK, 64, 1)
     extra = xs.Operand("int32", 2)
     for mode in layouts.EXCHANGE_ALL_MODES:
         ranks = extra if mode in layouts.SCATTER_MODES else None
         flags = extra if mode == "scatter_to_striped_flagged" else None
-        spec = xs.plan_exchange("x", block, launch, "int32", 2, mode, None, True, ranks=ranks, valid_flags=flags)
+        spec = _exchange(block, launch, mode, True, ranks=ranks, valid_flags=flags)
         assert spec.mode == mode
         source, target = layouts.exchange_arrangements(mode)
         assert (source is None) == (mode in xs.SCATTER_MODES)
@@ -47,23 +60,23 @@ def test_planning_accepts_exactly_the_modes_layouts_lists():
     assert set(xs.SCATTER_MODES) == set(layouts.SCATTER_MODES)
     for mode in ("striped", "scatter", "warp_striped", "scatter_to_warp_striped"):
         with pytest.raises(coop.CoopValueError, match="mode must be one of"):
-            xs.plan_exchange("x", block, launch, "int32", 2, mode, None, True, ranks=extra)
+            _exchange(block, launch, mode, True, ranks=extra)
     # the common namespace accepts exactly the two common modes; the others are C3
     for mode in layouts.EXCHANGE_ALL_MODES:
         if mode in xs.EXCHANGE_MODES:
-            xs.plan_exchange("x", block, launch, "int32", 2, mode, None, False)
+            _exchange(block, launch, mode, False)
         else:
             with active(BackendContext("numba-cuda-mlir", "cuda.coop.numba_mlir")):  # as its planner sets it
                 with pytest.raises(coop.CoopValueError, match="requires cuda.coop.numba_mlir"):
-                    xs.plan_exchange("x", block, launch, "int32", 2, mode, None, False)
+                    _exchange(block, launch, mode, False)
     # warp groups: the two common modes only
     warp = GroupSpec(WARP, 32, 2)
     for mode in layouts.EXCHANGE_ALL_MODES:
         if mode in xs.EXCHANGE_MODES:
-            xs.plan_exchange("x", warp, launch, "int32", 2, mode, None, True)
+            _exchange(warp, launch, mode, True)
         else:
             with pytest.raises(coop.CoopUnsupportedError, match="supported group kinds: block"):
-                xs.plan_exchange("x", warp, launch, "int32", 2, mode, None, True, ranks=extra)
+                _exchange(warp, launch, mode, True, ranks=extra)
 
 
 def test_scalar_shuffle_planning_matches_layouts():
@@ -78,12 +91,12 @@ def test_scalar_shuffle_planning_matches_layouts():
             except ValueError:
                 accepted = False
             if accepted:
-                spec = xs.plan_scalar_shuffle("s", block, launch, "int32", mode, Static(distance), None)
+                spec = _scalar_shuffle(block, launch, mode, Static(distance))
                 assert spec.distance == distance and spec.mode == mode
             else:
                 with pytest.raises(coop.CoopValueError, match="static distance must be between 1 and 7"):
-                    xs.plan_scalar_shuffle("s", block, launch, "int32", mode, Static(distance), None)
-        assert xs.plan_scalar_shuffle("s", block, launch, "int32", mode, Runtime("int32"), None).distance is None
+                    _scalar_shuffle(block, launch, mode, Static(distance))
+        assert _scalar_shuffle(block, launch, mode, Runtime("int32")).distance is None
 
 
 # ---------------------------------------------------------------------------- exchange builds

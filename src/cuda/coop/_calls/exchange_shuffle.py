@@ -10,13 +10,16 @@ from .._cub.families import exchange_shuffle as cub_exchange
 from .._errors import CoopTypeError
 from .._semantics.exchange_shuffle import (
     SCALAR_SHUFFLE_MODES,
+    ExchangeOptions,
     Operand,
+    ShuffleOptions,
     plan_exchange,
     plan_scalar_shuffle,
     plan_shuffle,
     shuffle_mode,
 )
 from .context import Call, CallContext
+from .shape import CallShape, call_shape
 from .site import OperandType, Operands, SiteCall, emit, require_runtime_int, require_scalar, same_shape_result
 
 
@@ -31,36 +34,31 @@ def _extra(ctx: CallContext, call: Call, param: str) -> tuple[Any, Operand | Non
     return call.args[param], Operand(payload.dtype, payload.items_per_thread)
 
 
-def _exchange(ctx: CallContext, call: Call, group: Any, desc: Any) -> None:
-    name = call.name
-    payload = ctx.require_payload(call, "value")
+def _exchange(ctx: CallContext, call: Call) -> None:
+    shape = call_shape(ctx, call, needs_payload=True)
     mode = ctx.static(call, "mode", "striped_to_blocked", kind="string")
     slicing = ctx.static(call, "warp_time_slicing", None, kind="bool") if "warp_time_slicing" in call.args else None
     ranks_var, ranks = _extra(ctx, call, "ranks") if "ranks" in call.args else (None, None)
     flags_var, flags = _extra(ctx, call, "valid_flags") if "valid_flags" in call.args else (None, None)
-    spec = plan_exchange(name, group.spec, ctx.launch, payload.dtype, payload.items_per_thread, mode,
-                         desc.descriptor if desc else None, call.qualified, ranks=ranks, valid_flags=flags,
-                         warp_time_slicing=slicing)
+    spec = plan_exchange(shape, ExchangeOptions(mode=mode, ranks=ranks, valid_flags=flags,
+                                                warp_time_slicing=slicing))
     operands = Operands()
-    operands.add("items", call.args["value"])
+    operands.add("items", shape.operands[0])
     operands.add("output", ctx.result_operand(call))
     for c_name, var in (("ranks_ptr", ranks_var), ("flags_ptr", flags_var)):
         if var is not None:
             operands.add(c_name, var)
     emission = emit(cub_exchange.emit, spec)
     site = SiteCall(emission.provider.symbol, operands.params(emission.provider), spec.dtype)
-    ctx.add_site(call, operands.values, site, emission, (group.spec, desc))
+    ctx.add_site(call, operands.values, site, emission, shape.scratch)
 
 
-def _scalar_shuffle(ctx: CallContext, call: Call, group: Any, desc: Any) -> None:
-    name, args = call.name, call.args
-    dtype = ctx.scalar_dtype(args["value"], call, "value", through=("shuffle",))
-    distance = ctx.control(call, "distance")
-    spec = plan_scalar_shuffle(name, group.spec, ctx.launch, dtype, ctx.static(call, "mode", "down", kind="string"),
-                               distance, desc.descriptor if desc else None)
+def _scalar_shuffle(ctx: CallContext, call: Call, shape: CallShape, mode: object) -> None:
+    name = call.name
+    spec = plan_scalar_shuffle(shape, ShuffleOptions(mode=mode))
     operands = Operands()
-    operands.add("value", args["value"])
-    operands.control("distance", distance, args.get("distance"), spec.distance)
+    operands.add("value", shape.operands[0])
+    operands.control("distance", shape.control("distance"), call.args.get("distance"), spec.distance)
     emission = emit(cub_exchange.emit, spec)
     provider = emission.provider
 
@@ -71,41 +69,39 @@ def _scalar_shuffle(ctx: CallContext, call: Call, group: Any, desc: Any) -> None
             require_runtime_int(name, "distance", argtys[1])
 
     site = SiteCall(provider.symbol, operands.params(provider), spec.dtype, spec.dtype, check=check)
-    ctx.add_site(call, operands.values, site, emission, (group.spec, desc))
+    ctx.add_site(call, operands.values, site, emission, shape.scratch)
 
 
 def plan(ctx: CallContext, call: Call) -> None:
     name, args = call.name, call.args
-    group = ctx.group(call)
-    desc = ctx.descriptor(args.get("temp_storage"), name)
     if call.op == "exchange":
-        _exchange(ctx, call, group, desc)
+        _exchange(ctx, call)
         return
     qualified = call.qualified
+    ctx.group(call)  # group errors before the mode's (docs: errors, "Reading a message"); the shape follows the mode
     raw_mode = ctx.static(call, "mode", "down", kind="string")
     if not qualified:
-        payload = ctx.require_payload(call, "value")  # P4 for a scalar or array form
-        distance = ctx.static(call, "distance", 1, kind="integer")
+        shape = call_shape(ctx, call, needs_payload=True)  # P4 for a scalar or array form
+        distance: object = ctx.static(call, "distance", 1, kind="integer")
     else:
         mode = shuffle_mode(name, raw_mode, True)  # C1/C2 first: the mode decides the operand form
         if mode in SCALAR_SHUFFLE_MODES and ctx.payload(args["value"]) is None:
-            _scalar_shuffle(ctx, call, group, desc)
+            _scalar_shuffle(ctx, call, call_shape(ctx, call, controls=("distance",), through=("shuffle",)), raw_mode)
             return
         if ctx.payload(args["value"]) is None and ctx.operand_form(args["value"]) is None:
             raise CoopTypeError(f"{name} value must be a ThreadData payload for mode {mode!r}; got a scalar (scalar "
                                 "values take mode='offset' or mode='rotate')")
-        payload = ctx.require_payload(call, "value")
+        shape = call_shape(ctx, call, needs_payload=True)  # an array form: require_payload's error
         # an integer kernel argument specialises the kernel, as in the common call (docs: concepts,
         # "Compile-time values and specialisation")
         try:
             distance = ctx.static(call, "distance", 1, kind="integer")
         except CoopTypeError:
             distance = "a runtime value"
-    spec = plan_shuffle(name, group.spec, ctx.launch, payload.dtype, payload.items_per_thread, raw_mode, distance,
-                        desc.descriptor if desc else None, qualified)
+    spec = plan_shuffle(shape, ShuffleOptions(mode=raw_mode, distance=distance))
     operands = Operands()
-    operands.add("items", args["value"])
+    operands.add("items", shape.operands[0])
     operands.add("output", ctx.result_operand(call))
     emission = emit(cub_exchange.emit, spec)
     site = SiteCall(emission.provider.symbol, operands.params(emission.provider), spec.dtype)
-    ctx.add_site(call, operands.values, site, emission, (group.spec, desc))
+    ctx.add_site(call, operands.values, site, emission, shape.scratch)

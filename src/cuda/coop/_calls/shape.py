@@ -12,13 +12,13 @@ from .context import Call, CallContext
 
 
 def call_shape(ctx: CallContext, call: Call, *, operand: str | None = "value", controls: tuple[str, ...] = (),
-               scalars: bool = True, needs_payload: bool = False) -> CallShape:
+               scalars: bool = True, needs_payload: bool = False, through: tuple[str, ...] = ()) -> CallShape:
     """The shape of ``call``: its group, the operand ``operand`` (None: the call has no such operand; a tuple of 1-8
     payloads or scalars where the operation's record says it takes tuples), the controls named in ``controls`` and
     its TempStorage. A tuple's members are checked as SPEC 8.18 says (one extent, P1/P2 each). ``scalars``: a
     scalar operand's dtype is looked up (False: the family takes payloads only and reports a scalar itself; its
     dtype is None). ``needs_payload``: the operand must be a payload (P4), or where the record has a scalar form, in a
-    qualified call, a scalar (docs: qualified, "Payload forms")."""
+    qualified call, a scalar (docs: qualified, "Payload forms"). ``through``: as ``CallContext.scalar_dtype``'s."""
     group = ctx.group(call)
     value = call.args.get(operand) if operand is not None else None
     members = ctx.tuple_operands(value) if value is not None and takes_tuples(call.op) else None
@@ -38,7 +38,7 @@ def call_shape(ctx: CallContext, call: Call, *, operand: str | None = "value", c
             payload = ctx.require_payload(call, operand)
         payloads = (payload,)
         known: Any = payload.dtype if payload is not None else None  # None: reported by the family's plan
-        dtypes = (ctx.scalar_dtype(value, call, operand) if payload is None and scalars else known,)
+        dtypes = (ctx.scalar_dtype(value, call, operand, through) if payload is None and scalars else known,)
         extents = [payload.items_per_thread if payload is not None else 0]
         operands = (value,)
     else:

@@ -11,9 +11,7 @@ from .common import (
     BLOCK,
     INTEGER_DTYPES,
     NUMERIC_DTYPES,
-    Control,
     GroupSpec,
-    LaunchShape,
     Runtime,
     Static,
     check_runtime_int,
@@ -21,12 +19,9 @@ from .common import (
     is_selector_string,
     normalize_selector,
 )
-from .groups import (
-    reject_warp_descriptor,
-    require_complete_warps,
-    require_operation_group,
-)
-from .temp_storage import Descriptor, keeps_reuse_barrier
+from .groups import reject_warp_descriptor, require_complete_warps
+from .shape import CallShape
+from .temp_storage import Descriptor
 
 EXCHANGE_MODES = ("striped_to_blocked", "blocked_to_striped")
 WARP_STRIPED_MODES = ("warp_striped_to_blocked", "blocked_to_warp_striped")
@@ -90,12 +85,31 @@ def _operand(name: str, param: str, operand: Operand, allowed: tuple[str, ...], 
     return operand.dtype
 
 
-def plan_exchange(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, items_per_thread: int, mode: object,
-                  descriptor: Descriptor | None, qualified: bool, *, ranks: Operand | None = None,
-                  valid_flags: Operand | None = None, warp_time_slicing: object = None) -> ExchangeSpec:
-    """Validate an exchange. ``ranks``/``valid_flags``/``warp_time_slicing`` only reach a qualified call (a common
-    call naming them is rejected by the call's signature, C3)."""
-    require_operation_group("exchange", name, group)
+@dataclass(frozen=True, kw_only=True)
+class ExchangeOptions:
+    """``ranks``/``valid_flags``/``warp_time_slicing`` only reach a qualified call (a common call naming them is
+    rejected by the call's signature, C3)."""
+
+    mode: object = "striped_to_blocked"
+    ranks: Operand | None = None
+    valid_flags: Operand | None = None
+    warp_time_slicing: object = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShuffleOptions:
+    """``distance``: a payload shuffle's static distance (a scalar shuffle's is the shape's ``distance``
+    control)."""
+
+    mode: object = "down"
+    distance: object = 1
+
+
+def plan_exchange(shape: CallShape, opts: ExchangeOptions) -> ExchangeSpec:
+    """Validate an exchange."""
+    name, group, launch, descriptor = shape.name, shape.group, shape.launch, shape.descriptor
+    dtype, items_per_thread, qualified, mode = shape.dtypes[0], shape.items_per_thread, shape.qualified, opts.mode
+    ranks, valid_flags, warp_time_slicing = opts.ranks, opts.valid_flags, opts.warp_time_slicing
     require_complete_warps(name, group, launch)
     allowed = EXCHANGE_MODES + (QUALIFIED_EXCHANGE_MODES if qualified else ())
     if not qualified and canonical_mode(mode) in QUALIFIED_EXCHANGE_MODES:
@@ -125,8 +139,8 @@ def plan_exchange(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, 
     flags_dtype = (_operand(name, "valid_flags", valid_flags, FLAG_DTYPES, items_per_thread)
                    if valid_flags is not None else None)
     _check_common(name, dtype, descriptor, group)
-    return ExchangeSpec("exchange", group, launch.block, dtype, items_per_thread, mode,
-                        keeps_reuse_barrier(descriptor), slicing, ranks_dtype, flags_dtype)
+    return ExchangeSpec("exchange", group, launch.block, dtype, items_per_thread, mode, shape.reuse_barrier, slicing,
+                        ranks_dtype, flags_dtype)
 
 
 def shuffle_mode(name: str, mode: object, qualified: bool) -> str:
@@ -137,11 +151,12 @@ def shuffle_mode(name: str, mode: object, qualified: bool) -> str:
     return normalize_selector(name, "mode", mode, SHUFFLE_MODES + (SCALAR_SHUFFLE_MODES if qualified else ()))
 
 
-def plan_shuffle(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, items_per_thread: int, mode: object,
-                 distance: object, descriptor: Descriptor | None, qualified: bool = False) -> ExchangeSpec:
+def plan_shuffle(shape: CallShape, opts: ShuffleOptions) -> ExchangeSpec:
     """A payload shuffle (``up``/``down``, ``distance`` exactly 1; ``items_per_thread`` > 0)."""
-    require_operation_group("shuffle", name, group)
-    mode = shuffle_mode(name, mode, qualified)
+    name, group, launch, descriptor = shape.name, shape.group, shape.launch, shape.descriptor
+    dtype, items_per_thread, qualified = shape.dtypes[0], shape.items_per_thread, shape.qualified
+    distance = opts.distance
+    mode = shuffle_mode(name, opts.mode, qualified)
     if mode in SCALAR_SHUFFLE_MODES:
         raise CoopTypeError(f"{name} value must be a scalar for mode {mode!r}; got a ThreadData payload")
     if isinstance(distance, bool) or distance != 1:
@@ -153,16 +168,16 @@ def plan_shuffle(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, i
                              "(scalar values shuffle any distance with mode='offset' or "
                              "mode='rotate')")
     _check_common(name, dtype, descriptor, group)
-    return ExchangeSpec("shuffle", group, launch.block, dtype, items_per_thread, mode,
-                        keeps_reuse_barrier(descriptor))
+    return ExchangeSpec("shuffle", group, launch.block, dtype, items_per_thread, mode, shape.reuse_barrier)
 
 
-def plan_scalar_shuffle(name: str, group: GroupSpec, launch: LaunchShape, dtype: str, mode: object,
-                        distance: Control, descriptor: Descriptor | None) -> ExchangeSpec:
+def plan_scalar_shuffle(shape: CallShape, opts: ShuffleOptions) -> ExchangeSpec:
     """A qualified scalar shuffle (docs: operations/exchange_shuffle, "Shuffle"): ``offset`` (any distance; unspecified
-    outside the block) or ``rotate`` (``1 <= distance < T``: C7 when static, a device trap when runtime)."""
-    require_operation_group("shuffle", name, group)
-    mode = shuffle_mode(name, mode, True)
+    outside the block) or ``rotate`` (``1 <= distance < T``: C7 when static, a device trap when runtime). The
+    distance is the shape's ``distance`` control."""
+    name, group, launch, descriptor = shape.name, shape.group, shape.launch, shape.descriptor
+    dtype, distance = shape.dtypes[0], shape.control("distance")
+    mode = shuffle_mode(name, opts.mode, True)
     if mode in SHUFFLE_MODES:
         raise CoopTypeError(f"{name} value must be a ThreadData payload for mode {mode!r}; got a scalar (scalar "
                             "values take mode='offset' or mode='rotate')")
@@ -181,5 +196,4 @@ def plan_scalar_shuffle(name: str, group: GroupSpec, launch: LaunchShape, dtype:
     else:
         assert isinstance(distance, Runtime)
     _check_common(name, dtype, descriptor, group)
-    return ExchangeSpec("shuffle", group, launch.block, dtype, 0, mode, keeps_reuse_barrier(descriptor),
-                        distance=static)
+    return ExchangeSpec("shuffle", group, launch.block, dtype, 0, mode, shape.reuse_barrier, distance=static)
