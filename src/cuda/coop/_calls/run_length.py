@@ -11,10 +11,17 @@ from typing import Any
 from .._cub.families import run_length as cub_run_length
 from .._errors import CoopTypeError
 from .._semantics.common import static_positive
-from .._semantics.run_length import Extensions, decodes_into, offset_param, offset_dtype_of, plan_run_length_decode
+from .._semantics.run_length import (
+    Extensions,
+    RunLengthOptions,
+    decodes_into,
+    offset_dtype_of,
+    offset_param,
+    plan_run_length_decode,
+)
 from .context import Call, CallContext
+from .shape import call_shape
 from .site import OperandType, Operands, SiteCall, emit, require_runtime_int, require_vector, static_dtype_name
-
 
 
 def _offset_dtype(ctx: CallContext, call: Call) -> str | None:
@@ -64,18 +71,16 @@ def _extensions(ctx: CallContext, call: Call) -> Extensions:
 
 def plan(ctx: CallContext, call: Call) -> None:
     name, args = call.name, call.args
-    group = ctx.group(call)
-    values = ctx.require_payload(call, "run_values")
-    lengths = ctx.require_payload(call, "run_lengths")
-    desc = ctx.descriptor(args.get("temp_storage"), name)
     into, offset_option = decodes_into(call.op), offset_param(call.op)
-    offset = ctx.control(call, offset_option)
-    spec = plan_run_length_decode(call.op, name, group.spec, ctx.launch, values.dtype, values.items_per_thread,
-                                  lengths.dtype, lengths.items_per_thread,
-                                  ctx.static(call, "decoded_items_per_thread", None, kind="integer"), offset,
-                                  desc.descriptor if desc else None, _extensions(ctx, call))
+    shape = call_shape(ctx, call, operand="run_values", controls=(offset_option,), needs_payload=True)
+    lengths = ctx.require_payload(call, "run_lengths")
+    offset = shape.control(offset_option)
+    spec = plan_run_length_decode(shape, RunLengthOptions(
+        run_lengths=(lengths.dtype, lengths.items_per_thread),
+        decoded_items_per_thread=ctx.static(call, "decoded_items_per_thread", None, kind="integer"),
+        extensions=_extensions(ctx, call)))
     operands = Operands()
-    operands.add("run_values", args["run_values"])
+    operands.add("run_values", shape.operands[0])
     operands.add("run_lengths", args["run_lengths"])
     if spec.total_dtype is not None:
         operands.add("total_decoded_size", args["total_decoded_size"])
@@ -109,4 +114,4 @@ def plan(ctx: CallContext, call: Call) -> None:
 
     result = spec.offset_dtype if into else None
     site = SiteCall(provider.symbol, operands.params(provider), spec.value_dtype, result, check=check)
-    ctx.add_site(call, operands.values, site, emission, (group.spec, desc))
+    ctx.add_site(call, operands.values, site, emission, shape.scratch)

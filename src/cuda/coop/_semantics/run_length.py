@@ -9,17 +9,13 @@ from .common import (
     ALL_NUMERIC_DTYPES,
     INTEGER_DTYPES,
     NUMERIC_DTYPES,
-    Control,
-    GroupSpec,
-    LaunchShape,
     Runtime,
     Static,
     check_runtime_int,
     static_positive,
 )
 from .._markers import records
-from .groups import require_operation_group
-from .temp_storage import Descriptor, keeps_reuse_barrier
+from .shape import CallShape
 
 # the run table's offset type: decoded_offset_dtype (docs: operations/run_length_decode, "Qualified additions")
 OFFSET_DTYPES = ("uint32", "uint64")
@@ -67,6 +63,16 @@ class Extensions:
     relative_destination: str | None = None  # the array's dtype ("" when not visible before typing)
 
 
+@dataclass(frozen=True, kw_only=True)
+class RunLengthOptions:
+    """``run_lengths``: that payload's (dtype, extent); the offset (``window_offset`` or ``destination_offset``) is
+    the shape's control of that name."""
+
+    run_lengths: tuple[str, int]
+    decoded_items_per_thread: object = None
+    extensions: Extensions = Extensions()
+
+
 def offset_dtype_of(name: str, dtype: str | None) -> str:
     """``decoded_offset_dtype``: None (the default) means uint32."""
     dtype = "uint32" if dtype is None else dtype
@@ -98,11 +104,12 @@ def _check_extensions(name: str, ext: Extensions, offset_dtype: str, decoded: in
                             f"decoded_offset_dtype {offset_dtype}")
 
 
-def plan_run_length_decode(op: str, name: str, group: GroupSpec, launch: LaunchShape, value_dtype: str,
-                           value_extent: int, length_dtype: str, length_extent: int, decoded_items_per_thread: object,
-                           offset: Control, descriptor: Descriptor | None,
-                           extensions: Extensions = Extensions()) -> RunLengthSpec:
-    require_operation_group(op, name, group)
+def plan_run_length_decode(shape: CallShape, opts: RunLengthOptions) -> RunLengthSpec:
+    """The run values are the shape's operand."""
+    op, name, launch = shape.op, shape.name, shape.launch
+    value_dtype, value_extent = shape.dtypes[0], shape.items_per_thread
+    (length_dtype, length_extent), extensions = opts.run_lengths, opts.extensions
+    decoded_items_per_thread, offset = opts.decoded_items_per_thread, shape.control(offset_param(op))
     if launch.block[1] != 1 or launch.block[2] != 1:
         raise CoopUnsupportedError(f"{name} requires a one-dimensional block; block shape is {launch.block}")
     # run values may be numbers or (qualified) aggregates (docs: qualified, "User-defined aggregates")
@@ -134,5 +141,5 @@ def plan_run_length_decode(op: str, name: str, group: GroupSpec, launch: LaunchS
         raise CoopValueError(f"{name} tile of {runs} items exceeds CUB's limit of {2**31 - 1} for this algorithm")
     relative = extensions.relative is not None or extensions.relative_destination is not None
     return RunLengthSpec(op, launch.threads, value_dtype, length_dtype, value_extent, decoded,
-                         None if isinstance(offset, Runtime) else literal, keeps_reuse_barrier(descriptor),
+                         None if isinstance(offset, Runtime) else literal, shape.reuse_barrier,
                          offset_dtype, extensions.total[0] if extensions.total else None, relative)
