@@ -9,7 +9,8 @@ from cuda.coop._semantics.common import (
     BLOCK, CLUSTER, GRID, LOGICAL_WARP, THREAD, WARP, WARPS_IN_BLOCK, GroupSpec, LaunchShape, Runtime, ScratchNeed,
     Static, normalize_selector,
 )
-from cuda.coop._semantics.load_store import plan_load_store
+from cuda.coop._semantics.load_store import LoadStoreOptions, plan_load_store
+from cuda.coop._semantics.shape import CallShape
 from cuda.coop._semantics.targets import opt_in_shared_limit, parse_target
 from cuda.coop._semantics.temp_storage import STATIC_LIMIT, ScratchUse, layout, make_descriptor
 
@@ -158,8 +159,10 @@ def test_group_by_g14_exhaustive_divides():
 def _plan(group=None, *, op="load", launch=L128, array_dtype="int32", payload_dtype="int32", k=4,
           algorithm="direct", valid_items=None, oob_default=None, offset=None, descriptor=None):
     group = _block(launch) if group is None else group
-    return plan_load_store(op, f"cuda.coop.{op}", group, launch, array_dtype, payload_dtype, k, algorithm,
-                           valid_items, oob_default, offset, descriptor)
+    controls = {"valid_items": valid_items, "oob_default": oob_default, "offset": offset}
+    shape = CallShape(name=f"cuda.coop.{op}", op=op, group=group, launch=launch, dtypes=(payload_dtype,),
+                      items_per_thread=k, descriptor=descriptor, controls=controls)
+    return plan_load_store(shape, LoadStoreOptions(array_dtype=array_dtype, algorithm=algorithm))
 
 
 def test_plan_basic():

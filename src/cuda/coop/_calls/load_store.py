@@ -5,8 +5,9 @@ from __future__ import annotations
 from .._cub.families import load_store as cub_load_store
 from .._errors import CoopTypeError
 from .._semantics.common import Runtime, literal_as
-from .._semantics.load_store import LoadStoreSpec, plan_load_store
+from .._semantics.load_store import LoadStoreOptions, LoadStoreSpec, plan_load_store
 from .context import Call, CallContext
+from .shape import call_shape
 from .site import (
     Check,
     OperandType,
@@ -17,7 +18,6 @@ from .site import (
     require_runtime_int,
     require_vector,
 )
-
 
 
 def _params_of(op: str) -> tuple[str, str]:
@@ -37,38 +37,31 @@ def evidence(ctx: CallContext, call: Call) -> None:
 
 def plan(ctx: CallContext, call: Call) -> None:
     name, args = call.name, call.args
-    group = ctx.group(call)
     array_param, payload_param = _params_of(call.op)
-    payload = ctx.payload(args[payload_param])
-    if payload is None and (call.op == "load" or ctx.operand_form(args[payload_param]) is not None):
-        payload = ctx.require_payload(call, payload_param)  # store takes a scalar, not an array (P4)
-    scalar = payload is None
+    keys = ("offset", "valid_items", "oob_default") if call.op == "load" else ("offset", "valid_items")
+    shape = call_shape(ctx, call, operand=payload_param, controls=keys, scalars=False,
+                       needs_payload=call.op == "load")
+    value = shape.operands[0]
+    if shape.payload is None and ctx.operand_form(value) is not None:
+        ctx.require_payload(call, payload_param)  # store takes a scalar, not an array (P4)
     array_dtype = ctx.array_dtype(args[array_param])
-    if payload is not None:
-        dtype, items_per_thread = payload.dtype, payload.items_per_thread
-    else:  # a scalar store: typed by its destination, else (not visible before typing) by the value itself
-        items_per_thread = 1
-        dtype = array_dtype or ctx.scalar_dtype(args[payload_param], call, payload_param)
-    controls = {key: ctx.control(call, key) for key in ("valid_items", "oob_default", "offset")}
-    desc = ctx.descriptor(args.get("temp_storage"), name)
-    spec = plan_load_store(
-        call.op, name, group.spec, ctx.launch, array_dtype or dtype, dtype, items_per_thread,
-        ctx.selector(call, "algorithm", "direct"),
-        controls["valid_items"], controls["oob_default"] if call.op == "load" else None, controls["offset"],
-        desc.descriptor if desc else None, scalar_value=scalar,
-    )
+    scalar_dtype = None
+    if shape.payload is None:  # a scalar store: typed by its destination, else (not visible before typing) by itself
+        scalar_dtype = array_dtype or ctx.scalar_dtype(value, call, payload_param)
+    spec = plan_load_store(shape, LoadStoreOptions(array_dtype=array_dtype, value_dtype=scalar_dtype,
+                                                   algorithm=ctx.selector(call, "algorithm", "direct")))
+    controls = shape.controls
     literals = {key: c.value for key, c in controls.items() if c is not None and not isinstance(c, Runtime)}
     if "oob_default" in literals:
         literals["oob_default"] = literal_as(name, "oob_default", literals["oob_default"], spec.dtype)
     operands = Operands()
     operands.add("array", args[array_param])
-    operands.add("value" if spec.scalar_value else "items", args[payload_param])
-    keys = ("offset", "valid_items", "oob_default") if call.op == "load" else ("offset", "valid_items")
+    operands.add("value" if spec.scalar_value else "items", value)
     operands.controls(args, {key: controls[key] for key in keys}, lambda key, control: literals.get(key, 0))
     emission = emit(cub_load_store.emit, spec)
     provider = emission.provider
     site = SiteCall(provider.symbol, operands.params(provider), spec.dtype, check=checker(spec, name, operands.bound))
-    ctx.add_site(call, operands.values, site, emission, (group.spec, desc) if spec.uses_scratch else None)
+    ctx.add_site(call, operands.values, site, emission, shape.scratch if spec.uses_scratch else None)
 
 
 def checker(spec: LoadStoreSpec, name: str, operands: dict[str, int]) -> Check:

@@ -7,11 +7,12 @@ from .._errors import CoopTypeError, CoopValueError
 from .aggregates import is_aggregate
 from .common import (
     ALL_NUMERIC_DTYPES,
-    BLOCK, NUMERIC_DTYPES, Control, GroupSpec, LaunchShape, Static,
+    BLOCK, NUMERIC_DTYPES, GroupSpec, Static,
     check_runtime_int, literal_as, normalize_selector,
 )
-from .groups import reject_warp_descriptor, require_complete_warps, require_operation_group
-from .temp_storage import Descriptor, keeps_reuse_barrier
+from .groups import reject_warp_descriptor, require_complete_warps
+from .shape import CallShape
+from .temp_storage import keeps_reuse_barrier
 
 ALGORITHMS = ("direct", "striped", "vectorize", "transpose", "warp_transpose", "warp_transpose_timesliced")
 BLOCK_ONLY = ("warp_transpose", "warp_transpose_timesliced")
@@ -52,25 +53,28 @@ class LoadStoreSpec:
         return self.group.size * self.items_per_thread
 
 
-def plan_load_store(
-    op: str,
-    name: str,
-    group: GroupSpec,
-    launch: LaunchShape,
-    array_dtype: str,
-    payload_dtype: str,
-    items_per_thread: int,
-    algorithm: object,
-    valid_items: Control,
-    oob_default: Control,
-    offset: Control,
-    descriptor: Descriptor | None,
-    scalar_value: bool = False,
-) -> LoadStoreSpec:
-    """Validate one call and return its spec; ``name`` is the public name for messages."""
-    require_operation_group(op, name, group)
+@dataclass(frozen=True, kw_only=True)
+class LoadStoreOptions:
+    """``array_dtype``: the source's or destination's element dtype (None: not visible before typing; the payload's
+    is assumed and the typed call checks it); ``value_dtype``: a scalar store's dtype. ``valid_items``, ``offset`` and
+    a load's ``oob_default`` are the shape's controls."""
+
+    array_dtype: str | None = None
+    value_dtype: str | None = None
+    algorithm: object = "direct"
+
+
+def plan_load_store(shape: CallShape, opts: LoadStoreOptions) -> LoadStoreSpec:
+    """Validate one call and return its spec. A store of a scalar (the shape's extent 0) stores one item per
+    thread."""
+    op, name, group, launch, descriptor = shape.op, shape.name, shape.group, shape.launch, shape.descriptor
+    scalar_value = shape.items_per_thread == 0
+    payload_dtype = opts.value_dtype if scalar_value else shape.dtypes[0]
+    assert payload_dtype is not None, "a scalar store's dtype travels in its options"
+    items_per_thread, array_dtype = max(shape.items_per_thread, 1), opts.array_dtype or payload_dtype
+    valid_items, oob_default, offset = (shape.control(key) for key in ("valid_items", "oob_default", "offset"))
     require_complete_warps(name, group, launch)
-    algorithm = normalize_selector(name, "algorithm", algorithm, ALGORITHMS)
+    algorithm = normalize_selector(name, "algorithm", opts.algorithm, ALGORITHMS)
     if algorithm in BLOCK_ONLY:
         if group.kind != BLOCK:
             raise CoopValueError(
