@@ -7,12 +7,19 @@ import pytest
 from cuda.coop._backend_context import BackendContext, active
 from cuda.coop._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
 from cuda.coop._semantics.common import BLOCK, LOGICAL_WARP, WARP, GroupSpec, LaunchShape, Runtime, Static
+from cuda.coop._semantics.shape import CallShape
 from cuda.coop._semantics.sort import (
-    ordered_extreme_bits, plan_merge_sort, plan_radix_rank, plan_radix_sort, plan_topk,
+    MergeSortOptions, RadixRankOptions, RadixSortOptions, TopKOptions, ordered_extreme_bits, plan_merge_sort,
+    plan_radix_rank, plan_radix_sort, plan_topk,
 )
 
 L128 = LaunchShape((128, 1, 1))
 BLOCK128 = GroupSpec(BLOCK, 128, 1)
+
+
+def _shape(name, op, dtype, items_per_thread, group=BLOCK128, launch=L128, qualified=False, **controls):
+    return CallShape(name=name, op=op, group=group, launch=launch, dtypes=(dtype,), items_per_thread=items_per_thread,
+                     qualified=qualified, controls=controls)
 
 
 def _ordered(raw: int, dtype: str) -> int:
@@ -42,12 +49,13 @@ def test_padding_key_orders_after_every_key(dtype):
 
 
 def test_merge_sort_plans_blocks_warps_and_logical_warps():
-    spec = plan_merge_sort("m", BLOCK128, L128, "float32", 4, ("int16", 4), True, Static(10), Static(1.5), None, None)
+    spec = plan_merge_sort(_shape("m", "merge_sort_pairs", "float32", 4, valid_items=Static(10),
+                                  oob_default=Static(1.5)), MergeSortOptions(values=("int16", 4), descending=True))
     assert (spec.op, spec.value_dtype, spec.descending, spec.has_valid_items, spec.barrier) == (
         "merge_sort", "int16", True, True, True)
-    warp = plan_merge_sort("m", GroupSpec(WARP, 32, 4), L128, "int32", 2, None, False, None, None, None, None)
+    warp = plan_merge_sort(_shape("m", "merge_sort_keys", "int32", 2, GroupSpec(WARP, 32, 4)), MergeSortOptions())
     assert warp.tile_items == 64
-    plan_merge_sort("m", GroupSpec(LOGICAL_WARP, 8, 16), L128, "int32", 2, None, False, None, None, None, None)
+    plan_merge_sort(_shape("m", "merge_sort_keys", "int32", 2, GroupSpec(LOGICAL_WARP, 8, 16)), MergeSortOptions())
 
 
 @pytest.mark.parametrize("args,cls,message", [
@@ -65,44 +73,57 @@ def test_merge_sort_errors(args, cls, message):
                 compare_op=None)
     call.update(args)
     with pytest.raises(cls) as info:
-        plan_merge_sort("m", call["group"], call["launch"], "int32", 4, call["values"], call["descending"],
-                        call["valid_items"], call["oob_default"], call["compare_op"], None)
+        shape = _shape("m", "merge_sort_keys", "int32", 4, call["group"], call["launch"],
+                       valid_items=call["valid_items"], oob_default=call["oob_default"])
+        plan_merge_sort(shape, MergeSortOptions(values=call["values"], descending=call["descending"],
+                                                compare_op=call["compare_op"]))
     assert message in str(info.value)
 
 
+def _radix(dtype, qualified=False, begin_bit=None, end_bit=None, **options):
+    shape = _shape("r", "radix_sort_keys", dtype, 4, qualified=qualified, begin_bit=begin_bit, end_bit=end_bit)
+    return plan_radix_sort(shape, RadixSortOptions(**options))
+
+
 def test_radix_sort_bits_static_and_runtime():
-    spec = plan_radix_sort("r", BLOCK128, L128, "int64", 4, None, Static(3), None, False, False, None, False)
+    spec = _radix("int64", begin_bit=Static(3))
     assert (spec.begin_bit, spec.end_bit, spec.key_bits) == (3, 64, 64)
-    spec = plan_radix_sort("r", BLOCK128, L128, "uint32", 4, None, Runtime("int32"), Runtime("int32"), True, False,
-                           None, False)
+    spec = _radix("uint32", begin_bit=Runtime("int32"), end_bit=Runtime("int32"), descending=True)
     assert (spec.begin_bit, spec.end_bit) == (None, None)  # checked on the device
     with pytest.raises(CoopValueError, match="r static end_bit must be between 5 and 32; got 4"):
-        plan_radix_sort("r", BLOCK128, L128, "int32", 4, None, Static(4), Static(4), False, False, None, False)
+        _radix("int32", begin_bit=Static(4), end_bit=Static(4))
     with active(BackendContext("numba-cuda-mlir", "cuda.coop.numba_mlir")):  # the message names the compiling backend
         with pytest.raises(CoopTypeError, match="use cuda.coop.numba_mlir for float64"):
-            plan_radix_sort("r", BLOCK128, L128, "float64", 4, None, None, None, False, False, None, False)
-    assert plan_radix_sort("r", BLOCK128, L128, "float64", 4, None, None, None, False, True, None,
-                           True).blocked_to_striped
+            _radix("float64")
+    assert _radix("float64", qualified=True, blocked_to_striped=True).blocked_to_striped
+
+
+def _rank(dtype, **options):
+    return plan_radix_rank(_shape("rank", "radix_rank", dtype, 2), RadixRankOptions(**options))
 
 
 def test_radix_rank_bounds():
-    spec = plan_radix_rank("rank", BLOCK128, L128, "int32", 2, 5, None, None, True, None)
+    spec = _rank("int32", begin_bit=5, descending=True)
     assert (spec.begin_bit, spec.radix_bits, spec.descending) == (5, 4, True)
-    assert plan_radix_rank("rank", BLOCK128, L128, "uint64", 2, 56, 64, 8, False, None).radix_bits == 8
+    assert _rank("uint64", begin_bit=56, end_bit=64, radix_bits=8).radix_bits == 8
     with pytest.raises(CoopTypeError, match="rank end_bit must be a compile-time integer"):
-        plan_radix_rank("rank", BLOCK128, L128, "int32", 2, 0, 2.5, None, False, None)
+        _rank("int32", begin_bit=0, end_bit=2.5)
     with pytest.raises(CoopTypeError, match="does not support keys dtype float32"):
-        plan_radix_rank("rank", BLOCK128, L128, "float32", 2, 0, None, None, False, None)
+        _rank("float32", begin_bit=0)
+
+
+def _topk(dtype, group=BLOCK128, launch=L128, *, largest=False, values=None, **controls):
+    shape = _shape("t", "topk_max_pairs" if values else "topk_min_keys", dtype, 4, group, launch, **controls)
+    return plan_topk(shape, TopKOptions(largest=largest, values=values))
 
 
 def test_topk_is_a_padded_radix_sort_of_a_one_dimensional_block():
-    spec = plan_topk("t", BLOCK128, L128, "int8", 4, ("float64", 4), True, Runtime("int32"), Static(9), None)
+    spec = _topk("int8", largest=True, values=("float64", 4), k=Runtime("int32"), valid_items=Static(9))
     assert (spec.op, spec.topk, spec.descending, spec.has_valid_items) == ("radix_sort", True, True, True)
     assert spec.padding_bits == 0x80  # int8 -128 sorts last in a descending sort
     with pytest.raises(CoopUnsupportedError, match="requires a one-dimensional block; block shape is"):
-        plan_topk("t", GroupSpec(BLOCK, 128, 1), LaunchShape((32, 4, 1)), "int32", 4, None, False, Static(1), None,
-                  None)
+        _topk("int32", GroupSpec(BLOCK, 128, 1), LaunchShape((32, 4, 1)), k=Static(1))
     with pytest.raises(CoopValueError, match="t static valid_items must be between 0 and 512; got -1"):
-        plan_topk("t", BLOCK128, L128, "int32", 4, None, False, Static(1), Static(-1), None)
+        _topk("int32", k=Static(1), valid_items=Static(-1))
     with pytest.raises(CoopUnsupportedError, match="does not support group kind 'warp'"):
-        plan_topk("t", GroupSpec(WARP, 32, 4), L128, "int32", 4, None, False, Static(1), None, None)
+        _topk("int32", GroupSpec(WARP, 32, 4), k=Static(1))

@@ -10,49 +10,52 @@ from typing import Any
 from .._cub.families import sort as cub_sort
 from .._errors import CoopTypeError
 from .._semantics.common import literal_as
-from .._semantics.sort import plan_merge_sort, plan_radix_rank, plan_radix_sort, plan_topk
+from .._semantics.sort import (
+    MergeSortOptions,
+    RadixRankOptions,
+    RadixSortOptions,
+    TopKOptions,
+    plan_merge_sort,
+    plan_radix_rank,
+    plan_radix_sort,
+    plan_topk,
+)
 from .context import Call, CallContext
+from .shape import CallShape, call_shape
 from .site import OperandType, Operands, SiteCall, bind, emit, require_payload_dtype, require_runtime_int
 
 
-
-def _operand(ctx: CallContext, call: Call, param: str) -> Any:
-    return ctx.require_payload(call, param)
-
-
-def _scalar_keys(ctx: CallContext, call: Call) -> str | None:
-    """A qualified radix sort / radix_rank may take one scalar key per thread (docs: qualified, "Payload forms"); its
-    dtype."""
-    var = call.args.get("keys")
-    if (call.op not in ("radix_sort_keys", "radix_sort_pairs", "radix_rank") or var is None
-            or ctx.payload(var) is not None or ctx.operand_form(var) is not None
-            or not call.qualified):
-        return None
-    return ctx.scalar_dtype(var, call, "keys")
+def _controls(op: str) -> tuple[str, ...]:
+    """The runtime controls of sort operation ``op``, in the order their C parameters are fed."""
+    if op.startswith("topk"):
+        return ("k", "valid_items")
+    if op.startswith("merge"):
+        return ("valid_items", "oob_default")
+    return () if op == "radix_rank" else ("begin_bit", "end_bit")
 
 
-def _one_key(ctx: CallContext, call: Call, dtype: str) -> None:
+def _bounds(ctx: CallContext, call: Call) -> dict[str, Any]:
+    """radix_rank's static bit bounds."""
+    return {key: ctx.static(call, key, None, kind="integer") for key in ("begin_bit", "end_bit", "radix_bits")}
+
+
+def _one_key(ctx: CallContext, call: Call, shape: CallShape) -> None:
     """The scalar form: the one-key tile sorted or ranked, the thread's result returned as a scalar."""
-    name, args = call.name, call.args
-    group = ctx.group(call)
-    desc = ctx.descriptor(args.get("temp_storage"), name)
+    name, args, dtype = call.name, call.args, shape.dtypes[0]
     descending = ctx.static(call, "descending", False, kind="bool")
     if call.op == "radix_rank":
-        bounds = {key: ctx.static(call, key, None, kind="integer") for key in ("begin_bit", "end_bit", "radix_bits")}
-        rank = plan_radix_rank(name, group.spec, ctx.launch, dtype, 1, bounds["begin_bit"], bounds["end_bit"],
-                               bounds["radix_bits"], descending, desc.descriptor if desc else None, None)
+        rank = plan_radix_rank(shape, RadixRankOptions(**_bounds(ctx, call), descending=descending))
         emission = emit(lambda s: cub_sort.one_key(cub_sort.emit_rank(s), dtype, "int32"), rank)
         provider = emission.provider
         site = SiteCall(provider.symbol, bind(provider, {"key": 0}), dtype, "int32")
-        return ctx.add_site(call, [args["keys"]], site, emission, (group.spec, desc))
-    controls = {key: ctx.control(call, key) for key in ("begin_bit", "end_bit")}
+        return ctx.add_site(call, [shape.operands[0]], site, emission, shape.scratch)
     value_dtype = _scalar_values(ctx, call) if call.op == "radix_sort_pairs" else None
-    spec = plan_radix_sort(name, group.spec, ctx.launch, dtype, 1, (value_dtype, 1) if value_dtype else None,
-                           controls["begin_bit"], controls["end_bit"], descending,
-                           ctx.static(call, "blocked_to_striped", False, kind="bool"),
-                           desc.descriptor if desc else None, True)
+    spec = plan_radix_sort(shape, RadixSortOptions(
+        values=(value_dtype, 1) if value_dtype else None, descending=descending,
+        blocked_to_striped=ctx.static(call, "blocked_to_striped", False, kind="bool")))
+    controls = shape.controls
     operands = Operands()
-    operands.add("key", args["keys"])
+    operands.add("key", shape.operands[0])
     if value_dtype is not None:  # (key, value) = radix_sort_pairs(group, key, value): two results, one tuple
         operands.add("value", args["values"])
     defaults = {"begin_bit": spec.begin_bit, "end_bit": spec.end_bit}
@@ -70,7 +73,7 @@ def _one_key(ctx: CallContext, call: Call, dtype: str) -> None:
             require_runtime_int(name, key, argtys[index])
 
     site = SiteCall(provider.symbol, operands.params(provider), dtype, None if value_dtype else dtype, check=check)
-    ctx.add_site(call, operands.values, site, emission, (group.spec, desc))
+    ctx.add_site(call, operands.values, site, emission, shape.scratch)
 
 
 def _scalar_values(ctx: CallContext, call: Call) -> str:
@@ -116,62 +119,49 @@ def _prefix_payload(ctx: CallContext, call: Call) -> Any:
     return ctx.require_payload(call, PREFIX)
 
 
-def _plan_rank(ctx: CallContext, call: Call) -> None:
-    group = ctx.group(call)
-    keys = _operand(ctx, call, "keys")
-    desc = ctx.descriptor(call.args.get("temp_storage"), call.name)
-    bounds = {key: ctx.static(call, key, None, kind="integer") for key in ("begin_bit", "end_bit", "radix_bits")}
+def _plan_rank(ctx: CallContext, call: Call, shape: CallShape) -> None:
+    bounds = _bounds(ctx, call)
     prefix = _prefix_payload(ctx, call) if _has_prefix(call) else None
-    spec = plan_radix_rank(call.name, group.spec, ctx.launch, keys.dtype, keys.items_per_thread, bounds["begin_bit"],
-                           bounds["end_bit"], bounds["radix_bits"], ctx.static(call, "descending", False, kind="bool"),
-                           desc.descriptor if desc else None,
-                           (prefix.dtype, prefix.items_per_thread) if prefix is not None else None)
+    spec = plan_radix_rank(shape, RadixRankOptions(
+        **bounds, descending=ctx.static(call, "descending", False, kind="bool"),
+        exclusive_digit_prefix=(prefix.dtype, prefix.items_per_thread) if prefix is not None else None))
     emission = emit(cub_sort.emit_rank, spec)
     provider = emission.provider
     operands = Operands()
-    operands.add("keys", call.args["keys"])
+    operands.add("keys", shape.operands[0])
     operands.add("output", ctx.result_operand(call))
     if prefix is not None:
         operands.add("digit_prefix", call.args[PREFIX])
     site = SiteCall(provider.symbol, operands.params(provider), spec.key_dtype)
-    ctx.add_site(call, operands.values, site, emission, (group.spec, desc))
+    ctx.add_site(call, operands.values, site, emission, shape.scratch)
 
 
 def plan(ctx: CallContext, call: Call) -> None:
-    scalar = _scalar_keys(ctx, call)
-    if scalar is not None:
-        return _one_key(ctx, call, scalar)
+    """Keys are a payload, or in a qualified radix sort or radix_rank one scalar per thread (docs: qualified,
+    "Payload forms")."""
+    shape = call_shape(ctx, call, operand="keys", controls=_controls(call.op), needs_payload=True)
+    if shape.payload is None:
+        return _one_key(ctx, call, shape)
     if call.op == "radix_rank":
-        return _plan_rank(ctx, call)
+        return _plan_rank(ctx, call, shape)
     name, args = call.name, call.args
-    group = ctx.group(call)
-    keys = _operand(ctx, call, "keys")
     pairs = call.op.endswith("_pairs")
-    values = _operand(ctx, call, "values") if pairs else None
+    values = ctx.require_payload(call, "values") if pairs else None
     value_shape = (values.dtype, values.items_per_thread) if values is not None else None
-    desc = ctx.descriptor(args.get("temp_storage"), name)
     qualified = call.qualified
     if call.op.startswith("topk"):
-        controls = {key: ctx.control(call, key) for key in ("k", "valid_items")}
-        spec = plan_topk(name, group.spec, ctx.launch, keys.dtype, keys.items_per_thread, value_shape,
-                         call.op.startswith("topk_max"), controls["k"], controls["valid_items"],
-                         desc.descriptor if desc else None)
+        spec = plan_topk(shape, TopKOptions(largest=call.op.startswith("topk_max"), values=value_shape))
     elif call.op.startswith("merge"):
-        descending = ctx.static(call, "descending", False, kind="bool")
-        controls = {key: ctx.control(call, key) for key in ("valid_items", "oob_default")}
-        spec = plan_merge_sort(name, group.spec, ctx.launch, keys.dtype, keys.items_per_thread, value_shape, descending,
-                               controls["valid_items"], controls["oob_default"],
-                               ctx.static(call, "compare_op", None) if qualified else None,
-                               desc.descriptor if desc else None)
+        spec = plan_merge_sort(shape, MergeSortOptions(
+            values=value_shape, descending=ctx.static(call, "descending", False, kind="bool"),
+            compare_op=ctx.static(call, "compare_op", None) if qualified else None))
     else:
-        descending = ctx.static(call, "descending", False, kind="bool")
-        controls = {key: ctx.control(call, key) for key in ("begin_bit", "end_bit")}
-        spec = plan_radix_sort(name, group.spec, ctx.launch, keys.dtype, keys.items_per_thread, value_shape,
-                               controls["begin_bit"], controls["end_bit"], descending,
-                               ctx.static(call, "blocked_to_striped", False, kind="bool") if qualified else False,
-                               desc.descriptor if desc else None, qualified)
+        spec = plan_radix_sort(shape, RadixSortOptions(
+            values=value_shape, descending=ctx.static(call, "descending", False, kind="bool"),
+            blocked_to_striped=ctx.static(call, "blocked_to_striped", False, kind="bool") if qualified else False))
+    controls = shape.controls
     operands = Operands()
-    operands.add("keys", args["keys"])
+    operands.add("keys", shape.operands[0])
     if pairs:
         results = ctx.payload_tuple(call).items
         operands.add("values", args["values"])
@@ -201,5 +191,5 @@ def plan(ctx: CallContext, call: Call) -> None:
 
     site = SiteCall(provider.symbol, operands.params(provider), spec.key_dtype, check=check)
     site.link = ctx.link_operator(spec.compare, spec.key_dtype, name, "compare_op", result="boolean")
-    ctx.add_site(call, operands.values, site, emission, (group.spec, desc))
+    ctx.add_site(call, operands.values, site, emission, shape.scratch)
 

@@ -9,12 +9,12 @@ from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
 from .aggregates import is_aggregate, require_aggregate_callable
 from .common import (
     ALL_NUMERIC_DTYPES,
-    BLOCK, NUMERIC_DTYPES, Control, GroupSpec, LaunchShape, Runtime, Static, check_runtime_int,
+    BLOCK, NUMERIC_DTYPES, Control, GroupSpec, Runtime, Static, check_runtime_int,
     is_power_of_two, itemsize, literal_as,
 )
-from .groups import reject_warp_descriptor, require_complete_warps, require_operation_group
+from .groups import reject_warp_descriptor, require_complete_warps
 from .operators import OperatorSpec, resolve_predicate
-from .temp_storage import Descriptor, keeps_reuse_barrier
+from .shape import CallShape
 
 RADIX_KEY_DTYPES = ("int32", "uint32", "int64", "uint64")
 QUALIFIED_RADIX_KEY_DTYPES = RADIX_KEY_DTYPES + ("float16", "float32", "float64")
@@ -71,10 +71,22 @@ def _descending(name: str, descending: object) -> bool:
     return descending
 
 
-def plan_merge_sort(name: str, group: GroupSpec, launch: LaunchShape, key_dtype: str, items_per_thread: int,
-                    values: tuple[str, int] | None, descending: object, valid_items: Control, oob_default: Control,
-                    compare_op: object, descriptor: Descriptor | None) -> SortSpec:
-    require_operation_group("merge_sort_keys", name, group)
+@dataclass(frozen=True, kw_only=True)
+class MergeSortOptions:
+    """``values``: (dtype, items_per_thread) of a pairs call's value payload; ``compare_op``: the qualified
+    predicate. ``valid_items`` and ``oob_default`` are the shape's controls."""
+
+    values: tuple[str, int] | None = None
+    descending: object = False
+    compare_op: object = None
+
+
+def plan_merge_sort(shape: CallShape, opts: MergeSortOptions) -> SortSpec:
+    """The keys are the shape's operand."""
+    name, group, launch, descriptor = shape.name, shape.group, shape.launch, shape.descriptor
+    key_dtype, items_per_thread = shape.dtypes[0], shape.items_per_thread
+    values, descending, compare_op = opts.values, opts.descending, opts.compare_op
+    valid_items, oob_default = shape.control("valid_items"), shape.control("oob_default")
     require_complete_warps(name, group, launch)
     if group.kind == BLOCK and not is_power_of_two(launch.threads):
         raise CoopUnsupportedError(f"{name} requires a power-of-two thread count; block shape is {launch.block}")
@@ -101,8 +113,7 @@ def plan_merge_sort(name: str, group: GroupSpec, launch: LaunchShape, key_dtype:
                 f"{name} oob_default must have the payload dtype {key_dtype}; got {oob_default.dtype}; cast it")
     reject_warp_descriptor(name, group, descriptor)
     return SortSpec("merge_sort", group, launch.block, key_dtype, value_dtype, items_per_thread, descending,
-                    valid_items is not None, None, None, False, keeps_reuse_barrier(descriptor),
-                    compare=compare)
+                    valid_items is not None, None, None, False, shape.reuse_barrier, compare=compare)
 
 
 def _static_bit(name: str, param: str, control: Control, lo: int, hi: int) -> int | None:
@@ -127,10 +138,22 @@ def check_radix_tile(name: str, tile: int) -> None:
                              "for this algorithm")
 
 
-def plan_radix_sort(name: str, group: GroupSpec, launch: LaunchShape, key_dtype: str, items_per_thread: int,
-                    values: tuple[str, int] | None, begin_bit: Control, end_bit: Control, descending: object,
-                    blocked_to_striped: object, descriptor: Descriptor | None, qualified: bool) -> SortSpec:
-    require_operation_group("radix_sort_keys", name, group)
+@dataclass(frozen=True, kw_only=True)
+class RadixSortOptions:
+    """``values`` as ``MergeSortOptions``'; ``blocked_to_striped``: the qualified option. ``begin_bit`` and
+    ``end_bit`` are the shape's controls."""
+
+    values: tuple[str, int] | None = None
+    descending: object = False
+    blocked_to_striped: object = False
+
+
+def plan_radix_sort(shape: CallShape, opts: RadixSortOptions) -> SortSpec:
+    """The keys are the shape's operand (one scalar key per thread: extent 1)."""
+    name, group, launch, qualified = shape.name, shape.group, shape.launch, shape.qualified
+    key_dtype, items_per_thread = shape.dtypes[0], max(shape.items_per_thread, 1)
+    values, descending, blocked_to_striped = opts.values, opts.descending, opts.blocked_to_striped
+    begin_bit, end_bit = shape.control("begin_bit"), shape.control("end_bit")
     allowed = QUALIFIED_RADIX_KEY_DTYPES if qualified else RADIX_KEY_DTYPES
     if key_dtype not in allowed:
         if key_dtype in QUALIFIED_RADIX_KEY_DTYPES:
@@ -148,7 +171,7 @@ def plan_radix_sort(name: str, group: GroupSpec, launch: LaunchShape, key_dtype:
     end = width if end_bit is None else _static_bit(name, "end_bit", end_bit, 1 if begin is None else begin + 1, width)
     check_radix_tile(name, launch.threads * items_per_thread)
     return SortSpec("radix_sort", group, launch.block, key_dtype, value_dtype, items_per_thread, descending, False,
-                    begin, end, blocked_to_striped, keeps_reuse_barrier(descriptor))
+                    begin, end, blocked_to_striped, shape.reuse_barrier)
 
 
 # ---------------------------------------------------------------------------- radix rank (docs: operations/radix_sort)
@@ -188,12 +211,24 @@ def _optional_static_int(name: str, param: str, value: object) -> int | None:
     return value
 
 
-def plan_radix_rank(name: str, group: GroupSpec, launch: LaunchShape, key_dtype: str, items_per_thread: int,
-                    begin_bit: object, end_bit: object, radix_bits: object, descending: object,
-                    descriptor: Descriptor | None, exclusive_digit_prefix: tuple[str | None, int] | None = None
-                    ) -> RankSpec:
-    """``exclusive_digit_prefix``: (dtype, items_per_thread) of the qualified writable payload, when given."""
-    require_operation_group("radix_sort_keys", name, group)
+@dataclass(frozen=True, kw_only=True)
+class RadixRankOptions:
+    """The static bit bounds; ``exclusive_digit_prefix``: (dtype, items_per_thread) of the qualified writable
+    payload, when given."""
+
+    begin_bit: object = None
+    end_bit: object = None
+    radix_bits: object = None
+    descending: object = False
+    exclusive_digit_prefix: tuple[str | None, int] | None = None
+
+
+def plan_radix_rank(shape: CallShape, opts: RadixRankOptions) -> RankSpec:
+    """The keys are the shape's operand (one scalar key per thread: extent 1)."""
+    name, group, launch = shape.name, shape.group, shape.launch
+    key_dtype, items_per_thread = shape.dtypes[0], max(shape.items_per_thread, 1)
+    begin_bit, end_bit, radix_bits = opts.begin_bit, opts.end_bit, opts.radix_bits
+    descending, exclusive_digit_prefix = opts.descending, opts.exclusive_digit_prefix
     if key_dtype not in RADIX_KEY_DTYPES:
         raise CoopTypeError(f"{name} does not support keys dtype {key_dtype}; supported: {', '.join(RADIX_KEY_DTYPES)}")
     begin_bit = _optional_static_int(name, "begin_bit", begin_bit)
@@ -223,7 +258,7 @@ def plan_radix_rank(name: str, group: GroupSpec, launch: LaunchShape, key_dtype:
             raise CoopValueError(f"{name} exclusive_digit_prefix must have ceil(2**{end - begin} / {group.size}) = "
                                  f"{expected} items per thread; got {extent}")
     return RankSpec(group, launch.block, key_dtype, items_per_thread, begin, end - begin, descending,
-                    keeps_reuse_barrier(descriptor), exclusive_digit_prefix is not None)
+                    shape.reuse_barrier, exclusive_digit_prefix is not None)
 
 
 # ---------------------------------------------------------------------------- top-k (docs: operations/topk)
@@ -243,10 +278,20 @@ def ordered_extreme_bits(dtype: str, last_when_descending: bool) -> int:
     return ordered ^ sign if ordered & sign else ~ordered & ones  # floats: inverse of the sign/all-bits flip
 
 
-def plan_topk(name: str, group: GroupSpec, launch: LaunchShape, key_dtype: str, items_per_thread: int,
-              values: tuple[str, int] | None, largest: bool, k: Control, valid_items: Control,
-              descriptor: Descriptor | None) -> SortSpec:
-    require_operation_group("radix_sort_keys", name, group)
+@dataclass(frozen=True, kw_only=True)
+class TopKOptions:
+    """``largest``: topk_max (else topk_min); ``values`` as ``MergeSortOptions``'. ``k`` and ``valid_items`` are
+    the shape's controls."""
+
+    largest: bool
+    values: tuple[str, int] | None = None
+
+
+def plan_topk(shape: CallShape, opts: TopKOptions) -> SortSpec:
+    """The keys are the shape's operand."""
+    name, group, launch = shape.name, shape.group, shape.launch
+    key_dtype, items_per_thread, values, largest = shape.dtypes[0], shape.items_per_thread, opts.values, opts.largest
+    k, valid_items = shape.control("k"), shape.control("valid_items")
     if launch.block[1] != 1 or launch.block[2] != 1:
         raise CoopUnsupportedError(f"{name} requires a one-dimensional block; block shape is {launch.block}")
     if key_dtype not in ALL_NUMERIC_DTYPES:
@@ -264,5 +309,4 @@ def plan_topk(name: str, group: GroupSpec, launch: LaunchShape, key_dtype: str, 
     width = itemsize(key_dtype) * 8
     check_radix_tile(name, launch.threads * items_per_thread)
     return SortSpec("radix_sort", group, launch.block, key_dtype, value_dtype, items_per_thread, largest,
-                    valid_items is not None, 0, width, False, keeps_reuse_barrier(descriptor),
-                    topk=True)
+                    valid_items is not None, 0, width, False, shape.reuse_barrier, topk=True)
