@@ -12,7 +12,6 @@ from .common import (
 )
 from .groups import reject_warp_descriptor, require_complete_warps
 from .shape import CallShape
-from .temp_storage import keeps_reuse_barrier
 
 ALGORITHMS = ("direct", "striped", "vectorize", "transpose", "warp_transpose", "warp_transpose_timesliced")
 BLOCK_ONLY = ("warp_transpose", "warp_transpose_timesliced")
@@ -125,7 +124,7 @@ def plan_load_store(shape: CallShape, opts: LoadStoreOptions) -> LoadStoreSpec:
     if items_per_thread > UNROLLED_ITEMS_LIMIT and algorithm != "striped":
         algorithm = "direct"  # a loop over the blocked arrangement: what every other algorithm produces
     uses_scratch = algorithm in SCRATCH_ALGORITHMS
-    barrier = uses_scratch and keeps_reuse_barrier(descriptor)
+    barrier = uses_scratch and shape.reuse_barrier
     return LoadStoreSpec(
         op, group, launch.block, payload_dtype, items_per_thread, algorithm,
         valid_items is not None, oob_default is not None, scalar_value, barrier,
