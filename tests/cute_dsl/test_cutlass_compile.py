@@ -389,7 +389,7 @@ def test_decoded_offset_dtype_is_a_type():
     is everywhere (P12), saying to pass np.uint64 (it said 'uint64' was unsupported while listing uint64)."""
     for offset_dtype in (np.uint64, cutlass.Uint64):
         kernel = _wide_offsets(offset_dtype)
-        assert "cub::BlockRunLengthDecode<int, 128, 2, 2, unsigned long long>" in kernel.cpp_source
+        assert "cuda_coop::BlockRunLengthDecode<int, int, unsigned long long, 128, 2, 2>" in kernel.cpp_source
     exc = _coop_error(_compile_error(ck.wide_offsets_launch, _tensor(2 * ck.THREADS), _tensor(2 * ck.THREADS),
                                      _tensor(4096), _tensor(ck.THREADS, cutlass.Uint64), "uint64"))
     assert isinstance(exc, coop.CoopTypeError)
