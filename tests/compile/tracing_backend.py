@@ -147,7 +147,7 @@ class Tracer:
             "scratch_table": sorted(built.scratch),
             "scratch_bytes": plan.size,
             "backing": None if backing is None else [backing.size, backing.alignment, backing.dynamic],
-            "calls": [{"call": p.call, "symbol": p.site.symbol, "params": [param.abi for param in p.site.params],
+            "calls": [{"call": p.call, "symbol": p.site.symbol, "params": [param.abi.value for param in p.site.params],
                        "operands": [_describe(o) for o in p.operands], "offset": p.site.scratch_offset,
                        "scratch": None if p.scratch is None else [p.scratch.need.size, p.scratch.need.alignment],
                        "reuse_barrier": REUSE_MARK in p.provider.body} for p in self.planned],

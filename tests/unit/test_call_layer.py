@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 
 from cuda.coop._calls.site import Operands, bind
-from cuda.coop._cub.provider import SCRATCH_PARAMS, CParam, Provider, c_signature
+from cuda.coop._cub.provider import SCRATCH_PARAMS, Abi, CParam, Provider, c_signature
 from cuda.coop._semantics.common import Runtime, Static
 
-PARAMS = [CParam("ptr", "const int*", "items"), CParam("ptr", "int*", "output"), CParam("elem", "int", "initial"),
-          CParam("i64", "long long", "valid_items"), CParam("out", "float*", "extra", "float32"), *SCRATCH_PARAMS]
+PARAMS = [CParam(Abi.PTR, "const int*", "items"), CParam(Abi.PTR, "int*", "output"),
+          CParam(Abi.ELEM, "int", "initial"), CParam(Abi.I64, "long long", "valid_items"),
+          CParam(Abi.OUT, "float*", "extra", "float32"), *SCRATCH_PARAMS]
 
 
 def _provider() -> Provider:
@@ -31,7 +32,7 @@ def test_operands_and_constants_bind_by_name_in_the_providers_order():
     assert operands.control("valid_items", Runtime("int32"), "count", None) == 2
     assert operands.control("initial", Static(5), "unused", 5) is None
     params = operands.params(_provider())
-    assert [(p.abi, p.operand, p.value, p.dtype) for p in params] == [
+    assert [(p.abi.value, p.operand, p.value, p.dtype) for p in params] == [
         ("ptr", 1, 0, None), ("ptr", 0, 0, None), ("elem", None, 5, None), ("i64", 2, 0, None),
         ("out", None, 0, "float32"), ("scratch", None, 0, None), ("stride", None, 0, None)]
     assert operands.values == ["result", "input", "count"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, TypeVar
 
-from .._cub.provider import Provider
+from .._cub.provider import Abi, Provider
 from .._errors import CoopTypeError
 from .._semantics.common import RUNTIME_INT_DTYPES, Runtime, dtype_string_error
 
@@ -30,10 +30,10 @@ class Param:
     """One C ABI parameter of a planned call, in its provider's order and of its kind (``_cub.provider.CParam``,
     through ``bind``): taken from call operand ``operand`` or the constant ``value``."""
 
-    abi: str  # "ptr" | "len" (an array's extent, i64) | "i64" | "elem" | "value" | "scratch" | "stride" | "out"
+    abi: Abi
     operand: int | None = None
     value: object = 0
-    dtype: str | None = None  # "elem"/"value": a dtype other than the site's; "out": the dtype written
+    dtype: str | None = None  # ELEM/VALUE: a dtype other than the site's; OUT: the dtype written
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,7 @@ def bind(provider: Provider, operands: Mapping[str, int] | None = None,
             params.append(Param(param.abi, operands[param.name], dtype=param.dtype))
         elif param.name in constants:
             params.append(Param(param.abi, None, constants[param.name], dtype=param.dtype))
-        elif param.abi in ("scratch", "stride", "out"):
+        elif param.abi in (Abi.SCRATCH, Abi.STRIDE, Abi.OUT):
             params.append(Param(param.abi, dtype=param.dtype))
         else:
             raise AssertionError(f"{provider.symbol}: C parameter {param.name} is bound to nothing")

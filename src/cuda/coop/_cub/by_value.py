@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._semantics.common import c_type
-from .provider import CParam, Provider
+from .provider import Abi, CParam, Provider
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ def adapt(provider: Provider, payloads: tuple[PayloadParam, ...], result_dtype: 
     spaces = [f"  __builtin_assume(__isGlobal({provider.params[index].name}));" for index in global_params]
     if provider.scratch_type is not None:
         spaces += [f"  __builtin_assume(__isShared({param.name}));" for param in provider.params
-                   if param.abi == "scratch"]
+                   if param.abi is Abi.SCRATCH]
     call = f"{provider.symbol}({', '.join(args)});"
     lines += [f'extern "C" __device__ {symbol}_r {symbol}({", ".join(p.declaration for p in params)}) {{',
               *spaces, f"  {symbol}_r r;", *copies, f"  {'r.ret = ' if result_dtype is not None else ''}{call}",

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from enum import Enum
 
 from .._backend_context import ValueAbi, value_abi
 from .abi import aggregate_definitions, c_abi_entry, tuple_definitions
@@ -11,17 +12,26 @@ from .abi import aggregate_definitions, c_abi_entry, tuple_definitions
 REUSE_MARK = "// reuse barrier for the scratch"  # names the line in the generated source
 
 
+class Abi(Enum):
+    """What a caller passes in one C parameter of a provider's entry point. Every backend switches over these
+    (``match`` with ``assert_never``), so a new kind fails its type check until each backend handles it."""
+
+    PTR = "ptr"  # a pointer to a payload's or an array's elements
+    LEN = "len"  # an array's extent (64-bit)
+    I64 = "i64"  # a 64-bit integer control
+    VALUE = "value"  # the operated-on scalar, of the call's element dtype (or the parameter's dtype)
+    ELEM = "elem"  # a control of the call's element dtype (or the parameter's dtype)
+    OUT = "out"  # a pointer the call writes a result of the parameter's dtype through
+    SCRATCH = "scratch"  # the call's scratch slice
+    STRIDE = "stride"  # the distance between two groups' scratch slices
+
+
 @dataclass(frozen=True)
 class CParam:
-    """One parameter of a provider's C entry point, and what its caller passes there (``abi``):
+    """One parameter of a provider's C entry point, and what its caller passes there (``abi``). The emitter lists
+    them once: the C signature and each backend's call derive from it."""
 
-    ``ptr`` a pointer to a payload's or an array's elements, ``len`` an array's extent, ``i64`` a 64-bit integer,
-    ``value``/``elem`` a value of the call's element dtype (or of ``dtype``; ``value`` the operated-on scalar,
-    ``elem`` a control), ``out`` a pointer the call writes a result of ``dtype`` through, ``scratch``/``stride``
-    the call's scratch slice. The emitter lists them once: the C signature and each backend's call derive from it.
-    """
-
-    abi: str
+    abi: Abi
     c_type: str
     name: str
     dtype: str | None = None
@@ -31,7 +41,7 @@ class CParam:
         return f"{self.c_type} {self.name}"
 
 
-SCRATCH_PARAMS = (CParam("scratch", "char*", "scratch"), CParam("stride", "unsigned long long", "stride"))
+SCRATCH_PARAMS = (CParam(Abi.SCRATCH, "char*", "scratch"), CParam(Abi.STRIDE, "unsigned long long", "stride"))
 
 
 def c_signature(params: tuple[CParam, ...] | list[CParam]) -> str:

@@ -14,7 +14,7 @@ from .._backend_context import value_abi
 from .._semantics.aggregates import token_c_type
 from .._semantics.common import ALL_NUMERIC_DTYPES, c_type, passes_by_pointer
 from .._semantics.tuples import TUPLE_C_PREFIX, fields
-from .provider import CParam, Provider, c_signature
+from .provider import Abi, CParam, Provider, c_signature
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ def split_entry(provider: Provider, dtype: str, extents: dict[str, int], outputs
             count = extents[param.name]
             before.append(f"  {t} {param.name}_t[{count}];")
             for j, d in enumerate(dtypes):
-                params.append(CParam("ptr", f"{c_type(d)}*", f"{param.name}{j}", d))
+                params.append(CParam(Abi.PTR, f"{c_type(d)}*", f"{param.name}{j}", d))
                 if param.name in outputs:
                     after.append(f"  cuda_coop::scatter_field({param.name}{j}, {param.name}_t, &{t}::f{j});")
                 else:
@@ -98,7 +98,7 @@ def split_entry(provider: Provider, dtype: str, extents: dict[str, int], outputs
     call = f"@SYM@_tuples({', '.join(args)})"
     if ret == t:  # a scalar result: one out pointer per operand
         for j, d in enumerate(dtypes):
-            params.append(CParam("out", f"{c_type(d)}*", f"result{j}", d))
+            params.append(CParam(Abi.OUT, f"{c_type(d)}*", f"result{j}", d))
         before.append(f"  const {t} result = {call};")
         after += [f"  *result{j} = result.f{j};" for j in range(len(dtypes))]
     else:

@@ -5,11 +5,12 @@ route), with G21 checked where the call sits under a condition that depends on t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, assert_never
 
 from .._calls.build import PlannedCall
 from .._calls.site import ArrayType, OperandType
 from .._cub.by_value import PayloadParam, adapt
+from .._cub.provider import Abi
 from .._errors import CoopValueError
 from .._semantics.common import THREAD
 from . import _dsl
@@ -45,14 +46,14 @@ def payloads_by_value(tracer: Any, operands: list[Any], planned: Planned) -> lis
     site = planned.site
     payloads = []
     for index, param in enumerate(site.params):
-        slot = tracer.payload(operands[param.operand]) if param.abi == "ptr" and param.operand is not None else None
+        slot = tracer.payload(operands[param.operand]) if param.abi is Abi.PTR and param.operand is not None else None
         if slot is not None:
             slot.materialise()
             payloads.append((index, slot))
     if not payloads:
         return []
     specs = tuple(PayloadParam(index, slot.root().dtype, slot.items_per_thread) for index, slot in payloads)
-    arrays = tuple(index for index, param in enumerate(site.params) if param.abi == "ptr"
+    arrays = tuple(index for index, param in enumerate(site.params) if param.abi is Abi.PTR
                    and isinstance(operands[param.operand], _dsl.Tensor) and _dsl.memspace(operands[param.operand])
                    == "gmem")
     planned.provider = adapt(planned.provider, specs, site.result_dtype, arrays)
@@ -76,27 +77,29 @@ def emit(tracer: Any, call: Call, operands: list[Any], planned: Planned) -> None
         operand = operands[param.operand] if param.operand is not None else None
         if index in by_value:
             slot = by_value[index]
-            value = _dsl.pack_items(slot.fragment, slot.root().dtype, slot.items_per_thread)
-        elif param.abi == "ptr":
-            value = pointer(tracer, operand)
-        elif param.abi == "len":
-            value = _dsl.i64(_dsl.extent(operand))
-        elif param.abi == "i64":
-            value = _dsl.i64(int(param.value) if operand is None else operand)
-        elif param.abi == "out":
-            slot = _dsl.local_slot(param.dtype, tracer.kernel)
-            outs.append((slot, param.dtype))
-            value = _dsl.tensor_pointer(slot)
-        elif param.abi in ("elem", "value"):
-            value = _dsl.scalar(param.value if operand is None else operand, elem_dtype)
-        elif param.abi == "scratch":
-            planned.scratch_operand = len(values)
-            value = _dsl.null_pointer()  # the place in the backing is set once every call is planned
-        elif param.abi == "stride":
-            planned.stride_operand = len(values)
-            value = _dsl.i64(0)
-        else:  # pragma: no cover - families only use the kinds above
-            raise AssertionError(param.abi)
+            values.append(_dsl.pack_items(slot.fragment, slot.root().dtype, slot.items_per_thread))
+            continue
+        match param.abi:
+            case Abi.PTR:
+                value = pointer(tracer, operand)
+            case Abi.LEN:
+                value = _dsl.i64(_dsl.extent(operand))
+            case Abi.I64:
+                value = _dsl.i64(int(param.value) if operand is None else operand)
+            case Abi.OUT:
+                slot = _dsl.local_slot(param.dtype, tracer.kernel)
+                outs.append((slot, param.dtype))
+                value = _dsl.tensor_pointer(slot)
+            case Abi.ELEM | Abi.VALUE:
+                value = _dsl.scalar(param.value if operand is None else operand, elem_dtype)
+            case Abi.SCRATCH:
+                planned.scratch_operand = len(values)
+                value = _dsl.null_pointer()  # the place in the backing is set once every call is planned
+            case Abi.STRIDE:
+                planned.stride_operand = len(values)
+                value = _dsl.i64(0)
+            case _:
+                assert_never(param.abi)
         values.append(value)
     if site.result_dtype is not None and site.result_dtype not in _dsl.NUMERIC_TYPES:  # pragma: no cover
         raise AssertionError(site.result_dtype)

@@ -17,6 +17,7 @@ from . import _compat as nb
 from .._semantics.aggregates import is_aggregate
 from ._ir import THREAD_DATA, ArgRef, Obj, PayloadVal, dtype_of_object
 from .._calls import FAMILIES
+from .._cub.provider import Abi
 
 
 _COMPARISONS = (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne)
@@ -249,6 +250,6 @@ class DtypeInference:
                 stmt = self.resolver.stmt_of.get(id(definition))
                 for site in self.sites:  # type: ignore[attr-defined]
                     if site.stmt is stmt:
-                        outs = [p.dtype for p in site.site.params if p.abi == "out"]
+                        outs = [p.dtype for p in site.site.params if p.abi is Abi.OUT]
                         return outs or ([site.site.result_dtype] if site.site.result_dtype else None)
         return None

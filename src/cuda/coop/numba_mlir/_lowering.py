@@ -7,8 +7,11 @@ The call layer (``cuda.coop._calls``) describes each site; this module is where 
 """
 from __future__ import annotations
 
+from typing import assert_never
+
 from .._calls.binding import operator_failure
 from .._calls.site import ArrayType, Backing, OperandType, SiteCall
+from .._cub.provider import Abi
 from .._errors import CoopError, CoopTypeError, located
 from .._semantics.aggregates import aggregate, is_aggregate
 from .._semantics.common import passes_by_pointer
@@ -58,7 +61,7 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
                 site.check(tuple(operand_type(ty) for ty in argtys))
             except CoopError as exc:
                 raise located(exc, site.loc) from None
-        outs = [nb.numba_dtype(p.dtype) for p in site.params if p.abi == "out"]
+        outs = [nb.numba_dtype(p.dtype) for p in site.params if p.abi is Abi.OUT]
         result = nb.numba_dtype(site.result_dtype) if site.result_dtype else (
             nb.types.Tuple(outs) if outs else nb.types.none)
         return nb.nb_typing.signature(result, *argtys), codegen
@@ -72,48 +75,49 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
         values, types_, outs = [], [], []
         for param in site.params:
             elem_dtype = param.dtype or site.elem_dtype
-            if param.abi == "ptr":
-                value = builder.load_var(args[param.operand])  # type: ignore[attr-defined]
-                if not isinstance(builder.get_numba_type(args[param.operand]), nb.types.CPointer):  # type: ignore
-                    value = nb.memref_data_pointer(value)  # an array (a struct-model ThreadData is a pointer)
-            elif param.abi == "len":
-                value = nb.array_length(builder.load_var(args[param.operand]))  # type: ignore[attr-defined]
-            elif param.abi == "i64":
-                if param.operand is None:
-                    value = _constant(int(param.value), i64)
-                else:
-                    ty = builder.get_numba_type(args[param.operand])  # type: ignore[attr-defined]
-                    value = nb.convert(builder.load_var(args[param.operand]), i64,  # type: ignore[attr-defined]
-                                       signed=getattr(ty, "signed", True))
-            elif param.abi == "out":  # written by the call, returned in the result tuple
-                if is_aggregate(param.dtype):
-                    value = entry_bytes(builder, param.dtype, 1)
-                else:
-                    value = builder.alloca(builder.get_mlir_type(nb.numba_dtype(param.dtype)))  # type: ignore
-                outs.append((value, param.dtype))
-            elif param.abi in ("elem", "value") and is_aggregate(elem_dtype):
-                # aggregates cross by pointer (_cub.abi): numba-cuda-mlir holds a record as a pointer to its bytes; a
-                # struct-model value is an SSA struct, stored to a stack slot of the function's entry
-                value = (nb.mlir_llvm.mlir_zero(nb.mlir_llvm.PointerType.get()) if param.operand is None
-                         else builder.load_var(args[param.operand]))  # type: ignore[attr-defined]
-                if param.operand is not None and nb.held_by_value(elem_dtype):
-                    slot = entry_bytes(builder, elem_dtype, 1)
-                    nb.mlir_llvm.store(value, slot)
-                    value = slot
-            elif param.abi in ("elem", "value"):
-                elem = builder.get_mlir_type(nb.numba_dtype(elem_dtype))  # type: ignore[attr-defined]
-                if param.operand is None:
-                    value = _constant(param.value, elem)
-                else:
-                    value = nb.convert(builder.load_var(args[param.operand]), elem)  # type: ignore[attr-defined]
-                if elem_dtype == "float16":  # by-value float16 travels as its bits (_cub.abi)
-                    value = nb.mlir_arith.bitcast(mlir.IntegerType.get_signless(16), value)
-            elif param.abi == "scratch":
-                value = _scratch_pointer(builder, site)
-            elif param.abi == "stride":
-                value = nb.constant(site.stride, i64)
-            else:  # pragma: no cover - families only use the kinds above
-                raise AssertionError(param.abi)
+            match param.abi:
+                case Abi.PTR:
+                    value = builder.load_var(args[param.operand])  # type: ignore[attr-defined]
+                    if not isinstance(builder.get_numba_type(args[param.operand]), nb.types.CPointer):  # type: ignore
+                        value = nb.memref_data_pointer(value)  # an array (a struct-model ThreadData is a pointer)
+                case Abi.LEN:
+                    value = nb.array_length(builder.load_var(args[param.operand]))  # type: ignore[attr-defined]
+                case Abi.I64:
+                    if param.operand is None:
+                        value = _constant(int(param.value), i64)
+                    else:
+                        ty = builder.get_numba_type(args[param.operand])  # type: ignore[attr-defined]
+                        value = nb.convert(builder.load_var(args[param.operand]), i64,  # type: ignore[attr-defined]
+                                           signed=getattr(ty, "signed", True))
+                case Abi.OUT:  # written by the call, returned in the result tuple
+                    if is_aggregate(param.dtype):
+                        value = entry_bytes(builder, param.dtype, 1)
+                    else:
+                        value = builder.alloca(builder.get_mlir_type(nb.numba_dtype(param.dtype)))  # type: ignore
+                    outs.append((value, param.dtype))
+                case Abi.ELEM | Abi.VALUE if is_aggregate(elem_dtype):
+                    # aggregates cross by pointer (_cub.abi): numba-cuda-mlir holds a record as a pointer to its
+                    # bytes; a struct-model value is an SSA struct, stored to a stack slot of the function's entry
+                    value = (nb.mlir_llvm.mlir_zero(nb.mlir_llvm.PointerType.get()) if param.operand is None
+                             else builder.load_var(args[param.operand]))  # type: ignore[attr-defined]
+                    if param.operand is not None and nb.held_by_value(elem_dtype):
+                        slot = entry_bytes(builder, elem_dtype, 1)
+                        nb.mlir_llvm.store(value, slot)
+                        value = slot
+                case Abi.ELEM | Abi.VALUE:
+                    elem = builder.get_mlir_type(nb.numba_dtype(elem_dtype))  # type: ignore[attr-defined]
+                    if param.operand is None:
+                        value = _constant(param.value, elem)
+                    else:
+                        value = nb.convert(builder.load_var(args[param.operand]), elem)  # type: ignore[attr-defined]
+                    if elem_dtype == "float16":  # by-value float16 travels as its bits (_cub.abi)
+                        value = nb.mlir_arith.bitcast(mlir.IntegerType.get_signless(16), value)
+                case Abi.SCRATCH:
+                    value = _scratch_pointer(builder, site)
+                case Abi.STRIDE:
+                    value = nb.constant(site.stride, i64)
+                case _:
+                    assert_never(param.abi)
             values.append(value)
             types_.append(value.type)
         results = []

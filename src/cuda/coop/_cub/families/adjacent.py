@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..._semantics.adjacent import AdjacentSpec
 from ..._semantics.common import c_type, itemsize
-from ..provider import SCRATCH_PARAMS, CParam, Provider, c_signature, reuse_barrier
+from ..provider import SCRATCH_PARAMS, Abi, CParam, Provider, c_signature, reuse_barrier
 from . import operators
 
 _UNSIGNED = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
@@ -50,8 +50,8 @@ def _adjacent_difference(spec: AdjacentSpec, t: str, k: int) -> tuple[str, list[
               f"  {t} (&out)[{k}] = *reinterpret_cast<{t} (*)[{k}]>(output);",
               "  Algo algo(*reinterpret_cast<typename Algo::TempStorage*>(scratch));",
               f"  algo.{method}({', '.join(args)});"]
-    params = [CParam("ptr", f"const {t}*", "items"), CParam("ptr", f"{t}*", "output"),
-              CParam("i64", "long long", "valid_items"), CParam("elem", t, "boundary")]
+    params = [CParam(Abi.PTR, f"const {t}*", "items"), CParam(Abi.PTR, f"{t}*", "output"),
+              CParam(Abi.I64, "long long", "valid_items"), CParam(Abi.ELEM, t, "boundary")]
     return algo, lines, params, decl
 
 
@@ -74,8 +74,8 @@ def _discontinuity(spec: AdjacentSpec, t: str, k: int) -> tuple[str, list[str], 
               f"  {t} (&in)[{k}] = *reinterpret_cast<{t} (*)[{k}]>(const_cast<{t}*>(items));"]
     lines += [f"  int (&{name})[{k}] = *reinterpret_cast<int (*)[{k}]>(output_{name});" for name in outputs]
     lines += ["  Algo algo(*reinterpret_cast<typename Algo::TempStorage*>(scratch));", f"  algo.{call};"]
-    params = [CParam("ptr", f"const {t}*", "items"), *(CParam("ptr", "int*", f"output_{name}") for name in outputs),
-              CParam("elem", t, "predecessor"), CParam("elem", t, "successor")]
+    params = [CParam(Abi.PTR, f"const {t}*", "items"), *(CParam(Abi.PTR, "int*", f"output_{name}") for name in outputs),
+              CParam(Abi.ELEM, t, "predecessor"), CParam(Abi.ELEM, t, "successor")]
     return algo, lines, params, decl
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..._semantics.argreduce import ArgReduceSpec
 from ..._semantics.common import BLOCK, c_type
-from ..provider import SCRATCH_PARAMS, CParam, Provider, c_signature, reuse_barrier
+from ..provider import SCRATCH_PARAMS, Abi, CParam, Provider, c_signature, reuse_barrier
 
 
 def emit(spec: ArgReduceSpec) -> Provider:
@@ -12,14 +12,14 @@ def emit(spec: ArgReduceSpec) -> Provider:
     t, k = c_type(spec.dtype), spec.items_per_thread
     index_t = c_type(spec.index_dtype)
     bx, by, bz = spec.block
-    params = [CParam("ptr", f"{t}*", "items") if k else CParam("value", t, "value")]
+    params = [CParam(Abi.PTR, f"{t}*", "items") if k else CParam(Abi.VALUE, t, "value")]
     if spec.has_indices:
-        params.append(CParam("ptr", f"{index_t}*", "indices") if k
-                      else CParam("value", index_t, "index", spec.index_dtype))
+        params.append(CParam(Abi.PTR, f"{index_t}*", "indices") if k
+                      else CParam(Abi.VALUE, index_t, "index", spec.index_dtype))
     if spec.has_valid_items:
-        params.append(CParam("i64", "long long", "valid_items"))
-    params += [CParam("out", f"{t}*", "value_out", spec.dtype),
-               CParam("out", f"{index_t}*", "index_out", spec.index_dtype), *SCRATCH_PARAMS]
+        params.append(CParam(Abi.I64, "long long", "valid_items"))
+    params += [CParam(Abi.OUT, f"{t}*", "value_out", spec.dtype),
+               CParam(Abi.OUT, f"{index_t}*", "index_out", spec.index_dtype), *SCRATCH_PARAMS]
     flags = ", ".join(str(flag).lower() for flag in (spec.largest, spec.is_float, spec.has_valid_items,
                                                       spec.broadcast))
     block = spec.group.kind == BLOCK

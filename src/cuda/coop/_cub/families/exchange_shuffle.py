@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..._semantics.common import BLOCK, c_type
 from ..._semantics.exchange_shuffle import ExchangeSpec
-from ..provider import SCRATCH_PARAMS, CParam, Provider, c_signature, reuse_barrier
+from ..provider import SCRATCH_PARAMS, Abi, CParam, Provider, c_signature, reuse_barrier
 
 _METHODS = {"striped_to_blocked": "StripedToBlocked", "blocked_to_striped": "BlockedToStriped",
             "warp_striped_to_blocked": "WarpStripedToBlocked", "blocked_to_warp_striped": "BlockedToWarpStriped",
@@ -33,7 +33,7 @@ def _scalar_shuffle(spec: ExchangeSpec) -> Provider:
     lines.append(f"  Algo(*reinterpret_cast<typename Algo::TempStorage*>(scratch)).{call};")
     if spec.barrier:
         lines.append(reuse_barrier(None))
-    params = [CParam("value", t, "value"), CParam("i64", "long long", "distance"), *SCRATCH_PARAMS]
+    params = [CParam(Abi.VALUE, t, "value"), CParam(Abi.I64, "long long", "distance"), *SCRATCH_PARAMS]
     body = f'extern "C" __device__ {t} @SYM@({c_signature(params)}) {{\n' + "\n".join(lines) + "\n  return result;\n}\n"
     return Provider.make(spec.op, ("cub/block/block_shuffle.cuh",), body, f"typename {algo}::TempStorage", params)
 
@@ -53,7 +53,7 @@ def emit(spec: ExchangeSpec) -> Provider:
         w = spec.group.size
         algo, header = f"cub::WarpExchange<{t}, {k}, {w}>", "cub/warp/warp_exchange.cuh"
         lines.append(f"  scratch += cuda_coop::group_instance<{w}>(rank) * stride;")
-    params = [CParam("ptr", f"{t}*", "items"), CParam("ptr", f"{t}*", "output")]
+    params = [CParam(Abi.PTR, f"{t}*", "items"), CParam(Abi.PTR, f"{t}*", "output")]
     args = ["in", "out"]
     lines += [
         f"  using Algo = {algo};",
@@ -63,7 +63,7 @@ def emit(spec: ExchangeSpec) -> Provider:
     for name, dtype in (("ranks", spec.ranks_dtype), ("flags", spec.flags_dtype)):
         if dtype is not None:
             c = c_type(dtype)
-            params.append(CParam("ptr", f"{c}*", f"{name}_ptr"))
+            params.append(CParam(Abi.PTR, f"{c}*", f"{name}_ptr"))
             lines.append(f"  {c} (&{name})[{k}] = *reinterpret_cast<{c} (*)[{k}]>({name}_ptr);")
             args.append(name)
     lines.append(f"  Algo(*reinterpret_cast<typename Algo::TempStorage*>(scratch)).{_METHODS[spec.mode]}"

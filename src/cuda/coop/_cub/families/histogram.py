@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..._semantics.common import c_type
 from ..._semantics.histogram import HistogramSpec
-from ..provider import SCRATCH_PARAMS, CParam, Provider, c_signature, reuse_barrier
+from ..provider import SCRATCH_PARAMS, Abi, CParam, Provider, c_signature, reuse_barrier
 
 _ALGORITHMS = {"atomic": "cub::BLOCK_HISTO_ATOMIC", "sort": "cub::BLOCK_HISTO_SORT"}
 
@@ -28,8 +28,8 @@ def emit(spec: HistogramSpec, scalar_samples: bool = False) -> Provider:
              f"  algo.Histogram({'sample' if scalar_samples else 'samples'}, output);"]
     if spec.barrier:
         lines.append(reuse_barrier(None))
-    samples = CParam("value", t, "sample") if scalar_samples else CParam("ptr", f"const {t}*", "samples")
-    params = [samples, CParam("ptr", f"{out_t}*", "output"), *SCRATCH_PARAMS]
+    samples = CParam(Abi.VALUE, t, "sample") if scalar_samples else CParam(Abi.PTR, f"const {t}*", "samples")
+    params = [samples, CParam(Abi.PTR, f"{out_t}*", "output"), *SCRATCH_PARAMS]
     body = f'extern "C" __device__ void @SYM@({c_signature(params)}) {{\n' + "\n".join(lines) + "\n}\n"
     return Provider.make("histogram", ("cuda_coop/block/block_histogram_striped.cuh",), body,
                          f"typename {algo}::TempStorage", params)

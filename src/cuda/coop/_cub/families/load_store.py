@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..._semantics.common import BLOCK, c_type
 from ..._semantics.load_store import LoadStoreSpec
-from ..provider import SCRATCH_PARAMS, CParam, Provider, c_signature, reuse_barrier
+from ..provider import SCRATCH_PARAMS, Abi, CParam, Provider, c_signature, reuse_barrier
 
 _ENUM = {
     "direct": "DIRECT", "striped": "STRIPED", "vectorize": "VECTORIZE", "transpose": "TRANSPOSE",
@@ -74,14 +74,14 @@ def _params(spec: LoadStoreSpec, t: str) -> list[CParam]:
     """The entry point's parameters: the array, the payload (a scalar value for a scalar store), the tile's
     offset and valid_items, a load's oob_default, the scratch slice."""
     if spec.op == "load":
-        items = [CParam("ptr", f"const {t}*", "array"), CParam("ptr", f"{t}*", "items")]
+        items = [CParam(Abi.PTR, f"const {t}*", "array"), CParam(Abi.PTR, f"{t}*", "items")]
     elif spec.scalar_value:
-        items = [CParam("ptr", f"{t}*", "array"), CParam("value", t, "value")]
+        items = [CParam(Abi.PTR, f"{t}*", "array"), CParam(Abi.VALUE, t, "value")]
     else:
-        items = [CParam("ptr", f"{t}*", "array"), CParam("ptr", f"const {t}*", "items")]
-    controls = [CParam("i64", "long long", "offset"), CParam("i64", "long long", "valid_items")]
+        items = [CParam(Abi.PTR, f"{t}*", "array"), CParam(Abi.PTR, f"const {t}*", "items")]
+    controls = [CParam(Abi.I64, "long long", "offset"), CParam(Abi.I64, "long long", "valid_items")]
     if spec.op == "load":
-        controls.append(CParam("elem", t, "oob_default"))
+        controls.append(CParam(Abi.ELEM, t, "oob_default"))
     return items + controls + list(SCRATCH_PARAMS)
 
 

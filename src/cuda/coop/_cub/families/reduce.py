@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..._semantics.aggregates import aggregate, uniform_word
 from ..._semantics.common import BLOCK, CLUSTER, THREAD, WARPS_IN_BLOCK, c_type, is_power_of_two, itemsize
 from ..._semantics.reduce import ReduceSpec
-from ..provider import REUSE_MARK, SCRATCH_PARAMS, CParam, Provider, c_signature, reuse_barrier
+from ..provider import REUSE_MARK, SCRATCH_PARAMS, Abi, CParam, Provider, c_signature, reuse_barrier
 from . import operators
 
 
@@ -71,8 +71,8 @@ def emit(spec: ReduceSpec) -> Provider:
     t, k = c_type(spec.dtype), spec.items_per_thread
     bx, by, bz = spec.block
     decl, op = operators.functor(spec.operator, t)
-    params = [CParam("ptr", f"{t}*", "items") if k else CParam("value", t, "value"),
-              CParam("i64", "long long", "valid_items"), *SCRATCH_PARAMS]
+    params = [CParam(Abi.PTR, f"{t}*", "items") if k else CParam(Abi.VALUE, t, "value"),
+              CParam(Abi.I64, "long long", "valid_items"), *SCRATCH_PARAMS]
     lines = [f"  const unsigned rank = cuda_coop::linear_rank<{bx}, {by}, {bz}>();"]
     if k:
         lines.append(f"  {t} (&in)[{k}] = *reinterpret_cast<{t} (*)[{k}]>(items);")

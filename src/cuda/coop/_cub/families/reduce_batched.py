@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..._semantics.common import c_type
 from ..._semantics.reduce_batched import ReduceBatchedSpec
-from ..provider import CParam, Provider, c_signature
+from ..provider import Abi, CParam, Provider, c_signature
 from . import operators
 
 HEADERS = ("cub/warp/warp_reduce_batched.cuh", "cuda/std/utility")
@@ -26,7 +26,7 @@ HEADERS = ("cub/warp/warp_reduce_batched.cuh", "cuda/std/utility")
 
 def emit(spec: ReduceBatchedSpec) -> Provider:
     t, b, m, w = c_type(spec.dtype), spec.batches, spec.items_out, spec.width
-    params = [CParam("ptr", f"const {t}*", "items"), CParam("ptr", f"{t}*", "output")]
+    params = [CParam(Abi.PTR, f"const {t}*", "items"), CParam(Abi.PTR, f"{t}*", "output")]
     blocked = "true" if spec.output_layout == "blocked" else "false"
     decl, op = operators.functor(spec.operator, t)
     impl = f"cub::detail::warp_reduce_batched_wspro<{t}, {b}, {w}, false>"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..._semantics.common import c_type
 from ..._semantics.run_length import RunLengthSpec, decodes_into
-from ..provider import SCRATCH_PARAMS, CParam, Provider, c_signature, reuse_barrier
+from ..provider import SCRATCH_PARAMS, Abi, CParam, Provider, c_signature, reuse_barrier
 
 
 def emit(spec: RunLengthSpec) -> Provider:
@@ -14,26 +14,26 @@ def emit(spec: RunLengthSpec) -> Provider:
     into = decodes_into(spec.op)
     lines = [f"  using Algo = {algo};",
              "  Algo table(*reinterpret_cast<typename Algo::TempStorage*>(scratch), run_values, run_lengths);"]
-    params = [CParam("ptr", f"const {t}*", "run_values"), CParam("ptr", f"const {length_t}*", "run_lengths")]
+    params = [CParam(Abi.PTR, f"const {t}*", "run_values"), CParam(Abi.PTR, f"const {length_t}*", "run_lengths")]
     if spec.total_dtype is not None:
-        params.append(CParam("ptr", f"{c_type(spec.total_dtype)}*", "total_decoded_size"))
+        params.append(CParam(Abi.PTR, f"{c_type(spec.total_dtype)}*", "total_decoded_size"))
         lines.append(f"  total_decoded_size[0] = ({c_type(spec.total_dtype)})table.TotalDecodedSize();")
     if into:
-        params += [CParam("ptr", f"{t}*", "destination"), CParam("len", "long long", "capacity")]
+        params += [CParam(Abi.PTR, f"{t}*", "destination"), CParam(Abi.LEN, "long long", "capacity")]
         args = "destination, capacity"
         if spec.relative_offsets:
-            params += [CParam("ptr", f"{offset_t}*", "relative_destination"),
-                       CParam("len", "long long", "relative_capacity")]
+            params += [CParam(Abi.PTR, f"{offset_t}*", "relative_destination"),
+                       CParam(Abi.LEN, "long long", "relative_capacity")]
             args += ", relative_destination, relative_capacity"
-        params.append(CParam("i64", "long long", "destination_offset"))
+        params.append(CParam(Abi.I64, "long long", "destination_offset"))
         lines.append(f"  const {offset_t} total = table.RunLengthDecodeInto({args}, destination_offset);")
     else:
-        params.append(CParam("ptr", f"{t}*", "output"))
+        params.append(CParam(Abi.PTR, f"{t}*", "output"))
         args = "output"
         if spec.relative_offsets:
-            params.append(CParam("ptr", f"{offset_t}*", "relative_offsets"))
+            params.append(CParam(Abi.PTR, f"{offset_t}*", "relative_offsets"))
             args += ", relative_offsets"
-        params.append(CParam("i64", "long long", "window_offset"))
+        params.append(CParam(Abi.I64, "long long", "window_offset"))
         lines.append(f"  table.RunLengthDecode({args}, window_offset);")
     params += SCRATCH_PARAMS
     if spec.barrier:

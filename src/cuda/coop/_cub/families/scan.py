@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..._semantics.common import BLOCK, c_type
 from ..._semantics.scan import ScanSpec
-from ..provider import SCRATCH_PARAMS, CParam, Provider, c_signature, reuse_barrier
+from ..provider import SCRATCH_PARAMS, Abi, CParam, Provider, c_signature, reuse_barrier
 from . import operators
 
 
@@ -120,26 +120,26 @@ def emit(spec: ScanSpec) -> Provider:
     else:
         make = "  typename Algo::TempStorage unused;  // shuffle-based: no shared memory\n  Algo algo(unused);"
     if k:
-        params = [CParam("ptr", f"{t}*", "items"), CParam("ptr", f"{t}*", "output")]
+        params = [CParam(Abi.PTR, f"{t}*", "items"), CParam(Abi.PTR, f"{t}*", "output")]
         io = [f"  {t} (&in)[{k}] = *reinterpret_cast<{t} (*)[{k}]>(items);",
               f"  {t} (&out)[{k}] = *reinterpret_cast<{t} (*)[{k}]>(output);"]
         ret, result = "void", ""
     else:
-        params, io, ret, result = [CParam("value", t, "in")], [f"  {t} out;"], t, "  return out;\n"
+        params, io, ret, result = [CParam(Abi.VALUE, t, "in")], [f"  {t} out;"], t, "  return out;\n"
     if segmented:
         flag_type = c_type(spec.flag_dtype)  # type: ignore[arg-type]
         if k:
-            params.append(CParam("ptr", f"{flag_type}*", "head_flags"))
+            params.append(CParam(Abi.PTR, f"{flag_type}*", "head_flags"))
             io.append(f"  const {flag_type} (&flags)[{k}] = *reinterpret_cast<{flag_type} (*)[{k}]>(head_flags);")
         else:
-            params.append(CParam("value", flag_type, "flag", spec.flag_dtype))
-    params.append(CParam("elem", t, "initial_value"))
+            params.append(CParam(Abi.VALUE, flag_type, "flag", spec.flag_dtype))
+    params.append(CParam(Abi.ELEM, t, "initial_value"))
     if spec.has_valid_items:
-        params.append(CParam("i64", "long long", "valid_items"))
+        params.append(CParam(Abi.I64, "long long", "valid_items"))
     if spec.aggregate:
-        params.append(CParam("ptr", f"{t}*", "aggregate"))
+        params.append(CParam(Abi.PTR, f"{t}*", "aggregate"))
     if spec.state_dtype is not None:
-        params.append(CParam("ptr", f"{c_type(spec.state_dtype)}*", "state"))
+        params.append(CParam(Abi.PTR, f"{c_type(spec.state_dtype)}*", "state"))
     params += SCRATCH_PARAMS
     lines = [f"  using Algo = {algo};", *io]
     if spec.has_valid_items:  # trap before narrowing to int (docs: errors, "Device traps")

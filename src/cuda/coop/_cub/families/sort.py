@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from ..._semantics.common import BLOCK, c_type, itemsize
 from ..._semantics.sort import RankSpec, SortSpec
-from ..provider import SCRATCH_PARAMS, CParam, Provider, c_signature, reuse_barrier
+from ..provider import SCRATCH_PARAMS, Abi, CParam, Provider, c_signature, reuse_barrier
 from .operators import predicate_functor
 
 _UNSIGNED = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
@@ -37,7 +37,7 @@ def _merge(spec: SortSpec, t: str, v: str, operands: str) -> _Parts:
                 f"  algo.{method}({operands}, {compare}, (int)valid_items, oob_default);"]
     else:
         sort = [f"  algo.{method}({operands}, {compare});"]
-    params = [CParam("i64", "long long", "valid_items"), CParam("elem", t, "oob_default")]
+    params = [CParam(Abi.I64, "long long", "valid_items"), CParam(Abi.ELEM, t, "oob_default")]
     headers = ("cuda/std/functional",)
     if spec.group.kind == BLOCK:
         return _Parts(f"cub::BlockMergeSort<{t}, {bx}, {k}, {v}, {by}, {bz}>",
@@ -81,7 +81,7 @@ def _topk(spec: SortSpec, t: str, algo: str, operands: str) -> _Parts:
 
 
 def _longs(*names: str) -> list[CParam]:
-    return [CParam("i64", "long long", name) for name in names]
+    return [CParam(Abi.I64, "long long", name) for name in names]
 
 
 def emit_rank(spec: RankSpec) -> Provider:
@@ -100,7 +100,7 @@ def emit_rank(spec: RankSpec) -> Provider:
         f"  int (&ranks)[{k}] = *reinterpret_cast<int (*)[{k}]>(output);",
     ]
     extractor = f"cub::BFEDigitExtractor<{unsigned}>({spec.begin_bit}, {spec.radix_bits})"
-    params = [CParam("ptr", f"const {t}*", "keys"), CParam("ptr", "int*", "output")]
+    params = [CParam(Abi.PTR, f"const {t}*", "keys"), CParam(Abi.PTR, "int*", "output")]
     if spec.digit_prefix:
         # The documented exclusive_digit_prefix (docs: operations/radix_sort, "Radix rank") holds in slot i of member t
         # the count of keys whose digit precedes digit t*E + i in the ranking order, E = ceil(2**bits / T). CUB's
@@ -113,7 +113,7 @@ def emit_rank(spec: RankSpec) -> Provider:
         lines += [f"  static_assert(Algo::BINS_TRACKED_PER_THREAD == {e}, \"digit prefix extent\");",
                   f"  int (&prefix)[{e}] = *reinterpret_cast<int (*)[{e}]>(digit_prefix);",
                   f"  algo.RankKeys(bits, ranks, {extractor}, prefix);"]
-        params.append(CParam("ptr", "int*", "digit_prefix"))
+        params.append(CParam(Abi.PTR, "int*", "digit_prefix"))
     else:
         lines.append(f"  algo.RankKeys(bits, ranks, {extractor});")
     if spec.barrier:
@@ -131,13 +131,13 @@ def emit(spec: SortSpec) -> Provider:
     parts = (_merge if spec.op == "merge_sort" else _radix)(spec, t, v, "out, out_values" if pairs else "out")
     # CUB sorts in place; the results are fresh payloads and the inputs stay unchanged.
     copies = [f"  {t} (&out)[{k}] = *reinterpret_cast<{t} (*)[{k}]>(output);", "  cuda_coop::copy_items(out, keys);"]
-    inputs = [CParam("ptr", f"const {t}*", "keys")]
-    outputs = [CParam("ptr", f"{t}*", "output")]
+    inputs = [CParam(Abi.PTR, f"const {t}*", "keys")]
+    outputs = [CParam(Abi.PTR, f"{t}*", "output")]
     if pairs:
         copies += [f"  {v} (&out_values)[{k}] = *reinterpret_cast<{v} (*)[{k}]>(output_values);",
                    "  cuda_coop::copy_items(out_values, values);"]
-        inputs.append(CParam("ptr", f"const {v}*", "values"))
-        outputs.append(CParam("ptr", f"{v}*", "output_values"))
+        inputs.append(CParam(Abi.PTR, f"const {v}*", "values"))
+        outputs.append(CParam(Abi.PTR, f"{v}*", "output_values"))
     lines = [f"  using Algo = {parts.algo};", *parts.prologue,
              "  Algo algo(*reinterpret_cast<typename Algo::TempStorage*>(scratch));", *copies, *parts.sort]
     if spec.barrier:
@@ -168,7 +168,7 @@ def one_key(provider: Provider, key_dtype: str, result_dtype: str, controls: tup
     """A radix sort or rank of one key per thread, passed by value, its result returned."""
     key_t, result_t = c_type(key_dtype), c_type(result_dtype)
     return _scalar_entry(
-        provider, result_t, [CParam("value", key_t, "key")],
+        provider, result_t, [CParam(Abi.VALUE, key_t, "key")],
         f"  const {key_t} keys[1] = {{key}};\n  {result_t} out[1];\n"
         "  @SYM@_items(keys, out@ARGS@, scratch, stride);\n  return out[0];\n", controls)
 
@@ -177,8 +177,9 @@ def one_pair(provider: Provider, key_dtype: str, value_dtype: str, controls: tup
     """``radix_sort_pairs`` of one key and one value per thread, passed by value; the thread's sorted key and
     value are written through two pointers (the backend returns them as a tuple)."""
     key_t, value_t = c_type(key_dtype), c_type(value_dtype)
-    params = [CParam("value", key_t, "key"), CParam("value", value_t, "value", value_dtype),
-              CParam("out", f"{key_t}*", "key_out", key_dtype), CParam("out", f"{value_t}*", "value_out", value_dtype)]
+    params = [CParam(Abi.VALUE, key_t, "key"), CParam(Abi.VALUE, value_t, "value", value_dtype),
+              CParam(Abi.OUT, f"{key_t}*", "key_out", key_dtype),
+              CParam(Abi.OUT, f"{value_t}*", "value_out", value_dtype)]
     return _scalar_entry(
         provider, "void", params,
         f"  const {key_t} keys[1] = {{key}};\n  const {value_t} values[1] = {{value}};\n"
