@@ -125,7 +125,7 @@ class Tracer:
         bound = inspect.signature(marker).bind(*args, **kwargs)
         call = Call(name, f"{NAMESPACE}.{name}", dict(bound.arguments))
         family = FAMILIES[name]
-        if hasattr(family, "result_payload"):
+        if family.result_payload is not None:
             call.result = family.result_payload(self, call)
         family.plan(self, call)
         if isinstance(call.result, PayloadPair):

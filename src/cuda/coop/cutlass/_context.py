@@ -129,10 +129,10 @@ class KernelTracer:
             if isinstance(value, ThreadData) and value._slot.root().explicit:
                 check_payload_dtype(call.name, param, value._slot.root().dtype, call.qualified)
         family = FAMILIES[name]
-        if hasattr(family, "evidence"):
+        if family.evidence is not None:
             family.evidence(self, call)
         try:
-            if hasattr(family, "result_payload"):
+            if family.result_payload is not None:
                 call.result = family.result_payload(self, call)
             family.plan(self, call)
         except CoopError:

@@ -43,7 +43,7 @@ class DtypeInference:
                 if isinstance(stmt, nb.ir.Assign) and isinstance(stmt.value, nb.ir.Expr) and stmt.value.op == "call":
                     callee = self.resolver.callee(stmt)
                     family = FAMILIES.get(op_name(callee.value)) if isinstance(callee, Obj) else None
-                    if family is not None and hasattr(family, "evidence"):
+                    if family is not None and family.evidence is not None:
                         try:
                             call = self.op_call(stmt, block, callee.value)
                         except CoopError:

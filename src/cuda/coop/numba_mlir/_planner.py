@@ -183,7 +183,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
                     args = [self.resolver.var(a.name) for a in stmt.value.args]
                     if all(isinstance(a, Obj) and isinstance(a.value, int) for a in args):
                         result = Obj(callee.value(*(a.value for a in args)))
-                elif name in FAMILIES and hasattr(FAMILIES[name], "result_payload"):
+                elif name in FAMILIES and FAMILIES[name].result_payload is not None:
                     call = self.op_call(stmt, None, callee.value)
                     result = FAMILIES[name].result_payload(self, call)
                     if isinstance(result, PayloadVal):
