@@ -16,7 +16,7 @@ its trace.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Sequence, TypeVar
 
 from .._cub import nvrtc
 from .._cub.provider import Provider
@@ -44,7 +44,10 @@ def scratch_use(index: int, group: GroupSpec, descriptor: Descriptor | None, lab
     return ScratchUse(index, ScratchNeed(0, 1), descriptor, ("block",), 1, label)
 
 
-def drop_unneeded_reuse_barriers(calls: Sequence[PlannedCall], followed: Callable[[PlannedCall], bool]) -> None:
+PlannedT = TypeVar("PlannedT", bound=PlannedCall)  # a backend's own record of a planned call (a subclass)
+
+
+def drop_unneeded_reuse_barriers(calls: Sequence[PlannedT], followed: Callable[[PlannedT], bool]) -> None:
     """Emit every call with compiler-owned scratch that ``followed`` says no scratch-using call can follow again,
     without its trailing reuse barrier. Explicit descriptors keep what ``auto_sync`` says. ``followed(call)``:
     whether a scratch-using call may execute after ``call`` (itself again, in a loop, included)."""

@@ -94,7 +94,7 @@ class KernelTracer:
 
     # the tracer side: every marker executed while CuTe traces this kernel arrives here
     def call(self, marker_call: MarkerCall) -> Any:
-        if self.python_name is None:
+        if self.python_name is None and marker_call.site is not None:
             self.python_name = function_at(marker_call.site)
         self._marker = f"{marker_call.namespace}.{marker_call.name}"
         try:
@@ -136,8 +136,8 @@ class KernelTracer:
                 call.result = family.result_payload(self, call)
             family.plan(self, call)
         except CoopError:
-            values = list(call.args.values())  # then the members of tuple operands
-            for value in values + [m for v in values if isinstance(v, tuple) for m in v]:
+            operands = list(call.args.values())  # then the members of tuple operands
+            for value in operands + [m for v in operands if isinstance(v, tuple) for m in v]:
                 # P9 is the root cause when an operand still has no dtype
                 payload = value._slot.root() if isinstance(value, ThreadData) else None
                 if payload is not None and payload.dtype is None:
@@ -152,7 +152,7 @@ class KernelTracer:
             return ThreadData._of(call.result)
         return call.returned
 
-    def _new_slot(self, args: tuple[Any, ...], kwargs: dict[str, Any], site: tuple[str, int]) -> Slot:
+    def _new_slot(self, args: tuple[Any, ...], kwargs: dict[str, Any], site: tuple[str, int] | None) -> Slot:
         k = args[0]
         if isinstance(k, np.integer):
             k = int(k)
@@ -168,7 +168,8 @@ class KernelTracer:
                 raise CoopTypeError(f"ThreadData dtype must be {self.dtype_words}; got {dtype_obj!r}")
         if dtype in _dsl.OTHER_TYPES:  # numba-cuda-mlir's qualified dtypes: not built here (others: the call's P2)
             require_payload_dtype(dtype)
-        check_payload_extent(name_at(site, r"^\s*(\w+)\s*=") or "payload", k, dtype)
+        name = name_at(site, r"^\s*(\w+)\s*=") if site is not None else None
+        check_payload_extent(name or "payload", k, dtype)
         return Slot(k, dtype, dtype is not None, self, site=site)
 
     def fragment_slot(self, tensor: Any, name: str, param: str) -> Slot:
@@ -203,8 +204,9 @@ class KernelTracer:
             raise located(exc, site) from None
         provider = cub_groups.emit(spec)
         result_dtype = spec.result_dtype
-        if dtype is None and method in ("rank", "count"):  # signed, as CuTe's indices; the C++'s result's bits
-            result_dtype = _SIGNED.get(result_dtype, result_dtype)
+        # rank and count signed, as CuTe's indices: the C++'s result's bits
+        if dtype is None and method in ("rank", "count") and result_dtype in _SIGNED:
+            result_dtype = _SIGNED[result_dtype]
         site_call = SiteCall(provider.symbol, [], result_dtype=result_dtype)
         call = Call(method, f"ThreadGroup.{method}", {}, site=site)
         self.add_site(call, [], site_call, Emission(provider))
@@ -333,6 +335,8 @@ class KernelTracer:
         return PayloadPair(tuple(items))
 
     def payload_tuple(self, call: Call) -> PayloadPair:
+        if not isinstance(call.result, PayloadPair):  # pragma: no cover - asked only after new_result_payloads
+            raise AssertionError(f"{call.name} made no pair of result payloads")
         return call.result
 
     def add_evidence(self, payload: Slot, dtype: str | None, call: Call, param: str) -> None:

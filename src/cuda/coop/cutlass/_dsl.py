@@ -57,7 +57,8 @@ def current_kernel() -> Any | None:
 
 
 def kernel_name(kernel: Any) -> str:
-    return ir.StringAttr(kernel.attributes["sym_name"]).value
+    name: str = ir.StringAttr(kernel.attributes["sym_name"]).value
+    return name
 
 
 def kernel_function_name(kernel: Any) -> str | None:
@@ -71,7 +72,8 @@ def block_dim(kernel: Any) -> tuple[int, int, int] | None:
     """The launch's block shape when it is a compile-time constant (None when it is not)."""
     with ir.InsertionPoint(kernel.regions[0].blocks[0]):
         facts = _launch_facts._get_launch_facts()
-    return facts.exact_block_dim
+    block: tuple[int, int, int] | None = facts.exact_block_dim
+    return block
 
 
 def compute_capability() -> int:
@@ -428,7 +430,7 @@ def llvm_major() -> int | None:
     if not path:
         return None
     with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as image:
-        found = re.search(rb"LLVM version (\d+)\.", image)  # type: ignore[call-overload]
+        found = re.search(rb"LLVM version (\d+)\.", image)
         return int(found.group(1)) if found else None
 
 

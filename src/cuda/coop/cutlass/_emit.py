@@ -5,10 +5,10 @@ route), with G21 checked where the call sits under a condition that depends on t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, assert_never
+from typing import Any, SupportsInt, assert_never
 
 from .._calls.build import PlannedCall
-from .._calls.site import ArrayType, OperandType
+from .._calls.site import ArrayType, OperandType, Param, SiteCall
 from .._cub.by_value import PayloadParam, adapt
 from .._cub.provider import Abi
 from .._errors import CoopValueError
@@ -52,8 +52,8 @@ def payloads_by_value(tracer: Any, operands: list[Any], planned: Planned) -> lis
             payloads.append((index, slot))
     if not payloads:
         return []
-    specs = tuple(PayloadParam(index, slot.root().dtype, slot.items_per_thread) for index, slot in payloads)
-    arrays = tuple(index for index, param in enumerate(site.params) if param.abi is Abi.PTR
+    specs = tuple(PayloadParam(index, slot.known_dtype(), slot.items_per_thread) for index, slot in payloads)
+    arrays = tuple(index for index, param in enumerate(site.params) if param.abi is Abi.PTR and param.operand is not None
                    and isinstance(operands[param.operand], _dsl.Tensor) and _dsl.memspace(operands[param.operand])
                    == "gmem")
     planned.provider = adapt(planned.provider, specs, site.result_dtype, arrays)
@@ -77,7 +77,7 @@ def emit(tracer: Any, call: Call, operands: list[Any], planned: Planned) -> None
         operand = operands[param.operand] if param.operand is not None else None
         if index in by_value:
             slot = by_value[index]
-            values.append(_dsl.pack_items(slot.fragment, slot.root().dtype, slot.items_per_thread))
+            values.append(_dsl.pack_items(slot.fragment, slot.known_dtype(), slot.items_per_thread))
             continue
         match param.abi:
             case Abi.PTR:
@@ -85,13 +85,15 @@ def emit(tracer: Any, call: Call, operands: list[Any], planned: Planned) -> None
             case Abi.LEN:
                 value = _dsl.i64(_dsl.extent(operand))
             case Abi.I64:
-                value = _dsl.i64(int(param.value) if operand is None else operand)
+                value = _dsl.i64(constant_int(param, site) if operand is None else operand)
             case Abi.OUT:
-                slot = _dsl.local_slot(param.dtype, tracer.kernel)
-                outs.append((slot, param.dtype))
+                out_dtype = required_dtype(param.dtype, param, site)
+                slot = _dsl.local_slot(out_dtype, tracer.kernel)
+                outs.append((slot, out_dtype))
                 value = _dsl.tensor_pointer(slot)
             case Abi.ELEM | Abi.VALUE:
-                value = _dsl.scalar(param.value if operand is None else operand, elem_dtype)
+                value = _dsl.scalar(param.value if operand is None else operand,
+                                    required_dtype(elem_dtype, param, site))
             case Abi.SCRATCH:
                 planned.scratch_operand = len(values)
                 value = _dsl.null_pointer()  # the place in the backing is set once every call is planned
@@ -104,7 +106,7 @@ def emit(tracer: Any, call: Call, operands: list[Any], planned: Planned) -> None
     if site.result_dtype is not None and site.result_dtype not in _dsl.NUMERIC_TYPES:  # pragma: no cover
         raise AssertionError(site.result_dtype)
     if payloads:
-        result = _dsl.results_type([(slot.root().dtype, slot.items_per_thread) for _, slot in payloads],
+        result = _dsl.results_type([(slot.known_dtype(), slot.items_per_thread) for _, slot in payloads],
                                    site.result_dtype)
     else:
         result = _dsl.NUMERIC_TYPES[site.result_dtype].mlir_type if site.result_dtype is not None else None
@@ -116,13 +118,28 @@ def emit(tracer: Any, call: Call, operands: list[Any], planned: Planned) -> None
     if payloads:
         results = _dsl.result_of(call_op)
         for field, (_, slot) in enumerate(payloads):
-            _dsl.unpack_items(results, field, slot.fragment, slot.root().dtype, slot.items_per_thread)
+            _dsl.unpack_items(results, field, slot.fragment, slot.known_dtype(), slot.items_per_thread)
         if site.result_dtype is not None:
             scalar = _dsl.field_of(results, len(payloads), site.result_dtype)
     if outs:
         call.returned = tuple(slot[0] for slot, _ in outs)
-    elif scalar is not None:
+    elif scalar is not None and site.result_dtype is not None:  # a scalar is there only when the site returns one
         call.returned = _dsl.wrap(scalar, site.result_dtype)
+
+
+def required_dtype(dtype: str | None, param: Param, site: SiteCall) -> str:
+    """The dtype of an ``out``, ``elem`` or ``value`` parameter, which every family's provider sets (its own, or the
+    site's element dtype)."""
+    if dtype is None:  # pragma: no cover - a family's provider without the dtype of such a parameter
+        raise AssertionError(f"{site.symbol}: {param.abi} parameter without a dtype")
+    return dtype
+
+
+def constant_int(param: Param, site: SiteCall) -> int:
+    """The constant an ``i64`` parameter no operand feeds (an integer the call layer bound)."""
+    if not isinstance(param.value, SupportsInt):  # pragma: no cover - the call layer binds integers there
+        raise AssertionError(f"{site.symbol}: i64 parameter bound to {param.value!r}")
+    return int(param.value)
 
 
 def check_participation(tracer: Any, call: Call, call_op: Any) -> None:

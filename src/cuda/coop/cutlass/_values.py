@@ -45,6 +45,13 @@ class Slot:
             slot = slot.follows
         return slot
 
+    def known_dtype(self) -> str:
+        """The payload's dtype (its root's), P9 while nothing said it."""
+        dtype = self.root().dtype
+        if dtype is None:
+            raise self.root().not_inferred()
+        return dtype
+
     def not_inferred(self) -> CoopError:
         """P9, at the line that made the payload: nothing before its first use said its dtype."""
         error = CoopTypeError("could not infer the dtype of ThreadData before its first use; pass dtype= or load "
@@ -53,9 +60,7 @@ class Slot:
 
     def materialise(self) -> Any:
         if self.fragment is None:
-            dtype = self.root().dtype
-            if dtype is None:
-                raise self.root().not_inferred()
+            dtype = self.known_dtype()
             require_payload_dtype(dtype)
             self.dtype = dtype
             self.fragment = _dsl.make_fragment(self.items_per_thread, dtype, self.tracer.kernel)
