@@ -6,7 +6,7 @@ when it runs (the doctor imports the backend; the explainers never do).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .._version import __version__
 from . import cache_command, explain
@@ -38,4 +38,5 @@ def _doctor(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    return args.handler(args)
+    handler: Callable[[argparse.Namespace], int] = args.handler  # set by each command's parser
+    return handler(args)

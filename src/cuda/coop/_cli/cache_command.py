@@ -16,7 +16,7 @@ def human_size(count: int) -> str:
     return f"{size:.1f} {unit}"
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     cache = subparsers.add_parser("cache", help="show or clear cuda.coop's provider cache",
                                   description="Show or clear the provider cache of compiled CUB code (the "
                                               "Troubleshooting page of the docs, \"The cache of generated code\").")

@@ -46,7 +46,7 @@ def _version_tuple(text: str) -> tuple[int, ...]:
 def _satisfies(version: str, specifier: str) -> bool:
     """``version`` against a specifier such as ``<0.7,>=0.6`` (numeric clauses only; that is all we declare)."""
     have = _version_tuple(version)
-    compare: dict[str, Callable[[tuple, tuple], bool]] = {
+    compare: dict[str, Callable[[tuple[int, ...], tuple[int, ...]], bool]] = {
         ">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, "<": lambda a, b: a < b,
         "==": lambda a, b: a[:len(b)] == b, "!=": lambda a, b: a[:len(b)] != b,
     }
@@ -327,7 +327,7 @@ def check_cache() -> Check:
 # ---------------------------------------------------------------- sample build
 
 def check_sample_build(target: str) -> Check:
-    from .._cub import nvrtc
+    from .._cub import program
 
     start = time.perf_counter()
     try:
@@ -340,7 +340,7 @@ def check_sample_build(target: str) -> Check:
                      "fix the FAIL lines above first; run with CUDA_COOP_SOURCE_DUMP_DIR=dir to keep the C++")
     elapsed = time.perf_counter() - start
     how = "provider from the cache" if built.metadata.get("from_cache") else (
-        f"NVRTC {nvrtc.stats['nvrtc_seconds']:.2f} s")
+        f"NVRTC {program.stats['nvrtc_seconds']:.2f} s")
     return Check("sample build", OK, f"transpose load/store kernel for {target} in {elapsed:.2f} s ({how}): "
                  f"{built.registers} registers, {built.shared_memory_bytes} B shared, {len(built.cubin)} B cubin")
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from .._markers.records import BLOCK, WARP, Operation, records
 from .._markers.records import of as records_of
 from .._semantics import layouts
+from .._semantics.load_store import ALGORITHMS as LOAD_STORE_ALGORITHMS
 from . import explain_compute as compute
 from . import explain_movement as movement
 from .render import Picture, to_svg, to_text
@@ -45,7 +46,7 @@ def _int_list(text: str) -> list[int]:
 
 
 def _load_store_options(parser: argparse.ArgumentParser, op: Operation) -> None:
-    parser.add_argument("--algorithm", default="direct", choices=layouts.LOAD_STORE_ALGORITHMS)
+    parser.add_argument("--algorithm", default="direct", choices=LOAD_STORE_ALGORITHMS)
 
 
 def _exchange_options(parser: argparse.ArgumentParser, op: Operation) -> None:
@@ -165,7 +166,7 @@ EXPLAINERS: dict[str, Explainer] = {
 }
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     explain = subparsers.add_parser(
         "explain", help="show which thread holds which tile element before and after an operation",
         description="Show which member (thread) holds which tile element before and after an operation, on a "

@@ -180,7 +180,7 @@ def explain_sort(op: str, shape: Shape, args: argparse.Namespace) -> Picture:
         ranks = [0] * tile
         for out, p in enumerate(_sorted_origins(digit, descending)):
             ranks[p] = out
-        panels = (
+        rank_panels = (
             panel(f"keys, blocked (digit = bits {begin}..{begin + bits - 1} of the key)", shape,
                   lambda r, s: Cell(str(keys[layouts.blocked(r, s, shape.threads, k)]),
                                      ranks[layouts.blocked(r, s, shape.threads, k)])),
@@ -191,7 +191,7 @@ def explain_sort(op: str, shape: Shape, args: argparse.Namespace) -> Picture:
         )
         title = f"coop.radix_rank(block, keys, radix_bits={bits}{options})  # {shape.describe()}"
         notes.append("Colours: the rank, i.e. where a sort by this digit would put the key.")
-        return Picture(title, panels, tile, tuple(notes))
+        return Picture(title, rank_panels, tile, tuple(notes))
 
     arrangement = layouts.sort_output_arrangement(bool(getattr(args, "blocked_to_striped", False)))
     group_tile = shape.group_size * k

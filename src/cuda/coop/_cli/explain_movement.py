@@ -5,9 +5,9 @@ import argparse
 from collections.abc import Callable
 
 from .._semantics import layouts
-from .._semantics.exchange_shuffle import EXCHANGE_MODES, SHUFFLE_MODES
+from .._semantics.exchange_shuffle import EXCHANGE_MODES, QUALIFIED_EXCHANGE_MODES, SHUFFLE_MODES
 from .._semantics.load_store import BLOCK_ONLY as BLOCK_ONLY_ALGORITHMS
-from .render import Cell, Picture
+from .render import Cell, Panel, Picture
 from .shapes import ExplainError, Shape, element, panel, teaching_note, values
 
 # ---------------------------------------------------------------- load, store
@@ -27,6 +27,7 @@ def explain_load_store(op: str, shape: Shape, args: argparse.Namespace) -> Pictu
     registers = holding(movement.registers)
     memory = holding(movement.memory)
     reg_rule, reg = shape.rule(movement.registers), movement.registers
+    panels: tuple[Panel, ...]
     if op == "load":
         if movement.through_shared_memory:
             panels = (
@@ -76,6 +77,7 @@ def explain_exchange(op: str, shape: Shape, args: argparse.Namespace) -> Picture
         raise ExplainError(f"exchange mode {mode!r} needs a block of complete warps: --threads must be a multiple of "
                            f"--warp-size {shape.warp_size}")
     notes = ["Cells: the tile element each slot holds; colours follow the data."]
+    panels: tuple[Panel, ...]
     if source is not None:
         panels = (
             panel(f"before, {source}: {shape.rule(source)}", shape,
@@ -128,7 +130,7 @@ def explain_exchange(op: str, shape: Shape, args: argparse.Namespace) -> Picture
         )
         notes.append("Positions no item was sent to are unspecified (-). Scatter modes are cuda.coop.numba_mlir "
                      "only.")
-    if mode in layouts.QUALIFIED_EXCHANGE_MODES and source is not None:
+    if mode in QUALIFIED_EXCHANGE_MODES and source is not None:
         notes.append("Warp-striped modes are cuda.coop.numba_mlir only.")
     title = f'coop.exchange({shape.group_expression()}, items, mode="{mode}")  # {shape.describe()}'
     return Picture(title, panels, shape.tile, tuple(notes) + teaching_note(shape, uses_warps))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 from numba_cuda_mlir import cuda as nb_cuda
 
 import cuda.coop as coop
@@ -11,7 +12,7 @@ THREADS, ITEMS = 128, 4
 
 
 @nb_cuda.jit
-def copy_tile(src, dst):
+def copy_tile(src: npt.NDArray[np.int32], dst: npt.NDArray[np.int32]) -> None:
     block = coop.this_block()
     items = coop.ThreadData(ITEMS)
     coop.load(block, src, items, algorithm="transpose")
