@@ -23,6 +23,7 @@ from .._semantics.tuples import takes_tuples
 from . import _compat as nb
 from ._lowering import operand_type
 from ._ir import SHARED_ROW, THREAD_DATA, ArgRef, DescVal, GroupVal, MethodVal, Obj, PayloadTuple, PayloadVal
+from ._plan_state import OpCall, PlanState
 
 _KINDS = {GroupVal: "ThreadGroup", PayloadVal: "ThreadData", PayloadTuple: "ThreadData", DescVal: "TempStorage"}
 
@@ -45,9 +46,9 @@ def user_name(name: str) -> str:
     return "value" if name.startswith("$") else name.split(".")[0]
 
 
-class KernelChecks:
+class KernelChecks(PlanState):
     # ------------------------------------------------------------ before inference
-    def _check_operands(self, calls: list) -> None:
+    def _check_operands(self, calls: list[tuple[Any, Any, Any, Any]]) -> None:
         """Per operation, in the documented order (docs: errors, "Reading a message"): signature (C5), group (G1), array
         operands (P11, P2), explicit payload dtypes (P1, P2); then payload sizes (P17) and static indices (P16). Runs
         before dtype inference, so a mistake is never reported as an inference failure."""
@@ -95,14 +96,14 @@ class KernelChecks:
 
     _CONTAINERS = {"build_list": "list", "build_tuple": "tuple", "build_set": "set", "build_map": "dict"}
 
-    def _reject_container(self, call: Any, param: str, var: Any) -> None:
+    def _reject_container(self, call: OpCall, param: str, var: Any) -> None:
         """A Python container built in the kernel where an operand goes (``coop.sum(block, [a, b])``): it is not a
         payload, and would otherwise be reported as a dtype that cannot be inferred."""
         parameter = inspect.signature(call.marker).parameters.get(param)
         if parameter is None or parameter.kind != parameter.POSITIONAL_ONLY:
             return  # an option: its own check names what it takes
         for definition in self.resolver.definitions(var.name):
-            kind = self._CONTAINERS.get(getattr(definition, "op", None)) if isinstance(definition, nb.ir.Expr) \
+            kind = self._CONTAINERS.get(getattr(definition, "op", "")) if isinstance(definition, nb.ir.Expr) \
                 else None
             if kind is None or (kind == "tuple" and takes_tuples(call.op) and param == "value"):
                 continue  # a tuple of operands is checked by the call layer (_calls.tuples)
@@ -121,7 +122,7 @@ class KernelChecks:
         except CoopError as exc:
             raise located(exc, payload.loc) from None
 
-    def require_payload(self, call: Any, param: str) -> PayloadVal:
+    def require_payload(self, call: OpCall, param: str) -> PayloadVal:
         """The ThreadData behind ``param``; otherwise P4 (a qualified-only form in a common call), the qualified
         form not built yet (R9 shape), or P5 (a scalar where a payload is required)."""
         payload = self.payload(call.args[param])
@@ -155,7 +156,7 @@ class KernelChecks:
                     return "shared array row"
         return None
 
-    def reject_literal_unroll(self, call: Any, param: str) -> None:
+    def reject_literal_unroll(self, call: OpCall, param: str) -> None:
         """H3: a compile-time parameter fed by a ``literal_unroll`` loop variable."""
         self.reject_literal_unroll_of(call.args.get(param), f"{call.name} {param}")
 
@@ -180,7 +181,7 @@ class KernelChecks:
                         "getiter", "iternext", "pair_first", "typed_getitem", "getitem", "static_getitem"):
                     pending.append(definition.value)
 
-    def _check_array_payload(self, call: Any, param: str, payload: PayloadVal, seen: dict[int, str]) -> None:
+    def _check_array_payload(self, call: OpCall, param: str, payload: PayloadVal, seen: dict[int, str]) -> None:
         """The user's own arrays are payloads of qualified calls only (P4), never two operands at once
         (docs: qualified, "Payload forms")."""
         if not call.qualified:
@@ -191,7 +192,7 @@ class KernelChecks:
                                  "must not alias another operand of the call")
         seen[id(payload)] = param
 
-    def _check_array(self, call: Any, param: str, ty: Any) -> None:
+    def _check_array(self, call: OpCall, param: str, ty: Any) -> None:
         if ty.ndim != 1 or ty.layout != "C":
             raise not_a_vector(call.name, param, operand_type(ty))
         check_payload_dtype(call.name, param, nb.dtype_name(ty.dtype) or str(ty.dtype), call.qualified)

@@ -2,10 +2,13 @@
 is in ``_patches``, the only other module that imports them."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ._about import HINT as _HINT, VERSION  # the version check ran there
 from ._patches import compile_only_target
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
 
 try:
     from numba_cuda_mlir import cuda as nb_cuda, extending
@@ -44,27 +47,27 @@ __all__ = [
 _sites: list[object] = []  # typing contexts hold globals weakly: keep site functions alive
 
 
-def new_site_function(name: str, typer: object, typingctx: object) -> object:
+def new_site_function(name: str, typer: Callable[..., Any], typingctx: Any) -> Any:
     """A fresh intrinsic-like callee typed by ``typer``, known only to this compile's typing context."""
     site = _Intrinsic(name, typer)
     _sites.append(site)
-    typingctx.refresh()  # type: ignore[attr-defined]
-    typingctx.insert_user_function(site, make_intrinsic_template(site, typer, name))  # type: ignore[attr-defined]
+    typingctx.refresh()
+    typingctx.insert_user_function(site, make_intrinsic_template(site, typer, name))
     return site
 
 
-def array_length(array: object) -> object:
+def array_length(array: Any) -> Any:
     """The extent of a 1-D array value (an MLIR memref) as an i64."""
     return mlir_arith.index_cast(mlir.IntegerType.get_signless(64), mlir_memref.dim(array, index_of(0)))
 
 
-def target_cc(state: object) -> int:
+def target_cc(state: Any) -> int:
     """The compute capability the kernel is compiled for, as an integer (90 for sm_90)."""
     from numba_cuda_mlir import tools
 
-    options = state.metadata.get("targetoptions", {})  # type: ignore[attr-defined]
+    options = state.metadata.get("targetoptions", {})
     major, minor = tools.resolve_gpu_target(options)["cc"][:2]
-    return major * 10 + minor
+    return int(major) * 10 + int(minor)
 
 
 _NUMERIC = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64")
@@ -89,10 +92,10 @@ def dtype_name(ty: object) -> str | None:
     return name if name in _aggregate_types else None
 
 
-_aggregate_types: dict[str, object] = {}  # aggregate dtype name -> numba record or struct-model type
+_aggregate_types: dict[str, Any] = {}  # aggregate dtype name -> numba record or struct-model type
 
 
-def _aggregate_name(record: object) -> str | None:
+def _aggregate_name(record: Any) -> str | None:
     """Register a numba record as an aggregate: fixed-size fields only (a record of records counts as fixed)."""
     from .._semantics import aggregates
 
@@ -109,7 +112,7 @@ def _aggregate_name(record: object) -> str | None:
     return name
 
 
-def _struct_layout(ty: object) -> tuple[int, int, list[tuple[int, int]]] | None:
+def _struct_layout(ty: Any) -> tuple[int, int, list[tuple[int, int]]] | None:
     """(size, alignment, scalar fields as (offset, width)) of a type registered with numba-cuda-mlir's extension API
     on a struct data model whose fields are numbers, booleans or such structs, laid out as LLVM lays out its literal
     struct; None for any other type."""
@@ -141,10 +144,10 @@ def _struct_layout(ty: object) -> tuple[int, int, list[tuple[int, int]]] | None:
     return -(-size // alignment) * alignment, alignment, leaves
 
 
-def _record_leaves(record: object, base: int = 0) -> list[tuple[int, int]]:
+def _record_leaves(record: Any, base: int = 0) -> list[tuple[int, int]]:
     """The scalar fields of a numba record as (offset, width), nested records and arrays flattened."""
-    leaves = []
-    for field in record.fields.values():  # type: ignore[attr-defined]
+    leaves: list[tuple[int, int]] = []
+    for field in record.fields.values():
         ty, offset = field[0], base + field[1]
         if isinstance(ty, types.Record):
             leaves += _record_leaves(ty, offset)
@@ -167,11 +170,11 @@ def is_scalar_type(ty: object) -> bool:
     return is_aggregate(dtype_name(ty))
 
 
-def call_result_dtype(typingctx: object, function: object, argtys: list) -> str | None:
+def call_result_dtype(typingctx: Any, function: object, argtys: list[Any]) -> str | None:
     """The dtype name of ``function(*argtys)`` as numba-cuda-mlir types it; None when it does not type."""
     try:
-        fnty = typingctx.resolve_value_type(function)  # type: ignore[attr-defined]
-        sig = typingctx.resolve_function_type(fnty, tuple(argtys), {})  # type: ignore[attr-defined]
+        fnty = typingctx.resolve_value_type(function)
+        sig = typingctx.resolve_function_type(fnty, tuple(argtys), {})
     except Exception:  # noqa: BLE001 - an untypable call only means the dtype stays unknown
         return None
     return dtype_name(sig.return_type) if sig is not None else None
@@ -186,8 +189,8 @@ def _register_struct_slot_assignment() -> None:
     from numba_cuda_mlir.numba_cuda.typing.templates import AbstractTemplate
 
     @extending.typing_registry.register_global(operator.setitem)
-    class StructSlotAssignment(AbstractTemplate):
-        def generic(self, args: tuple, kws: dict) -> object:
+    class StructSlotAssignment(AbstractTemplate):  # type: ignore[misc]  # numba's template base is untyped (Any)
+        def generic(self, args: tuple[Any, ...], kws: dict[str, Any]) -> Any:
             if len(args) == 3 and isinstance(args[0], types.CPointer) and isinstance(args[1], types.Integer):
                 name = dtype_name(args[0].dtype)
                 if name is not None and held_by_value(name) and args[2] == args[0].dtype:
@@ -204,16 +207,16 @@ def held_by_value(dtype: str) -> bool:
     return dtype in _aggregate_types and not isinstance(_aggregate_types[dtype], types.Record)
 
 
-def _alignment(ty: object) -> int:
+def _alignment(ty: Any) -> int:
     """A record's alignment as NumPy lays it out: its widest field's for an aligned record, else 1."""
     if isinstance(ty, types.Record):
         return max((_alignment(f[0]) for f in ty.fields.values()), default=1) if ty.aligned else 1
     if isinstance(ty, types.NestedArray):
         return _alignment(ty.dtype)
-    return max(1, ty.bitwidth // 8)
+    return max(1, int(ty.bitwidth) // 8)
 
 
-def record_dtype_name(np_dtype: object) -> str | None:
+def record_dtype_name(np_dtype: DTypeLike) -> str | None:
     """A NumPy structured dtype -> its aggregate dtype name (None when it has no fields)."""
     import numpy as np
 
@@ -225,11 +228,15 @@ def record_dtype_name(np_dtype: object) -> str | None:
     return _aggregate_name(from_dtype(dtype))
 
 
-def numba_dtype(name: str) -> object:
+def numba_dtype(name: str | None) -> Any:
+    """The numba type of a dtype name. A planned call's dtype fields are optional (``_calls.site``); where one is
+    asked for here, its call layer has set it."""
+    if name is None:
+        raise AssertionError("a planned call asks for the numba type of a dtype it did not set")
     return _aggregate_types[name] if name in _aggregate_types else getattr(types, name)
 
 
-def compile_for_launch(py_func: object, argtypes: list, options: dict) -> object:
+def compile_for_launch(py_func: object, argtypes: list[Any], options: dict[str, Any]) -> Any:
     """Compile a kernel to a cubin for a given launch configuration, without a driver."""
     from numba_cuda_mlir import mlir_compiler
     from numba_cuda_mlir.mlir_optimization import optimize
@@ -241,13 +248,13 @@ def compile_for_launch(py_func: object, argtypes: list, options: dict) -> object
     return cres
 
 
-def typeof(value: object) -> object:
+def typeof(value: object) -> Any:
     from numba_cuda_mlir.numba_cuda.typing.typeof import typeof as _typeof
 
     return _typeof(value)
 
 
-def literal_type(value: object) -> object:
+def literal_type(value: object) -> Any:
     from numba_cuda_mlir.numba_cuda import types as _types
 
     return _types.literal(value)
@@ -354,18 +361,20 @@ def _struct_intrinsics() -> tuple[object, object]:
     """``load(pointer) -> value`` and ``store(pointer, value)`` for struct-model values behind a ``CPointer``."""
     global _struct_access
     if _struct_access is None:
-        @extending.intrinsic
-        def load(typingctx: object, pointer: object) -> object:
-            def codegen(builder: object, target: object, args: list, kwargs: list) -> None:
-                ty = builder.get_mlir_type(pointer.dtype)  # type: ignore[attr-defined]
-                builder.store_var(target, mlir_llvm.load(ty, builder.load_var(args[0])))  # type: ignore
+        intrinsic: Callable[[Callable[..., Any]], object] = extending.intrinsic  # makes a compiler object
 
-            return pointer.dtype(pointer), codegen  # type: ignore[attr-defined]
+        @intrinsic
+        def load(typingctx: Any, pointer: Any) -> Any:
+            def codegen(builder: Any, target: Any, args: list[Any], kwargs: list[Any]) -> None:
+                ty = builder.get_mlir_type(pointer.dtype)
+                builder.store_var(target, mlir_llvm.load(ty, builder.load_var(args[0])))
 
-        @extending.intrinsic
-        def store(typingctx: object, pointer: object, value: object) -> object:
-            def codegen(builder: object, target: object, args: list, kwargs: list) -> None:
-                mlir_llvm.store(builder.load_var(args[1]), builder.load_var(args[0]))  # type: ignore[attr-defined]
+            return pointer.dtype(pointer), codegen
+
+        @intrinsic
+        def store(typingctx: Any, pointer: Any, value: Any) -> Any:
+            def codegen(builder: Any, target: Any, args: list[Any], kwargs: list[Any]) -> None:
+                mlir_llvm.store(builder.load_var(args[1]), builder.load_var(args[0]))
 
             return types.none(pointer, value), codegen
 

@@ -15,7 +15,7 @@ except ImportError as exc:  # the hook this package relies on is gone
                       f"cuda.coop requires. To fix it, {HINT}") from exc
 
 
-class CoopPlannerEntry(WholeFunctionPlanner):
+class CoopPlannerEntry(WholeFunctionPlanner):  # type: ignore[misc]  # numba-cuda-mlir's base is untyped (Any)
     """The registered planner: loads the real one (``_planner.CoopPlanner``) on the first compile."""
 
     def run(self) -> bool:

@@ -16,6 +16,7 @@ from .._markers.base import op_name
 from . import _compat as nb
 from .._semantics.aggregates import is_aggregate
 from ._ir import THREAD_DATA, ArgRef, Obj, PayloadVal, dtype_of_object
+from ._plan_state import OpCall, PlanState
 from .._calls import FAMILIES
 from .._cub.provider import Abi
 
@@ -34,7 +35,7 @@ def no_array_of(dtype: str, what: str) -> CoopUnsupportedError:
         "coop.ThreadData(items_per_thread, dtype=...) for a payload of records")
 
 
-class DtypeInference:
+class DtypeInference(PlanState):
     def _infer_dtypes(self) -> None:
         """Explicit dtype, then cooperative operations, then indexed assignments, then literals
         (docs: concepts, "ThreadData payloads")."""
@@ -42,7 +43,7 @@ class DtypeInference:
             for stmt in block.body:
                 if isinstance(stmt, nb.ir.Assign) and isinstance(stmt.value, nb.ir.Expr) and stmt.value.op == "call":
                     callee = self.resolver.callee(stmt)
-                    family = FAMILIES.get(op_name(callee.value)) if isinstance(callee, Obj) else None
+                    family = FAMILIES.get(op_name(callee.value) or "") if isinstance(callee, Obj) else None
                     if family is not None and family.evidence is not None:
                         try:
                             call = self.op_call(stmt, block, callee.value)
@@ -52,7 +53,7 @@ class DtypeInference:
                             family.evidence(self, call)
                         except CoopError as exc:
                             raise located(exc, stmt.loc) from None
-        weak: dict[int, list] = {}
+        weak: dict[int, list[tuple[str, str]]] = {}
         for _ in range(4):  # payload-to-payload assignments propagate in a few rounds
             for block in self.func_ir.blocks.values():
                 for stmt in block.body:
@@ -101,12 +102,12 @@ class DtypeInference:
                 ), payload.loc)
         return first[0]
 
-    def follow_dtype(self, output: PayloadVal, source: PayloadVal, call: Any, param: str) -> None:
+    def follow_dtype(self, output: PayloadVal, source: PayloadVal, call: OpCall, param: str) -> None:
         """``output`` (an operand ``call`` writes into) has ``source``'s dtype, once that is known (the
         evidence for ``source`` may come from a later statement; docs: concepts, "ThreadData payloads")."""
         self.dtype_follows.append((output, source, call, param))
 
-    def add_evidence(self, payload: PayloadVal, dtype: str | None, call: Any, param: str) -> None:
+    def add_evidence(self, payload: PayloadVal, dtype: str | None, call: OpCall, param: str) -> None:
         """Record that ``call`` types ``payload`` as ``dtype`` (an explicit dtype must agree)."""
         if dtype is None:
             return
@@ -209,7 +210,7 @@ class DtypeInference:
                 argtys.append(nb.types.boolean)
             else:
                 return None
-        dtype = nb.call_result_dtype(self.state.typingctx, function, argtys)  # type: ignore[attr-defined]
+        dtype = nb.call_result_dtype(self.state.typingctx, function, argtys)
         return dtype if dtype is not None and nb.held_by_value(dtype) else None
 
     def _is_comparison(self, var: Any) -> bool:
@@ -240,7 +241,7 @@ class DtypeInference:
                     return str(base.type.dtype) == "bool"
         return False
 
-    def _site_results(self, var: Any) -> list[str] | None:
+    def _site_results(self, var: Any) -> list[str | None] | None:
         """The scalar result dtypes of the planned cuda.coop call that defines ``var`` (through the iterator of a
         tuple unpacking): one for a scalar result, one per element of a tuple of scalars; None otherwise."""
         for definition in self.resolver.definitions(var.name):
@@ -248,7 +249,7 @@ class DtypeInference:
                 return self._site_results(definition.value)
             if isinstance(definition, nb.ir.Expr) and definition.op == "call":
                 stmt = self.resolver.stmt_of.get(id(definition))
-                for site in self.sites:  # type: ignore[attr-defined]
+                for site in self.sites:
                     if site.stmt is stmt:
                         outs = [p.dtype for p in site.site.params if p.abi is Abi.OUT]
                         return outs or ([site.site.result_dtype] if site.site.result_dtype else None)

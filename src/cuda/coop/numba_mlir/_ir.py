@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._calls.site import SiteCall
 from . import _compat as nb
 
 
@@ -65,7 +66,7 @@ class PayloadVal:
     dtype: str | None
     explicit: bool
     loc: Any
-    evidence: list = field(default_factory=list)  # (dtype, where)
+    evidence: list[tuple[str, str]] = field(default_factory=list)  # (dtype, where)
     same_as: "PayloadVal | None" = None  # an operation result shares its input's dtype
     array: Any = None  # the IR variable of a result's local array when it is not ``stmt``'s target (tuple results)
     # "ThreadData", or LOCAL_ARRAY: the user's own 1-D local array, a qualified payload
@@ -85,11 +86,12 @@ class SharedArrayVal:
     """A static ``cuda.shared.array`` or ``numba_coop.shared.array`` (``in_backing``): its rows are payloads."""
 
     stmt: Any
-    shape: tuple
+    shape: tuple[int, ...]
     dtype: str
     alignment: int
     in_backing: bool
-    rows: dict = field(default_factory=dict)  # id(statement) -> the PayloadVal of ``arr[r]``
+    rows: dict[int, PayloadVal] = field(default_factory=dict)  # id(statement) -> the PayloadVal of ``arr[r]``
+    site: SiteCall | None = None  # ``in_backing``: its pointer into the backing, once the build placed it
 
     def row(self, stmt: Any) -> "PayloadVal | object":
         if stmt is None or len(self.shape) != 2:
@@ -137,7 +139,7 @@ _BINOPS: dict[Any, Callable[[Any, Any], Any]] = {
 class Resolver:
     """Memoised static evaluation of IR variables."""
 
-    def __init__(self, func_ir: Any, arg_types: tuple, on_call: Callable[[Any], Any]):
+    def __init__(self, func_ir: Any, arg_types: tuple[Any, ...], on_call: Callable[[Any], Any]) -> None:
         self.func_ir = func_ir
         self.arg_types = arg_types
         self.on_call = on_call  # evaluates marker constructor calls (groups, payloads, descriptors)
@@ -150,7 +152,7 @@ class Resolver:
                     self.stmt_of[id(stmt.value)] = stmt
         self.local_code = _kernel_code_objects(func_ir)
 
-    def definitions(self, name: str) -> list:
+    def definitions(self, name: str) -> list[Any]:
         return list(self.func_ir._definitions.get(name, ()))
 
     def var(self, name: str) -> Any:
@@ -174,7 +176,7 @@ class Resolver:
         self.memo[name] = result
         return result
 
-    def merge(self, name: str, values: tuple) -> Any:
+    def merge(self, name: str, values: tuple[Any, ...]) -> Any:
         """Several payloads one variable may hold (branches, loops): one payload when they all have one extent (P15;
         docs: concepts, "ThreadData payloads"; their dtypes are unified by the planner), else a merge the planner
         reports."""
@@ -281,8 +283,9 @@ def _kernel_code_objects(func_ir: Any) -> dict[int, Any]:
                 nested(const)
 
     kernel = getattr(getattr(func_ir, "func_id", None), "func", None)
-    if getattr(kernel, "__code__", None) is not None:
-        nested(kernel.__code__)
+    kernel_code = getattr(kernel, "__code__", None)
+    if kernel_code is not None:
+        nested(kernel_code)
     for block in func_ir.blocks.values():
         for stmt in block.body:
             if not isinstance(stmt, nb.ir.Assign):

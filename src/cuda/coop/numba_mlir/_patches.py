@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from typing import Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from .._patching import AROUND_A_CALL, Patch, once
 from ._about import HINT, VERSION  # the version check runs first
@@ -44,8 +44,8 @@ COOP_SYMBOL_PREFIXES = ("cuda_coop_", "__cuda_coop_")
 _SHORT_SHARED_POINTER = "p3:32:32:32"
 
 
-def _has_coop_symbols(gpu_module: object) -> bool:
-    for op in gpu_module.bodyRegion.blocks[0].operations:  # type: ignore[attr-defined]
+def _has_coop_symbols(gpu_module: Any) -> bool:
+    for op in gpu_module.bodyRegion.blocks[0].operations:
         name = getattr(op, "sym_name", None)
         if name is not None and str(getattr(name, "value", "")).startswith(COOP_SYMBOL_PREFIXES):
             return True
@@ -70,21 +70,21 @@ def install_short_shared_pointers() -> None:
     class _CapiWithLayout:
         """The LLVM 7 C API, passing the short-pointer layout while a cuda.coop kernel is translated."""
 
-        def __init__(self, lib: object) -> None:
+        def __init__(self, lib: Any) -> None:
             self._lib = lib
 
-        def __getattr__(self, name: str) -> object:
+        def __getattr__(self, name: str) -> Any:
             return getattr(self._lib, name)
 
-        def llvm70_translate_gpu_module_from_op(self, op, chip, data_layout, *rest):  # noqa: ANN001
+        def llvm70_translate_gpu_module_from_op(self, op: Any, chip: Any, data_layout: bytes | None, *rest: Any) -> Any:
             if data_layout is None and getattr(state, "coop", False):
                 data_layout = layout
             return self._lib.llvm70_translate_gpu_module_from_op(op, chip, data_layout, *rest)
 
-    def get_capi_with_layout() -> object:
+    def get_capi_with_layout() -> _CapiWithLayout:
         return _CapiWithLayout(get_capi())
 
-    def translate_coop_aware(module, *args, **kwargs):  # noqa: ANN001, ANN202
+    def translate_coop_aware(module: Any, *args: Any, **kwargs: Any) -> Any:
         previous = getattr(state, "coop", False)
         try:
             state.coop = _has_coop_symbols(single_gpu_module(module))
@@ -123,17 +123,17 @@ def serialise_launches() -> None:
     except (ImportError, KeyError):
         return
 
-    def give_launch_lock(dispatcher: object) -> None:
+    def give_launch_lock(dispatcher: Any) -> None:
         if getattr(dispatcher, "_launch_lock", None) is None:
             with _launch_lock_bootstrap:  # two threads' first configurations must not make two locks
                 if getattr(dispatcher, "_launch_lock", None) is None:
-                    dispatcher._launch_lock = threading.RLock()  # type: ignore[attr-defined]
+                    dispatcher._launch_lock = threading.RLock()
 
-    def make_dispatcher(self, *args, **kwargs):  # noqa: ANN001, ANN202
+    def make_dispatcher(self: Any, *args: Any, **kwargs: Any) -> None:
         init(self, *args, **kwargs)
         give_launch_lock(self)
 
-    def configure_launcher(self, *args, **kwargs):  # noqa: ANN001, ANN202
+    def configure_launcher(self: Any, *args: Any, **kwargs: Any) -> Any:
         give_launch_lock(self)
         return configure(self, *args, **kwargs)
 
@@ -163,7 +163,7 @@ def memoize_literal_launch_types() -> None:
         return
     memo: dict[tuple[type, object], object] = {}
 
-    def literal_type_for_value(cls, value, index):  # noqa: ANN001, ANN202
+    def literal_type_for_value(cls: type, value: object, index: Any) -> Any:
         key = (type(value), value)  # True and 1 are equal keys otherwise
         try:
             return memo[key]
@@ -177,7 +177,7 @@ def memoize_literal_launch_types() -> None:
                 pass
         return ty
 
-    literal_type_for_value.__wrapped__ = original  # type: ignore[attr-defined]  (the benchmark's unmemoised row)
+    literal_type_for_value.__wrapped__ = original  # type: ignore[attr-defined]  # the benchmark's unmemoised row
     MLIRDispatcher._literal_type_for_value = classmethod(literal_type_for_value)
 
 
@@ -190,7 +190,7 @@ def memoize_literal_launch_types() -> None:
 GRID_FREE = "cuda_coop_grid_free"
 
 
-_own_planner: object = None  # cuda.coop's registered planner class (claim_planner)
+_own_planner: type | None = None  # cuda.coop's registered planner class (claim_planner)
 
 
 def claim_planner(planner: type) -> None:
@@ -199,7 +199,7 @@ def claim_planner(planner: type) -> None:
     _own_planner = planner
 
 
-def _only_cuda_coop_reads_the_launch(extensions: object) -> bool:
+def _only_cuda_coop_reads_the_launch(extensions: Iterable[object] | None) -> bool:
     """No planner but cuda.coop's is registered and no extension reads the launch configuration."""
     with _planner_registry._lock:
         planners = tuple(_planner_registry._planners)
@@ -207,11 +207,11 @@ def _only_cuda_coop_reads_the_launch(extensions: object) -> bool:
             and not any(getattr(extension, "uses_launch_config", False) for extension in extensions or ()))
 
 
-def mark_grid_free(state: object) -> None:
+def mark_grid_free(state: Any) -> None:
     """Record on the build being planned that it depends on the block shape only, when nothing else read the launch
     configuration: no other planner registered and no launch-config extension active."""
-    if _only_cuda_coop_reads_the_launch(state.metadata.get("targetoptions", {}).get("extensions")):  # type: ignore
-        state.metadata[GRID_FREE] = True  # type: ignore[attr-defined]  (numba-cuda-mlir keeps it on the build)
+    if _only_cuda_coop_reads_the_launch(state.metadata.get("targetoptions", {}).get("extensions")):
+        state.metadata[GRID_FREE] = True  # numba-cuda-mlir keeps it on the build
 
 
 @once
@@ -225,7 +225,7 @@ def reuse_builds_across_grids() -> None:
     except (ImportError, KeyError):
         return
 
-    def find(self, argtypes, launch_config_key):  # noqa: ANN001, ANN202  (called with the dispatcher's lock held)
+    def find(self: Any, argtypes: Any, launch_config_key: Any) -> Any:  # called with the dispatcher's lock held
         found = original(self, argtypes, launch_config_key)
         if found is not None or not is_launch_key(launch_config_key):
             return found
@@ -250,7 +250,7 @@ def reuse_builds_across_grids() -> None:
 # dispatcher of a configuration that differs in the grid only and holds grid-free builds alone. A shared native
 # dispatcher must never load a build that is not grid-free (one made while another planner was registered, say),
 # since it would serve it at every grid it is shared by: such a launch gets a native dispatcher of its own first.
-def _share_loaded_kernels_across_grids(dispatcher_type: type, is_launch_key: object) -> None:
+def _share_loaded_kernels_across_grids(dispatcher_type: Any, is_launch_key: Callable[[Any], bool]) -> None:
     try:
         get_native = dispatcher_type.__dict__["_get_launch_config_dispatcher_and_generation"]
         prepare = dispatcher_type.__dict__["_prepare_for_launch"]
@@ -258,7 +258,7 @@ def _share_loaded_kernels_across_grids(dispatcher_type: type, is_launch_key: obj
     except (ImportError, KeyError):
         return
 
-    def grid_free_sibling(self, key):  # noqa: ANN001, ANN202  (the launch-config lock is held)
+    def grid_free_sibling(self: Any, key: Any) -> Any:  # the launch-config lock is held
         builds: dict[object, bool] = {}  # key -> every build published under it is grid-free
         for (_, built_key), cres in self._launch_config_overloads.items():
             builds[built_key] = builds.get(built_key, True) and bool(cres.metadata.get(GRID_FREE))
@@ -267,7 +267,7 @@ def _share_loaded_kernels_across_grids(dispatcher_type: type, is_launch_key: obj
                 return native
         return None
 
-    def get_native_dispatcher(self, launch_config):  # noqa: ANN001, ANN202
+    def get_native_dispatcher(self: Any, launch_config: Any) -> Any:
         key = launch_key(launch_config)
         if is_launch_key(key) and _only_cuda_coop_reads_the_launch(self.extensions):
             with self._launch_config_lock:
@@ -278,7 +278,7 @@ def _share_loaded_kernels_across_grids(dispatcher_type: type, is_launch_key: obj
                         return native, self._launch_config_generation
         return get_native(self, launch_config)
 
-    def prepare_for_launch(self, *args):  # noqa: ANN001, ANN202
+    def prepare_for_launch(self: Any, *args: Any) -> Any:
         ready = prepare(self, *args)
         native, generation, launch_config, required_shared_memory = ready
         key = launch_key(launch_config)
@@ -310,7 +310,7 @@ def _share_loaded_kernels_across_grids(dispatcher_type: type, is_launch_key: obj
 # on the planner-aware path that sizes a cuda.coop kernel's dynamic shared memory.
 
 
-class _Planners(list):
+class _Planners(list[type]):
     """The registry's planner list; false when it holds cuda.coop's planner only."""
 
     def __bool__(self) -> bool:
@@ -325,7 +325,7 @@ def keep_disk_cache_for_plain_kernels() -> None:
             registry_type.__dict__.get("has_planners"), property):
         return
 
-    def has_planners(self) -> bool:  # noqa: ANN001
+    def has_planners(self: Any) -> bool:
         with self._lock:
             return len(self._planners) > 0
 
@@ -359,11 +359,12 @@ def memoize_ready_launches() -> None:
     except (ImportError, KeyError):
         return
 
-    def remember_kernel_dispatcher(self, *args, **kwargs):  # noqa: ANN001, ANN202  (the launch-config lock is held)
+    def remember_kernel_dispatcher(self: Any, *args: Any, **kwargs: Any) -> Any:  # the launch-config lock is held
         self.__dict__.pop("_coop_ready", None)
         return remember(self, *args, **kwargs)
 
-    def get_ready_launch(self, argtypes, available, configured, native, generation):  # noqa: ANN001, ANN202
+    def get_ready_launch(self: Any, argtypes: Any, available: Any, configured: Any, native: Any,
+                         generation: Any) -> Any:
         state = self.__dict__  # read directly: attribute lookups through the dispatcher's class cost more here
         memo = state.get("_coop_ready")
         entry = memo.get(id(available)) if memo is not None else None

@@ -9,7 +9,6 @@ Runs after inlining and before typing, once per kernel specialisation:
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -19,7 +18,7 @@ from .._cub.families import groups as cub_groups
 from .._errors import (
     CoopError, CoopTypeError, CoopUnsupportedError, CoopValueError, located,
 )
-from .._markers.base import OP_ATTR, QUALIFIED_ATTR, op_name
+from .._markers.base import OP_ATTR, op_name
 from .._markers.groups import GROUP_METHODS, ThreadGroup
 from .._semantics import groups as sem_groups
 from .._semantics.common import (
@@ -36,7 +35,6 @@ from ._ir import (
 )
 from .._calls import FAMILIES
 from .._calls.build import (
-    PlannedCall,
     compile_calls,
     drop_unneeded_reuse_barriers,
     place_scratch,
@@ -53,6 +51,7 @@ from ._barriers import scratch_use_may_follow
 from ._rewrite import KernelRewrite
 from ._shared_arrays import SharedArrays, is_backing_array_marker, new_pointer_site
 from ._uniformity import check_participation
+from ._plan_state import OpCall, PlannedSite
 
 _FACTORIES = {"this_block": BLOCK, "this_warp": WARP, "this_thread": THREAD, "this_cluster": CLUSTER,
               "this_grid": GRID}
@@ -83,33 +82,6 @@ def _first_coop_use(func_ir: Any) -> Any:
     return func_ir.loc
 
 
-@dataclass
-class OpCall:
-    """One operation call: its statement, marker, public name and bound arguments."""
-
-    stmt: Any
-    block: Any
-    marker: Any
-    op: str
-    name: str
-    args: dict
-
-    @property
-    def qualified(self) -> bool:
-        """Called through cuda.coop.numba_mlir (the marker carries the qualified flag), not the common API."""
-        return bool(getattr(self.marker, QUALIFIED_ATTR, False))
-
-
-@dataclass(kw_only=True)
-class _Site(PlannedCall):
-    """A planned call and the statement it replaces."""
-
-    stmt: Any
-    block: Any
-    name: str
-    operands: list
-
-
 class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
     operations = OPERATIONS
     is_coop_object = staticmethod(_is_coop_object)
@@ -123,16 +95,16 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
             check_block_shape(self.kernel, block)
         except CoopError as exc:
             raise located(exc, self.func_ir.loc) from None
-        self.launch = LaunchShape(block)  # type: ignore[arg-type]
+        self.launch = LaunchShape(block)
         self.cc = nb.target_cc(state)
         self.resolver = Resolver(self.func_ir, tuple(state.args), self._constructor)
         self.payloads: list[PayloadVal] = []
-        self.dtype_follows: list = []  # (output, input, call, param): an output payload typed by an input's dtype
-        self.backing_arrays: list = []  # numba_coop.shared.array sites (SharedArrayVal)
+        self.dtype_follows = []  # (output, input, call, param): an output payload typed by an input's dtype
+        self.backing_arrays = []  # numba_coop.shared.array sites (SharedArrayVal)
         self.descriptors: list[DescVal] = []
         self.groups: list[GroupVal] = []
         self.constructor_stmts: dict[int, Any] = {}
-        self.sites: list[_Site] = []
+        self.sites: list[PlannedSite] = []
         self.result_operands: set[int] = set()  # ids of the operands that stand for a call's fresh result
         self._keep: list[Any] = []  # ... kept alive so their ids stay theirs
         self.op_calls: list[OpCall] = []  # each operation call, bound by the early operand check; read by the G21 check
@@ -206,7 +178,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
         self.constructor_stmts[key] = result
         return result
 
-    def _bind(self, stmt: Any, signature_of: Any, name: str, skip_self: bool = False) -> dict:
+    def _bind(self, stmt: Any, signature_of: Any, name: str, skip_self: bool = False) -> dict[str, Any]:
         expr = stmt.value
         args = list(expr.args)
         if skip_self:
@@ -359,6 +331,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
 
     def op_call(self, stmt: Any, block: Any, marker: Any) -> OpCall:
         op = op_name(marker)
+        assert op is not None  # callers pass operation markers only
         name = f"{marker.__module__}.{op}"
         if marker.__module__ not in (COMMON_NAMESPACE, NAMESPACE):  # R11: another backend's qualified call
             raise located(CoopTypeError(
@@ -366,7 +339,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
                 f"{COMMON_NAMESPACE}.{op} or {NAMESPACE}.{op}"), stmt.loc)
         return OpCall(stmt, block, marker, op, name, self._bind(stmt, marker, name))
 
-    def add_site(self, call: OpCall, operands: list, site: SiteCall, emission: Emission,
+    def add_site(self, call: OpCall, operands: list[Any], site: SiteCall, emission: Emission,
                  scratch: tuple[Any, Any] | None = None) -> None:
         """Record a planned call; ``scratch`` is (group spec, descriptor or None) when it needs scratch."""
         site.loc = call.stmt.loc
@@ -375,9 +348,9 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
             group, desc = scratch
             use = scratch_use(len(self.sites), group, desc.descriptor if desc else None,
                               f"{call.name} at line {call.stmt.loc.line}")
-        self.sites.append(_Site(stmt=call.stmt, block=call.block, name=call.name, operands=operands, site=site,
-                                provider=emission.provider, without_reuse_barrier=emission.without_reuse_barrier,
-                                scratch=use))
+        self.sites.append(PlannedSite(stmt=call.stmt, block=call.block, name=call.name, operands=operands, site=site,
+                                      provider=emission.provider, without_reuse_barrier=emission.without_reuse_barrier,
+                                      scratch=use))
 
     def group(self, call: OpCall) -> GroupVal:
         group = self.resolver.var(call.args["group"].name)
@@ -459,7 +432,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
         array variable, and the call's target becomes the tuple of those arrays."""
         stmt = call.stmt
         scope, loc = stmt.target.scope, stmt.loc
-        items = []
+        items: list[PayloadVal] = []
         for like in likes:
             array = nb.ir.Var(scope, scope.redefine("$cuda_coop_result", loc).name, loc)
             items.append(PayloadVal(stmt, f"{stmt.target.name}[{len(items)}]", like.items_per_thread, None, False, loc,
@@ -502,7 +475,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
         return user_name(call.stmt.target.name)
 
     def link_operator(self, spec: Any, dtype: str, name: str, param: str, *, arity: int = 2, result: str | None = None,
-                      state_dtype: str | None = None) -> list:
+                      state_dtype: str | None = None) -> list[Any]:
         return operator_link(spec, dtype, self.cc, name, param, arity, result, state_dtype)
 
     def descriptor(self, var: Any, name: str) -> DescVal | None:
@@ -551,7 +524,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
                 a, b = b, a
             b.same_as = a
 
-    def _merge_error(self, merged: tuple) -> CoopError:
+    def _merge_error(self, merged: tuple[Any, ...]) -> CoopError:
         name = user_name(merged[2]) if len(merged) > 2 else "?"
         if merged[-1] == "tuple" or all(isinstance(v, PayloadTuple) for v in merged[1]):
             return CoopTypeError(f"variable {name} may refer to the tuples of several calls; unpack each call's "
@@ -578,7 +551,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
                                         target_cc=self.cc)
         provider = cub_groups.emit(spec)
         site = SiteCall(provider.symbol, [], None, spec.result_dtype)
-        self.sites.append(_Site(stmt=stmt, block=block, name=name, operands=[], site=site, provider=provider))
+        self.sites.append(PlannedSite(stmt=stmt, block=block, name=name, operands=[], site=site, provider=provider))
 
     # --------------------------------------------------------------- checks
     # ---------------------------------------------------------------- build
@@ -608,14 +581,14 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
                                                                else arrays[0][0].stmt.loc)
             raise located(exc, where) from None
         for value, use, _ in arrays:
-            value.site = new_pointer_site(value)  # type: ignore[attr-defined]
-            value.site.backing, value.site.scratch_offset = backing, use.offset  # type: ignore[attr-defined]
+            value.site = new_pointer_site(value)
+            value.site.backing, value.site.scratch_offset = backing, use.offset
         self.state.metadata["cuda_coop"] = {"cpp_source": built.source if built else "", "scratch_bytes": plan.size,
                                             "dynamic": plan.dynamic, "from_cache": built.from_cache if built else True}
         if plan.dynamic:
             nb.set_required_dynamic_shared_memory(self.state, plan.size)
 
-    def _user_shared(self) -> tuple[int, str | None]:
+    def _user_shared(self) -> tuple[int, str | None, str]:
         """Bytes of the user's static shared arrays, the name of a dynamic one if any, and of the first static one."""
         static, dynamic, static_name = 0, None, ""
         for block in self.func_ir.blocks.values():
@@ -645,7 +618,7 @@ def _shape(payload: PayloadVal) -> str:
     return f"items_per_thread={payload.items_per_thread}" + (f", dtype={payload.dtype}" if payload.dtype else "")
 
 
-class CoopPlanner(nb.WholeFunctionPlanner):
+class CoopPlanner(nb.WholeFunctionPlanner):  # type: ignore[misc]  # numba-cuda-mlir's base is untyped (Any)
     """Run by the registered entry (``_entry.CoopPlannerEntry``); returns quickly for code without cuda.coop."""
 
     def run(self) -> bool:

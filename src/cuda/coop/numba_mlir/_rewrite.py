@@ -11,10 +11,11 @@ from typing import Any
 from .._semantics.aggregates import is_aggregate
 from . import _compat as nb
 from ._ir import THREAD_DATA, DescVal, GroupVal, MethodVal, Obj, PayloadVal
+from ._plan_state import PlanState
 from ._lowering import local_bytes_site, make_site
 
 
-class KernelRewrite:
+class KernelRewrite(PlanState):
     def _rewrite(self) -> None:
         ir = nb.ir
         typingctx = self.state.typingctx
@@ -147,10 +148,10 @@ class KernelRewrite:
         a constructor or operation call, a compiler temporary, or an item of a returned tuple."""
         ir = nb.ir
         if isinstance(definition, ir.Var):
-            return definition.name.startswith("$")
+            return bool(definition.name.startswith("$"))
         return isinstance(definition, ir.Expr) and definition.op in ("call", "static_getitem", "getitem")
 
-    def _result_arrays(self, block: Any, loc: Any, target: Any, payloads: list[PayloadVal]) -> list:
+    def _result_arrays(self, block: Any, loc: Any, target: Any, payloads: list[PayloadVal]) -> list[Any]:
         """Statements creating an operation's result arrays: ``target`` is the array, or the tuple of them."""
         if len(payloads) == 1 and payloads[0].array is None:
             return self._local_array(block, loc, target, payloads[0])
@@ -160,7 +161,7 @@ class KernelRewrite:
         out.append(nb.ir.Assign(nb.ir.Expr.build_tuple([p.array for p in payloads], loc), target, loc))
         return out
 
-    def _local_array(self, block: Any, loc: Any, target: Any, payload: PayloadVal) -> list:
+    def _local_array(self, block: Any, loc: Any, target: Any, payload: PayloadVal) -> list[Any]:
         """``target = cuda.local.array(K, dtype)`` as IR statements; the last one is the assignment."""
         ir = nb.ir
         scope = block.scope

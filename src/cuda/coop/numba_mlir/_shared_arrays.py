@@ -18,6 +18,7 @@ from .._semantics.temp_storage import Descriptor, ScratchUse
 from . import _compat as nb
 from ._inference import no_array_of
 from ._ir import UNKNOWN, SharedArrayVal, dtype_of_object
+from ._plan_state import PlanState
 from .._calls.site import SiteCall
 from ._lowering import make_pointer_site
 from ._memory import array as coop_shared_array
@@ -25,7 +26,7 @@ from ._memory import array as coop_shared_array
 NAME = "cuda.coop.numba_mlir.shared.array"
 
 
-class SharedArrays:
+class SharedArrays(PlanState):
     def _shared_array(self, stmt: Any, in_backing: bool) -> Any:
         """The SharedArrayVal of a static shared-array construction; UNKNOWN for a dynamic ``cuda.shared.array``
         (and errors for a malformed ``numba_coop.shared.array``, which must be static)."""
@@ -51,7 +52,7 @@ class SharedArrays:
             self.backing_arrays.append(value)
         return value
 
-    def _shape_of(self, var: Any, stmt: Any) -> tuple | None:
+    def _shape_of(self, var: Any, stmt: Any) -> tuple[int, ...] | None:
         """A compile-time shape: an int, a constant tuple or a tuple written in the kernel; None otherwise."""
         if var is None:
             return None
@@ -78,10 +79,11 @@ class SharedArrays:
             out.append((value, use, desc))
         return out
 
-    def _backing_array_statements(self, block: Any, stmt: Any, value: SharedArrayVal, typingctx: Any) -> list:
+    def _backing_array_statements(self, block: Any, stmt: Any, value: SharedArrayVal, typingctx: Any) -> list[Any]:
         """``arr = carray(<pointer into the backing>, shape)`` in place of the marker call."""
         ir, loc = nb.ir, stmt.loc
-        site = value.site  # type: ignore[attr-defined]
+        site = value.site
+        assert site is not None  # placed by the build (KernelPlan._build) before the rewrite
         callee = make_pointer_site(site.symbol, site, typingctx)
         fn = ir.Var(block.scope, block.scope.redefine("$cuda_coop_shared", loc).name, loc)
         pointer = ir.Var(block.scope, block.scope.redefine("$cuda_coop_pointer", loc).name, loc)

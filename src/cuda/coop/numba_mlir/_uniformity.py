@@ -32,6 +32,7 @@ from .._semantics import groups as sem_groups
 from .._semantics.common import BLOCK, CLUSTER, GRID, LOGICAL_WARP, THREAD, WARP, WARPS_IN_BLOCK
 from . import _compat as nb
 from ._ir import GroupVal, MethodVal, Obj
+from ._plan_state import OpCall, PlanState
 
 # Nesting order of group kinds and query levels: a smaller number is a finer unit.
 _ORDER = {THREAD: 0, LOGICAL_WARP: 1, WARP: 2, WARPS_IN_BLOCK: 3, BLOCK: 4, CLUSTER: 5, GRID: 6}
@@ -72,17 +73,17 @@ def _diverges(source: Source, spec: Any) -> bool:
 
 
 class _Analysis:
-    def __init__(self, plan: Any):
+    def __init__(self, plan: PlanState) -> None:
         self.plan = plan
         self.func_ir = plan.func_ir
         self.resolver = plan.resolver
         self.blocks = dict(self.func_ir.blocks)
         self.label_of = {id(block): label for label, block in self.blocks.items()}
-        self.taint: dict[str, frozenset] = {}
-        self.controls: dict[Any, frozenset] = {}
+        self.taint: dict[str, frozenset[Source]] = {}
+        self.controls: dict[Any, frozenset[tuple[Any, Any]]] = {}  # label -> (branch label, successor) edges
 
     # ------------------------------------------------------------ control flow
-    def _successors(self, block: Any) -> list:
+    def _successors(self, block: Any) -> list[Any]:
         term = block.body[-1] if block.body else None
         if isinstance(term, nb.ir.Branch):
             return [term.truebr, term.falsebr]
@@ -101,12 +102,12 @@ class _Analysis:
                     reach.add(s)
                     stack.append(s)
         nodes = [n for n in self.blocks if n in reach]
-        edges: dict[Any, list] = {n: list(succ[n]) for n in nodes}
+        edges: dict[Any, list[Any]] = {n: list(succ[n]) for n in nodes}
         for n in nodes:
             if not succ[n]:
                 edges[n].append(exit_)
         # Blocks that cannot reach the exit (infinite loops) get an edge to it, so post-dominance is defined.
-        preds: dict[Any, list] = {n: [] for n in nodes}
+        preds: dict[Any, list[Any]] = {n: [] for n in nodes}
         preds[exit_] = []
         for n in nodes:
             for s in edges[n]:
@@ -121,7 +122,7 @@ class _Analysis:
             if n not in alive:
                 edges[n].append(exit_)
         everything = frozenset(nodes) | {exit_}
-        pdom: dict[Any, frozenset] = {n: everything for n in nodes}
+        pdom: dict[Any, frozenset[Any]] = {n: everything for n in nodes}
         pdom[exit_] = frozenset({exit_})
         changed = True
         while changed:
@@ -131,7 +132,7 @@ class _Analysis:
                 if new != pdom[n]:
                     pdom[n], changed = new, True
         # direct[y]: the (branch block, successor) edges y is immediately control dependent on.
-        direct: dict[Any, set] = {n: set() for n in nodes}
+        direct: dict[Any, set[tuple[Any, Any]]] = {n: set() for n in nodes}
         for x in nodes:
             if len(set(edges[x])) < 2:
                 continue
@@ -154,7 +155,7 @@ class _Analysis:
         return self.blocks[label].body[-1]
 
     # ------------------------------------------------------------------ taint
-    def var_taint(self, name: str) -> frozenset:
+    def var_taint(self, name: str) -> frozenset[Source]:
         return self.taint.get(name, frozenset())
 
     def _source_of(self, stmt: Any) -> Source | None:
@@ -214,7 +215,7 @@ class _Analysis:
         call = f"{method.name}({'..., ' if has_args and suffix else '...' if has_args else ''}{suffix})"
         return Source(f"{shown}.{call}" if group_name else f"{shown} {call}", _RANK, unit, spec)
 
-    def _expr_taint(self, stmt: Any) -> frozenset:
+    def _expr_taint(self, stmt: Any) -> frozenset[Source]:
         value = stmt.value
         ir = nb.ir
         if isinstance(value, ir.Var):
@@ -230,7 +231,7 @@ class _Analysis:
         if op == "getitem":  # element of a tuple (cuda.grid(2)[0]); an array element is loaded data
             return self.var_taint(value.value.name)
         if op in ("build_tuple", "build_list"):
-            out = frozenset()
+            out: frozenset[Source] = frozenset()
             for item in value.items:
                 out |= self.var_taint(item.name)
             return out
@@ -256,8 +257,8 @@ class _Analysis:
     def compute_taint(self) -> bool:
         """Taint every variable; False when the kernel reads no per-thread source at all."""
         assigns: list[tuple[Any, Any]] = []
-        defined_in: dict[str, list] = {}
-        sources: dict[str, frozenset] = {}
+        defined_in: dict[str, list[Any]] = {}
+        sources: dict[str, frozenset[Source]] = {}
         for label, block in self.blocks.items():
             for stmt in block.body:
                 if isinstance(stmt, nb.ir.Assign):
@@ -273,7 +274,7 @@ class _Analysis:
             defined_in.setdefault(stmt.target.name, []).append(label)
         self.taint = dict(sources)
         # Variables given several definitions: the branches that decide which one a thread sees.
-        deciding: dict[str, frozenset] = {}
+        deciding: dict[str, frozenset[Any]] = {}
         for name, labels in defined_in.items():
             if len(labels) > 1:
                 sets = [self.controls[label] for label in labels]
@@ -311,7 +312,7 @@ class _Analysis:
                     queue.extend(v.name for v in definition.list_vars())
         return source.label
 
-    def check(self, call: Any) -> None:
+    def check(self, call: OpCall) -> None:
         group_var = call.args.get("group")
         if not isinstance(group_var, nb.ir.Var):
             return
@@ -339,7 +340,7 @@ class _Analysis:
             "values"), call.stmt.loc)
 
 
-def check_participation(plan: Any) -> None:
+def check_participation(plan: PlanState) -> None:
     """Raise G21 for the first planned operation reached only under a per-thread condition."""
     calls = list(getattr(plan, "op_calls", ()))
     if not calls:
