@@ -7,7 +7,7 @@ The call layer (``cuda.coop._calls``) describes each site; this module is where 
 """
 from __future__ import annotations
 
-from typing import assert_never
+from typing import Any, assert_never
 
 from .._calls.binding import operator_failure
 from .._calls.site import ArrayType, Backing, OperandType, SiteCall
@@ -15,6 +15,7 @@ from .._cub.provider import Abi
 from .._errors import CoopError, CoopTypeError, located
 from .._semantics.aggregates import aggregate, is_aggregate
 from .._semantics.common import passes_by_pointer
+from .._semantics.operators import OperatorSpec
 from .._semantics.tuples import fields, is_tuple
 from . import _compat as nb
 from ._failures import failure_reason
@@ -22,8 +23,8 @@ from ._failures import failure_reason
 BACKING_SYMBOL = "__cuda_coop_backing"
 
 
-def _ensure_backing(gmod: object, backing: Backing) -> None:
-    body = gmod.bodyRegion.blocks[0]  # type: ignore[attr-defined]
+def _ensure_backing(gmod: Any, backing: Backing) -> None:
+    body = gmod.bodyRegion.blocks[0]
     for op in body.operations:
         name = getattr(op, "sym_name", None)
         if name is not None and getattr(name, "value", None) == BACKING_SYMBOL:
@@ -40,22 +41,22 @@ def _ensure_backing(gmod: object, backing: Backing) -> None:
                           alignment=backing.alignment)
 
 
-def _scratch_pointer(builder: object, site: SiteCall) -> object:
+def _scratch_pointer(builder: Any, site: SiteCall) -> Any:
     llvm, mlir = nb.mlir_llvm, nb.mlir
     generic = llvm.PointerType.get()
     if site.backing is None:
         return llvm.mlir_zero(generic)
-    _ensure_backing(builder.mlir_gpu_module, site.backing)  # type: ignore[attr-defined]
+    _ensure_backing(builder.mlir_gpu_module, site.backing)
     base = llvm.addrspacecast(generic, llvm.mlir_addressof(llvm.PointerType.get(3), BACKING_SYMBOL))
     if not site.scratch_offset:
         return base
     return nb.llvm_ptr_add_bytes(base, nb.constant(site.scratch_offset, mlir.IntegerType.get_signless(64)))
 
 
-def make_site(name: str, site: SiteCall, typingctx: object) -> object:
+def make_site(name: str, site: SiteCall, typingctx: Any) -> Any:
     """Create the callee object that replaces one marker call."""
 
-    def typer(context: object, *argtys: object) -> object:
+    def typer(context: Any, *argtys: Any) -> Any:
         if site.check is not None:
             try:
                 site.check(tuple(operand_type(ty) for ty in argtys))
@@ -66,50 +67,50 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
             nb.types.Tuple(outs) if outs else nb.types.none)
         return nb.nb_typing.signature(result, *argtys), codegen
 
-    def codegen(builder: object, target: object, args: list, kwargs: list) -> None:
+    def codegen(builder: Any, target: Any, args: Any, kwargs: Any) -> None:
         mlir = nb.mlir
         i64 = mlir.IntegerType.get_signless(64)
-        builder.link_external_item(site.ltoir)  # type: ignore[attr-defined]
+        builder.link_external_item(site.ltoir)
         for item in site.link:  # user operators compiled to LTO-IR
-            builder.link_external_item(item)  # type: ignore[attr-defined]
+            builder.link_external_item(item)
         values, types_, outs = [], [], []
         for param in site.params:
             elem_dtype = param.dtype or site.elem_dtype
             match param.abi:
                 case Abi.PTR:
-                    value = builder.load_var(args[param.operand])  # type: ignore[attr-defined]
-                    if not isinstance(builder.get_numba_type(args[param.operand]), nb.types.CPointer):  # type: ignore
+                    value = builder.load_var(args[param.operand])
+                    if not isinstance(builder.get_numba_type(args[param.operand]), nb.types.CPointer):
                         value = nb.memref_data_pointer(value)  # an array (a struct-model ThreadData is a pointer)
                 case Abi.LEN:
-                    value = nb.array_length(builder.load_var(args[param.operand]))  # type: ignore[attr-defined]
+                    value = nb.array_length(builder.load_var(args[param.operand]))
                 case Abi.I64:
                     if param.operand is None:
-                        value = _constant(int(param.value), i64)
+                        value = _constant(int(param.value), i64)  # type: ignore[call-overload]  # an integer here
                     else:
-                        ty = builder.get_numba_type(args[param.operand])  # type: ignore[attr-defined]
-                        value = nb.convert(builder.load_var(args[param.operand]), i64,  # type: ignore[attr-defined]
+                        ty = builder.get_numba_type(args[param.operand])
+                        value = nb.convert(builder.load_var(args[param.operand]), i64,
                                            signed=getattr(ty, "signed", True))
                 case Abi.OUT:  # written by the call, returned in the result tuple
                     if is_aggregate(param.dtype):
                         value = entry_bytes(builder, param.dtype, 1)
                     else:
-                        value = builder.alloca(builder.get_mlir_type(nb.numba_dtype(param.dtype)))  # type: ignore
+                        value = builder.alloca(builder.get_mlir_type(nb.numba_dtype(param.dtype)))
                     outs.append((value, param.dtype))
                 case Abi.ELEM | Abi.VALUE if is_aggregate(elem_dtype):
                     # aggregates cross by pointer (_cub.abi): numba-cuda-mlir holds a record as a pointer to its
                     # bytes; a struct-model value is an SSA struct, stored to a stack slot of the function's entry
                     value = (nb.mlir_llvm.mlir_zero(nb.mlir_llvm.PointerType.get()) if param.operand is None
-                             else builder.load_var(args[param.operand]))  # type: ignore[attr-defined]
+                             else builder.load_var(args[param.operand]))
                     if param.operand is not None and nb.held_by_value(elem_dtype):
                         slot = entry_bytes(builder, elem_dtype, 1)
                         nb.mlir_llvm.store(value, slot)
                         value = slot
                 case Abi.ELEM | Abi.VALUE:
-                    elem = builder.get_mlir_type(nb.numba_dtype(elem_dtype))  # type: ignore[attr-defined]
+                    elem = builder.get_mlir_type(nb.numba_dtype(elem_dtype))
                     if param.operand is None:
                         value = _constant(param.value, elem)
                     else:
-                        value = nb.convert(builder.load_var(args[param.operand]), elem)  # type: ignore[attr-defined]
+                        value = nb.convert(builder.load_var(args[param.operand]), elem)
                     if elem_dtype == "float16":  # by-value float16 travels as its bits (_cub.abi)
                         value = nb.mlir_arith.bitcast(mlir.IntegerType.get_signless(16), value)
                 case Abi.SCRATCH:
@@ -129,70 +130,70 @@ def make_site(name: str, site: SiteCall, typingctx: object) -> object:
             types_.append(out.type)
         elif site.result_dtype:
             results = [mlir.IntegerType.get_signless(16) if half_result else
-                       builder.get_mlir_type(nb.numba_dtype(site.result_dtype))]  # type: ignore[attr-defined]
+                       builder.get_mlir_type(nb.numba_dtype(site.result_dtype))]
         callee = nb.get_or_insert_function(site.symbol, mlir.FunctionType.get(types_, results),
-                                           builder.mlir_gpu_module)  # type: ignore[attr-defined]
+                                           builder.mlir_gpu_module)
         call = nb.mlir_func.call(result=results, callee=callee.name.value, operands_=values)
         if half_result:
-            call = nb.mlir_arith.bitcast(builder.get_mlir_type(nb.numba_dtype("float16")), call)  # type: ignore
+            call = nb.mlir_arith.bitcast(builder.get_mlir_type(nb.numba_dtype("float16")), call)
         if outs:  # records stay references to their bytes; other values are loaded
-            builder.store_var(target, tuple(_read_back(builder, pointer, dtype) for pointer, dtype in outs))  # type: ignore
+            builder.store_var(target, tuple(_read_back(builder, pointer, dtype) for pointer, dtype in outs))
         elif aggregate_result:
-            builder.store_var(target, _read_back(builder, out, site.result_dtype))  # type: ignore[attr-defined]
+            builder.store_var(target, _read_back(builder, out, site.result_dtype))
         elif site.result_dtype:
-            builder.store_var(target, call)  # type: ignore[attr-defined]
+            builder.store_var(target, call)
 
     return nb.new_site_function(name, typer, typingctx)
 
 
-def _read_back(builder: object, pointer: object, dtype: str) -> object:
+def _read_back(builder: Any, pointer: Any, dtype: str | None) -> Any:
     """The value a call wrote through ``pointer``: a record stays a reference to those bytes, others are loaded."""
     if is_aggregate(dtype) and not nb.held_by_value(dtype):
         return pointer
-    return nb.mlir_llvm.load(builder.get_mlir_type(nb.numba_dtype(dtype)), pointer)  # type: ignore[attr-defined]
+    return nb.mlir_llvm.load(builder.get_mlir_type(nb.numba_dtype(dtype)), pointer)
 
 
-def make_pointer_site(name: str, site: SiteCall, typingctx: object) -> object:
+def make_pointer_site(name: str, site: SiteCall, typingctx: Any) -> Any:
     """A callee returning a pointer to the site's slice of the backing, typed ``CPointer(site.elem_dtype)``."""
 
-    def typer(context: object, *argtys: object) -> object:
+    def typer(context: Any, *argtys: Any) -> Any:
         return nb.nb_typing.signature(nb.types.CPointer(nb.numba_dtype(site.elem_dtype))), codegen
 
-    def codegen(builder: object, target: object, args: list, kwargs: list) -> None:
-        builder.store_var(target, _scratch_pointer(builder, site))  # type: ignore[attr-defined]
+    def codegen(builder: Any, target: Any, args: Any, kwargs: Any) -> None:
+        builder.store_var(target, _scratch_pointer(builder, site))
 
     return nb.new_site_function(name, typer, typingctx)
 
 
-def local_bytes_site(dtype: str, count: int, typingctx: object) -> object:
+def local_bytes_site(dtype: str, count: int, typingctx: Any) -> Any:
     """A callee returning a pointer to ``count`` items of the aggregate ``dtype`` in the calling thread's stack,
     allocated once at the function's entry (so a call in a loop reuses it), typed ``CPointer(record)``."""
     layout = aggregate(dtype)
     assert layout is not None
     record = nb.numba_dtype(dtype)
 
-    def typer(context: object, *argtys: object) -> object:
+    def typer(context: Any, *argtys: Any) -> Any:
         return nb.nb_typing.signature(nb.types.CPointer(record)), codegen
 
-    def codegen(builder: object, target: object, args: list, kwargs: list) -> None:
-        builder.store_var(target, entry_bytes(builder, dtype, count))  # type: ignore[attr-defined]
+    def codegen(builder: Any, target: Any, args: Any, kwargs: Any) -> None:
+        builder.store_var(target, entry_bytes(builder, dtype, count))
 
     return nb.new_site_function(f"cuda_coop_local_{layout.symbol_part}_{count}", typer, typingctx)
 
 
-def entry_bytes(builder: object, dtype: str, count: int) -> object:
+def entry_bytes(builder: Any, dtype: str | None, count: int) -> Any:
     """A pointer to stack bytes for ``count`` items of the aggregate ``dtype``, allocated in the function's entry
     block (a call in a loop reuses them; SROA keeps them in registers once the CUB code is inlined)."""
     layout = aggregate(dtype)
     assert layout is not None
     llvm, mlir = nb.mlir_llvm, nb.mlir
-    with builder.alloca_insertion_point():  # type: ignore[attr-defined]
+    with builder.alloca_insertion_point():
         size = nb.constant(layout.size * count, mlir.IntegerType.get_signless(64))
         return llvm.alloca(llvm.PointerType.get(), size, mlir.IntegerType.get_signless(8),
                            alignment=max(layout.alignment, 4))
 
 
-def _constant(value: object, ty: object) -> object:
+def _constant(value: object, ty: Any) -> Any:
     """An MLIR constant of ``ty``. MLIR integers are signless and its Python binding takes a signed 64-bit value,
     so an unsigned value at or above 2**(bits-1) (the uint64 maximum as a sort sentinel) is passed as the signed
     integer with the same bits."""
@@ -200,14 +201,14 @@ def _constant(value: object, ty: object) -> object:
         bits = ty.width
         if value >= 1 << (bits - 1):
             value -= 1 << bits
-    return nb.constant(value, ty)  # type: ignore[arg-type]
+    return nb.constant(value, ty)
 
 
-_operator_memo: dict[tuple, object] = {}
+_operator_memo: dict[tuple[Any, ...], Any] = {}
 
 
-def operator_link(spec: object, dtype: str, cc: int, name: str, param: str, arity: int = 2,
-                  result: str | None = None, state_dtype: str | None = None) -> list:
+def operator_link(spec: OperatorSpec | None, dtype: str, cc: int, name: str, param: str, arity: int = 2,
+                  result: str | None = None, state_dtype: str | None = None) -> list[Any]:
     """LTO-IR link items for a user operator (none for built-in functors); memoised per process.
 
     ``spec.name`` derives from everything that changes the operator's code and from the dtype
@@ -220,11 +221,11 @@ def operator_link(spec: object, dtype: str, cc: int, name: str, param: str, arit
     """
     if spec is None or getattr(spec, "builtin", True):
         return []
-    symbol = spec.name + ("_1" if arity == 1 else "")  # type: ignore[attr-defined]
-    by_pointer = spec.by_pointer  # type: ignore[attr-defined]
+    symbol = spec.name + ("_1" if arity == 1 else "")
+    by_pointer = spec.by_pointer
     key = (symbol, dtype, arity, cc, result, state_dtype, by_pointer)
     if key not in _operator_memo:
-        function = spec.function  # type: ignore[attr-defined]
+        function = spec.function
         label = getattr(function, "__qualname__", repr(function))
         try:
             if is_tuple(dtype):  # over a tuple of operands (_cub.tuples)
@@ -247,7 +248,7 @@ def operator_link(spec: object, dtype: str, cc: int, name: str, param: str, arit
     return [_operator_memo[key]]
 
 
-def operand_type(ty: object) -> OperandType:
+def operand_type(ty: Any) -> OperandType:
     """A numba type as the call layer's typing-time checks see it."""
     array = None
     if isinstance(ty, nb.types.Array):
