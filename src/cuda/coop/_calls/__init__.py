@@ -10,12 +10,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any, Protocol
 
 from .._markers.records import records
 from . import (adjacent, argreduce, exchange_shuffle, histogram, load_store, reduce, reduce_batched, run_length, scan,
                sort)
-from .context import Call, CallContext
+from .context import C, P, CallContext
+
+
+class Step(Protocol):
+    """``plan`` or ``evidence`` of a family, for any backend's context, call and payload types."""
+
+    def __call__(self, ctx: CallContext[C, P], call: C, /) -> None: ...
+
+
+class ResultStep(Protocol):
+    """``result_payload`` of a family: the fresh payload (or tuple of payloads) a call returns."""
+
+    def __call__(self, ctx: CallContext[C, P], call: C, /) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -24,9 +36,9 @@ class Family:
     has them (None otherwise)."""
 
     name: str
-    plan: Callable[[CallContext, Call], None]
-    evidence: Callable[[CallContext, Call], None] | None = None
-    result_payload: Callable[[CallContext, Call], Any] | None = None
+    plan: Step
+    evidence: Step | None = None
+    result_payload: ResultStep | None = None
 
     @classmethod
     def of(cls, module: ModuleType) -> Family:

@@ -18,12 +18,12 @@ from .._semantics.adjacent import (
     plan_adjacent_difference,
     plan_discontinuity,
 )
-from .context import Call, CallContext
+from .context import C, P, CallContext
 from .shape import call_shape
 from .site import OperandType, Operands, SiteCall, emit, require_payload_dtype, require_runtime_int
 
 
-def _mode(ctx: CallContext, call: Call) -> str | None:
+def _mode(ctx: CallContext[C, P], call: C) -> str | None:
     """The canonical discontinuity mode, or None when it is invalid (reported when the call is planned)."""
     try:
         return discontinuity_mode(call.name, ctx.static(call, "mode", "heads", kind="string"))
@@ -31,7 +31,7 @@ def _mode(ctx: CallContext, call: Call) -> str | None:
         return None
 
 
-def result_payload(ctx: CallContext, call: Call) -> Any:
+def result_payload(ctx: CallContext[C, P], call: C) -> Any:
     """A fresh payload like the input (adjacent_difference) or int32 flags, two of them for heads_and_tails."""
     values = ctx.payload(call.args["values"]) if "values" in call.args else None
     if values is None:
@@ -45,7 +45,7 @@ def result_payload(ctx: CallContext, call: Call) -> Any:
     return ctx.new_result_payloads(call, flags, names=("heads", "tails"))
 
 
-def plan(ctx: CallContext, call: Call) -> None:
+def plan(ctx: CallContext[C, P], call: C) -> None:
     name, args = call.name, call.args
     shape = call_shape(ctx, call, operand="values", controls=("valid_items", PREDECESSOR, SUCCESSOR),
                        needs_payload=True)

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from .._cub.families import argreduce as cub_argreduce
 from .._semantics.argreduce import ArgReduceOptions, plan_argreduce
-from .context import Call, CallContext
+from .context import C, P, CallContext
 from .shape import call_shape
 from .site import OperandType, Operands, SiteCall, companion_shape, emit, require_runtime_int, require_scalar
 
-def plan(ctx: CallContext, call: Call) -> None:
+def plan(ctx: CallContext[C, P], call: C) -> None:
     name, args = call.name, call.args
     shape = call_shape(ctx, call, operand="items", controls=("valid_items",))
     spec = plan_argreduce(shape, ArgReduceOptions(largest=call.op == "argmax",

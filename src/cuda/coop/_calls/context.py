@@ -7,8 +7,9 @@ value): the call layer only passes them back to the context and lists them in a 
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Protocol
+from typing import Any, Mapping, Protocol, TypeVar
 
+from .._errors import CoopTypeError
 from .._semantics.common import GroupSpec, LaunchShape
 from .._semantics.temp_storage import Descriptor as TempStorageDescriptor
 from .site import Emission, SiteCall
@@ -17,9 +18,15 @@ from .site import Emission, SiteCall
 class Call(Protocol):
     """One operation call: the operation, its public name and its bound arguments (parameter -> operand)."""
 
-    op: str
-    name: str  # the qualified name the user called (``cuda.coop.block.reduce``), for messages
-    args: Mapping[str, Any]
+    @property
+    def op(self) -> str: ...
+
+    @property
+    def name(self) -> str:
+        """The qualified name the user called (``cuda.coop.block.reduce``), for messages."""
+
+    @property
+    def args(self) -> Mapping[str, Any]: ...
 
     @property
     def qualified(self) -> bool:
@@ -31,12 +38,21 @@ class Payload(Protocol):
     reads ``explicit`` to tell an inferred dtype from a declared one)."""
 
     items_per_thread: int
-    dtype: str
+    dtype: str | None  # None until inference (or a user's declaration) gives one
     explicit: bool
     array: Any  # for each payload of a tuple result: the operand through which the call fills it
 
     def root(self) -> "Payload":
         """The payload whose dtype this one shares (itself unless it follows another)."""
+
+
+def dtype_of(payload: Payload, call: Call, param: str) -> str:
+    """The dtype of the payload ``param`` as planning reads it, P9 when nothing has said it yet (a backend that plans
+    each call as it traces reports P9 at the line that made the payload)."""
+    if payload.dtype is None:
+        raise CoopTypeError(f"{call.name}: could not infer the dtype of ThreadData {param}; pass dtype= or load into "
+                            f"it first")
+    return payload.dtype
 
 
 class Group(Protocol):
@@ -48,34 +64,52 @@ class Descriptor(Protocol):
 
 
 class PayloadTuple(Protocol):
-    items: tuple[Payload, ...]
+    @property
+    def items(self) -> tuple[Payload, ...]: ...
 
 
-class CallContext(Protocol):
-    """The planner of one kernel specialisation, as the families see it."""
+C = TypeVar("C", bound=Call)  # a backend's own call record
+P = TypeVar("P", bound=Payload)  # a backend's own payload
+_CallIn = TypeVar("_CallIn", bound=Call, contravariant=True)  # C, as the protocol only takes it
 
-    launch: LaunchShape
-    cc: int  # the compute capability built for (90 for sm_90)
-    compiler: str  # the compiler's name, for messages about what it can hold
-    dtype_words: str  # what names a dtype in this compiler, for messages ("a NumPy or ... scalar type")
+
+class CallContext(Protocol[_CallIn, P]):
+    """The planner of one kernel specialisation, as the families see it: generic over the backend's own call record
+    ``C`` and payload ``P``, so that a family hands the backend back exactly what it was given, and each backend is
+    checked against this protocol where it calls a family (``_calls.Family``)."""
+
+    @property
+    def launch(self) -> LaunchShape: ...
+
+    @property
+    def cc(self) -> int:
+        """The compute capability built for (90 for sm_90)."""
+
+    @property
+    def compiler(self) -> str:
+        """The compiler's name, for messages about what it can hold."""
+
+    @property
+    def dtype_words(self) -> str:
+        """What names a dtype in this compiler, for messages ("a NumPy or ... scalar type")."""
 
     # operands
-    def group(self, call: Call) -> Group:
+    def group(self, call: _CallIn) -> Group:
         """The call's group (G-errors when it is not a compile-time group of this kernel)."""
 
-    def payload(self, operand: Any) -> Payload | None:
+    def payload(self, operand: Any) -> P | None:
         """The ThreadData an operand refers to, or None for anything else."""
 
     def tuple_operands(self, operand: Any) -> list[Any] | None:
         """The members of a tuple the kernel built (``(a, b)``), or None for anything else."""
 
-    def require_payload(self, call: Call, param: str) -> Payload:
+    def require_payload(self, call: _CallIn, param: str) -> P:
         """The ThreadData behind ``param``, or the P4/P5 error for what it is instead."""
 
     def operand_form(self, operand: Any) -> str | None:
         """``array``, ``local array``, ``shared array`` or ``shared array row`` for those operands, else None."""
 
-    def scalar_dtype(self, operand: Any, call: Call, param: str, through: tuple[str, ...] = ()) -> str:
+    def scalar_dtype(self, operand: Any, call: _CallIn, param: str, through: tuple[str, ...] = ()) -> str:
         """A scalar operand's dtype; ``through``: operations whose scalar result has their ``value``'s dtype."""
 
     def array_dtype(self, operand: Any) -> str | None:
@@ -85,16 +119,16 @@ class CallContext(Protocol):
         """The TempStorage an operand refers to (None when omitted or None)."""
 
     # options
-    def control(self, call: Call, key: str) -> Any:
+    def control(self, call: _CallIn, key: str) -> Any:
         """None, Static(value) or Runtime(dtype if visible) for an optional runtime control."""
 
     def operand_control(self, operand: Any) -> Any:
         """``control`` of an operand rather than a parameter: a member of a tuple control."""
 
-    def static(self, call: Call, key: str, default: Any, kind: str = "value") -> Any:
+    def static(self, call: _CallIn, key: str, default: Any, kind: str = "value") -> Any:
         """A compile-time option (C4 when its value is only known at run time)."""
 
-    def selector(self, call: Call, key: str, default: str) -> Any:
+    def selector(self, call: _CallIn, key: str, default: str) -> Any:
         """A compile-time selector string."""
 
     def dtype_of_object(self, value: Any) -> str | None:
@@ -104,25 +138,25 @@ class CallContext(Protocol):
         """Whether the compiler holds an aggregate as a value (not as a reference to its bytes)."""
 
     # results
-    def result_operand(self, call: Call) -> Any:
+    def result_operand(self, call: _CallIn) -> Any:
         """The operand through which a call fills its fresh result payload."""
 
-    def result_name(self, call: Call) -> str:
+    def result_name(self, call: _CallIn) -> str:
         """What the user calls the call's result, for messages."""
 
-    def new_result_payload(self, call: Call, items_per_thread: int, like: Payload | None,
-                           dtype: str | None = None) -> Payload: ...
+    def new_result_payload(self, call: _CallIn, items_per_thread: int, like: P | None,
+                           dtype: str | None = None) -> P: ...
 
-    def new_result_payloads(self, call: Call, likes: list[Payload],
+    def new_result_payloads(self, call: _CallIn, likes: list[P],
                             names: tuple[str, ...] = ("keys", "values")) -> PayloadTuple: ...
 
-    def payload_tuple(self, call: Call) -> PayloadTuple:
+    def payload_tuple(self, call: _CallIn) -> PayloadTuple:
         """The payloads a tuple-returning call creates."""
 
     # dtype inference (docs: concepts, "ThreadData payloads")
-    def add_evidence(self, payload: Payload, dtype: str | None, call: Call, param: str) -> None: ...
+    def add_evidence(self, payload: P, dtype: str | None, call: _CallIn, param: str) -> None: ...
 
-    def follow_dtype(self, output: Payload, source: Payload, call: Call, param: str) -> None: ...
+    def follow_dtype(self, output: P, source: P, call: _CallIn, param: str) -> None: ...
 
     # the planned call
     def link_operator(self, spec: Any, dtype: str, name: str, param: str, *, arity: int = 2,
@@ -130,7 +164,7 @@ class CallContext(Protocol):
         """The link items of a user callable (none for a built-in functor), compiled by the backend; a failure is
         a CoopTypeError naming ``name`` and ``param``."""
 
-    def add_site(self, call: Call, operands: list[Any], site: SiteCall, emission: Emission,
+    def add_site(self, call: _CallIn, operands: list[Any], site: SiteCall, emission: Emission,
                  scratch: tuple[Any, Any] | None = None) -> None:
         """Record a planned call and its provider; ``scratch`` is (group spec, descriptor or None) when it needs
         scratch."""

@@ -18,7 +18,7 @@ from .._semantics.exchange_shuffle import (
     plan_shuffle,
     shuffle_mode,
 )
-from .context import Call, CallContext
+from .context import C, P, CallContext
 from .shape import CallShape, call_shape
 from .site import OperandType, Operands, SiteCall, emit, require_runtime_int, require_scalar, same_shape_result
 
@@ -26,7 +26,7 @@ from .site import OperandType, Operands, SiteCall, emit, require_runtime_int, re
 result_payload = same_shape_result  # None for a scalar shuffle: its result is a scalar
 
 
-def _extra(ctx: CallContext, call: Call, param: str) -> tuple[Any, Operand | None]:
+def _extra(ctx: CallContext[C, P], call: C, param: str) -> tuple[Any, Operand | None]:
     """A ``ranks``/``valid_flags`` payload operand (its variable and shape), or (None, None) when omitted."""
     if ctx.control(call, param) is None:
         return None, None
@@ -34,7 +34,7 @@ def _extra(ctx: CallContext, call: Call, param: str) -> tuple[Any, Operand | Non
     return call.args[param], Operand(payload.dtype, payload.items_per_thread)
 
 
-def _exchange(ctx: CallContext, call: Call) -> None:
+def _exchange(ctx: CallContext[C, P], call: C) -> None:
     shape = call_shape(ctx, call, needs_payload=True)
     mode = ctx.static(call, "mode", "striped_to_blocked", kind="string")
     slicing = ctx.static(call, "warp_time_slicing", None, kind="bool") if "warp_time_slicing" in call.args else None
@@ -53,7 +53,7 @@ def _exchange(ctx: CallContext, call: Call) -> None:
     ctx.add_site(call, operands.values, site, emission, shape.scratch)
 
 
-def _scalar_shuffle(ctx: CallContext, call: Call, shape: CallShape, mode: object) -> None:
+def _scalar_shuffle(ctx: CallContext[C, P], call: C, shape: CallShape, mode: object) -> None:
     name = call.name
     spec = plan_scalar_shuffle(shape, ShuffleOptions(mode=mode))
     operands = Operands()
@@ -72,7 +72,7 @@ def _scalar_shuffle(ctx: CallContext, call: Call, shape: CallShape, mode: object
     ctx.add_site(call, operands.values, site, emission, shape.scratch)
 
 
-def plan(ctx: CallContext, call: Call) -> None:
+def plan(ctx: CallContext[C, P], call: C) -> None:
     name, args = call.name, call.args
     if call.op == "exchange":
         _exchange(ctx, call)

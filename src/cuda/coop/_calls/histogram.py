@@ -9,25 +9,25 @@ from typing import Any
 from .._cub.families import histogram as cub_histogram
 from .._semantics.common import check_payload_bytes, static_positive
 from .._semantics.histogram import HistogramOptions, counter_dtype_of, plan_histogram
-from .context import Call, CallContext
+from .context import C, P, CallContext
 from .shape import call_shape
 from .site import Operands, SiteCall, emit, static_dtype_name
 
-def _counter_dtype(ctx: CallContext, call: Call) -> str | None:
+def _counter_dtype(ctx: CallContext[C, P], call: C) -> str | None:
     return static_dtype_name(ctx, call, "counter_dtype")
 
 
-def _bins_per_thread(ctx: CallContext, call: Call) -> int:
+def _bins_per_thread(ctx: CallContext[C, P], call: C) -> int:
     return static_positive(call.name, "bins_per_thread", ctx.static(call, "bins_per_thread", 1, kind="integer"))
 
 
-def result_payload(ctx: CallContext, call: Call) -> Any:
+def result_payload(ctx: CallContext[C, P], call: C) -> Any:
     """``bins_per_thread`` counters of ``counter_dtype`` per thread."""
     extent = _bins_per_thread(ctx, call)
     return ctx.new_result_payload(call, extent, None, dtype=counter_dtype_of(call.name, _counter_dtype(ctx, call)))
 
 
-def plan(ctx: CallContext, call: Call) -> None:
+def plan(ctx: CallContext[C, P], call: C) -> None:
     """Samples are a payload, or in a qualified call one scalar per thread (docs: qualified, "Payload forms")."""
     shape = call_shape(ctx, call, operand="samples", needs_payload=True)
     scalar = shape.payload is None

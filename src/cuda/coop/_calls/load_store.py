@@ -6,7 +6,7 @@ from .._cub.families import load_store as cub_load_store
 from .._errors import CoopTypeError
 from .._semantics.common import Runtime, literal_as
 from .._semantics.load_store import LoadStoreOptions, LoadStoreSpec, plan_load_store
-from .context import Call, CallContext
+from .context import C, P, CallContext
 from .shape import call_shape
 from .site import (
     Check,
@@ -24,7 +24,7 @@ def _params_of(op: str) -> tuple[str, str]:
     return ("source", "output") if op == "load" else ("destination", "value")
 
 
-def evidence(ctx: CallContext, call: Call) -> None:
+def evidence(ctx: CallContext[C, P], call: C) -> None:
     """Load types its output from the source, store its value from the destination (docs: concepts,
     "ThreadData payloads")."""
     array_param, payload_param = _params_of(call.op)
@@ -35,7 +35,7 @@ def evidence(ctx: CallContext, call: Call) -> None:
         ctx.add_evidence(payload, ctx.array_dtype(call.args[array_param]), call, array_param)
 
 
-def plan(ctx: CallContext, call: Call) -> None:
+def plan(ctx: CallContext[C, P], call: C) -> None:
     name, args = call.name, call.args
     array_param, payload_param = _params_of(call.op)
     keys = ("offset", "valid_items", "oob_default") if call.op == "load" else ("offset", "valid_items")

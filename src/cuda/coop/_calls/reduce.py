@@ -9,13 +9,13 @@ from .._markers import records
 from .._semantics.tuples import require_tuple_operator
 from . import tuples
 from .._semantics.reduce import ReduceOptions, plan_reduce
-from .context import Call, CallContext
+from .context import C, P, CallContext
 from .shape import CallShape, call_shape
 from .site import OperandType, Operands, SiteCall, emit, require_runtime_int, require_scalar
 
 
 
-def _options(ctx: CallContext, call: Call, shape: CallShape) -> ReduceOptions:
+def _options(ctx: CallContext[C, P], call: C, shape: CallShape) -> ReduceOptions:
     """The operator (the record's for sum; the user's function of tuples for a tuple of operands, SPEC 8.18),
     broadcast and algorithm."""
     fixed = records.of(call.op).fixed("operator")
@@ -30,7 +30,7 @@ def _options(ctx: CallContext, call: Call, shape: CallShape) -> ReduceOptions:
                          algorithm=ctx.static(call, "algorithm", None, kind="string"))
 
 
-def plan(ctx: CallContext, call: Call) -> None:
+def plan(ctx: CallContext[C, P], call: C) -> None:
     """A reduction of one operand, or of a tuple of operands to a tuple of scalars (SPEC 8.18)."""
     name, args = call.name, call.args
     shape = call_shape(ctx, call, controls=("valid_items",))

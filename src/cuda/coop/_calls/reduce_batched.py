@@ -7,11 +7,11 @@ from .._cub.families import reduce_batched as cub_reduce_batched
 from .._semantics.common import WARP_SCOPE
 from .._semantics.layouts import reduce_batched_extent as result_extent
 from .._semantics.reduce_batched import ReduceBatchedOptions, plan_reduce_batched, require_warp_group
-from .context import Call, CallContext
+from .context import C, P, CallContext
 from .shape import call_shape
 from .site import Operands, SiteCall, emit
 
-def result_payload(ctx: CallContext, call: Call) -> Any:
+def result_payload(ctx: CallContext[C, P], call: C) -> Any:
     """A fresh payload of ceil(B / W) slots with the input's dtype (None for a scalar: plan reports O4)."""
     value = ctx.payload(call.args["value"]) if "value" in call.args else None
     if value is None:
@@ -21,7 +21,7 @@ def result_payload(ctx: CallContext, call: Call) -> Any:
     return ctx.new_result_payload(call, result_extent(value.items_per_thread, width), value)
 
 
-def plan(ctx: CallContext, call: Call) -> None:
+def plan(ctx: CallContext[C, P], call: C) -> None:
     name, args = call.name, call.args
     shape = call_shape(ctx, call, scalars=False)
     if shape.payload is None and ctx.operand_form(args["value"]) is not None:

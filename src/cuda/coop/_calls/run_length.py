@@ -19,12 +19,12 @@ from .._semantics.run_length import (
     offset_param,
     plan_run_length_decode,
 )
-from .context import Call, CallContext
+from .context import C, P, Call, CallContext, dtype_of
 from .shape import call_shape
 from .site import OperandType, Operands, SiteCall, emit, require_runtime_int, require_vector, static_dtype_name
 
 
-def _offset_dtype(ctx: CallContext, call: Call) -> str | None:
+def _offset_dtype(ctx: CallContext[C, P], call: C) -> str | None:
     return static_dtype_name(ctx, call, "decoded_offset_dtype")
 
 
@@ -32,7 +32,7 @@ def _present(call: Call, key: str) -> bool:
     return key in call.args
 
 
-def evidence(ctx: CallContext, call: Call) -> None:
+def evidence(ctx: CallContext[C, P], call: C) -> None:
     """The total and the relative offsets are typed by the offset type unless their payloads say otherwise."""
     try:
         dtype = offset_dtype_of(call.name, _offset_dtype(ctx, call))
@@ -45,7 +45,7 @@ def evidence(ctx: CallContext, call: Call) -> None:
                 ctx.add_evidence(payload, dtype, call, key)
 
 
-def result_payload(ctx: CallContext, call: Call) -> Any:
+def result_payload(ctx: CallContext[C, P], call: C) -> Any:
     """The windowed form: ``decoded_items_per_thread`` items of the run-value dtype."""
     if decodes_into(call.op):
         return None
@@ -56,12 +56,12 @@ def result_payload(ctx: CallContext, call: Call) -> Any:
     return ctx.new_result_payload(call, static_positive(call.name, "decoded_items_per_thread", decoded), values)
 
 
-def _extensions(ctx: CallContext, call: Call) -> Extensions:
+def _extensions(ctx: CallContext[C, P], call: C) -> Extensions:
     payloads = {}
     for key in ("total_decoded_size", "relative_offsets"):
         if _present(call, key):
             payload = ctx.require_payload(call, key)
-            payloads[key] = (payload.dtype, payload.items_per_thread)
+            payloads[key] = (dtype_of(payload, call, key), payload.items_per_thread)
     relative_destination = None
     if _present(call, "relative_offsets_destination"):
         relative_destination = ctx.array_dtype(call.args["relative_offsets_destination"]) or ""
@@ -69,14 +69,14 @@ def _extensions(ctx: CallContext, call: Call) -> Extensions:
                       relative_destination)
 
 
-def plan(ctx: CallContext, call: Call) -> None:
+def plan(ctx: CallContext[C, P], call: C) -> None:
     name, args = call.name, call.args
     into, offset_option = decodes_into(call.op), offset_param(call.op)
     shape = call_shape(ctx, call, operand="run_values", controls=(offset_option,), needs_payload=True)
     lengths = ctx.require_payload(call, "run_lengths")
     offset = shape.control(offset_option)
     spec = plan_run_length_decode(shape, RunLengthOptions(
-        run_lengths=(lengths.dtype, lengths.items_per_thread),
+        run_lengths=(dtype_of(lengths, call, "run_lengths"), lengths.items_per_thread),
         decoded_items_per_thread=ctx.static(call, "decoded_items_per_thread", None, kind="integer"),
         extensions=_extensions(ctx, call)))
     operands = Operands()

@@ -16,7 +16,7 @@ from .._semantics.scan import ScanOptions, ScanSpec, is_stateful, plan_scan
 from .._semantics.aggregates import is_aggregate
 from .._semantics.tuples import require_tuple_operator
 from . import tuples
-from .context import Call, CallContext
+from .context import C, P, CallContext
 from .shape import CallShape, call_shape
 from .site import (
     OperandType,
@@ -33,7 +33,7 @@ from .site import (
 
 
 
-def _state_dtype(ctx: CallContext, name: str, prefix_op: Any) -> str:
+def _state_dtype(ctx: CallContext[C, P], name: str, prefix_op: Any) -> str:
     """The state dtype of a StatefulFunction as a dtype name (P12 shape otherwise)."""
     dtype = ctx.dtype_of_object(prefix_op.dtype)
     if dtype is None:
@@ -47,14 +47,14 @@ def _state_dtype(ctx: CallContext, name: str, prefix_op: Any) -> str:
     return dtype
 
 
-def _prefix_op(ctx: CallContext, call: Call) -> Any:
+def _prefix_op(ctx: CallContext[C, P], call: C) -> Any:
     try:
         return ctx.static(call, "prefix_op", None)
     except CoopError:
         return None  # reported when the call is planned
 
 
-def evidence(ctx: CallContext, call: Call) -> None:
+def evidence(ctx: CallContext[C, P], call: C) -> None:
     """aggregate_output has the value's dtype; a StatefulFunction's state has its declared dtype
     (docs: operations/scan; concepts, "ThreadData payloads")."""
     args = call.args
@@ -76,7 +76,7 @@ def evidence(ctx: CallContext, call: Call) -> None:
                 ctx.add_evidence(state, dtype, call, "prefix_op")
 
 
-def _one_item(ctx: CallContext, call: Call, param: str, dtype: str, what: str) -> Any:
+def _one_item(ctx: CallContext[C, P], call: C, param: str, dtype: str, what: str) -> Any:
     """The one-item payload behind ``param`` (P4/P5 via require_payload, then its extent and dtype)."""
     payload = ctx.require_payload(call, param)
     if payload.items_per_thread != 1:
@@ -87,13 +87,13 @@ def _one_item(ctx: CallContext, call: Call, param: str, dtype: str, what: str) -
     return payload
 
 
-def result_payload(ctx: CallContext, call: Call) -> Any:
+def result_payload(ctx: CallContext[C, P], call: C) -> Any:
     """A fresh payload of the value's shape; a tuple of them for a tuple of payloads (SPEC 8.18)."""
     results = tuples.result_payloads(ctx, call)
     return results if results is not None else same_shape_result(ctx, call)
 
 
-def _tuple_options(ctx: CallContext, call: Call) -> ScanOptions:
+def _tuple_options(ctx: CallContext[C, P], call: C) -> ScanOptions:
     """The options of a scan over a tuple of operands with the user's ``scan_op`` (SPEC 8.18), reverse and
     segmented included: no sums and none of the single-operand extensions."""
     name, args = call.name, call.args
@@ -111,7 +111,7 @@ def _tuple_options(ctx: CallContext, call: Call) -> ScanOptions:
                        flags=companion_shape(ctx, call, "head_flags"))
 
 
-def _options(ctx: CallContext, call: Call) -> ScanOptions:
+def _options(ctx: CallContext[C, P], call: C) -> ScanOptions:
     """The options of a scan of one operand, the qualified extensions included."""
     name, args = call.name, call.args
     prefix_op = ctx.static(call, "prefix_op", None)
@@ -126,7 +126,7 @@ def _options(ctx: CallContext, call: Call) -> ScanOptions:
                        reverse=ctx.static(call, "reverse", False, kind="bool"), flags=flags)
 
 
-def _add_extensions(ctx: CallContext, call: Call, operands: Operands, shape: CallShape, spec: ScanSpec) -> None:
+def _add_extensions(ctx: CallContext[C, P], call: C, operands: Operands, shape: CallShape, spec: ScanSpec) -> None:
     """The qualified one-item operands: aggregate_output and a StatefulFunction's state."""
     payload = shape.payload
     if spec.aggregate:
@@ -141,7 +141,7 @@ def _add_extensions(ctx: CallContext, call: Call, operands: Operands, shape: Cal
         operands.add("state", call.args["state"])
 
 
-def plan(ctx: CallContext, call: Call) -> None:
+def plan(ctx: CallContext[C, P], call: C) -> None:
     """A scan of one operand or of a tuple of operands (SPEC 8.18), reverse and segmented included."""
     name, args = call.name, call.args
     shape = call_shape(ctx, call, controls=("initial_value", "valid_items"))

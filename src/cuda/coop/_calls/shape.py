@@ -8,10 +8,10 @@ from .._markers.records import extension
 from .._semantics.common import Control, Static, check_payload_dtype
 from .._semantics.shape import CallShape as CallShape
 from .._semantics.tuples import check_operands, takes_tuples
-from .context import Call, CallContext
+from .context import C, P, CallContext, dtype_of
 
 
-def call_shape(ctx: CallContext, call: Call, *, operand: str | None = "value", controls: tuple[str, ...] = (),
+def call_shape(ctx: CallContext[C, P], call: C, *, operand: str | None = "value", controls: tuple[str, ...] = (),
                scalars: bool = True, needs_payload: bool = False, through: tuple[str, ...] = ()) -> CallShape:
     """The shape of ``call``: its group, the operand ``operand`` (None: the call has no such operand; a tuple of 1-8
     payloads or scalars where the operation's record says it takes tuples), the controls named in ``controls`` and
@@ -24,7 +24,8 @@ def call_shape(ctx: CallContext, call: Call, *, operand: str | None = "value", c
     members = ctx.tuple_operands(value) if value is not None and takes_tuples(call.op) else None
     if members is not None:
         payloads = tuple(ctx.payload(member) for member in members)
-        dtypes = tuple(p.dtype if p is not None else ctx.scalar_dtype(member, call, f"{operand}[{j}]")
+        dtypes = tuple(dtype_of(p, call, f"{operand}[{j}]") if p is not None
+                       else ctx.scalar_dtype(member, call, f"{operand}[{j}]")
                        for j, (member, p) in enumerate(zip(members, payloads)))
         extents = [p.items_per_thread if p is not None else 0 for p in payloads]
         check_operands(call.name, extents, dtypes)
@@ -51,7 +52,7 @@ def call_shape(ctx: CallContext, call: Call, *, operand: str | None = "value", c
                      operands=operands, payloads=payloads, storage=storage)
 
 
-def _control(ctx: CallContext, call: Call, key: str, tupled: bool) -> Control:
+def _control(ctx: CallContext[C, P], call: C, key: str, tupled: bool) -> Control:
     """A control of the call; in a multi-operand call a tuple of them is one Static of each member's control."""
     value = call.args.get(key)
     members = ctx.tuple_operands(value) if tupled and value is not None else None

@@ -20,7 +20,7 @@ from .._semantics.sort import (
     plan_radix_sort,
     plan_topk,
 )
-from .context import Call, CallContext
+from .context import C, P, Call, CallContext, dtype_of
 from .shape import CallShape, call_shape
 from .site import OperandType, Operands, SiteCall, bind, emit, require_payload_dtype, require_runtime_int
 
@@ -34,12 +34,12 @@ def _controls(op: str) -> tuple[str, ...]:
     return () if op == "radix_rank" else ("begin_bit", "end_bit")
 
 
-def _bounds(ctx: CallContext, call: Call) -> dict[str, Any]:
+def _bounds(ctx: CallContext[C, P], call: C) -> dict[str, Any]:
     """radix_rank's static bit bounds."""
     return {key: ctx.static(call, key, None, kind="integer") for key in ("begin_bit", "end_bit", "radix_bits")}
 
 
-def _one_key(ctx: CallContext, call: Call, shape: CallShape) -> None:
+def _one_key(ctx: CallContext[C, P], call: C, shape: CallShape) -> None:
     """The scalar form: the one-key tile sorted or ranked, the thread's result returned as a scalar."""
     name, args, dtype = call.name, call.args, shape.dtypes[0]
     descending = ctx.static(call, "descending", False, kind="bool")
@@ -76,7 +76,7 @@ def _one_key(ctx: CallContext, call: Call, shape: CallShape) -> None:
     ctx.add_site(call, operands.values, site, emission, shape.scratch)
 
 
-def _scalar_values(ctx: CallContext, call: Call) -> str:
+def _scalar_values(ctx: CallContext[C, P], call: C) -> str:
     """The scalar value of a scalar-key radix_sort_pairs: a payload there is P5's mirror image (forms must match)."""
     var = call.args["values"]
     if ctx.payload(var) is not None or ctx.operand_form(var) is not None:
@@ -84,7 +84,7 @@ def _scalar_values(ctx: CallContext, call: Call) -> str:
     return ctx.scalar_dtype(var, call, "values")
 
 
-def result_payload(ctx: CallContext, call: Call) -> Any:
+def result_payload(ctx: CallContext[C, P], call: C) -> Any:
     """Fresh payloads shaped like the keys (and the values, as a tuple, for ``*_pairs``)."""
     keys = ctx.payload(call.args["keys"]) if "keys" in call.args else None
     if keys is None:
@@ -104,7 +104,7 @@ def _has_prefix(call: Call) -> bool:
     return PREFIX in call.args
 
 
-def evidence(ctx: CallContext, call: Call) -> None:
+def evidence(ctx: CallContext[C, P], call: C) -> None:
     """radix_rank's exclusive_digit_prefix payload is int32 unless it says otherwise."""
     if call.op == "radix_rank" and _has_prefix(call):
         payload = ctx.payload(call.args[PREFIX])
@@ -112,14 +112,14 @@ def evidence(ctx: CallContext, call: Call) -> None:
             ctx.add_evidence(payload, "int32", call, PREFIX)
 
 
-def _prefix_payload(ctx: CallContext, call: Call) -> Any:
+def _prefix_payload(ctx: CallContext[C, P], call: C) -> Any:
     """The writable exclusive_digit_prefix payload (P5 for a scalar; other forms as every payload operand)."""
     if ctx.payload(call.args[PREFIX]) is None and ctx.operand_form(call.args[PREFIX]) is None:
         raise CoopTypeError(f"{call.name} {PREFIX} must be a ThreadData payload; got a scalar")
     return ctx.require_payload(call, PREFIX)
 
 
-def _plan_rank(ctx: CallContext, call: Call, shape: CallShape) -> None:
+def _plan_rank(ctx: CallContext[C, P], call: C, shape: CallShape) -> None:
     bounds = _bounds(ctx, call)
     prefix = _prefix_payload(ctx, call) if _has_prefix(call) else None
     spec = plan_radix_rank(shape, RadixRankOptions(
@@ -136,7 +136,7 @@ def _plan_rank(ctx: CallContext, call: Call, shape: CallShape) -> None:
     ctx.add_site(call, operands.values, site, emission, shape.scratch)
 
 
-def plan(ctx: CallContext, call: Call) -> None:
+def plan(ctx: CallContext[C, P], call: C) -> None:
     """Keys are a payload, or in a qualified radix sort or radix_rank one scalar per thread (docs: qualified,
     "Payload forms")."""
     shape = call_shape(ctx, call, operand="keys", controls=_controls(call.op), needs_payload=True)
@@ -147,7 +147,7 @@ def plan(ctx: CallContext, call: Call) -> None:
     name, args = call.name, call.args
     pairs = call.op.endswith("_pairs")
     values = ctx.require_payload(call, "values") if pairs else None
-    value_shape = (values.dtype, values.items_per_thread) if values is not None else None
+    value_shape = (dtype_of(values, call, "values"), values.items_per_thread) if values is not None else None
     qualified = call.qualified
     if call.op.startswith("topk"):
         spec = plan_topk(shape, TopKOptions(largest=call.op.startswith("topk_max"), values=value_shape))

@@ -10,11 +10,11 @@ from .._errors import CoopTypeError
 from .._semantics.aggregates import is_aggregate
 from .._semantics.common import Runtime, Static, literal_as
 from .._semantics.shape import CallShape
-from .context import Call, CallContext
+from .context import C, P, Call, CallContext
 from .site import OperandType, Operands, require_payload_dtype
 
 
-def result_payloads(ctx: CallContext, call: Call, param: str = "value") -> Any:
+def result_payloads(ctx: CallContext[C, P], call: C, param: str = "value") -> Any:
     """The fresh payloads a call over a tuple of payloads returns (None for scalars or no tuple)."""
     value = call.args.get(param)
     members = ctx.tuple_operands(value) if value is not None else None
@@ -31,7 +31,8 @@ def add_members(operands: Operands, shape: CallShape, name: str) -> list[int]:
     return [operands.add(f"{name}{j}", member) for j, member in enumerate(shape.operands)]
 
 
-def add_initial_value(ctx: CallContext, operands: Operands, call: Call, shape: CallShape) -> list[tuple[int, int]]:
+def add_initial_value(ctx: CallContext[C, P], operands: Operands, call: C,
+                      shape: CallShape) -> list[tuple[int, int]]:
     """A tuple ``initial_value`` of the value's arity: each member a literal (converted to its operand's dtype) or a
     runtime value of exactly that dtype (an aggregate member: a value of the aggregate, never a literal); absent:
     zeros. Returns (operand index, member) of each runtime member, whose dtype ``check_initial_value`` checks at

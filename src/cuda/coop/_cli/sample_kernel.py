@@ -11,7 +11,7 @@ import cuda.coop.numba_mlir as numba_coop
 THREADS, ITEMS = 128, 4
 
 
-@nb_cuda.jit
+@nb_cuda.jit  # type: ignore[untyped-decorator]  # numba-cuda-mlir ships no types (Any to mypy)
 def copy_tile(src: npt.NDArray[np.int32], dst: npt.NDArray[np.int32]) -> None:
     block = coop.this_block()
     items = coop.ThreadData(ITEMS)

@@ -53,7 +53,8 @@ def payloads_by_value(tracer: Any, operands: list[Any], planned: Planned) -> lis
     if not payloads:
         return []
     specs = tuple(PayloadParam(index, slot.known_dtype(), slot.items_per_thread) for index, slot in payloads)
-    arrays = tuple(index for index, param in enumerate(site.params) if param.abi is Abi.PTR and param.operand is not None
+    arrays = tuple(index for index, param in enumerate(site.params)
+                   if param.abi is Abi.PTR and param.operand is not None
                    and isinstance(operands[param.operand], _dsl.Tensor) and _dsl.memspace(operands[param.operand])
                    == "gmem")
     planned.provider = adapt(planned.provider, specs, site.result_dtype, arrays)

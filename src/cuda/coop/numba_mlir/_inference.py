@@ -50,7 +50,7 @@ class DtypeInference(PlanState):
                         except CoopError:
                             continue  # reported with its location when the call is planned
                         try:
-                            family.evidence(self, call)
+                            family.evidence(self.as_context(), call)
                         except CoopError as exc:
                             raise located(exc, stmt.loc) from None
         weak: dict[int, list[tuple[str, str]]] = {}

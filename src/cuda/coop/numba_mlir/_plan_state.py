@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._calls.build import PlannedCall
+from .._calls.context import CallContext
 from .._markers.base import QUALIFIED_ATTR
 from .._semantics.common import LaunchShape
 from ._ir import DescVal, GroupVal, PayloadVal, Resolver, SharedArrayVal
@@ -60,6 +61,8 @@ class PlanState:
     op_calls: list[OpCall]
 
     if TYPE_CHECKING:  # defined by KernelPlan or by another mixin
+        def as_context(self) -> CallContext[OpCall, PayloadVal]: ...
+
         @staticmethod
         def is_coop_object(value: Any) -> bool: ...
 

@@ -41,6 +41,7 @@ from .._calls.build import (
     scratch_use,
 )
 from .._calls.binding import binding_error, value_words
+from .._calls.context import CallContext
 from .._calls.site import Emission, SiteCall
 from ._lowering import operator_link
 from ._checks import KernelChecks, user_name
@@ -85,6 +86,10 @@ def _first_coop_use(func_ir: Any) -> Any:
 class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
     operations = OPERATIONS
     is_coop_object = staticmethod(_is_coop_object)
+    def as_context(self) -> CallContext[OpCall, PayloadVal]:
+        """The plan as the call layer's families see it (checked against the protocol here)."""
+        return self
+
     def __init__(self, state: Any):
         self.state = state
         self.func_ir = state.func_ir
@@ -155,9 +160,9 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
                     args = [self.resolver.var(a.name) for a in stmt.value.args]
                     if all(isinstance(a, Obj) and isinstance(a.value, int) for a in args):
                         result = Obj(callee.value(*(a.value for a in args)))
-                elif name in FAMILIES and FAMILIES[name].result_payload is not None:
+                elif name in FAMILIES and (make_result := FAMILIES[name].result_payload) is not None:
                     call = self.op_call(stmt, None, callee.value)
-                    result = FAMILIES[name].result_payload(self, call)
+                    result = make_result(self, call)
                     if isinstance(result, PayloadVal):
                         self.payloads.append(result)
                     elif isinstance(result, PayloadTuple):
