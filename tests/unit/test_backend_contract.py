@@ -215,3 +215,17 @@ def test_the_value_abi_is_the_backends_policy():
         assert passes_by_pointer("float16")
         byte = resolve_predicate("merge_sort_keys", "compare_op", before, "int32")
     assert 'extern "C" __device__ unsigned char ' in predicate_functor(byte, "int", "less")
+
+
+def test_an_emitter_lacking_a_parameter_kind_is_refused_at_registration():
+    from cuda.coop._calls.emitter import EMITTER_METHODS, check_emitter
+
+    class Partial:
+        def pointer(self, operand):
+            return operand
+
+    with pytest.raises(TypeError, match="Partial does not implement the cuda.coop Emitter protocol: it lacks "
+                                        "extent, integer, scalar, result_slot, scratch, stride"):
+        check_emitter(Partial)
+    assert set(EMITTER_METHODS) == {name for name in dir(
+        __import__("cuda.coop._calls.emitter", fromlist=["Emitter"]).Emitter) if not name.startswith("_")}

@@ -36,8 +36,10 @@ def register_backend() -> None:
         if _registered:
             return
         from .._backend_context import add_trace_probe
-        from . import _context, _dsl, _link, _patches, _route
+        from .._calls.emitter import check_emitter
+        from . import _context, _dsl, _emit, _link, _patches, _route
 
+        check_emitter(_emit.TracedEmitter)
         add_trace_probe(_context.backend_context)
         _dsl.register_trace_hook(_link.finish_trace)
         _patches.install(_link.link, _route.is_bitcode_file, (CoopError,))  # _patches.PATCHES: what and why

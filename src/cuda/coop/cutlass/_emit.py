@@ -5,10 +5,11 @@ route), with G21 checked where the call sits under a condition that depends on t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, SupportsInt, assert_never
+from typing import Any
 
 from .._calls.build import PlannedCall
-from .._calls.site import ArrayType, OperandType, Param, SiteCall
+from .._calls.emitter import parameter_values
+from .._calls.site import ArrayType, OperandType
 from .._cub.by_value import PayloadParam, adapt
 from .._cub.provider import Abi
 from .._errors import CoopValueError
@@ -70,40 +71,16 @@ def emit(tracer: Any, call: Call, operands: list[Any], planned: Planned) -> None
     (a scalar, or a tuple of output slots) becomes ``call.returned``."""
     site = planned.site
     payloads = payloads_by_value(tracer, operands, planned)
-    by_value = dict(payloads)
-    values: list[Any] = []
-    outs: list[tuple[Any, str]] = []
-    for index, param in enumerate(site.params):
-        elem_dtype = param.dtype or site.elem_dtype
-        operand = operands[param.operand] if param.operand is not None else None
-        if index in by_value:
-            slot = by_value[index]
-            values.append(_dsl.pack_items(slot.fragment, slot.known_dtype(), slot.items_per_thread))
-            continue
-        match param.abi:
-            case Abi.PTR:
-                value = pointer(tracer, operand)
-            case Abi.LEN:
-                value = _dsl.i64(_dsl.extent(operand))
-            case Abi.I64:
-                value = _dsl.i64(constant_int(param, site) if operand is None else operand)
-            case Abi.OUT:
-                out_dtype = required_dtype(param.dtype, param, site)
-                slot = _dsl.local_slot(out_dtype, tracer.kernel)
-                outs.append((slot, out_dtype))
-                value = _dsl.tensor_pointer(slot)
-            case Abi.ELEM | Abi.VALUE:
-                value = _dsl.scalar(param.value if operand is None else operand,
-                                    required_dtype(elem_dtype, param, site))
-            case Abi.SCRATCH:
-                planned.scratch_operand = len(values)
-                value = _dsl.null_pointer()  # the place in the backing is set once every call is planned
-            case Abi.STRIDE:
-                planned.stride_operand = len(values)
-                value = _dsl.i64(0)
-            case _:
-                assert_never(param.abi)
-        values.append(value)
+    given = {index: _dsl.pack_items(slot.fragment, slot.known_dtype(), slot.items_per_thread)
+             for index, slot in payloads}
+    emitter = TracedEmitter(tracer, operands)
+    values = parameter_values(site, emitter, given)
+    for index, param in enumerate(site.params):  # values are in the parameters' order
+        if param.abi is Abi.SCRATCH:
+            planned.scratch_operand = index  # the place in the backing is set once every call is planned
+        elif param.abi is Abi.STRIDE:
+            planned.stride_operand = index
+    outs = emitter.outs
     if site.result_dtype is not None and site.result_dtype not in _dsl.NUMERIC_TYPES:  # pragma: no cover
         raise AssertionError(site.result_dtype)
     if payloads:
@@ -128,21 +105,6 @@ def emit(tracer: Any, call: Call, operands: list[Any], planned: Planned) -> None
         call.returned = _dsl.wrap(scalar, site.result_dtype)
 
 
-def required_dtype(dtype: str | None, param: Param, site: SiteCall) -> str:
-    """The dtype of an ``out``, ``elem`` or ``value`` parameter, which every family's provider sets (its own, or the
-    site's element dtype)."""
-    if dtype is None:  # pragma: no cover - a family's provider without the dtype of such a parameter
-        raise AssertionError(f"{site.symbol}: {param.abi} parameter without a dtype")
-    return dtype
-
-
-def constant_int(param: Param, site: SiteCall) -> int:
-    """The constant an ``i64`` parameter no operand feeds (an integer the call layer bound)."""
-    if not isinstance(param.value, SupportsInt):  # pragma: no cover - the call layer binds integers there
-        raise AssertionError(f"{site.symbol}: i64 parameter bound to {param.value!r}")
-    return int(param.value)
-
-
 def check_participation(tracer: Any, call: Call, call_op: Any) -> None:
     """G21 where CuTe's traced ``if`` provably depends on the thread (docs: concepts, "Participation"): a block
     call under any thread-index condition, a warp call under a lane-id one; what cannot be classified passes."""
@@ -159,6 +121,37 @@ def check_participation(tracer: Any, call: Call, call_op: Any) -> None:
         raise CoopValueError(f"{call.name} on {kind} groups must be reached by every member, but it is under a "
                              f"condition that depends on {source} ({where}); use valid_items / oob_default, or "
                              "move the condition inside the values")
+
+
+class TracedEmitter:
+    """The values of a call's C parameters in the traced kernel (``_calls.emitter.Emitter``)."""
+
+    def __init__(self, tracer: Any, operands: list[Any]):
+        self.tracer, self.operands = tracer, operands
+        self.outs: list[tuple[Any, str]] = []  # the result slots, in order, with their dtypes
+
+    def pointer(self, operand: int) -> Any:
+        return pointer(self.tracer, self.operands[operand])
+
+    def extent(self, operand: int) -> Any:
+        return _dsl.i64(_dsl.extent(self.operands[operand]))
+
+    def integer(self, operand: int | None, constant: int) -> Any:
+        return _dsl.i64(constant if operand is None else self.operands[operand])
+
+    def scalar(self, operand: int | None, constant: object, dtype: str) -> Any:
+        return _dsl.scalar(constant if operand is None else self.operands[operand], dtype)
+
+    def result_slot(self, dtype: str) -> Any:
+        slot = _dsl.local_slot(dtype, self.tracer.kernel)
+        self.outs.append((slot, dtype))
+        return _dsl.tensor_pointer(slot)
+
+    def scratch(self) -> Any:
+        return _dsl.null_pointer()  # the place in the backing is set once every call is planned
+
+    def stride(self) -> Any:
+        return _dsl.i64(0)
 
 
 def pointer(tracer: Any, operand: Any) -> Any:

@@ -40,7 +40,10 @@ def register_backend() -> None:
     with _lock:
         if _registered:
             return
-        from . import _compat, _patches  # noqa: F401  (_compat's typing registrations are made here, as before)
+        from .._calls.emitter import check_emitter
+        from . import _compat, _lowering, _patches  # noqa: F401  (_compat's typing registrations are made here)
+
+        check_emitter(_lowering.CodegenEmitter)
 
         _patches.claim_planner(_entry.CoopPlannerEntry)
         _entry.register()

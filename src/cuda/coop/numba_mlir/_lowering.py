@@ -7,9 +7,10 @@ The call layer (``cuda.coop._calls``) describes each site; this module is where 
 """
 from __future__ import annotations
 
-from typing import Any, assert_never
+from typing import Any
 
 from .._calls.binding import operator_failure
+from .._calls.emitter import parameter_values
 from .._calls.site import ArrayType, Backing, OperandType, SiteCall
 from .._cub.provider import Abi
 from .._errors import CoopError, CoopTypeError, located
@@ -53,6 +54,66 @@ def _scratch_pointer(builder: Any, site: SiteCall) -> Any:
     return nb.llvm_ptr_add_bytes(base, nb.constant(site.scratch_offset, mlir.IntegerType.get_signless(64)))
 
 
+class CodegenEmitter:
+    """The values of a call's C parameters in a site's codegen (``_calls.emitter.Emitter``): MLIR values, from the
+    call's numba variables ``args``."""
+
+    def __init__(self, builder: Any, args: Any, site: SiteCall):
+        self.builder, self.args, self.site = builder, args, site
+        self.outs: list[tuple[Any, str]] = []  # the result slots, in order, with their dtypes
+
+    def _load(self, operand: int) -> Any:
+        return self.builder.load_var(self.args[operand])
+
+    def pointer(self, operand: int) -> Any:
+        value = self._load(operand)
+        if not isinstance(self.builder.get_numba_type(self.args[operand]), nb.types.CPointer):
+            value = nb.memref_data_pointer(value)  # an array (a struct-model ThreadData is a pointer)
+        return value
+
+    def extent(self, operand: int) -> Any:
+        return nb.array_length(self._load(operand))
+
+    def integer(self, operand: int | None, constant: int) -> Any:
+        i64 = nb.mlir.IntegerType.get_signless(64)
+        if operand is None:
+            return _constant(constant, i64)
+        ty = self.builder.get_numba_type(self.args[operand])
+        return nb.convert(self._load(operand), i64, signed=getattr(ty, "signed", True))
+
+    def scalar(self, operand: int | None, constant: object, dtype: str) -> Any:
+        if is_aggregate(dtype):
+            # aggregates cross by pointer (_cub.abi): numba-cuda-mlir holds a record as a pointer to its bytes; a
+            # struct-model value is an SSA struct, stored to a stack slot of the function's entry
+            if operand is None:
+                return nb.mlir_llvm.mlir_zero(nb.mlir_llvm.PointerType.get())
+            value = self._load(operand)
+            if nb.held_by_value(dtype):
+                slot = entry_bytes(self.builder, dtype, 1)
+                nb.mlir_llvm.store(value, slot)
+                value = slot
+            return value
+        elem = self.builder.get_mlir_type(nb.numba_dtype(dtype))
+        value = _constant(constant, elem) if operand is None else nb.convert(self._load(operand), elem)
+        if dtype == "float16":  # by-value float16 travels as its bits (_cub.abi)
+            value = nb.mlir_arith.bitcast(nb.mlir.IntegerType.get_signless(16), value)
+        return value
+
+    def result_slot(self, dtype: str) -> Any:  # written by the call, returned in the result tuple
+        if is_aggregate(dtype):
+            value = entry_bytes(self.builder, dtype, 1)
+        else:
+            value = self.builder.alloca(self.builder.get_mlir_type(nb.numba_dtype(dtype)))
+        self.outs.append((value, dtype))
+        return value
+
+    def scratch(self) -> Any:
+        return _scratch_pointer(self.builder, self.site)
+
+    def stride(self) -> Any:
+        return nb.constant(self.site.stride, nb.mlir.IntegerType.get_signless(64))
+
+
 def make_site(name: str, site: SiteCall, typingctx: Any) -> Any:
     """Create the callee object that replaces one marker call."""
 
@@ -69,58 +130,13 @@ def make_site(name: str, site: SiteCall, typingctx: Any) -> Any:
 
     def codegen(builder: Any, target: Any, args: Any, kwargs: Any) -> None:
         mlir = nb.mlir
-        i64 = mlir.IntegerType.get_signless(64)
         builder.link_external_item(site.ltoir)
         for item in site.link:  # user operators compiled to LTO-IR
             builder.link_external_item(item)
-        values, types_, outs = [], [], []
-        for param in site.params:
-            elem_dtype = param.dtype or site.elem_dtype
-            match param.abi:
-                case Abi.PTR:
-                    value = builder.load_var(args[param.operand])
-                    if not isinstance(builder.get_numba_type(args[param.operand]), nb.types.CPointer):
-                        value = nb.memref_data_pointer(value)  # an array (a struct-model ThreadData is a pointer)
-                case Abi.LEN:
-                    value = nb.array_length(builder.load_var(args[param.operand]))
-                case Abi.I64:
-                    if param.operand is None:
-                        value = _constant(int(param.value), i64)  # type: ignore[call-overload]  # an integer here
-                    else:
-                        ty = builder.get_numba_type(args[param.operand])
-                        value = nb.convert(builder.load_var(args[param.operand]), i64,
-                                           signed=getattr(ty, "signed", True))
-                case Abi.OUT:  # written by the call, returned in the result tuple
-                    if is_aggregate(param.dtype):
-                        value = entry_bytes(builder, param.dtype, 1)
-                    else:
-                        value = builder.alloca(builder.get_mlir_type(nb.numba_dtype(param.dtype)))
-                    outs.append((value, param.dtype))
-                case Abi.ELEM | Abi.VALUE if is_aggregate(elem_dtype):
-                    # aggregates cross by pointer (_cub.abi): numba-cuda-mlir holds a record as a pointer to its
-                    # bytes; a struct-model value is an SSA struct, stored to a stack slot of the function's entry
-                    value = (nb.mlir_llvm.mlir_zero(nb.mlir_llvm.PointerType.get()) if param.operand is None
-                             else builder.load_var(args[param.operand]))
-                    if param.operand is not None and nb.held_by_value(elem_dtype):
-                        slot = entry_bytes(builder, elem_dtype, 1)
-                        nb.mlir_llvm.store(value, slot)
-                        value = slot
-                case Abi.ELEM | Abi.VALUE:
-                    elem = builder.get_mlir_type(nb.numba_dtype(elem_dtype))
-                    if param.operand is None:
-                        value = _constant(param.value, elem)
-                    else:
-                        value = nb.convert(builder.load_var(args[param.operand]), elem)
-                    if elem_dtype == "float16":  # by-value float16 travels as its bits (_cub.abi)
-                        value = nb.mlir_arith.bitcast(mlir.IntegerType.get_signless(16), value)
-                case Abi.SCRATCH:
-                    value = _scratch_pointer(builder, site)
-                case Abi.STRIDE:
-                    value = nb.constant(site.stride, i64)
-                case _:
-                    assert_never(param.abi)
-            values.append(value)
-            types_.append(value.type)
+        emitter = CodegenEmitter(builder, args, site)
+        values = parameter_values(site, emitter)
+        types_ = [value.type for value in values]
+        outs = emitter.outs
         results = []
         half_result = site.result_dtype == "float16"
         aggregate_result = is_aggregate(site.result_dtype)
