@@ -53,6 +53,7 @@ class Payload:
 @dataclass(frozen=True)
 class PayloadPair:
     items: tuple[Payload, ...]
+    scalars: tuple[int, ...] = ()  # the places of scalar results (the call's out parameters) among the payloads
 
 
 @dataclass(eq=False)
@@ -128,8 +129,11 @@ class Tracer:
         if family.result_payload is not None:
             call.result = family.result_payload(self, call)
         family.plan(self, call)
-        if isinstance(call.result, PayloadPair):
-            return call.result.items  # (keys, values)
+        if isinstance(call.result, PayloadPair):  # (keys, values); a broadcast's scalars at their places
+            payloads = iter(call.result.items)
+            outs = iter(RuntimeValue(p.dtype) for p in self.planned[-1].site.params if p.abi == "out")
+            size = len(call.result.items) + len(call.result.scalars)
+            return tuple(next(outs) if place in call.result.scalars else next(payloads) for place in range(size))
         if call.result is None and self.planned[-1].site.result_dtype is not None:
             return RuntimeValue(self.planned[-1].site.result_dtype)  # a scalar result
         return call.result
@@ -222,14 +226,17 @@ class Tracer:
                            dtype: str | None = None) -> Payload:
         return Payload(items_per_thread, dtype or like.dtype, explicit=dtype is not None)
 
-    def new_result_payloads(self, call: Call, likes: list[Payload],
+    def new_result_payloads(self, call: Call, likes: list[Payload | None],
                             names: tuple[str, ...] = ("keys", "values")) -> PayloadPair:
-        items = []
-        for like in likes:
+        items, scalars = [], []
+        for place, like in enumerate(likes):
+            if like is None:  # a scalar result at this place
+                scalars.append(place)
+                continue
             payload = Payload(like.items_per_thread, like.dtype)
             payload.array = payload  # each result of the pair is filled through itself
             items.append(payload)
-        return PayloadPair(tuple(items))
+        return PayloadPair(tuple(items), tuple(scalars))
 
     def payload_tuple(self, call: Call) -> PayloadPair:
         return call.result

@@ -7,7 +7,7 @@ value): the call layer only passes them back to the context and lists them in a 
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Protocol, TypeVar
+from typing import Any, Mapping, Protocol, Sequence, TypeVar
 
 from .._errors import CoopTypeError
 from .._semantics.common import GroupSpec, LaunchShape
@@ -147,8 +147,12 @@ class CallContext(Protocol[_CallIn, P]):
     def new_result_payload(self, call: _CallIn, items_per_thread: int, like: P | None,
                            dtype: str | None = None) -> P: ...
 
-    def new_result_payloads(self, call: _CallIn, likes: list[P],
-                            names: tuple[str, ...] = ("keys", "values")) -> PayloadTuple: ...
+    def new_result_payloads(self, call: _CallIn, likes: Sequence[P | None],
+                            names: tuple[str, ...] = ("keys", "values")) -> PayloadTuple:
+        """The fresh payloads a call returns as a tuple, each shaped like one of ``likes`` (``items``, in order). A
+        None in ``likes`` is a scalar at that place of the returned tuple, which the call writes through its next
+        ``out`` parameter: the call then returns its payloads and scalars in the tuple's order (a broadcast of
+        ``(x, items)``)."""
 
     def payload_tuple(self, call: _CallIn) -> PayloadTuple:
         """The payloads a tuple-returning call creates."""

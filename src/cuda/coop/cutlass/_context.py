@@ -147,7 +147,10 @@ class KernelTracer:
 
     def _result(self, call: Call) -> Any:
         if isinstance(call.result, PayloadPair):
-            return tuple(ThreadData._of(slot) for slot in call.result.items)
+            payloads = iter(ThreadData._of(slot) for slot in call.result.items)
+            scalars = iter(call.returned if call.result.scalars else ())  # the out results, in order
+            size = len(call.result.items) + len(call.result.scalars)
+            return tuple(next(scalars) if place in call.result.scalars else next(payloads) for place in range(size))
         if isinstance(call.result, Slot):
             return ThreadData._of(call.result)
         return call.returned
@@ -325,14 +328,17 @@ class KernelTracer:
             slot.follows = like
         return slot
 
-    def new_result_payloads(self, call: Call, likes: list[Slot],
+    def new_result_payloads(self, call: Call, likes: list[Slot | None],
                             names: tuple[str, ...] = ("keys", "values")) -> PayloadPair:
-        items = []
-        for like in likes:
+        items, scalars = [], []
+        for place, like in enumerate(likes):
+            if like is None:  # a scalar of the returned tuple: the call's next out result
+                scalars.append(place)
+                continue
             slot = Slot(like.items_per_thread, like.root().dtype, False, self)
             slot.array = slot  # each result of the pair is filled through itself
             items.append(slot)
-        return PayloadPair(tuple(items))
+        return PayloadPair(tuple(items), tuple(scalars))
 
     def payload_tuple(self, call: Call) -> PayloadPair:
         if not isinstance(call.result, PayloadPair):  # pragma: no cover - asked only after new_result_payloads

@@ -233,6 +233,9 @@ class Storage:
 @dataclass(frozen=True)
 class PayloadPair:
     items: tuple[Slot, ...]
+    # the places of the returned tuple that hold scalars, beside the payloads (a broadcast of ``(x, items)``): the
+    # call's ``out`` results, in order
+    scalars: tuple[int, ...] = ()
 
 
 @dataclass

@@ -236,10 +236,10 @@ class KernelChecks(PlanState):
                 if isinstance(stmt, nb.ir.Assign) and isinstance(stmt.value, nb.ir.Expr) and \
                         stmt.value.op == "exhaust_iter":
                     value = self.resolver.var(stmt.value.value.name)
-                    if isinstance(value, PayloadTuple) and stmt.value.count != len(value.items):
+                    if isinstance(value, PayloadTuple) and stmt.value.count != value.size:
                         names = ", ".join(value.names)
                         raise located(CoopTypeError(
-                            f"{value.op} returns ({names}); unpack it into {len(value.items)} names, not "
+                            f"{value.op} returns ({names}); unpack it into {value.size} names, not "
                             f"{stmt.value.count}: `{names} = {value.op.rsplit('.', 1)[-1]}(...)`"), stmt.loc)
 
     def _check_missing_names(self) -> None:

@@ -15,7 +15,7 @@ from .._errors import CoopError, CoopTypeError, CoopUnsupportedError, located
 from .._markers.base import op_name
 from . import _compat as nb
 from .._semantics.aggregates import is_aggregate
-from ._ir import THREAD_DATA, ArgRef, Obj, PayloadVal, dtype_of_object
+from ._ir import THREAD_DATA, ArgRef, Obj, PayloadTuple, PayloadVal, dtype_of_object
 from ._plan_state import OpCall, PlanState
 from .._calls import FAMILIES
 from .._cub.provider import Abi
@@ -251,6 +251,10 @@ class DtypeInference(PlanState):
                 stmt = self.resolver.stmt_of.get(id(definition))
                 for site in self.sites:
                     if site.stmt is stmt:
-                        outs = [p.dtype for p in site.site.params if p.abi is Abi.OUT]
+                        outs: list[str | None] = [p.dtype for p in site.site.params if p.abi is Abi.OUT]
+                        made = self.constructor_stmts.get(id(stmt))
+                        if isinstance(made, PayloadTuple) and made.scalars:  # scalars among payloads, in order
+                            return [outs[made.scalars.index(place)] if place in made.scalars else None
+                                    for place in range(made.size)]
                         return outs or ([site.site.result_dtype] if site.site.result_dtype else None)
         return None

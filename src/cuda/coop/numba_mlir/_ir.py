@@ -109,6 +109,20 @@ class PayloadTuple:
     items: tuple[PayloadVal, ...]
     op: str = ""  # the operation that returned them, and what it calls them, for messages
     names: tuple[str, ...] = ()
+    # the places of the returned tuple that hold scalars, beside the payloads (a broadcast of ``(x, items)``): the
+    # call's ``out`` results, in order
+    scalars: tuple[int, ...] = ()
+
+    @property
+    def size(self) -> int:
+        """The returned tuple's length."""
+        return len(self.items) + len(self.scalars)
+
+    def member(self, index: int) -> "PayloadVal | None":
+        """The payload at place ``index`` (``0 <= index < size``) of the returned tuple; None for a scalar."""
+        if index in self.scalars:
+            return None
+        return self.items[index - sum(place < index for place in self.scalars)]
 
 
 @dataclass(eq=False)
@@ -259,9 +273,10 @@ class Resolver:
         if not isinstance(base, PayloadTuple):
             return UNKNOWN
         if count is not None:
-            return base if count == len(base.items) else UNKNOWN
-        if isinstance(index, int) and -len(base.items) <= index < len(base.items):
-            return base.items[index]
+            return base if count == base.size else UNKNOWN
+        if isinstance(index, int) and -base.size <= index < base.size:
+            member = base.member(index % base.size)
+            return member if member is not None else UNKNOWN  # a scalar is no payload
         return UNKNOWN
 
     def callee(self, stmt: Any) -> Any:

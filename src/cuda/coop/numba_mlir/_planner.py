@@ -431,18 +431,23 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
             raise CoopTypeError(f"{call.name} requires fixed-size ThreadData payloads of known dtype")
         return value
 
-    def new_result_payloads(self, call: OpCall, likes: list[PayloadVal],
+    def new_result_payloads(self, call: OpCall, likes: list[PayloadVal | None],
                             names: tuple[str, ...] = ("keys", "values")) -> PayloadTuple:
         """Fresh payloads an operation returns as a tuple, each shaped like one input; each gets its own local
-        array variable, and the call's target becomes the tuple of those arrays."""
+        array variable, and the call's target becomes the tuple of those arrays (with the call's scalar results at
+        the places of a None in ``likes``; ``_rewrite``)."""
         stmt = call.stmt
         scope, loc = stmt.target.scope, stmt.loc
         items: list[PayloadVal] = []
-        for like in likes:
+        scalars: list[int] = []
+        for place, like in enumerate(likes):
+            if like is None:
+                scalars.append(place)
+                continue
             array = nb.ir.Var(scope, scope.redefine("$cuda_coop_result", loc).name, loc)
-            items.append(PayloadVal(stmt, f"{stmt.target.name}[{len(items)}]", like.items_per_thread, None, False, loc,
+            items.append(PayloadVal(stmt, f"{stmt.target.name}[{place}]", like.items_per_thread, None, False, loc,
                                     same_as=like, array=array, result=True))
-        return PayloadTuple(tuple(items), call.name, names)
+        return PayloadTuple(tuple(items), call.name, names, tuple(scalars))
 
     def scalar_dtype(self, var: Any, call: OpCall, param: str, through: tuple[str, ...] = ()) -> str:
         """The dtype of a scalar operand, as far as it can be seen before typing (by the inference rules;

@@ -10,7 +10,7 @@ from typing import Any
 
 from .._semantics.aggregates import is_aggregate
 from . import _compat as nb
-from ._ir import THREAD_DATA, DescVal, GroupVal, MethodVal, Obj, PayloadVal
+from ._ir import THREAD_DATA, DescVal, GroupVal, MethodVal, Obj, PayloadTuple, PayloadVal
 from ._plan_state import PlanState
 from ._lowering import local_bytes_site, make_site
 
@@ -54,9 +54,14 @@ class KernelRewrite(PlanState):
                             if any(id(v) not in self.result_operands and v.name == target.name for v in operands):
                                 result = ir.Var(block.scope, block.scope.redefine("$cuda_coop_result", loc).name, loc)
                                 operands = [result if id(v) in self.result_operands else v for v in operands]
-                            body.extend(self._result_arrays(block, loc, result, payload_stmts[id(stmt)]))
-                            unused = ir.Var(block.scope, block.scope.redefine("$cuda_coop_void", loc).name, loc)
-                            body.append(ir.Assign(ir.Expr.call(fn, operands, (), loc), unused, loc))
+                            made = self.constructor_stmts.get(id(stmt))
+                            if isinstance(made, PayloadTuple) and made.scalars:  # payloads and scalars, in order
+                                body.extend(self._mixed_result(block, loc, result, made,
+                                                               ir.Expr.call(fn, operands, (), loc)))
+                            else:
+                                body.extend(self._result_arrays(block, loc, result, payload_stmts[id(stmt)]))
+                                unused = ir.Var(block.scope, block.scope.redefine("$cuda_coop_void", loc).name, loc)
+                                body.append(ir.Assign(ir.Expr.call(fn, operands, (), loc), unused, loc))
                             if result is target:
                                 continue
                             stmt = ir.Assign(result, target, loc)
@@ -159,6 +164,27 @@ class KernelRewrite(PlanState):
         for payload in payloads:
             out += self._local_array(block, loc, payload.array, payload)
         out.append(nb.ir.Assign(nb.ir.Expr.build_tuple([p.array for p in payloads], loc), target, loc))
+        return out
+
+    def _mixed_result(self, block: Any, loc: Any, target: Any, made: PayloadTuple, call: Any) -> list[Any]:
+        """Statements of a call returning a tuple of payloads and scalars: the payloads' arrays, the call (which
+        fills them and returns its scalar results as a tuple), then ``target``: the tuple in the call's order."""
+        ir = nb.ir
+        out: list[Any] = []
+        for payload in made.items:
+            out += self._local_array(block, loc, payload.array, payload)
+        scalars = ir.Var(block.scope, block.scope.redefine("$cuda_coop_scalars", loc).name, loc)
+        out.append(ir.Assign(call, scalars, loc))
+        members = []
+        for place in range(made.size):
+            payload = made.member(place)
+            if payload is not None:
+                members.append(payload.array)
+                continue
+            scalar = ir.Var(block.scope, block.scope.redefine("$cuda_coop_scalar", loc).name, loc)
+            out.append(ir.Assign(ir.Expr.static_getitem(scalars, made.scalars.index(place), None, loc), scalar, loc))
+            members.append(scalar)
+        out.append(ir.Assign(ir.Expr.build_tuple(members, loc), target, loc))
         return out
 
     def _local_array(self, block: Any, loc: Any, target: Any, payload: PayloadVal) -> list[Any]:
