@@ -96,9 +96,9 @@ def operations_table() -> list[str]:
             text = ", ".join(filter(None, [text, "scalar operands"]))
         return text or "none"
 
-    rows = _rows(lambda op: (op.family, op.summary, op.multi_operand, op.extends))
+    rows = _rows(lambda op: (op.family, op.summary, op.takes_tuple_value, op.extends))
     return _list_table(["Operation", "Computes", "Tuples of operands", "Qualified additions"], [30, 34, 12, 24],
-                       [[_names(ops), ops[0].summary, "yes" if ops[0].multi_operand else "no", added(ops[0])]
+                       [[_names(ops), ops[0].summary, "yes" if ops[0].takes_tuple_value else "no", added(ops[0])]
                         for ops in rows])
 
 

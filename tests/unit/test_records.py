@@ -112,8 +112,11 @@ def test_each_record_names_a_call_layer_family_and_an_emitter():
     assert not takes_tuples(None) and not takes_tuples("this_block")
     # SPEC 8.18: reduce and the scans with an operator take tuples; the sums are single-operand (and say so)
     assert {op.name for op in records() if op.multi_operand} == {"reduce", "scan", "exclusive_scan", "inclusive_scan"}
-    assert {op.name for op in records() if op.tuple_operands and not op.multi_operand} == {
+    assert {op.name for op in records() if op.tuple_operands and not op.takes_tuple_value} == {
         "sum", "exclusive_sum", "inclusive_sum"}
+    # SPEC 8.19, 8.26: broadcast moves a tuple's members one by one (scalars and payloads mixed), with no operator
+    assert {op.name for op in records() if op.independent_members} == {"broadcast"}
+    assert all(op.takes_tuple_value and not op.multi_operand for op in records() if op.independent_members)
     check_selectors(coop)
 
 

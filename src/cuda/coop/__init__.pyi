@@ -23,6 +23,7 @@ __all__ = [
     "adjacent_difference",
     "argmax",
     "argmin",
+    "broadcast",
     "discontinuity",
     "exchange",
     "exclusive_scan",
@@ -239,6 +240,10 @@ def argmin(
     temp_storage: TempStorage | None = None,
 ) -> tuple[Any, Any]:
     """The smallest value of the group's tile and the index of its first occurrence."""
+
+
+def broadcast(group: ThreadGroup, value: Any, /, *, src_rank: int = 0, temp_storage: TempStorage | None = None) -> Any:
+    """Every member of the group receives member ``src_rank``'s value (a scalar, a ThreadData or a tuple of them)."""
 
 
 def discontinuity(

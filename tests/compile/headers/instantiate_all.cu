@@ -7,6 +7,7 @@
 #include <cuda/std/functional>
 
 #include <cuda_coop/block/block_arg_reduce.cuh>
+#include <cuda_coop/block/block_broadcast.cuh>
 #include <cuda_coop/block/block_cluster_reduce.cuh>
 #include <cuda_coop/block/block_histogram_striped.cuh>
 #include <cuda_coop/block/block_load_store_rolled.cuh>
@@ -27,6 +28,7 @@
 #include <cuda_coop/util_segment.cuh>
 #include <cuda_coop/util_sync.cuh>
 #include <cuda_coop/warp/warp_arg_reduce.cuh>
+#include <cuda_coop/warp/warp_broadcast.cuh>
 #include <cuda_coop/warp/warp_partial_scan.cuh>
 #include <cuda_coop/warp/warp_reverse_scan.cuh>
 #include <cuda_coop/warp/warp_segmented_scan.cuh>
@@ -148,6 +150,37 @@ __device__ void arg_reductions(T* values, int* indices, char* scratch) {
   values[0] = value + (T)index + (T)position;
 }
 
+// A block's slots (payloads, a single value, an aggregate, in three dimensions and with a partial warp) and warp
+// shuffles of power-of-two and other widths, 64-bit items as two words.
+template <typename T>
+__device__ void broadcasts(T* data, two* twos, long long src_rank, char* scratch) {
+  struct Slots {
+    T m0[4];
+    two m1[1];
+    double m2[2];
+    T m3[1];
+  };
+  auto& slots = *reinterpret_cast<Slots*>(scratch);
+  const T single = data[4];
+  const cuda_coop::BlockBroadcast<8, 4, 2> block(src_rank);
+  block.Write(slots.m0, data);
+  block.Write(slots.m1, twos);
+  block.Write(slots.m2, reinterpret_cast<const double*>(data + 8));
+  block.Sync();
+  T out[4];
+  two pair;
+  double wide[2];
+  block.Read(out, slots.m0);
+  block.Read(&pair, slots.m1);
+  block.Read(wide, slots.m2);
+  cuda_coop::BlockBroadcast<48, 1, 1>(src_rank).Write(slots.m3, &single);
+  cuda_coop::WarpBroadcast<32, 8, 4, 2>(src_rank).template Broadcast<4>(out, data);
+  cuda_coop::WarpBroadcast<8, 64, 2, 1>(src_rank).template Broadcast<1>(&pair, twos);
+  cuda_coop::WarpBroadcast<12, 64, 2, 1>(src_rank).template Broadcast<2>(wide, reinterpret_cast<const double*>(data));
+  cuda_coop::WarpBroadcast<1, 64, 2, 1>(src_rank).template Broadcast<1>(out, &single);
+  data[0] = out[1] + (T)wide[1] + (T)pair.a;
+}
+
 __device__ void barriers(unsigned rank) {
   cuda_coop::sync_block();
   cuda_coop::sync_block_unaligned();
@@ -252,6 +285,8 @@ extern "C" __global__ void instantiate_all(int* ints, float* floats, two* twos, 
   cuda_coop::block_store_vectorized<64, 2, 1>(store, floats + 256, tile);
   arg_reductions<float, true, true>(floats, const_cast<int*>(flags), scratch);
   arg_reductions<int, false, false>(ints, const_cast<int*>(flags), scratch);
+  broadcasts<int>(ints, twos, ints[2], scratch);
+  broadcasts<float>(floats, twos, ints[3], scratch);
   barriers(rank);
   using Histogram = cuda_coop::BlockHistogramStriped<unsigned char, unsigned long long, long long, 128, 4, 256, 2,
                                                      cub::BLOCK_HISTO_SORT, 1, 1>;

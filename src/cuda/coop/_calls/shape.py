@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._markers.records import extension
+from .._markers.records import extension, record
 from .._semantics.common import Control, Static, check_payload_dtype
 from .._semantics.shape import CallShape as CallShape
 from .._semantics.tuples import check_operands, takes_tuples
@@ -28,7 +28,7 @@ def call_shape(ctx: CallContext[C, P], call: C, *, operand: str | None = "value"
                        else ctx.scalar_dtype(member, call, f"{operand}[{j}]")
                        for j, (member, p) in enumerate(zip(members, payloads)))
         extents = [p.items_per_thread if p is not None else 0 for p in payloads]
-        check_operands(call.name, extents, dtypes)
+        check_operands(call.name, extents, dtypes, independent=_independent(call.op))
         for position, dtype in enumerate(dtypes):  # P1/P2 per member: float16 and aggregates are qualified-only
             check_payload_dtype(call.name, f"{operand}[{position}]", dtype, call.qualified)
         operands: tuple[Any, ...] = tuple(members)
@@ -47,9 +47,16 @@ def call_shape(ctx: CallContext[C, P], call: C, *, operand: str | None = "value"
     found = {key: _control(ctx, call, key, members is not None) for key in controls}
     storage = ctx.descriptor(call.args.get("temp_storage"), call.name)
     return CallShape(name=call.name, op=call.op, group=group.spec, launch=ctx.launch, dtypes=dtypes,
-                     items_per_thread=extents[0], tupled=members is not None, qualified=call.qualified,
+                     items_per_thread=extents[0], extents=tuple(extents), tupled=members is not None,
+                     qualified=call.qualified,
                      descriptor=storage.descriptor if storage is not None else None, controls=found,
                      operands=operands, payloads=payloads, storage=storage)
+
+
+def _independent(op: str) -> bool:
+    """Whether operation ``op``'s tuple members travel independently (scalars and payloads may mix)."""
+    declared = record(op)
+    return declared is not None and declared.independent_members
 
 
 def _control(ctx: CallContext[C, P], call: C, key: str, tupled: bool) -> Control:

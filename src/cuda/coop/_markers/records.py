@@ -93,6 +93,9 @@ class Operation:
     # a tuple ``value`` goes to the family (docs: operations/scan, "Several operands at once"), which plans it, or
     # refuses it with its own message where the form fixes a single-operand operator (the sums)
     tuple_operands: bool = False
+    # a tuple ``value``'s members travel independently, none combined with another (docs: operations/broadcast): it
+    # may mix scalars and payloads of any extents, and no user function of tuples takes part
+    independent_members: bool = False
     # parameters the operation fixes that its family otherwise takes from the call (scan: mode and operator)
     form: tuple[tuple[str, Any], ...] = ()
     selectors: tuple[tuple[str, str], ...] = ()  # (selector parameter, its vocabulary's name in the stubs)
@@ -102,7 +105,12 @@ class Operation:
     @property
     def multi_operand(self) -> bool:
         """Whether the operation computes over a tuple of operands (with the user's function of tuples)."""
-        return self.tuple_operands and self.fixed("operator") is None
+        return self.tuple_operands and not self.independent_members and self.fixed("operator") is None
+
+    @property
+    def takes_tuple_value(self) -> bool:
+        """Whether a tuple ``value`` is accepted: combined by the user's function, or moved member by member."""
+        return self.multi_operand or (self.tuple_operands and self.independent_members)
 
     def fixed(self, parameter: str, default: Any = None) -> Any:
         """The value the operation fixes for ``parameter`` (``default`` when the call gives it)."""

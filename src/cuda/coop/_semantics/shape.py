@@ -27,6 +27,8 @@ class CallShape:
     launch: LaunchShape
     dtypes: tuple[str, ...]  # each operand's dtype
     items_per_thread: int  # each operand's extent; 0: scalars
+    # each operand's extent (0: a scalar), where they may differ: a tuple of independent members (broadcast's)
+    extents: tuple[int, ...] = ()
     tupled: bool = False  # the user passed a tuple of operands (of one or more members)
     qualified: bool = False  # called through a backend's namespace
     descriptor: Descriptor | None = None

@@ -58,11 +58,14 @@ def symbol_part(dtype: str) -> str:
     return aggregates.symbol_part(dtype)
 
 
-def check_operands(name: str, extents: Sequence[int], dtypes: Sequence[str | None]) -> None:
-    """1-8 operands, all payloads of one extent or all scalars, each with a dtype."""
+def check_operands(name: str, extents: Sequence[int], dtypes: Sequence[str | None], *,
+                   independent: bool = False) -> None:
+    """1-8 operands (P18), all payloads of one extent or all scalars, each with a dtype; ``independent``: members that
+    travel on their own (broadcast's) may mix scalars and payloads of any extents."""
     if not 1 <= len(extents) <= MAX_OPERANDS:
-        raise CoopValueError(f"{name} takes a tuple of 1 to {MAX_OPERANDS} operands; got {len(extents)}")
-    if len(set(extents)) > 1:
+        got = f"a tuple of {len(extents)}" if extents else "an empty tuple"
+        raise CoopTypeError(f"{name} value must be a tuple of 1 to {MAX_OPERANDS} payloads or scalars; got {got}")
+    if len(set(extents)) > 1 and not independent:
         if 0 in extents:
             raise CoopTypeError(f"{name} value tuple mixes payloads and scalars; pass all payloads or all scalars")
         raise CoopValueError(f"{name} value tuple payloads must have the same items_per_thread; got "

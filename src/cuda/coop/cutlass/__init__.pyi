@@ -45,6 +45,7 @@ __all__ = [
     "adjacent_difference",
     "argmax",
     "argmin",
+    "broadcast",
     "compile_kernel",
     "discontinuity",
     "exchange",
@@ -194,6 +195,10 @@ def argmin(
     broadcast: Any = None,
 ) -> tuple[Any, Any]:
     """The smallest value of the group's tile and the index of its first occurrence."""
+
+
+def broadcast(group: ThreadGroup, value: Any, /, *, src_rank: int = 0, temp_storage: TempStorage | None = None) -> Any:
+    """Every member of the group receives member ``src_rank``'s value (a scalar, a ThreadData or a tuple of them)."""
 
 
 def compile_kernel(launcher: Any, *args: Any, target: str = "sm_90a") -> CompiledKernel:
