@@ -20,12 +20,15 @@ from typing import Any, Callable
 import numpy as np
 
 from cuda import coop
-from poison import assert_same, poisoned
+from poison import FLOAT_POISON_BITS, assert_same, poisoned
 from poison import full_range as _full_range_except_poison
 
 # (block shape, items per thread) combinations: every K and every shape appears once per (variant, dtype).
 COMBOS_3D = (((32, 1, 1), 1), ((8, 4, 1), 2), ((128, 1, 1), 4))
 COMBOS_1D = (((32, 1, 1), 1), ((128, 1, 1), 2), ((32, 1, 1), 4))  # operations on 1-D blocks only
+# broadcast: blocks of one, two and three dimensions and one whose last warp is partial; complete warps for warp groups
+BCAST_BLOCK_COMBOS = (((32, 1, 1), 1), ((8, 4, 1), 2), ((4, 4, 4), 3), ((20, 3, 1), 2), ((128, 1, 1), 4))
+BCAST_WARP_COMBOS = (((32, 1, 1), 1), ((4, 4, 4), 3), ((128, 1, 1), 2))
 GRID = 2
 
 
@@ -660,6 +663,394 @@ def _argreduce(largest, form, valid=None, with_indices=False):
     return factory
 
 
+# ------------------------------------------------------------------------------------------- broadcast
+
+
+class _Staged:
+    """``@staged.jit`` marks a body with an ``if`` on a value known only at run time (``group.is_member()`` of a group
+    from ``group_by(W, exhaustive=False)``). It is plain Python for numba-cuda-mlir; the CuTe DSL stages control flow
+    only in a function whose source carries a ``.jit`` decorator, so its harness calls such a body through
+    ``cute.jit`` (``harness_cutlass``)."""
+
+    @staticmethod
+    def jit(body):
+        body.staged = True
+        return body
+
+
+staged = _Staged()
+
+
+def moved_bits(dtype):
+    """Inputs whose bits must arrive unchanged (broadcast moves bits; SPEC 8.19): integers over their whole range;
+    floats small values among -0.0, +0.0 and NaNs of assorted payloads and signs, quiet and signalling (never the
+    poison's bits)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu":
+        return full_range(dtype)
+    bits = np.dtype(f"u{dtype.itemsize}").type
+    mantissa = {4: 23, 8: 52}[dtype.itemsize]
+    exponent = bits({4: 0x7F800000, 8: 0x7FF0000000000000}[dtype.itemsize])
+    sign = bits(1 << (8 * dtype.itemsize - 1))
+    poison = bits(FLOAT_POISON_BITS[dtype.itemsize])
+
+    def make(n):
+        def draw(rng):
+            x = rng.integers(-100, 100, n).astype(dtype)
+            pick = rng.random(n)
+            payload = rng.integers(1, 1 << mantissa, n, dtype=np.uint64).astype(bits)  # nonzero: a NaN, not an inf
+            nans = payload | exponent | np.where(rng.random(n) < 0.5, sign, bits(0))
+            nans[nans == poison] ^= bits(1)
+            x.view(bits)[pick < 0.1] = nans[pick < 0.1]
+            x[(pick >= 0.1) & (pick < 0.15)] = -0.0
+            x[(pick >= 0.15) & (pick < 0.2)] = 0.0
+            return x
+        return draw
+    return make
+
+
+def _bitwise(name, array):
+    """Floats compared by their bits, NaN payloads included (``check`` otherwise takes a NaN for any NaN)."""
+    array = np.asarray(array)
+    return array.view(f"u{array.itemsize}") if array.dtype.kind == "f" else array
+
+
+def _group_sources(T, width=None, src_rank=0):
+    """The thread whose value each thread of a block of ``T`` receives from a broadcast from rank ``src_rank`` of its
+    group: the block's (``width`` None), or its (logical) warp's of ``width`` lanes; groups of a width that does not
+    divide 32 fill each warp from lane 0 and the lanes after the last one keep their own (SPEC 3.2, 3.3)."""
+    t = np.arange(T)
+    if width is None:
+        return np.full(T, src_rank)
+    lane, warp = t % 32, t // 32
+    member = lane < 32 // width * width
+    return np.where(member, warp * 32 + lane // width * width + src_rank, t)
+
+
+def _moved(values, T, K, sources, slot=None):
+    """Each block's tile once every thread took thread ``sources[t]``'s items (``slot``: only that item)."""
+    tile = np.asarray(values).reshape(-1, T, K)
+    if slot is None:
+        return tile[:, sources, :].reshape(-1)
+    out = tile.copy()
+    out[:, :, slot] = tile[:, sources, slot]
+    return out.reshape(-1)
+
+
+def _bcast_operands(T, K, dtype, *, tiles=1, values=0, wide=False, runtime=None):
+    """The input tile (and a float64 one with ``wide``); ``tiles`` output tiles of the dtype and ``values`` output
+    values per thread (``dst``), a float64 output tile with ``wide`` (``dst2``); the runtime src_rank ``r``."""
+    n = GRID * T * K
+    ops = [Array("src", dtype, n, "in", moved_bits(dtype)(n))]
+    if wide:
+        ops.append(Array("src2", np.float64, n, "in", moved_bits(np.float64)(n)))
+    ops.append(Array("dst", dtype, tiles * n + values * GRID * T, "out"))
+    if wide:
+        ops.append(Array("dst2", np.float64, n, "out"))
+    if runtime is not None:
+        ops.append(Int("r", runtime))
+    return tuple(ops)
+
+
+def _bcast_block(form, src, runtime=False):
+    """A block broadcast (SPEC 8.19) from rank 0 (``src`` "first") or T-1 ("last"), a literal or the runtime ``r``:
+    ``form`` "payload", or "scalar" (item 0, written back into item 0)."""
+    def factory(T, K, dtype):
+        S = 0 if src == "first" else T - 1
+        if form == "payload" and runtime:
+            def body(bid, values, dst, r):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, values, items, offset=bid * (T * K))
+                coop.store(block, dst, coop.broadcast(block, items, src_rank=r), offset=bid * (T * K))
+        elif form == "payload":
+            def body(bid, values, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, values, items, offset=bid * (T * K))
+                coop.store(block, dst, coop.broadcast(block, items, src_rank=S), offset=bid * (T * K))
+        else:
+            def body(bid, values, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, values, items, offset=bid * (T * K))
+                items[0] = coop.broadcast(block, items[0], src_rank=S)
+                coop.store(block, dst, items, offset=bid * (T * K))
+
+        def oracle(v):
+            return {"dst": _moved(v["src"], T, K, _group_sources(T, None, S), None if form == "payload" else 0)}
+        return body, oracle, {"operands": _bcast_operands(T, K, dtype, runtime=S if runtime else None),
+                              "canon": _bitwise}
+    return factory
+
+
+def _bcast_block_tuple(T, K, dtype):
+    """A tuple mixing a float64 scalar, a payload of the dtype and a float64 payload, from rank T-1 (SPEC 8.26); the
+    scalar, converted to nothing, lands in a float64 tile after the payloads (``dst2``'s slot 0 stays the payload's)."""
+    S = T - 1
+
+    def body(bid, values, values2, dst, dst2):
+        block = coop.this_block()
+        items = coop.ThreadData(K, dtype)
+        wide = coop.ThreadData(K, np.float64)
+        coop.load(block, values, items, offset=bid * (T * K))
+        coop.load(block, values2, wide, offset=bid * (T * K))
+        last, moved, moved_wide = coop.broadcast(block, (wide[K - 1], items, wide), src_rank=S)
+        coop.store(block, dst, moved, offset=bid * (T * K))
+        wide[0] = last
+        for i in range(1, K):
+            wide[i] = moved_wide[i]
+        coop.store(block, dst2, wide, offset=bid * (T * K))
+
+    def oracle(v):
+        sources = _group_sources(T, None, S)
+        wide = np.asarray(v["src2"]).reshape(-1, T, K)
+        out = wide[:, sources, :].copy()
+        out[:, :, 0] = wide[:, sources, K - 1]
+        return {"dst": _moved(v["src"], T, K, sources), "dst2": out.reshape(-1)}
+    return body, oracle, {"operands": _bcast_operands(T, K, dtype, wide=True), "canon": _bitwise}
+
+
+def _bcast_block_storage(T, K, dtype):
+    """Two broadcasts through one explicit TempStorage(auto_sync=True): a payload from rank 0, then the last item
+    from rank T-1 into the same slot (its barrier keeps the second write from the first reads)."""
+    def body(bid, values, dst):
+        block = coop.this_block()
+        storage = coop.TempStorage(auto_sync=True)
+        items = coop.ThreadData(K, dtype)
+        coop.load(block, values, items, offset=bid * (T * K))
+        first = coop.broadcast(block, items, src_rank=0, temp_storage=storage)
+        first[K - 1] = coop.broadcast(block, items[K - 1], src_rank=T - 1, temp_storage=storage)
+        coop.store(block, dst, first, offset=bid * (T * K))
+
+    def oracle(v):
+        tile = np.asarray(v["src"]).reshape(-1, T, K)
+        out = tile[:, np.zeros(T, int), :].copy()
+        out[:, :, K - 1] = tile[:, T - 1:T, K - 1]
+        return {"dst": out.reshape(-1)}
+    return body, oracle, {"operands": _bcast_operands(T, K, dtype), "canon": _bitwise}
+
+
+def _bcast_warp(form, src, runtime=False):
+    """A physical warp's broadcast from lane 0 or 31, a literal or the runtime ``r``: "payload", "scalar" (item 0
+    written back), or "scalars" (a tuple of item 0 and a float64's last item, SPEC 8.19)."""
+    def factory(T, K, dtype):
+        S = 0 if src == "first" else 31
+        if form == "payload" and runtime:
+            def body(bid, values, dst, r):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, values, items, offset=bid * (T * K))
+                coop.store(block, dst, coop.broadcast(coop.this_warp(), items, src_rank=r), offset=bid * (T * K))
+        elif form == "payload":
+            def body(bid, values, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, values, items, offset=bid * (T * K))
+                coop.store(block, dst, coop.broadcast(coop.this_warp(), items, src_rank=S), offset=bid * (T * K))
+        elif form == "scalar":
+            def body(bid, values, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, values, items, offset=bid * (T * K))
+                items[0] = coop.broadcast(coop.this_warp(), items[0], src_rank=S)
+                coop.store(block, dst, items, offset=bid * (T * K))
+        else:
+            def body(bid, values, values2, dst, dst2):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                wide = coop.ThreadData(K, np.float64)
+                coop.load(block, values, items, offset=bid * (T * K))
+                coop.load(block, values2, wide, offset=bid * (T * K))
+                first, last = coop.broadcast(coop.this_warp(), (items[0], wide[K - 1]), src_rank=S)
+                items[0] = first
+                wide[K - 1] = last
+                coop.store(block, dst, items, offset=bid * (T * K))
+                coop.store(block, dst2, wide, offset=bid * (T * K))
+
+        def oracle(v):
+            sources = _group_sources(T, 32, S)
+            if form == "scalars":
+                return {"dst": _moved(v["src"], T, K, sources, 0), "dst2": _moved(v["src2"], T, K, sources, K - 1)}
+            return {"dst": _moved(v["src"], T, K, sources, None if form == "payload" else 0)}
+        return body, oracle, {"operands": _bcast_operands(T, K, dtype, wide=form == "scalars",
+                                                          runtime=S if runtime else None), "canon": _bitwise}
+    return factory
+
+
+POW2_WIDTHS = (1, 2, 4, 8, 16)
+
+
+def _bcast_lw_pow2_last(T, K, dtype):
+    """Logical warps of 1, 2, 4, 8 and 16 lanes, each from its last lane (W-1, a literal); one output tile each."""
+    tile = T * K
+
+    def body(bid, values, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(K, dtype)
+        coop.load(block, values, items, offset=bid * tile)
+        coop.store(block, dst, coop.broadcast(coop.this_warp().group_by(1), items, src_rank=0),
+                   offset=(0 * GRID + bid) * tile)
+        coop.store(block, dst, coop.broadcast(coop.this_warp().group_by(2), items, src_rank=1),
+                   offset=(1 * GRID + bid) * tile)
+        coop.store(block, dst, coop.broadcast(coop.this_warp().group_by(4), items, src_rank=3),
+                   offset=(2 * GRID + bid) * tile)
+        coop.store(block, dst, coop.broadcast(coop.this_warp().group_by(8), items, src_rank=7),
+                   offset=(3 * GRID + bid) * tile)
+        coop.store(block, dst, coop.broadcast(coop.this_warp().group_by(16), items, src_rank=15),
+                   offset=(4 * GRID + bid) * tile)
+
+    def oracle(v):
+        return {"dst": np.concatenate([_moved(v["src"], T, K, _group_sources(T, w, w - 1)) for w in POW2_WIDTHS])}
+    return body, oracle, {"operands": _bcast_operands(T, K, dtype, tiles=len(POW2_WIDTHS)), "canon": _bitwise}
+
+
+
+
+def _bcast_lw_pow2_first(T, K, dtype):
+    """Logical warps of 2, 4, 8, 16 and 32 lanes (``group_by(32)``: a logical warp, not ``this_warp()``), each from
+    rank ``r`` (runtime, 0), over item 0: one value per thread and width."""
+    def body(bid, values, dst, r):
+        block = coop.this_block()
+        items = coop.ThreadData(K, dtype)
+        coop.load(block, values, items, offset=bid * (T * K))
+        s2 = coop.ThreadData(1, dtype)
+        s2[0] = coop.broadcast(coop.this_warp().group_by(2), items[0], src_rank=r)
+        coop.store(block, dst, s2, offset=(0 * GRID + bid) * T)
+        s4 = coop.ThreadData(1, dtype)
+        s4[0] = coop.broadcast(coop.this_warp().group_by(4), items[0], src_rank=r)
+        coop.store(block, dst, s4, offset=(1 * GRID + bid) * T)
+        s8 = coop.ThreadData(1, dtype)
+        s8[0] = coop.broadcast(coop.this_warp().group_by(8), items[0], src_rank=r)
+        coop.store(block, dst, s8, offset=(2 * GRID + bid) * T)
+        s16 = coop.ThreadData(1, dtype)
+        s16[0] = coop.broadcast(coop.this_warp().group_by(16), items[0], src_rank=r)
+        coop.store(block, dst, s16, offset=(3 * GRID + bid) * T)
+        s32 = coop.ThreadData(1, dtype)
+        s32[0] = coop.broadcast(coop.this_warp().group_by(32), items[0], src_rank=r)
+        coop.store(block, dst, s32, offset=(4 * GRID + bid) * T)
+
+    def oracle(v):
+        firsts = np.asarray(v["src"]).reshape(-1, T, K)[:, :, 0]
+        return {"dst": np.concatenate([firsts[:, _group_sources(T, w, 0)].reshape(-1) for w in (2, 4, 8, 16, 32)])}
+    return body, oracle, {"operands": _bcast_operands(T, K, dtype, tiles=0, values=5, runtime=0), "canon": _bitwise}
+
+
+ODD_WIDTHS = (3, 7, 12, 17, 31)
+
+
+def _bcast_lw_odd_last(T, K, dtype):
+    """Logical warps of widths that do not divide 32 (``group_by(W, exhaustive=False)``, guarded by ``is_member()``),
+    each from its last lane (W-1, a literal), over payloads; the lanes outside every group keep their items."""
+    tile = T * K
+
+    @staged.jit
+    def body(bid, values, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(K, dtype)
+        coop.load(block, values, items, offset=bid * tile)
+        g3 = coop.this_warp().group_by(3, exhaustive=False)
+        o3 = coop.ThreadData(K, dtype)
+        for i in range(K):
+            o3[i] = items[i]
+        if g3.is_member():
+            x3 = coop.broadcast(g3, items, src_rank=2)
+            for i in range(K):
+                o3[i] = x3[i]
+        coop.store(block, dst, o3, offset=(0 * GRID + bid) * tile)
+        g7 = coop.this_warp().group_by(7, exhaustive=False)
+        o7 = coop.ThreadData(K, dtype)
+        for i in range(K):
+            o7[i] = items[i]
+        if g7.is_member():
+            x7 = coop.broadcast(g7, items, src_rank=6)
+            for i in range(K):
+                o7[i] = x7[i]
+        coop.store(block, dst, o7, offset=(1 * GRID + bid) * tile)
+        g12 = coop.this_warp().group_by(12, exhaustive=False)
+        o12 = coop.ThreadData(K, dtype)
+        for i in range(K):
+            o12[i] = items[i]
+        if g12.is_member():
+            x12 = coop.broadcast(g12, items, src_rank=11)
+            for i in range(K):
+                o12[i] = x12[i]
+        coop.store(block, dst, o12, offset=(2 * GRID + bid) * tile)
+        g17 = coop.this_warp().group_by(17, exhaustive=False)
+        o17 = coop.ThreadData(K, dtype)
+        for i in range(K):
+            o17[i] = items[i]
+        if g17.is_member():
+            x17 = coop.broadcast(g17, items, src_rank=16)
+            for i in range(K):
+                o17[i] = x17[i]
+        coop.store(block, dst, o17, offset=(3 * GRID + bid) * tile)
+        g31 = coop.this_warp().group_by(31, exhaustive=False)
+        o31 = coop.ThreadData(K, dtype)
+        for i in range(K):
+            o31[i] = items[i]
+        if g31.is_member():
+            x31 = coop.broadcast(g31, items, src_rank=30)
+            for i in range(K):
+                o31[i] = x31[i]
+        coop.store(block, dst, o31, offset=(4 * GRID + bid) * tile)
+
+    def oracle(v):
+        return {"dst": np.concatenate([_moved(v["src"], T, K, _group_sources(T, w, w - 1)) for w in ODD_WIDTHS])}
+    return body, oracle, {"operands": _bcast_operands(T, K, dtype, tiles=len(ODD_WIDTHS)), "canon": _bitwise}
+
+
+def _bcast_lw_odd_runtime(T, K, dtype):
+    """Logical warps of 5, 10 and 24 lanes (``exhaustive=False``, guarded), each from rank ``r % W`` (runtime; ``r``
+    is 4: the last lane of the 5-lane groups), over item 0: one value per thread and width."""
+    @staged.jit
+    def body(bid, values, dst, r):
+        block = coop.this_block()
+        items = coop.ThreadData(K, dtype)
+        coop.load(block, values, items, offset=bid * (T * K))
+        g5 = coop.this_warp().group_by(5, exhaustive=False)
+        s5 = coop.ThreadData(1, dtype)
+        s5[0] = items[0]
+        if g5.is_member():
+            s5[0] = coop.broadcast(g5, items[0], src_rank=r % 5)
+        coop.store(block, dst, s5, offset=(0 * GRID + bid) * T)
+        g10 = coop.this_warp().group_by(10, exhaustive=False)
+        s10 = coop.ThreadData(1, dtype)
+        s10[0] = items[0]
+        if g10.is_member():
+            s10[0] = coop.broadcast(g10, items[0], src_rank=r % 10)
+        coop.store(block, dst, s10, offset=(1 * GRID + bid) * T)
+        g24 = coop.this_warp().group_by(24, exhaustive=False)
+        s24 = coop.ThreadData(1, dtype)
+        s24[0] = items[0]
+        if g24.is_member():
+            s24[0] = coop.broadcast(g24, items[0], src_rank=r % 24)
+        coop.store(block, dst, s24, offset=(2 * GRID + bid) * T)
+
+    def oracle(v):
+        firsts = np.asarray(v["src"]).reshape(-1, T, K)[:, :, 0]
+        return {"dst": np.concatenate([firsts[:, _group_sources(T, w, 4 % w)].reshape(-1) for w in (5, 10, 24)])}
+    return body, oracle, {"operands": _bcast_operands(T, K, dtype, tiles=0, values=3, runtime=4), "canon": _bitwise}
+
+
+def _bcast_lw_tuple(T, K, dtype):
+    """A tuple of two payloads (the dtype's, float64) over logical warps of 8 lanes, from rank ``r`` (runtime, 7)."""
+    def body(bid, values, values2, dst, dst2, r):
+        block = coop.this_block()
+        items = coop.ThreadData(K, dtype)
+        wide = coop.ThreadData(K, np.float64)
+        coop.load(block, values, items, offset=bid * (T * K))
+        coop.load(block, values2, wide, offset=bid * (T * K))
+        moved, moved_wide = coop.broadcast(coop.this_warp().group_by(8), (items, wide), src_rank=r)
+        coop.store(block, dst, moved, offset=bid * (T * K))
+        coop.store(block, dst2, moved_wide, offset=bid * (T * K))
+
+    def oracle(v):
+        sources = _group_sources(T, 8, 7)
+        return {"dst": _moved(v["src"], T, K, sources), "dst2": _moved(v["src2"], T, K, sources)}
+    return body, oracle, {"operands": _bcast_operands(T, K, dtype, wide=True, runtime=7), "canon": _bitwise}
+
+
 # ------------------------------------------------------------------------------------------- several operands
 
 
@@ -1063,6 +1454,8 @@ def _run_length_decode_into(T, K, dtype):
 
 
 def _operands(family, T, K, dtype, extra):
+    if "operands" in extra:  # the factory's own (broadcast)
+        return extra["operands"]
     n = GRID * T * K
     if family in ("load_store", "exchange", "scan", "adjacent_difference", "topk", "shuffle"):
         make = unique_per_tile(dtype, T * K) if family == "topk" else small(dtype)
@@ -1180,6 +1573,26 @@ _VARIANTS = [
      (((48, 1, 1), 3),)),
     ("argreduce", "argmin_block_indices", _argreduce(False, "block", with_indices=True), INT_AND_FLOAT,
      COMBOS_3D + (((48, 1, 1), 2),)),
+    # broadcast (SPEC 8.19): blocks of one, two and three dimensions and with a partial warp, warps, logical warps
+    # of every kind of width; src_rank at both ends, literal and runtime; scalars, payloads and tuples mixing them
+    ("broadcast", "block_first", _bcast_block("payload", "first"), INT_AND_FLOAT, BCAST_BLOCK_COMBOS),
+    ("broadcast", "block_last_runtime", _bcast_block("payload", "last", runtime=True), INT_AND_FLOAT,
+     BCAST_BLOCK_COMBOS),
+    ("broadcast", "block_dtypes", _bcast_block("payload", "last"), (np.int8, np.uint16, np.int64, np.uint64,
+                                                                     np.float64), (((128, 1, 1), 2),)),
+    ("broadcast", "block_scalar_last", _bcast_block("scalar", "last"), INT_AND_FLOAT, BCAST_BLOCK_COMBOS),
+    ("broadcast", "block_tuple_mixed", _bcast_block_tuple, INT_AND_FLOAT, BCAST_BLOCK_COMBOS),
+    ("broadcast", "block_temp_storage", _bcast_block_storage, INT_AND_FLOAT, BCAST_BLOCK_COMBOS[1:4]),
+    ("broadcast", "warp_scalar_first", _bcast_warp("scalar", "first"), INT_AND_FLOAT, BCAST_WARP_COMBOS),
+    ("broadcast", "warp_last_runtime", _bcast_warp("payload", "last", runtime=True), INT_AND_FLOAT,
+     BCAST_WARP_COMBOS),
+    ("broadcast", "warp_dtypes", _bcast_warp("payload", "last"), TEN_DTYPES, (((64, 1, 1), 2),)),
+    ("broadcast", "warp_tuple_scalars", _bcast_warp("scalars", "last"), INT_AND_FLOAT, BCAST_WARP_COMBOS),
+    ("broadcast", "lw_pow2_last", _bcast_lw_pow2_last, INT_AND_FLOAT, BCAST_WARP_COMBOS),
+    ("broadcast", "lw_pow2_first_runtime", _bcast_lw_pow2_first, INT_AND_FLOAT, BCAST_WARP_COMBOS),
+    ("broadcast", "lw_odd_last", _bcast_lw_odd_last, (np.int32, np.float32, np.float64), BCAST_WARP_COMBOS),
+    ("broadcast", "lw_odd_runtime", _bcast_lw_odd_runtime, INT_AND_FLOAT, BCAST_WARP_COMBOS),
+    ("broadcast", "lw_tuple_payloads", _bcast_lw_tuple, INT_AND_FLOAT, BCAST_WARP_COMBOS),
     ("multi_operand", "block_inclusive_scan", _multi("block_inclusive"), INT_AND_FLOAT, COMBOS_3D),
     ("multi_operand", "block_exclusive_scan", _multi("block_exclusive"), INT_AND_FLOAT, COMBOS_3D),
     ("multi_operand", "block_reverse_scan", _multi("block_reverse"), INT_AND_FLOAT, COMBOS_3D),

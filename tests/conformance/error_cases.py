@@ -638,6 +638,98 @@ def argmax_positional_option(bid, src, dst):
     coop.store(block, dst, items)
 
 
+# ---- broadcast (SPEC 8.19)
+def broadcast_thread_group(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    items[0] = coop.broadcast(coop.this_thread(), items[0])  # HERE
+    coop.store(block, dst, items)
+
+
+def broadcast_warp_in_partial_warp(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.broadcast(coop.this_warp(), items, src_rank=3)  # HERE
+    coop.store(block, dst, out)
+
+
+def broadcast_src_rank_float_literal(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.broadcast(block, items, src_rank=1.5)  # HERE
+    coop.store(block, dst, out)
+
+
+def broadcast_src_rank_float_value(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.float32)
+    coop.load(block, src, items)
+    out = coop.broadcast(block, items, src_rank=items[0])  # HERE
+    coop.store(block, dst, out)
+
+
+def broadcast_src_rank_past_the_block(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.broadcast(block, items, src_rank=THREADS)  # HERE
+    coop.store(block, dst, out)
+
+
+def broadcast_src_rank_negative(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    items[0] = coop.broadcast(coop.this_warp(), items[0], src_rank=-1)  # HERE
+    coop.store(block, dst, items)
+
+
+def broadcast_src_rank_past_the_logical_warp(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.broadcast(coop.this_warp().group_by(8), items, src_rank=8)  # HERE
+    coop.store(block, dst, out)
+
+
+def broadcast_complex_payload(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    pairs = coop.ThreadData(K, np.complex64)
+    coop.load(block, src, items)
+    coop.broadcast(block, pairs)  # HERE
+    coop.store(block, dst, items)
+
+
+def broadcast_nine_values(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    x = items[0]
+    coop.broadcast(block, (x, x, x, x, x, x, x, x, x))  # HERE
+    coop.store(block, dst, items)
+
+
+def broadcast_warp_temp_storage(bid, src, dst):
+    block = coop.this_block()
+    storage = coop.TempStorage()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.broadcast(coop.this_warp(), items, temp_storage=storage)  # HERE
+    coop.store(block, dst, out)
+
+
+def broadcast_positional_src_rank(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.broadcast(block, items, 3)  # HERE
+    coop.store(block, dst, out)
+
+
 # ---- several operands (SPEC 8.18)
 def add_pairs(a, b):
     return (a[0] + b[0], a[1] + b[1])
@@ -898,6 +990,34 @@ ERRORS = [
               "cuda.coop.argmin static valid_items must be between 1 and 512; got 1000"),
     ErrorCase("argmax-positional", argmax_positional_option, coop.CoopTypeError,
               "cuda.coop.argmax takes 2 positional operands; pass options by keyword"),
+    ErrorCase("broadcast-g3-thread", broadcast_thread_group, coop.CoopUnsupportedError,
+              "cuda.coop.broadcast does not support group kind 'thread'; supported group kinds: block, warp, "
+              "threads_within_warp"),
+    ErrorCase("broadcast-g5-partial-warp", broadcast_warp_in_partial_warp, coop.CoopValueError,
+              "cuda.coop.broadcast on warp groups requires a block made of complete warps; block has 48 threads",
+              block=(48, 1, 1)),
+    ErrorCase("broadcast-c6-float-literal", broadcast_src_rank_float_literal, coop.CoopTypeError,
+              "cuda.coop.broadcast src_rank must be a signed integer of at most 64 bits or an unsigned integer of at "
+              "most 32 bits; got float"),
+    ErrorCase("broadcast-c6-float-value", broadcast_src_rank_float_value, coop.CoopTypeError,
+              "cuda.coop.broadcast src_rank must be a signed integer of at most 64 bits or an unsigned integer of at "
+              "most 32 bits; got float32", src_dtype=np.float32, dst_dtype=np.float32),
+    ErrorCase("broadcast-c7-past-the-block", broadcast_src_rank_past_the_block, coop.CoopValueError,
+              "cuda.coop.broadcast static src_rank must be between 0 and 127; got 128"),
+    ErrorCase("broadcast-c7-negative", broadcast_src_rank_negative, coop.CoopValueError,
+              "cuda.coop.broadcast static src_rank must be between 0 and 31; got -1"),
+    ErrorCase("broadcast-c7-logical-warp", broadcast_src_rank_past_the_logical_warp, coop.CoopValueError,
+              "cuda.coop.broadcast static src_rank must be between 0 and 7; got 8"),
+    ErrorCase("broadcast-p2-complex", broadcast_complex_payload, coop.CoopTypeError,
+              "cuda.coop.broadcast does not support value dtype complex64; supported: int8, int16, int32, int64, "
+              "uint8, uint16, uint32, uint64, float32, float64"),
+    ErrorCase("broadcast-p18-nine-values", broadcast_nine_values, coop.CoopTypeError,
+              "cuda.coop.broadcast value must be a tuple of 1 to 8 payloads or scalars; got a tuple of 9"),
+    ErrorCase("broadcast-s2-warp-temp-storage", broadcast_warp_temp_storage, coop.CoopValueError,
+              "cuda.coop.broadcast does not accept temp_storage for warp groups; their scratch is always "
+              "compiler-owned"),
+    ErrorCase("broadcast-c5-positional", broadcast_positional_src_rank, coop.CoopTypeError,
+              "cuda.coop.broadcast takes 2 positional operands; pass options by keyword"),
     ErrorCase("tuple-extents", tuple_of_other_extents, coop.CoopValueError,
               "cuda.coop.inclusive_scan value tuple payloads must have the same items_per_thread; got 4, 2"),
     ErrorCase("tuple-operator-arity", tuple_operator_of_another_arity, coop.CoopTypeError,

@@ -73,6 +73,10 @@ def launcher_of(case: Case):
         sys.modules[module_name] = module
         spec.loader.exec_module(module)
         module.BODY = case.body
+        if getattr(case.body, "staged", False):  # an ``if`` on a run-time value (cases.staged): CuTe's jit stages it
+            import cutlass.cute as cute
+
+            module.BODY = cute.jit(case.body)
         _launchers[case.id] = module.launch
     return _launchers[case.id]
 
