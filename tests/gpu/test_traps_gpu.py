@@ -231,3 +231,54 @@ RUN_LENGTH_CHILD = textwrap.dedent("""
 def test_malformed_run_length_streams_and_destinations_trap(case):
     """SPEC 8.15 / 10.2: stream rules, a negative offset and a short destination trap."""
     assert_traps(RUN_LENGTH_CHILD, case)
+
+
+BROADCAST_CHILD = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (the alias keeps `cuda` numba-cuda-mlir's)
+    from cuda import coop
+    from numba_cuda_mlir import cuda
+
+    width = int(sys.argv[1])  # 0: the block, 32: a warp, else logical warps (exhaustive=False)
+
+    @cuda.jit
+    def block_kernel(src, dst, rank):
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items)
+        coop.store(coop.this_block(), dst, coop.broadcast(coop.this_block(), items, src_rank=rank))
+
+    @cuda.jit
+    def warp_kernel(src, dst, rank):
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items)
+        coop.store(coop.this_block(), dst, coop.broadcast(coop.this_warp(), items, src_rank=rank))
+
+    @cuda.jit
+    def lanes_kernel(src, dst, rank):
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items)
+        lanes = coop.this_warp().group_by(width, exhaustive=False)
+        if lanes.is_member():
+            moved = coop.broadcast(lanes, items, src_rank=rank)
+            for i in range(4):
+                items[i] = moved[i]
+        coop.store(coop.this_block(), dst, items)
+
+    kernel = {0: block_kernel, 32: warp_kernel}.get(width, lanes_kernel)
+    src = np.arange(512, dtype=np.int32) + 1
+    dst = np.zeros_like(src)
+    kernel[1, 128](src, dst, np.int32(0))   # in range: runs
+    cuda.synchronize()
+    assert (dst != 0).all()
+    print("IN_RANGE_OK", flush=True)
+    kernel[1, 128](src, dst, np.int32(int(sys.argv[2])))
+    cuda.synchronize()
+    print("NO_TRAP", flush=True)
+""")
+
+
+@pytest.mark.parametrize("case", [(0, 128), (0, -1), (32, 32), (12, 12), (12, -3)])
+def test_out_of_range_broadcast_src_rank_traps(case):
+    """SPEC 8.19: a runtime src_rank outside 0 ... G-1 traps (the block, a warp, a logical warp of 12 lanes)."""
+    assert_traps(BROADCAST_CHILD, *case)
