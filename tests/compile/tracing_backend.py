@@ -21,6 +21,7 @@ import numpy as np
 from cuda import coop
 from cuda.coop._backend_context import BackendContext, MarkerCall, active
 from cuda.coop._calls import FAMILIES
+from cuda.coop._cub.provider import Abi
 from cuda.coop._calls.build import (
     PlannedCall,
     compile_calls,
@@ -131,7 +132,7 @@ class Tracer:
         family.plan(self, call)
         if isinstance(call.result, PayloadPair):  # (keys, values); a broadcast's scalars at their places
             payloads = iter(call.result.items)
-            outs = iter(RuntimeValue(p.dtype) for p in self.planned[-1].site.params if p.abi == "out")
+            outs = iter(RuntimeValue(p.dtype) for p in self.planned[-1].site.params if p.abi is Abi.OUT)
             size = len(call.result.items) + len(call.result.scalars)
             return tuple(next(outs) if place in call.result.scalars else next(payloads) for place in range(size))
         if call.result is None and self.planned[-1].site.result_dtype is not None:

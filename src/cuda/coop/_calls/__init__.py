@@ -13,8 +13,8 @@ from types import ModuleType
 from typing import Any, Protocol
 
 from .._markers.records import records
-from . import (adjacent, argreduce, exchange_shuffle, histogram, load_store, reduce, reduce_batched, run_length, scan,
-               sort)
+from . import (adjacent, argreduce, broadcast, exchange_shuffle, histogram, load_store, reduce, reduce_batched,
+               run_length, scan, sort)
 from .context import C, P, CallContext
 
 
@@ -48,7 +48,8 @@ class Family:
 
 #: every family of the call layer, by the name operation records give it (``Operation.family``)
 FAMILY_MODULES: dict[str, Family] = {family.name: family for family in map(Family.of, (
-    adjacent, argreduce, exchange_shuffle, histogram, load_store, reduce, reduce_batched, run_length, scan, sort))}
+    adjacent, argreduce, broadcast, exchange_shuffle, histogram, load_store, reduce, reduce_batched, run_length, scan,
+    sort))}
 
 
 def _families() -> dict[str, Family]:

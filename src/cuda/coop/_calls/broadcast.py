@@ -12,12 +12,12 @@ from typing import Any
 from .._cub.families import broadcast as cub_broadcast
 from .._semantics.broadcast import BroadcastOptions, plan_broadcast
 from .._semantics.tuples import MAX_OPERANDS
-from .context import Call, CallContext
+from .context import C, P, CallContext
 from .shape import call_shape
 from .site import OperandType, Operands, SiteCall, emit, require_runtime_int, require_scalar, same_shape_result
 
 
-def result_payload(ctx: CallContext, call: Call) -> Any:
+def result_payload(ctx: CallContext[C, P], call: C) -> Any:
     """A fresh payload of the value's shape; for a tuple holding payloads, a fresh payload per payload member and a
     None where a scalar member comes back as a scalar. A tuple of scalars only returns a tuple of scalars."""
     value = call.args.get("value")
@@ -30,7 +30,7 @@ def result_payload(ctx: CallContext, call: Call) -> Any:
     return ctx.new_result_payloads(call, likes, tuple(f"value{j}" for j in range(len(likes))))
 
 
-def plan(ctx: CallContext, call: Call) -> None:
+def plan(ctx: CallContext[C, P], call: C) -> None:
     name, args = call.name, call.args
     shape = call_shape(ctx, call, controls=("src_rank",), through=("broadcast",))
     spec = plan_broadcast(shape, BroadcastOptions())

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -328,7 +328,7 @@ class KernelTracer:
             slot.follows = like
         return slot
 
-    def new_result_payloads(self, call: Call, likes: list[Slot | None],
+    def new_result_payloads(self, call: Call, likes: Sequence[Slot | None],
                             names: tuple[str, ...] = ("keys", "values")) -> PayloadPair:
         items, scalars = [], []
         for place, like in enumerate(likes):

@@ -59,6 +59,7 @@ class PlanState:
     sites: list[PlannedSite]
     result_operands: set[int]
     op_calls: list[OpCall]
+    constructor_stmts: dict[int, Any]  # id(statement) -> what it made (a payload, a group, a result tuple ...)
 
     if TYPE_CHECKING:  # defined by KernelPlan or by another mixin
         def as_context(self) -> CallContext[OpCall, PayloadVal]: ...

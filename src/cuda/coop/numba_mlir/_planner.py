@@ -9,7 +9,7 @@ Runs after inlining and before typing, once per kernel specialisation:
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -431,7 +431,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
             raise CoopTypeError(f"{call.name} requires fixed-size ThreadData payloads of known dtype")
         return value
 
-    def new_result_payloads(self, call: OpCall, likes: list[PayloadVal | None],
+    def new_result_payloads(self, call: OpCall, likes: Sequence[PayloadVal | None],
                             names: tuple[str, ...] = ("keys", "values")) -> PayloadTuple:
         """Fresh payloads an operation returns as a tuple, each shaped like one input; each gets its own local
         array variable, and the call's target becomes the tuple of those arrays (with the call's scalar results at

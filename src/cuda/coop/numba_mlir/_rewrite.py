@@ -171,8 +171,8 @@ class KernelRewrite(PlanState):
         fills them and returns its scalar results as a tuple), then ``target``: the tuple in the call's order."""
         ir = nb.ir
         out: list[Any] = []
-        for payload in made.items:
-            out += self._local_array(block, loc, payload.array, payload)
+        for item in made.items:
+            out += self._local_array(block, loc, item.array, item)
         scalars = ir.Var(block.scope, block.scope.redefine("$cuda_coop_scalars", loc).name, loc)
         out.append(ir.Assign(call, scalars, loc))
         members = []

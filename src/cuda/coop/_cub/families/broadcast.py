@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..._semantics.broadcast import BroadcastSpec
 from ..._semantics.common import BLOCK, c_type
-from ..provider import SCRATCH_PARAMS, CParam, Provider, c_signature, reuse_barrier
+from ..provider import SCRATCH_PARAMS, Abi, CParam, Provider, c_signature, reuse_barrier
 
 
 def _members(spec: BroadcastSpec) -> tuple[list[CParam], list[str], list[str], list[tuple[str, int]]]:
@@ -23,14 +23,14 @@ def _members(spec: BroadcastSpec) -> tuple[list[CParam], list[str], list[str], l
         t = c_type(dtype)
         suffix = str(j) if spec.tupled else ""
         if k:
-            inputs.append(CParam("ptr", f"{t}*", f"items{suffix}", dtype))
-            outputs.append(CParam("ptr", f"{t}*", f"output{suffix}", dtype))
+            inputs.append(CParam(Abi.PTR, f"{t}*", f"items{suffix}", dtype))
+            outputs.append(CParam(Abi.PTR, f"{t}*", f"output{suffix}", dtype))
             sources.append(f"items{suffix}")
             results.append(f"output{suffix}")
         else:
-            inputs.append(CParam("value", t, f"value{suffix}", dtype))
+            inputs.append(CParam(Abi.VALUE, t, f"value{suffix}", dtype))
             if not single_scalar:
-                outputs.append(CParam("out", f"{t}*", f"result{suffix}", dtype))
+                outputs.append(CParam(Abi.OUT, f"{t}*", f"result{suffix}", dtype))
             sources.append(f"&value{suffix}")
             results.append("&result" if single_scalar else f"result{suffix}")
         slots.append((t, max(k, 1)))
@@ -40,7 +40,7 @@ def _members(spec: BroadcastSpec) -> tuple[list[CParam], list[str], list[str], l
 def emit(spec: BroadcastSpec) -> Provider:
     bx, by, bz = spec.block
     params, sources, results, slots = _members(spec)
-    params += [CParam("i64", "long long", "src_rank"), *SCRATCH_PARAMS]
+    params += [CParam(Abi.I64, "long long", "src_rank"), *SCRATCH_PARAMS]
     single_scalar = not spec.tupled and not spec.extents[0]
     ret = c_type(spec.dtypes[0]) if single_scalar else "void"
     # trap before the value is used (docs: errors, "Device traps"); a constant in range folds away
