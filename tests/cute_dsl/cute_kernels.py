@@ -884,3 +884,27 @@ def wide_offsets_kernel(values: cute.Tensor, lengths: cute.Tensor, dst: cute.Ten
 def wide_offsets_launch(values: cute.Tensor, lengths: cute.Tensor, dst: cute.Tensor, totals: cute.Tensor,
                         offset_dtype: cutlass.Constexpr):
     wide_offsets_kernel(values, lengths, dst, totals, offset_dtype).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def scratch_sizes_kernel(src: cute.Tensor, dst: cute.Tensor):
+    """Calls whose scratch sizes the bitcode route reads from clang's output: a block scan, a block radix sort, a
+    histogram, and a merge sort and an exchange of each warp (one scratch slice per warp)."""
+    tile = THREADS * K
+    block = coop.this_block()
+    warp = coop.this_warp()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    coop.store(block, dst, coop.exclusive_sum(block, items), offset=0 * tile)
+    coop.store(block, dst, coop.radix_sort_keys(block, items), offset=1 * tile)
+    samples = coop.ThreadData(K, np.int32)
+    for i in cutlass.range_constexpr(K):
+        samples[i] = items[i] & 127
+    coop.store(block, dst, coop.histogram(block, samples, bins=128), offset=2 * tile)
+    coop.store(block, dst, coop.merge_sort_keys(warp, items), offset=3 * tile)
+    coop.store(block, dst, coop.exchange(warp, items, mode="blocked_to_striped"), offset=4 * tile)
+
+
+@cute.jit
+def scratch_sizes_launch(src: cute.Tensor, dst: cute.Tensor):
+    scratch_sizes_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))

@@ -18,7 +18,7 @@ from cutlass.cute.runtime import make_fake_tensor  # noqa: E402
 
 import cuda.coop.cutlass as cute_coop  # noqa: E402
 from cuda import coop  # noqa: E402
-from cuda.coop._cub import bitcode, nvrtc, program, toolchain  # noqa: E402
+from cuda.coop._cub import bitcode, bitstream, cache, nvrtc, program, toolchain  # noqa: E402
 from cuda.coop.cutlass import _dsl, _patches, _route  # noqa: E402
 from cuda.coop.cutlass._native_stderr import native_stderr_without  # noqa: E402
 
@@ -101,21 +101,138 @@ def test_every_benchmark_kernel_is_inlined():
         assert resources["calls"] == 0 and resources["local_bytes"] == 0, (row.name, resources)
 
 
-def test_scratch_sizes_of_clang_and_nvrtc_agree():
-    """NVRTC's sizes are the ones used (docs: cutlass, "How it works"); clang's, read from its IR, are the same."""
-    _needs_bitcode_route()
-    kernel = cute_coop.compile_kernel(ck.everything_launch, *ck.everything_arguments(_tensor))
-    source = kernel.cpp_source
+@pytest.fixture
+def cold_cache(tmp_path, monkeypatch):
+    """An empty cuda.coop cache (clang, NVRTC and their entries start from nothing), forgotten again after."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("CUDA_COOP_DISABLE_CACHE", raising=False)
+    monkeypatch.setattr(cache, "_writes_failed", False)
+    cache.forget_memo()
+    yield monkeypatch
+    cache.forget_memo()
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """Counts of what a build runs: NVRTC programs (every one, a precompiled header's too), clang compiles, and the
+    bitcode route's builds (each trace-finalize of a kernel on that route makes one)."""
+    counts = {"nvrtc": 0, "clang": 0, "bitcode builds": 0}
+
+    def counting(module, name, key):
+        real = getattr(module, name)
+
+        def spy(*args, **kwargs):
+            counts[key] += 1
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, spy)
+
+    counting(program, "run_program", "nvrtc")
+    counting(bitcode, "compile_source", "clang")
+    counting(bitcode, "build", "bitcode builds")
+    return counts
+
+
+def _symbols(source):
+    return frozenset(re.findall(r"(\w+)_scratch_size\[2\]", source))
+
+
+def _nvrtc_scratch_sizes(source):
     tools = toolchain.toolchain()
     text, _ = nvrtc.compile_text(source)
     built = program.run_program(text, nvrtc._options("sm_90", tools.include_paths()), {})
     assert built.status == 0, built.log
-    nvrtc_sizes = nvrtc._scratch_sizes(built.ltoir, "sm_90")
-    ir = bitcode.compile_source(_route.clang_lookup().clang, source, "sm_90a", textual=True).decode()
-    clang_sizes = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in re.finditer(
-        r"@(\w+)_scratch_size = .*\[2 x i64\] \[i64 (\d+), i64 (\d+)\]", ir)}
-    assert len(nvrtc_sizes) >= 6
-    assert clang_sizes == nvrtc_sizes
+    return nvrtc._scratch_sizes(built.ltoir, "sm_90")
+
+
+@pytest.mark.parametrize("digest", ["known", "cold"])
+def test_a_cold_bitcode_build_runs_no_nvrtc_program(cold_cache, counted, digest):
+    """A cold build on the bitcode route compiles its C++ once, with clang, and reads the scratch sizes from the
+    bitcode; a warm one (a new process: nothing in memory) runs no compiler at all. ``cold``: the first build of a
+    process whose cache has no header digest, where clang runs while the digest is made."""
+    _needs_bitcode_route()
+    if digest == "cold":
+        cold_cache.setattr(bitcode, "digest_is_cold", lambda include: True)
+    runs, links = nvrtc.stats["nvrtc_runs"], nvrtc.stats["link_seconds"]
+    tile = ck.THREADS * ck.K
+    kernel = cute_coop.compile_kernel(ck.scratch_sizes_launch, _tensor(tile * 3), _tensor(tile * 5))
+    assert counted == {"nvrtc": 0, "clang": 1, "bitcode builds": 1}
+    assert nvrtc.stats["nvrtc_runs"] == runs and nvrtc.stats["link_seconds"] == links  # nor nvJitLink's sizes
+    sass, functions = _kernel_sass(kernel)
+    assert len(functions) == 1 and "CALL" not in sass
+    sizes = _nvrtc_scratch_sizes(kernel.cpp_source)
+    assert len(sizes) == 5 and kernel.shared_memory_bytes >= max(size for size, _ in sizes.values())
+    cold_cache.setattr(bitcode, "digest_is_cold", lambda include: False)  # a later process finds the digest
+    cache.forget_memo()
+    counted.update({"nvrtc": 0, "clang": 0, "bitcode builds": 0})
+    warm = cute_coop.compile_kernel(ck.scratch_sizes_launch, _tensor(tile * 6), _tensor(tile * 5))
+    assert counted == {"nvrtc": 0, "clang": 0, "bitcode builds": 1}
+    assert warm.shared_memory_bytes == kernel.shared_memory_bytes and "CALL" not in warm.sass()
+
+
+def test_scratch_sizes_read_from_the_bitcode_are_nvrtcs(cold_cache):
+    """The bitcode route's scratch sizes, read from clang's bitcode and from the cache entry that keeps them, are
+    the ones NVRTC reports for the same C++: a block scan, radix sort and histogram, each warp's merge sort and
+    exchange, and the families of the every-family kernel."""
+    _needs_bitcode_route()
+    clang = _route.clang_lookup().clang
+    tile = ck.THREADS * ck.K
+    sources = [cute_coop.compile_kernel(ck.scratch_sizes_launch, _tensor(), _tensor(tile * 5)).cpp_source,
+               cute_coop.compile_kernel(ck.everything_launch, *ck.everything_arguments(_tensor)).cpp_source]
+    families = set()
+    for source in sources:
+        symbols = _symbols(source)
+        families |= {re.match(r"cuda_coop_(\w+)_[0-9a-f]{16}$", s).group(1) for s in symbols}
+        expected = _nvrtc_scratch_sizes(source)
+        assert set(expected) == symbols
+        fresh = bitcode.scratch_sizes(bitcode.compile_source(clang, source, "sm_90a"), symbols)
+        assert fresh == expected
+        cache.forget_memo()  # the entry the kernel's build stored, as another process reads it
+        assert bitcode.build(clang, source, "sm_90a", symbols, backend="test").scratch == expected
+    assert {"scan", "radix_sort", "histogram", "merge_sort", "exchange"} <= families and len(families) >= 12
+
+
+def test_sizes_the_bitcode_does_not_show_are_asked_of_nvrtc(cold_cache, counted):
+    """Should the bitcode's tables ever not be read, NVRTC gives the sizes (as before it was read): the calls are
+    still inlined, with the same shared memory."""
+    _needs_bitcode_route()
+    tile = ck.THREADS * ck.K
+    reference = cute_coop.compile_kernel(ck.scratch_sizes_launch, _tensor(tile * 7), _tensor(tile * 5))
+    assert counted["nvrtc"] == 0
+
+    def unreadable(data):
+        raise ValueError("a made-up reading failure")
+
+    cold_cache.setattr(bitstream, "integer_arrays", unreadable)
+    cold_cache.setattr(bitcode, "bitcode_key", lambda *args: uuid.uuid4().hex)  # clang compiles it again
+    runs = nvrtc.stats["nvrtc_runs"]
+    kernel = cute_coop.compile_kernel(ck.scratch_sizes_launch, _tensor(tile * 8), _tensor(tile * 5))
+    assert nvrtc.stats["nvrtc_runs"] == runs + 1  # the program the build waited for (a header's PCH may follow)
+    assert counted["clang"] == 2 and counted["bitcode builds"] == 2
+    assert "CALL" not in kernel.sass() and kernel.shared_memory_bytes == reference.shared_memory_bytes
+
+
+def test_the_bitcode_reader_refuses_what_it_cannot_read():
+    """Cut short anywhere, the bitcode is refused (ValueError) or shows fewer tables, never other values; what is
+    not bitcode is refused."""
+    _needs_bitcode_route()
+    kernel_source = cute_coop.compile_kernel(ck.scan_launch, _tensor(), _tensor()).cpp_source
+    data = bitcode.compile_source(_route.clang_lookup().clang, kernel_source, "sm_90a")
+    whole = bitstream.integer_arrays(data)
+    symbols = _symbols(kernel_source)
+    assert {f"{s}_scratch_size" for s in symbols} == whole.keys() and len(symbols) == 1
+    for cut in [*range(0, 64), *range(64, len(data), 7)]:
+        try:
+            part = bitstream.integer_arrays(data[:cut])
+        except ValueError:
+            continue
+        assert part.items() <= whole.items()
+    for junk in (b"", b"BC", b"not bitcode at all", b"BC\xc0\xde" + bytes(range(256)) * 4):
+        with pytest.raises(ValueError):
+            bitstream.integer_arrays(junk)
+    assert bitcode.scratch_sizes(b"junk", symbols) is None
+    assert bitcode.scratch_sizes(data, symbols | {"cuda_coop_missing"}) is None
+    assert bitcode.scratch_sizes(data, frozenset()) == {}
 
 
 def test_entry_points_are_always_inline():
@@ -254,6 +371,27 @@ def test_when_clang_fails_on_a_kernel_it_is_linked_instead(fresh_route):
                                          r"\(error: a made-up failure\)\)"):
         kernel = cute_coop.compile_kernel(ck.scan_launch, _tensor(), _tensor())
     _assert_one_call_per_cooperative_call(kernel)
+
+
+def test_a_cpp_error_is_reported_in_nvrtcs_words(fresh_route, cold_cache, counted):
+    """When clang fails on the C++ (here a static_assert the unit is given), NVRTC compiles it to say why: the first
+    line names the kernel's call and the constraint in words, with no C++ and no link-route warning."""
+    _needs_bitcode_route()
+    from cuda.coop.cutlass import _link
+
+    def with_constraint(providers, *args):
+        return _link_unit(providers, *args) + 'static_assert(sizeof(int) == 3, "a made-up constraint");\n'
+
+    _link_unit = _link.translation_unit
+    fresh_route.setattr(_link, "translation_unit", with_constraint)
+    fresh_route.setattr(nvrtc, "translation_unit", with_constraint)
+    with pytest.raises(coop.CoopBuildError) as caught:
+        cute_coop.compile_kernel(ck.scan_launch, _tensor(ck.THREADS * ck.K * 9), _tensor())
+    first = str(caught.value).splitlines()[0]
+    assert re.match(r"\S*cute_kernels\.py:\d+: cuda\.coop could not build kernel scan_kernel for sm_90: ", first)
+    assert "static_assert): a made-up constraint" in first
+    assert counted["clang"] == 1 and counted["nvrtc"] >= 1
+    assert not _route._warned
 
 
 def test_a_clang_newer_than_the_dsls_llvm_is_refused(fresh_route):

@@ -5,7 +5,9 @@ After a backend has planned a kernel's calls (one ``PlannedCall`` each), four st
 1. ``drop_unneeded_reuse_barriers``: a call with compiler-owned scratch keeps its trailing reuse barrier only when a
    scratch-using call may execute after it (docs: concepts, "Scratch memory and barriers"); the backend answers that
    from its control flow.
-2. ``compile_calls``: one NVRTC program for all the providers, whose scratch sizes become the calls' needs.
+2. ``compile_calls``: one NVRTC program for all the providers, whose scratch sizes become the calls' needs (a
+   backend that compiles the same translation unit otherwise, with the sizes from that compile, hands them to
+   ``use_scratch_sizes`` instead).
 3. ``place_scratch``: the layout of every scratch need, explicit descriptors and the backend's own shared
    allocations (its memory namespace) in one backing; each call learns its offset and stride.
 4. The backend links the program and passes the backing and offsets to its calls.
@@ -16,7 +18,7 @@ its trace.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence, TypeVar
+from typing import Callable, Mapping, Sequence, TypeVar
 
 from .._cub import nvrtc
 from .._cub.provider import Provider
@@ -66,11 +68,22 @@ def compile_calls(calls: Sequence[PlannedCall], kernel: str, cc: int, backend: s
     if not calls:
         return None
     built = nvrtc.build([call.provider for call in calls], f"sm_{cc}", f"kernel {kernel}", backend=backend)
+    use_scratch_sizes(calls, built.scratch)
+    return built
+
+
+def scratch_symbols(calls: Sequence[PlannedCall]) -> frozenset[str]:
+    """The providers whose scratch size the calls need (``use_scratch_sizes`` wants one for each)."""
+    return frozenset(call.provider.symbol for call in calls if call.scratch is not None)
+
+
+def use_scratch_sizes(calls: Sequence[PlannedCall], sizes: Mapping[str, tuple[int, int]]) -> None:
+    """Each scratch request gets the (size, alignment) of its provider's scratch type in ``sizes`` (by symbol),
+    as the translation unit of the calls reports them."""
     for call in calls:
         if call.scratch is not None:
-            size, alignment = built.scratch[call.provider.symbol]
+            size, alignment = sizes[call.provider.symbol]
             call.scratch.need = ScratchNeed(max(size, 1), alignment)
-    return built
 
 
 def place_scratch(calls: Sequence[PlannedCall], kernel: str, cc: int, *, other_uses: Sequence[ScratchUse] = (),

@@ -3,9 +3,9 @@ bitcode into its own LLVM module and inlines it (docs: cutlass, "How it works").
 
 CCCL is shown NVRTC's freestanding configuration, and ``clang_shim/cuda_coop_clang.h`` gives it, on clang's NVPTX
 builtins, what NVRTC would have built in (keywords, built-in variables, intrinsics). Nothing of a CUDA toolkit is
-read but the CCCL headers and the CUDA runtime's vector and driver types. NVRTC stays the one source of scratch
-sizes and of build errors in words: the same translation unit is always compiled by NVRTC too (``start_build`` runs
-clang beside it).
+read but the CCCL headers and the CUDA runtime's vector and driver types. One clang compile gives both the bitcode
+and every call's scratch size and alignment: the TU's ``<symbol>_scratch_size`` tables, read from the bitcode
+(``bitstream``) and cached with it. NVRTC runs only where clang could not serve (its errors are the ones in words).
 
 Every entry point is made ``always_inline`` here (a pragma around the generated code), so that inlining does not
 depend on the kernel compiler's heuristics. The result is cached by content like the LTO-IR, and handed to the
@@ -20,14 +20,14 @@ import re
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .._errors import CoopBuildError
 from .._version import __version__
-from . import cache
+from . import bitstream, cache
+from .nvrtc import dump_source
 from .toolchain import digest_is_cold, include_paths_of, locate, toolchain
 
 ZIGLANG_REQUIREMENT = "ziglang>=0.17,<0.18"
@@ -171,19 +171,49 @@ def bitcode_key(clang: Clang, source: str, arch: str) -> str:
                                             "code")})
 
 
-def start_build(clang: Clang, source: str, arch: str) -> Callable[[], Path]:
-    """Begin the bitcode of ``source`` for ``arch``; the returned function waits for it and gives it as a file the
-    kernel compiler reads (through the cache; named by its content, so a kernel compiler's own cache key follows
-    the C++). Raises CoopBuildError when clang failed.
+@dataclass(frozen=True)
+class Bitcode:
+    """A TU's bitcode as a file the kernel compiler reads, and the (size, alignment) of each scratch type the build
+    asked for, read from the same bitcode (None when it could not be read: NVRTC is then asked)."""
+
+    path: Path
+    scratch: dict[str, tuple[int, int]] | None
+
+
+def scratch_sizes(bitcode: bytes, symbols: frozenset[str]) -> dict[str, tuple[int, int]] | None:
+    """The (size, alignment) of the scratch type of each provider in ``symbols``: the TU's
+    ``<symbol>_scratch_size`` tables (``provider.translation_unit``), as clang initialised them. None when the
+    bitcode does not show every one of them."""
+    if not symbols:
+        return {}
+    try:
+        arrays = bitstream.integer_arrays(bitcode)
+    except ValueError:
+        return None
+    sizes: dict[str, tuple[int, int]] = {}
+    for symbol in symbols:
+        table = arrays.get(f"{symbol}_scratch_size")
+        if table is None or len(table) != 2 or table[1] <= 0 or table[1] & (table[1] - 1):
+            return None
+        sizes[symbol] = (table[0], table[1])
+    return sizes
+
+
+def build(clang: Clang, source: str, arch: str, symbols: frozenset[str], *, backend: str) -> Bitcode:
+    """The bitcode of ``source`` for ``arch`` as a file the kernel compiler reads (through the cache; named by its
+    content, so a kernel compiler's own cache key follows the C++), with the scratch sizes of the providers in
+    ``symbols``, cached with it: a warm build runs no compiler. Raises CoopBuildError when clang failed.
+    ``backend``: the tag of the backend whose kernel links it (in the name of the source's dump, as NVRTC's).
 
     When the toolchain is known (its header digest is), the cache is asked first; otherwise (a cold build) clang
-    starts at once in a thread, so that it runs while NVRTC compiles the same TU, and the cache is asked once NVRTC
-    has resolved the toolchain."""
+    starts at once in a thread, and the cache is asked once the header digest (the key's) is made beside it."""
+    dump_source(source, backend)
     if not digest_is_cold(Path(include_paths()[0])):
-        hit = cache.load(bitcode_key(clang, source, arch))
+        entry = bitcode_key(clang, source, arch)
+        hit = cache.load(entry)
         if hit is not None:
-            path = cache.payload_file(hit[0], ".bc")
-            return lambda: path
+            return _from_cache(hit, symbols)
+        return _store(entry, compile_source(clang, source, arch), symbols)
     outcome: dict[str, Any] = {}
 
     def run() -> None:
@@ -194,16 +224,27 @@ def start_build(clang: Clang, source: str, arch: str) -> Callable[[], Path]:
 
     worker = threading.Thread(target=run, name="cuda-coop-clang", daemon=True)
     worker.start()
+    entry = bitcode_key(clang, source, arch)
+    hit = cache.load(entry)
+    if hit is not None:  # another process built it meanwhile
+        return _from_cache(hit, symbols)
+    worker.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return _store(entry, outcome["bitcode"], symbols)
 
-    def finish() -> Path:
-        entry = bitcode_key(clang, source, arch)
-        hit = cache.load(entry)
-        if hit is None:
-            worker.join()
-            if "error" in outcome:
-                raise outcome["error"]
-            cache.store(entry, outcome["bitcode"], {"scratch": {}, "kind": "bitcode"})
-            hit = (outcome["bitcode"], {})
-        return cache.payload_file(hit[0], ".bc")
 
-    return finish
+def _store(entry: str, bitcode: bytes, symbols: frozenset[str]) -> Bitcode:
+    scratch = scratch_sizes(bitcode, symbols)
+    cache.store(entry, bitcode, {"scratch": scratch or {}, "kind": "bitcode"})
+    return Bitcode(cache.payload_file(bitcode, ".bc"), scratch)
+
+
+def _from_cache(hit: tuple[bytes, cache.Meta], symbols: frozenset[str]) -> Bitcode:
+    """A cached entry's file and sizes; an entry without them (an older release's) has them read from its bytes."""
+    stored = hit[1]["scratch"]
+    if symbols <= stored.keys():
+        scratch: dict[str, tuple[int, int]] | None = {s: (stored[s][0], stored[s][1]) for s in symbols}
+    else:
+        scratch = scratch_sizes(hit[0], symbols)
+    return Bitcode(cache.payload_file(hit[0], ".bc"), scratch)

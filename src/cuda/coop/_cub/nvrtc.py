@@ -61,7 +61,7 @@ _log = logging.getLogger("cuda.coop")
 _dump_warned: set[str] = set()
 
 
-def _dump(source: str, backend: str) -> str | None:
+def dump_source(source: str, backend: str) -> str | None:
     """Write the TU to CUDA_COOP_SOURCE_DUMP_DIR as ``cuda_coop_<backend>_<hash>.cu``; an unusable directory is one
     warning, never a failed build."""
     directory = _config.source_dump_dir()
@@ -399,7 +399,7 @@ def _build(providers: list[Provider], source: str, arch: str, what: str, tools: 
         with cache.lock(entry):
             hit = cache.load(entry, wanted)
             if hit is None:
-                dump = _dump(source, backend)
+                dump = dump_source(source, backend)
                 ltoir = _nvrtc_ltoir(source, arch, tools, what, dump, early)
                 scratch = _scratch_sizes(ltoir, arch) if wanted else {}
                 missing = wanted - scratch.keys()
@@ -413,4 +413,4 @@ def _build(providers: list[Provider], source: str, arch: str, what: str, tools: 
                 return BuildResult(ltoir, source, scratch, False, dump)
     ltoir, meta = hit
     return BuildResult(ltoir, source, {k: (v[0], v[1]) for k, v in meta["scratch"].items()}, True,
-                       _dump(source, backend))
+                       dump_source(source, backend))

@@ -1,14 +1,16 @@
 """After CuTe traces a launcher: build its kernels' calls, place their scratch, and give the C++ to the kernel.
 
 The trace-finalize hook runs the shared build session (``_calls.build``) for every kernel of the module that made
-cuda.coop calls: one NVRTC program for all of them (scratch sizes, errors), the reuse barriers a later call needs,
-and the scratch layout, placed through the DSL's shared-memory allocator. Then one of two routes (docs: cutlass,
-"How it works"):
+cuda.coop calls: one translation unit for all of them, compiled once, which gives the scratch sizes; the reuse
+barriers a later call needs; and the scratch layout, placed through the DSL's shared-memory allocator. Then one of two
+routes (docs: cutlass, "How it works"):
 
-* **bitcode** (the default): the same C++ compiled by the ziglang wheel's clang to LLVM bitcode, which the DSL links
-  into the kernel's module and inlines (``_cub.bitcode``); payloads cross by pointer, which inlining removes.
-* **link** (without ziglang, or when clang fails on a kernel): the kernel is compiled as relocatable PTX and linked
-  with the program's LTO-IR through nvJitLink; each call stays a call, payloads cross by value (``_cub.by_value``).
+* **bitcode** (the default): the ziglang wheel's clang compiles the C++ to LLVM bitcode, which the DSL links into the
+  kernel's module and inlines (``_cub.bitcode``); the scratch sizes are read from that bitcode, so no NVRTC program
+  runs. Payloads cross by pointer, which inlining removes.
+* **link** (without ziglang, or when clang fails on a kernel): NVRTC compiles the C++ (scratch sizes, and the build
+  errors in words) and the kernel is compiled as relocatable PTX and linked with the program's LTO-IR through
+  nvJitLink; each call stays a call, payloads cross by value (``_cub.by_value``).
 
 Either way the module is marked with what it links, so its hash (CuTe's cache key) follows the C++.
 """
@@ -19,7 +21,13 @@ import re
 import threading
 from typing import Any
 
-from .._calls.build import compile_calls, drop_unneeded_reuse_barriers, place_scratch
+from .._calls.build import (
+    compile_calls,
+    drop_unneeded_reuse_barriers,
+    place_scratch,
+    scratch_symbols,
+    use_scratch_sizes,
+)
 from .._cub import bitcode
 from .._cub.link import link_ptx
 from .._cub.provider import translation_unit
@@ -45,35 +53,35 @@ def finish_trace(dsl: Any, module: Any, function_name: str) -> None:
         _drop_reuse_barriers(tracer)
     calls = [planned for tracer in tracers for planned in tracer.plan.planned]
     label = " and ".join(t.python_name or t.name for t in tracers)
-    clang = clang_lookup().clang
-    # clang compiles the TU while NVRTC does (NVRTC gives the scratch sizes and the errors in words)
     source = translation_unit([call.provider for call in calls], _about.ABI)
-    pending = bitcode.start_build(clang, source, _dsl.target_arch()) if clang is not None else None
-    try:
-        built = compile_calls(calls, label, tracers[0].cc, _about.BUILD_TAG)
-    except CoopError as exc:  # at the first call, as the numba-cuda-mlir backend reports it
-        raise located(exc, calls[0].where) from None
-    assert built is not None and built.source == source
+    attached, clang_failure = _bitcode(source, scratch_symbols(calls))
+    built = None
+    if attached is not None and attached.scratch is not None:
+        use_scratch_sizes(calls, attached.scratch)
+    else:  # NVRTC: the link route's LTO-IR, the scratch sizes the bitcode did not show, or clang's error in words
+        try:
+            built = compile_calls(calls, label, tracers[0].cc, _about.BUILD_TAG)
+        except CoopError as exc:  # at the first call, as the numba-cuda-mlir backend reports it
+            raise located(exc, calls[0].where) from None
+        assert built is not None and built.source == source
     for tracer in tracers:
         try:
             _place_scratch(tracer)
         except CoopError as exc:  # S6-S8: at the kernel's first call that uses scratch
             first = next((call for call in tracer.plan.planned if call.scratch is not None), tracer.plan.planned[0])
             raise located(exc, first.where) from None
-    record_source(built.source)
+    record_source(source)
     modules = {id(t.gpu_module): t.gpu_module for t in tracers}.values()
-    if pending is not None:
-        try:
-            path = pending()
-        except CoopBuildError as exc:
-            warn_link_route(f"clang could not build the calls of {label} ({str(exc).splitlines()[0]}); report it "
-                            f"with the source (CUDA_COOP_SOURCE_DUMP_DIR)")
-        else:
-            for gpu_module in modules:
-                _dsl.attach_bitcode(gpu_module, str(path))
-            return
+    if attached is not None:
+        for gpu_module in modules:
+            _dsl.attach_bitcode(gpu_module, str(attached.path))
+        return
+    if clang_failure is not None:
+        warn_link_route(f"clang could not build the calls of {label} ({clang_failure}); report it with the source "
+                        f"(CUDA_COOP_SOURCE_DUMP_DIR)")
     else:
         warn_link_route(clang_lookup().reason)
+    assert built is not None
     key = hashlib.sha256(built.ltoir).hexdigest()[:32]
     with _lock:  # the most recent programs, by content (a trace and its compile are near each other)
         _ltoirs.pop(key, None)
@@ -82,6 +90,17 @@ def finish_trace(dsl: Any, module: Any, function_name: str) -> None:
             _ltoirs.pop(next(iter(_ltoirs)))
     for gpu_module in modules:
         _dsl.mark_link(gpu_module, key)
+
+
+def _bitcode(source: str, symbols: frozenset[str]) -> tuple[bitcode.Bitcode | None, str | None]:
+    """The bitcode route's build of ``source`` (None on the link route), or the first line of clang's failure."""
+    clang = clang_lookup().clang
+    if clang is None:
+        return None, None
+    try:
+        return bitcode.build(clang, source, _dsl.target_arch(), symbols, backend=_about.BUILD_TAG), None
+    except CoopBuildError as exc:
+        return None, str(exc).splitlines()[0]
 
 
 def _drop_reuse_barriers(tracer: KernelTracer) -> None:
