@@ -140,7 +140,7 @@ def test_a_warp_provider_shuffles_each_member_and_returns_a_single_scalar():
     assert "algo.Broadcast<1>(&result, &value);" in odd.body and "return result;" in odd.body
     assert odd.scratch_type is None and "check_range(src_rank, 0, 23)" in odd.body
     mixed = emit(_plan(WARP32, dtypes=("float32", "int8", "uint64"), extents=(0, 3, 0), tupled=True))
-    assert [(p.abi, p.name, p.dtype) for p in mixed.params] == [
+    assert [(p.abi.value, p.name, p.dtype) for p in mixed.params] == [
         ("value", "value0", "float32"), ("ptr", "items1", "int8"), ("value", "value2", "uint64"),
         ("out", "result0", "float32"), ("ptr", "output1", "int8"), ("out", "result2", "uint64"),
         ("i64", "src_rank", None), ("scratch", "scratch", None), ("stride", "stride", None)]
