@@ -165,7 +165,7 @@ def test_qualified_options_in_common_calls_are_c3():
 
     expect_compile_error(kernel, (I32, I32), coop.CoopValueError,
                          "cuda.coop.radix_sort_keys blocked_to_striped True requires cuda.coop.numba_mlir; the common "
-                         "API accepts: begin_bit, end_bit, descending, temp_storage")
+                         "API accepts: begin_bit, end_bit, descending, valid_items, oob_default, temp_storage")
 
 
 def test_compare_op_with_descending_is_o13():

@@ -113,7 +113,7 @@ def test_c3_a_qualified_option_in_a_common_call():
     assert isinstance(exc, coop.CoopValueError)
     assert str(exc) == (f"{_at(ck.qualified_option_kernel, 'coop.radix_sort_keys(')}: cuda.coop.radix_sort_keys "
                         "blocked_to_striped True requires cuda.coop.cutlass; the common API accepts: begin_bit, "
-                        "end_bit, descending, temp_storage")
+                        "end_bit, descending, valid_items, oob_default, temp_storage")
 
 
 def test_c5_an_option_passed_positionally():

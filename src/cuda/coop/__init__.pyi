@@ -307,6 +307,7 @@ def histogram(
     bins_per_thread: int = 1,
     counter_dtype: Any = None,
     algorithm: _HistogramAlgorithm = "atomic",
+    valid_items: Any = None,
     temp_storage: TempStorage | None = None,
 ) -> ThreadData:
     """Count the block's samples per bin; returns fresh striped counters."""
@@ -403,6 +404,8 @@ def radix_sort_keys(
     begin_bit: Any = 0,
     end_bit: Any = None,
     descending: bool = False,
+    valid_items: Any = None,
+    oob_default: Any = None,
     temp_storage: TempStorage | None = None,
 ) -> ThreadData:
     """Stable radix sort of the block's tile by bits ``[begin_bit, end_bit)`` of the ordered key representation."""
@@ -417,6 +420,8 @@ def radix_sort_pairs(
     begin_bit: Any = 0,
     end_bit: Any = None,
     descending: bool = False,
+    valid_items: Any = None,
+    oob_default: Any = None,
     temp_storage: TempStorage | None = None,
 ) -> tuple[ThreadData, ThreadData]:
     """Stable radix sort of keys carrying each value with its key; returns fresh ``(keys, values)`` payloads."""

@@ -56,11 +56,11 @@ def k_c5_inclusive_sum_initial_value(src, dst):
 
 
 @cuda.jit
-def k_c5_radix_valid_items(src, dst):
+def k_c5_histogram_oob_default(src, dst):
     block = coop.this_block()
-    keys = coop.ThreadData(4)
-    coop.load(block, src, keys)
-    out = coop.radix_sort_keys(block, keys, valid_items=100)  # HERE
+    samples = coop.ThreadData(4)
+    coop.load(block, src, samples)
+    out = coop.histogram(block, samples, bins=64, valid_items=100, oob_default=0)  # HERE
     coop.store(block, dst, out)
 
 
@@ -316,8 +316,8 @@ CASES = {
                          "cuda.coop.sum got an unexpected keyword argument 'binary_op'"),
     "c5_inclusive_sum_init": (k_c5_inclusive_sum_initial_value, (I32, I32), coop.CoopTypeError,
                               "cuda.coop.inclusive_sum got an unexpected keyword argument 'init'"),
-    "c5_radix_valid_items": (k_c5_radix_valid_items, (I32, I32), coop.CoopTypeError,
-                             "cuda.coop.radix_sort_keys got an unexpected keyword argument 'valid_items'"),
+    "c5_histogram_oob_default": (k_c5_histogram_oob_default, (I32, I32), coop.CoopTypeError,
+                                 "cuda.coop.histogram got an unexpected keyword argument 'oob_default'"),
     "c5_exchange_positional_mode": (k_c5_exchange_mode_positional, (I32, I32), coop.CoopTypeError,
                                     "cuda.coop.exchange takes 2 positional operands; pass options by keyword"),
     "c5_reduce_positional_op": (k_c5_reduce_op_positional, (I32, I32), coop.CoopTypeError,
@@ -378,7 +378,8 @@ CASES = {
                                           "temp_storage"),
     "c3_radix_blocked_to_striped": (k_c3_radix_blocked_to_striped, (I32, I32), coop.CoopValueError,
                                     "cuda.coop.radix_sort_keys blocked_to_striped True requires cuda.coop.numba_mlir; "
-                                    "the common API accepts: begin_bit, end_bit, descending, temp_storage"),
+                                    "the common API accepts: begin_bit, end_bit, descending, valid_items, oob_default, "
+                                    "temp_storage"),
     "c3_prefix_op_callable_by_name": (k_c3_prefix_op_callable, (I32, I32), coop.CoopValueError,
                                       "cuda.coop.exclusive_sum prefix_op some_function requires cuda.coop.numba_mlir; "
                                       "the common API accepts: algorithm, reverse, head_flags, temp_storage"),

@@ -11,7 +11,8 @@ from .._semantics.common import check_payload_bytes, static_positive
 from .._semantics.histogram import HistogramOptions, counter_dtype_of, plan_histogram
 from .context import C, P, CallContext
 from .shape import call_shape
-from .site import Operands, SiteCall, emit, static_dtype_name
+from .site import OperandType, Operands, SiteCall, emit, require_runtime_int, static_dtype_name
+
 
 def _counter_dtype(ctx: CallContext[C, P], call: C) -> str | None:
     return static_dtype_name(ctx, call, "counter_dtype")
@@ -29,7 +30,7 @@ def result_payload(ctx: CallContext[C, P], call: C) -> Any:
 
 def plan(ctx: CallContext[C, P], call: C) -> None:
     """Samples are a payload, or in a qualified call one scalar per thread (docs: qualified, "Payload forms")."""
-    shape = call_shape(ctx, call, operand="samples", needs_payload=True)
+    shape = call_shape(ctx, call, operand="samples", controls=("valid_items",), needs_payload=True)
     scalar = shape.payload is None
     spec = plan_histogram(shape, HistogramOptions(
         bins=ctx.static(call, "bins", None, kind="integer"), bins_per_thread=_bins_per_thread(ctx, call),
@@ -40,5 +41,13 @@ def plan(ctx: CallContext[C, P], call: C) -> None:
     operands = Operands()
     operands.add("sample" if scalar else "samples", shape.operands[0])
     operands.add("output", ctx.result_operand(call))
-    site = SiteCall(provider.symbol, operands.params(provider), spec.sample_dtype)
+    runtime: dict[str, int] = {}
+    if spec.has_valid_items:  # a runtime valid_items is an operand, a constant a literal
+        runtime = operands.controls(call.args, shape.controls, lambda key, control: control.value)
+
+    def check(argtys: tuple[OperandType, ...]) -> None:
+        for key, index in runtime.items():
+            require_runtime_int(call.name, key, argtys[index])
+
+    site = SiteCall(provider.symbol, operands.params(provider), spec.sample_dtype, check=check)
     ctx.add_site(call, operands.values, site, emission, shape.scratch)

@@ -5,9 +5,10 @@ The ``*_pairs`` forms return ``(keys, values)``: two fresh payloads whose local 
 rewrite packs into a tuple, so the user's unpacking works unchanged."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Mapping
 
 from .._cub.families import sort as cub_sort
+from .._cub.provider import Provider
 from .._errors import CoopTypeError
 from .._semantics.common import literal_as
 from .._semantics.sort import (
@@ -31,7 +32,25 @@ def _controls(op: str) -> tuple[str, ...]:
         return ("k", "valid_items")
     if op.startswith("merge"):
         return ("valid_items", "oob_default")
-    return () if op == "radix_rank" else ("begin_bit", "end_bit")
+    return () if op == "radix_rank" else ("begin_bit", "end_bit", "valid_items", "oob_default")
+
+
+def _fed(provider: Provider, controls: Mapping[str, Any]) -> dict[str, Any]:
+    """The controls the provider has a C parameter for: a radix sort's ``valid_items`` and ``oob_default`` only
+    when given."""
+    names = {param.name for param in provider.params}
+    return {key: control for key, control in controls.items() if key in names}
+
+
+def _typing_check(name: str, runtime: Mapping[str, int], key_dtype: str) -> Callable[[tuple[OperandType, ...]], None]:
+    """C6 for the runtime integer controls, C9 for a runtime ``oob_default`` (exactly the keys' dtype)."""
+    def check(argtys: tuple[OperandType, ...]) -> None:
+        for key, index in runtime.items():
+            if key == "oob_default":
+                require_payload_dtype(name, key, argtys[index], key_dtype)
+            else:
+                require_runtime_int(name, key, argtys[index])
+    return check
 
 
 def _bounds(ctx: CallContext[C, P], call: C) -> dict[str, Any]:
@@ -53,27 +72,28 @@ def _one_key(ctx: CallContext[C, P], call: C, shape: CallShape) -> None:
     spec = plan_radix_sort(shape, RadixSortOptions(
         values=(value_dtype, 1) if value_dtype else None, descending=descending,
         blocked_to_striped=ctx.static(call, "blocked_to_striped", False, kind="bool")))
-    controls = shape.controls
     operands = Operands()
     operands.add("key", shape.operands[0])
     if value_dtype is not None:  # (key, value) = radix_sort_pairs(group, key, value): two results, one tuple
         operands.add("value", args["values"])
-    defaults = {"begin_bit": spec.begin_bit, "end_bit": spec.end_bit}
-    runtime = operands.controls(args, controls,
-                                lambda key, control: control.value if control is not None else defaults[key])
     if value_dtype is not None:
-        emission = emit(lambda s: cub_sort.one_pair(cub_sort.emit(s), dtype, value_dtype, ("begin_bit", "end_bit")),
-                        spec)
+        emission = emit(lambda s: cub_sort.one_pair(cub_sort.emit(s), dtype, value_dtype), spec)
     else:
-        emission = emit(lambda s: cub_sort.one_key(cub_sort.emit(s), dtype, dtype, ("begin_bit", "end_bit")), spec)
+        emission = emit(lambda s: cub_sort.one_key(cub_sort.emit(s), dtype, dtype), spec)
     provider = emission.provider
-
-    def check(argtys: tuple[OperandType, ...]) -> None:
-        for key, index in runtime.items():
-            require_runtime_int(name, key, argtys[index])
-
-    site = SiteCall(provider.symbol, operands.params(provider), dtype, None if value_dtype else dtype, check=check)
+    defaults = {"begin_bit": spec.begin_bit, "end_bit": spec.end_bit}
+    runtime = operands.controls(args, _fed(provider, shape.controls),
+                                lambda key, control: _literal(name, key, control, defaults, dtype))
+    site = SiteCall(provider.symbol, operands.params(provider), dtype, None if value_dtype else dtype,
+                    check=_typing_check(name, runtime, dtype))
     ctx.add_site(call, operands.values, site, emission, shape.scratch)
+
+
+def _literal(name: str, key: str, control: Any, defaults: Mapping[str, object], key_dtype: str) -> object:
+    """A static or absent control's constant; a literal ``oob_default`` converted to the keys' dtype (C10)."""
+    if key == "oob_default" and control is not None:
+        return literal_as(name, key, control.value, key_dtype)
+    return control.value if control is not None else defaults[key]
 
 
 def _scalar_values(ctx: CallContext[C, P], call: C) -> str:
@@ -159,7 +179,6 @@ def plan(ctx: CallContext[C, P], call: C) -> None:
         spec = plan_radix_sort(shape, RadixSortOptions(
             values=value_shape, descending=ctx.static(call, "descending", False, kind="bool"),
             blocked_to_striped=ctx.static(call, "blocked_to_striped", False, kind="bool") if qualified else False))
-    controls = shape.controls
     operands = Operands()
     operands.add("keys", shape.operands[0])
     if pairs:
@@ -169,27 +188,16 @@ def plan(ctx: CallContext[C, P], call: C) -> None:
         operands.add("output_values", results[1].array)
     else:
         operands.add("output", ctx.result_operand(call))
-    # valid_items defaults to 0 for merge sort (unused without oob_default) and to the whole tile for top-k.
+    # valid_items defaults to 0 for merge sort (unused without oob_default) and to the whole tile for top-k; a radix
+    # sort's provider has no valid_items or oob_default parameter unless they are given.
     defaults = {"valid_items": spec.tile_items if spec.topk else 0, "oob_default": 0, "begin_bit": spec.begin_bit,
                 "end_bit": spec.end_bit, "k": 0}
-
-    def literal(key: str, control: Any) -> object:
-        if key == "oob_default" and control is not None:
-            return literal_as(name, key, control.value, spec.key_dtype)
-        return control.value if control is not None else defaults[key]
-
-    runtime = operands.controls(args, controls, literal)
     emission = emit(cub_sort.emit, spec)
     provider = emission.provider
-
-    def check(argtys: tuple[OperandType, ...]) -> None:
-        for key, index in runtime.items():
-            if key == "oob_default":
-                require_payload_dtype(name, key, argtys[index], spec.key_dtype)
-            else:
-                require_runtime_int(name, key, argtys[index])
-
-    site = SiteCall(provider.symbol, operands.params(provider), spec.key_dtype, check=check)
+    runtime = operands.controls(args, _fed(provider, shape.controls),
+                                lambda key, control: _literal(name, key, control, defaults, spec.key_dtype))
+    site = SiteCall(provider.symbol, operands.params(provider), spec.key_dtype,
+                    check=_typing_check(name, runtime, spec.key_dtype))
     site.link = ctx.link_operator(spec.compare, spec.key_dtype, name, "compare_op", result="boolean")
     ctx.add_site(call, operands.values, site, emission, shape.scratch)
 

@@ -13,7 +13,7 @@ from .thread_data import ThreadData
                    extends=Extension(scalar_form=True), selectors=(("algorithm", "_HistogramAlgorithm"),),
                    explainer="bins"))
 def histogram(group: ThreadGroup, samples: ThreadData, /, *, bins: int, bins_per_thread: int = 1,
-              counter_dtype: Any = None, algorithm: str = "atomic",
+              counter_dtype: Any = None, algorithm: str = "atomic", valid_items: Any = None,
               temp_storage: TempStorage | None = None) -> ThreadData:
     """Count the block's samples per bin; returns fresh striped counters.
 
@@ -24,9 +24,8 @@ def histogram(group: ThreadGroup, samples: ThreadData, /, *, bins: int, bins_per
 
     Args:
         group: a one-dimensional block.
-        samples: a ThreadData of uint8, int32, uint32, int64 or uint64 (left unchanged), read in any order.
-            Every slot counts (there is no ``valid_items``); each sample must be a bin index in ``[0, bins)``
-            (out-of-range samples are undefined behaviour).
+        samples: a ThreadData of uint8, int32, uint32, int64 or uint64 (left unchanged). Each counted sample
+            must be a bin index in ``[0, bins)`` (out-of-range samples are undefined behaviour).
         bins: compile-time positive number of bins.
         bins_per_thread: compile-time positive extent of the result, with ``T * bins_per_thread >= bins``.
         counter_dtype: ``int32`` (default; Python ``int`` also means ``int32``), ``uint32``, ``int64`` or
@@ -34,6 +33,9 @@ def histogram(group: ThreadGroup, samples: ThreadData, /, *, bins: int, bins_per
             ``unsigned long long`` and the (nonnegative) counts are returned as ``int64`` with the same bits.
         algorithm: ``"atomic"`` (default; shared-memory atomics, ``BLOCK_HISTO_ATOMIC``) or ``"sort"``
             (``BLOCK_HISTO_SORT``: a radix sort of a private copy of the samples, then run boundaries).
+        valid_items: count only the samples at blocked positions ``t*K + i < valid_items`` (compile-time or
+            block-uniform runtime, ``0 <= valid_items <= T*K``; default: every slot). The others count nowhere
+            and may hold anything, uninitialised values included; after a striped load, ``exchange`` first.
         temp_storage: an explicit ``TempStorage``; the call's scratch is CUB's storage plus ``bins``
             shared-memory counters.
 

@@ -68,7 +68,8 @@ def merge_sort_pairs(group: ThreadGroup, keys: ThreadData, values: ThreadData, /
 @declare(Operation("radix_sort_keys", "sort", "sort a tile by its keys' bits", BLOCK_ONLY, extends=_RADIX_EXTENSION,
                    explainer="radix_order"))
 def radix_sort_keys(group: ThreadGroup, keys: ThreadData, /, *, begin_bit: Any = 0, end_bit: Any = None,
-                    descending: bool = False, temp_storage: TempStorage | None = None) -> ThreadData:
+                    descending: bool = False, valid_items: Any = None, oob_default: Any = None,
+                    temp_storage: TempStorage | None = None) -> ThreadData:
     """Stable radix sort of the block's tile by bits ``[begin_bit, end_bit)`` of the ordered key representation.
 
     Args:
@@ -77,10 +78,17 @@ def radix_sort_keys(group: ThreadGroup, keys: ThreadData, /, *, begin_bit: Any =
         begin_bit, end_bit: compile-time or block-uniform runtime integers, ``0 <= begin_bit < end_bit <= width``
             (``end_bit=None``: the key width); bits outside the range do not break ties.
         descending: compile-time bool; orders digits from high to low and stays stable.
+        valid_items: sort only the keys at blocked positions ``t*K + i < valid_items`` (compile-time or
+            block-uniform runtime, ``0 <= valid_items <= T*K``; default: the whole tile). The others take no part
+            in the ordering and may hold anything, uninitialised values included; after a striped load,
+            ``exchange`` first.
+        oob_default: with ``valid_items`` only: the key written to the output positions ``>= valid_items``
+            (unspecified keys there without it); any key of the keys' dtype, taking no part in the ordering.
         temp_storage: an explicit ``TempStorage``.
 
     Returns:
-        A fresh ThreadData of sorted keys in blocked order, defined in every member.
+        A fresh ThreadData of sorted keys in blocked order, defined in every member: the ``valid_items`` valid keys
+        sorted first, then ``oob_default``.
 
     See Also:
         :doc:`Radix sort and radix rank </operations/radix_sort>` in the cuda-coop documentation.
@@ -90,11 +98,13 @@ def radix_sort_keys(group: ThreadGroup, keys: ThreadData, /, *, begin_bit: Any =
 @declare(Operation("radix_sort_pairs", "sort", "sort a tile by its keys' bits", BLOCK_ONLY, extends=_RADIX_EXTENSION,
                    explainer="radix_order"))
 def radix_sort_pairs(group: ThreadGroup, keys: ThreadData, values: ThreadData, /, *, begin_bit: Any = 0,
-                     end_bit: Any = None, descending: bool = False,
+                     end_bit: Any = None, descending: bool = False, valid_items: Any = None, oob_default: Any = None,
                      temp_storage: TempStorage | None = None) -> tuple[ThreadData, ThreadData]:
     """Stable radix sort of keys carrying each value with its key; returns fresh ``(keys, values)`` payloads.
 
     Options as for ``radix_sort_keys``; ``values`` is a ThreadData of any numeric dtype with the keys' extent.
+    With ``valid_items``, the output positions ``>= valid_items`` hold the values of the input positions
+    ``>= valid_items`` in their blocked input order.
 
     See Also:
         :doc:`Radix sort and radix rank </operations/radix_sort>` in the cuda-coop documentation.

@@ -161,6 +161,16 @@ def check_runtime_int(op: str, param: str, control: Control) -> None:
         )
 
 
+def check_tile_valid_items(op: str, control: Control, tile: int) -> None:
+    """``valid_items`` of a call over a tile of ``tile`` blocked positions: a runtime integer (C6) or a constant in
+    ``[0, tile]`` (C7); a runtime value outside that range traps on the device (docs: errors, "Device traps")."""
+    if control is None:
+        return
+    check_runtime_int(op, "valid_items", control)
+    if isinstance(control, Static) and not 0 <= control.value <= tile:  # type: ignore[operator]
+        raise CoopValueError(f"{op} static valid_items must be between 0 and {tile}; got {control.value}")
+
+
 def literal_as(op: str, param: str, value: object, dtype: str) -> int | float:
     """Convert a Python literal to ``dtype`` at compile time (C10; docs: operations/index,
     "Rules every operation shares").

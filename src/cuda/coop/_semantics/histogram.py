@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
-from .common import normalize_selector, static_positive
+from .common import check_tile_valid_items, normalize_selector, static_positive
 from .sort import check_radix_tile
 from .shape import CallShape
 
@@ -26,10 +26,16 @@ class HistogramSpec:
     counter_dtype: str
     algorithm: str  # "atomic" or "sort"
     barrier: bool
+    # only the samples at blocked positions below valid_items count (docs: operations/histogram, "A partial tile")
+    has_valid_items: bool = False
 
     @property
     def threads(self) -> int:
         return self.block[0]
+
+    @property
+    def tile_items(self) -> int:
+        return self.threads * self.items_per_thread
 
 
 def counter_dtype_of(name: str, dtype: str | None) -> str:
@@ -49,7 +55,8 @@ class HistogramOptions:
 
 
 def plan_histogram(shape: CallShape, opts: HistogramOptions) -> HistogramSpec:
-    """One scalar sample per thread (a qualified call) counts as a tile of one item per thread."""
+    """One scalar sample per thread (a qualified call) counts as a tile of one item per thread. ``valid_items`` is
+    the shape's control."""
     name, launch = shape.name, shape.launch
     sample_dtype, items_per_thread = shape.dtypes[0], max(shape.items_per_thread, 1)
     bins, bins_per_thread, counter_dtype = opts.bins, opts.bins_per_thread, opts.counter_dtype
@@ -73,9 +80,11 @@ def plan_histogram(shape: CallShape, opts: HistogramOptions) -> HistogramSpec:
         raise CoopValueError(f"{name} block_threads * bins_per_thread must fit int32 "
                              f"({threads} * {per_thread} > {INT32_MAX})")
     tile = threads * items_per_thread
+    valid_items = shape.control("valid_items")
+    check_tile_valid_items(name, valid_items, tile)
     if algorithm == "sort":
         check_radix_tile(name, tile)  # BLOCK_HISTO_SORT ranks the samples with BlockRadixSort
     elif tile > INT32_MAX:
         raise CoopValueError(f"{name} tile of {tile} items exceeds CUB's limit of {INT32_MAX} for this algorithm")
     return HistogramSpec(launch.block, sample_dtype, items_per_thread, bins, per_thread, counter, algorithm,
-                         shape.reuse_barrier)
+                         shape.reuse_barrier, valid_items is not None)

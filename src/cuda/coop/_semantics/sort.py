@@ -9,7 +9,7 @@ from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
 from .aggregates import is_aggregate, require_aggregate_callable
 from .common import (
     ALL_NUMERIC_DTYPES,
-    BLOCK, NUMERIC_DTYPES, Control, GroupSpec, Runtime, Static, check_runtime_int,
+    BLOCK, NUMERIC_DTYPES, Control, GroupSpec, Runtime, Static, check_runtime_int, check_tile_valid_items,
     is_power_of_two, itemsize, literal_as,
 )
 from .groups import reject_warp_descriptor, require_complete_warps
@@ -31,13 +31,15 @@ class SortSpec:
     value_dtype: str | None  # None: keys only
     items_per_thread: int
     descending: bool
-    has_valid_items: bool  # merge sort partial tiles (valid_items with oob_default)
+    # partial tiles: merge sort (valid_items with oob_default), radix sort and top-k (keys past valid_items padded)
+    has_valid_items: bool
     begin_bit: int | None  # radix sort: a static bound, or None when it arrives at run time
     end_bit: int | None
     blocked_to_striped: bool  # qualified radix option: striped output
     barrier: bool
     topk: bool = False  # top-k selection through a radix sort: keys past valid_items are padded to sort last
     compare: OperatorSpec | None = None  # merge sort: the qualified compare_op predicate (None: less/greater)
+    has_oob_default: bool = False  # radix sort: oob_default fills the output positions past valid_items
 
     @property
     def tile_items(self) -> int:
@@ -63,6 +65,16 @@ def _check_values(name: str, items_per_thread: int, values: tuple[str, int] | No
         raise CoopValueError(f"{name} keys and values must have the same items_per_thread "
                              f"({items_per_thread} != {extent})")
     return dtype
+
+
+def _check_oob_default(name: str, oob_default: Control, key_dtype: str) -> None:
+    """A typed scalar control of the keys' dtype (docs: operations/index, "Rules every operation shares"): a literal
+    representable as it (C10), a runtime value of exactly that dtype (C9)."""
+    if isinstance(oob_default, Static):
+        literal_as(name, "oob_default", oob_default.value, key_dtype)
+    elif isinstance(oob_default, Runtime) and oob_default.dtype not in (None, key_dtype):
+        raise CoopTypeError(
+            f"{name} oob_default must have the payload dtype {key_dtype}; got {oob_default.dtype}; cast it")
 
 
 def _descending(name: str, descending: object) -> bool:
@@ -101,16 +113,8 @@ def plan_merge_sort(shape: CallShape, opts: MergeSortOptions) -> SortSpec:
     compare = resolve_predicate(name, "compare_op", compare_op, key_dtype)
     if (valid_items is None) != (oob_default is None):
         raise CoopValueError("valid_items and oob_default must be provided together")
-    tile = group.size * items_per_thread
-    if valid_items is not None:
-        check_runtime_int(name, "valid_items", valid_items)
-        if isinstance(valid_items, Static) and not 0 <= valid_items.value <= tile:  # type: ignore[operator]
-            raise CoopValueError(f"{name} static valid_items must be between 0 and {tile}; got {valid_items.value}")
-        if isinstance(oob_default, Static):
-            literal_as(name, "oob_default", oob_default.value, key_dtype)
-        elif isinstance(oob_default, Runtime) and oob_default.dtype not in (None, key_dtype):
-            raise CoopTypeError(
-                f"{name} oob_default must have the payload dtype {key_dtype}; got {oob_default.dtype}; cast it")
+    check_tile_valid_items(name, valid_items, group.size * items_per_thread)
+    _check_oob_default(name, oob_default, key_dtype)
     reject_warp_descriptor(name, group, descriptor)
     return SortSpec("merge_sort", group, launch.block, key_dtype, value_dtype, items_per_thread, descending,
                     valid_items is not None, None, None, False, shape.reuse_barrier, compare=compare)
@@ -140,8 +144,8 @@ def check_radix_tile(name: str, tile: int) -> None:
 
 @dataclass(frozen=True, kw_only=True)
 class RadixSortOptions:
-    """``values`` as ``MergeSortOptions``'; ``blocked_to_striped``: the qualified option. ``begin_bit`` and
-    ``end_bit`` are the shape's controls."""
+    """``values`` as ``MergeSortOptions``'; ``blocked_to_striped``: the qualified option. ``begin_bit``,
+    ``end_bit``, ``valid_items`` and ``oob_default`` are the shape's controls."""
 
     values: tuple[str, int] | None = None
     descending: object = False
@@ -154,6 +158,7 @@ def plan_radix_sort(shape: CallShape, opts: RadixSortOptions) -> SortSpec:
     key_dtype, items_per_thread = shape.dtypes[0], max(shape.items_per_thread, 1)
     values, descending, blocked_to_striped = opts.values, opts.descending, opts.blocked_to_striped
     begin_bit, end_bit = shape.control("begin_bit"), shape.control("end_bit")
+    valid_items, oob_default = shape.control("valid_items"), shape.control("oob_default")
     allowed = QUALIFIED_RADIX_KEY_DTYPES if qualified else RADIX_KEY_DTYPES
     if key_dtype not in allowed:
         if key_dtype in QUALIFIED_RADIX_KEY_DTYPES:
@@ -169,9 +174,16 @@ def plan_radix_sort(shape: CallShape, opts: RadixSortOptions) -> SortSpec:
     width = itemsize(key_dtype) * 8
     begin = 0 if begin_bit is None else _static_bit(name, "begin_bit", begin_bit, 0, width - 1)
     end = width if end_bit is None else _static_bit(name, "end_bit", end_bit, 1 if begin is None else begin + 1, width)
-    check_radix_tile(name, launch.threads * items_per_thread)
-    return SortSpec("radix_sort", group, launch.block, key_dtype, value_dtype, items_per_thread, descending, False,
-                    begin, end, blocked_to_striped, shape.reuse_barrier)
+    tile = launch.threads * items_per_thread
+    check_radix_tile(name, tile)
+    # a partial tile (docs: operations/radix_sort, "A partial tile"): oob_default only fills the tail
+    if oob_default is not None and valid_items is None:
+        raise CoopValueError(f"{name} oob_default requires valid_items")
+    check_tile_valid_items(name, valid_items, tile)
+    _check_oob_default(name, oob_default, key_dtype)
+    return SortSpec("radix_sort", group, launch.block, key_dtype, value_dtype, items_per_thread, descending,
+                    valid_items is not None, begin, end, blocked_to_striped, shape.reuse_barrier,
+                    has_oob_default=oob_default is not None)
 
 
 # ---------------------------------------------------------------------------- radix rank (docs: operations/radix_sort)

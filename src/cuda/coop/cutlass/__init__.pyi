@@ -278,6 +278,7 @@ def histogram(
     bins_per_thread: int = 1,
     counter_dtype: Any = None,
     algorithm: _HistogramAlgorithm = "atomic",
+    valid_items: Any = None,
     temp_storage: TempStorage | None = None,
 ) -> ThreadData:
     """Count the block's samples per bin; returns fresh striped counters."""
@@ -383,6 +384,8 @@ def radix_sort_keys(
     begin_bit: Any = 0,
     end_bit: Any = None,
     descending: bool = False,
+    valid_items: Any = None,
+    oob_default: Any = None,
     temp_storage: TempStorage | None = None,
     blocked_to_striped: Any = None,
 ) -> ThreadData:
@@ -398,6 +401,8 @@ def radix_sort_pairs(
     begin_bit: Any = 0,
     end_bit: Any = None,
     descending: bool = False,
+    valid_items: Any = None,
+    oob_default: Any = None,
     temp_storage: TempStorage | None = None,
     blocked_to_striped: Any = None,
 ) -> tuple[ThreadData, ThreadData]:

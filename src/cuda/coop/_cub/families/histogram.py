@@ -24,12 +24,19 @@ def emit(spec: HistogramSpec, scalar_samples: bool = False) -> Provider:
     algo = (f"cuda_coop::BlockHistogramStriped<{t}, {counter_t}, {out_t}, {bx}, {k}, {bins}, {per_thread}, "
             f"{_ALGORITHMS[spec.algorithm]}, {by}, {bz}>")
     lines = [f"  using Algo = {algo};",
-             "  Algo algo(*reinterpret_cast<typename Algo::TempStorage*>(scratch));",
-             f"  algo.Histogram({'sample' if scalar_samples else 'samples'}, output);"]
+             "  Algo algo(*reinterpret_cast<typename Algo::TempStorage*>(scratch));"]
+    samples = CParam(Abi.VALUE, t, "sample") if scalar_samples else CParam(Abi.PTR, f"const {t}*", "samples")
+    params = [samples, CParam(Abi.PTR, f"{out_t}*", "output")]
+    if spec.has_valid_items:  # a partial tile (docs: operations/histogram, "A partial tile")
+        # the scalar form is a tile of one sample per thread: the sample is its one-item array
+        lines += [f"  cuda_coop::check_range(valid_items, 0, {spec.tile_items});",
+                  f"  algo.Histogram({'&sample' if scalar_samples else 'samples'}, output, valid_items);"]
+        params.append(CParam(Abi.I64, "long long", "valid_items"))
+    else:
+        lines.append(f"  algo.Histogram({'sample' if scalar_samples else 'samples'}, output);")
     if spec.barrier:
         lines.append(reuse_barrier(None))
-    samples = CParam(Abi.VALUE, t, "sample") if scalar_samples else CParam(Abi.PTR, f"const {t}*", "samples")
-    params = [samples, CParam(Abi.PTR, f"{out_t}*", "output"), *SCRATCH_PARAMS]
+    params += SCRATCH_PARAMS
     body = f'extern "C" __device__ void @SYM@({c_signature(params)}) {{\n' + "\n".join(lines) + "\n}\n"
     return Provider.make("histogram", ("cuda_coop/block/block_histogram_striped.cuh",), body,
                          f"typename {algo}::TempStorage", params)

@@ -59,9 +59,32 @@ def _radix(spec: SortSpec, t: str, v: str, operands: str) -> _Parts:
     if spec.begin_bit is None or spec.end_bit is None:  # runtime bounds trap outside 0 <= begin < end <= width
         sort += [f"  cuda_coop::check_range(begin_bit, 0, {spec.key_bits - 1});",
                  f"  cuda_coop::check_range(end_bit, begin_bit + 1, {spec.key_bits});"]
+    headers: tuple[str, ...] = ("cub/block/block_radix_sort.cuh",)
+    params = _longs("begin_bit", "end_bit")
+    rank = f"cuda_coop::linear_rank<{bx}, {by}, {bz}>()"
+    if spec.has_valid_items:  # a partial tile (docs: operations/radix_sort, "A partial tile")
+        sort += [f"  cuda_coop::check_range(valid_items, 0, {spec.tile_items});", *_pad_invalid_keys(spec, t, rank)]
+        headers += ("cuda/std/bit",)
+        params += _longs("valid_items")
     method = ("SortDescending" if spec.descending else "Sort") + ("BlockedToStriped" if spec.blocked_to_striped else "")
     sort.append(f"  algo.{method}({operands}, (int)begin_bit, (int)end_bit);")
-    return _Parts(algo, ("cub/block/block_radix_sort.cuh",), _longs("begin_bit", "end_bit"), sort)
+    if spec.has_oob_default:  # the tail of the output, in sorted positions (striped ones with blocked_to_striped)
+        if spec.blocked_to_striped:
+            sort.append(f"  cuda_coop::pad_striped(out, {rank}, {bx * by * bz}u, valid_items, oob_default);")
+        else:
+            sort.append(f"  cuda_coop::pad_blocked(out, {rank}, valid_items, oob_default);")
+        params.append(CParam(Abi.ELEM, t, "oob_default"))
+    return _Parts(algo, headers, params, sort)
+
+
+def _pad_invalid_keys(spec: SortSpec, t: str, rank: str) -> list[str]:
+    """The private copy's keys at blocked positions ``>= valid_items`` become the key whose ordered representation is
+    all ones (ascending) or all zeros (descending): it ties with or follows every valid key in any bit range, and the
+    stable sort keeps the valid keys, all at earlier positions, ahead of it; the pads keep their input order, so their
+    values come out in input order."""
+    unsigned = _UNSIGNED[itemsize(spec.key_dtype)]
+    return [f"  const {t} padding = ::cuda::std::bit_cast<{t}>(({unsigned}){spec.padding_bits:#x}ull);",
+            f"  cuda_coop::pad_blocked(out, {rank}, valid_items, padding);"]
 
 
 def _topk(spec: SortSpec, t: str, algo: str, operands: str) -> _Parts:
@@ -69,12 +92,9 @@ def _topk(spec: SortSpec, t: str, algo: str, operands: str) -> _Parts:
     block's tile in which the keys past ``valid_items`` are replaced by the key that sorts last; the first
     min(k, valid_items) positions are the answer."""
     tile = spec.tile_items
-    unsigned = _UNSIGNED[itemsize(spec.key_dtype)]
     sort = [f"  cuda_coop::check_range(k, 0, {tile});"]
     if spec.has_valid_items:
-        sort += [f"  cuda_coop::check_range(valid_items, 0, {tile});",
-                 f"  const {t} padding = ::cuda::std::bit_cast<{t}>(({unsigned}){spec.padding_bits:#x}ull);",
-                 "  cuda_coop::pad_blocked(out, threadIdx.x, valid_items, padding);"]
+        sort += [f"  cuda_coop::check_range(valid_items, 0, {tile});", *_pad_invalid_keys(spec, t, "threadIdx.x")]
     method = "SortDescending" if spec.descending else "Sort"
     sort.append(f"  algo.{method}({operands});")
     return _Parts(algo, ("cub/block/block_radix_sort.cuh", "cuda/std/bit"), _longs("k", "valid_items"), sort)
@@ -149,31 +169,31 @@ def emit(spec: SortSpec) -> Provider:
                          f"typename {parts.algo}::TempStorage", params)
 
 
-def _scalar_entry(provider: Provider, result: str, params: list[CParam], body: str,
-                  controls: tuple[str, ...]) -> Provider:
+def _scalar_entry(provider: Provider, result: str, params: list[CParam], body: str) -> Provider:
     """The qualified scalar forms (docs: qualified, "Payload forms"): the item function is kept under another name
-    (inlined) and a C entry point of ``params`` (then the ``controls``, then the scratch) wraps it with one-item
-    arrays; ``controls`` are the names of the item function's ``long long`` parameters between the outputs and the
-    scratch (``@ARGS@`` in ``body``)."""
+    (inlined) and a C entry point of ``params`` (then the item function's controls, then the scratch) wraps it with
+    one-item arrays; the controls are the item function's integer and key parameters between the outputs and the
+    scratch, forwarded in order (``@ARGS@`` in ``body``)."""
     inner = provider.template.replace('extern "C" __device__ void @SYM@(',
                                       "static __device__ __forceinline__ void @SYM@_items(")
-    params = [*params, *_longs(*controls), *SCRATCH_PARAMS]
-    args = "".join(f", {c}" for c in controls)
+    controls = [param for param in provider.params if param.abi in (Abi.I64, Abi.ELEM)]
+    params = [*params, *controls, *SCRATCH_PARAMS]
+    args = "".join(f", {c.name}" for c in controls)
     wrapper = (f'extern "C" __device__ {result} @SYM@({c_signature(params)}) {{\n'
                f"{body.replace('@ARGS@', args)}}}\n")
     return Provider.make(provider.family, provider.headers, inner + wrapper, provider.scratch_template, params)
 
 
-def one_key(provider: Provider, key_dtype: str, result_dtype: str, controls: tuple[str, ...] = ()) -> Provider:
+def one_key(provider: Provider, key_dtype: str, result_dtype: str) -> Provider:
     """A radix sort or rank of one key per thread, passed by value, its result returned."""
     key_t, result_t = c_type(key_dtype), c_type(result_dtype)
     return _scalar_entry(
         provider, result_t, [CParam(Abi.VALUE, key_t, "key")],
         f"  const {key_t} keys[1] = {{key}};\n  {result_t} out[1];\n"
-        "  @SYM@_items(keys, out@ARGS@, scratch, stride);\n  return out[0];\n", controls)
+        "  @SYM@_items(keys, out@ARGS@, scratch, stride);\n  return out[0];\n")
 
 
-def one_pair(provider: Provider, key_dtype: str, value_dtype: str, controls: tuple[str, ...] = ()) -> Provider:
+def one_pair(provider: Provider, key_dtype: str, value_dtype: str) -> Provider:
     """``radix_sort_pairs`` of one key and one value per thread, passed by value; the thread's sorted key and
     value are written through two pointers (the backend returns them as a tuple)."""
     key_t, value_t = c_type(key_dtype), c_type(value_dtype)
@@ -183,4 +203,4 @@ def one_pair(provider: Provider, key_dtype: str, value_dtype: str, controls: tup
     return _scalar_entry(
         provider, "void", params,
         f"  const {key_t} keys[1] = {{key}};\n  const {value_t} values[1] = {{value}};\n"
-        "  @SYM@_items(keys, values, key_out, value_out@ARGS@, scratch, stride);\n", controls)
+        "  @SYM@_items(keys, values, key_out, value_out@ARGS@, scratch, stride);\n")

@@ -22,12 +22,21 @@ __device__ __forceinline__ void scatter_field(Out* out, const Tuple (&in)[N], F 
   for (int e = 0; e < N; ++e) out[e] = in[e].*field;
 }
 
-// `padding` in every blocked slot of member `rank` at or past `valid_items`: a tile's missing items, made the key
-// that sorts last.
+// `padding` in every blocked slot of member `rank` (slot i holding tile position rank*K + i) at or past
+// `valid_items`: a tile's missing items made the key that sorts last, or the tail of a partial tile's output.
 template <typename T, int K>
 __device__ __forceinline__ void pad_blocked(T (&items)[K], unsigned rank, long long valid_items, T padding) {
   for (int i = 0; i < K; ++i)
     if ((long long)rank * K + i >= valid_items) items[i] = padding;
+}
+
+// `value` in every striped slot of member `rank` (slot i holding tile position rank + i*threads) at or past
+// `valid_items`: the tail of a partial tile's striped output.
+template <typename T, int K>
+__device__ __forceinline__ void pad_striped(T (&items)[K], unsigned rank, unsigned threads, long long valid_items,
+                                            T value) {
+  for (int i = 0; i < K; ++i)
+    if ((long long)rank + (long long)i * threads >= valid_items) items[i] = value;
 }
 
 }  // namespace cuda_coop

@@ -24,15 +24,23 @@ class BlockHistogramStriped {
  private:
   TempStorage& storage;
 
-  __device__ __forceinline__ void Count(T (&items)[K], Out* output) {
-    CubHistogram(storage.algo).Histogram(items, storage.counters);  // zeroes the counters, then counts the tile
+  // After a barrier, slot i of member r receives bin r + i*BX (zero past the last bin); `bin0_excess` samples that
+  // were counted in bin 0 only to fill the tile are taken back out of it first, by the member holding that bin.
+  __device__ __forceinline__ void Publish(Out* output, Counter bin0_excess) {
     __syncthreads();  // every count is in before any member reads its bins
     const int rank = (int)linear_rank<BX, BY, BZ>();
 #pragma unroll
     for (int i = 0; i < PER_THREAD; ++i) {
       const int bin = rank + i * BX;  // striped: slot i of member t holds bin t + i*T
-      output[i] = bin < BINS ? (Out)storage.counters[bin] : (Out)0;
+      Counter count = bin < BINS ? storage.counters[bin] : (Counter)0;
+      if (bin == 0) count -= bin0_excess;  // exact: the counter holds at least the excess
+      output[i] = (Out)count;
     }
+  }
+
+  __device__ __forceinline__ void Count(T (&items)[K], Out* output) {
+    CubHistogram(storage.algo).Histogram(items, storage.counters);  // zeroes the counters, then counts the tile
+    Publish(output, (Counter)0);
   }
 
  public:
@@ -56,6 +64,31 @@ class BlockHistogramStriped {
       items[i] = sample;
     }
     Count(items, output);
+  }
+
+  // K samples per thread of which only those at blocked positions rank*K + i < valid_items count (0 <= valid_items
+  // <= BX*BY*BZ*K, checked by the caller); the others are never read as bin indices, so they may hold anything.
+  // Atomic: CUB's counters zeroed, then its per-item shared-memory atomic, guarded. Sort: a private copy whose
+  // missing samples are bin 0, CUB's sorting histogram, then their count taken back out of bin 0.
+  __device__ __forceinline__ void Histogram(const T* samples, Out* output, long long valid_items) {
+    const long long first = (long long)linear_rank<BX, BY, BZ>() * K;
+    if constexpr (ALGORITHM == cub::BLOCK_HISTO_ATOMIC) {
+      CubHistogram(storage.algo).InitHistogram(storage.counters);
+      __syncthreads();  // the counters are zero before any member counts
+#pragma unroll
+      for (int i = 0; i < K; ++i) {
+        if (first + i < valid_items) atomicAdd(storage.counters + samples[i], (Counter)1);
+      }
+      Publish(output, (Counter)0);
+    } else {
+      T items[K];
+#pragma unroll
+      for (int i = 0; i < K; ++i) {
+        items[i] = first + i < valid_items ? samples[i] : (T)0;
+      }
+      CubHistogram(storage.algo).Histogram(items, storage.counters);
+      Publish(output, (Counter)((long long)BX * BY * BZ * K - valid_items));
+    }
   }
 };
 
