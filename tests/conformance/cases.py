@@ -20,7 +20,7 @@ from typing import Any, Callable
 import numpy as np
 
 from cuda import coop
-from poison import FLOAT_POISON_BITS, assert_same, poisoned
+from poison import FLOAT_POISON_BITS, assert_same, poison_value, poisoned
 from poison import full_range as _full_range_except_poison
 
 # (block shape, items per thread) combinations: every K and every shape appears once per (variant, dtype).
@@ -46,10 +46,12 @@ class Array:
 
 @dataclass(frozen=True)
 class Int:
-    """A scalar int32 kernel argument (a runtime control)."""
+    """A scalar integer kernel argument (a runtime control), int32 unless ``dtype`` says otherwise (a typed scalar
+    control such as a sort's ``oob_default`` has exactly the keys' dtype)."""
 
     name: str
     value: int
+    dtype: Any = np.int32
 
 
 @dataclass(frozen=True)
@@ -72,8 +74,8 @@ class Case:
 
     @property
     def signature(self) -> tuple[str, ...]:
-        """``"tensor"`` or ``"int"`` per operand: what a harness's generated kernel declares."""
-        return tuple("int" if isinstance(op, Int) else "tensor" for op in self.operands)
+        """``"tensor"`` or the integer dtype's name per operand: what a harness's generated kernel declares."""
+        return tuple(np.dtype(op.dtype).name if isinstance(op, Int) else "tensor" for op in self.operands)
 
     def inputs(self) -> dict[str, Any]:
         """The case's operands with fresh inputs (seeded by the case id) and poisoned outputs, by name."""
@@ -145,6 +147,7 @@ def dname(dtype) -> str:
 
 
 INT_AND_FLOAT = (np.int32, np.float32)
+RADIX_KEYS = (np.int32, np.uint32, np.int64, np.uint64)
 TEN_DTYPES = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.float32,
               np.float64)
 
@@ -1254,6 +1257,246 @@ def _histogram(algorithm):
     return factory
 
 
+# ------------------------------------------------------------------------------------------- partial tiles (SPEC 8.23)
+
+
+def _case_rng(*parts):
+    """A generator seeded by the case's factory arguments: the case's 'random' valid_items and oob_default."""
+    return np.random.default_rng(zlib.crc32("-".join(map(str, parts)).encode()))
+
+
+def _valid_count(valid, tile, rng):
+    """``valid``: "zero", "one", "full", "random" (the count; static or runtime is the variant's other half)."""
+    return {"zero": 0, "one": 1, "full": tile}.get(valid) if valid != "random" else int(rng.integers(2, tile - 1))
+
+
+def _garbage(dtype, n):
+    """Random values standing for what an unwritten buffer holds: never zero (the kindest garbage), any value of
+    the dtype but its poison; an integer never holds a small bin index, so a histogram that used it would show."""
+    def draw(rng):
+        x = full_range(dtype)(n)(rng)
+        if np.dtype(dtype).itemsize == 1:  # every byte may be a bin: only zero is left out
+            x[x == 0] = 1
+        else:
+            x[np.abs(x.astype(np.float64)) < 1000] = np.dtype(dtype).type(np.iinfo(dtype).max // 3 + 7)
+        return x
+    return draw
+
+
+def _partial_tiles(valid_part, count, tile, dtype):
+    """An input whose blocked positions ``< count`` of each tile come from ``valid_part`` and the others are
+    ``_garbage``."""
+    def make(n):
+        def draw(rng):
+            x = _garbage(dtype, n)(rng).reshape(-1, tile)
+            x[:, :count] = valid_part(x[:, :count].size)(rng).reshape(x.shape[0], count)
+            return x.reshape(-1)
+        return draw
+    return make
+
+
+def _ordered_digits(keys, dtype, begin, end):
+    """Bits ``[begin, end)`` of SPEC 8.9's ordered representation (signed keys: the sign bit inverted) as uint64,
+    written independently of the code under test."""
+    width = np.dtype(dtype).itemsize * 8
+    bits = keys.view(f"u{width // 8}").astype(np.uint64)
+    if np.dtype(dtype).kind == "i":
+        bits ^= np.uint64(1 << (width - 1))
+    mask = np.uint64((1 << (end - begin)) - 1)
+    return (bits >> np.uint64(begin)) & mask, mask
+
+
+def _radix_partial(pairs, descending, valid, static, oob=None, bits=None, load="whole", value_dtype=np.float32):
+    """radix_sort_keys/pairs of a partial tile (SPEC 8.23). ``valid``: see ``_valid_count``; ``static``: a
+    compile-time valid_items (else the runtime ``n``); ``oob``: None, "static" (a literal) or "runtime" (the
+    ``oob`` argument, of the keys' dtype); ``bits``: (begin_bit, bits left off the top) or None; ``load``: "whole"
+    (the invalid positions hold garbage from memory) or "valid" (loaded with valid_items: those slots are never
+    written). Keys past valid_items are unspecified without oob_default: ``canon`` hides them."""
+    def factory(T, K, dtype):
+        tile = T * K
+        rng = _case_rng("radix", pairs, descending, valid, static, oob, bits, load, T, K, dname(dtype))
+        count = _valid_count(valid, tile, rng)
+        width = np.dtype(dtype).itemsize * 8
+        begin, end = (0, width) if bits is None else (bits[0], width - bits[1])
+        literal = -7 if np.dtype(dtype).kind == "i" else 4_000_000_001
+        fill = None if oob is None else (literal if oob == "static" else int(_garbage(dtype, 1)(rng)[0]))
+        oob_static = literal if oob == "static" else None
+        VALID = count
+
+        if pairs and oob == "runtime":
+            def body(bid, keys_in, vals_in, keys_out, vals_out, n, oob_value):
+                block = coop.this_block()
+                keys = coop.ThreadData(K, dtype)
+                vals = coop.ThreadData(K, value_dtype)
+                coop.load(block, keys_in, keys, offset=bid * tile)
+                coop.load(block, vals_in, vals, offset=bid * tile)
+                k, v = coop.radix_sort_pairs(block, keys, vals, begin_bit=begin, end_bit=end, descending=descending,
+                                             valid_items=n, oob_default=oob_value)
+                coop.store(block, keys_out, k, offset=bid * tile)
+                coop.store(block, vals_out, v, offset=bid * tile)
+        elif pairs and static:
+            def body(bid, keys_in, vals_in, keys_out, vals_out, n, oob_value):
+                block = coop.this_block()
+                keys = coop.ThreadData(K, dtype)
+                vals = coop.ThreadData(K, value_dtype)
+                coop.load(block, keys_in, keys, offset=bid * tile)
+                coop.load(block, vals_in, vals, offset=bid * tile)
+                k, v = coop.radix_sort_pairs(block, keys, vals, begin_bit=begin, end_bit=end, descending=descending,
+                                             valid_items=VALID, oob_default=oob_static)
+                coop.store(block, keys_out, k, offset=bid * tile)
+                coop.store(block, vals_out, v, offset=bid * tile)
+        elif pairs and load == "valid":
+            def body(bid, keys_in, vals_in, keys_out, vals_out, n, oob_value):
+                block = coop.this_block()
+                keys = coop.ThreadData(K, dtype)
+                vals = coop.ThreadData(K, value_dtype)
+                coop.load(block, keys_in, keys, offset=bid * tile, valid_items=n)
+                coop.load(block, vals_in, vals, offset=bid * tile)
+                k, v = coop.radix_sort_pairs(block, keys, vals, begin_bit=begin, end_bit=end, descending=descending,
+                                             valid_items=n, oob_default=oob_static)
+                coop.store(block, keys_out, k, offset=bid * tile)
+                coop.store(block, vals_out, v, offset=bid * tile)
+        elif pairs:
+            def body(bid, keys_in, vals_in, keys_out, vals_out, n, oob_value):
+                block = coop.this_block()
+                keys = coop.ThreadData(K, dtype)
+                vals = coop.ThreadData(K, value_dtype)
+                coop.load(block, keys_in, keys, offset=bid * tile)
+                coop.load(block, vals_in, vals, offset=bid * tile)
+                k, v = coop.radix_sort_pairs(block, keys, vals, begin_bit=begin, end_bit=end, descending=descending,
+                                             valid_items=n, oob_default=oob_static)
+                coop.store(block, keys_out, k, offset=bid * tile)
+                coop.store(block, vals_out, v, offset=bid * tile)
+        elif oob == "runtime":
+            def body(bid, keys_in, keys_out, n, oob_value):
+                block = coop.this_block()
+                keys = coop.ThreadData(K, dtype)
+                coop.load(block, keys_in, keys, offset=bid * tile)
+                out = coop.radix_sort_keys(block, keys, begin_bit=begin, end_bit=end, descending=descending,
+                                           valid_items=n, oob_default=oob_value)
+                coop.store(block, keys_out, out, offset=bid * tile)
+        elif static:
+            def body(bid, keys_in, keys_out, n, oob_value):
+                block = coop.this_block()
+                keys = coop.ThreadData(K, dtype)
+                coop.load(block, keys_in, keys, offset=bid * tile)
+                out = coop.radix_sort_keys(block, keys, begin_bit=begin, end_bit=end, descending=descending,
+                                           valid_items=VALID, oob_default=oob_static)
+                coop.store(block, keys_out, out, offset=bid * tile)
+        elif load == "valid":
+            def body(bid, keys_in, keys_out, n, oob_value):
+                block = coop.this_block()
+                keys = coop.ThreadData(K, dtype)
+                coop.load(block, keys_in, keys, offset=bid * tile, valid_items=n)
+                out = coop.radix_sort_keys(block, keys, begin_bit=begin, end_bit=end, descending=descending,
+                                           valid_items=n, oob_default=oob_static)
+                coop.store(block, keys_out, out, offset=bid * tile)
+        else:
+            def body(bid, keys_in, keys_out, n, oob_value):
+                block = coop.this_block()
+                keys = coop.ThreadData(K, dtype)
+                coop.load(block, keys_in, keys, offset=bid * tile)
+                out = coop.radix_sort_keys(block, keys, begin_bit=begin, end_bit=end, descending=descending,
+                                           valid_items=n, oob_default=oob_static)
+                coop.store(block, keys_out, out, offset=bid * tile)
+
+        def oracle(v):
+            keys_out, vals_out = [], []
+            for row, t in enumerate(tiles(v["keys_in"], tile)):
+                digits, mask = _ordered_digits(t[:count], dtype, begin, end)
+                order = np.argsort(mask - digits if descending else digits, kind="stable")  # radix sort is stable
+                k = t.copy()
+                k[:count] = t[:count][order]
+                k[count:] = 0 if fill is None else fill  # unspecified without oob_default (canon hides them)
+                keys_out.append(k)
+                if pairs:
+                    vals = tiles(v["vals_in"], tile)[row].copy()
+                    vals[:count] = vals[:count][order]  # the tail keeps its input order
+                    vals_out.append(vals)
+            out = {"keys_out": np.concatenate(keys_out)}
+            if pairs:
+                out["vals_out"] = np.concatenate(vals_out)
+            return out
+
+        def canon(name, x):
+            if name != "keys_out" or fill is not None:
+                return x
+            x = tiles(x, tile).copy()
+            x[:, count:] = 0
+            return x.reshape(-1)
+
+        valid_keys = small(dtype, -20, 20) if bits is None else full_range(dtype)  # repeated keys: stability shows
+        ops = [Array("keys_in", dtype, GRID * tile, "in", _partial_tiles(valid_keys, count, tile, dtype)(GRID * tile))]
+        if pairs:
+            ops.append(Array("vals_in", value_dtype, GRID * tile, "in", _values_never_zero(value_dtype, GRID * tile)))
+        ops.append(Array("keys_out", dtype, GRID * tile, "out"))
+        if pairs:
+            ops.append(Array("vals_out", value_dtype, GRID * tile, "out"))
+        ops += [Int("n", count), Int("oob_value", fill if oob == "runtime" else 1, dtype)]
+        return body, oracle, {"canon": canon, "operands": tuple(ops)}
+    return factory
+
+
+def _values_never_zero(dtype, n):
+    def draw(rng):
+        x = small(dtype, 1, 1000)(n)(rng)
+        return np.where(rng.random(n) < 0.5, x, -x) if np.dtype(dtype).kind != "u" else x
+    return draw
+
+
+def _histogram_partial(algorithm, valid, static, load="whole", counter=None, bins=None):
+    """histogram of a partial tile (SPEC 8.23): ``valid``/``static`` as ``_radix_partial``'s; ``bins``: None for a
+    count that fits the block with one or two counters per thread, or a number (256: every uint8 value a bin);
+    ``counter``: the counter dtype (None: int32). The samples past valid_items are ``_garbage`` (integers far outside
+    ``[0, bins)`` where the dtype allows: counting one would write outside the counters), or never loaded."""
+    def factory(T, K, dtype):
+        tile = T * K
+        rng = _case_rng("histogram", algorithm, valid, static, load, counter, bins, T, K, dname(dtype))
+        count = _valid_count(valid, tile, rng)
+        nbins = bins if bins is not None else (T - 5 if K != 4 else 2 * T - 3)
+        per_thread = -(-nbins // T)
+        VALID = count
+        out_dtype = np.int32 if counter is None else counter
+
+        if static:
+            def body(bid, src, counts_out, n):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, src, items, offset=bid * tile)
+                counts = coop.histogram(block, items, bins=nbins, bins_per_thread=per_thread, counter_dtype=counter,
+                                        algorithm=algorithm, valid_items=VALID)
+                coop.store(block, counts_out, counts, offset=bid * (T * per_thread), algorithm="striped")
+        elif load == "valid":
+            def body(bid, src, counts_out, n):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, src, items, offset=bid * tile, valid_items=n)
+                counts = coop.histogram(block, items, bins=nbins, bins_per_thread=per_thread, counter_dtype=counter,
+                                        algorithm=algorithm, valid_items=n)
+                coop.store(block, counts_out, counts, offset=bid * (T * per_thread), algorithm="striped")
+        else:
+            def body(bid, src, counts_out, n):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                coop.load(block, src, items, offset=bid * tile)
+                counts = coop.histogram(block, items, bins=nbins, bins_per_thread=per_thread, counter_dtype=counter,
+                                        algorithm=algorithm, valid_items=n)
+                coop.store(block, counts_out, counts, offset=bid * (T * per_thread), algorithm="striped")
+
+        def oracle(v):
+            return {"counts_out": np.concatenate([np.bincount(t[:count].astype(np.int64), minlength=T * per_thread)
+                                                  for t in tiles(v["src"], tile)])}
+
+        def bin_indices(n):
+            bins_drawn = np.setdiff1d(np.arange(nbins), [int(poison_value(dtype))])  # uint8, 256 bins: not 254,
+            return lambda rng: rng.choice(bins_drawn, n).astype(dtype)  # the poison, which no input holds
+
+        ops = (Array("src", dtype, GRID * tile, "in", _partial_tiles(bin_indices, count, tile, dtype)(GRID * tile)),
+               Array("counts_out", out_dtype, GRID * T * per_thread, "out"), Int("n", count))
+        return body, oracle, {"operands": ops}
+    return factory
+
+
 # ------------------------------------------------------------------------------------------- adjacent / discontinuity
 
 
@@ -1627,6 +1870,56 @@ _VARIANTS = [
     ("radix_sort_pairs", "ascending", _radix_sort(True, False), (np.int32, np.uint32), COMBOS_3D),
     ("histogram", "atomic", _histogram("atomic"), (np.uint8,), COMBOS_1D),
     ("histogram", "sort", _histogram("sort"), (np.uint8,), COMBOS_1D),
+    # partial tiles (SPEC 8.23): valid_items static and runtime, 0, 1, the whole tile and random, garbage or never
+    # loaded slots past it; radix sort ascending and descending, bit ranges, pairs, oob_default given or absent;
+    # histogram atomic and sort, uint8 with 256 bins, several counter dtypes
+    ("radix_sort_keys", "partial_random_oob_runtime", _radix_partial(False, False, "random", False, "runtime"),
+     RADIX_KEYS, COMBOS_3D),
+    ("radix_sort_keys", "partial_random_desc_bits", _radix_partial(False, True, "random", False, "static", (3, 5)),
+     (np.int32, np.uint64), COMBOS_3D),
+    ("radix_sort_keys", "partial_zero_static", _radix_partial(False, False, "zero", True, "static"), (np.int64,),
+     COMBOS_3D),
+    ("radix_sort_keys", "partial_one_static", _radix_partial(False, True, "one", True), (np.uint32,), COMBOS_3D),
+    ("radix_sort_keys", "partial_full_static", _radix_partial(False, False, "full", True, "static"), (np.int32,),
+     COMBOS_3D),
+    ("radix_sort_keys", "partial_zero_runtime", _radix_partial(False, False, "zero", False, "runtime"), (np.uint32,),
+     COMBOS_3D),
+    ("radix_sort_keys", "partial_full_runtime", _radix_partial(False, True, "full", False), (np.int64,), COMBOS_3D),
+    ("radix_sort_keys", "partial_unloaded_bits", _radix_partial(False, False, "random", False, None, (4, 0), "valid"),
+     (np.int32, np.uint64), COMBOS_3D),
+    ("radix_sort_pairs", "partial_random_oob_runtime", _radix_partial(True, False, "random", False, "runtime"),
+     (np.int32, np.uint64), COMBOS_3D),
+    ("radix_sort_pairs", "partial_random_desc_bits",
+     _radix_partial(True, True, "random", False, None, (2, 3), value_dtype=np.int64), (np.uint32, np.int64), COMBOS_3D),
+    ("radix_sort_pairs", "partial_static_desc", _radix_partial(True, True, "random", True, "static",
+                                                               value_dtype=np.float64), (np.int32,), COMBOS_3D),
+    ("radix_sort_pairs", "partial_zero_runtime", _radix_partial(True, False, "zero", False, value_dtype=np.int16),
+     (np.uint32,), COMBOS_3D),
+    ("radix_sort_pairs", "partial_one_static", _radix_partial(True, False, "one", True, "static"), (np.int64,),
+     COMBOS_3D),
+    ("radix_sort_pairs", "partial_unloaded", _radix_partial(True, False, "random", False, "static", load="valid"),
+     (np.int32,), COMBOS_3D),
+    ("histogram", "partial_atomic_random", _histogram_partial("atomic", "random", False),
+     (np.uint8, np.int32, np.uint64), COMBOS_1D),
+    ("histogram", "partial_sort_random", _histogram_partial("sort", "random", False),
+     (np.uint8, np.int64, np.uint32), COMBOS_1D),
+    ("histogram", "partial_atomic_256", _histogram_partial("atomic", "random", False, bins=256), (np.uint8,),
+     COMBOS_1D),
+    ("histogram", "partial_sort_256", _histogram_partial("sort", "random", False, counter=np.uint32, bins=256),
+     (np.uint8,), COMBOS_1D),
+    ("histogram", "partial_sort_256_zero", _histogram_partial("sort", "zero", False, bins=256), (np.uint8,),
+     COMBOS_1D),
+    ("histogram", "partial_sort_full_static", _histogram_partial("sort", "full", True, counter=np.int64),
+     (np.uint8,), COMBOS_1D),
+    ("histogram", "partial_atomic_one_static", _histogram_partial("atomic", "one", True), (np.int32,), COMBOS_1D),
+    ("histogram", "partial_sort_zero_static", _histogram_partial("sort", "zero", True, counter=np.uint64),
+     (np.uint32,), COMBOS_1D),
+    ("histogram", "partial_atomic_full_runtime", _histogram_partial("atomic", "full", False), (np.uint8,),
+     COMBOS_1D),
+    ("histogram", "partial_atomic_unloaded", _histogram_partial("atomic", "random", False, load="valid"),
+     (np.int32,), COMBOS_1D),
+    ("histogram", "partial_sort_unloaded_256", _histogram_partial("sort", "random", False, "valid", np.int64, 256),
+     (np.uint8,), COMBOS_1D),
     ("adjacent_difference", "left", _adjacent("left"), INT_AND_FLOAT, COMBOS_3D),
     ("adjacent_difference", "right", _adjacent("right"), INT_AND_FLOAT, COMBOS_3D),
     ("discontinuity", "heads", _discontinuity("heads"), INT_AND_FLOAT, COMBOS_3D),

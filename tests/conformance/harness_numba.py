@@ -37,7 +37,8 @@ def kernel_of(case: Case):
 
 
 def _args(case: Case, values: dict[str, Any]) -> list[Any]:
-    return [np.int32(values[op.name]) if isinstance(op, Int) else values[op.name] for op in case.operands]
+    return [np.dtype(op.dtype).type(values[op.name]) if isinstance(op, Int) else values[op.name]
+            for op in case.operands]
 
 
 def run(case: Case, values: dict[str, Any]) -> dict[str, np.ndarray]:

@@ -127,3 +127,60 @@ def test_topk_is_a_padded_radix_sort_of_a_one_dimensional_block():
         _topk("int32", k=Static(1), valid_items=Static(-1))
     with pytest.raises(CoopUnsupportedError, match="does not support group kind 'warp'"):
         _topk("int32", GroupSpec(WARP, 32, 4), k=Static(1))
+
+
+def _digits(raw_bits, dtype, begin, end):
+    ordered = np.array([_ordered(int(b), dtype) for b in raw_bits], dtype=np.uint64)
+    return (ordered >> np.uint64(begin)) & np.uint64((1 << (end - begin)) - 1)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "uint64", "float32", "float64"])
+@pytest.mark.parametrize("descending", [False, True])
+def test_padding_the_invalid_keys_sorts_the_valid_ones_first_in_any_bit_range(dtype, descending):
+    """SPEC 8.23's conforming radix sort of a partial tile: the keys past valid_items replaced by the padding key,
+    then a stable sort of the whole tile, equals the stable sort of the valid keys alone followed by the pads in
+    input order (their values carried in input order), whatever the bit range."""
+    width = np.dtype(dtype).itemsize * 8
+    unsigned = np.dtype(f"uint{width}")
+    rng = np.random.default_rng(11)
+    pad = ordered_extreme_bits(dtype, descending)
+    for begin, end in ((0, width), (3, width - 5), (width - 4, width), (1, 2)):
+        tile = rng.integers(0, np.iinfo(unsigned).max, 96, dtype=unsigned, endpoint=True)
+        tile[rng.random(96) < 0.2] = pad  # valid keys equal to the pad tie with it: stability keeps them first
+        for valid in (0, 1, 37, 96):
+            mask = (1 << (end - begin)) - 1
+            padded = np.concatenate([tile[:valid], np.full(96 - valid, pad, unsigned)])
+            ranked = _digits(padded, dtype, begin, end)
+            order = np.argsort(np.uint64(mask) - ranked if descending else ranked, kind="stable")
+            alone = _digits(tile[:valid], dtype, begin, end)
+            expected = np.argsort(np.uint64(mask) - alone if descending else alone, kind="stable")
+            assert list(order[:valid]) == list(expected), (begin, end, valid)
+            assert list(order[valid:]) == list(range(valid, 96)), (begin, end, valid)
+
+
+def test_radix_sort_partial_tiles():
+    shape = _shape("r", "radix_sort_pairs", "uint64", 4, valid_items=Runtime("int32"), oob_default=Static(2**64 - 1))
+    spec = plan_radix_sort(shape, RadixSortOptions(values=("float32", 4), descending=True))
+    assert (spec.has_valid_items, spec.has_oob_default, spec.padding_bits) == (True, True, 0)
+    keys = plan_radix_sort(_shape("r", "radix_sort_keys", "int32", 2, valid_items=Static(256)), RadixSortOptions())
+    assert (keys.has_valid_items, keys.has_oob_default, keys.padding_bits) == (True, False, 0x7FFFFFFF)
+    assert not plan_radix_sort(_shape("r", "radix_sort_keys", "int32", 2), RadixSortOptions()).has_valid_items
+
+
+@pytest.mark.parametrize("controls,cls,message", [
+    (dict(oob_default=Static(0)), CoopValueError, "r oob_default requires valid_items"),
+    (dict(valid_items=Static(513)), CoopValueError, "r static valid_items must be between 0 and 512; got 513"),
+    (dict(valid_items=Static(-1)), CoopValueError, "r static valid_items must be between 0 and 512; got -1"),
+    (dict(valid_items=Runtime("uint64")), CoopTypeError,
+     "r valid_items must be a signed integer of at most 64 bits or an unsigned integer of at most 32 bits; got uint64"),
+    (dict(valid_items=Static(3), oob_default=Runtime("int64")), CoopTypeError,
+     "r oob_default must have the payload dtype int32; got int64; cast it"),
+    (dict(valid_items=Static(3), oob_default=Static(2**31)), CoopValueError,
+     "r oob_default literal 2147483648 is not representable as int32"),
+    (dict(valid_items=Static(3), oob_default=Static(0.5)), CoopValueError,
+     "r oob_default literal 0.5 is not representable as int32"),
+])
+def test_radix_sort_partial_tile_errors(controls, cls, message):
+    with pytest.raises(cls) as info:
+        plan_radix_sort(_shape("r", "radix_sort_keys", "int32", 4, **controls), RadixSortOptions())
+    assert str(info.value) == message
