@@ -340,6 +340,55 @@ def c11_oob_default_without_valid_items(bid, src, dst):
     coop.store(warp, dst, items)
 
 
+# ---- partial tiles of histogram and radix sort (SPEC 8.23): C5, C6, C7, C10, C11
+def c5_histogram_oob_default(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    counts = coop.histogram(block, items, bins=THREADS, valid_items=100, oob_default=0)  # HERE
+    coop.store(block, dst, counts)
+
+
+def c6_histogram_float_valid_items(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    counts = coop.histogram(block, items, bins=THREADS, algorithm="sort", valid_items=1.5)  # HERE
+    coop.store(block, dst, counts)
+
+
+def c7_histogram_valid_items_above_tile(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    counts = coop.histogram(block, items, bins=THREADS, valid_items=THREADS * K + 1)  # HERE
+    coop.store(block, dst, counts)
+
+
+def c7_radix_sort_negative_valid_items(bid, src, dst):
+    block = coop.this_block()
+    keys = coop.ThreadData(K, np.int32)
+    coop.load(block, src, keys)
+    k, v = coop.radix_sort_pairs(block, keys, keys, valid_items=-1, oob_default=0)  # HERE
+    coop.store(block, dst, k)
+
+
+def c10_radix_sort_oob_default_literal(bid, src, dst):
+    block = coop.this_block()
+    keys = coop.ThreadData(K, np.uint32)
+    coop.load(block, src, keys)
+    out = coop.radix_sort_keys(block, keys, valid_items=10, oob_default=2**32)  # HERE
+    coop.store(block, dst, out)
+
+
+def c11_radix_sort_oob_default_alone(bid, src, dst):
+    block = coop.this_block()
+    keys = coop.ThreadData(K, np.int32)
+    coop.load(block, src, keys)
+    out = coop.radix_sort_keys(block, keys, descending=True, oob_default=0)  # HERE
+    coop.store(block, dst, out)
+
+
 def c12_warp_scan_algorithm(bid, src, dst):
     block = coop.this_block()
     items = coop.ThreadData(K, np.int32)
@@ -918,6 +967,20 @@ ERRORS = [
               src_dtype=np.uint32, dst_dtype=np.uint32),
     ErrorCase("c11-oob-default-alone", c11_oob_default_without_valid_items, coop.CoopValueError,
               "cuda.coop.load oob_default requires valid_items"),
+    ErrorCase("c5-histogram-oob-default", c5_histogram_oob_default, coop.CoopTypeError,
+              "cuda.coop.histogram got an unexpected keyword argument 'oob_default'"),
+    ErrorCase("c6-histogram-float-valid-items", c6_histogram_float_valid_items, coop.CoopTypeError,
+              "cuda.coop.histogram valid_items must be a signed integer of at most 64 bits or an unsigned integer of "
+              "at most 32 bits; got float"),
+    ErrorCase("c7-histogram-valid-items", c7_histogram_valid_items_above_tile, coop.CoopValueError,
+              "cuda.coop.histogram static valid_items must be between 0 and 512; got 513"),
+    ErrorCase("c7-radix-sort-valid-items", c7_radix_sort_negative_valid_items, coop.CoopValueError,
+              "cuda.coop.radix_sort_pairs static valid_items must be between 0 and 512; got -1"),
+    ErrorCase("c10-radix-sort-oob-default", c10_radix_sort_oob_default_literal, coop.CoopValueError,
+              "cuda.coop.radix_sort_keys oob_default literal 4294967296 is not representable as uint32",
+              src_dtype=np.uint32, dst_dtype=np.uint32),
+    ErrorCase("c11-radix-sort-oob-default-alone", c11_radix_sort_oob_default_alone, coop.CoopValueError,
+              "cuda.coop.radix_sort_keys oob_default requires valid_items"),
     ErrorCase("c12-warp-scan-algorithm", c12_warp_scan_algorithm, coop.CoopValueError,
               "cuda.coop.exclusive_sum algorithm is supported only for block groups"),
     ErrorCase("o1-shuffle-distance", o1_shuffle_distance_two, coop.CoopValueError,
