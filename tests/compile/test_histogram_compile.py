@@ -263,3 +263,117 @@ def test_qualified_scalar_samples_build():
 
     built = build_kernel(kernel, (np.zeros(1024, np.uint8), _out(None)))
     assert "unsigned char sample," in built.cpp_source and "algo.Histogram(sample, output);" in built.cpp_source
+
+
+# ------------------------------------------------------------------------------------------------ partial tiles
+
+
+def _partial_kernel(valid, algorithm, bins=256, per_thread=2, k=4):
+    """valid_items (SPEC 8.23): a runtime count when ``valid`` is None (the kernel's ``n``), else the constant."""
+    if valid is None:
+        @cuda.jit
+        def runtime(src, dst, n):
+            block = coop.this_block()
+            items = coop.ThreadData(k)
+            coop.load(block, src, items)
+            counts = coop.histogram(block, items, bins=bins, bins_per_thread=per_thread, algorithm=algorithm,
+                                    valid_items=n)
+            coop.store(block, dst, counts, algorithm="striped")
+        return runtime
+
+    @cuda.jit
+    def static(src, dst, n):
+        block = coop.this_block()
+        items = coop.ThreadData(k)
+        coop.load(block, src, items)
+        counts = coop.histogram(block, items, bins=bins, bins_per_thread=per_thread, algorithm=algorithm,
+                                valid_items=valid)
+        coop.store(block, dst, counts, algorithm="striped")
+    return static
+
+
+def _provider(built):
+    return next(part for part in built.cpp_source.split('extern "C"') if "BlockHistogramStriped<" in part)
+
+
+@pytest.mark.parametrize("algorithm", ["atomic", "sort"])
+def test_runtime_valid_items_counts_a_partial_tile_and_traps_out_of_range(algorithm):
+    built = build_kernel(_partial_kernel(None, algorithm), (np.zeros(1024, np.uint8), _out(None), np.int32(300)))
+    provider = _provider(built)
+    assert "long long valid_items" in provider and "cuda_coop::check_range(valid_items, 0, 512);" in provider
+    assert "algo.Histogram(samples, output, valid_items);" in provider
+    assert f"unsigned char, int, int, 128, 4, 256, 2, cub::BLOCK_HISTO_{algorithm.upper()}" in provider
+    assert "BPT.TRAP" in built.sass()  # the range check traps on the device
+    header = (toolchain.OWN_INCLUDE / "cuda_coop" / "block" / "block_histogram_striped.cuh").read_text()
+    # atomic: the per-item atomic guarded by the blocked position; sort: invalid samples as bin 0, taken back out
+    assert "if (first + i < valid_items) atomicAdd(storage.counters + samples[i], (Counter)1);" in header
+    assert "items[i] = first + i < valid_items ? samples[i] : (T)0;" in header
+    assert "Publish(output, (Counter)((long long)BX * BY * BZ * K - valid_items));" in header
+
+
+@pytest.mark.parametrize("valid", [0, 1, 512])
+def test_static_valid_items_is_a_constant(valid):
+    built = build_kernel(_partial_kernel(valid, "sort"), (np.zeros(1024, np.uint8), _out(None), np.int32(0)))
+    assert "algo.Histogram(samples, output, valid_items);" in _provider(built)
+
+
+def test_without_valid_items_every_slot_counts():
+    provider = _provider(build_kernel(_kernel(), (np.zeros(1024, np.int32), _out(None))))
+    assert "valid_items" not in provider and "algo.Histogram(samples, output);" in provider
+
+
+@pytest.mark.parametrize("counter", [np.uint32, np.int64, np.uint64])
+def test_partial_tiles_with_every_counter_dtype(counter):
+    @cuda.jit
+    def kernel(src, dst, n):
+        block = coop.this_block()
+        items = coop.ThreadData(3)
+        coop.load(block, src, items, valid_items=n)  # the slots past n are never written
+        counts = coop.histogram(block, items, bins=100, counter_dtype=counter, algorithm="sort", valid_items=n)
+        coop.store(block, dst, counts, algorithm="striped")
+
+    built = build_kernel(kernel, (np.zeros(1024, np.int64), _out(counter), np.int64(7)))
+    assert "algo.Histogram(samples, output, valid_items);" in _provider(built)
+
+
+def test_scalar_samples_with_valid_items():
+    """The qualified scalar form is a tile of one sample per thread: its sample is the one-item array."""
+    @cuda.jit
+    def kernel(src, dst, n):
+        block = coop.this_block()
+        counts = numba_coop.histogram(block, src[block.rank()], bins=100, valid_items=n)
+        coop.store(block, dst, counts, algorithm="striped")
+
+    provider = _provider(build_kernel(kernel, (np.zeros(1024, np.uint32), _out(None), np.uint32(5))))
+    assert "check_range(valid_items, 0, 128);" in provider
+    assert "algo.Histogram(&sample, output, valid_items);" in provider
+
+
+def test_partial_tile_errors():
+    args = (np.zeros(1024, np.uint8), _out(None), np.int32(0))
+    expect_compile_error(_partial_kernel(513, "atomic"), args, coop.CoopValueError,
+                         "cuda.coop.histogram static valid_items must be between 0 and 512; got 513",
+                         line_marker="counts = coop.histogram(")
+
+    @cuda.jit
+    def with_oob_default(src, dst, n):
+        block = coop.this_block()
+        items = coop.ThreadData(4)
+        coop.load(block, src, items)
+        counts = coop.histogram(block, items, bins=256, bins_per_thread=2, valid_items=n, oob_default=0)
+        coop.store(block, dst, counts, algorithm="striped")
+
+    expect_compile_error(with_oob_default, args, coop.CoopTypeError,
+                         "cuda.coop.histogram got an unexpected keyword argument 'oob_default'")
+
+    @cuda.jit
+    def computed_float(src, dst, n):
+        block = coop.this_block()
+        items = coop.ThreadData(4)
+        coop.load(block, src, items)
+        counts = coop.histogram(block, items, bins=256, bins_per_thread=2, valid_items=n * 0.5)
+        coop.store(block, dst, counts, algorithm="striped")
+
+    expect_compile_error(computed_float, args, coop.CoopTypeError,
+                         "cuda.coop.histogram valid_items must be a signed integer of at most 64 bits or an unsigned "
+                         "integer of at most 32 bits; got float64")

@@ -363,3 +363,149 @@ def test_typing_time_checks_of_computed_controls():
     expect_compile_error(oob_from_float, (I32, I32, np.float64(8)), coop.CoopTypeError,
                          "cuda.coop.merge_sort_keys oob_default must have the payload dtype "
                          "int32; got float64; cast it")
+
+
+# ---------------------------------------------------------------------------- radix sort of a partial tile (SPEC 8.23)
+
+
+def _radix_provider(built):
+    return next(part for part in built.cpp_source.split('extern "C"') if "BlockRadixSort<" in part)
+
+
+def test_radix_sort_partial_tile_pads_a_private_copy_and_fills_the_tail():
+    @cuda.jit
+    def kernel(src, vals, dst, vdst, n, oob):
+        block = coop.this_block()
+        keys = coop.ThreadData(2)
+        values = coop.ThreadData(2)
+        coop.load(block, src, keys)
+        coop.load(block, vals, values)
+        k, v = coop.radix_sort_pairs(block, keys, values, descending=True, begin_bit=3, valid_items=n,
+                                     oob_default=oob)
+        coop.store(block, dst, k)
+        coop.store(block, vdst, v)
+
+    built = build_kernel(kernel, (I32, F32, I32, F32, np.int32(5), np.int32(-1)), block=(8, 4, 2))
+    provider = _radix_provider(built)
+    assert "long long valid_items, int oob_default" in provider
+    assert "cuda_coop::check_range(valid_items, 0, 128);" in provider
+    # descending: the ordered representation all zeros (int32: the sign bit alone), in blocked positions of 3-D blocks
+    assert "bit_cast<int>((unsigned int)0x80000000ull);" in provider
+    rank = "cuda_coop::linear_rank<8, 4, 2>()"
+    padded = provider.index(f"cuda_coop::pad_blocked(out, {rank}, valid_items, padding);")
+    sort = provider.index("algo.SortDescending(out, out_values, (int)begin_bit, (int)end_bit);")
+    filled = provider.index(f"cuda_coop::pad_blocked(out, {rank}, valid_items, oob_default);")
+    assert padded < sort < filled
+    assert "BPT.TRAP" in built.sass()
+
+
+def test_radix_sort_static_valid_items_without_oob_default():
+    @cuda.jit
+    def kernel(src, dst):
+        keys = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, keys)
+        coop.store(coop.this_block(), dst, coop.radix_sort_keys(coop.this_block(), keys, valid_items=0))
+
+    provider = _radix_provider(build_kernel(kernel, (U64, U64)))
+    assert "long long valid_items, char* scratch" in provider  # no oob_default parameter, no tail written
+    assert "bit_cast<unsigned long long>((unsigned long long)0xffffffffffffffffull);" in provider
+    assert provider.count("pad_blocked") == 1
+
+
+def test_radix_sort_without_valid_items_is_unchanged():
+    @cuda.jit
+    def kernel(src, dst):
+        keys = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, keys)
+        coop.store(coop.this_block(), dst, coop.radix_sort_keys(coop.this_block(), keys))
+
+    provider = _radix_provider(build_kernel(kernel, (I32, I32)))
+    assert "valid_items" not in provider and "pad_" not in provider
+
+
+@pytest.mark.parametrize("dtype, padding", [(np.float32, "bit_cast<float>((unsigned int)0x7fffffffull)"),
+                                            (np.float64, "bit_cast<double>((unsigned long long)0x7fffffffffffffffull)"),
+                                            (np.float16, "bit_cast<__half>((unsigned short)0x7fffull)")])
+def test_qualified_float_keys_striped_output_with_a_partial_tile(dtype, padding):
+    """Ascending float keys pad with the all-ones ordered key (a NaN); blocked_to_striped fills the tail in sorted,
+    that is striped, positions."""
+    @cuda.jit
+    def kernel(src, dst, n):
+        keys = coop.ThreadData(4)
+        numba_coop.load(coop.this_block(), src, keys)
+        out = numba_coop.radix_sort_keys(coop.this_block(), keys, valid_items=n, oob_default=-1.5,
+                                         blocked_to_striped=True)
+        numba_coop.store(coop.this_block(), dst, out, algorithm="striped")
+
+    data = np.zeros(1024, dtype)
+    provider = _radix_provider(build_kernel(kernel, (data, data, np.int32(9))))
+    assert padding in provider
+    assert "cuda_coop::pad_striped(out, cuda_coop::linear_rank<128, 1, 1>(), 128u, valid_items, oob_default);" \
+        in provider
+
+
+def test_qualified_scalar_keys_forward_the_partial_tile_controls():
+    @cuda.jit
+    def kernel(src, vals, dst, vdst, n, oob):
+        block = coop.this_block()
+        k, v = numba_coop.radix_sort_pairs(block, src[block.rank()], vals[block.rank()], valid_items=n,
+                                           oob_default=oob)
+        dst[block.rank()] = k
+        vdst[block.rank()] = v
+
+    built = build_kernel(kernel, (U64, F32, U64, F32, np.int32(9), np.uint64(7)))
+    assert "_items(keys, values, key_out, value_out, begin_bit, end_bit, valid_items, oob_default, scratch, " \
+        "stride);" in built.cpp_source
+    assert "check_range(valid_items, 0, 128);" in _radix_provider(built)
+
+
+def test_radix_sort_partial_tile_errors():
+    @cuda.jit
+    def oob_alone(src, dst):
+        keys = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, keys)
+        coop.store(coop.this_block(), dst, coop.radix_sort_keys(coop.this_block(), keys, oob_default=3))
+
+    expect_compile_error(oob_alone, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.radix_sort_keys oob_default requires valid_items")
+
+    @cuda.jit
+    def past_the_tile(src, dst):
+        keys = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, keys)
+        coop.store(coop.this_block(), dst, coop.radix_sort_keys(coop.this_block(), keys, valid_items=513))
+
+    expect_compile_error(past_the_tile, (I32, I32), coop.CoopValueError,
+                         "cuda.coop.radix_sort_keys static valid_items must be between 0 and 512; got 513")
+
+    @cuda.jit
+    def oob_of_another_dtype(src, dst, n, oob):
+        keys = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, keys)
+        out = coop.radix_sort_keys(coop.this_block(), keys, valid_items=n, oob_default=oob)
+        coop.store(coop.this_block(), dst, out)
+
+    expect_compile_error(oob_of_another_dtype, (U64, U64, np.int32(3), np.int64(4)), coop.CoopTypeError,
+                         "cuda.coop.radix_sort_keys oob_default must have the payload dtype uint64; got int64; "
+                         "cast it")
+
+    @cuda.jit
+    def computed_oob(src, dst, n):
+        keys = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, keys)
+        out = coop.radix_sort_keys(coop.this_block(), keys, valid_items=n, oob_default=n * 2.0)
+        coop.store(coop.this_block(), dst, out)
+
+    expect_compile_error(computed_oob, (I32, I32, np.int32(3)), coop.CoopTypeError,
+                         "cuda.coop.radix_sort_keys oob_default must have the payload dtype int32; got float64; "
+                         "cast it")
+
+    @cuda.jit
+    def uint64_valid_items(src, dst, n):
+        keys = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, keys)
+        coop.store(coop.this_block(), dst, coop.radix_sort_keys(coop.this_block(), keys, valid_items=n))
+
+    expect_compile_error(uint64_valid_items, (I32, I32, np.uint64(3)), coop.CoopTypeError,
+                         "cuda.coop.radix_sort_keys valid_items must be a signed integer of at most 64 bits or an "
+                         "unsigned integer of at most 32 bits; got uint64")
