@@ -193,3 +193,58 @@ def test_scalar_samples(sample, algorithm):
     dst = poisoned(GRID * threads * per_thread, np.int32)
     launch(scalar_histogram_kernel(bins, per_thread, algorithm), (threads, 1, 1), src, dst)
     np.testing.assert_array_equal(dst, expected_counts(src, threads, 1, bins, per_thread, np.int32))
+
+
+# ---------------------------------------------------------------------------------------- partial tiles (SPEC 8.23)
+
+
+@functools.cache
+def partial_kernel(k, bins, per_thread, counter, algorithm):
+    """Only the first ``valid`` blocked positions of each tile count; the others are never loaded."""
+    @cuda.jit
+    def kernel(src, dst, valid):
+        block = coop.this_block()
+        base = np.int64(cuda.blockIdx.x) * block.count() * k
+        items = coop.ThreadData(k)
+        coop.load(block, src, items, offset=base, valid_items=valid)
+        counts = coop.histogram(block, items, bins=bins, bins_per_thread=per_thread, counter_dtype=counter,
+                                algorithm=algorithm, valid_items=valid)
+        coop.store(block, dst, counts, offset=np.int64(cuda.blockIdx.x) * block.count() * per_thread,
+                   algorithm="striped")
+
+    return kernel
+
+
+@pytest.mark.parametrize("sample, bins", [(np.uint8, 256), (np.int32, 200), (np.uint64, 37)])
+@pytest.mark.parametrize("counter", [np.int32, np.int64])
+@pytest.mark.parametrize("algorithm", ["atomic", "sort"])
+def test_partial_tiles(sample, bins, counter, algorithm):
+    threads, k, per_thread = 128, 3, 2
+    tile = threads * k
+    src = samples(GRID * tile, bins, sample)
+    for valid in (0, 1, 250, tile):
+        dst = poisoned(GRID * threads * per_thread, counter)
+        launch(partial_kernel(k, bins, per_thread, None if counter is np.int32 else counter, algorithm),
+               (threads, 1, 1), src, dst, np.int32(valid))
+        expected = np.concatenate([np.bincount(t[:valid].astype(np.int64), minlength=threads * per_thread)
+                                   for t in src.reshape(GRID, tile)]).astype(counter)
+        np.testing.assert_array_equal(dst, expected)
+
+
+@pytest.mark.parametrize("algorithm", ["atomic", "sort"])
+def test_scalar_samples_partial_tile(algorithm):
+    @cuda.jit
+    def kernel(src, dst, valid):
+        block = coop.this_block()
+        sample = src[cuda.blockIdx.x * block.count() + block.rank()]
+        counts = numba_coop.histogram(block, sample, bins=256, bins_per_thread=2, algorithm=algorithm,
+                                      valid_items=valid)
+        coop.store(block, dst, counts, offset=np.int64(cuda.blockIdx.x) * block.count() * 2, algorithm="striped")
+
+    threads = 128
+    src = samples(GRID * threads, 256, np.uint8)
+    for valid in (0, 100, threads):
+        dst = poisoned(GRID * threads * 2, np.int32)
+        launch(kernel, (threads, 1, 1), src, dst, np.int32(valid))
+        expected = np.concatenate([np.bincount(t[:valid], minlength=2 * threads) for t in src.reshape(GRID, threads)])
+        np.testing.assert_array_equal(dst, expected.astype(np.int32))

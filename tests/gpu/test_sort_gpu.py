@@ -520,3 +520,98 @@ def test_topk_pairs_keep_values_with_keys_and_skip_padding(largest, key_dtype):
             assert len(np.unique(got_v[:m])) == m  # each at most once
             np.testing.assert_array_equal(got_k[:m], chunk[got_v[:m]])  # values travel with their keys
             np.testing.assert_array_equal(np.sort(got_k[:m]), topk_expected(chunk, kk, valid, largest))
+
+
+# ---------------------------------------------------------------------------------------- partial tiles (SPEC 8.23)
+
+
+def garbage(n, dtype):
+    """Bits an unwritten buffer may hold: any pattern (NaNs and infinities for floats) but zero and the poison."""
+    dtype = np.dtype(dtype)
+    unsigned = np.dtype(f"uint{dtype.itemsize * 8}")
+    bits = full_range(rng, n, unsigned)
+    bits[(bits == 0) | (bits == poisoned(1, dtype).view(unsigned)[0])] = 1
+    return bits.view(dtype)
+
+
+def partial_pairs_oracle(keys, values, tile, valid, descending, oob):
+    """Output positions [0, valid): the valid keys (and values) in stable digit order; [valid, tile): oob_default,
+    and the values of the input positions >= valid in input order."""
+    out_keys, out_values = [], []
+    bits = keys.dtype.itemsize * 8
+    for k, v in zip(keys.reshape(-1, tile), values.reshape(-1, tile)):
+        digits = ordered_digits(k[:valid], 0, bits).astype(np.float64)  # exact: at most 32-bit keys here
+        order = np.argsort(-digits if descending else digits, kind="stable")
+        out_keys.append(np.concatenate([k[:valid][order], np.full(tile - valid, oob, keys.dtype)]))
+        out_values.append(np.concatenate([v[:valid][order], v[valid:]]))
+    return np.concatenate(out_keys), np.concatenate(out_values)
+
+
+def striped(tiles_in_blocked_order, threads, k):
+    """A striped payload stored with a direct store: member t's slot i holds sorted position t + i*T."""
+    return tiles_in_blocked_order.reshape(-1, k, threads).transpose(0, 2, 1).reshape(-1)
+
+
+def qualified_partial_kernel(k, descending, blocked_to_striped):
+    @cuda.jit
+    def radix_partial(keys_in, values_in, keys_out, values_out, valid, oob):
+        block = coop.this_block()
+        base = np.int64(cuda.blockIdx.x) * block.count() * k
+        keys = coop.ThreadData(k)
+        values = coop.ThreadData(k)
+        numba_coop.load(block, keys_in, keys, offset=base, valid_items=valid)  # the slots past valid: never written
+        coop.load(block, values_in, values, offset=base)
+        sorted_keys, sorted_values = numba_coop.radix_sort_pairs(
+            block, keys, values, descending=descending, blocked_to_striped=blocked_to_striped, valid_items=valid,
+            oob_default=oob)
+        numba_coop.store(block, keys_out, sorted_keys, offset=base)  # direct: the test reads the layout itself
+        coop.store(block, values_out, sorted_values, offset=base)
+
+    return radix_partial
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("blocked_to_striped", [False, True])
+def test_qualified_radix_sort_partial_tiles(dtype, descending, blocked_to_striped):
+    threads, k = 128, 3
+    tile = threads * k
+    valid_keys = rng.integers(-40, 40, GRID * tile).astype(dtype)  # repeated keys: stability shows
+    valid_keys[valid_keys == 0] = 41  # -0.0 and +0.0 tie by SPEC 8.26; keep the oracle to plain numbers
+    values = rng.integers(1, 10**6, GRID * tile).astype(np.int64)
+    oob = dtype(-12.5 if dtype == np.float32 else 77)
+    for valid in (0, 1, 200, tile):
+        keys = garbage(GRID * tile, dtype).reshape(GRID, tile)
+        keys[:, :valid] = valid_keys.reshape(GRID, tile)[:, :valid]
+        keys = keys.reshape(-1)
+        keys_out, values_out = poisoned(keys.size, dtype), poisoned(keys.size, np.int64)
+        launch(qualified_partial_kernel(k, descending, blocked_to_striped), threads, keys, values, keys_out,
+               values_out, np.int32(valid), oob)
+        expected_keys, expected_values = partial_pairs_oracle(keys, values, tile, valid, descending, oob)
+        if blocked_to_striped:
+            expected_keys, expected_values = (striped(expected_keys, threads, k),
+                                              striped(expected_values, threads, k))
+        np.testing.assert_array_equal(keys_out.view(f"u{keys.itemsize}"), expected_keys.view(f"u{keys.itemsize}"))
+        np.testing.assert_array_equal(values_out, expected_values)
+
+
+def test_qualified_scalar_radix_sort_pairs_partial_tile():
+    """One key and value per thread (docs: qualified, "Payload forms"): a tile of one item per thread."""
+    @cuda.jit
+    def scalar_pairs(keys_in, values_in, keys_out, values_out, valid, oob):
+        block = coop.this_block()
+        at = np.int64(cuda.blockIdx.x) * block.count() + block.rank()
+        key, value = numba_coop.radix_sort_pairs(block, keys_in[at], values_in[at], valid_items=valid,
+                                                 oob_default=oob)
+        keys_out[at] = key
+        values_out[at] = value
+
+    threads = 128
+    keys = data(GRID * threads, np.uint32)
+    values = rng.standard_normal(GRID * threads).astype(np.float32)
+    for valid in (0, 57, threads):
+        keys_out, values_out = poisoned(keys.size, np.uint32), poisoned(keys.size, np.float32)
+        launch(scalar_pairs, threads, keys, values, keys_out, values_out, np.int32(valid), np.uint32(9))
+        expected_keys, expected_values = partial_pairs_oracle(keys, values, threads, valid, False, 9)
+        np.testing.assert_array_equal(keys_out, expected_keys)
+        np.testing.assert_array_equal(values_out, expected_values)

@@ -282,3 +282,46 @@ BROADCAST_CHILD = textwrap.dedent("""
 def test_out_of_range_broadcast_src_rank_traps(case):
     """SPEC 8.19: a runtime src_rank outside 0 ... G-1 traps (the block, a warp, a logical warp of 12 lanes)."""
     assert_traps(BROADCAST_CHILD, *case)
+
+
+PARTIAL_CHILD = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from numba_cuda_mlir import cuda
+    import cuda.coop.numba_mlir
+    from cuda import coop
+    from numba_cuda_mlir import cuda
+
+    ALGORITHM = sys.argv[1]  # a global: a compile-time string in the kernel
+
+    @cuda.jit
+    def histogram(src, dst, valid):
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items)
+        counts = coop.histogram(coop.this_block(), items, bins=128, algorithm=ALGORITHM, valid_items=valid)
+        coop.store(coop.this_block(), dst, counts, algorithm="striped")
+
+    @cuda.jit
+    def radix(src, dst, valid):
+        keys = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, keys)
+        out = coop.radix_sort_keys(coop.this_block(), keys, valid_items=valid, oob_default=-1)
+        coop.store(coop.this_block(), dst, out)
+
+    kernel = radix if sys.argv[1] == "radix" else histogram
+    src = (np.arange(512, dtype=np.int32) % 128)[::-1].copy()
+    dst = np.zeros(512 if kernel is radix else 128, np.int32)
+    kernel[1, 128](src, dst, np.int32(512))   # in range: runs
+    cuda.synchronize()
+    assert (dst == (np.sort(src) if kernel is radix else np.full(128, 4))).all()
+    print("IN_RANGE_OK", flush=True)
+    kernel[1, 128](src, dst, np.int32(int(sys.argv[2])))
+    cuda.synchronize()
+    print("NO_TRAP", flush=True)
+""")
+
+
+@pytest.mark.parametrize("case", [("atomic", 513), ("sort", -1), ("radix", 513), ("radix", -1)])
+def test_out_of_range_partial_tile_valid_items_traps(case):
+    """SPEC 8.23: histogram's and radix sort's runtime valid_items outside 0 ... T*K traps."""
+    assert_traps(PARTIAL_CHILD, *case)
