@@ -1,6 +1,6 @@
 """CuTe DSL kernels of the features launched by tests/gpu/test_cutlass_features_gpu.py (radix_rank, reduce_batched,
-group queries, fragment interop) and built on the CPU by tests/cute_dsl/test_cutlass_features_compile.py (CuTe reads
-kernel source, so they live in a file both import)."""
+group queries, fragment interop, partial tiles of radix sort and histogram) and built on the CPU by
+tests/cute_dsl/test_cutlass_features_compile.py (CuTe reads kernel source, so they live in a file both import)."""
 from __future__ import annotations
 
 import numpy as np
@@ -215,9 +215,55 @@ def fragment_interop_launch(src: cute.Tensor, scanned: cute.Tensor, totals: cute
         grid=(blocks, 1, 1), block=(THREADS, 1, 1))
 
 
+# ---- partial tiles (SPEC 8.23) through the qualified namespace: float keys sorted with their values, the slots past
+# valid_items never loaded, oob_default in the tail, blocked or striped output; one scalar sample per thread counted
+@cute.kernel
+def radix_partial_kernel(keys_in: cute.Tensor, values_in: cute.Tensor, keys_out: cute.Tensor, values_out: cute.Tensor,
+                         valid: cutlass.Int32, oob: cutlass.Float32, k: cutlass.Constexpr,
+                         descending: cutlass.Constexpr, striped: cutlass.Constexpr):
+    bid, _, _ = cute.arch.block_idx()
+    block = coop.this_block()
+    base = bid * (block.count() * k)
+    keys = coop.ThreadData(k)
+    values = coop.ThreadData(k)
+    coop.load(block, keys_in, keys, offset=base, valid_items=valid)
+    coop.load(block, values_in, values, offset=base)
+    sorted_keys, sorted_values = cute_coop.radix_sort_pairs(block, keys, values, descending=descending,
+                                                            blocked_to_striped=striped, valid_items=valid,
+                                                            oob_default=oob)
+    coop.store(block, keys_out, sorted_keys, offset=base)  # direct: the test reads the layout itself
+    coop.store(block, values_out, sorted_values, offset=base)
+
+
+@cute.jit
+def radix_partial_launch(keys_in: cute.Tensor, values_in: cute.Tensor, keys_out: cute.Tensor, values_out: cute.Tensor,
+                         valid: cutlass.Int32, oob: cutlass.Float32, k: cutlass.Constexpr,
+                         descending: cutlass.Constexpr, striped: cutlass.Constexpr):
+    radix_partial_kernel(keys_in, values_in, keys_out, values_out, valid, oob, k, descending, striped).launch(
+        grid=(PARTIAL_BLOCKS, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def histogram_partial_kernel(src: cute.Tensor, counts_out: cute.Tensor, valid: cutlass.Int32,
+                             algorithm: cutlass.Constexpr):
+    bid, _, _ = cute.arch.block_idx()
+    block = coop.this_block()
+    sample = src[bid * block.count() + block.rank()]
+    counts = cute_coop.histogram(block, sample, bins=PARTIAL_BINS, bins_per_thread=2, algorithm=algorithm,
+                                 valid_items=valid)
+    coop.store(block, counts_out, counts, offset=bid * (block.count() * 2), algorithm="striped")
+
+
+@cute.jit
+def histogram_partial_launch(src: cute.Tensor, counts_out: cute.Tensor, valid: cutlass.Int32,
+                             algorithm: cutlass.Constexpr):
+    histogram_partial_kernel(src, counts_out, valid, algorithm).launch(grid=(PARTIAL_BLOCKS, 1, 1),
+                                                                       block=(THREADS, 1, 1))
+
+
 # ---- the launches of the GPU tests, each built on the CPU by the compile tests
 CUTE_TYPES = {"int32": cutlass.Int32, "uint32": cutlass.Uint32, "int64": cutlass.Int64, "uint64": cutlass.Uint64,
-              "float32": cutlass.Float32}
+              "uint8": cutlass.Uint8, "float32": cutlass.Float32}
 RADIX_RANK_BLOCKS = 3
 # (key dtype, items per thread, block shape)
 RADIX_RANK_TILES = (("int32", 4, (128, 1, 1)), ("uint32", 2, (64, 1, 1)), ("int64", 1, (32, 4, 1)),
@@ -232,6 +278,9 @@ QUERY_LAUNCHES = (((3, 1, 1), (128, 1, 1), None), ((2, 2, 1), (32, 4, 1), None),
                   ((4, 2, 1), (64, 2, 1), (2, 1, 1)), ((4, 4, 1), (32, 2, 2), (2, 2, 1)),
                   ((2, 2, 2), (128, 1, 1), (1, 2, 2)))
 FRAGMENT_BLOCKS = 2
+PARTIAL_BLOCKS, PARTIAL_K, PARTIAL_BINS = 2, 3, 256  # the uint8 samples of the scalar histogram: every byte a bin
+# (descending, blocked_to_striped) of the qualified radix sort of a partial tile
+PARTIAL_SORTS = ((False, False), (True, False), (False, True), (True, True))
 EVERYTHING_COUNT, EVERYTHING_WINDOW = 100, 37  # the sum's valid threads and the stored items; the decoded window
 
 

@@ -67,3 +67,24 @@ def test_the_every_family_kernel_builds_with_the_gpu_tests_arguments():
                                       _tensor(len(ck.EVERYTHING_STAGES) * tile), _tensor(ck.EVERYTHING_DECODED),
                                       _tensor(len(ck.EVERYTHING_SCALARS)), fk.EVERYTHING_WINDOW)
     _inlined(kernel)
+
+
+@pytest.mark.parametrize("descending, striped", fk.PARTIAL_SORTS)
+def test_radix_sort_partial_tile_kernels_build(descending, striped):
+    n = fk.PARTIAL_BLOCKS * fk.THREADS * fk.PARTIAL_K
+    kernel = cute_coop.compile_kernel(fk.radix_partial_launch, _tensor(n, "float32"), _tensor(n, "int64"),
+                                      _tensor(n, "float32"), _tensor(n, "int64"), cutlass.Int32(5),
+                                      cutlass.Float32(-1.5), fk.PARTIAL_K, descending, striped)
+    assert "check_range(valid_items, 0, 384);" in kernel.cpp_source
+    assert ("pad_striped(" if striped else "pad_blocked(out, cuda_coop::linear_rank<128, 1, 1>(), valid_items, "
+            "oob_default)") in kernel.cpp_source
+    _inlined(kernel)
+
+
+@pytest.mark.parametrize("algorithm", ["atomic", "sort"])
+def test_scalar_histogram_partial_tile_kernels_build(algorithm):
+    n = fk.PARTIAL_BLOCKS * fk.THREADS
+    kernel = cute_coop.compile_kernel(fk.histogram_partial_launch, _tensor(n, "uint8"), _tensor(2 * n),
+                                      cutlass.Int32(5), algorithm)
+    assert "algo.Histogram(&sample, output, valid_items);" in kernel.cpp_source
+    _inlined(kernel)

@@ -270,3 +270,54 @@ def test_every_family_in_one_kernel(generator):
     want = [x[:K * count:K].sum(dtype=np.int32), x.max(), x[first], first, stream.size]
     np.testing.assert_array_equal(_host(scalars), np.array(want, np.int32))
     np.testing.assert_array_equal(_host(src), x)
+
+
+# ---------------------------------------------------------------------------------------------- partial tiles
+def _float_ordered(keys):
+    """SPEC 8.9's ordered representation of float32 keys: negatives with all bits inverted, others the sign bit."""
+    raw = keys.view(np.uint32).astype(np.uint64)
+    return np.where(raw & 0x80000000, ~raw & 0xFFFFFFFF, raw ^ 0x80000000)
+
+
+@pytest.mark.parametrize("descending, striped", fk.PARTIAL_SORTS)
+def test_qualified_radix_sort_partial_tile(generator, descending, striped):
+    """SPEC 8.23: valid keys sorted stably first, oob_default after them; the values of the invalid positions follow
+    in input order; blocked_to_striped puts sorted position p in member p % T, slot p // T."""
+    k, blocks = fk.PARTIAL_K, fk.PARTIAL_BLOCKS
+    tile = THREADS * k
+    n = blocks * tile
+    keys = generator.integers(-30, 30, n).astype(np.float32)  # repeated keys: stability shows
+    keys[keys == 0] = 31  # no signed zeros: they tie (SPEC 8.26), which the oracle below does not model
+    values = generator.integers(1, 10 ** 9, n).astype(np.int64)
+    oob = np.float32(-7.25)
+    for valid in (0, 1, 211, tile):
+        garbage = generator.integers(1, 2 ** 32 - 1, n, dtype=np.uint64).astype(np.uint32).view(np.float32)
+        src = np.where((np.arange(n) % tile) < valid, keys, garbage)  # past valid_items: any bits, NaNs included
+        keys_out, values_out = _filled(n, np.float32, np.nan), _filled(n, np.int64, -1)
+        _launch(fk.radix_partial_launch, _device(src), _device(values), keys_out, values_out, cutlass.Int32(valid),
+                cutlass.Float32(oob), k, descending, striped)
+        want_keys, want_values = [], []
+        for b in range(blocks):
+            chunk, vals = src[b * tile:(b + 1) * tile], values[b * tile:(b + 1) * tile]
+            digits = _float_ordered(chunk[:valid]).astype(np.int64)
+            order = np.argsort(-digits if descending else digits, kind="stable")
+            sorted_keys = np.concatenate([chunk[:valid][order], np.full(tile - valid, oob, np.float32)])
+            sorted_values = np.concatenate([vals[:valid][order], vals[valid:]])
+            if striped:  # member t slot i holds sorted position t + i*T; a direct store writes them as t*k + i
+                sorted_keys, sorted_values = (x.reshape(k, THREADS).T.reshape(-1) for x in (sorted_keys, sorted_values))
+            want_keys.append(sorted_keys)
+            want_values.append(sorted_values)
+        np.testing.assert_array_equal(_host(keys_out).view(np.uint32), np.concatenate(want_keys).view(np.uint32))
+        np.testing.assert_array_equal(_host(values_out), np.concatenate(want_values))
+
+
+@pytest.mark.parametrize("algorithm", ["atomic", "sort"])
+def test_scalar_histogram_partial_tile(generator, algorithm):
+    """One uint8 sample per thread, every byte a bin (256 bins): only the first valid members' samples count."""
+    n = fk.PARTIAL_BLOCKS * THREADS
+    samples = generator.integers(0, 256, n).astype(np.uint8)
+    for valid in (0, 1, 77, THREADS):
+        counts = _filled(2 * n, np.int32, -1)
+        _launch(fk.histogram_partial_launch, _device(samples), counts, cutlass.Int32(valid), algorithm)
+        want = np.concatenate([np.bincount(t[:valid], minlength=2 * THREADS) for t in samples.reshape(-1, THREADS)])
+        np.testing.assert_array_equal(_host(counts), want.astype(np.int32))
