@@ -15,8 +15,8 @@ import recipes as r  # noqa: E402
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 N = r.THREADS * r.K
 CASES = {
-    "pad-histogram": (r.histogram_partial, (np.zeros(N, np.uint8), np.zeros(2 * r.THREADS, np.int32), 100)),
-    "pad-radix-sort": (r.radix_sort_partial, (np.zeros(N, np.uint32), np.zeros(N, np.uint32), 100)),
+    "partial-histogram": (r.histogram_partial, (np.zeros(N, np.uint8), np.zeros(2 * r.THREADS, np.int32), 100)),
+    "partial-radix-sort": (r.radix_sort_partial, (np.zeros(N, np.uint32), np.zeros(N, np.uint32), 100)),
     "running-inclusive-sum": (r.running_inclusive_sum, (np.zeros(4 * N, np.int64), np.zeros(4 * N, np.int64), 4)),
     "wide-rows": (r.row_sums, (np.zeros(3 * 1500, np.float64), np.zeros(3, np.float64), 1500)),
     "local-and-shared": (r.sort_rows_in_shared, (np.zeros(N, np.int32), np.zeros(N, np.int32))),

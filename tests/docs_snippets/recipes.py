@@ -11,38 +11,32 @@ from cuda import coop
 
 THREADS, K, BINS = 128, 4, 256
 
-# [pad-histogram]
+# [partial-histogram]
 @cuda.jit
 def histogram_partial(samples, counts, n):
-    """Bin counts of the first n samples. histogram has no valid_items: pad with a real bin (0) and take the
-    padding back out of that bin's counter."""
+    """Bin counts of the first n samples. The samples past valid_items count nowhere, so the load need not fill
+    the slots past n: they may hold anything."""
     block = coop.this_block()
-    tile = np.int64(THREADS * K)
-    valid = min(n, tile)
+    valid = min(n, THREADS * K)
     items = coop.ThreadData(K)
-    coop.load(block, samples, items, valid_items=valid, oob_default=0)
-    bins = coop.histogram(block, items, bins=BINS, bins_per_thread=2)
-    if block.rank() == 0:
-        bins[0] = bins[0] - (tile - valid)  # member 0, slot 0 holds bin 0 (striped counters)
+    coop.load(block, samples, items, valid_items=valid)
+    bins = coop.histogram(block, items, bins=BINS, bins_per_thread=2, valid_items=valid)
     coop.store(block, counts, bins, algorithm="striped")
-# [/pad-histogram]
+# [/partial-histogram]
 
 
-# [pad-radix-sort]
-KEY_MAX = int(np.iinfo(np.uint32).max)  # a compile-time constant: the padding key that sorts last
-
-
+# [partial-radix-sort]
 @cuda.jit
 def radix_sort_partial(keys_in, keys_out, n):
-    """Sort the first n keys. radix_sort_keys has no valid_items: pad with the largest key, which sorts last,
-    and store only the first n."""
+    """Sort the first n keys. The keys past valid_items take no part in the ordering; without oob_default the
+    results past n are unspecified, so only the first n are stored."""
     block = coop.this_block()
     valid = min(n, THREADS * K)
     keys = coop.ThreadData(K)
-    coop.load(block, keys_in, keys, valid_items=valid, oob_default=KEY_MAX)
-    ordered = coop.radix_sort_keys(block, keys)
+    coop.load(block, keys_in, keys, valid_items=valid)
+    ordered = coop.radix_sort_keys(block, keys, valid_items=valid)
     coop.store(block, keys_out, ordered, valid_items=valid)
-# [/pad-radix-sort]
+# [/partial-radix-sort]
 
 
 # [running-inclusive-sum]

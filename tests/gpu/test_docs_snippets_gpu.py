@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpu_helpers import SEEDED_PER_TEST, poisoned
+from gpu_helpers import SEEDED_PER_TEST, full_range, poisoned
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs_snippets"))
 import recipes as r  # noqa: E402
@@ -17,18 +17,19 @@ rng = SEEDED_PER_TEST  # each test draws from its own generator (tests/gpu/conft
 N = r.THREADS * r.K
 
 
-@pytest.mark.parametrize("n", [1, 300, N])
+@pytest.mark.parametrize("n", [0, 1, 300, N])
 def test_histogram_of_a_partial_tile(n):
-    samples = poisoned(N, np.uint8)
+    samples = poisoned(N, np.uint8)  # past n: a byte that would count in bin 254 if it were read
     samples[:n] = rng.integers(0, 256, size=n).astype(np.uint8)
     counts = poisoned(2 * r.THREADS, np.int32)
     r.histogram_partial[1, r.THREADS](samples, counts, n)
     np.testing.assert_array_equal(counts[:r.BINS], np.bincount(samples[:n], minlength=r.BINS).astype(np.int32))
 
 
-@pytest.mark.parametrize("n", [1, 300, N])
+@pytest.mark.parametrize("n", [0, 1, 300, N])
 def test_radix_sort_of_a_partial_tile(n):
-    keys = rng.integers(0, 2**32 - 2, size=N, dtype=np.uint32)  # neither the maximum nor the poison below it
+    keys = full_range(rng, N, np.uint32)  # the maximum included: no key needs to stay free for padding
+    keys[n:] = 0  # past n: keys that would sort first if they took part
     out = poisoned(N, np.uint32)
     r.radix_sort_partial[1, r.THREADS](keys, out, n)
     np.testing.assert_array_equal(out[:n], np.sort(keys[:n]))
