@@ -169,7 +169,8 @@ def test_the_documentation_tables_are_written_from_the_records():
     for op in records():
         assert f"``{op.name}``" in groups and f"``{op.name}``" in operations and op.summary in operations
     assert "   * - ``topk_min_keys``, ``topk_max_keys``, ``topk_min_pairs``, ``topk_max_pairs``\n     - 1-D\n" \
-           "     - no\n     - no" in groups
+           "     - yes\n     - W in 1, 2, 4, 8, 16, 32" in groups
+    assert "   * - ``histogram``\n     - 1-D\n     - no\n     - no" in groups
     page = (ROOT / "docs" / "operations" / "index.rst").read_text(encoding="utf-8")
     assert ".. coop-groups-table::" in page and ".. coop-operations-table::" in page
     assert "   * - ``histogram``" not in page  # the table is not also kept by hand

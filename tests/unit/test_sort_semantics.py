@@ -6,7 +6,9 @@ import pytest
 
 from cuda.coop._backend_context import BackendContext, active
 from cuda.coop._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
-from cuda.coop._semantics.common import BLOCK, LOGICAL_WARP, WARP, GroupSpec, LaunchShape, Runtime, Static
+from cuda.coop._semantics.common import (
+    BLOCK, LOGICAL_WARP, THREAD, WARP, GroupSpec, LaunchShape, Runtime, Static,
+)
 from cuda.coop._semantics.shape import CallShape
 from cuda.coop._semantics.sort import (
     MergeSortOptions, RadixRankOptions, RadixSortOptions, TopKOptions, ordered_extreme_bits, plan_merge_sort,
@@ -125,8 +127,10 @@ def test_topk_is_a_padded_radix_sort_of_a_one_dimensional_block():
         _topk("int32", GroupSpec(BLOCK, 128, 1), LaunchShape((32, 4, 1)), k=Static(1))
     with pytest.raises(CoopValueError, match="t static valid_items must be between 0 and 512; got -1"):
         _topk("int32", k=Static(1), valid_items=Static(-1))
-    with pytest.raises(CoopUnsupportedError, match="does not support group kind 'warp'"):
-        _topk("int32", GroupSpec(WARP, 32, 4), k=Static(1))
+    with pytest.raises(CoopUnsupportedError, match="does not support group kind 'thread'"):
+        _topk("int32", GroupSpec(THREAD, 1, 128), k=Static(1))
+    with pytest.raises(CoopUnsupportedError, match="t supports logical-warp widths 1, 2, 4, 8, 16, 32; got 3"):
+        _topk("int32", GroupSpec(LOGICAL_WARP, 3, 40, exhaustive=False), k=Static(1))
 
 
 def _digits(raw_bits, dtype, begin, end):
@@ -184,3 +188,44 @@ def test_radix_sort_partial_tile_errors(controls, cls, message):
     with pytest.raises(cls) as info:
         plan_radix_sort(_shape("r", "radix_sort_keys", "int32", 4, **controls), RadixSortOptions())
     assert str(info.value) == message
+
+
+def _warp_topk(items_per_thread, group=GroupSpec(WARP, 32, 4), launch=L128, *, values=None, descriptor=None,
+               **controls):
+    shape = CallShape(name="w", op="topk_min_pairs" if values else "topk_min_keys", group=group, launch=launch,
+                      dtypes=("float32",), items_per_thread=items_per_thread, controls=controls,
+                      descriptor=descriptor)
+    return plan_topk(shape, TopKOptions(largest=False, values=values))
+
+
+def test_warp_topk_sorts_each_groups_own_tile_without_scratch_for_one_key_per_lane():
+    spec = _warp_topk(1, k=Static(2), valid_items=Runtime("int32"))
+    assert (spec.op, spec.tile_items, spec.has_valid_items, spec.bitonic, spec.uses_scratch, spec.barrier) == (
+        "topk", 32, True, True, False, False)
+    spec = _warp_topk(4, GroupSpec(LOGICAL_WARP, 8, 16), values=("int64", 4), k=Static(32))
+    assert (spec.tile_items, spec.value_dtype, spec.bitonic, spec.uses_scratch, spec.barrier) == (
+        32, "int64", False, True, True)
+    # any block of complete warps, in any number of dimensions; the tile limit of radix ranking does not apply
+    assert _warp_topk(4, GroupSpec(WARP, 32, 32), LaunchShape((8, 8, 16)), k=Static(0)).tile_items == 128
+    assert _warp_topk(1, GroupSpec(LOGICAL_WARP, 1, 128), k=Static(1)).tile_items == 1
+
+
+@pytest.mark.parametrize("args,cls,message", [
+    (dict(k=Static(33)), CoopValueError, "w static k must be between 0 and 32; got 33"),
+    (dict(k=Static(-1)), CoopValueError, "w static k must be between 0 and 32; got -1"),
+    (dict(k=Static(1), valid_items=Static(33)), CoopValueError,
+     "w static valid_items must be between 0 and 32; got 33"),
+    (dict(k=Runtime("float32")), CoopTypeError, "w k must be a signed integer of at most 64 bits"),
+    (dict(k=Static(1), valid_items=Runtime("uint64")), CoopTypeError,
+     "w valid_items must be a signed integer of at most 64 bits"),
+    (dict(k=Static(1), launch=LaunchShape((48, 1, 1))), CoopValueError,
+     "w on warp groups requires a block made of complete warps; block has 48 threads"),
+    (dict(k=Static(1), descriptor=object()), CoopValueError,
+     "w does not accept temp_storage for warp groups; their scratch is always compiler-owned"),
+    (dict(k=Static(1), values=("int32", 2)), CoopValueError,
+     "w keys and values must have the same items_per_thread (1 != 2)"),
+])
+def test_warp_topk_errors(args, cls, message):
+    with pytest.raises(cls) as info:
+        _warp_topk(1, **args)
+    assert message in str(info.value)

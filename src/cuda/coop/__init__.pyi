@@ -568,7 +568,7 @@ def topk_max_keys(
     valid_items: Any = None,
     temp_storage: TempStorage | None = None,
 ) -> ThreadData:
-    """Select the ``k`` largest keys of the 1-D block's tile (read in blocked order)."""
+    """Select the ``k`` largest keys of each group's tile (read in blocked order)."""
 
 
 def topk_max_pairs(
@@ -581,7 +581,7 @@ def topk_max_pairs(
     valid_items: Any = None,
     temp_storage: TempStorage | None = None,
 ) -> tuple[ThreadData, ThreadData]:
-    """Select the ``k`` largest keys of the 1-D block's tile (read in blocked order); each value moves with its key."""
+    """Select the ``k`` largest keys of each group's tile (read in blocked order); each value moves with its key."""
 
 
 def topk_min_keys(
@@ -593,7 +593,7 @@ def topk_min_keys(
     valid_items: Any = None,
     temp_storage: TempStorage | None = None,
 ) -> ThreadData:
-    """Select the ``k`` smallest keys of the 1-D block's tile (read in blocked order)."""
+    """Select the ``k`` smallest keys of each group's tile (read in blocked order)."""
 
 
 def topk_min_pairs(
@@ -606,4 +606,4 @@ def topk_min_pairs(
     valid_items: Any = None,
     temp_storage: TempStorage | None = None,
 ) -> tuple[ThreadData, ThreadData]:
-    """Select the ``k`` smallest keys of the 1-D block's tile (read in blocked order); each value moves with its key."""
+    """Select the ``k`` smallest keys of each group's tile (read in blocked order); each value moves with its key."""

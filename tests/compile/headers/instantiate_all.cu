@@ -32,6 +32,7 @@
 #include <cuda_coop/warp/warp_partial_scan.cuh>
 #include <cuda_coop/warp/warp_reverse_scan.cuh>
 #include <cuda_coop/warp/warp_segmented_scan.cuh>
+#include <cuda_coop/warp/warp_topk.cuh>
 
 namespace {
 
@@ -254,6 +255,27 @@ __device__ void items(int* ints, two* twos, unsigned rank) {
   ints[0] = (int)(bits[3] + wide[1] + small[1]);
 }
 
+// Top-k of warp groups: each key kind and width, one key per lane (shuffles) and several (merge sort in the
+// group's scratch), keys alone and with values (an aggregate among them), whole and partial tiles.
+template <typename Key, cuda_coop::KeyKind KIND>
+__device__ void warp_topks(Key* keys, two* twos, int valid, char* scratch) {
+  Key one[1] = {keys[0]};
+  typename cuda_coop::WarpTopK<Key, KIND, 1, 32, cub::NullType, false, true>::TempStorage none;
+  cuda_coop::WarpTopK<Key, KIND, 1, 32, cub::NullType, false, true>(none).template Select<true>(one, valid);
+  two pair[1] = {twos[0]};
+  typename cuda_coop::WarpTopK<Key, KIND, 1, 8, two, true, true>::TempStorage none_pairs;
+  cuda_coop::WarpTopK<Key, KIND, 1, 8, two, true, true>(none_pairs).template Select<false>(one, pair, valid);
+  Key four[4] = {keys[1], keys[2], keys[3], keys[4]};
+  using Merge = cuda_coop::WarpTopK<Key, KIND, 4, 16, cub::NullType, true, false>;
+  Merge(*reinterpret_cast<typename Merge::TempStorage*>(scratch)).template Select<true>(four, valid);
+  int values[4] = {1, 2, 3, 4};
+  using MergePairs = cuda_coop::WarpTopK<Key, KIND, 4, 1, int, false, false>;
+  MergePairs(*reinterpret_cast<typename MergePairs::TempStorage*>(scratch)).template Select<true>(four, values, valid);
+  keys[0] = one[0];
+  keys[1] = four[values[0] & 3];
+  twos[0] = pair[0];
+}
+
 __device__ void cluster_facts(unsigned long long* out) {
   unsigned rank = 0, count = 1;
   unsigned long long cluster = out[0], clusters = out[1];
@@ -288,6 +310,11 @@ extern "C" __global__ void instantiate_all(int* ints, float* floats, two* twos, 
   broadcasts<int>(ints, twos, ints[2], scratch);
   broadcasts<float>(floats, twos, ints[3], scratch);
   barriers(rank);
+  warp_topks<float, cuda_coop::KeyKind::FLOATING>(floats, twos, ints[4], scratch);
+  warp_topks<int, cuda_coop::KeyKind::SIGNED>(ints, twos, ints[5], scratch);
+  warp_topks<unsigned char, cuda_coop::KeyKind::UNSIGNED>(reinterpret_cast<unsigned char*>(out), twos, ints[6],
+                                                          scratch);
+  warp_topks<double, cuda_coop::KeyKind::FLOATING>(reinterpret_cast<double*>(floats), twos, ints[7], scratch);
   using Histogram = cuda_coop::BlockHistogramStriped<unsigned char, unsigned long long, long long, 128, 4, 256, 2,
                                                      cub::BLOCK_HISTO_SORT, 1, 1>;
   long long counts[2];

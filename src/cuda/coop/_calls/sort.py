@@ -1,5 +1,6 @@
 """Sorting and selection in the call layer (C++: _cub.families.sort): merge sort, radix
-sort, radix rank and top-k (a radix sort with padded invalid keys).
+sort, radix rank and top-k (a block's: a radix sort with padded invalid keys; a warp group's: a sort of its own
+tile's ordered keys, without scratch for one key per lane).
 
 The ``*_pairs`` forms return ``(keys, values)``: two fresh payloads whose local arrays the
 rewrite packs into a tuple, so the user's unpacking works unchanged."""
@@ -199,5 +200,5 @@ def plan(ctx: CallContext[C, P], call: C) -> None:
     site = SiteCall(provider.symbol, operands.params(provider), spec.key_dtype,
                     check=_typing_check(name, runtime, spec.key_dtype))
     site.link = ctx.link_operator(spec.compare, spec.key_dtype, name, "compare_op", result="boolean")
-    ctx.add_site(call, operands.values, site, emission, shape.scratch)
+    ctx.add_site(call, operands.values, site, emission, shape.scratch if spec.uses_scratch else None)
 

@@ -199,8 +199,8 @@ def explain_sort(op: str, shape: Shape, args: argparse.Namespace) -> Picture:
     valid = group_tile if valid is None else valid
     if not 0 <= valid <= group_tile:
         raise ExplainError(f"--valid-items must be between 0 and {group_tile}")
-    if topk and not 0 <= args.k <= tile:
-        raise ExplainError(f"--k must be between 0 and {tile}")
+    if topk and not 0 <= args.k <= group_tile:  # each group selects from its own tile
+        raise ExplainError(f"--k must be between 0 and {group_tile}")
     # Output order of each group's tile, as input positions.
     output: dict[int, int | None] = {}
     for origin in range(0, tile, group_tile):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, TypeVar
 
-from .records import ALL_WARPS, BLOCK, BLOCK_ONLY, ONE_DIMENSIONAL_BLOCK, Extension, Groups, Operation, declare
+from .records import ALL_WARPS, BLOCK, BLOCK_ONLY, Extension, Groups, Operation, declare
 from .groups import ThreadGroup
 from .temp_storage import TempStorage
 from .thread_data import ThreadData
@@ -25,6 +25,8 @@ _RADIX_EXTENSION = Extension(
     returns the sorted tile in striped order (compile-time bool).
     """,
     capability_notes=(("float16", "    Keys may also be float16, ordered the same way."),))
+# a 1-D block, or a warp or logical warp in any block of complete warps (docs: operations/topk)
+_TOPK_GROUPS = Groups(ALL_WARPS.kinds, ALL_WARPS.widths, words=((BLOCK, "1-D"),))
 
 
 
@@ -134,11 +136,13 @@ def radix_rank(group: ThreadGroup, keys: ThreadData, /, *, begin_bit: int = 0, e
 
 def _topk_doc(which: str, pairs: str = "") -> Callable[[F], F]:
     def wrap(fn: F) -> F:
-        fn.__doc__ = f"""Select the ``k`` {which} keys of the 1-D block's tile (read in blocked order){pairs}.
+        fn.__doc__ = f"""Select the ``k`` {which} keys of each group's tile (read in blocked order){pairs}.
 
-    ``k`` (required) and ``valid_items`` (default: the whole tile) are compile-time or block-uniform runtime
-    integers in ``0 .. T*K``. The first ``min(k, valid_items)`` blocked positions of the fresh result hold the
-    selected keys in unspecified order; the remaining positions are unspecified.
+    The group is a 1-D block, a warp or a logical warp (W in 1, 2, 4, 8, 16, 32; any block of complete warps);
+    each warp group selects from its own tile of ``G*K`` keys. ``k`` (required) and ``valid_items`` (default:
+    the whole tile) are compile-time or group-uniform runtime integers in ``0 .. G*K``. The first
+    ``min(k, valid_items)`` blocked positions of the fresh result hold the selected keys in unspecified order;
+    the remaining positions are unspecified. ``temp_storage``: blocks only.
 
     See Also:
         :doc:`Top-k selection </operations/topk>` in the cuda-coop documentation.
@@ -148,21 +152,21 @@ def _topk_doc(which: str, pairs: str = "") -> Callable[[F], F]:
     return wrap
 
 
-@declare(Operation("topk_min_keys", "sort", "select the k smallest keys", ONE_DIMENSIONAL_BLOCK, explainer="selection"))
+@declare(Operation("topk_min_keys", "sort", "select the k smallest keys", _TOPK_GROUPS, explainer="selection"))
 @_topk_doc("smallest")
 def topk_min_keys(group: ThreadGroup, keys: ThreadData, /, *, k: Any, valid_items: Any = None,
                   temp_storage: TempStorage | None = None) -> ThreadData:
     ...
 
 
-@declare(Operation("topk_max_keys", "sort", "select the k largest keys", ONE_DIMENSIONAL_BLOCK, explainer="selection"))
+@declare(Operation("topk_max_keys", "sort", "select the k largest keys", _TOPK_GROUPS, explainer="selection"))
 @_topk_doc("largest")
 def topk_max_keys(group: ThreadGroup, keys: ThreadData, /, *, k: Any, valid_items: Any = None,
                   temp_storage: TempStorage | None = None) -> ThreadData:
     ...
 
 
-@declare(Operation("topk_min_pairs", "sort", "select the k smallest keys with their values", ONE_DIMENSIONAL_BLOCK,
+@declare(Operation("topk_min_pairs", "sort", "select the k smallest keys with their values", _TOPK_GROUPS,
                    explainer="selection"))
 @_topk_doc("smallest", "; each value moves with its key")
 def topk_min_pairs(group: ThreadGroup, keys: ThreadData, values: ThreadData, /, *, k: Any, valid_items: Any = None,
@@ -170,7 +174,7 @@ def topk_min_pairs(group: ThreadGroup, keys: ThreadData, values: ThreadData, /, 
     ...
 
 
-@declare(Operation("topk_max_pairs", "sort", "select the k largest keys with their values", ONE_DIMENSIONAL_BLOCK,
+@declare(Operation("topk_max_pairs", "sort", "select the k largest keys with their values", _TOPK_GROUPS,
                    explainer="selection"))
 @_topk_doc("largest", "; each value moves with its key")
 def topk_max_pairs(group: ThreadGroup, keys: ThreadData, values: ThreadData, /, *, k: Any, valid_items: Any = None,

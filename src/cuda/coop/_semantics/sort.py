@@ -1,5 +1,5 @@
-"""Planning of merge sort and radix sort, qualified radix extensions included (docs: operations/merge_sort;
-operations/radix_sort)."""
+"""Planning of merge sort and radix sort, qualified radix extensions included, and of top-k selection (docs:
+operations/merge_sort; operations/radix_sort; operations/topk)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,7 +24,7 @@ QUALIFIED_RADIX_KEY_DTYPES = RADIX_KEY_DTYPES + ("float16", "float32", "float64"
 class SortSpec:
     """Everything the code generator needs for one sort call."""
 
-    op: str  # "merge_sort" or "radix_sort"
+    op: str  # "merge_sort", "radix_sort", or "topk" (a warp group's selection: WarpTopK of our warp_topk.cuh)
     group: GroupSpec
     block: tuple[int, int, int]
     key_dtype: str
@@ -52,6 +52,16 @@ class SortSpec:
     @property
     def padding_bits(self) -> int:
         return ordered_extreme_bits(self.key_dtype, self.descending)
+
+    @property
+    def bitonic(self) -> bool:
+        """A warp group's top-k of one key per lane sorts by CUB's shuffle network (no scratch): its striped order is
+        then the blocked order (docs: operations/topk, "Warps and logical warps")."""
+        return self.op == "topk" and self.items_per_thread == 1
+
+    @property
+    def uses_scratch(self) -> bool:
+        return not self.bitonic
 
 
 def _check_values(name: str, items_per_thread: int, values: tuple[str, int] | None) -> str | None:
@@ -300,12 +310,15 @@ class TopKOptions:
 
 
 def plan_topk(shape: CallShape, opts: TopKOptions) -> SortSpec:
-    """The keys are the shape's operand."""
+    """The keys are the shape's operand. A 1-D block selects through a stable radix sort of its tile; a warp or a
+    logical warp (any block of complete warps, G5) sorts its own tile of ``G*K`` keys by their ordered
+    representation (docs: operations/topk, "Warps and logical warps"), in compiler-owned scratch (S2)."""
     name, group, launch = shape.name, shape.group, shape.launch
     key_dtype, items_per_thread, values, largest = shape.dtypes[0], shape.items_per_thread, opts.values, opts.largest
     k, valid_items = shape.control("k"), shape.control("valid_items")
-    if launch.block[1] != 1 or launch.block[2] != 1:
+    if group.kind == BLOCK and (launch.block[1] != 1 or launch.block[2] != 1):
         raise CoopUnsupportedError(f"{name} requires a one-dimensional block; block shape is {launch.block}")
+    require_complete_warps(name, group, launch)
     if key_dtype not in ALL_NUMERIC_DTYPES:
         raise CoopTypeError(f"{name} does not support keys dtype {key_dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
     value_dtype = _check_values(name, items_per_thread, values)
@@ -318,6 +331,11 @@ def plan_topk(shape: CallShape, opts: TopKOptions) -> SortSpec:
         check_runtime_int(name, param, control)
         if isinstance(control, Static) and not 0 <= control.value <= tile:  # type: ignore[operator]
             raise CoopValueError(f"{name} static {param} must be between 0 and {tile}; got {control.value}")
+    reject_warp_descriptor(name, group, shape.descriptor)
+    if group.kind != BLOCK:
+        barrier = shape.reuse_barrier and items_per_thread > 1  # one key per lane uses no scratch (``bitonic``)
+        return SortSpec("topk", group, launch.block, key_dtype, value_dtype, items_per_thread, largest,
+                        valid_items is not None, None, None, False, barrier, topk=True)
     width = itemsize(key_dtype) * 8
     check_radix_tile(name, launch.threads * items_per_thread)
     return SortSpec("radix_sort", group, launch.block, key_dtype, value_dtype, items_per_thread, largest,

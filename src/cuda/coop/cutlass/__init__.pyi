@@ -534,7 +534,7 @@ def topk_max_keys(
     valid_items: Any = None,
     temp_storage: TempStorage | None = None,
 ) -> ThreadData:
-    """Select the ``k`` largest keys of the 1-D block's tile (read in blocked order)."""
+    """Select the ``k`` largest keys of each group's tile (read in blocked order)."""
 
 
 def topk_max_pairs(
@@ -547,7 +547,7 @@ def topk_max_pairs(
     valid_items: Any = None,
     temp_storage: TempStorage | None = None,
 ) -> tuple[ThreadData, ThreadData]:
-    """Select the ``k`` largest keys of the 1-D block's tile (read in blocked order); each value moves with its key."""
+    """Select the ``k`` largest keys of each group's tile (read in blocked order); each value moves with its key."""
 
 
 def topk_min_keys(
@@ -559,7 +559,7 @@ def topk_min_keys(
     valid_items: Any = None,
     temp_storage: TempStorage | None = None,
 ) -> ThreadData:
-    """Select the ``k`` smallest keys of the 1-D block's tile (read in blocked order)."""
+    """Select the ``k`` smallest keys of each group's tile (read in blocked order)."""
 
 
 def topk_min_pairs(
@@ -572,4 +572,4 @@ def topk_min_pairs(
     valid_items: Any = None,
     temp_storage: TempStorage | None = None,
 ) -> tuple[ThreadData, ThreadData]:
-    """Select the ``k`` smallest keys of the 1-D block's tile (read in blocked order); each value moves with its key."""
+    """Select the ``k`` smallest keys of each group's tile (read in blocked order); each value moves with its key."""

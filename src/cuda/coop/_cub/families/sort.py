@@ -1,5 +1,6 @@
-"""CUB BlockMergeSort / WarpMergeSort / BlockRadixSort providers (docs: operations/merge_sort;
-operations/radix_sort)."""
+"""CUB BlockMergeSort / WarpMergeSort / BlockRadixSort providers, and top-k: a block's through BlockRadixSort, a warp
+group's through our WarpTopK (include/cuda_coop/warp/warp_topk.cuh: CUB's WarpMergeSort or WarpBitonicSort of the
+keys' ordered representation) (docs: operations/merge_sort; operations/radix_sort; operations/topk)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ class _Parts:
     sort: list[str]  # statements sorting ``out`` (and ``out_values``) in place
     prologue: list[str] = field(default_factory=list)  # statements before the CUB object is constructed
     decl: str = ""  # declarations before the provider (a user compare_op's functor)
+    scratch: bool = True  # the algorithm's TempStorage lives in the call's scratch (False: a local, empty one)
 
 
 def _merge(spec: SortSpec, t: str, v: str, operands: str) -> _Parts:
@@ -100,6 +102,31 @@ def _topk(spec: SortSpec, t: str, algo: str, operands: str) -> _Parts:
     return _Parts(algo, ("cub/block/block_radix_sort.cuh", "cuda/std/bit"), _longs("k", "valid_items"), sort)
 
 
+_KEY_KINDS = {"u": "UNSIGNED", "i": "SIGNED", "f": "FLOATING"}
+
+
+def _warp_topk(spec: SortSpec, t: str, v: str, operands: str) -> _Parts:
+    """Top-k of a warp group's own tile (docs: operations/topk, "Warps and logical warps"): WarpTopK sorts the tile's
+    ordered representation, ascending for the smallest keys, descending for the largest, and maps the keys back; the
+    first min(k, valid_items) blocked positions are the answer. One key per lane takes CUB's shuffle network (no
+    scratch); more take WarpMergeSort in the group's slice of the scratch."""
+    bx, by, bz = spec.block
+    w, tile = spec.group.size, spec.tile_items
+    kind = _KEY_KINDS[spec.key_dtype[0]]
+    algo = (f"cuda_coop::WarpTopK<{t}, cuda_coop::KeyKind::{kind}, {spec.items_per_thread}, {w}, {v}, "
+            f"{str(spec.descending).lower()}, {str(spec.bitonic).lower()}>")
+    sort = [f"  cuda_coop::check_range(k, 0, {tile});"]
+    if spec.has_valid_items:
+        sort += [f"  cuda_coop::check_range(valid_items, 0, {tile});",
+                 f"  algo.Select<true>({operands}, (int)valid_items);"]
+    else:
+        sort.append(f"  algo.Select<false>({operands}, {tile});")
+    prologue = [] if spec.bitonic else [
+        f"  scratch += cuda_coop::group_instance<{w}>(cuda_coop::linear_rank<{bx}, {by}, {bz}>()) * stride;"]
+    return _Parts(algo, ("cuda_coop/warp/warp_topk.cuh", "cuda_coop/util_group.cuh"), _longs("k", "valid_items"),
+                  sort, prologue, scratch=not spec.bitonic)
+
+
 def _longs(*names: str) -> list[CParam]:
     return [CParam(Abi.I64, "long long", name) for name in names]
 
@@ -148,7 +175,8 @@ def emit(spec: SortSpec) -> Provider:
     t, k = c_type(spec.key_dtype), spec.items_per_thread
     pairs = spec.value_dtype is not None
     v = c_type(spec.value_dtype) if spec.value_dtype is not None else "cub::NullType"
-    parts = (_merge if spec.op == "merge_sort" else _radix)(spec, t, v, "out, out_values" if pairs else "out")
+    build = {"merge_sort": _merge, "radix_sort": _radix, "topk": _warp_topk}[spec.op]
+    parts = build(spec, t, v, "out, out_values" if pairs else "out")
     # CUB sorts in place; the results are fresh payloads and the inputs stay unchanged.
     copies = [f"  {t} (&out)[{k}] = *reinterpret_cast<{t} (*)[{k}]>(output);", "  cuda_coop::copy_items(out, keys);"]
     inputs = [CParam(Abi.PTR, f"const {t}*", "keys")]
@@ -158,15 +186,16 @@ def emit(spec: SortSpec) -> Provider:
                    "  cuda_coop::copy_items(out_values, values);"]
         inputs.append(CParam(Abi.PTR, f"const {v}*", "values"))
         outputs.append(CParam(Abi.PTR, f"{v}*", "output_values"))
-    lines = [f"  using Algo = {parts.algo};", *parts.prologue,
-             "  Algo algo(*reinterpret_cast<typename Algo::TempStorage*>(scratch));", *copies, *parts.sort]
+    construct = (["  Algo algo(*reinterpret_cast<typename Algo::TempStorage*>(scratch));"] if parts.scratch
+                 else ["  typename Algo::TempStorage storage;", "  Algo algo(storage);"])
+    lines = [f"  using Algo = {parts.algo};", *parts.prologue, *construct, *copies, *parts.sort]
     if spec.barrier:
         rank = f"cuda_coop::linear_rank<{spec.block[0]}, {spec.block[1]}, {spec.block[2]}>()"
         lines.append(reuse_barrier(None if spec.group.kind == BLOCK else spec.group.size, rank))
     params = [*inputs, *outputs, *parts.params, *SCRATCH_PARAMS]
     body = parts.decl + f'extern "C" __device__ void @SYM@({c_signature(params)}) {{\n' + "\n".join(lines) + "\n}\n"
     return Provider.make(spec.op, (*parts.headers, "cuda_coop/util_items.cuh"), body,
-                         f"typename {parts.algo}::TempStorage", params)
+                         f"typename {parts.algo}::TempStorage" if parts.scratch else None, params)
 
 
 def _scalar_entry(provider: Provider, result: str, params: list[CParam], body: str) -> Provider:
