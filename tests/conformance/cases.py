@@ -13,6 +13,7 @@ any order); inputs are checked unchanged after the launch.
 """
 from __future__ import annotations
 
+import collections
 import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -67,6 +68,10 @@ class Case:
     canon: Callable[[str, np.ndarray], np.ndarray] | None = None
     #: the reason a backend is known to fail this case: {backend: reason}; the tests mark it xfail(strict=True)
     known_failures: dict[str, str] = field(default_factory=dict)
+    #: where the contract admits several results (top-k: which of equal keys, where NaNs go, in which order):
+    #: ``verify(before, after, want)`` asserts that the outputs are one of them, ``want`` being the oracle's own
+    #: choice; the outputs are then not compared with ``want`` slot for slot
+    verify: Callable[[dict[str, Any], dict[str, np.ndarray], dict[str, np.ndarray]], None] | None = None
 
     @property
     def threads(self) -> int:
@@ -96,7 +101,8 @@ class Case:
 
 def check(case: Case, before: dict[str, Any], after: dict[str, np.ndarray]) -> None:
     """Exact comparison of ``after`` (the arrays once the kernel ran) with the oracle, inputs unchanged; floats bit
-    for bit (``poison.assert_same``: the sign of a zero counts, a poisoned NaN never matches)."""
+    for bit (``poison.assert_same``: the sign of a zero counts, a poisoned NaN never matches). A case with a
+    ``verify`` checks its outputs against the oracle's choice with it instead."""
     want = case.oracle(before)
     for op in case.operands:
         if isinstance(op, Int):
@@ -106,10 +112,14 @@ def check(case: Case, before: dict[str, Any], after: dict[str, np.ndarray]) -> N
         if op.role == "in":
             assert_same(got, before[op.name], err_msg=f"input {op.name} changed")
             continue
+        if case.verify is not None:
+            continue
         expected = np.asarray(want[op.name]).astype(op.dtype, copy=False)
         if case.canon is not None:
             got, expected = case.canon(op.name, got), case.canon(op.name, expected)
         assert_same(got, expected, err_msg=f"output {op.name} of {case.id}")
+    if case.verify is not None:
+        case.verify(before, after, want)
 
 
 # ------------------------------------------------------------------------------------------- input makers
@@ -1616,6 +1626,312 @@ def _topk(largest):
     return factory
 
 
+# ------------------------------------------------------------------------------------------- top-k on warp groups
+
+
+@dataclass(frozen=True)
+class Selection:
+    """One top-k call of a warp-group case (SPEC 8.22): its group's width, ``k``, ``valid_items`` (None: the whole
+    tile), which end it selects and whether values come along (``*_pairs``). The body stores selection ``s``'s
+    result as output tile ``s``: block ``bid``'s at ``(s * GRID + bid) * T * K`` of ``dst`` (its values likewise in
+    ``vdst``)."""
+
+    width: int
+    k: int
+    valid: int | None
+    largest: bool
+    pairs: bool = False
+
+
+TOPK_WARP_COMBOS = (((32, 1, 1), 1), ((4, 4, 4), 3), ((128, 1, 1), 2))  # any block of complete warps (G5)
+MOE_COMBOS = (((32, 1, 1), 1), ((128, 1, 1), 1), ((8, 4, 2), 1))  # one key per lane: the shuffle route
+
+
+# NaNs of both signs: all ones but the sign (the ordered representation's maximum, the pad of a smallest-keys sort),
+# all ones (its minimum, the pad of a largest-keys sort), the canonical quiet ones and a signalling one
+TOPK_NANS = {4: (0x7FFFFFFF, 0xFFFFFFFF, 0x7FC00000, 0xFFC00000, 0x7F800001),
+             8: (0x7FFFFFFFFFFFFFFF, 0xFFFFFFFFFFFFFFFF, 0x7FF8000000000000, 0xFFF8000000000000, 0x7FF0000000000001)}
+
+
+def topk_keys(dtype):
+    """Keys with many ties (a small range); integers also at both ends of their range, where the sort's pad lies
+    (SPEC 8.22); floats also -0.0, +0.0, both infinities and the NaNs of ``TOPK_NANS`` (never the poison's bits)."""
+    dtype = np.dtype(dtype)
+
+    def make(n):
+        def draw(rng):
+            x = rng.integers(-6 if dtype.kind != "u" else 0, 7, n).astype(dtype)
+            pick = rng.random(n)
+            if dtype.kind in "iu":
+                info = np.iinfo(dtype)
+                x[pick < 0.06] = info.max
+                x[(pick >= 0.06) & (pick < 0.1)] = info.min
+                return x
+            nans = np.array(TOPK_NANS[dtype.itemsize], f"u{dtype.itemsize}")
+            x.view(nans.dtype)[pick < 0.08] = nans[rng.integers(0, nans.size, n)][pick < 0.08]
+            x[(pick >= 0.08) & (pick < 0.14)] = -0.0
+            x[(pick >= 0.14) & (pick < 0.2)] = 0.0
+            x[(pick >= 0.2) & (pick < 0.23)] = np.inf
+            x[(pick >= 0.23) & (pick < 0.26)] = -np.inf
+            return x
+        return draw
+    return make
+
+
+def _positions(n):
+    """Values that name their input position (distinct, never the poison): where each value went says which key
+    it came with."""
+    return lambda rng: (rng.permutation(n) + 1000).astype(np.int32)
+
+
+def _best_first(keys, largest):
+    """Positions of ``keys`` from the first selected to the last: NumPy's order, non-NaN keys first (ties in input
+    order), the NaNs after them."""
+    keys = np.asarray(keys)
+    nan = np.isnan(keys) if keys.dtype.kind == "f" else np.zeros(keys.size, bool)
+    ordered = np.flatnonzero(~nan)
+    order = np.argsort(keys[ordered], kind="stable")
+    if largest:
+        order = order[::-1]
+    return np.concatenate([ordered[order], np.flatnonzero(nan)]).astype(np.int64)
+
+
+def _topk_groups(T, K, selections, src):
+    """Per selection, per block, per group: (selection, the group's offset in the block tile, its valid keys' count,
+    the number of selected positions, the group's keys)."""
+    tile = T * K
+    for s, sel in enumerate(selections):
+        group_tile = sel.width * K
+        valid = group_tile if sel.valid is None else sel.valid
+        for b in range(GRID):
+            for g in range(tile // group_tile):
+                start = b * tile + g * group_tile
+                yield s, sel, b, start, valid, min(sel.k, valid), np.asarray(src)[start:start + valid]
+
+
+def _topk_oracle(T, K, selections):
+    """NumPy's own selection of each group: its first min(k, valid_items) blocked positions hold the selected keys
+    (and their values) best first; every other position keeps the poison."""
+    tile = T * K
+
+    def oracle(v):
+        src = v["src"]
+        dst = poisoned(len(selections) * GRID * tile, src.dtype)
+        vdst = poisoned(len(selections) * GRID * tile, np.int32)
+        for s, sel, b, start, valid, m, keys in _topk_groups(T, K, selections, src):
+            at = (s * GRID + b) * tile + (start - b * tile)
+            chosen = _best_first(keys, sel.largest)[:m]
+            dst[at:at + m] = keys[chosen]
+            if sel.pairs:
+                vdst[at:at + m] = v["vals"][start + chosen]
+        return {"dst": dst, "vdst": vdst} if any(sel.pairs for sel in selections) else {"dst": dst}
+    return oracle
+
+
+def _topk_verify(T, K, selections):
+    """The contract of SPEC 8.22 / 8.26 on each group's first m = min(k, valid_items) positions: every selected key
+    is a bit-exact copy of a valid key of the group, each taken at most once (pairs: each value is the one of a
+    distinct valid position whose key it came with); the non-NaN selected keys are, as numbers (-0.0 == +0.0), the
+    oracle's best m - q, q being the NaNs selected (NaNs are unordered, so they may take any places)."""
+    tile = T * K
+
+    def verify(before, after, want):
+        src, got, ref = before["src"], after["dst"], want["dst"]
+        bits = np.dtype(f"u{src.dtype.itemsize}")
+        for s, sel, b, start, valid, m, keys in _topk_groups(T, K, selections, src):
+            at = (s * GRID + b) * tile + (start - b * tile)
+            where = f"selection {s} ({sel}), block {b}, group at {start - b * tile}"
+            chosen = got[at:at + m]
+            if sel.pairs:
+                values = after["vdst"][at:at + m]
+                origin = {int(value): p for p, value in enumerate(before["vals"].tolist())}
+                positions = [origin.get(int(value), -1) for value in values]
+                assert all(start <= p < start + valid for p in positions), f"{where}: values {values} not valid"
+                assert len(set(positions)) == m, f"{where}: a value selected twice: {values}"
+                assert np.array_equal(chosen.view(bits), src[positions].view(bits)), \
+                    f"{where}: a value left its key: keys {chosen}, values {values}"
+            else:
+                pool = collections.Counter(keys.view(bits).tolist())
+                taken = collections.Counter(chosen.view(bits).tolist())
+                assert not taken - pool, f"{where}: keys {chosen} are not valid keys of the group {keys}"
+            nan = np.isnan(chosen) if chosen.dtype.kind == "f" else np.zeros(m, bool)
+            numbers = np.sort(chosen[~nan])
+            expected = np.sort(ref[at:at + m - int(nan.sum())])
+            assert numbers.shape == expected.shape and bool(np.all(numbers == expected)), \
+                f"{where}: selected {chosen}, expected the keys {expected} besides NaNs"
+    return verify
+
+
+def _topk_case(T, K, dtype, selections, runtime=()):
+    """What a warp-group top-k factory returns besides its body: the oracle, and as extras the operands (keys; with
+    ``*_pairs`` selections values naming their positions; one output tile per selection; the runtime controls
+    ``runtime``, (name, value) pairs) and the verify."""
+    n = GRID * T * K
+    pairs = any(sel.pairs for sel in selections)
+    ops = [Array("src", dtype, n, "in", topk_keys(dtype)(n))]
+    if pairs:
+        ops.append(Array("vals", np.int32, n, "in", _positions(n)))
+    ops.append(Array("dst", dtype, len(selections) * n, "out"))
+    if pairs:
+        ops.append(Array("vdst", np.int32, len(selections) * n, "out"))
+    ops += [Int(name, value) for name, value in runtime]
+    verify = _topk_verify(T, K, selections)
+    verify.selections = selections  # for the checks of the verify itself (test_conformance_checks)
+    return _topk_oracle(T, K, selections), {"operands": tuple(ops), "verify": verify}
+
+
+def _topk_warp_k(T, K, dtype):
+    """A warp's smallest keys for k = 0, 1, 2, 4, 8 and the whole tile N (SPEC 8.22: k in 0 ... N)."""
+    N = 32 * K
+    sels = [Selection(32, k, None, False) for k in (0, 1, 2, 4, 8, N)]
+    tile = T * K
+
+    def body(bid, src, dst):
+        block = coop.this_block()
+        warp = coop.this_warp()
+        keys = coop.ThreadData(K, dtype)
+        coop.load(block, src, keys, offset=bid * tile)
+        coop.store(block, dst, coop.topk_min_keys(warp, keys, k=0), offset=(0 * GRID + bid) * tile)
+        coop.store(block, dst, coop.topk_min_keys(warp, keys, k=1), offset=(1 * GRID + bid) * tile)
+        coop.store(block, dst, coop.topk_min_keys(warp, keys, k=2), offset=(2 * GRID + bid) * tile)
+        coop.store(block, dst, coop.topk_min_keys(warp, keys, k=4), offset=(3 * GRID + bid) * tile)
+        coop.store(block, dst, coop.topk_min_keys(warp, keys, k=8), offset=(4 * GRID + bid) * tile)
+        coop.store(block, dst, coop.topk_min_keys(warp, keys, k=N), offset=(5 * GRID + bid) * tile)
+
+    return (body, *_topk_case(T, K, dtype, sels))
+
+
+def _topk_warp_valid(T, K, dtype):
+    """A warp's largest keys of partial tiles: valid_items 0, 1 and N with k = 4, and 5 valid keys with k = N (all of
+    them: SPEC 8.11, k > valid_items)."""
+    N = 32 * K
+    sels = [Selection(32, 4, 0, True), Selection(32, 4, 1, True), Selection(32, 4, N, True),
+            Selection(32, N, 5, True)]
+    tile = T * K
+
+    def body(bid, src, dst):
+        block = coop.this_block()
+        warp = coop.this_warp()
+        keys = coop.ThreadData(K, dtype)
+        coop.load(block, src, keys, offset=bid * tile)
+        coop.store(block, dst, coop.topk_max_keys(warp, keys, k=4, valid_items=0), offset=(0 * GRID + bid) * tile)
+        coop.store(block, dst, coop.topk_max_keys(warp, keys, k=4, valid_items=1), offset=(1 * GRID + bid) * tile)
+        coop.store(block, dst, coop.topk_max_keys(warp, keys, k=4, valid_items=N), offset=(2 * GRID + bid) * tile)
+        coop.store(block, dst, coop.topk_max_keys(warp, keys, k=N, valid_items=5), offset=(3 * GRID + bid) * tile)
+
+    return (body, *_topk_case(T, K, dtype, sels))
+
+
+def _topk_lw(largest, partial):
+    """Logical warps of 1, 2, 4, 8, 16 and 32 lanes (``group_by(32)``), each selecting with its values; k is 3 (or
+    the tile, if smaller); ``partial``: the last key of each group's tile is not valid."""
+    def factory(T, K, dtype):
+        k1, k2, k4, k8, k16, k32 = (min(3, w * K) for w in (1, 2, 4, 8, 16, 32))
+        n1, n2, n4, n8, n16, n32 = (w * K - 1 if partial else w * K for w in (1, 2, 4, 8, 16, 32))
+        sels = [Selection(w, min(3, w * K), w * K - 1 if partial else None, largest, True)
+                for w in (1, 2, 4, 8, 16, 32)]
+        select = coop.topk_max_pairs if largest else coop.topk_min_pairs
+        tile = T * K
+
+        def body(bid, src, vals, dst, vdst):
+            block = coop.this_block()
+            keys = coop.ThreadData(K, dtype)
+            values = coop.ThreadData(K, np.int32)
+            coop.load(block, src, keys, offset=bid * tile)
+            coop.load(block, vals, values, offset=bid * tile)
+            c1, v1 = select(coop.this_warp().group_by(1), keys, values, k=k1, valid_items=n1)
+            coop.store(block, dst, c1, offset=(0 * GRID + bid) * tile)
+            coop.store(block, vdst, v1, offset=(0 * GRID + bid) * tile)
+            c2, v2 = select(coop.this_warp().group_by(2), keys, values, k=k2, valid_items=n2)
+            coop.store(block, dst, c2, offset=(1 * GRID + bid) * tile)
+            coop.store(block, vdst, v2, offset=(1 * GRID + bid) * tile)
+            c4, v4 = select(coop.this_warp().group_by(4), keys, values, k=k4, valid_items=n4)
+            coop.store(block, dst, c4, offset=(2 * GRID + bid) * tile)
+            coop.store(block, vdst, v4, offset=(2 * GRID + bid) * tile)
+            c8, v8 = select(coop.this_warp().group_by(8), keys, values, k=k8, valid_items=n8)
+            coop.store(block, dst, c8, offset=(3 * GRID + bid) * tile)
+            coop.store(block, vdst, v8, offset=(3 * GRID + bid) * tile)
+            c16, v16 = select(coop.this_warp().group_by(16), keys, values, k=k16, valid_items=n16)
+            coop.store(block, dst, c16, offset=(4 * GRID + bid) * tile)
+            coop.store(block, vdst, v16, offset=(4 * GRID + bid) * tile)
+            c32, v32 = select(coop.this_warp().group_by(32), keys, values, k=k32, valid_items=n32)
+            coop.store(block, dst, c32, offset=(5 * GRID + bid) * tile)
+            coop.store(block, vdst, v32, offset=(5 * GRID + bid) * tile)
+
+        return (body, *_topk_case(T, K, dtype, sels))
+    return factory
+
+
+def _topk_runtime(T, K, dtype):
+    """Runtime k and valid_items (``kk`` = 5, ``n`` = 7), group-uniform, on a warp and on logical warps of 8 lanes,
+    with values."""
+    sels = [Selection(32, 5, 7, True, True), Selection(8, 5, 7, False, True)]
+    tile = T * K
+
+    def body(bid, src, vals, dst, vdst, kk, n):
+        block = coop.this_block()
+        keys = coop.ThreadData(K, dtype)
+        values = coop.ThreadData(K, np.int32)
+        coop.load(block, src, keys, offset=bid * tile)
+        coop.load(block, vals, values, offset=bid * tile)
+        top, carried = coop.topk_max_pairs(coop.this_warp(), keys, values, k=kk, valid_items=n)
+        coop.store(block, dst, top, offset=(0 * GRID + bid) * tile)
+        coop.store(block, vdst, carried, offset=(0 * GRID + bid) * tile)
+        low, low_values = coop.topk_min_pairs(coop.this_warp().group_by(8), keys, values, k=kk, valid_items=n)
+        coop.store(block, dst, low, offset=(1 * GRID + bid) * tile)
+        coop.store(block, vdst, low_values, offset=(1 * GRID + bid) * tile)
+
+    return (body, *_topk_case(T, K, dtype, sels, (("kk", 5), ("n", 7))))
+
+
+def _topk_moe(T, K, dtype):
+    """The routing of a mixture of experts: one score per lane, 32 experts per warp, the k = 2, 4 and 8 largest
+    scores with their expert numbers (values)."""
+    sels = [Selection(32, k, None, True, True) for k in (2, 4, 8)]
+    tile = T * K
+
+    def body(bid, src, vals, dst, vdst):
+        block = coop.this_block()
+        warp = coop.this_warp()
+        scores = coop.ThreadData(K, dtype)
+        experts = coop.ThreadData(K, np.int32)
+        coop.load(block, src, scores, offset=bid * tile)
+        coop.load(block, vals, experts, offset=bid * tile)
+        s2, e2 = coop.topk_max_pairs(warp, scores, experts, k=2)
+        coop.store(block, dst, s2, offset=(0 * GRID + bid) * tile)
+        coop.store(block, vdst, e2, offset=(0 * GRID + bid) * tile)
+        s4, e4 = coop.topk_max_pairs(warp, scores, experts, k=4)
+        coop.store(block, dst, s4, offset=(1 * GRID + bid) * tile)
+        coop.store(block, vdst, e4, offset=(1 * GRID + bid) * tile)
+        s8, e8 = coop.topk_max_pairs(warp, scores, experts, k=8)
+        coop.store(block, dst, s8, offset=(2 * GRID + bid) * tile)
+        coop.store(block, vdst, e8, offset=(2 * GRID + bid) * tile)
+
+    return (body, *_topk_case(T, K, dtype, sels))
+
+
+def _topk_dtypes(T, K, dtype):
+    """Every dtype: a warp's smallest keys with values over all but the last 5 positions (the pad then competes
+    with valid keys equal to it), a logical warp of 8 lanes' largest keys."""
+    N = 32 * K
+    sels = [Selection(32, 6, N - 5, False, True), Selection(8, 3, None, True)]
+    tile = T * K
+
+    def body(bid, src, vals, dst, vdst):
+        block = coop.this_block()
+        keys = coop.ThreadData(K, dtype)
+        values = coop.ThreadData(K, np.int32)
+        coop.load(block, src, keys, offset=bid * tile)
+        coop.load(block, vals, values, offset=bid * tile)
+        low, carried = coop.topk_min_pairs(coop.this_warp(), keys, values, k=6, valid_items=N - 5)
+        coop.store(block, dst, low, offset=(0 * GRID + bid) * tile)
+        coop.store(block, vdst, carried, offset=(0 * GRID + bid) * tile)
+        high = coop.topk_max_keys(coop.this_warp().group_by(8), keys, k=3)
+        coop.store(block, dst, high, offset=(1 * GRID + bid) * tile)
+
+    return (body, *_topk_case(T, K, dtype, sels))
+
+
 # ------------------------------------------------------------------------------------------- the case list
 
 
@@ -1928,6 +2244,16 @@ _VARIANTS = [
     ("run_length_decode", "window", _run_length_decode, INT_AND_FLOAT, COMBOS_1D),
     ("topk", "max_keys", _topk(True), INT_AND_FLOAT, COMBOS_1D),
     ("topk", "min_keys", _topk(False), INT_AND_FLOAT, COMBOS_1D),
+    # top-k on warps and logical warps (SPEC 8.22): k and valid_items at their ends, static and runtime, every width,
+    # values carried, ties, NaNs, signed zeros and keys equal to the sort's pad; one key per lane (the routing of a
+    # mixture of experts: the shuffle route) and several (the merge route), in blocks of one to three dimensions
+    ("topk", "warp_min_keys_k", _topk_warp_k, INT_AND_FLOAT, TOPK_WARP_COMBOS),
+    ("topk", "warp_max_keys_valid", _topk_warp_valid, INT_AND_FLOAT, TOPK_WARP_COMBOS),
+    ("topk", "lw_min_pairs", _topk_lw(False, False), INT_AND_FLOAT, TOPK_WARP_COMBOS),
+    ("topk", "lw_max_pairs_partial", _topk_lw(True, True), INT_AND_FLOAT, TOPK_WARP_COMBOS),
+    ("topk", "warp_pairs_runtime", _topk_runtime, INT_AND_FLOAT, TOPK_WARP_COMBOS),
+    ("topk", "moe_routing", _topk_moe, (np.float32, np.float64, np.int32), MOE_COMBOS),
+    ("topk", "warp_dtypes", _topk_dtypes, TEN_DTYPES, (((64, 1, 1), 1), ((64, 1, 1), 2))),
     ("shuffle", "up", _shuffle("up"), INT_AND_FLOAT, COMBOS_1D),
     ("shuffle", "down", _shuffle("down"), INT_AND_FLOAT, COMBOS_1D),
     ("logical_warp_reduce", "sum_8", _logical_warp_reduce("sum", 8), INT_AND_FLOAT, COMBOS_3D),
@@ -1955,7 +2281,7 @@ def _build() -> list[Case]:
                     if case_id.startswith(prefix):
                         known.update(reasons)
                 cases.append(Case(case_id, family, body, block, GRID, _operands(family, T, K, dtype, extra), oracle,
-                                  canon=extra.get("canon"), known_failures=known))
+                                  canon=extra.get("canon"), known_failures=known, verify=extra.get("verify")))
     return cases
 
 

@@ -35,6 +35,9 @@ struct OrderedKey {
   using Bits = typename unsigned_bits<sizeof(Key)>::type;
   static constexpr Bits SIGN = (Bits)((Bits)1 << (sizeof(Bits) * 8 - 1));
 
+  // Floating keys flip by a mask made arithmetically from the sign bit (all ones, or the sign bit alone): written
+  // as a choice between two flips, the bitcode route's optimiser turns the sign-bit flip of a float into
+  // llvm.fabs, which libNVVM rejects for double.
   static __device__ __forceinline__ Bits To(Key key) {
     const Bits bits = ::cuda::std::bit_cast<Bits>(key);
     if constexpr (KIND == KeyKind::UNSIGNED) {
@@ -42,7 +45,7 @@ struct OrderedKey {
     } else if constexpr (KIND == KeyKind::SIGNED) {
       return (Bits)(bits ^ SIGN);
     } else {
-      return (bits & SIGN) ? (Bits)~bits : (Bits)(bits ^ SIGN);
+      return (Bits)(bits ^ ((Bits)(0 - (bits >> (sizeof(Bits) * 8 - 1))) | SIGN));
     }
   }
 
@@ -52,7 +55,7 @@ struct OrderedKey {
     } else if constexpr (KIND == KeyKind::SIGNED) {
       return ::cuda::std::bit_cast<Key>((Bits)(bits ^ SIGN));
     } else {
-      return ::cuda::std::bit_cast<Key>((bits & SIGN) ? (Bits)(bits ^ SIGN) : (Bits)~bits);
+      return ::cuda::std::bit_cast<Key>((Bits)(bits ^ ((Bits)((bits >> (sizeof(Bits) * 8 - 1)) - 1) | SIGN)));
     }
   }
 };
