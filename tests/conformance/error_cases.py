@@ -16,7 +16,7 @@ import numpy as np
 
 from cuda import coop
 
-from .cases import Array, Case
+from .cases import Array, Case, staged
 
 THREADS = 128
 K = 4
@@ -491,12 +491,12 @@ def g3_warp_shuffle(bid, src, dst):
     coop.store(warp, dst, out)
 
 
-def g3_logical_warp_topk(bid, src, dst):
-    lanes = coop.this_warp().group_by(8)
+def g3_thread_topk(bid, src, dst):
+    block = coop.this_block()
     keys = coop.ThreadData(K, np.int32)
-    coop.load(lanes, src, keys)
-    out = coop.topk_min_keys(lanes, keys, k=3)  # HERE
-    coop.store(lanes, dst, out)
+    coop.load(block, src, keys)
+    out = coop.topk_min_keys(coop.this_thread(), keys, k=3)  # HERE
+    coop.store(block, dst, out)
 
 
 def g5_warp_sum_partial_warp(bid, src, dst):
@@ -905,6 +905,100 @@ def c5_thread_data_alignment_positional(bid, src, dst):
     coop.store(coop.this_block(), dst, items)
 
 
+# ---- top-k on warp groups (SPEC 8.22): G5, G15, C5, C6, C7, P7, S2 and the required k
+def topk_warp_in_partial_warp(bid, src, dst):
+    block = coop.this_block()
+    keys = coop.ThreadData(K, np.int32)
+    coop.load(block, src, keys)
+    out = coop.topk_max_keys(coop.this_warp(), keys, k=2)  # HERE
+    coop.store(block, dst, out)
+
+
+@staged.jit
+def topk_logical_warp_of_three(bid, src, dst):
+    block = coop.this_block()
+    keys = coop.ThreadData(K, np.int32)
+    coop.load(block, src, keys)
+    lanes = coop.this_warp().group_by(3, exhaustive=False)
+    if lanes.is_member():
+        keys = coop.topk_min_keys(lanes, keys, k=2)  # HERE
+    coop.store(block, dst, keys)
+
+
+def topk_warp_k_of_floats(bid, src, dst):
+    block = coop.this_block()
+    keys = coop.ThreadData(K, np.float32)
+    coop.load(block, src, keys)
+    out = coop.topk_min_keys(coop.this_warp(), keys, k=keys[0])  # HERE
+    coop.store(block, dst, out)
+
+
+def topk_warp_valid_items_float_literal(bid, src, dst):
+    block = coop.this_block()
+    keys = coop.ThreadData(K, np.int32)
+    coop.load(block, src, keys)
+    out = coop.topk_min_keys(coop.this_warp(), keys, k=2, valid_items=2.5)  # HERE
+    coop.store(block, dst, out)
+
+
+def topk_warp_k_past_the_tile(bid, src, dst):
+    block = coop.this_block()
+    keys = coop.ThreadData(K, np.int32)
+    coop.load(block, src, keys)
+    out = coop.topk_max_keys(coop.this_warp(), keys, k=32 * K + 1)  # HERE
+    coop.store(block, dst, out)
+
+
+def topk_warp_negative_k(bid, src, dst):
+    block = coop.this_block()
+    keys = coop.ThreadData(K, np.int32)
+    coop.load(block, src, keys)
+    out = coop.topk_max_keys(coop.this_warp(), keys, k=-1)  # HERE
+    coop.store(block, dst, out)
+
+
+def topk_logical_warp_valid_items_past_the_tile(bid, src, dst):
+    block = coop.this_block()
+    keys = coop.ThreadData(K, np.int32)
+    coop.load(block, src, keys)
+    out = coop.topk_min_keys(coop.this_warp().group_by(8), keys, k=1, valid_items=8 * K + 1)  # HERE
+    coop.store(block, dst, out)
+
+
+def topk_warp_temp_storage(bid, src, dst):
+    block = coop.this_block()
+    storage = coop.TempStorage()
+    keys = coop.ThreadData(K, np.int32)
+    coop.load(block, src, keys)
+    out = coop.topk_max_keys(coop.this_warp(), keys, k=2, temp_storage=storage)  # HERE
+    coop.store(block, dst, out)
+
+
+def topk_logical_warp_pairs_extents(bid, src, dst):
+    block = coop.this_block()
+    keys = coop.ThreadData(K, np.int32)
+    values = coop.ThreadData(2, np.int32)
+    coop.load(block, src, keys)
+    top, carried = coop.topk_min_pairs(coop.this_warp().group_by(4), keys, values, k=2)  # HERE
+    coop.store(block, dst, top)
+
+
+def topk_warp_k_positional(bid, src, dst):
+    block = coop.this_block()
+    keys = coop.ThreadData(K, np.int32)
+    coop.load(block, src, keys)
+    out = coop.topk_min_keys(coop.this_warp(), keys, 2)  # HERE
+    coop.store(block, dst, out)
+
+
+def topk_warp_without_k(bid, src, dst):
+    block = coop.this_block()
+    keys = coop.ThreadData(K, np.int32)
+    coop.load(block, src, keys)
+    out = coop.topk_max_keys(coop.this_warp(), keys, valid_items=3)  # HERE
+    coop.store(block, dst, out)
+
+
 ERRORS = [
     ErrorCase("c5-unknown-keyword", c5_unknown_keyword, coop.CoopTypeError,
               "cuda.coop.load got an unexpected keyword argument 'count'"),
@@ -1005,8 +1099,9 @@ ERRORS = [
               "cuda.coop.radix_rank begin_bit must be a compile-time integer", src_dtype=np.uint32),
     ErrorCase("g3-warp-shuffle", g3_warp_shuffle, coop.CoopUnsupportedError,
               "cuda.coop.shuffle does not support group kind 'warp'; supported group kinds: block"),
-    ErrorCase("g3-logical-warp-topk", g3_logical_warp_topk, coop.CoopUnsupportedError,
-              "cuda.coop.topk_min_keys does not support group kind 'threads_within_warp'"),
+    ErrorCase("g3-thread-topk", g3_thread_topk, coop.CoopUnsupportedError,
+              "cuda.coop.topk_min_keys does not support group kind 'thread'; supported group kinds: block, warp, "
+              "threads_within_warp"),
     ErrorCase("g5-warp-sum-partial-warp", g5_warp_sum_partial_warp, coop.CoopValueError,
               "cuda.coop.sum on warp groups requires a block made of complete warps; block has 40 threads",
               block=(40, 1, 1)),
@@ -1081,6 +1176,31 @@ ERRORS = [
               "compiler-owned"),
     ErrorCase("broadcast-c5-positional", broadcast_positional_src_rank, coop.CoopTypeError,
               "cuda.coop.broadcast takes 2 positional operands; pass options by keyword"),
+    ErrorCase("topk-g5-partial-warp", topk_warp_in_partial_warp, coop.CoopValueError,
+              "cuda.coop.topk_max_keys on warp groups requires a block made of complete warps; block has 48 threads",
+              block=(48, 1, 1)),
+    ErrorCase("topk-g15-width-three", topk_logical_warp_of_three, coop.CoopUnsupportedError,
+              "cuda.coop.topk_min_keys supports logical-warp widths 1, 2, 4, 8, 16, 32; got 3"),
+    ErrorCase("topk-c6-float-k", topk_warp_k_of_floats, coop.CoopTypeError,
+              "cuda.coop.topk_min_keys k must be a signed integer of at most 64 bits or an unsigned integer of at "
+              "most 32 bits; got float32", src_dtype=np.float32, dst_dtype=np.float32),
+    ErrorCase("topk-c6-float-valid-items", topk_warp_valid_items_float_literal, coop.CoopTypeError,
+              "cuda.coop.topk_min_keys valid_items must be a signed integer of at most 64 bits or an unsigned integer "
+              "of at most 32 bits; got float"),
+    ErrorCase("topk-c7-warp-k", topk_warp_k_past_the_tile, coop.CoopValueError,
+              "cuda.coop.topk_max_keys static k must be between 0 and 128; got 129"),
+    ErrorCase("topk-c7-warp-negative-k", topk_warp_negative_k, coop.CoopValueError,
+              "cuda.coop.topk_max_keys static k must be between 0 and 128; got -1"),
+    ErrorCase("topk-c7-logical-warp-valid-items", topk_logical_warp_valid_items_past_the_tile, coop.CoopValueError,
+              "cuda.coop.topk_min_keys static valid_items must be between 0 and 32; got 33"),
+    ErrorCase("topk-s2-warp-temp-storage", topk_warp_temp_storage, coop.CoopValueError,
+              "cuda.coop.topk_max_keys does not accept temp_storage for warp groups; their scratch is always "
+              "compiler-owned"),
+    ErrorCase("topk-p7-logical-warp-pairs", topk_logical_warp_pairs_extents, coop.CoopValueError,
+              "cuda.coop.topk_min_pairs keys and values must have the same items_per_thread (4 != 2)"),
+    ErrorCase("topk-c5-warp-k-positional", topk_warp_k_positional, coop.CoopTypeError,
+              "cuda.coop.topk_min_keys takes 2 positional operands; pass options by keyword"),
+    ErrorCase("topk-warp-without-k", topk_warp_without_k, coop.CoopTypeError, "missing a required argument: 'k'"),
     ErrorCase("tuple-extents", tuple_of_other_extents, coop.CoopValueError,
               "cuda.coop.inclusive_scan value tuple payloads must have the same items_per_thread; got 4, 2"),
     ErrorCase("tuple-operator-arity", tuple_operator_of_another_arity, coop.CoopTypeError,

@@ -7,6 +7,7 @@ import importlib.util
 import os
 import re
 import sys
+import types
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,16 @@ def _scalar(op: Int) -> Any:
     return getattr(cutlass, _SCALARS[np.dtype(op.dtype).name])(op.value)
 
 
+def _copy_of(body):
+    """A new function of ``body``'s code, closure and globals: ``cute.jit`` rewrites the code of the function it
+    stages in place, and the other backend's harness compiles the case's body too (the error corpus compiles a case
+    on both backends in one test)."""
+    copy = types.FunctionType(body.__code__, body.__globals__, body.__name__, body.__defaults__, body.__closure__)
+    copy.__qualname__, copy.__module__, copy.__doc__ = body.__qualname__, body.__module__, body.__doc__
+    copy.__kwdefaults__ = body.__kwdefaults__
+    return copy
+
+
 def launcher_of(case: Case):
     if case.id not in _launchers:
         import cuda.coop.cutlass  # noqa: F401  (registers the backend)
@@ -87,7 +98,7 @@ def launcher_of(case: Case):
         if getattr(case.body, "staged", False):  # an ``if`` on a run-time value (cases.staged): CuTe's jit stages it
             import cutlass.cute as cute
 
-            module.BODY = cute.jit(case.body)
+            module.BODY = cute.jit(_copy_of(case.body))
         _launchers[case.id] = module.launch
     return _launchers[case.id]
 

@@ -67,12 +67,11 @@ def k_g3_thread_sum_common(src, dst):
 
 
 @cuda.jit
-def k_g3_logical_warp_topk(src, dst):
-    lw = coop.this_warp().group_by(8)
+def k_g3_warps_within_block_topk(src, dst):
     keys = coop.ThreadData(2)
-    coop.load(lw, src, keys)
-    out = coop.topk_min_keys(lw, keys, k=2)  # HERE
-    coop.store(lw, dst, out)
+    coop.load(coop.this_block(), src, keys)
+    out = coop.topk_min_keys(coop.this_block().group_by(2), keys, k=2)  # HERE
+    coop.store(coop.this_block(), dst, out)
 
 
 @cuda.jit
@@ -324,8 +323,9 @@ CASES = {
                        "cuda.coop.load does not support group kind 'thread'; supported group kinds: "),
     "g3_thread_sum_common": (k_g3_thread_sum_common, (I32, I32), coop.CoopUnsupportedError,
                              "cuda.coop.sum does not support group kind 'thread'; supported group kinds: "),
-    "g3_logical_warp_topk": (k_g3_logical_warp_topk, (I32, I32), coop.CoopUnsupportedError,
-                             "cuda.coop.topk_min_keys does not support group kind 'threads_within_warp'"),
+    "g3_warps_within_block_topk": (k_g3_warps_within_block_topk, (I32, I32), coop.CoopUnsupportedError,
+                                   "cuda.coop.topk_min_keys does not support group kind 'warps_within_block'; "
+                                   "supported group kinds: block, warp, threads_within_warp"),
     "g3_cluster_exchange": (k_g3_cluster_exchange, (I32, I32), coop.CoopUnsupportedError,
                             "cuda.coop.exchange does not support group kind 'cluster'"),
     "g3_grid_load": (k_g3_grid_load, (I32, I32), coop.CoopUnsupportedError,
