@@ -215,6 +215,30 @@ def fragment_interop_launch(src: cute.Tensor, scanned: cute.Tensor, totals: cute
         grid=(blocks, 1, 1), block=(THREADS, 1, 1))
 
 
+# ---- top-k on warp groups (SPEC 8.22): each group's largest keys with their values, k and valid_items at run time;
+# built on the CPU only (tests/cute_dsl/test_cutlass_features_compile.py), the conformance suite runs the same calls
+@cute.kernel
+def warp_topk_kernel(src: cute.Tensor, vals: cute.Tensor, top: cute.Tensor, carried: cute.Tensor, kk: cutlass.Int32,
+                     n: cutlass.Int32, width: cutlass.Constexpr, k: cutlass.Constexpr):
+    bid, _, _ = cute.arch.block_idx()
+    block = coop.this_block()
+    base = bid * (block.count() * k)
+    keys = coop.ThreadData(k)
+    values = coop.ThreadData(k)
+    coop.load(block, src, keys, offset=base)
+    coop.load(block, vals, values, offset=base)
+    best, moved = coop.topk_max_pairs(_warp_group(width), keys, values, k=kk, valid_items=n)
+    coop.store(block, top, best, offset=base)
+    coop.store(block, carried, moved, offset=base)
+
+
+@cute.jit
+def warp_topk_launch(src: cute.Tensor, vals: cute.Tensor, top: cute.Tensor, carried: cute.Tensor, kk: cutlass.Int32,
+                     n: cutlass.Int32, width: cutlass.Constexpr, k: cutlass.Constexpr):
+    warp_topk_kernel(src, vals, top, carried, kk, n, width, k).launch(grid=(WARP_TOPK_BLOCKS, 1, 1),
+                                                                     block=(64, 1, 1))
+
+
 # ---- partial tiles (SPEC 8.23) through the qualified namespace: float keys sorted with their values, the slots past
 # valid_items never loaded, oob_default in the tail, blocked or striped output; one scalar sample per thread counted
 @cute.kernel
@@ -278,6 +302,7 @@ QUERY_LAUNCHES = (((3, 1, 1), (128, 1, 1), None), ((2, 2, 1), (32, 4, 1), None),
                   ((4, 2, 1), (64, 2, 1), (2, 1, 1)), ((4, 4, 1), (32, 2, 2), (2, 2, 1)),
                   ((2, 2, 2), (128, 1, 1), (1, 2, 2)))
 FRAGMENT_BLOCKS = 2
+WARP_TOPK_BLOCKS = 2
 PARTIAL_BLOCKS, PARTIAL_K, PARTIAL_BINS = 2, 3, 256  # the uint8 samples of the scalar histogram: every byte a bin
 # (descending, blocked_to_striped) of the qualified radix sort of a partial tile
 PARTIAL_SORTS = ((False, False), (True, False), (False, True), (True, True))

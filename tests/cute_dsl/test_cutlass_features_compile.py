@@ -88,3 +88,21 @@ def test_scalar_histogram_partial_tile_kernels_build(algorithm):
                                       cutlass.Int32(5), algorithm)
     assert "algo.Histogram(&sample, output, valid_items);" in kernel.cpp_source
     _inlined(kernel)
+
+
+@pytest.mark.parametrize("width, k", [(32, 1), (8, 1), (32, 3), (4, 2)])
+def test_warp_topk_kernels_build_one_key_per_lane_by_shuffles_more_in_each_groups_scratch(width, k):
+    """The route of docs: operations/topk, "Warps and logical warps", on this backend too (SPEC 12.5)."""
+    n = fk.WARP_TOPK_BLOCKS * 64 * k
+    kernel = cute_coop.compile_kernel(fk.warp_topk_launch, _tensor(n, "float32"), _tensor(n), _tensor(n, "float32"),
+                                      _tensor(n), cutlass.Int32(3), cutlass.Int32(width * k - 1), width, k)
+    assert f"cuda_coop::WarpTopK<float, cuda_coop::KeyKind::FLOATING, {k}, {width}, int, true, {str(k == 1).lower()}>" \
+        in kernel.cpp_source
+    assert "cuda_coop::check_range(k, 0, " in kernel.cpp_source
+    _inlined(kernel)
+    sass = kernel.sass()
+    assert "BPT.TRAP" in sass
+    if k == 1:
+        assert "SHFL" in sass and kernel.shared_memory_bytes == 0
+    else:
+        assert kernel.shared_memory_bytes > 0 and "BAR.SYNC" not in sass
