@@ -325,3 +325,40 @@ PARTIAL_CHILD = textwrap.dedent("""
 def test_out_of_range_partial_tile_valid_items_traps(case):
     """SPEC 8.23: histogram's and radix sort's runtime valid_items outside 0 ... T*K traps."""
     assert_traps(PARTIAL_CHILD, *case)
+
+
+
+WARP_TOPK_CHILD = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (the alias keeps `cuda` numba-cuda-mlir's)
+    from cuda import coop
+    from numba_cuda_mlir import cuda
+
+    width, items_per_thread = int(sys.argv[1]), int(sys.argv[2])  # one key per lane shuffles, more merge in scratch
+
+    @cuda.jit
+    def kernel(src, dst, kk, valid):
+        group = coop.this_warp() if width == 32 else coop.this_warp().group_by(width)
+        keys = coop.ThreadData(items_per_thread)
+        coop.load(coop.this_block(), src, keys)
+        coop.store(coop.this_block(), dst, coop.topk_min_keys(group, keys, k=kk, valid_items=valid))
+
+    tile = width * items_per_thread
+    src = (np.arange(128 * items_per_thread, dtype=np.int32)[::-1] % 1000).copy()
+    dst = np.zeros_like(src)
+    kernel[1, 128](src, dst, np.int32(tile), np.int32(tile))   # each group's own whole tile: runs, and sorts it
+    cuda.synchronize()
+    assert (np.sort(dst.reshape(-1, tile), axis=1) == np.sort(src.reshape(-1, tile), axis=1)).all()
+    print("IN_RANGE_OK", flush=True)
+    kernel[1, 128](src, dst, np.int32(int(sys.argv[3])), np.int32(int(sys.argv[4])))
+    cuda.synchronize()
+    print("NO_TRAP", flush=True)
+""")
+
+
+@pytest.mark.parametrize("case", [(32, 1, 33, 32), (32, 1, 2, 33), (8, 4, -1, 32), (8, 4, 4, 33), (1, 2, 2, -1)])
+def test_out_of_range_warp_topk_controls_trap(case):
+    """SPEC 8.22: runtime k and valid_items outside 0 ... G*K of the group's own tile trap (a warp of one key per lane,
+    logical warps of 8 and 1 lanes with several)."""
+    assert_traps(WARP_TOPK_CHILD, *case)
