@@ -495,10 +495,11 @@ def _sort_kernel(op: str, args: argparse.Namespace, K: int, W: int):
         @cuda.jit
         def topk_pairs(src, values, out1, out2):
             block = coop.this_block()
+            group = coop.this_warp().group_by(W) if W else coop.this_block()
             keys, carried = coop.ThreadData(K), coop.ThreadData(K)
             coop.load(block, src, keys)
             coop.load(block, values, carried)
-            chosen_keys, chosen_values = select(block, keys, carried, k=k, valid_items=valid)
+            chosen_keys, chosen_values = select(group, keys, carried, k=k, valid_items=valid)
             for i in range(K):
                 out1[block.rank() * K + i] = chosen_keys[i]
                 out2[block.rank() * K + i] = chosen_values[i]
@@ -508,9 +509,10 @@ def _sort_kernel(op: str, args: argparse.Namespace, K: int, W: int):
     @cuda.jit
     def topk_keys(src, values, out1, out2):
         block = coop.this_block()
+        group = coop.this_warp().group_by(W) if W else coop.this_block()
         keys = coop.ThreadData(K)
         coop.load(block, src, keys)
-        result = select(block, keys, k=k, valid_items=valid)
+        result = select(group, keys, k=k, valid_items=valid)
         for i in range(K):
             out1[block.rank() * K + i] = result[i]
 

@@ -22,7 +22,8 @@ from .cache_command import human_size
 
 OK, WARN, FAIL = "OK", "WARN", "FAIL"
 EXTRA_HINT = 'pip install "cuda-coop[numba-cuda-mlir-cu13]" (CUDA 13) or "cuda-coop[numba-cuda-mlir-cu12]" (CUDA 12)'
-CCCL_FOR_EVERY_OPERATION = (3, 6)  # cub::WarpReduceBatched and CUB's block top-k (docs: install, "Choosing a command")
+# cub::WarpReduceBatched and CUB's warp bitonic sort (warp top-k) (docs: install, "Choosing a command")
+CCCL_FOR_EVERY_OPERATION = (3, 6)
 
 
 @dataclass(frozen=True)
@@ -198,7 +199,7 @@ def check_cccl() -> Check:
     text = "unknown version" if version is None else "CCCL {}.{}.{}".format(*version)
     detail = f"{text} at {include} (from {source})"
     if version is not None and version[:2] < CCCL_FOR_EVERY_OPERATION:
-        return Check("CCCL headers", WARN, detail + "; reduce_batched and top-k need CCCL 3.6 or newer",
+        return Check("CCCL headers", WARN, detail + "; reduce_batched and warp top-k need CCCL 3.6 or newer",
                      'pip install "cuda-cccl>=1.2,<2" and unset CUDA_COOP_CCCL_ROOT, or point it at CCCL 3.6+')
     return Check("CCCL headers", OK, detail)
 
