@@ -2,6 +2,7 @@
 operations/merge_sort; operations/radix_sort; operations/topk)."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from .._backend_context import qualified_namespace
@@ -333,9 +334,9 @@ def plan_topk(shape: CallShape, opts: TopKOptions) -> SortSpec:
             raise CoopValueError(f"{name} static {param} must be between 0 and {tile}; got {control.value}")
     reject_warp_descriptor(name, group, shape.descriptor)
     if group.kind != BLOCK:
-        barrier = shape.reuse_barrier and items_per_thread > 1  # one key per lane uses no scratch (``bitonic``)
-        return SortSpec("topk", group, launch.block, key_dtype, value_dtype, items_per_thread, largest,
-                        valid_items is not None, None, None, False, barrier, topk=True)
+        spec = SortSpec("topk", group, launch.block, key_dtype, value_dtype, items_per_thread, largest,
+                        valid_items is not None, None, None, False, shape.reuse_barrier, topk=True)
+        return spec if spec.uses_scratch else dataclasses.replace(spec, barrier=False)  # no scratch to protect
     width = itemsize(key_dtype) * 8
     check_radix_tile(name, launch.threads * items_per_thread)
     return SortSpec("radix_sort", group, launch.block, key_dtype, value_dtype, items_per_thread, largest,
