@@ -347,7 +347,7 @@ def test_stateful_state_payload_checks():
         dst[0] = numba_coop.exclusive_sum(coop.this_block(), src[0], state, prefix_op=RUNNING)
 
     expect_compile_error(extent, (I32, I32), coop.CoopTypeError,
-                         "cuda.coop.numba_mlir.exclusive_sum state must be a one-item ThreadData; got "
+                         "cuda.coop.numba_mlir.exclusive_sum state must be a one-item register payload; got "
                          "a ThreadData of 2 items")
 
     @cuda.jit
@@ -356,8 +356,8 @@ def test_stateful_state_payload_checks():
         dst[0] = numba_coop.exclusive_sum(coop.this_block(), src[0], state, prefix_op=RUNNING)
 
     expect_compile_error(dtype, (I32, I32), coop.CoopTypeError,
-                         "cuda.coop.numba_mlir.exclusive_sum prefix_op dtype int32 does not "
-                         "match payload dtype float32")
+                         "cuda.coop.numba_mlir.exclusive_sum state must have the StatefulFunction's dtype int32; "
+                         "got float32")
 
     @cuda.jit
     def bad_dtype(src, dst):

@@ -249,7 +249,7 @@ class Tracer:
         pass
 
     def link_operator(self, spec: Any, dtype: str, name: str, param: str, *, arity: int = 2, result: str | None = None,
-                      state_dtype: str | None = None) -> list[Any]:
+                      state_dtype: str | None = None, extra: tuple[str, ...] = ()) -> list[Any]:
         if spec is not None and not getattr(spec, "builtin", True):
             raise CoopTypeError(f"{name} {param}: the toy tracer compiles no user callables")
         return []

@@ -73,6 +73,11 @@ class Case:
     #: choice; the outputs are then not compared with ``want`` slot for slot
     verify: Callable[[dict[str, Any], dict[str, np.ndarray], dict[str, np.ndarray]], None] | None = None
 
+    def body_in(self, namespace: Any) -> Callable[..., None]:
+        """The body a harness compiles, given its backend's qualified namespace: a ``@qualified`` case's body is
+        made for that namespace, any other is the same everywhere."""
+        return self.body(namespace) if getattr(self.body, "qualified", False) else self.body
+
     @property
     def threads(self) -> int:
         return int(np.prod(self.block))
@@ -97,6 +102,14 @@ class Case:
             else:
                 values[op.name] = poisoned(op.size, op.dtype)
         return values
+
+
+def qualified(make: Callable[[Any], Callable[..., None]]) -> Callable[[Any], Callable[..., None]]:
+    """``@qualified`` marks ``make(ns)``, which returns the body of a case that calls qualified operations (block
+    prefix callbacks, SPEC 9.6 and 12.9): each harness passes its backend's namespace (``cuda.coop.numba_mlir``,
+    ``cuda.coop.cutlass``), so the body is still written once."""
+    make.qualified = True  # type: ignore[attr-defined]
+    return make
 
 
 def check(case: Case, before: dict[str, Any], after: dict[str, np.ndarray]) -> None:
@@ -579,6 +592,207 @@ def _segmented_compared_flags(kind, reverse, width=None):
             out[::K] = _segmented_oracle(groups, heads, kind, init, reverse).reshape(-1)
             return {"dst": out}
         return body, oracle, {}
+    return factory
+
+
+# ------------------------------------------------------------------------------------------- running scans
+
+# A block scans TILES tiles one after the other; its prefix callback carries the running value from each call to the
+# next (SPEC 9.6, 12.9), so the tiles' results together are the scan of the block's whole sequence. The callbacks'
+# branches are arithmetic (a comparison times a value), which both compilers trace: CuTe cannot branch on a
+# run-time value in a plain function.
+TILES = 3
+RUNNING_COMBOS = (((32, 1, 1), 1), ((8, 4, 1), 2), ((20, 3, 1), 2), ((128, 1, 1), 4))
+STATE0 = 7  # the state's first value: what the sequence's first segment continues
+
+
+def keep_left(a, b):
+    """Associative, not commutative: a reverse scan with it shows its operands' order (``keep_right``'s twin)."""
+    return a
+
+
+def carry_sum(state, aggregate):
+    prefix = state[0]
+    state[0] = prefix + aggregate
+    return prefix
+
+
+def carry_max(state, aggregate):
+    prefix = state[0]
+    larger = aggregate > prefix
+    state[0] = aggregate * larger + prefix * (1 - larger)
+    return prefix
+
+
+def carry_aggregate(state, aggregate):
+    """The carry of ``keep_right`` (forward: prefix op aggregate) and of ``keep_left`` (reverse: aggregate op
+    prefix): the aggregate itself."""
+    prefix = state[0]
+    state[0] = aggregate
+    return prefix
+
+
+def seed_with_total(aggregate):
+    """A stateless callback: each tile's scan starts from the tile's own total."""
+    return aggregate
+
+
+_OPS = {"sum": lambda a, b: a + b, "max": max, "keep_right": keep_right, "keep_left": keep_left}
+
+
+def _running_oracle(x, heads, op, mode, init, state0, reverse=False):
+    """SPEC 8.24 (and 9.6's running scans) over one block's sequence ``x`` (its tiles concatenated): the segmented
+    scan where a non-zero head starts a segment, exclusive forms giving ``init`` at a flagged start, and the segment
+    open at the sequence's first position continues from ``state0`` (combined on its left; ``reverse``: a suffix
+    scan, ``state0`` combined on the right of every position, no heads)."""
+    fold, out = _OPS[op], np.empty_like(x)
+    acc = x.dtype.type(state0)
+    positions = range(len(x) - 1, -1, -1) if reverse else range(len(x))
+    for p in positions:
+        if reverse:
+            if mode == "inclusive":
+                acc = out[p] = fold(x[p], acc)
+            else:
+                out[p], acc = acc, fold(x[p], acc)
+        elif heads[p]:
+            out[p] = x[p] if mode == "inclusive" else init
+            acc = x[p] if mode == "inclusive" else fold(x.dtype.type(init), x[p])
+        elif mode == "inclusive":
+            acc = out[p] = fold(acc, x[p])
+        else:
+            out[p], acc = acc, fold(acc, x[p])
+    return out
+
+
+def _running_flags(tile, size):
+    """Head flags of the running scans, tile by tile in turn: about one position in four (position 0 included or
+    not), none, all, position 0 alone, none at position 0, the last position alone."""
+    def make(rng):
+        flags = (rng.random(size) < 0.25).astype(np.int32).reshape(-1, tile)
+        for j, row in enumerate(flags):
+            pattern = j % 6
+            if pattern == 1:
+                row[:] = 0
+            elif pattern == 2:
+                row[:] = 1
+            elif pattern in (3, 5):
+                row[:] = 0
+                row[0 if pattern == 3 else -1] = 1
+            elif pattern == 4:
+                row[0] = 0
+        return flags.reshape(-1)
+    return make
+
+
+def _running_blocks(v, T, K, scalar, each):
+    """``each(x, heads)`` over every block's sequence (its TILES tiles; ``scalar``: item 0 of each member, the other
+    items stored back unchanged), written back in place."""
+    out = v["src"].copy()
+    per_block = TILES * T * K
+    for bid in range(GRID):
+        lo = bid * per_block
+        x, h = out[lo:lo + per_block], v["flags"][lo:lo + per_block]
+        if scalar:
+            x[::K] = each(x[::K].copy(), h[::K])
+        else:
+            x[:] = each(x.copy(), h)
+    return {"dst": out}
+
+
+def _running(kind):
+    """Block scans whose prefix callback runs them across TILES tiles (qualified: SPEC 9.6, 12.9): a
+    StatefulFunction carrying the running value in a one-item state payload, or a stateless callback."""
+    def factory(T, K, dtype):
+        tile = T * K
+        if kind == "state_exclusive_sum":
+            @qualified
+            def make(ns):
+                running = ns.StatefulFunction(carry_sum, dtype)
+
+                def body(bid, src, flags, dst):
+                    block = coop.this_block()
+                    items = coop.ThreadData(K, dtype)
+                    state = coop.ThreadData(1, dtype)
+                    state[0] = STATE0
+                    for t in range(TILES):
+                        coop.load(block, src, items, offset=(bid * TILES + t) * tile)
+                        out = ns.exclusive_sum(block, items, state, prefix_op=running)
+                        coop.store(block, dst, out, offset=(bid * TILES + t) * tile)
+                return body
+            op, mode = "sum", "exclusive"
+        elif kind == "state_inclusive_max":
+            @qualified
+            def make(ns):
+                running = ns.StatefulFunction(carry_max, dtype)
+
+                def body(bid, src, flags, dst):
+                    block = coop.this_block()
+                    items = coop.ThreadData(K, dtype)
+                    state = coop.ThreadData(1, dtype)
+                    state[0] = STATE0
+                    for t in range(TILES):
+                        coop.load(block, src, items, offset=(bid * TILES + t) * tile)
+                        out = ns.inclusive_scan(block, items, state, scan_op="max", prefix_op=running)
+                        coop.store(block, dst, out, offset=(bid * TILES + t) * tile)
+                return body
+            op, mode = "max", "inclusive"
+        elif kind == "state_exclusive_keep_right":  # non-commutative: the prefix comes first
+            @qualified
+            def make(ns):
+                running = ns.StatefulFunction(carry_aggregate, dtype)
+
+                def body(bid, src, flags, dst):
+                    block = coop.this_block()
+                    items = coop.ThreadData(K, dtype)
+                    state = coop.ThreadData(1, dtype)
+                    state[0] = STATE0
+                    for t in range(TILES):
+                        coop.load(block, src, items, offset=(bid * TILES + t) * tile)
+                        out = ns.exclusive_scan(block, items, state, scan_op=keep_right, prefix_op=running)
+                        coop.store(block, dst, out, offset=(bid * TILES + t) * tile)
+                return body
+            op, mode = "keep_right", "exclusive"
+        elif kind == "state_scalar_inclusive_sum":  # one value per thread: item 0
+            @qualified
+            def make(ns):
+                running = ns.StatefulFunction(carry_sum, dtype)
+
+                def body(bid, src, flags, dst):
+                    block = coop.this_block()
+                    items = coop.ThreadData(K, dtype)
+                    state = coop.ThreadData(1, dtype)
+                    state[0] = STATE0
+                    for t in range(TILES):
+                        coop.load(block, src, items, offset=(bid * TILES + t) * tile)
+                        items[0] = ns.inclusive_sum(block, items[0], state, prefix_op=running)
+                        coop.store(block, dst, items, offset=(bid * TILES + t) * tile)
+                return body
+            op, mode = "sum", "inclusive"
+        else:  # stateless_exclusive_sum: each tile on its own, from its own total
+            @qualified
+            def make(ns):
+                def body(bid, src, flags, dst):
+                    block = coop.this_block()
+                    items = coop.ThreadData(K, dtype)
+                    for t in range(TILES):
+                        coop.load(block, src, items, offset=(bid * TILES + t) * tile)
+                        out = ns.exclusive_sum(block, items, prefix_op=seed_with_total)
+                        coop.store(block, dst, out, offset=(bid * TILES + t) * tile)
+                return body
+
+            def oracle(v):
+                def each(x, heads):
+                    return np.concatenate([_running_oracle(part, np.zeros(tile, bool), "sum", "exclusive", 0,
+                                                           np.sum(part, dtype=part.dtype))
+                                           for part in x.reshape(TILES, tile)])
+                return _running_blocks(v, T, K, False, each)
+            return make, oracle, {}
+
+        def oracle(v):
+            def each(x, heads):
+                return _running_oracle(x, np.zeros(len(x), bool), op, mode, 0, STATE0)
+            return _running_blocks(v, T, K, "scalar" in kind, each)
+        return make, oracle, {}
     return factory
 
 
@@ -2019,6 +2233,11 @@ def _operands(family, T, K, dtype, extra):
     if family in ("load_store", "exchange", "scan", "adjacent_difference", "topk", "shuffle"):
         make = unique_per_tile(dtype, T * K) if family == "topk" else small(dtype)
         return (Array("src", dtype, n, "in", make(n)), Array("dst", dtype, n, "out"))
+    if family == "running_scan":  # TILES tiles per block; their flags, tile by tile, from _running_flags
+        size = n * TILES
+        return (Array("src", dtype, size, "in", small(dtype)(size)),
+                Array("flags", np.int32, size, "in", _running_flags(T * K, size)),
+                Array("dst", dtype, size, "out"))
     if family == "segmented_scan":  # a head flag at about one position in four
         return (Array("src", dtype, n, "in", small(dtype)(n)),
                 Array("flags", np.int32, n, "in", lambda rng: (rng.random(n) < 0.25).astype(np.int32)),
@@ -2178,6 +2397,14 @@ _VARIANTS = [
      INT_AND_FLOAT, COMBOS_3D),
     ("segmented_scan", "lw8_compared_flags", _segmented_compared_flags("exclusive_max", False, 8), INT_AND_FLOAT,
      COMBOS_3D),
+    # prefix callbacks running a block's scans across tiles (qualified, SPEC 9.6 and 12.9)
+    ("running_scan", "state_exclusive_sum", _running("state_exclusive_sum"), INT_AND_FLOAT, RUNNING_COMBOS),
+    ("running_scan", "state_inclusive_max", _running("state_inclusive_max"), INT_AND_FLOAT, RUNNING_COMBOS),
+    ("running_scan", "state_exclusive_keep_right", _running("state_exclusive_keep_right"), INT_AND_FLOAT,
+     RUNNING_COMBOS),
+    ("running_scan", "state_scalar_inclusive_sum", _running("state_scalar_inclusive_sum"), INT_AND_FLOAT,
+     RUNNING_COMBOS),
+    ("running_scan", "stateless_exclusive_sum", _running("stateless_exclusive_sum"), INT_AND_FLOAT, RUNNING_COMBOS),
     ("merge_sort_keys", "ascending", _merge_sort(False, False), INT_AND_FLOAT, COMBOS_3D),
     ("merge_sort_keys", "descending", _merge_sort(False, True), INT_AND_FLOAT, COMBOS_3D),
     ("merge_sort_pairs", "ascending", _merge_sort(True, False), INT_AND_FLOAT, COMBOS_3D),

@@ -16,7 +16,7 @@ import numpy as np
 
 from cuda import coop
 
-from .cases import Array, Case, staged
+from .cases import Array, Case, qualified, staged
 
 THREADS = 128
 K = 4
@@ -999,6 +999,52 @@ def topk_warp_without_k(bid, src, dst):
     coop.store(block, dst, out)
 
 
+# ---- block prefix callbacks (qualified: each backend's namespace ``ns``, SPEC 9.6, 12.9)
+def carry(state, aggregate):
+    prefix = state[0]
+    state[0] = prefix + aggregate
+    return prefix
+
+
+@qualified
+def p5_state_of_two_items(ns):
+    running = ns.StatefulFunction(carry, np.int32)
+
+    def body(bid, src, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(K, np.int32)
+        state = coop.ThreadData(2, np.int32)
+        coop.load(block, src, items)
+        coop.store(block, dst, ns.exclusive_sum(block, items, state, prefix_op=running))  # HERE
+    return body
+
+
+@qualified
+def p5_state_in_global_memory(ns):
+    running = ns.StatefulFunction(carry, np.int32)
+
+    def body(bid, src, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(K, np.int32)
+        coop.load(block, src, items)
+        coop.store(block, dst, ns.exclusive_sum(block, items, dst, prefix_op=running))  # HERE
+    return body
+
+
+@qualified
+def c9_state_of_another_dtype(ns):
+    running = ns.StatefulFunction(carry, np.int64)
+
+    def body(bid, src, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(K, np.int32)
+        state = coop.ThreadData(1, np.int32)
+        state[0] = 0
+        coop.load(block, src, items)
+        coop.store(block, dst, ns.exclusive_sum(block, items, state, prefix_op=running))  # HERE
+    return body
+
+
 ERRORS = [
     ErrorCase("c5-unknown-keyword", c5_unknown_keyword, coop.CoopTypeError,
               "cuda.coop.load got an unexpected keyword argument 'count'"),
@@ -1229,4 +1275,10 @@ ERRORS = [
               "cuda.coop.TempStorage takes 1 positional operands; pass options by keyword"),
     ErrorCase("c5-thread-data-positional", c5_thread_data_alignment_positional, coop.CoopTypeError,
               "cuda.coop.ThreadData takes 2 positional operands; pass options by keyword"),
+    ErrorCase("prefix-p5-state-two-items", p5_state_of_two_items, coop.CoopTypeError,
+              "exclusive_sum state must be a one-item register payload; got a ThreadData of 2 items"),
+    ErrorCase("prefix-p5-state-global", p5_state_in_global_memory, coop.CoopTypeError,
+              "exclusive_sum state must be a one-item register payload; got a global-memory array"),
+    ErrorCase("prefix-c9-state-dtype", c9_state_of_another_dtype, coop.CoopTypeError,
+              "exclusive_sum state must have the StatefulFunction's dtype int64; got int32"),
 ]

@@ -78,7 +78,7 @@ def _copy_of(body):
 
 def launcher_of(case: Case):
     if case.id not in _launchers:
-        import cuda.coop.cutlass  # noqa: F401  (registers the backend)
+        import cuda.coop.cutlass as cutlass_coop  # registers the backend
 
         name = "conformance_" + re.sub(r"[^0-9a-zA-Z_]", "_", case.id)
         GENERATED.mkdir(exist_ok=True)
@@ -94,11 +94,12 @@ def launcher_of(case: Case):
         module = importlib.util.module_from_spec(spec)
         sys.modules[module_name] = module
         spec.loader.exec_module(module)
-        module.BODY = case.body
-        if getattr(case.body, "staged", False):  # an ``if`` on a run-time value (cases.staged): CuTe's jit stages it
+        body = case.body_in(cutlass_coop)
+        module.BODY = body
+        if getattr(body, "staged", False):  # an ``if`` on a run-time value (cases.staged): CuTe's jit stages it
             import cutlass.cute as cute
 
-            module.BODY = cute.jit(_copy_of(case.body))
+            module.BODY = cute.jit(_copy_of(body))
         _launchers[case.id] = module.launch
     return _launchers[case.id]
 

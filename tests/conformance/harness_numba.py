@@ -25,12 +25,13 @@ def kernel_of(case: Case):
     """``@cuda.jit`` kernel calling ``body(cuda.blockIdx.x, *operands)``; generated per case (a fresh dispatcher, so
     two bodies of one signature never share a compiled kernel)."""
     if case.id not in _kernels:
-        import cuda.coop.numba_mlir  # noqa: F401  (registers the backend)
+        import cuda.coop.numba_mlir as cuda_coop_numba  # registers the backend
         from numba_cuda_mlir import cuda
 
         params = ", ".join(f"a{i}" for i in range(len(case.operands)))
         source = f"def kernel({params}):\n    BODY(cuda.blockIdx.x, {params})\n"
-        scope: dict[str, Any] = {"cuda": cuda, "BODY": cuda.jit(device=True, inline="always")(case.body)}
+        body = case.body_in(cuda_coop_numba)
+        scope: dict[str, Any] = {"cuda": cuda, "BODY": cuda.jit(device=True, inline="always")(body)}
         exec(compile(source, f"<conformance numba kernel {case.id}>", "exec"), scope)
         _kernels[case.id] = cuda.jit(scope["kernel"])
     return _kernels[case.id]

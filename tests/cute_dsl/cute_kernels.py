@@ -664,22 +664,6 @@ def cooperative_operator_launch(src: cute.Tensor, dst: cute.Tensor):
     cooperative_operator_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
 
 
-@cute.kernel
-def state_operand_kernel(src: cute.Tensor, dst: cute.Tensor):
-    """A StatefulFunction-style state operand, which cuda.coop.cutlass does not offer."""
-    block = coop.this_block()
-    items = coop.ThreadData(K, np.int32)
-    coop.load(block, src, items)
-    state = coop.ThreadData(1, np.int32)
-    state[0] = 0
-    coop.store(block, dst, cute_coop.exclusive_sum(block, items, state, prefix_op=after_aggregate))
-
-
-@cute.jit
-def state_operand_launch(src: cute.Tensor, dst: cute.Tensor):
-    state_operand_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
-
-
 def _argmax_kernels(broadcast):
     """A block's and every warp's argmax through the qualified namespace: rank 0 (lane 0) writes (value, index)."""
     @cute.kernel

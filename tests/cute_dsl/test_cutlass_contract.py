@@ -179,18 +179,6 @@ SCANS = ("scan", "exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_
 
 
 @pytest.mark.parametrize("name", SCANS)
-def test_each_namespace_offers_what_its_backend_builds(name):
-    """cuda.coop.cutlass builds a block prefix_op but not a StatefulFunction with its state operand: its signatures
-    and docstrings leave them out (issue 30, item 16); cuda.coop.numba_mlir's keep them
-    (test_the_numba_namespace_keeps_the_state_operand)."""
-    import inspect
-
-    cute_params = inspect.signature(getattr(cute_coop, name)).parameters
-    assert "prefix_op" in cute_params and "state" not in cute_params
-    assert "StatefulFunction" not in getattr(cute_coop, name).__doc__
-
-
-@pytest.mark.parametrize("name", SCANS)
 def test_the_numba_namespace_keeps_the_state_operand(name):
     import inspect
 
@@ -209,14 +197,6 @@ def test_no_cutlass_docstring_calls_a_feature_numba_only():
         for line in (getattr(cute_coop, name).__doc__ or "").splitlines():
             if "only" in line and "numba_mlir" in line:
                 assert "cutlass" in line, (name, line)
-
-
-def test_a_state_operand_is_r9_at_the_call():
-    exc = _error(ck.state_operand_launch, _tensor(), _tensor())
-    assert isinstance(exc, coop.CoopUnsupportedError)
-    line = str(exc).splitlines()[0]
-    assert line == (f"{_at(ck.state_operand_kernel, 'cute_coop.exclusive_sum(')}: cuda.coop.cutlass.exclusive_sum "
-                    f"state operand is not implemented by the cutlass backend in cuda-coop {coop.__version__}"), line
 
 
 def test_payload_dtype_from_an_assignment_in_a_runtime_loop():

@@ -33,11 +33,11 @@ SPEC_OPERATIONS_8_1_TO_8_18 = [
 ]
 # What each qualified namespace exports beyond the common names less ``register``: SPEC 1.3 (numba-cuda-mlir: local,
 # shared, StatefulFunction, compile_kernel) and 12.1 (cutlass: compile_kernel; its fragment interop is
-# ThreadData.from_fragment, no new name), plus CompiledKernel, the class of compile_kernel's report (9.11, 12.7), in
-# both. (12.9 adds StatefulFunction to cuda.coop.cutlass with block prefix callbacks of state; not built yet.)
+# ThreadData.from_fragment, no new name; 12.9: StatefulFunction, the same class as numba-cuda-mlir's), plus
+# CompiledKernel, the class of compile_kernel's report (9.11, 12.7), in both.
 QUALIFIED_EXTRAS = {
     "cuda.coop.numba_mlir": {"local", "shared", "StatefulFunction", "compile_kernel", "CompiledKernel"},
-    "cuda.coop.cutlass": {"compile_kernel", "CompiledKernel"},
+    "cuda.coop.cutlass": {"StatefulFunction", "compile_kernel", "CompiledKernel"},
 }
 
 

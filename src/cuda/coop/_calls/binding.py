@@ -75,13 +75,17 @@ def binding_error(name: str, signature: inspect.Signature, exc: TypeError, posit
     return CoopTypeError(f"{name}: {exc}")
 
 
-def operator_failure(name: str, param: str, label: str, dtype: str, *, arity: int, reason: str) -> str:
+def operator_failure(name: str, param: str, label: str, dtype: str, *, arity: int, reason: str,
+                     state_dtype: str | None = None, extra: tuple[str, ...] = ()) -> str:
     """The message of a user operator the backend could not compile: the same first line on every backend (what the
-    operator is called with, and for a tuple what it must return), the compiler's reason after it."""
+    operator is called with, and for a tuple what it must return), the compiler's reason after it. ``state_dtype``:
+    a StatefulFunction's op, called with its state first; ``extra``: the dtypes of the arguments after the
+    operands (a prefix callback's has_head)."""
     if is_tuple(dtype):
         members = fields(dtype)
         operand = f"({', '.join(members)})"
         return (f"{name} {param} {label} could not be compiled for ({operand}, {operand}); it must return a tuple "
                 f"of {len(members)} values\n{reason}")
-    return f"{name} {param} {label} could not be compiled for ({', '.join([dtype] * arity)}): {reason}"
-
+    state = [f"{state_dtype} state"] if state_dtype is not None else []
+    operands = [dtype] * (1 if state_dtype is not None else arity)
+    return f"{name} {param} {label} could not be compiled for ({', '.join(state + operands + list(extra))}): {reason}"

@@ -164,9 +164,12 @@ class CallContext(Protocol[_CallIn, P]):
 
     # the planned call
     def link_operator(self, spec: Any, dtype: str, name: str, param: str, *, arity: int = 2,
-                      result: str | None = None, state_dtype: str | None = None) -> list[Any]:
+                      result: str | None = None, state_dtype: str | None = None,
+                      extra: tuple[str, ...] = ()) -> list[Any]:
         """The link items of a user callable (none for a built-in functor), compiled by the backend; a failure is
-        a CoopTypeError naming ``name`` and ``param``."""
+        a CoopTypeError naming ``name`` and ``param``. ``state_dtype``: a StatefulFunction's op, whose first
+        argument is the caller's one-item state payload (by pointer in C); ``extra``: the dtypes of arguments after
+        the ``arity`` operands, by value (a prefix callback's ``has_head``, int32)."""
 
     def add_site(self, call: _CallIn, operands: list[Any], site: SiteCall, emission: Emission,
                  scratch: tuple[Any, Any] | None = None) -> None:

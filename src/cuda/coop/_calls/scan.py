@@ -69,8 +69,12 @@ def evidence(ctx: CallContext[C, P], call: C) -> None:
                 dtype = None  # reported when the call is planned
             ctx.add_evidence(aggregate, dtype, call, "value")
     if "state" in args:
-        state, prefix_op = ctx.payload(args["state"]), _prefix_op(ctx, call)
-        if state is not None and is_stateful(prefix_op):
+        try:
+            state, prefix_op = ctx.payload(args["state"]), _prefix_op(ctx, call)
+        except CoopError:
+            state = prefix_op = None  # not a payload: reported when the call is planned
+        # a declared dtype is checked when the call is planned (C9), as the StatefulFunction's
+        if state is not None and is_stateful(prefix_op) and not state.root().explicit:
             dtype = ctx.dtype_of_object(prefix_op.dtype)
             if dtype is not None:
                 ctx.add_evidence(state, dtype, call, "prefix_op")
@@ -84,6 +88,33 @@ def _one_item(ctx: CallContext[C, P], call: C, param: str, dtype: str, what: str
                             f"{payload.items_per_thread} items")
     if payload.dtype != dtype:
         raise CoopTypeError(f"{call.name} {param} dtype {payload.dtype} does not match {what} dtype {dtype}")
+    return payload
+
+
+# what a state operand that is no register payload is, in words (SPEC 12.9)
+_STATE_FORMS = {"array": "a global-memory array", "shared array": "a shared-memory array",
+                "shared array row": "a row of a shared-memory array", "local array": "a per-thread array"}
+
+
+def _state(ctx: CallContext[C, P], call: C, dtype: str) -> Any:
+    """The one-item register payload holding a StatefulFunction's state (docs: operations/scan, "Running scans
+    across tiles"). The lanes of the first warp each run the callback on their own state, so state in shared or
+    global memory would be written by all of them at once: any other form is P5, another dtype C9."""
+    operand = call.args["state"]
+    form = ctx.operand_form(operand)
+    try:
+        payload = ctx.payload(operand) if form not in ("array", "shared array", "shared array row") else None
+    except CoopError:
+        payload = None
+    if payload is None or payload.items_per_thread != 1:
+        if payload is not None:
+            got = f"{_STATE_FORMS.get(form or '', 'a ThreadData')} of {payload.items_per_thread} items"
+        else:
+            got = _STATE_FORMS.get(form or "", "a scalar")
+        raise CoopTypeError(f"{call.name} state must be a one-item register payload; got {got}")
+    if payload.dtype != dtype:
+        raise CoopTypeError(f"{call.name} state must have the StatefulFunction's dtype {dtype}; got "
+                            f"{payload.dtype}")
     return payload
 
 
@@ -135,7 +166,7 @@ def _add_extensions(ctx: CallContext[C, P], call: C, operands: Operands, shape: 
             raise CoopValueError(f"{call.name} aggregate_output must not be the value operand")
         operands.add("aggregate", call.args["aggregate_output"])
     if spec.state_dtype is not None:
-        state = _one_item(ctx, call, "state", spec.state_dtype, "StatefulFunction")
+        state = _state(ctx, call, spec.state_dtype)
         if payload is not None and state.root() is payload.root():
             raise CoopValueError(f"{call.name} state must not be the value operand")
         operands.add("state", call.args["state"])

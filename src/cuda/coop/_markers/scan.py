@@ -107,8 +107,9 @@ class StatefulFunction:
     ``op(state, block_aggregate) -> prefix`` receives the caller's one-item state payload (index
     it as ``state[0]``) and the block aggregate of the current scan, may update the state and
     returns the prefix that seeds the scan. ``op`` is a module-level function or a class whose
-    unbound ``__call__(state, block_aggregate)`` is used. ``dtype`` is the state's NumPy or Numba
-    scalar type; ``name`` labels the callback in messages. Pass the state payload after the value::
+    unbound ``__call__(state, block_aggregate)`` is used. ``dtype`` is the state's NumPy scalar
+    type (or the backend's own: a Numba type, a CuTe numeric type such as ``cutlass.Int32``);
+    ``name`` labels the callback in messages. Pass the state payload after the value::
 
         running = numba_coop.StatefulFunction(add_running_total, numpy.int32)
         state = coop.ThreadData(1, dtype=numpy.int32)
@@ -116,7 +117,9 @@ class StatefulFunction:
         out = numba_coop.exclusive_sum(block, items, state, prefix_op=running)
 
     CUB calls ``op`` in the first warp of the block; only thread 0's state is authoritative
-    afterwards. Available through ``cuda.coop.numba_mlir`` only.
+    afterwards. ``cuda.coop.numba_mlir`` and ``cuda.coop.cutlass`` export this same class; in
+    ``cuda.coop.cutlass`` the state is a ``ThreadData(1, dtype)`` or a one-element register tensor,
+    and ``op`` is a Python function CuTe traces, its ``state`` a one-item register tensor.
 
     See Also:
         :doc:`Scans </operations/scan>` in the cuda-coop documentation.

@@ -2,9 +2,9 @@
 
 Importing this module registers the backend: every ``cuda.coop`` call executed while CuTe traces a ``@cute.kernel``
 is planned by it (docs: cutlass). It exports everything in ``cuda.coop`` except ``register``; operations are
-qualified variants, ``ThreadData.from_fragment`` wraps a register tensor, and ``compile_kernel`` builds a launcher
-without a GPU. Import it with an alias (``import cuda.coop.cutlass as cute_coop``): a bare ``import
-cuda.coop.cutlass`` rebinds the name ``cuda``.
+qualified variants, ``ThreadData.from_fragment`` wraps a register tensor, ``StatefulFunction`` makes a block prefix
+callback with state, and ``compile_kernel`` builds a launcher without a GPU. Import it with an alias (``import
+cuda.coop.cutlass as cute_coop``): a bare ``import cuda.coop.cutlass`` rebinds the name ``cuda``.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from .. import (  # noqa: F401  (re-exported common names)
     CoopValueError, CudaCoopAutoRegistrationWarning, TempStorage, TempStorageLike, ThreadDataLike,
     ThreadGroup, __version__, this_block, this_cluster, this_grid, this_thread, this_warp,
 )
-from .._markers import OPERATIONS as _OPERATIONS
+from .._markers import OPERATIONS as _OPERATIONS, scan as _scan
 from .._markers.records import qualified_markers as _qualified_markers
 from ._about import LACKS as _LACKS, NAMESPACE as _NAMESPACE
 from ._values import ThreadData as ThreadData
@@ -24,6 +24,8 @@ from ._compile import CompiledKernel as CompiledKernel, compile_kernel as compil
 
 # every operation's qualified marker (its record's extension, less what this backend lacks)
 globals().update(_qualified_markers(_NAMESPACE, _LACKS))
+# stateful block prefix callbacks: the very class of cuda.coop.numba_mlir (docs: cutlass, "Prefix callbacks")
+StatefulFunction = _scan.StatefulFunction
 
 _lock = threading.Lock()
 _registered = False
@@ -53,6 +55,7 @@ __all__ = [
     "ThreadData", "ThreadDataLike", "TempStorage", "TempStorageLike", *_OPERATIONS,
     "CoopError", "CoopTypeError", "CoopValueError", "CoopUnsupportedError", "CoopIndexError", "CoopBuildError",
     "CoopCompilerContextRequiredError", "CudaCoopAutoRegistrationWarning", "compile_kernel", "CompiledKernel",
+    "StatefulFunction",
 ]
 
 

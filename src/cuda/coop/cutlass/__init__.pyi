@@ -36,6 +36,7 @@ __all__ = [
     "CoopUnsupportedError",
     "CoopValueError",
     "CudaCoopAutoRegistrationWarning",
+    "StatefulFunction",
     "TempStorage",
     "TempStorageLike",
     "ThreadData",
@@ -125,6 +126,12 @@ class CompiledKernel:
 
     def sass(self) -> str:
         """Disassembly (needs cuobjdump or nvdisasm from the CUDA toolkit)."""
+
+
+class StatefulFunction:
+    """A block prefix callback with per-thread state, for ``prefix_op=`` of qualified block scans."""
+
+    def __init__(self, op: Any, dtype: Any, name: str | None = None) -> None: ...
 
 
 class ThreadData:
@@ -238,6 +245,7 @@ def exchange(
 def exclusive_scan(
     group: ThreadGroup,
     value: Any,
+    state: Any = None,
     /,
     *,
     scan_op: Any = None,
@@ -256,6 +264,7 @@ def exclusive_scan(
 def exclusive_sum(
     group: ThreadGroup,
     value: Any,
+    state: Any = None,
     /,
     *,
     algorithm: _ScanAlgorithm | None = None,
@@ -287,6 +296,7 @@ def histogram(
 def inclusive_scan(
     group: ThreadGroup,
     value: Any,
+    state: Any = None,
     /,
     *,
     scan_op: Any = None,
@@ -304,6 +314,7 @@ def inclusive_scan(
 def inclusive_sum(
     group: ThreadGroup,
     value: Any,
+    state: Any = None,
     /,
     *,
     algorithm: _ScanAlgorithm | None = None,
@@ -470,6 +481,7 @@ def run_length_decode_into(
 def scan(
     group: ThreadGroup,
     value: Any,
+    state: Any = None,
     /,
     *,
     mode: _ScanMode = "exclusive",

@@ -36,7 +36,7 @@ NAMESPACE = "cuda.coop.cutlass"
 BACKEND = "cutlass"
 # Capabilities qualified extensions may need (``Extension.needs``, ``Extension.capability_notes``) that this backend
 # lacks: its namespace leaves the names needing them out (naming one is R9) and does not describe what it does not
-# build (docs: cutlass). A StatefulFunction prefix_op's state operand is passed by pointer, which a traced function
-# cannot take; float16 is not built here (SPEC 12.3), so radix sort keys are no float16 either.
-LACKS = frozenset({"state_by_pointer", "float16"})
+# build (docs: cutlass). float16 is not built here (SPEC 12.3), so radix sort keys are no float16 either. (A
+# StatefulFunction's state crosses by pointer into a C function CuTe traces from the op: SPEC 12.9.)
+LACKS = frozenset({"float16"})
 BUILD_TAG = "cutlass"  # in the provider cache key and the dumped source's name

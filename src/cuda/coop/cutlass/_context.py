@@ -360,30 +360,35 @@ class KernelTracer:
             output.follows = source
 
     def link_operator(self, spec: Any, dtype: str, name: str, param: str, *, arity: int = 2, result: str | None = None,
-                      state_dtype: str | None = None) -> list[Any]:
+                      state_dtype: str | None = None, extra: tuple[str, ...] = ()) -> list[Any]:
         """A user function as an operator (docs: operations/operators, "Your own function"): CuTe traces it on the
-        call's numerics into a C function of the kernel's module, which the C++ calls and the route inlines."""
+        call's numerics into a C function of the kernel's module, which the C++ calls and the route inlines. A
+        StatefulFunction's op receives its state as a one-item register tensor (docs: cutlass, "Prefix
+        callbacks"); ``extra``: the dtypes of the arguments after the operands (a prefix callback's has_head)."""
         if spec is None or getattr(spec, "builtin", True):
             return []
         function = spec.function
         label = getattr(function, "__qualname__", repr(function))
-        if state_dtype is not None or spec.by_pointer:  # a StatefulFunction prefix_op (numba_coop's)
+        if spec.by_pointer:  # pragma: no cover - float16 and aggregates are not built here (LACKS)
             raise CoopUnsupportedError(f"{name} {param} {label}: this form of user function is not implemented by the "
                                        f"cutlass backend in cuda-coop {__version__}")
         symbol = spec.name + ("_1" if arity == 1 else "")  # the C++ names a unary callback so (_cub.families.scan)
         try:
             if is_tuple(dtype):  # over a tuple of operands (_cub.tuples)
                 _dsl.define_tuple_function(symbol, fields(dtype), function, self.gpu_module)
+            elif state_dtype is not None:  # op(state, aggregate[, has_head])
+                _dsl.define_stateful_function(symbol, state_dtype, [dtype, *extra], dtype, function, self.gpu_module)
             else:
-                _dsl.define_function(symbol, [dtype] * arity, "boolean" if result == "boolean" else dtype, function,
-                                     self.gpu_module)
+                _dsl.define_function(symbol, [dtype] * arity + list(extra),
+                                     "boolean" if result == "boolean" else dtype, function, self.gpu_module)
         except CoopError as exc:  # a cooperative call inside the operator (R1 there): callbacks are per thread
             raise CoopTypeError(f"{name} {param} {label} contains a cuda.coop call ({exc}); callbacks may only do "
                                 "per-thread computation") from None
         except Exception as exc:  # the DSL could not trace it (its diagnostics are coloured for a terminal)
             text = plain_text(str(exc)).strip()
             reason = f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
-            raise CoopTypeError(operator_failure(name, param, label, dtype, arity=arity, reason=reason)) from None
+            raise CoopTypeError(operator_failure(name, param, label, dtype, arity=arity, reason=reason,
+                                                 state_dtype=state_dtype, extra=extra)) from None
         return []
 
     def add_site(self, call: Call, operands: list[Any], site: SiteCall, emission: Emission,

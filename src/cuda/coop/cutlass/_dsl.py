@@ -318,6 +318,34 @@ def define_function(symbol: str, arg_dtypes: list[str], result_dtype: str, body:
         raise
 
 
+def define_stateful_function(symbol: str, state_dtype: str, arg_dtypes: list[str], result_dtype: str,
+                             body: Callable[..., Any], gpu_module: Any) -> None:
+    """Define ``result symbol(S* state, args...)`` (once) by tracing ``body(state, *args)``, where ``state`` is a
+    one-item register tensor of ``state_dtype`` holding ``*state`` on entry and written back to it on return (a
+    StatefulFunction prefix callback; docs: cutlass, "Prefix callbacks"). Inlined into the C++ caller, which
+    passes the address of the calling thread's own one-item register payload, the copy and the payload both stay
+    in registers."""
+    if symbol in ir.SymbolTable(gpu_module):
+        return
+    state_type = NUMERIC_TYPES[state_dtype]
+    result_type = NUMERIC_TYPES[result_dtype]
+    params = [llvm.PointerType.get(0)] + [NUMERIC_TYPES[d].mlir_type for d in arg_dtypes]
+    with ir.InsertionPoint.at_block_begin(gpu_module.regions[0].blocks[0]):
+        function = func.FuncOp(symbol, (params, [result_type.mlir_type]))
+    try:
+        entry = function.add_entry_block()
+        with ir.InsertionPoint(entry):
+            pointer, *values = entry.arguments
+            state = cute.make_rmem_tensor((1,), state_type)
+            state[0] = state_type(llvm.load(state_type.mlir_type, pointer))
+            value = body(state, *[NUMERIC_TYPES[d](a) for d, a in zip(arg_dtypes, values)])
+            llvm.store(state_type(state[0]).ir_value(), pointer)
+            func.ReturnOp([result_type(value).ir_value()])
+    except BaseException:
+        function.operation.erase()
+        raise
+
+
 def define_tuple_function(symbol: str, dtypes: list[str], body: Callable[..., Any], gpu_module: Any) -> None:
     """Define ``void symbol(T0* r0, ..., T0 a0, ..., T0 b0, ...)`` (once) by tracing ``body(a, b)`` on two tuples of
     CuTe numerics of ``dtypes``; each member of the tuple it returns is converted to its dtype and stored through

@@ -261,11 +261,13 @@ def literal_type(value: object) -> Any:
 
 
 def compile_operator(function: object, dtype: str, cc: int, symbol: str, arity: int = 2,
-                     result: str | None = None, state_dtype: str | None = None, by_pointer: bool = False) -> bytes:
+                     result: str | None = None, state_dtype: str | None = None, by_pointer: bool = False,
+                     extra: Sequence[str] = ()) -> bytes:
     """LTO-IR of ``result function(dtype, ...)`` (``arity`` arguments; ``result`` defaults to ``dtype``) with a C ABI
     under ``symbol``. ``result="boolean"`` (predicates) returns the truth value as one byte, 0 or 1. ``state_dtype``:
     a StatefulFunction ``op(state, value)``, whose state arrives as a pointer to the caller's one-item payload
-    (indexed ``state[0]``).
+    (indexed ``state[0]``). ``extra``: the dtypes of arguments after the operands, by value (a prefix callback's
+    ``has_head``).
 
     ``by_pointer`` (float16 and aggregates; docs: qualified, "User-defined aggregates"): every ``dtype`` argument
     arrives as a pointer and a ``dtype`` result is written through a leading output pointer, so the C++ side never
@@ -275,16 +277,17 @@ def compile_operator(function: object, dtype: str, cc: int, symbol: str, arity: 
     ty = numba_dtype(dtype)
     rty = ty if result is None else numba_dtype(result)
     state = [types.CPointer(numba_dtype(state_dtype))] if state_dtype is not None else []
+    after = [numba_dtype(d) for d in extra]
     arity = 1 if state else arity  # op(state, block_aggregate)
     if not by_pointer:
-        code, _ = nb_cuda.compile(function, rty(*state, *([ty] * arity)), device=True, abi="c",
+        code, _ = nb_cuda.compile(function, rty(*state, *([ty] * arity), *after), device=True, abi="c",
                                   abi_info={"abi_name": symbol}, output="ltoir", cc=(cc // 10, cc % 10))
         return bytes(code)
     wrapper = _pointer_wrapper(function, arity, bool(state), struct=held_by_value(dtype),
-                               writes_result=result is None)
+                               writes_result=result is None, extra=len(after))
     pointer = types.CPointer(ty)
-    sig = (types.void(pointer, *state, *([pointer] * arity)) if result is None
-           else rty(*state, *([pointer] * arity)))
+    sig = (types.void(pointer, *state, *([pointer] * arity), *after) if result is None
+           else rty(*state, *([pointer] * arity), *after))
     code, _ = nb_cuda.compile(wrapper, sig, device=True, abi="c", abi_info={"abi_name": symbol}, output="ltoir",
                               cc=(cc // 10, cc % 10))
     return bytes(code)
@@ -333,21 +336,24 @@ def compile_tuple_operator(function: object, dtypes: list[str], cc: int, symbol:
     return bytes(code)
 
 
-def _pointer_wrapper(function: object, arity: int, stateful: bool, struct: bool, writes_result: bool) -> object:
-    """``wrapper([out,] [state,] *pointers)`` calling ``function`` (compiled as a device function and inlined) on
-    the pointed-to values; a result is written through ``out`` (a predicate's truth value is returned). Values are
-    read and written as one-item arrays (every dtype, records too), or loaded and stored directly for a struct-model
-    type (numba-cuda-mlir has no arrays of those); a StatefulFunction's state pointer is passed on as it is."""
+def _pointer_wrapper(function: object, arity: int, stateful: bool, struct: bool, writes_result: bool,
+                     extra: int = 0) -> object:
+    """``wrapper([out,] [state,] *pointers, *extra)`` calling ``function`` (compiled as a device function and
+    inlined) on the pointed-to values; a result is written through ``out`` (a predicate's truth value is returned).
+    Values are read and written as one-item arrays (every dtype, records too), or loaded and stored directly for a
+    struct-model type (numba-cuda-mlir has no arrays of those); a StatefulFunction's state pointer and the ``extra``
+    values after the operands (a prefix callback's has_head) are passed on as they are."""
     def read(name: str) -> str:
         return f"load({name})" if struct else f"item({name}, 1)[0]"
 
     operands = ["a", "b"][:arity]
-    call = f"device({', '.join((['state'] if stateful else []) + [read(name) for name in operands])})"
+    after = [f"x{j}" for j in range(extra)]
+    call = f"device({', '.join((['state'] if stateful else []) + [read(name) for name in operands] + after)})"
     if not writes_result:
         body = f"return {call}"
     else:
         body = f"store(out, {call})" if struct else f"item(out, 1)[0] = {call}"
-    params = (["out"] if writes_result else []) + (["state"] if stateful else []) + operands
+    params = (["out"] if writes_result else []) + (["state"] if stateful else []) + operands + after
     load, store = _struct_intrinsics() if struct else (None, None)
     namespace = {"device": _as_device(function), "item": nb_cuda.carray, "load": load, "store": store}
     exec(f"def wrapper({', '.join(params)}):\n    {body}\n", namespace)  # noqa: S102 - fixed templates above

@@ -224,7 +224,7 @@ _operator_memo: dict[tuple[Any, ...], Any] = {}
 
 
 def operator_link(spec: OperatorSpec | None, dtype: str, cc: int, name: str, param: str, arity: int = 2,
-                  result: str | None = None, state_dtype: str | None = None) -> list[Any]:
+                  result: str | None = None, state_dtype: str | None = None, extra: tuple[str, ...] = ()) -> list[Any]:
     """LTO-IR link items for a user operator (none for built-in functors); memoised per process.
 
     ``spec.name`` derives from everything that changes the operator's code and from the dtype
@@ -233,13 +233,14 @@ def operator_link(spec: OperatorSpec | None, dtype: str, cc: int, name: str, par
     both roles. ``result`` is the compiled return type when it is not ``dtype`` (``"boolean"`` for predicates, whose
     spec names carry their own suffix).
     ``state_dtype``: a scan StatefulFunction ``op(state_dtype* state, dtype) -> dtype`` (its spec name carries the
-    state dtype).
+    state dtype). ``extra``: the dtypes of arguments after the operands, passed by value (a prefix callback's
+    ``has_head``, whose spec name carries its own suffix).
     """
     if spec is None or getattr(spec, "builtin", True):
         return []
     symbol = spec.name + ("_1" if arity == 1 else "")
     by_pointer = spec.by_pointer
-    key = (symbol, dtype, arity, cc, result, state_dtype, by_pointer)
+    key = (symbol, dtype, arity, cc, result, state_dtype, by_pointer, extra)
     if key not in _operator_memo:
         function = spec.function
         label = getattr(function, "__qualname__", repr(function))
@@ -248,18 +249,16 @@ def operator_link(spec: OperatorSpec | None, dtype: str, cc: int, name: str, par
                 ltoir = nb.compile_tuple_operator(function, fields(dtype), cc, symbol,
                                                   [passes_by_pointer(d) for d in fields(dtype)])
             else:
-                ltoir = nb.compile_operator(function, dtype, cc, symbol, arity, result, state_dtype, by_pointer)
+                ltoir = nb.compile_operator(function, dtype, cc, symbol, arity, result, state_dtype, by_pointer,
+                                            extra)
         except CoopError as exc:
             if "contains cuda.coop operations" in str(exc):
                 raise CoopTypeError(f"{name} {param} {label} contains cuda.coop operations; callbacks may only do "
                                     "per-thread computation") from None
             raise
         except Exception as exc:  # numba-cuda-mlir typing/lowering failures of the user function
-            if state_dtype is not None:
-                raise CoopTypeError(f"{name} {param} {label} could not be compiled for ({state_dtype} state, "
-                                    f"{dtype}): {failure_reason(exc)}") from exc
-            raise CoopTypeError(operator_failure(name, param, label, dtype, arity=arity,
-                                                 reason=failure_reason(exc))) from exc
+            raise CoopTypeError(operator_failure(name, param, label, dtype, arity=arity, reason=failure_reason(exc),
+                                                 state_dtype=state_dtype, extra=extra)) from exc
         _operator_memo[key] = nb.nb_cuda.LTOIR(ltoir, name=f"{symbol}.ltoir")
     return [_operator_memo[key]]
 

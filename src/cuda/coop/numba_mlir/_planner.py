@@ -485,8 +485,8 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
         return user_name(call.stmt.target.name)
 
     def link_operator(self, spec: Any, dtype: str, name: str, param: str, *, arity: int = 2, result: str | None = None,
-                      state_dtype: str | None = None) -> list[Any]:
-        return operator_link(spec, dtype, self.cc, name, param, arity, result, state_dtype)
+                      state_dtype: str | None = None, extra: tuple[str, ...] = ()) -> list[Any]:
+        return operator_link(spec, dtype, self.cc, name, param, arity, result, state_dtype, extra)
 
     def descriptor(self, var: Any, name: str) -> DescVal | None:
         if var is None:
