@@ -606,6 +606,15 @@ RUNNING_COMBOS = (((32, 1, 1), 1), ((8, 4, 1), 2), ((20, 3, 1), 2), ((128, 1, 1)
 STATE0 = 7  # the state's first value: what the sequence's first segment continues
 
 
+RUNNING_VARIANTS = (
+    "state_exclusive_sum", "state_inclusive_max", "state_exclusive_keep_right", "state_scalar_inclusive_sum",
+    "stateless_exclusive_sum", "segmented_inclusive_sum", "segmented_exclusive_sum", "segmented_exclusive_sum_initial",
+    "segmented_inclusive_max", "segmented_exclusive_max", "segmented_inclusive_keep_left",
+    "segmented_exclusive_keep_right", "segmented_scalar_exclusive_max", "segmented_stateless_inclusive_sum",
+    "reverse_exclusive_sum", "reverse_inclusive_max", "reverse_exclusive_keep_left", "reverse_scalar_inclusive_sum",
+)
+
+
 def keep_left(a, b):
     """Associative, not commutative: a reverse scan with it shows its operands' order (``keep_right``'s twin)."""
     return a
@@ -630,6 +639,40 @@ def carry_aggregate(state, aggregate):
     prefix = state[0]
     state[0] = aggregate
     return prefix
+
+
+def carry_sum_heads(state, aggregate, has_head):
+    """A running segmented sum's carry (SPEC 8.24): the aggregate after a head, else the prefix plus it."""
+    prefix = state[0]
+    state[0] = aggregate + prefix * (1 - has_head)
+    return prefix
+
+
+def carry_max_heads(state, aggregate, has_head):
+    prefix = state[0]
+    larger = aggregate > prefix
+    running = aggregate * larger + prefix * (1 - larger)
+    state[0] = aggregate * has_head + running * (1 - has_head)
+    return prefix
+
+
+def carry_keep_left_heads(state, aggregate, has_head):
+    """keep_left's carry: the open segment's first value goes on until a head starts another."""
+    prefix = state[0]
+    state[0] = aggregate * has_head + prefix * (1 - has_head)
+    return prefix
+
+
+def carry_aggregate_heads(state, aggregate, has_head):
+    """keep_right's carry, head or not: the aggregate."""
+    prefix = state[0]
+    state[0] = aggregate
+    return prefix
+
+
+def seed_with_heads(aggregate, has_head):
+    """A stateless running segmented callback: each tile's open segment starts from its carry plus has_head."""
+    return aggregate + has_head
 
 
 def seed_with_total(aggregate):
@@ -768,6 +811,17 @@ def _running(kind):
                         coop.store(block, dst, items, offset=(bid * TILES + t) * tile)
                 return body
             op, mode = "sum", "inclusive"
+        elif kind.startswith("segmented_"):
+            make, op, mode, init = _running_segmented(kind, T, K, dtype)
+            return make, _running_segmented_oracle(kind, T, K, op, mode, init), {}
+        elif kind.startswith("reverse_"):
+            make, op, mode = _running_reverse(kind, T, K, dtype)
+
+            def oracle(v):
+                def each(x, heads):
+                    return _running_oracle(x, heads, op, mode, None, STATE0, reverse=True)
+                return _running_blocks(v, T, K, "scalar" in kind, each)
+            return make, oracle, {}
         else:  # stateless_exclusive_sum: each tile on its own, from its own total
             @qualified
             def make(ns):
@@ -794,6 +848,284 @@ def _running(kind):
             return _running_blocks(v, T, K, "scalar" in kind, each)
         return make, oracle, {}
     return factory
+
+
+def _carry_aggregate(t, heads, op, mode, init):
+    """The aggregate a running segmented scan's callback receives for the tile ``t`` (SPEC 8.24): the fold from the
+    last flagged position, ``init`` on its left for an exclusive form with one, or of the whole tile."""
+    fold = _OPS[op]
+    flagged = np.flatnonzero(heads)
+    lo = flagged[-1] if flagged.size else 0
+    acc = t[lo]
+    if flagged.size and mode == "exclusive" and init is not None:
+        acc = fold(t.dtype.type(init), acc)
+    for value in t[lo + 1:]:
+        acc = fold(acc, value)
+    return acc
+
+
+def _running_segmented_oracle(kind, T, K, op, mode, init):
+    """The block's tiles concatenated are the segmented scan of its sequence; a stateless callback's tiles each
+    continue from their own carry plus has_head."""
+    tile = (T if "scalar" in kind else T * K)
+
+    def oracle(v):
+        def each(x, heads):
+            if "stateless" not in kind:
+                return _running_oracle(x, heads, op, mode, 0 if init is None else init, STATE0)
+            parts = []
+            for part, flags in zip(x.reshape(TILES, tile), heads.reshape(TILES, tile)):
+                seed = _carry_aggregate(part, flags, op, mode, init) + x.dtype.type(flags.any())
+                parts.append(_running_oracle(part, flags, op, mode, 0 if init is None else init, seed))
+            return np.concatenate(parts)
+        return _running_blocks(v, T, K, "scalar" in kind, each)
+    return oracle
+
+
+def _running_segmented(kind, T, K, dtype):
+    """Running segmented scans (SPEC 8.24): prefix_op with head_flags, position 0 continuing the previous tile's
+    segment unless flagged. Returns (make, operator, mode, initial_value or None)."""
+    tile = T * K
+    if kind == "segmented_inclusive_sum":
+        @qualified
+        def make(ns):
+            running = ns.StatefulFunction(carry_sum_heads, dtype)
+
+            def body(bid, src, flags, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                state = coop.ThreadData(1, dtype)
+                state[0] = STATE0
+                for t in range(TILES):
+                    coop.load(block, src, items, offset=(bid * TILES + t) * tile)
+                    coop.load(block, flags, heads, offset=(bid * TILES + t) * tile)
+                    out = ns.inclusive_sum(block, items, state, prefix_op=running, head_flags=heads)
+                    coop.store(block, dst, out, offset=(bid * TILES + t) * tile)
+            return body
+        return make, "sum", "inclusive", None
+    if kind == "segmented_exclusive_sum":
+        @qualified
+        def make(ns):
+            running = ns.StatefulFunction(carry_sum_heads, dtype)
+
+            def body(bid, src, flags, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                state = coop.ThreadData(1, dtype)
+                state[0] = STATE0
+                for t in range(TILES):
+                    coop.load(block, src, items, offset=(bid * TILES + t) * tile)
+                    coop.load(block, flags, heads, offset=(bid * TILES + t) * tile)
+                    out = ns.exclusive_sum(block, items, state, prefix_op=running, head_flags=heads)
+                    coop.store(block, dst, out, offset=(bid * TILES + t) * tile)
+            return body
+        return make, "sum", "exclusive", None
+    if kind == "segmented_exclusive_sum_initial":
+        @qualified
+        def make(ns):
+            running = ns.StatefulFunction(carry_sum_heads, dtype)
+
+            def body(bid, src, flags, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                state = coop.ThreadData(1, dtype)
+                state[0] = STATE0
+                for t in range(TILES):
+                    coop.load(block, src, items, offset=(bid * TILES + t) * tile)
+                    coop.load(block, flags, heads, offset=(bid * TILES + t) * tile)
+                    out = ns.exclusive_scan(block, items, state, scan_op="sum", initial_value=5, prefix_op=running,
+                                            head_flags=heads)
+                    coop.store(block, dst, out, offset=(bid * TILES + t) * tile)
+            return body
+        return make, "sum", "exclusive", 5
+    if kind == "segmented_inclusive_max":
+        @qualified
+        def make(ns):
+            running = ns.StatefulFunction(carry_max_heads, dtype)
+
+            def body(bid, src, flags, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                state = coop.ThreadData(1, dtype)
+                state[0] = STATE0
+                for t in range(TILES):
+                    coop.load(block, src, items, offset=(bid * TILES + t) * tile)
+                    coop.load(block, flags, heads, offset=(bid * TILES + t) * tile)
+                    out = ns.inclusive_scan(block, items, state, scan_op="max", prefix_op=running, head_flags=heads)
+                    coop.store(block, dst, out, offset=(bid * TILES + t) * tile)
+            return body
+        return make, "max", "inclusive", None
+    if kind == "segmented_exclusive_max":
+        @qualified
+        def make(ns):
+            running = ns.StatefulFunction(carry_max_heads, dtype)
+
+            def body(bid, src, flags, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                state = coop.ThreadData(1, dtype)
+                state[0] = STATE0
+                for t in range(TILES):
+                    coop.load(block, src, items, offset=(bid * TILES + t) * tile)
+                    coop.load(block, flags, heads, offset=(bid * TILES + t) * tile)
+                    out = ns.exclusive_scan(block, items, state, scan_op="max", initial_value=-999, prefix_op=running,
+                                            head_flags=heads)
+                    coop.store(block, dst, out, offset=(bid * TILES + t) * tile)
+            return body
+        return make, "max", "exclusive", -999
+    if kind == "segmented_inclusive_keep_left":  # non-commutative: each position gets its segment's first value
+        @qualified
+        def make(ns):
+            running = ns.StatefulFunction(carry_keep_left_heads, dtype)
+
+            def body(bid, src, flags, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                state = coop.ThreadData(1, dtype)
+                state[0] = STATE0
+                for t in range(TILES):
+                    coop.load(block, src, items, offset=(bid * TILES + t) * tile)
+                    coop.load(block, flags, heads, offset=(bid * TILES + t) * tile)
+                    out = ns.inclusive_scan(block, items, state, scan_op=keep_left, prefix_op=running,
+                                            head_flags=heads)
+                    coop.store(block, dst, out, offset=(bid * TILES + t) * tile)
+            return body
+        return make, "keep_left", "inclusive", None
+    if kind == "segmented_exclusive_keep_right":
+        @qualified
+        def make(ns):
+            running = ns.StatefulFunction(carry_aggregate_heads, dtype)
+
+            def body(bid, src, flags, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                state = coop.ThreadData(1, dtype)
+                state[0] = STATE0
+                for t in range(TILES):
+                    coop.load(block, src, items, offset=(bid * TILES + t) * tile)
+                    coop.load(block, flags, heads, offset=(bid * TILES + t) * tile)
+                    out = ns.exclusive_scan(block, items, state, scan_op=keep_right, initial_value=3,
+                                            prefix_op=running, head_flags=heads)
+                    coop.store(block, dst, out, offset=(bid * TILES + t) * tile)
+            return body
+        return make, "keep_right", "exclusive", 3
+    if kind == "segmented_scalar_exclusive_max":  # one value and one flag per thread: item 0
+        @qualified
+        def make(ns):
+            running = ns.StatefulFunction(carry_max_heads, dtype)
+
+            def body(bid, src, flags, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                state = coop.ThreadData(1, dtype)
+                state[0] = STATE0
+                for t in range(TILES):
+                    coop.load(block, src, items, offset=(bid * TILES + t) * tile)
+                    coop.load(block, flags, heads, offset=(bid * TILES + t) * tile)
+                    items[0] = ns.exclusive_scan(block, items[0], state, scan_op="max", initial_value=-999,
+                                                 prefix_op=running, head_flags=heads[0])
+                    coop.store(block, dst, items, offset=(bid * TILES + t) * tile)
+            return body
+        return make, "max", "exclusive", -999
+    assert kind == "segmented_stateless_inclusive_sum", kind
+
+    @qualified
+    def make(ns):
+        def body(bid, src, flags, dst):
+            block = coop.this_block()
+            items = coop.ThreadData(K, dtype)
+            heads = coop.ThreadData(K, np.int32)
+            for t in range(TILES):
+                coop.load(block, src, items, offset=(bid * TILES + t) * tile)
+                coop.load(block, flags, heads, offset=(bid * TILES + t) * tile)
+                out = ns.inclusive_sum(block, items, prefix_op=seed_with_heads, head_flags=heads)
+                coop.store(block, dst, out, offset=(bid * TILES + t) * tile)
+        return body
+    return make, "sum", "inclusive", None
+
+
+def _running_reverse(kind, T, K, dtype):
+    """Reverse running scans (SPEC 8.24): the tiles from last to first, each prefix combined on the right, so the
+    block's results are the suffix scan of its sequence from the state's first value. Returns (make, operator,
+    mode)."""
+    tile = T * K
+    if kind == "reverse_exclusive_sum":
+        @qualified
+        def make(ns):
+            running = ns.StatefulFunction(carry_sum, dtype)
+
+            def body(bid, src, flags, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                state = coop.ThreadData(1, dtype)
+                state[0] = STATE0
+                for t in range(TILES):
+                    at = (bid * TILES + TILES - 1 - t) * tile
+                    coop.load(block, src, items, offset=at)
+                    coop.store(block, dst, ns.exclusive_sum(block, items, state, prefix_op=running, reverse=True),
+                               offset=at)
+            return body
+        return make, "sum", "exclusive"
+    if kind == "reverse_inclusive_max":
+        @qualified
+        def make(ns):
+            running = ns.StatefulFunction(carry_max, dtype)
+
+            def body(bid, src, flags, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                state = coop.ThreadData(1, dtype)
+                state[0] = STATE0
+                for t in range(TILES):
+                    at = (bid * TILES + TILES - 1 - t) * tile
+                    coop.load(block, src, items, offset=at)
+                    out = ns.inclusive_scan(block, items, state, scan_op="max", prefix_op=running, reverse=True)
+                    coop.store(block, dst, out, offset=at)
+            return body
+        return make, "max", "inclusive"
+    if kind == "reverse_exclusive_keep_left":  # non-commutative: the prefix comes last
+        @qualified
+        def make(ns):
+            running = ns.StatefulFunction(carry_aggregate, dtype)
+
+            def body(bid, src, flags, dst):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                state = coop.ThreadData(1, dtype)
+                state[0] = STATE0
+                for t in range(TILES):
+                    at = (bid * TILES + TILES - 1 - t) * tile
+                    coop.load(block, src, items, offset=at)
+                    out = ns.exclusive_scan(block, items, state, scan_op=keep_left, prefix_op=running, reverse=True)
+                    coop.store(block, dst, out, offset=at)
+            return body
+        return make, "keep_left", "exclusive"
+    assert kind == "reverse_scalar_inclusive_sum", kind
+
+    @qualified
+    def make(ns):
+        running = ns.StatefulFunction(carry_sum, dtype)
+
+        def body(bid, src, flags, dst):
+            block = coop.this_block()
+            items = coop.ThreadData(K, dtype)
+            state = coop.ThreadData(1, dtype)
+            state[0] = STATE0
+            for t in range(TILES):
+                at = (bid * TILES + TILES - 1 - t) * tile
+                coop.load(block, src, items, offset=at)
+                items[0] = ns.inclusive_sum(block, items[0], state, prefix_op=running, reverse=True)
+                coop.store(block, dst, items, offset=at)
+        return body
+    return make, "sum", "inclusive"
 
 
 # ------------------------------------------------------------------------------------------- argmax / argmin
@@ -2397,14 +2729,9 @@ _VARIANTS = [
      INT_AND_FLOAT, COMBOS_3D),
     ("segmented_scan", "lw8_compared_flags", _segmented_compared_flags("exclusive_max", False, 8), INT_AND_FLOAT,
      COMBOS_3D),
-    # prefix callbacks running a block's scans across tiles (qualified, SPEC 9.6 and 12.9)
-    ("running_scan", "state_exclusive_sum", _running("state_exclusive_sum"), INT_AND_FLOAT, RUNNING_COMBOS),
-    ("running_scan", "state_inclusive_max", _running("state_inclusive_max"), INT_AND_FLOAT, RUNNING_COMBOS),
-    ("running_scan", "state_exclusive_keep_right", _running("state_exclusive_keep_right"), INT_AND_FLOAT,
-     RUNNING_COMBOS),
-    ("running_scan", "state_scalar_inclusive_sum", _running("state_scalar_inclusive_sum"), INT_AND_FLOAT,
-     RUNNING_COMBOS),
-    ("running_scan", "stateless_exclusive_sum", _running("stateless_exclusive_sum"), INT_AND_FLOAT, RUNNING_COMBOS),
+    # prefix callbacks running a block's scans across tiles (qualified, SPEC 9.6 and 12.9), with head_flags (running
+    # segmented scans) and reverse (SPEC 8.24)
+    *[("running_scan", variant, _running(variant), INT_AND_FLOAT, RUNNING_COMBOS) for variant in RUNNING_VARIANTS],
     ("merge_sort_keys", "ascending", _merge_sort(False, False), INT_AND_FLOAT, COMBOS_3D),
     ("merge_sort_keys", "descending", _merge_sort(False, True), INT_AND_FLOAT, COMBOS_3D),
     ("merge_sort_pairs", "ascending", _merge_sort(True, False), INT_AND_FLOAT, COMBOS_3D),

@@ -1045,6 +1045,139 @@ def c9_state_of_another_dtype(ns):
     return body
 
 
+def carry_heads(state, aggregate, has_head):
+    prefix = state[0]
+    state[0] = aggregate + prefix * (1 - has_head)
+    return prefix
+
+
+def seed(aggregate):
+    return aggregate
+
+
+def seed_heads(aggregate, has_head):
+    return aggregate + has_head
+
+
+@qualified
+def o6_running_segmented_max_without_initial_value(ns):
+    def body(bid, src, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(K, np.int32)
+        heads = coop.ThreadData(K, np.int32)
+        coop.load(block, src, items)
+        coop.load(block, src, heads)
+        out = ns.exclusive_scan(block, items, scan_op="max", prefix_op=seed_heads, head_flags=heads)  # HERE
+        coop.store(block, dst, out)
+    return body
+
+
+@qualified
+def o7_running_segmented_inclusive_initial_value(ns):
+    def body(bid, src, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(K, np.int32)
+        heads = coop.ThreadData(K, np.int32)
+        coop.load(block, src, items)
+        coop.load(block, src, heads)
+        out = ns.scan(block, items, mode="inclusive", initial_value=1, prefix_op=seed_heads,  # HERE
+                      head_flags=heads)
+        coop.store(block, dst, out)
+    return body
+
+
+@qualified
+def o14_prefix_initial_value_without_head_flags(ns):
+    def body(bid, src, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(K, np.int32)
+        coop.load(block, src, items)
+        out = ns.exclusive_scan(block, items, scan_op="max", initial_value=0, prefix_op=seed)  # HERE
+        coop.store(block, dst, out)
+    return body
+
+
+@qualified
+def o14_prefix_on_a_warp(ns):
+    def body(bid, src, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(K, np.int32)
+        coop.load(block, src, items)
+        items[0] = ns.inclusive_sum(coop.this_warp(), items[0], prefix_op=seed)  # HERE
+        coop.store(block, dst, items)
+    return body
+
+
+@qualified
+def o14_prefix_with_aggregate_output(ns):
+    def body(bid, src, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(K, np.int32)
+        total = coop.ThreadData(1, np.int32)
+        coop.load(block, src, items)
+        out = ns.inclusive_sum(block, items, prefix_op=seed, aggregate_output=total)  # HERE
+        coop.store(block, dst, out)
+    return body
+
+
+@qualified
+def o17_reverse_running_segmented(ns):
+    running = ns.StatefulFunction(carry_heads, np.int32)
+
+    def body(bid, src, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(K, np.int32)
+        heads = coop.ThreadData(K, np.int32)
+        state = coop.ThreadData(1, np.int32)
+        state[0] = 0
+        coop.load(block, src, items)
+        coop.load(block, src, heads)
+        out = ns.inclusive_sum(block, items, state, prefix_op=running, head_flags=heads, reverse=True)  # HERE
+        coop.store(block, dst, out)
+    return body
+
+
+@qualified
+def o18_stateful_without_has_head(ns):
+    running = ns.StatefulFunction(carry, np.int32)
+
+    def body(bid, src, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(K, np.int32)
+        heads = coop.ThreadData(K, np.int32)
+        state = coop.ThreadData(1, np.int32)
+        state[0] = 0
+        coop.load(block, src, items)
+        coop.load(block, src, heads)
+        out = ns.inclusive_sum(block, items, state, prefix_op=running, head_flags=heads)  # HERE
+        coop.store(block, dst, out)
+    return body
+
+
+@qualified
+def o18_stateless_with_has_head_but_no_head_flags(ns):
+    def body(bid, src, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(K, np.int32)
+        coop.load(block, src, items)
+        out = ns.exclusive_sum(block, items, prefix_op=seed_heads)  # HERE
+        coop.store(block, dst, out)
+    return body
+
+
+@qualified
+def o19_prefix_with_a_tuple(ns):
+    def body(bid, src, dst):
+        block = coop.this_block()
+        a = coop.ThreadData(K, np.int32)
+        b = coop.ThreadData(K, np.int32)
+        coop.load(block, src, a)
+        coop.load(block, src, b)
+        x, y = ns.inclusive_scan(block, (a, b), scan_op=add_pairs, prefix_op=seed)  # HERE
+        coop.store(block, dst, x)
+    return body
+
+
 ERRORS = [
     ErrorCase("c5-unknown-keyword", c5_unknown_keyword, coop.CoopTypeError,
               "cuda.coop.load got an unexpected keyword argument 'count'"),
@@ -1281,4 +1414,23 @@ ERRORS = [
               "exclusive_sum state must be a one-item register payload; got a global-memory array"),
     ErrorCase("prefix-c9-state-dtype", c9_state_of_another_dtype, coop.CoopTypeError,
               "exclusive_sum state must have the StatefulFunction's dtype int64; got int32"),
+    ErrorCase("prefix-o6-segmented-max", o6_running_segmented_max_without_initial_value, coop.CoopValueError,
+              "exclusive_scan non-sum exclusive scans require initial_value"),
+    ErrorCase("prefix-o7-segmented-inclusive", o7_running_segmented_inclusive_initial_value, coop.CoopValueError,
+              "scan initial_value is not supported for inclusive scans"),
+    ErrorCase("prefix-o14-initial-value", o14_prefix_initial_value_without_head_flags, coop.CoopValueError,
+              "exclusive_scan prefix_op cannot be combined with initial_value without head_flags"),
+    ErrorCase("prefix-o14-warp", o14_prefix_on_a_warp, coop.CoopValueError,
+              "inclusive_sum prefix_op is supported only for block groups"),
+    ErrorCase("prefix-o14-aggregate-output", o14_prefix_with_aggregate_output, coop.CoopValueError,
+              "inclusive_sum prefix_op cannot be combined with aggregate_output"),
+    ErrorCase("prefix-o17-reverse-segmented", o17_reverse_running_segmented, coop.CoopValueError,
+              "inclusive_sum prefix_op with head_flags supports forward scans only; got reverse=True"),
+    ErrorCase("prefix-o18-stateful-arity", o18_stateful_without_has_head, coop.CoopTypeError,
+              "inclusive_sum prefix_op carry must take 3 arguments (state, aggregate, has_head) with head_flags; "
+              "it takes 2"),
+    ErrorCase("prefix-o18-stateless-arity", o18_stateless_with_has_head_but_no_head_flags, coop.CoopTypeError,
+              "exclusive_sum prefix_op seed_heads must take 1 argument (aggregate) without head_flags; it takes 2"),
+    ErrorCase("prefix-o19-tuple", o19_prefix_with_a_tuple, coop.CoopValueError,
+              "inclusive_scan prefix_op supports a single operand; got a tuple of 2"),
 ]

@@ -36,7 +36,20 @@ def untraceable(state, aggregate):
     return state.no_such_attribute
 
 
+def segment_carry(state, aggregate, has_head):
+    """A running segmented sum's carry: the aggregate after a head, else the prefix plus it (no ``if`` on a run-time
+    value: CuTe traces the arithmetic)."""
+    prefix = state[0]
+    state[0] = aggregate + prefix * (1 - has_head)
+    return prefix
+
+
+def seed_with_heads(aggregate, has_head):
+    return aggregate + has_head
+
+
 RUNNING = cute_coop.StatefulFunction(running_total, np.int32)
+SEGMENTS = cute_coop.StatefulFunction(segment_carry, np.int32)
 RUNNING_MAX = cute_coop.StatefulFunction(RunningMax, cutlass.Float64, name="running_max")
 RUNNING_I64 = cute_coop.StatefulFunction(running_total, np.int64)
 BROKEN = cute_coop.StatefulFunction(untraceable, np.int32)
@@ -74,6 +87,39 @@ def fragment_state_kernel(src: cute.Tensor, dst: cute.Tensor):
         coop.load(block, src, items, offset=t * THREADS)
         items[0] = cute_coop.inclusive_scan(block, items[0], state, scan_op="max", prefix_op=RUNNING_MAX)
         coop.store(block, dst, items, offset=t * THREADS)
+
+
+@cute.kernel
+def segmented_tiles_kernel(src: cute.Tensor, dst: cute.Tensor):
+    """Running segmented scans over TILES tiles (SPEC 8.24): flags where an item is negative, a StatefulFunction
+    with has_head carrying the open segment, and a stateless callback of (aggregate, has_head)."""
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    heads = coop.ThreadData(K, np.int32)
+    state = coop.ThreadData(1, np.int32)
+    state[0] = 0
+    for t in cutlass.range(TILES):
+        coop.load(block, src, items, offset=t * (THREADS * K))
+        for i in range(K):
+            heads[i] = items[i] < 0
+        out = cute_coop.exclusive_scan(block, items, state, scan_op="max", initial_value=-1000, prefix_op=SEGMENTS,
+                                       head_flags=heads)
+        out = cute_coop.inclusive_sum(block, out, prefix_op=seed_with_heads, head_flags=heads)
+        coop.store(block, dst, out, offset=t * (THREADS * K))
+
+
+@cute.kernel
+def reverse_tiles_kernel(src: cute.Tensor, dst: cute.Tensor):
+    """A reverse running inclusive sum over TILES tiles from the last, the state a register tensor."""
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    state = cute.make_rmem_tensor((1,), cutlass.Int32)
+    state[0] = 0
+    for t in cutlass.range(TILES):
+        at = (TILES - 1 - t) * (THREADS * K)
+        coop.load(block, src, items, offset=at)
+        coop.store(block, dst, cute_coop.inclusive_sum(block, items, state, prefix_op=RUNNING, reverse=True),
+                   offset=at)
 
 
 @cute.kernel
@@ -149,6 +195,8 @@ def common_prefix_kernel(src: cute.Tensor, dst: cute.Tensor):
 
 
 tiles_launch = launcher(tiles_kernel)
+segmented_tiles_launch = launcher(segmented_tiles_kernel)
+reverse_tiles_launch = launcher(reverse_tiles_kernel)
 fragment_state_launch = launcher(fragment_state_kernel)
 ERROR_KERNELS = {"global": global_state_kernel, "shared": shared_state_kernel, "two_items": two_items_state_kernel,
                  "two_registers": two_registers_state_kernel, "other_dtype": other_dtype_state_kernel,

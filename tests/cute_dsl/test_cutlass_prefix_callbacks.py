@@ -60,6 +60,26 @@ def test_a_register_tensor_state_and_a_class_op_build_inline():
     assert "CALL" not in kernel.sass() and kernel.local_memory_bytes == 0
 
 
+def test_running_segmented_scans_take_has_head_and_build_inline():
+    """prefix_op with head_flags (SPEC 8.24): both callback forms get has_head (int32) after the aggregate, and CUB's
+    callback overload of a scan over (flag, value) pairs runs them."""
+    n = pk.TILES * pk.THREADS * pk.K
+    kernel = cute_coop.compile_kernel(pk.segmented_tiles_launch, _tensor(n), _tensor(n))
+    source = kernel.cpp_source
+    assert re.search(r'extern "C" __device__ int cuda_coop_fn_\w+_int32_state_int32_head\(int\*, int, int\);', source)
+    assert re.search(r'extern "C" __device__ int cuda_coop_fn_\w+_int32_head_1\(int, int\);', source)
+    assert source.count("using Algo = cuda_coop::BlockRunningSegmentedScan<int, 128") == 2
+    assert "algo.ExclusiveScan(in, out, flags, initial_value, cuda::maximum<int>{}, prefix);" in source
+    assert "CALL" not in kernel.sass() and kernel.local_memory_bytes == 0
+
+
+def test_a_reverse_running_scan_builds_inline():
+    n = pk.TILES * pk.THREADS * pk.K
+    kernel = cute_coop.compile_kernel(pk.reverse_tiles_launch, _tensor(n), _tensor(n))
+    assert "cuda_coop::BlockRunningReverseScan<int, 128" in kernel.cpp_source
+    assert "CALL" not in kernel.sass() and kernel.local_memory_bytes == 0
+
+
 ERRORS = {
     "global": (coop.CoopTypeError, "state must be a one-item register payload; got a global-memory array"),
     "shared": (coop.CoopTypeError, "state must be a one-item register payload; got a shared-memory array"),

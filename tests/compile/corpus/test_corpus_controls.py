@@ -334,11 +334,14 @@ def k_c15_copy(src, dst):
 _C15 = "target must look like 'sm_90' or 'sm_90a' with a supported architecture ("
 
 @cuda.jit
-def k_reverse_with_prefix_op(src, dst):
+def k_reverse_with_prefix_op_and_head_flags(src, dst):
     block = coop.this_block()
     items = coop.ThreadData(2)
     coop.load(block, src, items)
-    out = numba_coop.exclusive_sum(block, items, prefix_op=_prefix, reverse=True)  # HERE
+    heads = coop.ThreadData(2, dtype=np.int32)
+    for i in range(2):
+        heads[i] = items[i] > 0
+    out = numba_coop.exclusive_sum(block, items, prefix_op=_prefix, reverse=True, head_flags=heads)  # HERE
     coop.store(block, dst, out)
 
 
@@ -424,11 +427,13 @@ CASES = {
                                   "descending=True"),
     "o14_prefix_op_with_initial_value": (k_o14_prefix_op_with_initial_value, (I32, I32), coop.CoopValueError,
                                          "cuda.coop.numba_mlir.exclusive_scan prefix_op cannot be combined with "
-                                         "initial_value"),
+                                         "initial_value without head_flags"),
     "o14_prefix_op_on_warp": (k_o14_prefix_op_on_warp, (I32, I32), coop.CoopValueError,
                               "cuda.coop.numba_mlir.inclusive_sum prefix_op is supported only for block groups"),
-    "reverse_with_prefix_op": (k_reverse_with_prefix_op, (I32, I32), coop.CoopValueError,
-                               "cuda.coop.numba_mlir.exclusive_sum prefix_op cannot be combined with reverse=True"),
+    "o17_reverse_with_prefix_op_and_head_flags": (k_reverse_with_prefix_op_and_head_flags, (I32, I32),
+                                                  coop.CoopValueError,
+                                                  "cuda.coop.numba_mlir.exclusive_sum prefix_op with head_flags "
+                                                  "supports forward scans only; got reverse=True"),
     "reverse_with_valid_items": (k_reverse_with_warp_valid_items, (I32, I32), coop.CoopValueError,
                                  "cuda.coop.numba_mlir.inclusive_sum valid_items cannot be combined with reverse=True"),
     "c15_sm90": (k_c15_copy, (I32, I32), coop.CoopValueError, _C15 + "", {"target": "sm90", "locate": "none"}),

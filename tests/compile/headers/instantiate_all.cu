@@ -13,6 +13,8 @@
 #include <cuda_coop/block/block_load_store_rolled.cuh>
 #include <cuda_coop/block/block_reverse_scan.cuh>
 #include <cuda_coop/block/block_run_length_decode.cuh>
+#include <cuda_coop/block/block_running_reverse_scan.cuh>
+#include <cuda_coop/block/block_running_segmented_scan.cuh>
 #include <cuda_coop/block/block_segmented_reverse_scan.cuh>
 #include <cuda_coop/block/block_segmented_scan.cuh>
 #include <cuda_coop/block/block_store_vectorized.cuh>
@@ -85,6 +87,67 @@ __device__ void block_scans(T* data, const int* flags, T* aggregate, char* scrat
     items[i] = out[i];
   }
   items[0] = single;
+}
+
+template <typename T>
+struct head_callback {  // a running segmented scan's prefix callback: (aggregate, has_head) -> prefix
+  T* state;
+  __device__ T operator()(T aggregate, int has_head) {
+    const T prefix = *state;
+    *state = has_head ? aggregate : prefix;
+    return prefix;
+  }
+};
+
+template <typename T>
+struct suffix_callback {  // a reverse running scan's: aggregate -> prefix
+  T* state;
+  __device__ T operator()(T aggregate) {
+    const T prefix = *state;
+    *state = aggregate;
+    return prefix;
+  }
+};
+
+template <typename T, typename Op, int BX, int BY, int BZ, int K>
+__device__ void running_scans(T* data, const int* flags, T* state, char* scratch, Op op) {
+  T (&items)[K] = *reinterpret_cast<T (*)[K]>(data);
+  const int (&heads)[K] = *reinterpret_cast<const int (*)[K]>(flags);
+  T out[K];
+  T single;
+  head_callback<T> with_heads{state};
+  using Running = cuda_coop::BlockRunningSegmentedScan<T, BX, cub::BLOCK_SCAN_RAKING, BY, BZ>;
+  auto& running_storage = *reinterpret_cast<typename Running::TempStorage*>(scratch);
+  Running(running_storage).InclusiveScan(items, out, heads, op, with_heads);
+  Running(running_storage).ExclusiveScan(items, out, heads, items[0], op, with_heads);
+  Running(running_storage).InclusiveScan(items[0], single, (unsigned char)heads[0], op, with_heads);
+  Running(running_storage).ExclusiveScan(items[0], single, heads[0], items[0], op, with_heads);
+  suffix_callback<T> suffix{state};
+  using RunningReverse = cuda_coop::BlockRunningReverseScan<T, BX, BY, BZ>;
+  auto& reverse_storage = *reinterpret_cast<typename RunningReverse::TempStorage*>(scratch);
+  RunningReverse(reverse_storage).InclusiveScan(items, out, op, suffix);
+  RunningReverse(reverse_storage).ExclusiveScan(items, out, op, suffix);
+  RunningReverse(reverse_storage).InclusiveScan(items[0], single, op, suffix);
+  RunningReverse(reverse_storage).ExclusiveScan(items[0], single, op, suffix);
+#pragma unroll
+  for (int i = 0; i < K; ++i) {
+    items[i] = out[i];
+  }
+  items[0] = single;
+}
+
+template <typename T, int BX, int BY, int BZ, int K>
+__device__ void running_sums(T* data, const int* flags, T* state, char* scratch) {
+  T (&items)[K] = *reinterpret_cast<T (*)[K]>(data);
+  const int (&heads)[K] = *reinterpret_cast<const int (*)[K]>(flags);
+  T out[K];
+  T single;
+  head_callback<T> with_heads{state};
+  using Running = cuda_coop::BlockRunningSegmentedScan<T, BX, cub::BLOCK_SCAN_WARP_SCANS, BY, BZ>;
+  auto& storage = *reinterpret_cast<typename Running::TempStorage*>(scratch);
+  Running(storage).ExclusiveSum(items, out, heads, with_heads);
+  Running(storage).ExclusiveSum(items[0], single, heads[0], with_heads);
+  items[0] = out[K - 1] + single;
 }
 
 template <typename T, int BX, int BY, int BZ, int K>
@@ -295,6 +358,14 @@ extern "C" __global__ void instantiate_all(int* ints, float* floats, two* twos, 
   block_scans<float, cuda::maximum<float>, 48, 1, 1, 1>(floats, flags, floats + 100, scratch, cuda::maximum<float>{});
   block_scans<two, two_op, 32, 1, 1, 4>(twos, flags, twos + 100, scratch, two_op{});
   block_scans<int, ::cuda::std::plus<int>, 5, 1, 1, 2>(ints, flags, ints + 100, scratch, ::cuda::std::plus<int>{});
+  running_scans<int, keep_right, 8, 4, 2, 3>(ints, flags, ints + 100, scratch, keep_right{});
+  running_scans<float, cuda::maximum<float>, 48, 1, 1, 1>(floats, flags, floats + 100, scratch,
+                                                          cuda::maximum<float>{});
+  running_scans<two, two_op, 32, 1, 1, 4>(twos, flags, twos + 100, scratch, two_op{});
+  running_scans<int, ::cuda::std::plus<int>, 5, 1, 1, 2>(ints, flags, ints + 100, scratch, ::cuda::std::plus<int>{});
+  running_sums<int, 128, 1, 1, 4>(ints, flags, ints + 100, scratch);
+  running_sums<double, 64, 1, 1, 1>(reinterpret_cast<double*>(floats), flags, reinterpret_cast<double*>(floats) + 100,
+                                    scratch);
   block_sums<int, 128, 1, 1, 4>(ints, ints + 100, scratch);
   block_sums<double, 33, 1, 1, 1>(reinterpret_cast<double*>(floats), reinterpret_cast<double*>(floats) + 100,
                                    scratch);

@@ -3,7 +3,8 @@
 Qualified extensions (docs: operations/scan): warp ``valid_items`` (an i64 parameter the provider range-checks),
 ``aggregate_output`` (a one-item payload the provider writes through a pointer) and ``prefix_op`` with a
 ``StatefulFunction``, whose one-item state payload (the optional positional operand ``state``) is passed by
-pointer to the user's ``op(state, block_aggregate)``, compiled to LTO-IR as ``T op(S*, T)``.
+pointer to the user's ``op(state, block_aggregate)``, compiled by the backend as ``T op(S*, T)``. With
+``head_flags`` both callback forms take one more argument, ``int32_t has_head`` (SPEC 8.24).
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 from .._cub.families import scan as cub_scan
 from .._cub.tuples import split_entry
 from .._errors import CoopError, CoopTypeError, CoopValueError
-from .._semantics.scan import ScanOptions, ScanSpec, is_stateful, plan_scan
+from .._semantics.scan import ScanOptions, ScanSpec, is_stateful, plan_scan, reject_tuple_prefix
 from .._semantics.aggregates import is_aggregate
 from .._semantics.tuples import require_tuple_operator
 from . import tuples
@@ -131,7 +132,9 @@ def _tuple_options(ctx: CallContext[C, P], call: C) -> ScanOptions:
     if call.op.endswith("_sum"):
         raise CoopTypeError(f"{name} takes one operand; scan a tuple with scan, inclusive_scan or exclusive_scan and "
                             "scan_op=f")
-    for key in ("prefix_op", "valid_items", "aggregate_output", "state"):
+    if "prefix_op" in args:
+        reject_tuple_prefix(name, ctx.static(call, "prefix_op", None), len(ctx.tuple_operands(args["value"]) or ()))
+    for key in ("valid_items", "aggregate_output", "state"):
         if args.get(key) is not None:
             raise CoopValueError(f"{name} {key} cannot be combined with a tuple of operands")
     scan_op = ctx.static(call, "scan_op", None)
@@ -220,8 +223,10 @@ def plan(ctx: CallContext[C, P], call: C) -> None:
 
     scalar_result = None if k or shape.tupled else spec.dtype
     site = SiteCall(provider.symbol, operands.params(provider), shape.dtypes[0], scalar_result, check=check)
-    prefix_link = (ctx.link_operator(spec.prefix, spec.dtype, name, "prefix_op", state_dtype=spec.state_dtype)
+    has_head = ("int32",) if spec.flag_dtype is not None else ()  # a running segmented scan's callback (SPEC 8.24)
+    prefix_link = (ctx.link_operator(spec.prefix, spec.dtype, name, "prefix_op", state_dtype=spec.state_dtype,
+                                     extra=has_head)
                    if spec.state_dtype is not None else
-                   ctx.link_operator(spec.prefix, spec.dtype, name, "prefix_op", arity=1))
+                   ctx.link_operator(spec.prefix, spec.dtype, name, "prefix_op", arity=1, extra=has_head))
     site.link = ctx.link_operator(spec.operator, spec.dtype, name, "scan_op") + prefix_link
     ctx.add_site(call, operands.values, site, emission, shape.scratch if spec.uses_scratch else None)

@@ -45,7 +45,10 @@ _DOC = """{summary}
     ``initial_value`` (sums: 0) where a segment's scan begins.{tuples}
     The qualified variants (a backend's namespace) also accept ``valid_items=`` (warp
     groups), ``aggregate_output=`` and ``prefix_op=`` (blocks: a function of the block
-    aggregate that returns the prefix seeding the scan).
+    aggregate that returns the prefix seeding the scan, so that a block scans tile after
+    tile; with ``head_flags`` it also receives ``has_head`` and position 0 continues the
+    previous tile's segment unless flagged; with ``reverse=True`` the prefix goes on the
+    right of every position).
 
     See Also:
         :doc:`Scans </operations/scan>` in the cuda-coop documentation.
@@ -115,6 +118,10 @@ class StatefulFunction:
         state = coop.ThreadData(1, dtype=numpy.int32)
         state[0] = 0
         out = numba_coop.exclusive_sum(block, items, state, prefix_op=running)
+
+    With ``head_flags`` the op is ``op(state, aggregate, has_head)``: ``has_head`` (int32) is 1
+    when the tile has a flagged position, and the aggregate is the running value of the tile's
+    last segment (carry ``aggregate if has_head else prefix + aggregate``).
 
     CUB calls ``op`` in the first warp of the block; only thread 0's state is authoritative
     afterwards. ``cuda.coop.numba_mlir`` and ``cuda.coop.cutlass`` export this same class; in

@@ -10,24 +10,27 @@ from . import operators
 
 def _prefix_functor(spec: ScanSpec, t: str) -> str:
     """The block prefix callback functor. CUB calls it in the first warp with the block aggregate and seeds the
-    scan with lane 0's result. A StatefulFunction's op receives a pointer to the caller's one-item state payload.
-    float16 and aggregate values cross by pointer (docs: qualified, "User-defined aggregates";
-    ``numba_mlir._compat.compile_operator``)."""
+    scan with lane 0's result. A StatefulFunction's op receives a pointer to the caller's one-item state payload;
+    in a running segmented scan (SPEC 8.24) both forms also receive ``int has_head``. float16 and aggregate values
+    cross by pointer (docs: qualified, "User-defined aggregates"; ``numba_mlir._compat.compile_operator``)."""
     prefix = spec.prefix
     assert prefix is not None
     stateful = spec.state_dtype is not None
     name = prefix.name if stateful else f"{prefix.name}_1"
     state_params = [f"{c_type(spec.state_dtype)}*"] if stateful else []  # type: ignore[arg-type]
     state_args = ["state"] if stateful else []
+    head = spec.flag_dtype is not None
+    head_params, head_args = (["int"], ["has_head"]) if head else ([], [])
     if prefix.by_pointer:
-        decl = f'extern "C" __device__ void {name}({", ".join([f"{t}*", *state_params, f"{t}*"])});\n'
-        body = f"{t} r; {name}({', '.join(['&r', *state_args, '&aggregate'])}); return r;"
+        decl = f'extern "C" __device__ void {name}({", ".join([f"{t}*", *state_params, f"{t}*", *head_params])});\n'
+        body = f"{t} r; {name}({', '.join(['&r', *state_args, '&aggregate', *head_args])}); return r;"
     else:
-        decl = f'extern "C" __device__ {t} {name}({", ".join([*state_params, t])});\n'
-        body = f"return {name}({', '.join([*state_args, 'aggregate'])});"
+        decl = f'extern "C" __device__ {t} {name}({", ".join([*state_params, t, *head_params])});\n'
+        body = f"return {name}({', '.join([*state_args, 'aggregate', *head_args])});"
     member = f"  {c_type(spec.state_dtype)}* state;\n" if stateful else ""  # type: ignore[arg-type]
+    params = f"{t} aggregate" + (", int has_head" if head else "")
     return (decl + "struct @SYM@_prefix {\n" + member +
-            f"  __device__ __forceinline__ {t} operator()({t} aggregate) {{ {body} }}\n" + "};\n")
+            f"  __device__ __forceinline__ {t} operator()({params}) {{ {body} }}\n" + "};\n")
 
 
 _HEADERS = {  # (group is a block, reverse, segmented) -> the header of the class that runs the call
@@ -39,29 +42,64 @@ _HEADERS = {  # (group is a block, reverse, segmented) -> the header of the clas
     (False, True, True): "cuda_coop/warp/warp_segmented_scan.cuh",
     (False, False, False): "cuda_coop/warp/warp_partial_scan.cuh",
 }
+_RUNNING_HEADERS = {  # a block's prefix callback with (reverse, segmented): SPEC 8.24 (the two never meet: O17)
+    (True, False): "cuda_coop/block/block_running_reverse_scan.cuh",
+    (False, True): "cuda_coop/block/block_running_segmented_scan.cuh",
+}
 
 
-def _own_algorithm(spec: ScanSpec, t: str) -> str:
-    """The cuda_coop class of a reverse or segmented scan (SPEC 8.17), or of a warp scan with valid_items and an
-    aggregate (``cuda_coop::WarpPartialScan``); the algorithms are in include/cuda_coop."""
+def _running(spec: ScanSpec) -> bool:
+    """A block prefix callback with reverse or head_flags: our own classes (CUB's callbacks seed forward scans)."""
+    return spec.prefix is not None and (spec.reverse or spec.flag_dtype is not None)
+
+
+def _own_algorithm(spec: ScanSpec, t: str) -> tuple[str, str]:
+    """The cuda_coop class of a reverse or segmented scan (SPEC 8.17), of one running across tiles with a prefix
+    callback (SPEC 8.24), or of a warp scan with valid_items and an aggregate (``cuda_coop::WarpPartialScan``),
+    and its header; the algorithms are in include/cuda_coop."""
     bx, by, bz = spec.block
     segmented = spec.flag_dtype is not None
+    if _running(spec):
+        header = _RUNNING_HEADERS[(spec.reverse, segmented)]
+        if segmented:
+            return (f"cuda_coop::BlockRunningSegmentedScan<{t}, {bx}, cub::BLOCK_SCAN_{spec.algorithm.upper()}, {by}, "
+                    f"{bz}>", header)
+        return f"cuda_coop::BlockRunningReverseScan<{t}, {bx}, {by}, {bz}>", header
+    header = _HEADERS[(spec.group.kind == BLOCK, spec.reverse, segmented)]
     if spec.group.kind == BLOCK:
         if segmented and not spec.reverse:
-            return f"cuda_coop::BlockSegmentedScan<{t}, {bx}, cub::BLOCK_SCAN_{spec.algorithm.upper()}, {by}, {bz}>"
+            return (f"cuda_coop::BlockSegmentedScan<{t}, {bx}, cub::BLOCK_SCAN_{spec.algorithm.upper()}, {by}, {bz}>",
+                    header)
         name = "BlockSegmentedReverseScan" if segmented else "BlockReverseScan"
-        return f"cuda_coop::{name}<{t}, {bx}, {by}, {bz}>"
+        return f"cuda_coop::{name}<{t}, {bx}, {by}, {bz}>", header
     w = spec.group.size
     if segmented:
         name = "WarpSegmentedReverseScan" if spec.reverse else "WarpSegmentedScan"
     else:
         name = "WarpReverseScan" if spec.reverse else "WarpPartialScan"
-    return f"cuda_coop::{name}<{t}, {w}, {bx}, {by}, {bz}>"
+    return f"cuda_coop::{name}<{t}, {w}, {bx}, {by}, {bz}>", header
+
+
+def _running_call(spec: ScanSpec, op: str) -> str:
+    """The method call of a running scan (``_running``): the operator, then the prefix callback; a segmented one
+    passes its head flags after the output, and its exclusive forms initial_value (a sum without one:
+    ``ExclusiveSum``, zero at each flagged position)."""
+    exclusive = spec.mode == "exclusive"
+    args = ["in", "out"]
+    if spec.flag_dtype is not None:
+        args.append("flags" if spec.items_per_thread else "flag")
+        if exclusive and spec.operator.is_sum and not spec.has_initial_value:
+            return f"ExclusiveSum({', '.join(args)}, prefix)"
+        if exclusive:
+            args.append("initial_value")
+    return f"{'ExclusiveScan' if exclusive else 'InclusiveScan'}({', '.join(args)}, {op}, prefix)"
 
 
 def _own_call(spec: ScanSpec, op: str) -> str:
     """The method call on ``_own_algorithm``'s object: CUB's names and argument order, head flags after the output,
     ``valid_items`` and the aggregate last."""
+    if _running(spec):
+        return _running_call(spec, op)
     exclusive = spec.mode == "exclusive"
     args = ["in", "out"]
     if spec.flag_dtype is not None:
@@ -105,8 +143,7 @@ def emit(spec: ScanSpec) -> Provider:
     # (include/cuda_coop); the others are CUB's BlockScan / WarpScan.
     own = segmented or spec.reverse or (spec.has_valid_items and spec.aggregate)
     if own:
-        algo = _own_algorithm(spec, t)
-        header = _HEADERS[(block, spec.reverse, segmented)]
+        algo, header = _own_algorithm(spec, t)
     elif block:
         algo = f"cub::BlockScan<{t}, {bx}, cub::BLOCK_SCAN_{spec.algorithm.upper()}, {by}, {bz}>"
         header = "cub/block/block_scan.cuh"
