@@ -55,6 +55,7 @@ class Payload:
 class PayloadPair:
     items: tuple[Payload, ...]
     scalars: tuple[int, ...] = ()  # the places of scalar results (the call's out parameters) among the payloads
+    inner: int = 0  # the first results form a tuple of their own: ``((a, b), count)``
 
 
 @dataclass(eq=False)
@@ -134,7 +135,9 @@ class Tracer:
             payloads = iter(call.result.items)
             outs = iter(RuntimeValue(p.dtype) for p in self.planned[-1].site.params if p.abi is Abi.OUT)
             size = len(call.result.items) + len(call.result.scalars)
-            return tuple(next(outs) if place in call.result.scalars else next(payloads) for place in range(size))
+            flat = [next(outs) if place in call.result.scalars else next(payloads) for place in range(size)]
+            inner = call.result.inner
+            return (tuple(flat[:inner]), *flat[inner:]) if inner else tuple(flat)
         if call.result is None and self.planned[-1].site.result_dtype is not None:
             return RuntimeValue(self.planned[-1].site.result_dtype)  # a scalar result
         return call.result
@@ -228,7 +231,7 @@ class Tracer:
         return Payload(items_per_thread, dtype or like.dtype, explicit=dtype is not None)
 
     def new_result_payloads(self, call: Call, likes: list[Payload | None],
-                            names: tuple[str, ...] = ("keys", "values")) -> PayloadPair:
+                            names: tuple[str, ...] = ("keys", "values"), inner: int = 0) -> PayloadPair:
         items, scalars = [], []
         for place, like in enumerate(likes):
             if like is None:  # a scalar result at this place
@@ -237,7 +240,7 @@ class Tracer:
             payload = Payload(like.items_per_thread, like.dtype)
             payload.array = payload  # each result of the pair is filled through itself
             items.append(payload)
-        return PayloadPair(tuple(items), tuple(scalars))
+        return PayloadPair(tuple(items), tuple(scalars), inner)
 
     def payload_tuple(self, call: Call) -> PayloadPair:
         return call.result

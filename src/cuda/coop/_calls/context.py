@@ -148,11 +148,13 @@ class CallContext(Protocol[_CallIn, P]):
                            dtype: str | None = None) -> P: ...
 
     def new_result_payloads(self, call: _CallIn, likes: Sequence[P | None],
-                            names: tuple[str, ...] = ("keys", "values")) -> PayloadTuple:
+                            names: tuple[str, ...] = ("keys", "values"), inner: int = 0) -> PayloadTuple:
         """The fresh payloads a call returns as a tuple, each shaped like one of ``likes`` (``items``, in order). A
         None in ``likes`` is a scalar at that place of the returned tuple, which the call writes through its next
         ``out`` parameter: the call then returns its payloads and scalars in the tuple's order (a broadcast of
-        ``(x, items)``)."""
+        ``(x, items)``). ``inner``: the first ``inner`` places of ``likes`` form a tuple of their own, the first
+        member of the returned tuple, whose other members are the remaining places (a select of a tuple returns
+        ``((a, b), count)``: ``likes`` ``[a, b, None]`` with ``inner=2``)."""
 
     def payload_tuple(self, call: _CallIn) -> PayloadTuple:
         """The payloads a tuple-returning call creates."""

@@ -28,7 +28,10 @@ def call_shape(ctx: CallContext[C, P], call: C, *, operand: str | None = "value"
                        else ctx.scalar_dtype(member, call, f"{operand}[{j}]")
                        for j, (member, p) in enumerate(zip(members, payloads)))
         extents = [p.items_per_thread if p is not None else 0 for p in payloads]
-        check_operands(call.name, extents, dtypes, independent=_independent(call.op))
+        declared = record(call.op)
+        check_operands(call.name, extents, dtypes, param=operand or "value",
+                       independent=declared is not None and declared.independent_members,
+                       moved=declared is not None and declared.moved_members)
         for position, dtype in enumerate(dtypes):  # P1/P2 per member: float16 and aggregates are qualified-only
             check_payload_dtype(call.name, f"{operand}[{position}]", dtype, call.qualified)
         operands: tuple[Any, ...] = tuple(members)
@@ -51,12 +54,6 @@ def call_shape(ctx: CallContext[C, P], call: C, *, operand: str | None = "value"
                      qualified=call.qualified,
                      descriptor=storage.descriptor if storage is not None else None, controls=found,
                      operands=operands, payloads=payloads, storage=storage)
-
-
-def _independent(op: str) -> bool:
-    """Whether operation ``op``'s tuple members travel independently (scalars and payloads may mix)."""
-    declared = record(op)
-    return declared is not None and declared.independent_members
 
 
 def _control(ctx: CallContext[C, P], call: C, key: str, tupled: bool) -> Control:

@@ -96,6 +96,10 @@ class Operation:
     # a tuple ``value``'s members travel independently, none combined with another (docs: operations/broadcast): it
     # may mix scalars and payloads of any extents, and no user function of tuples takes part
     independent_members: bool = False
+    # a tuple's members are data that one permutation moves together (docs: operations/select): payloads of one
+    # extent or scalars, of any dtypes, and no user function of tuples takes part
+    moved_members: bool = False
+    tuple_operand: str = "value"  # the operand that may be a tuple (select and partition: ``items``)
     # parameters the operation fixes that its family otherwise takes from the call (scan: mode and operator)
     form: tuple[tuple[str, Any], ...] = ()
     selectors: tuple[tuple[str, str], ...] = ()  # (selector parameter, its vocabulary's name in the stubs)
@@ -105,12 +109,14 @@ class Operation:
     @property
     def multi_operand(self) -> bool:
         """Whether the operation computes over a tuple of operands (with the user's function of tuples)."""
-        return self.tuple_operands and not self.independent_members and self.fixed("operator") is None
+        return (self.tuple_operands and not self.independent_members and not self.moved_members
+                and self.fixed("operator") is None)
 
     @property
     def takes_tuple_value(self) -> bool:
-        """Whether a tuple ``value`` is accepted: combined by the user's function, or moved member by member."""
-        return self.multi_operand or (self.tuple_operands and self.independent_members)
+        """Whether a tuple operand is accepted: combined by the user's function, moved member by member, or moved
+        together by one permutation."""
+        return self.multi_operand or (self.tuple_operands and (self.independent_members or self.moved_members))
 
     def fixed(self, parameter: str, default: Any = None) -> Any:
         """The value the operation fixes for ``parameter`` (``default`` when the call gives it)."""

@@ -22,6 +22,12 @@ def takes_tuples(op: str | None) -> bool:
     return declared is not None and declared.tuple_operands
 
 
+def tuple_operand(op: str | None) -> str | None:
+    """The operand of operation ``op`` that may be a tuple (``value``; select and partition: ``items``), or None."""
+    declared = records.record(op) if op is not None else None
+    return declared.tuple_operand if declared is not None and declared.tuple_operands else None
+
+
 def tuple_dtype(dtypes: list[str]) -> str:
     """The dtype name of a tuple of values of ``dtypes``: their names as a JSON list (``tuple:["int32","float32"]``),
     which ``fields`` reads back whatever an aggregate's name holds."""
@@ -59,20 +65,25 @@ def symbol_part(dtype: str) -> str:
 
 
 def check_operands(name: str, extents: Sequence[int], dtypes: Sequence[str | None], *,
-                   independent: bool = False) -> None:
+                   independent: bool = False, moved: bool = False, param: str = "value") -> None:
     """1-8 operands (P18), all payloads of one extent or all scalars, each with a dtype; ``independent``: members that
-    travel on their own (broadcast's) may mix scalars and payloads of any extents."""
+    travel on their own (broadcast's) may mix scalars and payloads of any extents; ``moved``: members one permutation
+    moves (select's ``items``), for which a mix of scalars and payloads is P18 too. ``param``: the operand's name."""
+    kind = "payloads of one extent or scalars" if moved else "payloads or scalars"
     if not 1 <= len(extents) <= MAX_OPERANDS:
         got = f"a tuple of {len(extents)}" if extents else "an empty tuple"
-        raise CoopTypeError(f"{name} value must be a tuple of 1 to {MAX_OPERANDS} payloads or scalars; got {got}")
+        raise CoopTypeError(f"{name} {param} must be a tuple of 1 to {MAX_OPERANDS} {kind}; got {got}")
     if len(set(extents)) > 1 and not independent:
+        if 0 in extents and moved:
+            raise CoopTypeError(f"{name} {param} must be a tuple of 1 to {MAX_OPERANDS} {kind}; got a tuple mixing "
+                                "payloads and scalars")
         if 0 in extents:
-            raise CoopTypeError(f"{name} value tuple mixes payloads and scalars; pass all payloads or all scalars")
-        raise CoopValueError(f"{name} value tuple payloads must have the same items_per_thread; got "
+            raise CoopTypeError(f"{name} {param} tuple mixes payloads and scalars; pass all payloads or all scalars")
+        raise CoopValueError(f"{name} {param} tuple payloads must have the same items_per_thread; got "
                              f"{', '.join(map(str, extents))}")
     for position, dtype in enumerate(dtypes):
         if dtype is None:
-            raise CoopTypeError(f"could not infer the dtype of {name} value[{position}]")
+            raise CoopTypeError(f"could not infer the dtype of {name} {param}[{position}]")
 
 
 def require_tuple_operator(name: str, param: str, value: object) -> None:

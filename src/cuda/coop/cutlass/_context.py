@@ -146,11 +146,8 @@ class KernelTracer:
         return self._result(call)
 
     def _result(self, call: Call) -> Any:
-        if isinstance(call.result, PayloadPair):
-            payloads = iter(ThreadData._of(slot) for slot in call.result.items)
-            scalars = iter(call.returned if call.result.scalars else ())  # the out results, in order
-            size = len(call.result.items) + len(call.result.scalars)
-            return tuple(next(scalars) if place in call.result.scalars else next(payloads) for place in range(size))
+        if isinstance(call.result, PayloadPair):  # the out results, in order
+            return call.result.returned(tuple(call.returned) if call.result.scalars else ())
         if isinstance(call.result, Slot):
             return ThreadData._of(call.result)
         return call.returned
@@ -329,7 +326,7 @@ class KernelTracer:
         return slot
 
     def new_result_payloads(self, call: Call, likes: Sequence[Slot | None],
-                            names: tuple[str, ...] = ("keys", "values")) -> PayloadPair:
+                            names: tuple[str, ...] = ("keys", "values"), inner: int = 0) -> PayloadPair:
         items, scalars = [], []
         for place, like in enumerate(likes):
             if like is None:  # a scalar of the returned tuple: the call's next out result
@@ -338,7 +335,7 @@ class KernelTracer:
             slot = Slot(like.items_per_thread, like.root().dtype, False, self)
             slot.array = slot  # each result of the pair is filled through itself
             items.append(slot)
-        return PayloadPair(tuple(items), tuple(scalars))
+        return PayloadPair(tuple(items), tuple(scalars), inner)
 
     def payload_tuple(self, call: Call) -> PayloadPair:
         if not isinstance(call.result, PayloadPair):  # pragma: no cover - asked only after new_result_payloads

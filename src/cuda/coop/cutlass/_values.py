@@ -236,6 +236,17 @@ class PayloadPair:
     # the places of the returned tuple that hold scalars, beside the payloads (a broadcast of ``(x, items)``): the
     # call's ``out`` results, in order
     scalars: tuple[int, ...] = ()
+    # the first ``inner`` results form a tuple of their own, the returned tuple's first member (``((a, b), count)``)
+    inner: int = 0
+
+    def returned(self, outs: tuple[Any, ...]) -> tuple[Any, ...]:
+        """The tuple the call returns: its payloads (as ``ThreadData``) and its ``out`` results ``outs`` in order,
+        the first ``inner`` of them as a tuple of their own."""
+        payloads = iter(ThreadData._of(slot) for slot in self.items)
+        scalars = iter(outs)
+        flat = [next(scalars) if place in self.scalars else next(payloads)
+                for place in range(len(self.items) + len(self.scalars))]
+        return (tuple(flat[:self.inner]), *flat[self.inner:]) if self.inner else tuple(flat)
 
 
 @dataclass

@@ -19,7 +19,7 @@ from .._markers.records import extension
 from .._semantics.common import check_payload_bytes, check_payload_dtype, check_payload_extent
 from .._semantics.groups import require_cluster_target, require_operation_group
 from .._semantics.reduce import require_reduce_group
-from .._semantics.tuples import takes_tuples
+from .._semantics.tuples import takes_tuples, tuple_operand
 from . import _compat as nb
 from ._lowering import operand_type
 from ._ir import SHARED_ROW, THREAD_DATA, ArgRef, DescVal, GroupVal, MethodVal, Obj, PayloadTuple, PayloadVal
@@ -105,7 +105,7 @@ class KernelChecks(PlanState):
         for definition in self.resolver.definitions(var.name):
             kind = self._CONTAINERS.get(getattr(definition, "op", "")) if isinstance(definition, nb.ir.Expr) \
                 else None
-            if kind is None or (kind == "tuple" and takes_tuples(call.op) and param == "value"):
+            if kind is None or (kind == "tuple" and param == tuple_operand(call.op)):
                 continue  # a tuple of operands is checked by the call layer (_calls.tuples)
             form = " or a local array (numba_coop.local.array(n, dtype))" if call.qualified else ""
             raise CoopTypeError(f"{call.name} {param} must be a ThreadData payload{form}; got a Python {kind}, "
@@ -198,7 +198,7 @@ class KernelChecks(PlanState):
         check_payload_dtype(call.name, param, nb.dtype_name(ty.dtype) or str(ty.dtype), call.qualified)
 
     def _tuple_operand_error(self, value: PayloadTuple, param: str, name: str) -> CoopError:
-        names = ", ".join(value.names)
+        names = ", ".join((value.within or value).shown_names)
         return CoopTypeError(f"{name} {param} is the tuple that {value.op} returns ({names}); unpack it first: "
                              f"`{names} = {value.op.rsplit('.', 1)[-1]}(...)`")
 
@@ -237,7 +237,7 @@ class KernelChecks(PlanState):
                         stmt.value.op == "exhaust_iter":
                     value = self.resolver.var(stmt.value.value.name)
                     if isinstance(value, PayloadTuple) and stmt.value.count != value.size:
-                        names = ", ".join(value.names)
+                        names = ", ".join(value.shown_names)
                         raise located(CoopTypeError(
                             f"{value.op} returns ({names}); unpack it into {value.size} names, not "
                             f"{stmt.value.count}: `{names} = {value.op.rsplit('.', 1)[-1]}(...)`"), stmt.loc)

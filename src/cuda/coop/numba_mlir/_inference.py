@@ -154,7 +154,8 @@ class DtypeInference(PlanState):
                 continue
             if definition.op == "static_getitem" and isinstance(definition.index, int):
                 results = self._site_results(definition.value)  # ``key, value = radix_sort_pairs(...)``
-                if results is not None and definition.index < len(results):
+                if results is not None and definition.index < len(results) and \
+                        not isinstance(results[definition.index], list):
                     return results[definition.index], False
             if definition.op in ("getitem", "static_getitem"):
                 base = self.resolver.var(definition.value.name)
@@ -241,20 +242,27 @@ class DtypeInference(PlanState):
                     return str(base.type.dtype) == "bool"
         return False
 
-    def _site_results(self, var: Any) -> list[str | None] | None:
+    def _site_results(self, var: Any) -> list[Any] | None:
         """The scalar result dtypes of the planned cuda.coop call that defines ``var`` (through the iterator of a
-        tuple unpacking): one for a scalar result, one per element of a tuple of scalars; None otherwise."""
+        tuple unpacking, and into a tuple the call returns inside its tuple): one for a scalar result, one per
+        element of a tuple of scalars (a list for an inner tuple); None otherwise."""
         for definition in self.resolver.definitions(var.name):
             if isinstance(definition, nb.ir.Expr) and definition.op == "exhaust_iter":
                 return self._site_results(definition.value)
+            if isinstance(definition, nb.ir.Expr) and definition.op == "static_getitem" and \
+                    isinstance(definition.index, int):  # ``(a, b), count = select(block, (x, y), flags)``
+                outer = self._site_results(definition.value)
+                member = outer[definition.index] if outer is not None and definition.index < len(outer) else None
+                return member if isinstance(member, list) else None
             if isinstance(definition, nb.ir.Expr) and definition.op == "call":
                 stmt = self.resolver.stmt_of.get(id(definition))
                 for site in self.sites:
                     if site.stmt is stmt:
                         outs: list[str | None] = [p.dtype for p in site.site.params if p.abi is Abi.OUT]
                         made = self.constructor_stmts.get(id(stmt))
-                        if isinstance(made, PayloadTuple) and made.scalars:  # scalars among payloads, in order
-                            return [outs[made.scalars.index(place)] if place in made.scalars else None
-                                    for place in range(made.size)]
+                        if isinstance(made, PayloadTuple) and (made.scalars or made.inner):  # scalars among payloads
+                            flat: list[Any] = [outs[made.scalars.index(place)] if place in made.scalars else None
+                                               for place in range(made.flat_size)]
+                            return [flat[:made.inner], *flat[made.inner:]] if made.inner else flat
                         return outs or ([site.site.result_dtype] if site.site.result_dtype else None)
         return None

@@ -110,19 +110,50 @@ class PayloadTuple:
     op: str = ""  # the operation that returned them, and what it calls them, for messages
     names: tuple[str, ...] = ()
     # the places of the returned tuple that hold scalars, beside the payloads (a broadcast of ``(x, items)``): the
-    # call's ``out`` results, in order
+    # call's ``out`` results, in order; places count the flat sequence of the call's results (``inner`` apart)
     scalars: tuple[int, ...] = ()
+    # the first ``inner`` results form a tuple of their own, the returned tuple's first member (``(items, count)``
+    # of a select of a tuple: ``((a, b), count)``)
+    inner: int = 0
+    nested: "PayloadTuple | None" = field(default=None, repr=False)
+    within: "PayloadTuple | None" = field(default=None, repr=False)  # the returned tuple holding this inner one
+
+    def __post_init__(self) -> None:
+        if self.inner and self.nested is None:
+            items = tuple(p for place, p in enumerate(self._flat()) if place < self.inner and p is not None)
+            scalars = tuple(place for place in self.scalars if place < self.inner)
+            self.nested = PayloadTuple(items, self.op, self.names[:self.inner], scalars, within=self)
+
+    def _flat(self) -> list["PayloadVal | None"]:
+        """The call's results in order: a payload, or None for a scalar."""
+        payloads = iter(self.items)
+        return [None if place in self.scalars else next(payloads) for place in range(self.flat_size)]
+
+    @property
+    def flat_size(self) -> int:
+        """How many results the call makes (the inner tuple's members counted one by one)."""
+        return len(self.items) + len(self.scalars)
 
     @property
     def size(self) -> int:
         """The returned tuple's length."""
-        return len(self.items) + len(self.scalars)
+        return self.flat_size - self.inner + 1 if self.inner else self.flat_size
 
-    def member(self, index: int) -> "PayloadVal | None":
-        """The payload at place ``index`` (``0 <= index < size``) of the returned tuple; None for a scalar."""
-        if index in self.scalars:
-            return None
-        return self.items[index - sum(place < index for place in self.scalars)]
+    @property
+    def shown_names(self) -> tuple[str, ...]:
+        """What the call's documentation calls each member of the returned tuple, for messages."""
+        if not self.inner:
+            return self.names
+        return (f"({', '.join(self.names[:self.inner])})", *self.names[self.inner:])
+
+    def member(self, index: int) -> "PayloadVal | PayloadTuple | None":
+        """The payload at place ``index`` (``0 <= index < size``) of the returned tuple, the inner tuple at place 0
+        where there is one; None for a scalar."""
+        if self.inner:
+            if index == 0:
+                return self.nested
+            index += self.inner - 1
+        return self._flat()[index]
 
 
 @dataclass(eq=False)

@@ -432,10 +432,10 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
         return value
 
     def new_result_payloads(self, call: OpCall, likes: Sequence[PayloadVal | None],
-                            names: tuple[str, ...] = ("keys", "values")) -> PayloadTuple:
+                            names: tuple[str, ...] = ("keys", "values"), inner: int = 0) -> PayloadTuple:
         """Fresh payloads an operation returns as a tuple, each shaped like one input; each gets its own local
         array variable, and the call's target becomes the tuple of those arrays (with the call's scalar results at
-        the places of a None in ``likes``; ``_rewrite``)."""
+        the places of a None in ``likes``, the first ``inner`` places as a tuple of their own; ``_rewrite``)."""
         stmt = call.stmt
         scope, loc = stmt.target.scope, stmt.loc
         items: list[PayloadVal] = []
@@ -447,7 +447,7 @@ class KernelPlan(DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
             array = nb.ir.Var(scope, scope.redefine("$cuda_coop_result", loc).name, loc)
             items.append(PayloadVal(stmt, f"{stmt.target.name}[{place}]", like.items_per_thread, None, False, loc,
                                     same_as=like, array=array, result=True))
-        return PayloadTuple(tuple(items), call.name, names, tuple(scalars))
+        return PayloadTuple(tuple(items), call.name, names, tuple(scalars), inner)
 
     def scalar_dtype(self, var: Any, call: OpCall, param: str, through: tuple[str, ...] = ()) -> str:
         """The dtype of a scalar operand, as far as it can be seen before typing (by the inference rules;

@@ -46,7 +46,9 @@ class KernelRewrite(PlanState):
                         fn = ir.Var(block.scope, block.scope.redefine("$cuda_coop_site", loc).name, loc)
                         body.append(ir.Assign(ir.Global(entry.site.symbol, callee, loc), fn, loc))
                         operands = list(entry.operands)
-                        if id(stmt) in payload_stmts:  # the result is fresh payloads the call fills
+                        made = self.constructor_stmts.get(id(stmt))
+                        shaped = isinstance(made, PayloadTuple) and bool(made.scalars or made.inner)
+                        if id(stmt) in payload_stmts or shaped:  # the result is fresh payloads the call fills
                             target = stmt.target
                             # ``items = op(group, items)``: the result must not replace its own input before
                             # the call reads it; fill a fresh variable and assign it afterwards.
@@ -54,8 +56,8 @@ class KernelRewrite(PlanState):
                             if any(id(v) not in self.result_operands and v.name == target.name for v in operands):
                                 result = ir.Var(block.scope, block.scope.redefine("$cuda_coop_result", loc).name, loc)
                                 operands = [result if id(v) in self.result_operands else v for v in operands]
-                            made = self.constructor_stmts.get(id(stmt))
-                            if isinstance(made, PayloadTuple) and made.scalars:  # payloads and scalars, in order
+                            if shaped:  # payloads and scalars, in order (a tuple of its first ones, maybe)
+                                assert isinstance(made, PayloadTuple)
                                 body.extend(self._mixed_result(block, loc, result, made,
                                                                ir.Expr.call(fn, operands, (), loc)))
                             else:
@@ -176,14 +178,18 @@ class KernelRewrite(PlanState):
         scalars = ir.Var(block.scope, block.scope.redefine("$cuda_coop_scalars", loc).name, loc)
         out.append(ir.Assign(call, scalars, loc))
         members = []
-        for place in range(made.size):
-            payload = made.member(place)
-            if payload is not None:
-                members.append(payload.array)
+        payloads = iter(made.items)
+        for place in range(made.flat_size):
+            if place not in made.scalars:
+                members.append(next(payloads).array)
                 continue
             scalar = ir.Var(block.scope, block.scope.redefine("$cuda_coop_scalar", loc).name, loc)
             out.append(ir.Assign(ir.Expr.static_getitem(scalars, made.scalars.index(place), None, loc), scalar, loc))
             members.append(scalar)
+        if made.inner:  # the first results as a tuple of their own: the returned tuple's first member
+            first = ir.Var(block.scope, block.scope.redefine("$cuda_coop_inner", loc).name, loc)
+            out.append(ir.Assign(ir.Expr.build_tuple(members[:made.inner], loc), first, loc))
+            members = [first, *members[made.inner:]]
         out.append(ir.Assign(ir.Expr.build_tuple(members, loc), target, loc))
         return out
 
