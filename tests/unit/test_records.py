@@ -21,7 +21,7 @@ from cuda.coop._markers.records import (
 )
 from cuda.coop._semantics.common import GroupSpec
 from cuda.coop._semantics.groups import require_operation_group
-from cuda.coop._semantics.tuples import takes_tuples
+from cuda.coop._semantics.tuples import takes_tuples, tuple_operand
 from cuda.coop._stubs import VOCABULARIES, check_selectors
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,6 +117,12 @@ def test_each_record_names_a_call_layer_family_and_an_emitter():
     # SPEC 8.19, 8.26: broadcast moves a tuple's members one by one (scalars and payloads mixed), with no operator
     assert {op.name for op in records() if op.independent_members} == {"broadcast"}
     assert all(op.takes_tuple_value and not op.multi_operand for op in records() if op.independent_members)
+    # SPEC 8.20: select and partition move a tuple of items of one shape by one permutation, with no operator
+    assert {op.name for op in records() if op.moved_members} == {"select", "partition"}
+    assert all(op.takes_tuple_value and not op.multi_operand and op.tuple_operand == "items"
+               for op in records() if op.moved_members)
+    assert {op.tuple_operand for op in records() if op.tuple_operands and not op.moved_members} == {"value"}
+    assert tuple_operand("select") == "items" and tuple_operand("reduce") == "value" and tuple_operand("load") is None
     check_selectors(coop)
 
 

@@ -34,6 +34,7 @@ __all__ = [
     "load",
     "merge_sort_keys",
     "merge_sort_pairs",
+    "partition",
     "radix_rank",
     "radix_sort_keys",
     "radix_sort_pairs",
@@ -43,6 +44,7 @@ __all__ = [
     "run_length_decode",
     "run_length_decode_into",
     "scan",
+    "select",
     "shuffle",
     "store",
     "sum",
@@ -382,6 +384,18 @@ def merge_sort_pairs(
     """Sort keys and carry each value with its key; returns fresh ``(keys, values)`` payloads in blocked order."""
 
 
+def partition(
+    group: ThreadGroup,
+    items: Any,
+    flags: Any,
+    /,
+    *,
+    valid_items: Any = None,
+    temp_storage: TempStorage | None = None,
+) -> tuple[Any, Any]:
+    """The flagged items of the group's tile first, then the other valid items, each in their order."""
+
+
 def radix_rank(
     group: ThreadGroup,
     keys: ThreadData,
@@ -498,6 +512,18 @@ def scan(
     temp_storage: TempStorage | None = None,
 ) -> Any:
     """General scan: ``mode`` is ``"exclusive"`` or ``"inclusive"``."""
+
+
+def select(
+    group: ThreadGroup,
+    items: Any,
+    flags: Any,
+    /,
+    *,
+    valid_items: Any = None,
+    temp_storage: TempStorage | None = None,
+) -> tuple[Any, Any]:
+    """The flagged items of the group's tile, moved to its front in their order (stream compaction)."""
 
 
 def shuffle(

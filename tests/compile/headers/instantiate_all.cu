@@ -17,6 +17,7 @@
 #include <cuda_coop/block/block_running_segmented_scan.cuh>
 #include <cuda_coop/block/block_segmented_reverse_scan.cuh>
 #include <cuda_coop/block/block_segmented_scan.cuh>
+#include <cuda_coop/block/block_select.cuh>
 #include <cuda_coop/block/block_store_vectorized.cuh>
 #include <cuda_coop/block/block_suffix_scan.cuh>
 #include <cuda_coop/block/block_warps_reduce.cuh>
@@ -34,6 +35,7 @@
 #include <cuda_coop/warp/warp_partial_scan.cuh>
 #include <cuda_coop/warp/warp_reverse_scan.cuh>
 #include <cuda_coop/warp/warp_segmented_scan.cuh>
+#include <cuda_coop/warp/warp_select.cuh>
 #include <cuda_coop/warp/warp_topk.cuh>
 
 namespace {
@@ -245,6 +247,37 @@ __device__ void broadcasts(T* data, two* twos, long long src_rank, char* scratch
   data[0] = out[1] + (T)wide[1] + (T)pair.a;
 }
 
+// Compaction ranks and moves: blocks of whole warps and with a partial warp (raking), int and aggregate items,
+// flags of other integer types; warps of 32 lanes, logical warps of 8 and of 1 lane, K of 1, 3 and 8 (CUB pads).
+template <typename T, typename Flag, int K>
+__device__ void selects(T* data, two* twos, const Flag* flags, long long valid, char* scratch, unsigned rank) {
+  const T (&in)[K] = *reinterpret_cast<const T (*)[K]>(data);
+  const Flag (&keep)[K] = *reinterpret_cast<const Flag (*)[K]>(flags);
+  T out[K];
+  two pairs_in[K], pairs[K];
+  int ranks[K];
+  using Ranks = cuda_coop::BlockSelectRanks<K, 8, 4, 2>;
+  int n = Ranks(*reinterpret_cast<typename Ranks::TempStorage*>(scratch)).Rank(keep, valid, ranks);
+  __syncthreads();
+  using Exchange = cuda_coop::BlockSelectExchange<T, K, 8, 4, 2>;
+  Exchange(*reinterpret_cast<typename Exchange::TempStorage*>(scratch)).ScatterToBlocked(in, out, ranks);
+  using Partial = cuda_coop::BlockSelectRanks<K, 48, 1, 1>;
+  n += Partial(*reinterpret_cast<typename Partial::TempStorage*>(scratch)).Rank(keep, valid, ranks);
+  using Pairs = cuda_coop::BlockSelectExchange<two, K, 48, 1, 1>;
+  Pairs(*reinterpret_cast<typename Pairs::TempStorage*>(scratch)).ScatterToBlocked(pairs_in, pairs, ranks);
+  const unsigned mask = cuda_coop::logical_warp_mask(rank, 8u);
+  n += cuda_coop::WarpSelectRanks<K, 32, 8, 4, 2>().Rank(keep, valid, ranks);
+  using Warp = cuda_coop::WarpSelectExchange<T, K, 32>;
+  Warp(*reinterpret_cast<typename Warp::TempStorage*>(scratch), 0xffffffffu).Scatter(in, out, ranks);
+  n += cuda_coop::WarpSelectRanks<K, 8, 64, 1, 1>().Rank(keep, valid, ranks);
+  using Lanes = cuda_coop::WarpSelectExchange<two, K, 8>;
+  Lanes(*reinterpret_cast<typename Lanes::TempStorage*>(scratch), mask).Scatter(pairs_in, pairs, ranks);
+  n += cuda_coop::WarpSelectRanks<K, 1, 64, 1, 1>().Rank(keep, valid, ranks);
+  using Lone = cuda_coop::WarpSelectExchange<T, K, 1>;
+  Lone(*reinterpret_cast<typename Lone::TempStorage*>(scratch), 1u << (rank % 32u)).Scatter(in, out, ranks);
+  data[0] = out[K - 1] + (T)n + (T)pairs[0].a;
+}
+
 __device__ void barriers(unsigned rank) {
   cuda_coop::sync_block();
   cuda_coop::sync_block_unaligned();
@@ -380,6 +413,11 @@ extern "C" __global__ void instantiate_all(int* ints, float* floats, two* twos, 
   arg_reductions<int, false, false>(ints, const_cast<int*>(flags), scratch);
   broadcasts<int>(ints, twos, ints[2], scratch);
   broadcasts<float>(floats, twos, ints[3], scratch);
+  selects<int, int, 3>(ints, twos, flags, ints[4], scratch, rank);
+  selects<float, unsigned char, 8>(floats, twos, reinterpret_cast<const unsigned char*>(flags), ints[5], scratch,
+                                   rank);
+  selects<long long, short, 1>(reinterpret_cast<long long*>(ints), twos, reinterpret_cast<const short*>(flags),
+                               ints[6], scratch, rank);
   barriers(rank);
   warp_topks<float, cuda_coop::KeyKind::FLOATING>(floats, twos, ints[4], scratch);
   warp_topks<int, cuda_coop::KeyKind::SIGNED>(ints, twos, ints[5], scratch);

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from .._markers.records import records
 from . import (adjacent, argreduce, broadcast, exchange_shuffle, histogram, load_store, reduce, reduce_batched,
-               run_length, scan, sort)
+               run_length, scan, select, sort)
 from .context import C, P, CallContext
 
 
@@ -49,7 +49,7 @@ class Family:
 #: every family of the call layer, by the name operation records give it (``Operation.family``)
 FAMILY_MODULES: dict[str, Family] = {family.name: family for family in map(Family.of, (
     adjacent, argreduce, broadcast, exchange_shuffle, histogram, load_store, reduce, reduce_batched, run_length, scan,
-    sort))}
+    select, sort))}
 
 
 def _families() -> dict[str, Family]:

@@ -3,11 +3,11 @@
 # The modules that declare the operations, in the order of ``__all__`` and the documentation's tables.
 from . import (  # noqa: E402
     load_store, exchange_shuffle, reduce, reduce_batched, scan, sort, adjacent, histogram, run_length, argreduce,
-    broadcast,
+    broadcast, select,
 )
 
 MARKER_MODULES = (load_store, exchange_shuffle, reduce, reduce_batched, scan, sort, adjacent, histogram, run_length,
-                  argreduce, broadcast)
+                  argreduce, broadcast, select)
 
 from .records import records as _records  # noqa: E402
 

@@ -246,7 +246,7 @@ LOCAL_MEMORY_LIMIT = 512 * 1024
 
 # Payload operands that hold integers in every namespace, whatever the operation's dtype (docs: operations/scan,
 # "Reverse and segmented scans"; operations/argreduce): a P2 there lists the integer dtypes only.
-INTEGER_OPERANDS = ("head_flags", "indices")
+INTEGER_OPERANDS = ("head_flags", "indices", "flags")
 
 
 def check_payload_dtype(op: str, param: str, dtype: str | None, qualified: bool) -> None:
@@ -254,7 +254,8 @@ def check_payload_dtype(op: str, param: str, dtype: str | None, qualified: bool)
     if dtype is None or dtype in NUMERIC_DTYPES:
         return
     if param in INTEGER_OPERANDS:
-        hint = "; a boolean flag is accepted as the scalar of a scalar scan" if param == "head_flags" else ""
+        hint = {"head_flags": "; a boolean flag is accepted as the scalar of a scalar scan",
+                "flags": "; a boolean flag is accepted as the scalar of scalar items"}.get(param, "")
         raise CoopTypeError(f"{op} does not support {param} dtype {dtype}; supported: {', '.join(INTEGER_DTYPES)}"
                             f"{hint}")
     qualified_only = dtype in QUALIFIED_DTYPES or is_aggregate(dtype)
