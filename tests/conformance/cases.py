@@ -1610,6 +1610,418 @@ def _bcast_lw_tuple(T, K, dtype):
     return body, oracle, {"operands": _bcast_operands(T, K, dtype, wide=True, runtime=7), "canon": _bitwise}
 
 
+# ------------------------------------------------------------------------------------------- select / partition
+
+# select and partition (SPEC 8.20): blocks of one, two and three dimensions and with a partial warp; warps
+SELECT_BLOCK_COMBOS = (((32, 1, 1), 1), ((8, 4, 1), 2), ((4, 4, 4), 3), ((20, 3, 1), 2), ((128, 1, 1), 4))
+SELECT_WARP_COMBOS = (((32, 1, 1), 1), ((4, 4, 4), 3), ((128, 1, 1), 2))
+
+
+def compacted(values, flags, size, valid, partition):
+    """SPEC 8.20 on each group's tile of ``size`` blocked positions (the rows of ``values``): the kept valid items
+    first, in tile order; for ``partition`` the rejected valid items next, in tile order, and every position from
+    ``valid`` on its own item; for ``select`` the positions from the count on poisoned (the case stores the count's
+    items only). ``valid``: one count for every tile, or one per tile. Returns the results and each tile's count."""
+    rows = np.asarray(values).reshape(-1, size)
+    heads = np.asarray(flags).reshape(-1, size)
+    valids = np.broadcast_to(np.asarray(valid), (rows.shape[0],))
+    out = rows.copy() if partition else poisoned(rows.size, rows.dtype).reshape(rows.shape)
+    counts = []
+    for row, (tile, flag, v) in enumerate(zip(rows, heads, valids)):
+        position = np.arange(size)
+        keep = (position < v) & (flag != 0)
+        count = int(keep.sum())
+        out[row, :count] = tile[keep]
+        if partition:
+            out[row, count:v] = tile[(position < v) & ~keep]
+        counts.append(count)
+    return out.reshape(-1), np.asarray(counts, np.int32)
+
+
+def some_flags(dtype=np.int32, share=0.4):
+    """Flags at about ``share`` of the positions, non-zero values of either sign (any non-zero flag keeps)."""
+    def make(n):
+        def draw(rng):
+            values = rng.integers(1, 5, n) * np.where(rng.random(n) < 0.5, -1, 1)
+            if np.dtype(dtype).kind == "u":
+                values = np.abs(values)
+            return np.where(rng.random(n) < share, values, 0).astype(dtype)
+        return draw
+    return make
+
+
+def _select_operands(T, K, dtype, *, wide=False, values=False, flag_dtype=np.int32, ints=()):
+    """The items (``src``, a float64 ``src2`` with ``wide``), their flags, the outputs: a tile each (``dst``,
+    ``dst2``), or with ``values`` one item per thread; every thread's count (``counts``); the runtime ints."""
+    n = GRID * T * K
+    out = GRID * T if values else n
+    ops = [Array("src", dtype, n, "in", moved_bits(dtype)(n))]
+    if wide:
+        ops.append(Array("src2", np.float64, n, "in", moved_bits(np.float64)(n)))
+    ops.append(Array("flags", flag_dtype, n, "in", some_flags(flag_dtype)(n)))
+    ops.append(Array("dst", dtype, out, "out"))
+    if wide:
+        ops.append(Array("dst2", np.float64, out, "out"))
+    ops.append(Array("counts", np.int32, GRID * T, "out"))
+    return tuple(ops) + tuple(Int(name, value) for name, value in ints)
+
+
+def _select_block(partition, valid):
+    """A block's select or partition of a payload; ``valid``: None (the whole tile), a static count, or "runtime"
+    (``n``: about two thirds of the tile). select stores the kept items only (``valid_items=count``)."""
+    op = coop.partition if partition else coop.select
+
+    def factory(T, K, dtype):
+        tile = T * K
+        static = tile if valid is None else (min(valid, tile) if valid != "runtime" else None)
+        if valid == "runtime" and partition:
+            def body(bid, src, flags, dst, counts, n):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                moved, count = op(block, items, heads, valid_items=n)
+                coop.store(block, dst, moved, offset=bid * (T * K))
+                coop.store(block, counts, count, offset=bid * T)
+        elif valid == "runtime":
+            def body(bid, src, flags, dst, counts, n):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                moved, count = op(block, items, heads, valid_items=n)
+                coop.store(block, dst, moved, offset=bid * (T * K), valid_items=count)
+                coop.store(block, counts, count, offset=bid * T)
+        elif valid is None and partition:
+            def body(bid, src, flags, dst, counts):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                moved, count = op(block, items, heads)
+                coop.store(block, dst, moved, offset=bid * (T * K))
+                coop.store(block, counts, count, offset=bid * T)
+        elif valid is None:
+            def body(bid, src, flags, dst, counts):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                moved, count = op(block, items, heads)
+                coop.store(block, dst, moved, offset=bid * (T * K), valid_items=count)
+                coop.store(block, counts, count, offset=bid * T)
+        else:  # a static count, partition
+            def body(bid, src, flags, dst, counts):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                moved, count = op(block, items, heads, valid_items=static)
+                coop.store(block, dst, moved, offset=bid * (T * K))
+                coop.store(block, counts, count, offset=bid * T)
+        runtime = tile * 2 // 3 + 1
+
+        def oracle(v):
+            count = runtime if valid == "runtime" else static
+            moved, counts = compacted(v["src"], v["flags"], tile, count, partition)
+            return {"dst": moved, "counts": np.repeat(counts, T)}
+        ints = (("n", runtime),) if valid == "runtime" else ()
+        return body, oracle, {"operands": _select_operands(T, K, dtype, ints=ints), "canon": _bitwise}
+    return factory
+
+
+def _select_block_scalar(partition):
+    """Item 0 of each member as a scalar (one item per member), flagged by a comparison of its flag (a boolean
+    scalar), valid below the runtime ``n``."""
+    op = coop.partition if partition else coop.select
+
+    def factory(T, K, dtype):
+        if partition:
+            def body(bid, src, flags, dst, counts, n):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                moved, count = op(block, items[0], heads[0] != 0, valid_items=n)
+                coop.store(block, dst, moved, offset=bid * T)
+                coop.store(block, counts, count, offset=bid * T)
+        else:
+            def body(bid, src, flags, dst, counts, n):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                moved, count = op(block, items[0], heads[0] != 0, valid_items=n)
+                coop.store(block, dst, moved, offset=bid * T, valid_items=count)
+                coop.store(block, counts, count, offset=bid * T)
+        runtime = T // 2 + 1
+
+        def oracle(v):
+            moved, counts = compacted(v["src"][::K], v["flags"][::K], T, runtime, partition)
+            return {"dst": moved, "counts": np.repeat(counts, T)}
+        return body, oracle, {"operands": _select_operands(T, K, dtype, values=True, ints=(("n", runtime),)),
+                              "canon": _bitwise}
+    return factory
+
+
+def _select_block_tuple(T, K, dtype):
+    """partition of a tuple (a payload of the dtype, a float64 payload: keys and values) by int8 flags, the runtime
+    ``n`` valid: both moved by one permutation."""
+    runtime = T * K - 1
+
+    def body(bid, src, src2, flags, dst, dst2, counts, n):
+        block = coop.this_block()
+        items = coop.ThreadData(K, dtype)
+        wide = coop.ThreadData(K, np.float64)
+        heads = coop.ThreadData(K, np.int8)
+        coop.load(block, src, items, offset=bid * (T * K))
+        coop.load(block, src2, wide, offset=bid * (T * K))
+        coop.load(block, flags, heads, offset=bid * (T * K))
+        (moved, moved_wide), count = coop.partition(block, (items, wide), heads, valid_items=n)
+        coop.store(block, dst, moved, offset=bid * (T * K))
+        coop.store(block, dst2, moved_wide, offset=bid * (T * K))
+        coop.store(block, counts, count, offset=bid * T)
+
+    def oracle(v):
+        moved, counts = compacted(v["src"], v["flags"], T * K, runtime, True)
+        moved_wide, _ = compacted(v["src2"], v["flags"], T * K, runtime, True)
+        return {"dst": moved, "dst2": moved_wide, "counts": np.repeat(counts, T)}
+    return body, oracle, {"operands": _select_operands(T, K, dtype, wide=True, flag_dtype=np.int8,
+                                                       ints=(("n", runtime),)), "canon": _bitwise}
+
+
+def _select_block_tuple_scalars(T, K, dtype):
+    """select of a tuple of scalars (item 0 of the dtype, the last item of a float64 payload), uint8 flags, the
+    whole block valid: ``((a, b), count)``."""
+    def body(bid, src, src2, flags, dst, dst2, counts):
+        block = coop.this_block()
+        items = coop.ThreadData(K, dtype)
+        wide = coop.ThreadData(K, np.float64)
+        heads = coop.ThreadData(K, np.uint8)
+        coop.load(block, src, items, offset=bid * (T * K))
+        coop.load(block, src2, wide, offset=bid * (T * K))
+        coop.load(block, flags, heads, offset=bid * (T * K))
+        (first, last), count = coop.select(block, (items[0], wide[K - 1]), heads[0])
+        coop.store(block, dst, first, offset=bid * T, valid_items=count)
+        coop.store(block, dst2, last, offset=bid * T, valid_items=count)
+        coop.store(block, counts, count, offset=bid * T)
+
+    def oracle(v):
+        moved, counts = compacted(v["src"][::K], v["flags"][::K], T, T, False)
+        moved_wide, _ = compacted(v["src2"][K - 1::K], v["flags"][::K], T, T, False)
+        return {"dst": moved, "dst2": moved_wide, "counts": np.repeat(counts, T)}
+    return body, oracle, {"operands": _select_operands(T, K, dtype, wide=True, values=True, flag_dtype=np.uint8),
+                          "canon": _bitwise}
+
+
+def _select_block_storage(T, K, dtype):
+    """A partition, then a partition of its result below its count by the flags plus one (non-zero but where a
+    flag was -1; the flags stay where they were loaded), through one explicit TempStorage(auto_sync=True)."""
+    def body(bid, src, flags, dst, counts):
+        block = coop.this_block()
+        storage = coop.TempStorage(auto_sync=True)
+        items = coop.ThreadData(K, dtype)
+        heads = coop.ThreadData(K, np.int32)
+        coop.load(block, src, items, offset=bid * (T * K))
+        coop.load(block, flags, heads, offset=bid * (T * K))
+        moved, count = coop.partition(block, items, heads, temp_storage=storage)
+        for i in range(K):
+            heads[i] = heads[i] + 1  # every position is flagged now, except those whose flag was -1
+        again, total = coop.partition(block, moved, heads, valid_items=count, temp_storage=storage)
+        coop.store(block, dst, again, offset=bid * (T * K))
+        coop.store(block, counts, total, offset=bid * T)
+
+    def oracle(v):
+        tile = T * K
+        first, counts = compacted(v["src"], v["flags"], tile, tile, True)
+        # the second call's flags are the first call's flags plus one, at the same positions (not moved)
+        second, totals = compacted(first, v["flags"] + 1, tile, counts, True)
+        return {"dst": second, "counts": np.repeat(totals, T)}
+    return body, oracle, {"operands": _select_operands(T, K, dtype), "canon": _bitwise}
+
+
+def _select_warp(partition, width):
+    """select or partition over each (logical) warp of ``width`` lanes (``this_warp()`` for None): payloads, each
+    group's own runtime ``valid_items`` (``n`` modulo its tile plus one); select stores each group's kept items."""
+    op = coop.partition if partition else coop.select
+
+    def factory(T, K, dtype):
+        w = 32 if width is None else width
+        tile = w * K
+        if width is None and partition:
+            def body(bid, src, flags, dst, counts, n):
+                block = coop.this_block()
+                warp = coop.this_warp()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                moved, count = op(warp, items, heads, valid_items=n % (tile + 1))
+                coop.store(block, dst, moved, offset=bid * (T * K))
+                coop.store(block, counts, count, offset=bid * T)
+        elif width is None:
+            def body(bid, src, flags, dst, counts, n):
+                block = coop.this_block()
+                warp = coop.this_warp()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                moved, count = op(warp, items, heads, valid_items=n % (tile + 1))
+                coop.store(warp, dst, moved, offset=bid * (T * K), valid_items=count)
+                coop.store(block, counts, count, offset=bid * T)
+        elif partition:
+            def body(bid, src, flags, dst, counts, n):
+                block = coop.this_block()
+                lanes = coop.this_warp().group_by(width)
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                moved, count = op(lanes, items, heads, valid_items=n % (tile + 1))
+                coop.store(block, dst, moved, offset=bid * (T * K))
+                coop.store(block, counts, count, offset=bid * T)
+        else:
+            def body(bid, src, flags, dst, counts, n):
+                block = coop.this_block()
+                lanes = coop.this_warp().group_by(width)
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                moved, count = op(lanes, items, heads, valid_items=n % (tile + 1))
+                coop.store(lanes, dst, moved, offset=bid * (T * K), valid_items=count)
+                coop.store(block, counts, count, offset=bid * T)
+        runtime = 2 * tile // 3 + 1
+
+        def oracle(v):
+            moved, counts = compacted(v["src"], v["flags"], tile, runtime % (tile + 1), partition)
+            return {"dst": moved, "counts": np.repeat(counts, w)}
+        return body, oracle, {"operands": _select_operands(T, K, dtype, ints=(("n", runtime),)), "canon": _bitwise}
+    return factory
+
+
+def _select_warp_tuple(T, K, dtype):
+    """partition of a tuple of payloads (the dtype's, float64) over each warp, every position valid."""
+    def body(bid, src, src2, flags, dst, dst2, counts):
+        block = coop.this_block()
+        items = coop.ThreadData(K, dtype)
+        wide = coop.ThreadData(K, np.float64)
+        heads = coop.ThreadData(K, np.int16)
+        coop.load(block, src, items, offset=bid * (T * K))
+        coop.load(block, src2, wide, offset=bid * (T * K))
+        coop.load(block, flags, heads, offset=bid * (T * K))
+        (moved, moved_wide), count = coop.partition(coop.this_warp(), (items, wide), heads)
+        coop.store(block, dst, moved, offset=bid * (T * K))
+        coop.store(block, dst2, moved_wide, offset=bid * (T * K))
+        coop.store(block, counts, count, offset=bid * T)
+
+    def oracle(v):
+        moved, counts = compacted(v["src"], v["flags"], 32 * K, 32 * K, True)
+        moved_wide, _ = compacted(v["src2"], v["flags"], 32 * K, 32 * K, True)
+        return {"dst": moved, "dst2": moved_wide, "counts": np.repeat(counts, 32)}
+    return body, oracle, {"operands": _select_operands(T, K, dtype, wide=True, flag_dtype=np.int16),
+                          "canon": _bitwise}
+
+
+def _select_lw_scalar(T, K, dtype):
+    """select of item 0 over logical warps of 8 lanes, flagged by a comparison, the runtime ``n`` valid."""
+    runtime = 5
+
+    def body(bid, src, flags, dst, counts, n):
+        block = coop.this_block()
+        lanes = coop.this_warp().group_by(8)
+        items = coop.ThreadData(K, dtype)
+        heads = coop.ThreadData(K, np.int32)
+        coop.load(block, src, items, offset=bid * (T * K))
+        coop.load(block, flags, heads, offset=bid * (T * K))
+        moved, count = coop.select(lanes, items[0], heads[0] > 0, valid_items=n)
+        coop.store(lanes, dst, moved, offset=bid * T, valid_items=count)
+        coop.store(block, counts, count, offset=bid * T)
+
+    def oracle(v):
+        moved, counts = compacted(v["src"][::K], v["flags"][::K] > 0, 8, runtime, False)
+        return {"dst": moved, "counts": np.repeat(counts, 8)}
+    return body, oracle, {"operands": _select_operands(T, K, dtype, values=True, ints=(("n", runtime),)),
+                          "canon": _bitwise}
+
+
+def _select_edges(partition, group, valid, flags):
+    """The edge cases of SPEC 8.20: ``valid`` 0, 1 or "all" (the group's tile) as the runtime ``n``; ``flags``
+    "given", "none" (all zero) or "all" (all set), made from the loaded flags with the runtime ``keep`` and ``force``
+    (``(flag & keep) | force``); ``group`` "block" or "warp"."""
+    op = coop.partition if partition else coop.select
+
+    def factory(T, K, dtype):
+        w = T if group == "block" else 32
+        tile = w * K
+        if group == "block" and partition:
+            def body(bid, src, flags, dst, counts, n, keep, force):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                for i in range(K):
+                    heads[i] = (heads[i] & keep) | force
+                moved, count = op(block, items, heads, valid_items=n)
+                coop.store(block, dst, moved, offset=bid * (T * K))
+                coop.store(block, counts, count, offset=bid * T)
+        elif group == "block":
+            def body(bid, src, flags, dst, counts, n, keep, force):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                for i in range(K):
+                    heads[i] = (heads[i] & keep) | force
+                moved, count = op(block, items, heads, valid_items=n)
+                coop.store(block, dst, moved, offset=bid * (T * K), valid_items=count)
+                coop.store(block, counts, count, offset=bid * T)
+        elif partition:
+            def body(bid, src, flags, dst, counts, n, keep, force):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                for i in range(K):
+                    heads[i] = (heads[i] & keep) | force
+                moved, count = op(coop.this_warp(), items, heads, valid_items=n)
+                coop.store(block, dst, moved, offset=bid * (T * K))
+                coop.store(block, counts, count, offset=bid * T)
+        else:
+            def body(bid, src, flags, dst, counts, n, keep, force):
+                block = coop.this_block()
+                warp = coop.this_warp()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                for i in range(K):
+                    heads[i] = (heads[i] & keep) | force
+                moved, count = op(warp, items, heads, valid_items=n)
+                coop.store(warp, dst, moved, offset=bid * (T * K), valid_items=count)
+                coop.store(block, counts, count, offset=bid * T)
+        count = {0: 0, 1: 1, "all": tile}[valid]
+        keep, force = {"given": (-1, 0), "none": (0, 0), "all": (0, 1)}[flags]
+
+        def oracle(v):
+            moved, counts = compacted(v["src"], (v["flags"] & keep) | force, tile, count, partition)
+            return {"dst": moved, "counts": np.repeat(counts, w)}
+        ints = (("n", count), ("keep", keep), ("force", force))
+        return body, oracle, {"operands": _select_operands(T, K, dtype, ints=ints), "canon": _bitwise}
+    return factory
+
+
 # ------------------------------------------------------------------------------------------- several operands
 
 
@@ -2703,6 +3115,55 @@ _VARIANTS = [
     ("broadcast", "lw_odd_last", _bcast_lw_odd_last, (np.int32, np.float32, np.float64), BCAST_WARP_COMBOS),
     ("broadcast", "lw_odd_runtime", _bcast_lw_odd_runtime, INT_AND_FLOAT, BCAST_WARP_COMBOS),
     ("broadcast", "lw_tuple_payloads", _bcast_lw_tuple, INT_AND_FLOAT, BCAST_WARP_COMBOS),
+    # select and partition (SPEC 8.20): blocks of every shape, warps and logical warps of 1-32 lanes; payloads,
+    # scalars (flagged by comparisons) and tuples of mixed dtypes; valid_items none, static, runtime, 0, 1 and the
+    # tile; flags of several integer dtypes, all zero and all set; explicit TempStorage
+    ("select", "block_select_runtime", _select_block(False, "runtime"), INT_AND_FLOAT, SELECT_BLOCK_COMBOS),
+    ("select", "block_partition_runtime", _select_block(True, "runtime"), INT_AND_FLOAT, SELECT_BLOCK_COMBOS),
+    ("select", "block_select_whole", _select_block(False, None), INT_AND_FLOAT, SELECT_BLOCK_COMBOS),
+    ("select", "block_partition_static", _select_block(True, 37), INT_AND_FLOAT, SELECT_BLOCK_COMBOS),
+    ("select", "block_partition_dtypes", _select_block(True, "runtime"), TEN_DTYPES, (((128, 1, 1), 2),)),
+    ("select", "block_select_dtypes", _select_block(False, None), TEN_DTYPES, (((20, 3, 1), 3),)),
+    ("select", "block_select_scalar", _select_block_scalar(False), INT_AND_FLOAT, SELECT_BLOCK_COMBOS),
+    ("select", "block_partition_scalar", _select_block_scalar(True), INT_AND_FLOAT, SELECT_BLOCK_COMBOS),
+    ("select", "block_partition_tuple", _select_block_tuple, INT_AND_FLOAT, SELECT_BLOCK_COMBOS),
+    ("select", "block_select_tuple_scalars", _select_block_tuple_scalars, INT_AND_FLOAT, SELECT_BLOCK_COMBOS),
+    ("select", "block_temp_storage", _select_block_storage, INT_AND_FLOAT, SELECT_BLOCK_COMBOS[1:4]),
+    ("select", "warp_select", _select_warp(False, None), INT_AND_FLOAT, SELECT_WARP_COMBOS),
+    ("select", "warp_partition", _select_warp(True, None), INT_AND_FLOAT, SELECT_WARP_COMBOS),
+    ("select", "warp_partition_tuple", _select_warp_tuple, INT_AND_FLOAT, SELECT_WARP_COMBOS),
+    ("select", "warp_select_dtypes", _select_warp(False, None), TEN_DTYPES, (((64, 1, 1), 2),)),
+    ("select", "lw1_select", _select_warp(False, 1), INT_AND_FLOAT, SELECT_WARP_COMBOS),
+    ("select", "lw2_partition", _select_warp(True, 2), INT_AND_FLOAT, SELECT_WARP_COMBOS),
+    ("select", "lw4_select", _select_warp(False, 4), INT_AND_FLOAT, SELECT_WARP_COMBOS),
+    ("select", "lw8_partition", _select_warp(True, 8), INT_AND_FLOAT, SELECT_WARP_COMBOS),
+    ("select", "lw16_select", _select_warp(False, 16), INT_AND_FLOAT, SELECT_WARP_COMBOS),
+    ("select", "lw32_partition", _select_warp(True, 32), INT_AND_FLOAT, SELECT_WARP_COMBOS),
+    ("select", "lw8_select_scalar", _select_lw_scalar, INT_AND_FLOAT, SELECT_WARP_COMBOS),
+    ("select", "block_partition_valid0", _select_edges(True, "block", 0, "given"), INT_AND_FLOAT,
+     SELECT_BLOCK_COMBOS[1:3]),
+    ("select", "block_select_valid0", _select_edges(False, "block", 0, "given"), INT_AND_FLOAT,
+     SELECT_BLOCK_COMBOS[1:3]),
+    ("select", "block_partition_valid1", _select_edges(True, "block", 1, "all"), INT_AND_FLOAT,
+     SELECT_BLOCK_COMBOS[1:3]),
+    ("select", "block_select_valid1", _select_edges(False, "block", 1, "given"), INT_AND_FLOAT,
+     SELECT_BLOCK_COMBOS[1:3]),
+    ("select", "block_partition_valid_all", _select_edges(True, "block", "all", "given"), INT_AND_FLOAT,
+     SELECT_BLOCK_COMBOS[1:3]),
+    ("select", "block_partition_flags_none", _select_edges(True, "block", "all", "none"), INT_AND_FLOAT,
+     SELECT_BLOCK_COMBOS[1:3]),
+    ("select", "block_select_flags_none", _select_edges(False, "block", "all", "none"), INT_AND_FLOAT,
+     SELECT_BLOCK_COMBOS[1:3]),
+    ("select", "block_partition_flags_all", _select_edges(True, "block", "all", "all"), INT_AND_FLOAT,
+     SELECT_BLOCK_COMBOS[1:3]),
+    ("select", "block_select_flags_all", _select_edges(False, "block", 1, "all"), INT_AND_FLOAT,
+     SELECT_BLOCK_COMBOS[1:3]),
+    ("select", "warp_partition_valid0", _select_edges(True, "warp", 0, "all"), INT_AND_FLOAT, SELECT_WARP_COMBOS),
+    ("select", "warp_select_valid1", _select_edges(False, "warp", 1, "given"), INT_AND_FLOAT, SELECT_WARP_COMBOS),
+    ("select", "warp_partition_flags_none", _select_edges(True, "warp", "all", "none"), INT_AND_FLOAT,
+     SELECT_WARP_COMBOS),
+    ("select", "warp_select_flags_all", _select_edges(False, "warp", "all", "all"), INT_AND_FLOAT,
+     SELECT_WARP_COMBOS),
     ("multi_operand", "block_inclusive_scan", _multi("block_inclusive"), INT_AND_FLOAT, COMBOS_3D),
     ("multi_operand", "block_exclusive_scan", _multi("block_exclusive"), INT_AND_FLOAT, COMBOS_3D),
     ("multi_operand", "block_reverse_scan", _multi("block_reverse"), INT_AND_FLOAT, COMBOS_3D),

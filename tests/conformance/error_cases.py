@@ -779,6 +779,138 @@ def broadcast_positional_src_rank(bid, src, dst):
     coop.store(block, dst, out)
 
 
+# ---- select and partition (SPEC 8.20)
+def select_thread_group(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    kept, count = coop.select(coop.this_thread(), items[0], items[1] > 0)  # HERE
+    items[0] = kept
+    coop.store(block, dst, items)
+
+
+def select_odd_logical_warp(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    heads = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    coop.load(block, src, heads)
+    lanes = coop.this_warp().group_by(3, exhaustive=False)
+    kept, count = coop.select(lanes, items, heads)  # HERE
+    coop.store(block, dst, kept)
+
+
+def partition_warp_in_partial_warp(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    heads = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    coop.load(block, src, heads)
+    parted, count = coop.partition(coop.this_warp(), items, heads)  # HERE
+    coop.store(block, dst, parted)
+
+
+def select_float_flags(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    heads = coop.ThreadData(K, np.float32)
+    coop.load(block, src, items)
+    for i in range(K):
+        heads[i] = items[i] * np.float32(0.5)
+    kept, count = coop.select(block, items, heads)  # HERE
+    coop.store(block, dst, kept)
+
+
+def select_scalar_flag_for_a_payload(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    kept, count = coop.select(block, items, items[0] > 0)  # HERE
+    coop.store(block, dst, kept)
+
+
+def select_flags_of_another_extent(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    heads = coop.ThreadData(2, np.int32)
+    coop.load(block, src, items)
+    heads[0] = 1
+    heads[1] = 0
+    kept, count = coop.select(block, items, heads)  # HERE
+    coop.store(block, dst, kept)
+
+
+def partition_tuple_mixing_shapes(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    heads = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    coop.load(block, src, heads)
+    (parted, first), count = coop.partition(block, (items, items[0]), heads)  # HERE
+    coop.store(block, dst, parted)
+
+
+def select_nine_items(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    heads = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    coop.load(block, src, heads)
+    coop.select(block, (items, items, items, items, items, items, items, items, items), heads)  # HERE
+    coop.store(block, dst, items)
+
+
+def select_valid_items_float(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    heads = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    coop.load(block, src, heads)
+    kept, count = coop.select(block, items, heads, valid_items=2.5)  # HERE
+    coop.store(block, dst, kept)
+
+
+def partition_valid_items_past_the_tile(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    heads = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    coop.load(block, src, heads)
+    parted, count = coop.partition(coop.this_warp().group_by(8), items, heads, valid_items=33)  # HERE
+    coop.store(block, dst, parted)
+
+
+def select_valid_items_negative(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    heads = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    coop.load(block, src, heads)
+    kept, count = coop.select(block, items, heads, valid_items=-1)  # HERE
+    coop.store(block, dst, kept)
+
+
+def select_warp_temp_storage(bid, src, dst):
+    block = coop.this_block()
+    storage = coop.TempStorage()
+    items = coop.ThreadData(K, np.int32)
+    heads = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    coop.load(block, src, heads)
+    kept, count = coop.select(coop.this_warp(), items, heads, temp_storage=storage)  # HERE
+    coop.store(block, dst, kept)
+
+
+def select_positional_valid_items(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    heads = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    coop.load(block, src, heads)
+    kept, count = coop.select(block, items, heads, 7)  # HERE
+    coop.store(block, dst, kept)
+
+
 # ---- several operands (SPEC 8.18)
 def add_pairs(a, b):
     return (a[0] + b[0], a[1] + b[1])
@@ -1380,6 +1512,38 @@ ERRORS = [
     ErrorCase("topk-c5-warp-k-positional", topk_warp_k_positional, coop.CoopTypeError,
               "cuda.coop.topk_min_keys takes 2 positional operands; pass options by keyword"),
     ErrorCase("topk-warp-without-k", topk_warp_without_k, coop.CoopTypeError, "missing a required argument: 'k'"),
+    ErrorCase("select-g3-thread", select_thread_group, coop.CoopUnsupportedError,
+              "cuda.coop.select does not support group kind 'thread'; supported group kinds: block, warp, "
+              "threads_within_warp"),
+    ErrorCase("select-g15-odd-width", select_odd_logical_warp, coop.CoopUnsupportedError,
+              "cuda.coop.select supports logical-warp widths 1, 2, 4, 8, 16, 32; got 3"),
+    ErrorCase("partition-g5-partial-warp", partition_warp_in_partial_warp, coop.CoopValueError,
+              "cuda.coop.partition on warp groups requires a block made of complete warps; block has 48 threads",
+              block=(48, 1, 1)),
+    ErrorCase("select-p2-float-flags", select_float_flags, coop.CoopTypeError,
+              "cuda.coop.select does not support flags dtype float32; supported: int8, int16, int32, int64, uint8, "
+              "uint16, uint32, uint64; a boolean flag is accepted as the scalar of scalar items"),
+    ErrorCase("select-p5-scalar-flag", select_scalar_flag_for_a_payload, coop.CoopTypeError,
+              "cuda.coop.select flags must be a ThreadData of 4 items, as items is"),
+    ErrorCase("select-p7-flags-extent", select_flags_of_another_extent, coop.CoopValueError,
+              "cuda.coop.select items and flags must have the same items_per_thread (4 != 2)"),
+    ErrorCase("partition-p18-mixed-shapes", partition_tuple_mixing_shapes, coop.CoopTypeError,
+              "cuda.coop.partition items must be a tuple of 1 to 8 payloads of one extent or scalars; got a tuple "
+              "mixing payloads and scalars"),
+    ErrorCase("select-p18-nine-items", select_nine_items, coop.CoopTypeError,
+              "cuda.coop.select items must be a tuple of 1 to 8 payloads of one extent or scalars; got a tuple of 9"),
+    ErrorCase("select-c6-float-valid-items", select_valid_items_float, coop.CoopTypeError,
+              "cuda.coop.select valid_items must be a signed integer of at most 64 bits or an unsigned integer of at "
+              "most 32 bits; got float"),
+    ErrorCase("partition-c7-past-the-tile", partition_valid_items_past_the_tile, coop.CoopValueError,
+              "cuda.coop.partition static valid_items must be between 0 and 32; got 33"),
+    ErrorCase("select-c7-negative", select_valid_items_negative, coop.CoopValueError,
+              "cuda.coop.select static valid_items must be between 0 and 512; got -1"),
+    ErrorCase("select-s2-warp-temp-storage", select_warp_temp_storage, coop.CoopValueError,
+              "cuda.coop.select does not accept temp_storage for warp groups; their scratch is always "
+              "compiler-owned"),
+    ErrorCase("select-c5-positional", select_positional_valid_items, coop.CoopTypeError,
+              "cuda.coop.select takes 3 positional operands; pass options by keyword"),
     ErrorCase("tuple-extents", tuple_of_other_extents, coop.CoopValueError,
               "cuda.coop.inclusive_scan value tuple payloads must have the same items_per_thread; got 4, 2"),
     ErrorCase("tuple-operator-arity", tuple_operator_of_another_arity, coop.CoopTypeError,
