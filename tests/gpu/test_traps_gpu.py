@@ -362,3 +362,52 @@ def test_out_of_range_warp_topk_controls_trap(case):
     """SPEC 8.22: runtime k and valid_items outside 0 ... G*K of the group's own tile trap (a warp of one key per lane,
     logical warps of 8 and 1 lanes with several)."""
     assert_traps(WARP_TOPK_CHILD, *case)
+
+
+SELECT_CHILD = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (the alias keeps `cuda` numba-cuda-mlir's)
+    from cuda import coop
+    from numba_cuda_mlir import cuda
+
+    width = int(sys.argv[1])  # 0: the block, 32: a warp, else logical warps of that width
+
+    @cuda.jit
+    def block_kernel(src, dst, valid):
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items)
+        moved, count = coop.partition(coop.this_block(), items, items, valid_items=valid)
+        coop.store(coop.this_block(), dst, moved)
+
+    @cuda.jit
+    def warp_kernel(src, dst, valid):
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items)
+        moved, count = coop.partition(coop.this_warp(), items, items, valid_items=valid)
+        coop.store(coop.this_block(), dst, moved)
+
+    @cuda.jit
+    def lanes_kernel(src, dst, valid):
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items)
+        moved, count = coop.partition(coop.this_warp().group_by(width), items, items, valid_items=valid)
+        coop.store(coop.this_block(), dst, moved)
+
+    kernel = {0: block_kernel, 32: warp_kernel}.get(width, lanes_kernel)
+    src = np.arange(512, dtype=np.int32) + 1
+    dst = np.zeros_like(src)
+    kernel[1, 128](src, dst, np.int32(0))   # in range (nothing valid: the input comes back): runs
+    cuda.synchronize()
+    assert (dst == src).all()
+    print("IN_RANGE_OK", flush=True)
+    kernel[1, 128](src, dst, np.int32(int(sys.argv[2])))
+    cuda.synchronize()
+    print("NO_TRAP", flush=True)
+""")
+
+
+@pytest.mark.parametrize("case", [(0, 513), (0, -1), (32, 129), (8, 33), (8, -2)])
+def test_out_of_range_select_valid_items_traps(case):
+    """SPEC 8.20 / 10.2: a runtime valid_items outside 0 ... G*K traps (the block, a warp, logical warps of 8)."""
+    assert_traps(SELECT_CHILD, *case)
