@@ -275,7 +275,10 @@ __device__ void selects(T* data, two* twos, const Flag* flags, long long valid, 
   n += cuda_coop::WarpSelectRanks<K, 1, 64, 1, 1>().Rank(keep, valid, ranks);
   using Lone = cuda_coop::WarpSelectExchange<T, K, 1>;
   Lone(*reinterpret_cast<typename Lone::TempStorage*>(scratch), 1u << (rank % 32u)).Scatter(in, out, ranks);
-  data[0] = out[K - 1] + (T)n + (T)pairs[0].a;
+  int cut[K], starts[K];
+  cuda_coop::isolated_starts(keep, (long long)rank * K, valid, cut);
+  cuda_coop::segment_starts(keep, (long long)rank * K, starts);
+  data[0] = out[K - 1] + (T)n + (T)pairs[0].a + (T)cut[0] + (T)starts[K - 1];
 }
 
 __device__ void barriers(unsigned rank) {

@@ -62,7 +62,8 @@ def split_entry(provider: Provider, dtype: str, extents: dict[str, int], outputs
     """``provider`` (emitted for the tuple ``dtype``) with an entry point taking each operand apart: a pointer to
     tuples (``extents[name]`` of them) becomes one pointer per operand, a tuple value one value per operand, and a
     tuple result one ``out`` pointer per operand. Pointers named in ``outputs`` are written back after the call,
-    the others read before it. The original entry is kept, inlined, as ``@SYM@_tuples``."""
+    the others read before it; an ``out`` pointer to one tuple becomes one ``out`` pointer per operand, in its
+    place. The original entry is kept, inlined, as ``@SYM@_tuples``."""
     t = c_type(dtype)
     dtypes = fields(dtype)
     template = provider.template
@@ -76,7 +77,13 @@ def split_entry(provider: Provider, dtype: str, extents: dict[str, int], outputs
     after: list[str] = []
     args: list[str] = []
     for param in provider.params:
-        if param.c_type == f"{t}*":
+        if param.abi is Abi.OUT and param.c_type == f"{t}*":  # one tuple result: an ``out`` pointer per operand
+            before.append(f"  {t} {param.name}_t;")
+            for j, d in enumerate(dtypes):
+                params.append(CParam(Abi.OUT, f"{c_type(d)}*", f"{param.name}{j}", d))
+                after.append(f"  *{param.name}{j} = {param.name}_t.f{j};")
+            args.append(f"&{param.name}_t")
+        elif param.c_type == f"{t}*":
             count = extents[param.name]
             before.append(f"  {t} {param.name}_t[{count}];")
             for j, d in enumerate(dtypes):

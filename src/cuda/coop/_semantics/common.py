@@ -212,6 +212,35 @@ def check_companion_extent(name: str, operand: str, companion: str, items_per_th
                          f"({items_per_thread} != {extent})")
 
 
+BOOLEAN_DTYPES = ("bool", "boolean")  # a truth value's dtype as each backend names it
+
+
+def check_flags(name: str, items_per_thread: int, flags: tuple[str | None, int], param: str = "flags",
+                operand: str = "items") -> str:
+    """The flags' dtype as the C++ reads them: an integer payload of the items' extent, or for scalar items an
+    integer or boolean scalar (a comparison), which crosses as uint8 (SPEC 8.17's head_flags; P2, P5, P7): select's
+    ``flags``, a segmented reduction's ``head_flags``."""
+    dtype, extent = flags
+    check_companion_extent(name, operand, param, items_per_thread, extent)
+    if extent and dtype not in INTEGER_DTYPES:
+        scalar = "scalar items" if operand == "items" else f"a scalar {operand}"
+        raise CoopTypeError(f"{name} does not support {param} dtype {dtype}; supported: {', '.join(INTEGER_DTYPES)}; "
+                            f"a boolean flag is accepted as the scalar of {scalar}")
+    if not extent and dtype not in INTEGER_DTYPES and dtype not in BOOLEAN_DTYPES:
+        raise CoopTypeError(f"{name} {param} must be an integer or boolean scalar; got {dtype}")
+    return "uint8" if dtype in BOOLEAN_DTYPES else dtype  # type: ignore[return-value]
+
+
+def check_valid_items(name: str, valid_items: object, positions: int) -> None:
+    """C6 for the control's dtype, C7 for a static value outside ``0 ... positions`` (select, partition and segmented
+    reductions: SPEC 8.20, 8.21)."""
+    if valid_items is None:
+        return
+    check_runtime_int(name, "valid_items", valid_items)  # type: ignore[arg-type]
+    if isinstance(valid_items, Static) and not 0 <= valid_items.value <= positions:  # type: ignore[operator]
+        raise CoopValueError(f"{name} static valid_items must be between 0 and {positions}; got {valid_items.value}")
+
+
 def dtype_string_error(name: str, param: str, value: str) -> CoopTypeError:
     """A dtype option (``counter_dtype``, ``decoded_offset_dtype``) given as a string: dtypes are named by their
     types, never by strings, as ``ThreadData``'s (P12; docs: errors, "Payloads and arrays")."""

@@ -9,7 +9,7 @@ from .aggregates import is_aggregate, require_aggregate_callable
 from .common import (
     ALL_NUMERIC_DTYPES,
     BLOCK, CLUSTER, GRID, LOGICAL_WARP, NUMERIC_DTYPES, THREAD, WARP, WARPS_IN_BLOCK, GroupSpec, LaunchShape,
-    Static, check_runtime_int, is_power_of_two, normalize_selector,
+    Static, check_flags, check_runtime_int, check_valid_items, is_power_of_two, normalize_selector,
 )
 from .groups import LOGICAL_WARP_WIDTHS, reject_warp_descriptor, require_complete_warps
 from .operators import OperatorSpec, resolve_operator
@@ -68,11 +68,47 @@ def require_reduce_group(name: str, group: GroupSpec, launch: LaunchShape) -> No
 
 @dataclass(frozen=True, kw_only=True)
 class ReduceOptions:
-    """A reduce call's options beyond its shape (docs: operations/reduce); ``valid_items`` is the shape's control."""
+    """A reduce call's options beyond its shape (docs: operations/reduce); ``valid_items`` is the shape's control.
+    ``flags``: the dtype and extent (0: a scalar) of ``head_flags`` (a segmented reduction, SPEC 8.21), or None;
+    ``compact``: return the totals compacted, with their count."""
 
     binary_op: object = None
     broadcast: object = True
     algorithm: object = None
+    flags: tuple[str | None, int] | None = None
+    compact: object = False
+
+
+@dataclass(frozen=True)
+class SegmentedReduceSpec:
+    """A segmented reduction (docs: operations/reduce, "Segmented reductions"; SPEC 8.21): the reverse segmented
+    inclusive scan of the value with every position from ``valid_items`` on a segment of its own, so that each
+    segment's first position holds its total; with ``compact``, the totals then compacted by select's ranks."""
+
+    group: GroupSpec
+    block: tuple[int, int, int]
+    dtype: str
+    items_per_thread: int  # 0: a scalar value
+    operator: OperatorSpec
+    flag_dtype: str  # as the C++ reads the head flags (a boolean scalar crosses as uint8)
+    has_valid_items: bool
+    compact: bool
+    barrier: bool
+
+    @property
+    def k(self) -> int:
+        return max(self.items_per_thread, 1)
+
+    @property
+    def positions(self) -> int:
+        """The group's tile: ``G*K`` positions."""
+        return self.group.size * self.k
+
+    @property
+    def uses_scratch(self) -> bool:
+        """Blocks scan (and compact) through shared memory; warp groups scan by shuffles and compact through their
+        own slice."""
+        return self.group.kind == BLOCK or self.compact
 
 
 def plan_reduce(shape: CallShape, opts: ReduceOptions) -> ReduceSpec:
@@ -80,6 +116,10 @@ def plan_reduce(shape: CallShape, opts: ReduceOptions) -> ReduceSpec:
     dtype, items_per_thread, valid_items = shape.dtype, shape.items_per_thread, shape.control("valid_items")
     binary_op, broadcast, algorithm = opts.binary_op, opts.broadcast, opts.algorithm
     require_reduce_group(name, group, launch)
+    if not isinstance(opts.compact, bool):
+        raise CoopTypeError(f"{name} compact must be a compile-time bool")
+    if opts.compact:
+        raise CoopValueError(f"{name} compact requires head_flags")
     require_aggregate_callable(name, "binary_op", dtype, binary_op)
     if dtype not in ALL_NUMERIC_DTYPES and not is_aggregate(dtype) and not is_tuple(dtype):
         raise CoopTypeError(f"{name} does not support value dtype {dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
@@ -110,3 +150,40 @@ def plan_reduce(shape: CallShape, opts: ReduceOptions) -> ReduceSpec:
     barrier = spec.uses_scratch and shape.reuse_barrier
     return ReduceSpec(group, launch.block, dtype, items_per_thread, operator, broadcast, valid_items is not None,
                       chosen, barrier)
+
+
+SEGMENTED_KINDS = (BLOCK, WARP, LOGICAL_WARP)
+
+
+def plan_segmented_reduce(shape: CallShape, opts: ReduceOptions) -> SegmentedReduceSpec:
+    """A reduction with ``head_flags`` (SPEC 8.21): the groups and operands of the segmented scans (blocks: a scalar
+    or a payload; warp groups of power-of-two widths: one scalar per lane), ``valid_items`` from 0 to the tile, no
+    ``broadcast=False`` and no ``algorithm`` (O16)."""
+    name, group, launch, descriptor = shape.name, shape.group, shape.launch, shape.descriptor
+    dtype, items_per_thread, valid_items = shape.dtype, shape.items_per_thread, shape.control("valid_items")
+    require_reduce_group(name, group, launch)  # grid (G4), other kinds and widths as without head_flags first
+    if group.kind not in SEGMENTED_KINDS:
+        raise CoopUnsupportedError(f"{name} with head_flags does not support group kind '{group.kind}'; supported "
+                                   f"group kinds: {', '.join(SEGMENTED_KINDS)}")
+    if group.kind == LOGICAL_WARP and group.size not in LOGICAL_WARP_WIDTHS:
+        raise CoopUnsupportedError(f"{name} with head_flags supports logical-warp widths "
+                                   f"{', '.join(map(str, LOGICAL_WARP_WIDTHS))}; got {group.size}")
+    require_aggregate_callable(name, "binary_op", dtype, opts.binary_op)
+    if dtype not in ALL_NUMERIC_DTYPES and not is_aggregate(dtype) and not is_tuple(dtype):
+        raise CoopTypeError(f"{name} does not support value dtype {dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
+    assert opts.flags is not None
+    flag_dtype = check_flags(name, items_per_thread, opts.flags, param="head_flags", operand="value")
+    operator = resolve_operator(name, "binary_op", opts.binary_op, dtype)
+    if not isinstance(opts.compact, bool):
+        raise CoopTypeError(f"{name} compact must be a compile-time bool")
+    if group.is_warp_scope and items_per_thread:
+        raise CoopTypeError(f"{name} on warp groups accepts one scalar per lane")
+    for param, given in (("broadcast", opts.broadcast is not True), ("algorithm", opts.algorithm is not None)):
+        if given:
+            raise CoopValueError(f"{name} head_flags cannot be combined with {param}; segmented reductions return "
+                                 "one total per segment")
+    check_valid_items(name, valid_items, group.size * max(items_per_thread, 1))
+    reject_warp_descriptor(name, group, descriptor)
+    barrier = (group.kind == BLOCK or opts.compact) and shape.reuse_barrier
+    return SegmentedReduceSpec(group, launch.block, dtype, items_per_thread, operator, flag_dtype,
+                               valid_items is not None, opts.compact, barrier)

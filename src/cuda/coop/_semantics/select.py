@@ -8,16 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .._errors import CoopTypeError, CoopValueError
+from .._errors import CoopTypeError
 from .aggregates import is_aggregate
-from .common import (
-    ALL_NUMERIC_DTYPES, INTEGER_DTYPES, NUMERIC_DTYPES, GroupSpec, Static, check_companion_extent,
-    check_runtime_int,
-)
+from .common import ALL_NUMERIC_DTYPES, NUMERIC_DTYPES, GroupSpec, check_flags, check_valid_items
 from .groups import reject_warp_descriptor, require_complete_warps
 from .shape import CallShape
-
-BOOLEAN_DTYPES = ("bool", "boolean")  # a truth value's dtype as each backend names it
 
 
 @dataclass(frozen=True)
@@ -55,29 +50,6 @@ class SelectOptions:
     the shape's control."""
 
     flags: tuple[str | None, int]
-
-
-def check_flags(name: str, items_per_thread: int, flags: tuple[str | None, int], param: str = "flags",
-                operand: str = "items") -> str:
-    """The flags' dtype as the C++ reads them: an integer payload of the items' extent, or for scalar items an
-    integer or boolean scalar (a comparison), which crosses as uint8 (SPEC 8.17's head_flags; P2, P5, P7)."""
-    dtype, extent = flags
-    check_companion_extent(name, operand, param, items_per_thread, extent)
-    if extent and dtype not in INTEGER_DTYPES:
-        raise CoopTypeError(f"{name} does not support {param} dtype {dtype}; supported: {', '.join(INTEGER_DTYPES)}; "
-                            f"a boolean flag is accepted as the scalar of scalar {operand}")
-    if not extent and dtype not in INTEGER_DTYPES and dtype not in BOOLEAN_DTYPES:
-        raise CoopTypeError(f"{name} {param} must be an integer or boolean scalar; got {dtype}")
-    return "uint8" if dtype in BOOLEAN_DTYPES else dtype  # type: ignore[return-value]
-
-
-def check_valid_items(name: str, valid_items: object, positions: int) -> None:
-    """C6 for the control's dtype, C7 for a static value outside ``0 ... positions`` (SPEC 8.20, 8.21)."""
-    if valid_items is None:
-        return
-    check_runtime_int(name, "valid_items", valid_items)  # type: ignore[arg-type]
-    if isinstance(valid_items, Static) and not 0 <= valid_items.value <= positions:  # type: ignore[operator]
-        raise CoopValueError(f"{name} static valid_items must be between 0 and {positions}; got {valid_items.value}")
 
 
 def plan_select(shape: CallShape, opts: SelectOptions) -> SelectSpec:

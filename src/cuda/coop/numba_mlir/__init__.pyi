@@ -423,9 +423,11 @@ def reduce(
     broadcast: bool = True,
     valid_items: int | None = None,
     algorithm: _ReduceAlgorithm | None = None,
+    head_flags: Any = None,
+    compact: bool = False,
     temp_storage: TempStorage | None = None,
 ) -> Any:
-    """Combine every member's value (scalar or ThreadData) with ``binary_op``."""
+    """Combine every member's value (scalar or ThreadData) with ``binary_op``; with ``head_flags``, each segment's."""
 
 
 def reduce_batched(
@@ -538,6 +540,8 @@ def sum(
     broadcast: bool = True,
     valid_items: int | None = None,
     algorithm: _ReduceAlgorithm | None = None,
+    head_flags: Any = None,
+    compact: bool = False,
     temp_storage: TempStorage | None = None,
 ) -> Any:
     """``reduce(group, value, binary_op="sum", ...)``: the sum of every member's value (scalar or ThreadData)."""

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from ..._semantics.aggregates import aggregate, uniform_word
 from ..._semantics.common import BLOCK, CLUSTER, THREAD, WARPS_IN_BLOCK, c_type, is_power_of_two, itemsize
-from ..._semantics.reduce import ReduceSpec
+from ..._semantics.reduce import ReduceSpec, SegmentedReduceSpec
 from ..provider import REUSE_MARK, SCRATCH_PARAMS, Abi, CParam, Provider, c_signature, reuse_barrier
 from . import operators
+from .select import compaction_lines, storage_union
 
 
 def _call(spec: ReduceSpec, source: str, op: str, lines: list[str]) -> str:
@@ -133,4 +134,79 @@ def emit(spec: ReduceSpec) -> Provider:
     if kind in (BLOCK, THREAD, WARPS_IN_BLOCK, CLUSTER):
         return Provider.make("reduce", headers, body, scratch_type, params)
     return Provider.make("reduce", headers, body, "typename " + algo + "::TempStorage" if spec.uses_scratch else None,
+                         params)
+
+
+def emit_segmented(spec: SegmentedReduceSpec) -> Provider:
+    """A segmented reduction (docs: operations/reduce, "Segmented reductions"): our own reverse segmented scans
+    (include/cuda_coop: ``BlockSegmentedReverseScan``, ``WarpSegmentedReverseScan``) with every position from
+    ``valid_items`` on flagged, so that it cannot join the last valid segment: each segment's first position then
+    holds its total. With ``compact``, a barrier (blocks), then select's ranks of the segment starts below
+    ``valid_items`` (position 0 always, then the flagged ones) and one exchange move the totals to the front
+    (``_cub.families.select``); the count is the number of segments."""
+    t, k, kind = c_type(spec.dtype), spec.k, spec.group.kind
+    f, width = c_type(spec.flag_dtype), spec.group.size
+    bx, by, bz = spec.block
+    decl, op = operators.functor(spec.operator, t)
+    payload = spec.items_per_thread > 0
+    params = [CParam(Abi.PTR, f"{t}*", "items") if payload else CParam(Abi.VALUE, t, "value"),
+              CParam(Abi.PTR, f"{f}*", "head_flags", spec.flag_dtype) if payload
+              else CParam(Abi.VALUE, f, "flag", spec.flag_dtype),
+              CParam(Abi.I64, "long long", "valid_items")]
+    if payload:
+        params.append(CParam(Abi.PTR, f"{t}*", "output"))
+    elif spec.compact:
+        params.append(CParam(Abi.OUT, f"{t}*", "result", spec.dtype))
+    if spec.compact:
+        params.append(CParam(Abi.OUT, "int*", "count", "int32"))
+    params += SCRATCH_PARAMS
+    ret = t if not payload and not spec.compact else "void"
+    lines = [f"  cuda_coop::check_range(valid_items, 0, {spec.positions});",
+             f"  const unsigned rank = cuda_coop::linear_rank<{bx}, {by}, {bz}>();"]
+    if payload:
+        lines += [f"  const {t} (&in)[{k}] = *reinterpret_cast<const {t} (*)[{k}]>(items);",
+                  f"  {t} (&out)[{k}] = *reinterpret_cast<{t} (*)[{k}]>(output);",
+                  f"  const {f} (&heads)[{k}] = *reinterpret_cast<const {f} (*)[{k}]>(head_flags);"]
+    else:
+        lines += [f"  const {t} in[1] = {{value}};", f"  {t} out[1];", f"  const {f} heads[1] = {{flag}};"]
+    first = "rank * " + str(k) if kind == BLOCK else f"(rank % {width}u) * {k}"
+    lines += [f"  const long long first = (long long){first};  // the caller's first tile position",
+              f"  int cut[{k}];", "  cuda_coop::isolated_starts(heads, first, valid_items, cut);"]
+    totals = "totals" if spec.compact else "out"
+    if spec.compact:
+        lines.append(f"  {t} totals[{k}];")
+    members = []
+    if kind == BLOCK:
+        scan = f"cuda_coop::BlockSegmentedReverseScan<{t}, {bx}, {by}, {bz}>"
+        header = "cuda_coop/block/block_segmented_reverse_scan.cuh"
+        members.append(f"typename {scan}::TempStorage scan;")
+        lines += ["  auto& storage = *reinterpret_cast<@SYM@_storage*>(scratch);",
+                  f"  {scan}(storage.scan).InclusiveScan(in, {totals}, cut, {op});"]
+    else:
+        scan = f"cuda_coop::WarpSegmentedReverseScan<{t}, {width}, {bx}, {by}, {bz}>"
+        header = "cuda_coop/warp/warp_segmented_scan.cuh"
+        lines.append(f"  {scan}().InclusiveScan(in[0], {totals}[0], cut[0], {op});  // shuffles: no shared memory")
+        if spec.compact:
+            lines += [f"  const unsigned mask = cuda_coop::logical_warp_mask(rank, {width}u);",
+                      f"  scratch += cuda_coop::group_instance<{width}>(rank) * stride;  // the group's own slice",
+                      "  auto& storage = *reinterpret_cast<@SYM@_storage*>(scratch);"]
+    headers = [header, "cuda_coop/util_segment.cuh"]
+    if spec.compact:
+        members.append(storage_union(kind, k, width, spec.block, [t]))
+        lines += [f"  int keep[{k}];", "  cuda_coop::segment_starts(heads, first, keep);"]
+        if kind == BLOCK:
+            lines.append("  cuda_coop::sync_block();  // the scan's storage is read before the ranks' is written")
+        lines += compaction_lines(kind, k, width, spec.block, [(t, "totals", "out")], "keep", "valid_items")
+        lines.append("  *count = n;")
+        if not payload:
+            lines.append("  *result = out[0];")
+        headers.append("cuda_coop/block/block_select.cuh" if kind == BLOCK else "cuda_coop/warp/warp_select.cuh")
+    if spec.barrier:
+        lines.append(reuse_barrier(None if kind == BLOCK else width))
+    if ret != "void":
+        lines.append("  return out[0];")
+    pre = f"union @SYM@_storage {{ {' '.join(members)} }};\n" if members else ""
+    body = (decl + pre + f'extern "C" __device__ {ret} @SYM@({c_signature(params)}) {{\n' + "\n".join(lines)
+            + "\n}\n")
+    return Provider.make("reduce", (*headers, *operators.HEADERS), body, "@SYM@_storage" if members else None,
                          params)

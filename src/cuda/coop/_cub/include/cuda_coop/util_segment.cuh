@@ -34,4 +34,26 @@ struct suffix_segment_op {
   }
 };
 
+// A segmented reduction's segment starts for its reverse scan (SPEC 8.21): a thread's K items at tile positions
+// first ... first+K-1 are cut where their head flag is non-zero, and at every position from valid_items on, which
+// is then a segment of its own and cannot join the last valid segment.
+template <typename Flag, int K>
+__device__ __forceinline__ void isolated_starts(const Flag (&heads)[K], long long first, long long valid_items,
+                                                int (&cut)[K]) {
+#pragma unroll
+  for (int i = 0; i < K; ++i) {
+    cut[i] = (heads[i] != 0 || first + i >= valid_items) ? 1 : 0;
+  }
+}
+
+// The positions that start a segment: position 0 of the tile always, then the flagged ones (the flags a compaction
+// of the totals keeps; it applies valid_items itself).
+template <typename Flag, int K>
+__device__ __forceinline__ void segment_starts(const Flag (&heads)[K], long long first, int (&starts)[K]) {
+#pragma unroll
+  for (int i = 0; i < K; ++i) {
+    starts[i] = (first + i == 0 || heads[i] != 0) ? 1 : 0;
+  }
+}
+
 }  // namespace cuda_coop
