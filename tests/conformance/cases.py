@@ -2022,6 +2022,406 @@ def _select_edges(partition, group, valid, flags):
     return factory
 
 
+# ------------------------------------------------------------------------------------------- segmented reduce
+
+_FOLDS = {"sum": np.add, "max": np.maximum, "min": np.minimum}
+
+
+def segment_totals(values, flags, size, valid, fold):
+    """SPEC 8.21 on each group's tile of ``size`` blocked positions (the rows of ``values``, or of a tuple of
+    arrays): position 0 and every flagged position below ``valid`` start a segment, which ends before the next
+    start or at ``valid``; each segment's total, in tile order, at the front of its row (the rest poisoned), and
+    each row's count of segments. ``fold``: a NumPy ufunc, or a function of two tuples for a tuple of arrays."""
+    columns = values if isinstance(values, tuple) else (values,)
+    rows = [np.asarray(c).reshape(-1, size) for c in columns]
+    heads = np.asarray(flags).reshape(-1, size)
+    valids = np.broadcast_to(np.asarray(valid), (heads.shape[0],))
+    outs = [poisoned(r.size, r.dtype).reshape(r.shape) for r in rows]
+    counts = []
+    for row, v in enumerate(valids):
+        starts = [p for p in range(v) if p == 0 or heads[row, p] != 0]
+        for j, (lo, hi) in enumerate(zip(starts, starts[1:] + [v])):
+            if isinstance(values, tuple):
+                total = tuple(r[row, lo] for r in rows)
+                for p in range(lo + 1, hi):
+                    total = fold(total, tuple(r[row, p] for r in rows))
+                for out, r, t in zip(outs, rows, total):
+                    out[row, j] = np.asarray(t).astype(r.dtype)
+            else:
+                outs[0][row, j] = fold.reduce(rows[0][row, lo:hi], dtype=rows[0].dtype)
+        counts.append(len(starts))
+    flat = tuple(out.reshape(-1) for out in outs)
+    return (flat if isinstance(values, tuple) else flat[0]), np.asarray(counts, np.int32)
+
+
+def starting_flags(group_tile, dtype=np.int32, share=0.3):
+    """Flags at about ``share`` of the positions and always at the first position of each group's tile (every
+    ``group_tile`` items of the array), so that the flags themselves mark every segment's first position."""
+    def make(n):
+        def draw(rng):
+            flags = some_flags(dtype, share)(n)(rng)
+            flags[::group_tile] = 1
+            return flags
+        return draw
+    return make
+
+
+def _segreduce_operands(T, K, dtype, *, group_tile=None, wide=False, values=False, flag_dtype=np.int32, ints=()):
+    """The values (``src``, an int64 ``src2`` with ``wide``), their head flags (``flags``; with ``group_tile``
+    flagged at every group's first position), the outputs (a tile each, or with ``values`` one per thread) and
+    every thread's count."""
+    n = GRID * T * K
+    out = GRID * T if values else n
+    ops = [Array("src", dtype, n, "in", small(dtype, -20, 20)(n))]
+    if wide:
+        ops.append(Array("src2", np.int64, n, "in", lambda rng: rng.integers(-10**9, 10**9, n).astype(np.int64)))
+    make = starting_flags(group_tile, flag_dtype) if group_tile else some_flags(flag_dtype, 0.3)
+    ops.append(Array("flags", flag_dtype, n, "in", make(n)))
+    ops.append(Array("dst", dtype, out, "out"))
+    if wide:
+        ops.append(Array("dst2", np.int64, out, "out"))
+    ops.append(Array("counts", np.int32, GRID * T, "out"))
+    return tuple(ops) + tuple(Int(name, value) for name, value in ints)
+
+
+def _segreduce_block(op, compact, valid):
+    """A block's segmented reduction of a payload (``op``: "sum" through ``coop.sum``, else ``reduce`` with the
+    operator name), compacted (stored count items) or not (its totals then compacted by ``select`` with the flags,
+    which mark every segment start); ``valid``: None, or "runtime" (``n``, about two thirds of the tile)."""
+    def factory(T, K, dtype):
+        tile = T * K
+        runtime = 2 * tile // 3 + 1
+        if op == "sum" and compact:
+            def body(bid, src, flags, dst, counts, n):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                totals, count = coop.sum(block, items, head_flags=heads, compact=True, valid_items=n)
+                coop.store(block, dst, totals, offset=bid * (T * K), valid_items=count)
+                coop.store(block, counts, count, offset=bid * T)
+        elif op == "sum":
+            def body(bid, src, flags, dst, counts, n):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                totals = coop.sum(block, items, head_flags=heads, valid_items=n)
+                kept, count = coop.select(block, totals, heads, valid_items=n)
+                coop.store(block, dst, kept, offset=bid * (T * K), valid_items=count)
+                coop.store(block, counts, count, offset=bid * T)
+        elif compact:
+            def body(bid, src, flags, dst, counts):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                totals, count = coop.reduce(block, items, binary_op=op, head_flags=heads, compact=True)
+                coop.store(block, dst, totals, offset=bid * (T * K), valid_items=count)
+                coop.store(block, counts, count, offset=bid * T)
+        else:
+            def body(bid, src, flags, dst, counts):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                totals = coop.reduce(block, items, binary_op=op, head_flags=heads)
+                kept, count = coop.select(block, totals, heads)
+                coop.store(block, dst, kept, offset=bid * (T * K), valid_items=count)
+                coop.store(block, counts, count, offset=bid * T)
+        count = runtime if valid == "runtime" else tile
+
+        def oracle(v):
+            totals, counts = segment_totals(v["src"], v["flags"], tile, count, _FOLDS[op])
+            return {"dst": totals, "counts": np.repeat(counts, T)}
+        ints = (("n", runtime),) if valid == "runtime" else ()
+        return body, oracle, {"operands": _segreduce_operands(T, K, dtype, group_tile=None if compact else tile,
+                                                              ints=ints)}
+    return factory
+
+
+def _segreduce_block_scalar(compact):
+    """Item 0 of each member as a scalar, flagged by a comparison (a boolean scalar), the runtime ``n`` valid: its
+    minimum per segment compacted, or its segments' sums (compacted by ``select``)."""
+    def factory(T, K, dtype):
+        runtime = T // 2 + 3
+        if compact:
+            def body(bid, src, flags, dst, counts, n):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                total, count = coop.reduce(block, items[0], binary_op="min", head_flags=heads[0] != 0,
+                                           compact=True, valid_items=n)
+                coop.store(block, dst, total, offset=bid * T, valid_items=count)
+                coop.store(block, counts, count, offset=bid * T)
+        else:
+            def body(bid, src, flags, dst, counts, n):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                total = coop.sum(block, items[0], head_flags=heads[0] != 0, valid_items=n)
+                kept, count = coop.select(block, total, heads[0] != 0, valid_items=n)
+                coop.store(block, dst, kept, offset=bid * T, valid_items=count)
+                coop.store(block, counts, count, offset=bid * T)
+
+        def oracle(v):
+            totals, counts = segment_totals(v["src"][::K], v["flags"][::K], T, runtime,
+                                            np.minimum if compact else np.add)
+            return {"dst": totals, "counts": np.repeat(counts, T)}
+        return body, oracle, {"operands": _segreduce_operands(T, K, dtype, values=True, ints=(("n", runtime),),
+                                                              group_tile=None if compact else T * K)}
+    return factory
+
+
+def _segreduce_block_tuple(scalars):
+    """A tuple (the dtype's, int64) reduced per segment with a function of tuples and compacted: payloads ``((a,
+    b), count)`` with int8 flags, or item 0 of each as scalars with a comparison."""
+    def factory(T, K, dtype):
+        if scalars:
+            def body(bid, src, src2, flags, dst, dst2, counts):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                wide = coop.ThreadData(K, np.int64)
+                heads = coop.ThreadData(K, np.int8)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, src2, wide, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                (a, b), count = coop.reduce(block, (items[0], wide[0]), binary_op=add_both, head_flags=heads[0] > 0,
+                                            compact=True)
+                coop.store(block, dst, a, offset=bid * T, valid_items=count)
+                coop.store(block, dst2, b, offset=bid * T, valid_items=count)
+                coop.store(block, counts, count, offset=bid * T)
+        else:
+            def body(bid, src, src2, flags, dst, dst2, counts):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                wide = coop.ThreadData(K, np.int64)
+                heads = coop.ThreadData(K, np.int8)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, src2, wide, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                (a, b), count = coop.reduce(block, (items, wide), binary_op=add_both, head_flags=heads, compact=True)
+                coop.store(block, dst, a, offset=bid * (T * K), valid_items=count)
+                coop.store(block, dst2, b, offset=bid * (T * K), valid_items=count)
+                coop.store(block, counts, count, offset=bid * T)
+
+        def oracle(v):
+            if scalars:
+                (a, b), counts = segment_totals((v["src"][::K], v["src2"][::K]), v["flags"][::K] > 0, T, T, add_both)
+            else:
+                (a, b), counts = segment_totals((v["src"], v["src2"]), v["flags"], T * K, T * K, add_both)
+            return {"dst": a, "dst2": b, "counts": np.repeat(counts, T)}
+        return body, oracle, {"operands": _segreduce_operands(T, K, dtype, wide=True, values=scalars,
+                                                              flag_dtype=np.int8)}
+    return factory
+
+
+def _segreduce_block_storage(T, K, dtype):
+    """Two segmented sums through one explicit TempStorage(auto_sync=True): the second over the first's compacted
+    totals with every position flagged (each total its own segment), below the first's count."""
+    def body(bid, src, flags, dst, counts):
+        block = coop.this_block()
+        storage = coop.TempStorage(auto_sync=True)
+        items = coop.ThreadData(K, dtype)
+        heads = coop.ThreadData(K, np.int32)
+        ones = coop.ThreadData(K, np.int32)
+        coop.load(block, src, items, offset=bid * (T * K))
+        coop.load(block, flags, heads, offset=bid * (T * K))
+        for i in range(K):
+            ones[i] = 1
+        totals, count = coop.sum(block, items, head_flags=heads, compact=True, temp_storage=storage)
+        again, total = coop.sum(block, totals, head_flags=ones, compact=True, valid_items=count,
+                                temp_storage=storage)
+        coop.store(block, dst, again, offset=bid * (T * K), valid_items=total)
+        coop.store(block, counts, total, offset=bid * T)
+
+    def oracle(v):
+        totals, counts = segment_totals(v["src"], v["flags"], T * K, T * K, np.add)
+        return {"dst": totals, "counts": np.repeat(counts, T)}
+    return body, oracle, {"operands": _segreduce_operands(T, K, dtype)}
+
+
+def _segreduce_matches_scan(T, K, dtype):
+    """SPEC 8.26: ``sum(..., head_flags=f)`` equals ``inclusive_sum(..., reverse=True, head_flags=f)`` bit for bit at
+    segment starts, floats of any bits included (fractional values, so the order of the additions shows): both
+    compacted by ``select`` with the flags (every tile's first position flagged), their difference stored."""
+    n = GRID * T * K
+
+    def body(bid, src, flags, dst, counts):
+        block = coop.this_block()
+        items = coop.ThreadData(K, dtype)
+        heads = coop.ThreadData(K, np.int32)
+        diff = coop.ThreadData(K, dtype)
+        coop.load(block, src, items, offset=bid * (T * K))
+        coop.load(block, flags, heads, offset=bid * (T * K))
+        totals = coop.sum(block, items, head_flags=heads)
+        scanned = coop.inclusive_sum(block, items, reverse=True, head_flags=heads)
+        kept, count = coop.select(block, totals, heads)
+        kept_scan, _ = coop.select(block, scanned, heads)
+        for i in range(K):
+            diff[i] = kept[i] - kept_scan[i]
+        coop.store(block, dst, diff, offset=bid * (T * K), valid_items=count)
+        coop.store(block, counts, count, offset=bid * T)
+
+    def values(rng):
+        if np.dtype(dtype).kind == "f":
+            return (rng.standard_normal(n) * 100).astype(dtype)
+        return small(dtype)(n)(rng)
+
+    def oracle(v):
+        _, counts = segment_totals(v["src"], v["flags"], T * K, T * K, np.add)
+        out = poisoned(n, dtype).reshape(-1, T * K)
+        for row, count in enumerate(counts):
+            out[row, :count] = 0
+        return {"dst": out.reshape(-1), "counts": np.repeat(counts, T)}
+    operands = (Array("src", dtype, n, "in", values),
+                Array("flags", np.int32, n, "in", starting_flags(T * K)(n)),
+                Array("dst", dtype, n, "out"), Array("counts", np.int32, GRID * T, "out"))
+    return body, oracle, {"operands": operands}
+
+
+def _segreduce_warp(op, width, compact):
+    """A warp's (``width`` None) or logical warp's segmented reduction of item 0 of each lane, the runtime ``n``
+    modulo the group's size plus one valid: compacted, or its totals compacted by ``select``."""
+    def factory(T, K, dtype):
+        w = 32 if width is None else width
+        runtime = 2 * w // 3 + 1
+        if width is None and compact:
+            def body(bid, src, flags, dst, counts, n):
+                block = coop.this_block()
+                warp = coop.this_warp()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                total, count = coop.reduce(warp, items[0], binary_op=op, head_flags=heads[0], compact=True,
+                                           valid_items=n % (w + 1))
+                coop.store(warp, dst, total, offset=bid * T, valid_items=count)
+                coop.store(block, counts, count, offset=bid * T)
+        elif width is None:
+            def body(bid, src, flags, dst, counts, n):
+                block = coop.this_block()
+                warp = coop.this_warp()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                total = coop.reduce(warp, items[0], binary_op=op, head_flags=heads[0], valid_items=n % (w + 1))
+                kept, count = coop.select(warp, total, heads[0], valid_items=n % (w + 1))
+                coop.store(warp, dst, kept, offset=bid * T, valid_items=count)
+                coop.store(block, counts, count, offset=bid * T)
+        elif compact:
+            def body(bid, src, flags, dst, counts, n):
+                block = coop.this_block()
+                lanes = coop.this_warp().group_by(width)
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                total, count = coop.reduce(lanes, items[0], binary_op=op, head_flags=heads[0], compact=True,
+                                           valid_items=n % (w + 1))
+                coop.store(lanes, dst, total, offset=bid * T, valid_items=count)
+                coop.store(block, counts, count, offset=bid * T)
+        else:
+            def body(bid, src, flags, dst, counts, n):
+                block = coop.this_block()
+                lanes = coop.this_warp().group_by(width)
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                total = coop.reduce(lanes, items[0], binary_op=op, head_flags=heads[0], valid_items=n % (w + 1))
+                kept, count = coop.select(lanes, total, heads[0], valid_items=n % (w + 1))
+                coop.store(lanes, dst, kept, offset=bid * T, valid_items=count)
+                coop.store(block, counts, count, offset=bid * T)
+
+        def oracle(v):
+            totals, counts = segment_totals(v["src"][::K], v["flags"][::K], w, runtime % (w + 1), _FOLDS[op])
+            return {"dst": totals, "counts": np.repeat(counts, w)}
+        return body, oracle, {"operands": _segreduce_operands(T, K, dtype, values=True, ints=(("n", runtime),),
+                                                              group_tile=None if compact else w * K)}
+    return factory
+
+
+def _segreduce_warp_tuple(T, K, dtype):
+    """A warp's segmented reduction of a tuple of scalars (item 0 of the dtype's and of an int64 payload) with a
+    function of tuples, not compacted: its totals compacted by ``select`` of the tuple."""
+    def body(bid, src, src2, flags, dst, dst2, counts):
+        block = coop.this_block()
+        warp = coop.this_warp()
+        items = coop.ThreadData(K, dtype)
+        wide = coop.ThreadData(K, np.int64)
+        heads = coop.ThreadData(K, np.int16)
+        coop.load(block, src, items, offset=bid * (T * K))
+        coop.load(block, src2, wide, offset=bid * (T * K))
+        coop.load(block, flags, heads, offset=bid * (T * K))
+        a, b = coop.reduce(warp, (items[0], wide[0]), binary_op=add_both, head_flags=heads[0])
+        (ka, kb), count = coop.select(warp, (a, b), heads[0])
+        coop.store(warp, dst, ka, offset=bid * T, valid_items=count)
+        coop.store(warp, dst2, kb, offset=bid * T, valid_items=count)
+        coop.store(block, counts, count, offset=bid * T)
+
+    def oracle(v):
+        (a, b), counts = segment_totals((v["src"][::K], v["src2"][::K]), v["flags"][::K], 32, 32, add_both)
+        return {"dst": a, "dst2": b, "counts": np.repeat(counts, 32)}
+    return body, oracle, {"operands": _segreduce_operands(T, K, dtype, wide=True, values=True, flag_dtype=np.int16,
+                                                          group_tile=32 * K)}
+
+
+def _segreduce_edges(group, valid, flags):
+    """The edge cases of SPEC 8.21, compacted sums: ``valid`` 0, 1 or "all" as the runtime ``n``; ``flags`` "given",
+    "none" (one segment) or "all" (every position its own), made as ``(flag & keep) | force``; ``group`` "block"
+    (payloads) or "warp" (item 0 of each lane)."""
+    def factory(T, K, dtype):
+        w = T if group == "block" else 32
+        tile = w * K if group == "block" else w
+        if group == "block":
+            def body(bid, src, flags, dst, counts, n, keep, force):
+                block = coop.this_block()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                for i in range(K):
+                    heads[i] = (heads[i] & keep) | force
+                totals, count = coop.sum(block, items, head_flags=heads, compact=True, valid_items=n)
+                coop.store(block, dst, totals, offset=bid * (T * K), valid_items=count)
+                coop.store(block, counts, count, offset=bid * T)
+        else:
+            def body(bid, src, flags, dst, counts, n, keep, force):
+                block = coop.this_block()
+                warp = coop.this_warp()
+                items = coop.ThreadData(K, dtype)
+                heads = coop.ThreadData(K, np.int32)
+                coop.load(block, src, items, offset=bid * (T * K))
+                coop.load(block, flags, heads, offset=bid * (T * K))
+                total, count = coop.sum(warp, items[0], head_flags=(heads[0] & keep) | force, compact=True,
+                                        valid_items=n)
+                coop.store(warp, dst, total, offset=bid * T, valid_items=count)
+                coop.store(block, counts, count, offset=bid * T)
+        count = {0: 0, 1: 1, "all": tile}[valid]
+        keep, force = {"given": (-1, 0), "none": (0, 0), "all": (0, 1)}[flags]
+
+        def oracle(v):
+            heads = (v["flags"] & keep) | force
+            if group == "block":
+                totals, counts = segment_totals(v["src"], heads, tile, count, np.add)
+            else:
+                totals, counts = segment_totals(v["src"][::K], heads[::K], tile, count, np.add)
+            return {"dst": totals, "counts": np.repeat(counts, w)}
+        ints = (("n", count), ("keep", keep), ("force", force))
+        return body, oracle, {"operands": _segreduce_operands(T, K, dtype, values=group != "block", ints=ints)}
+    return factory
+
+
 # ------------------------------------------------------------------------------------------- several operands
 
 
@@ -3163,6 +3563,52 @@ _VARIANTS = [
     ("select", "warp_partition_flags_none", _select_edges(True, "warp", "all", "none"), INT_AND_FLOAT,
      SELECT_WARP_COMBOS),
     ("select", "warp_select_flags_all", _select_edges(False, "warp", "all", "all"), INT_AND_FLOAT,
+     SELECT_WARP_COMBOS),
+    # segmented reduce and sum (SPEC 8.21): blocks of every shape (payloads and scalars), warps and logical warps
+    # of 1-32 lanes (scalars); compacted, or the totals at segment starts (compacted by select); tuples with a
+    # function of tuples; valid_items none, runtime, 0, 1 and the tile; flags all zero and all set
+    ("segmented_reduce", "block_sum_compact", _segreduce_block("sum", True, "runtime"), INT_AND_FLOAT,
+     SELECT_BLOCK_COMBOS),
+    ("segmented_reduce", "block_max_compact", _segreduce_block("max", True, None), INT_AND_FLOAT,
+     SELECT_BLOCK_COMBOS),
+    ("segmented_reduce", "block_sum_totals", _segreduce_block("sum", False, "runtime"), INT_AND_FLOAT,
+     SELECT_BLOCK_COMBOS),
+    ("segmented_reduce", "block_min_totals", _segreduce_block("min", False, None), INT_AND_FLOAT,
+     SELECT_BLOCK_COMBOS),
+    ("segmented_reduce", "block_max_dtypes", _segreduce_block("max", True, None), TEN_DTYPES, (((128, 1, 1), 2),)),
+    ("segmented_reduce", "block_scalar_min_compact", _segreduce_block_scalar(True), INT_AND_FLOAT,
+     SELECT_BLOCK_COMBOS),
+    ("segmented_reduce", "block_scalar_sum_totals", _segreduce_block_scalar(False), INT_AND_FLOAT,
+     SELECT_BLOCK_COMBOS),
+    ("segmented_reduce", "block_tuple_compact", _segreduce_block_tuple(False), INT_AND_FLOAT, SELECT_BLOCK_COMBOS),
+    ("segmented_reduce", "block_tuple_scalars_compact", _segreduce_block_tuple(True), INT_AND_FLOAT,
+     SELECT_BLOCK_COMBOS),
+    ("segmented_reduce", "block_sum_matches_reverse_scan", _segreduce_matches_scan, (np.int32, np.float32,
+                                                                                       np.float64), COMBOS_3D),
+    ("segmented_reduce", "block_temp_storage", _segreduce_block_storage, INT_AND_FLOAT, SELECT_BLOCK_COMBOS[1:4]),
+    ("segmented_reduce", "warp_sum_compact", _segreduce_warp("sum", None, True), INT_AND_FLOAT, SELECT_WARP_COMBOS),
+    ("segmented_reduce", "warp_max_totals", _segreduce_warp("max", None, False), INT_AND_FLOAT,
+     SELECT_WARP_COMBOS),
+    ("segmented_reduce", "warp_tuple_totals", _segreduce_warp_tuple, INT_AND_FLOAT, SELECT_WARP_COMBOS),
+    ("segmented_reduce", "lw1_sum_compact", _segreduce_warp("sum", 1, True), INT_AND_FLOAT, SELECT_WARP_COMBOS),
+    ("segmented_reduce", "lw2_min_totals", _segreduce_warp("min", 2, False), INT_AND_FLOAT, SELECT_WARP_COMBOS),
+    ("segmented_reduce", "lw4_max_compact", _segreduce_warp("max", 4, True), INT_AND_FLOAT, SELECT_WARP_COMBOS),
+    ("segmented_reduce", "lw8_sum_totals", _segreduce_warp("sum", 8, False), INT_AND_FLOAT, SELECT_WARP_COMBOS),
+    ("segmented_reduce", "lw16_sum_compact", _segreduce_warp("sum", 16, True), INT_AND_FLOAT, SELECT_WARP_COMBOS),
+    ("segmented_reduce", "lw32_min_compact", _segreduce_warp("min", 32, True), INT_AND_FLOAT, SELECT_WARP_COMBOS),
+    ("segmented_reduce", "block_valid0", _segreduce_edges("block", 0, "given"), INT_AND_FLOAT,
+     SELECT_BLOCK_COMBOS[1:3]),
+    ("segmented_reduce", "block_valid1", _segreduce_edges("block", 1, "all"), INT_AND_FLOAT,
+     SELECT_BLOCK_COMBOS[1:3]),
+    ("segmented_reduce", "block_flags_none", _segreduce_edges("block", "all", "none"), INT_AND_FLOAT,
+     SELECT_BLOCK_COMBOS[1:3]),
+    ("segmented_reduce", "block_flags_all", _segreduce_edges("block", "all", "all"), INT_AND_FLOAT,
+     SELECT_BLOCK_COMBOS[1:3]),
+    ("segmented_reduce", "warp_valid0", _segreduce_edges("warp", 0, "all"), INT_AND_FLOAT, SELECT_WARP_COMBOS),
+    ("segmented_reduce", "warp_valid1", _segreduce_edges("warp", 1, "given"), INT_AND_FLOAT, SELECT_WARP_COMBOS),
+    ("segmented_reduce", "warp_flags_none", _segreduce_edges("warp", "all", "none"), INT_AND_FLOAT,
+     SELECT_WARP_COMBOS),
+    ("segmented_reduce", "warp_flags_all", _segreduce_edges("warp", "all", "all"), INT_AND_FLOAT,
      SELECT_WARP_COMBOS),
     ("multi_operand", "block_inclusive_scan", _multi("block_inclusive"), INT_AND_FLOAT, COMBOS_3D),
     ("multi_operand", "block_exclusive_scan", _multi("block_exclusive"), INT_AND_FLOAT, COMBOS_3D),

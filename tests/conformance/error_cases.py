@@ -911,6 +911,103 @@ def select_positional_valid_items(bid, src, dst):
     coop.store(block, dst, kept)
 
 
+# ---- segmented reduce and sum (SPEC 8.21)
+def segmented_sum_warp_payload(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    heads = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    coop.load(block, src, heads)
+    totals = coop.sum(coop.this_warp(), items, head_flags=heads)  # HERE
+    coop.store(block, dst, totals)
+
+
+def segmented_sum_without_broadcast(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    heads = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    coop.load(block, src, heads)
+    totals = coop.sum(block, items, head_flags=heads, broadcast=False)  # HERE
+    coop.store(block, dst, totals)
+
+
+def segmented_reduce_with_algorithm(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    heads = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    coop.load(block, src, heads)
+    totals = coop.reduce(block, items, binary_op="max", head_flags=heads, algorithm="raking")  # HERE
+    coop.store(block, dst, totals)
+
+
+def compact_without_head_flags(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    items[0] = coop.sum(block, items, compact=True)  # HERE
+    coop.store(block, dst, items)
+
+
+def compact_at_run_time(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    heads = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    coop.load(block, src, heads)
+    totals, count = coop.sum(block, items, head_flags=heads, compact=bid > 0)  # HERE
+    coop.store(block, dst, totals)
+
+
+def segmented_sum_float_flags(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    heads = coop.ThreadData(K, np.float32)
+    coop.load(block, src, items)
+    for i in range(K):
+        heads[i] = items[i] * np.float32(0.5)
+    totals = coop.sum(block, items, head_flags=heads)  # HERE
+    coop.store(block, dst, totals)
+
+
+def segmented_sum_flags_of_another_extent(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    heads = coop.ThreadData(2, np.int32)
+    coop.load(block, src, items)
+    heads[0] = 1
+    heads[1] = 0
+    totals = coop.sum(block, items, head_flags=heads)  # HERE
+    coop.store(block, dst, totals)
+
+
+def segmented_sum_valid_items_past_the_tile(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    items[0] = coop.sum(coop.this_warp(), items[0], head_flags=items[1] > 0, valid_items=33)  # HERE
+    coop.store(block, dst, items)
+
+
+def segmented_sum_odd_logical_warp(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    lanes = coop.this_warp().group_by(24, exhaustive=False)
+    items[0] = coop.sum(lanes, items[0], head_flags=items[1] > 0)  # HERE
+    coop.store(block, dst, items)
+
+
+def segmented_sum_warp_temp_storage(bid, src, dst):
+    block = coop.this_block()
+    storage = coop.TempStorage()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    items[0] = coop.sum(coop.this_warp(), items[0], head_flags=items[1] > 0, temp_storage=storage)  # HERE
+    coop.store(block, dst, items)
+
+
 # ---- several operands (SPEC 8.18)
 def add_pairs(a, b):
     return (a[0] + b[0], a[1] + b[1])
@@ -1544,6 +1641,30 @@ ERRORS = [
               "compiler-owned"),
     ErrorCase("select-c5-positional", select_positional_valid_items, coop.CoopTypeError,
               "cuda.coop.select takes 3 positional operands; pass options by keyword"),
+    ErrorCase("segmented-o5-warp-payload", segmented_sum_warp_payload, coop.CoopTypeError,
+              "cuda.coop.sum on warp groups accepts one scalar per lane"),
+    ErrorCase("segmented-o16-broadcast", segmented_sum_without_broadcast, coop.CoopValueError,
+              "cuda.coop.sum head_flags cannot be combined with broadcast; segmented reductions return one total "
+              "per segment"),
+    ErrorCase("segmented-o16-algorithm", segmented_reduce_with_algorithm, coop.CoopValueError,
+              "cuda.coop.reduce head_flags cannot be combined with algorithm; segmented reductions return one "
+              "total per segment"),
+    ErrorCase("segmented-c11-compact", compact_without_head_flags, coop.CoopValueError,
+              "cuda.coop.sum compact requires head_flags"),
+    ErrorCase("segmented-c4-compact", compact_at_run_time, coop.CoopTypeError,
+              "cuda.coop.sum compact must be a compile-time bool"),
+    ErrorCase("segmented-p2-float-flags", segmented_sum_float_flags, coop.CoopTypeError,
+              "cuda.coop.sum does not support head_flags dtype float32; supported: int8, int16, int32, int64, "
+              "uint8, uint16, uint32, uint64; a boolean flag is accepted as the scalar of a scalar value"),
+    ErrorCase("segmented-p7-flags-extent", segmented_sum_flags_of_another_extent, coop.CoopValueError,
+              "cuda.coop.sum value and head_flags must have the same items_per_thread (4 != 2)"),
+    ErrorCase("segmented-c7-past-the-tile", segmented_sum_valid_items_past_the_tile, coop.CoopValueError,
+              "cuda.coop.sum static valid_items must be between 0 and 32; got 33"),
+    ErrorCase("segmented-g15-odd-width", segmented_sum_odd_logical_warp, coop.CoopUnsupportedError,
+              "cuda.coop.sum with head_flags supports logical-warp widths 1, 2, 4, 8, 16, 32; got 24"),
+    ErrorCase("segmented-s2-warp-temp-storage", segmented_sum_warp_temp_storage, coop.CoopValueError,
+              "cuda.coop.sum does not accept temp_storage for warp groups; their scratch is always "
+              "compiler-owned"),
     ErrorCase("tuple-extents", tuple_of_other_extents, coop.CoopValueError,
               "cuda.coop.inclusive_scan value tuple payloads must have the same items_per_thread; got 4, 2"),
     ErrorCase("tuple-operator-arity", tuple_operator_of_another_arity, coop.CoopTypeError,
