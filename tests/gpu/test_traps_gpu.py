@@ -411,3 +411,45 @@ SELECT_CHILD = textwrap.dedent("""
 def test_out_of_range_select_valid_items_traps(case):
     """SPEC 8.20 / 10.2: a runtime valid_items outside 0 ... G*K traps (the block, a warp, logical warps of 8)."""
     assert_traps(SELECT_CHILD, *case)
+
+
+SEGMENTED_CHILD = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (the alias keeps `cuda` numba-cuda-mlir's)
+    from cuda import coop
+    from numba_cuda_mlir import cuda
+
+    width = int(sys.argv[1])  # 0: the block (payloads, compacted), 32: a warp, 8: logical warps (scalars)
+
+    @cuda.jit
+    def block_kernel(src, dst, valid):
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items)
+        totals, count = coop.sum(coop.this_block(), items, head_flags=items, compact=True, valid_items=valid)
+        coop.store(coop.this_block(), dst, totals)
+
+    @cuda.jit
+    def lanes_kernel(src, dst, valid):
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items)
+        items[0] = coop.sum(coop.this_warp().group_by(width), items[0], head_flags=items[1], valid_items=valid)
+        coop.store(coop.this_block(), dst, items)
+
+    kernel = block_kernel if width == 0 else lanes_kernel
+    src = np.arange(512, dtype=np.int32) + 1
+    dst = np.zeros_like(src)
+    kernel[1, 128](src, dst, np.int32(1))   # in range: runs
+    cuda.synchronize()
+    print("IN_RANGE_OK", flush=True)
+    kernel[1, 128](src, dst, np.int32(int(sys.argv[2])))
+    cuda.synchronize()
+    print("NO_TRAP", flush=True)
+""")
+
+
+@pytest.mark.parametrize("case", [(0, 513), (0, -1), (32, 33), (8, 9), (8, -5)])
+def test_out_of_range_segmented_valid_items_traps(case):
+    """SPEC 8.21 / 10.2: a runtime valid_items outside 0 ... G*K of a segmented sum traps (the block, a warp,
+    logical warps of 8)."""
+    assert_traps(SEGMENTED_CHILD, *case)
