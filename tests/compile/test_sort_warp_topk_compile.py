@@ -1,7 +1,7 @@
 """sm_90 builds of top-k on warps and logical warps (docs: operations/topk, "Warps and logical warps"; SPEC 8.22) on
-numba-cuda-mlir: the generated route (the keys' ordered representation sorted by CUB's WarpBitonicSort for one key per
-lane, without scratch, or by WarpMergeSort in each group's scratch), the traps of runtime controls, the reuse barrier,
-any block shape, float16 keys and aggregate values. Results are checked by the conformance suite
+numba-cuda-mlir: the generated route (the keys' ordered representation sorted by a bitonic network of shuffles for
+one key per lane, without scratch, or by WarpMergeSort in each group's scratch), the traps of runtime controls, the
+reuse barrier, any block shape, float16 keys and aggregate values. Results are checked by the conformance suite
 (tests/conformance/cases.py, both backends, on the GPU)."""
 from __future__ import annotations
 

@@ -295,7 +295,7 @@ def test_qualified_radix_sort_partial_tile(generator, descending, striped):
         src = np.where((np.arange(n) % tile) < valid, keys, garbage)  # past valid_items: any bits, NaNs included
         keys_out, values_out = _filled(n, np.float32, np.nan), _filled(n, np.int64, -1)
         _launch(fk.radix_partial_launch, _device(src), _device(values), keys_out, values_out, cutlass.Int32(valid),
-                cutlass.Float32(oob), k, descending, striped)
+                cutlass.Float32(float(oob)), k, descending, striped)  # the DSL converts no NumPy scalar
         want_keys, want_values = [], []
         for b in range(blocks):
             chunk, vals = src[b * tile:(b + 1) * tile], values[b * tile:(b + 1) * tile]

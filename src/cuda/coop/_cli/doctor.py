@@ -22,7 +22,7 @@ from .cache_command import human_size
 
 OK, WARN, FAIL = "OK", "WARN", "FAIL"
 EXTRA_HINT = 'pip install "cuda-coop[numba-cuda-mlir-cu13]" (CUDA 13) or "cuda-coop[numba-cuda-mlir-cu12]" (CUDA 12)'
-# cub::WarpReduceBatched and CUB's warp bitonic sort (warp top-k) (docs: install, "Choosing a command")
+# cub::WarpReduceBatched (docs: install, "Choosing a command")
 CCCL_FOR_EVERY_OPERATION = (3, 6)
 
 

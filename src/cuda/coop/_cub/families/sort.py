@@ -1,6 +1,7 @@
-"""CUB BlockMergeSort / WarpMergeSort / BlockRadixSort providers, and top-k: a block's through BlockRadixSort, a warp
-group's through our WarpTopK (include/cuda_coop/warp/warp_topk.cuh: CUB's WarpMergeSort or WarpBitonicSort of the
-keys' ordered representation) (docs: operations/merge_sort; operations/radix_sort; operations/topk)."""
+"""CUB BlockMergeSort / WarpMergeSort / BlockRadixSort providers, and top-k: a block's through BlockRadixSort, a
+warp group's through our WarpTopK (include/cuda_coop/warp/warp_topk.cuh: CUB's WarpMergeSort or our bitonic network
+over the lanes, of the keys' ordered representation) (docs: operations/merge_sort; operations/radix_sort;
+operations/topk)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

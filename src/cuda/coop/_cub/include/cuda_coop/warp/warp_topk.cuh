@@ -2,9 +2,11 @@
 // warps").
 #pragma once
 
-#include <cub/warp/warp_bitonic_sort.cuh>
+#include <cub/util_ptx.cuh>
+#include <cub/util_type.cuh>
 #include <cub/warp/warp_merge_sort.cuh>
 
+#include <cuda/ptx>
 #include <cuda/std/bit>
 #include <cuda/std/functional>
 #include <cuda/std/type_traits>
@@ -60,22 +62,80 @@ struct OrderedKey {
   }
 };
 
+// A bitonic sorting network over the lanes of a logical warp of W lanes (a power of two), one key (and one value)
+// per lane, by shuffles: no shared memory and no barrier. Every lane of the physical warp takes part (each in its own
+// group). Lanes at or past valid_items order after every valid lane whatever their keys, so no pad competes with a
+// valid key (nor carries its value into the selection). Keys that compare equal keep their own values.
+template <typename Bits, int W, typename Value>
+class WarpLaneBitonicSort {
+  static_assert(W >= 1 && W <= 32 && (W & (W - 1)) == 0, "a logical warp of a power-of-two width");
+  template <typename T>
+  static __device__ __forceinline__ T Partner(const T& mine, int partner) {
+    return ::cub::ShuffleIndex<W>(mine, partner, 0xffffffffu);
+  }
+
+  // The network, over (invalid, key) ordered lexicographically by valid first, then Compare.
+  template <bool WITH_VALUES, typename Compare>
+  static __device__ __forceinline__ void Network(Bits& key, Value* value, Compare compare, int valid_items) {
+    const int lane = static_cast<int>(::cuda::ptx::get_sreg_laneid() % W);
+    bool invalid = lane >= valid_items;
+#pragma unroll
+    for (int size = 2; size <= W; size <<= 1) {
+#pragma unroll
+      for (int stride = size / 2; stride > 0; stride >>= 1) {
+        const int partner = lane ^ stride;
+        const Bits other_key = Partner(key, partner);
+        const bool other_invalid = Partner(static_cast<int>(invalid), partner) != 0;
+        const bool ascending = (lane & size) == 0;
+        const bool lower = (lane & stride) == 0;
+        // whether the lower lane's element orders after the upper lane's (then the pair swaps in an ascending run)
+        const bool mine_first = invalid != other_invalid ? !invalid : compare(key, other_key);
+        const bool other_first = invalid != other_invalid ? !other_invalid : compare(other_key, key);
+        const bool take = (lower == ascending) ? other_first : mine_first;
+        if constexpr (WITH_VALUES) {
+          const Value other_value = Partner(*value, partner);
+          if (take) *value = other_value;
+        }
+        if (take) {
+          key = other_key;
+          invalid = other_invalid;
+        }
+      }
+    }
+  }
+
+ public:
+  struct TempStorage {};
+
+  __device__ __forceinline__ explicit WarpLaneBitonicSort(TempStorage&) {}
+
+  template <typename Compare>
+  __device__ __forceinline__ void Sort(Bits (&keys)[1], Compare compare, int valid_items = W) {
+    Network<false>(keys[0], nullptr, compare, valid_items);
+  }
+
+  template <typename Compare>
+  __device__ __forceinline__ void Sort(Bits (&keys)[1], Value (&values)[1], Compare compare, int valid_items = W) {
+    Network<true>(keys[0], &values[0], compare, valid_items);
+  }
+};
+
 // The k smallest (LARGEST: largest) keys of a group's tile of W*K keys held in blocked order, K per lane: the tile
 // is sorted by the keys' ordered representation, ascending (descending), with positions >= valid_items after every
 // valid key, and the keys are mapped back. The first min(k, valid_items) blocked positions then hold the selection
 // (sorted; the contract leaves their order unspecified) and each value moves with its key; the caller checks k and
 // valid_items against the tile.
 //
-// BITONIC (one key per lane, where striped and blocked order coincide): CUB's WarpBitonicSort, a network of
-// shuffles with no shared memory; its valid_items overload leaves the positions past the bound out of every
-// exchange, so no pad competes with a valid key. Otherwise CUB's WarpMergeSort in the group's scratch, with the
+// BITONIC (one key per lane, where striped and blocked order coincide): WarpLaneBitonicSort above, a network of
+// shuffles with no shared memory, in which the positions past valid_items order after every valid one, so no pad
+// competes with a valid key. Otherwise CUB's WarpMergeSort in the group's scratch, with the
 // extreme of the representation as the pad: CUB bounds its merges by valid_items, so a valid key equal to the pad
 // still comes first.
 template <typename Key, KeyKind KIND, int K, int W, typename Value, bool LARGEST, bool BITONIC>
 class WarpTopK {
   using Ordered = OrderedKey<KIND, Key>;
   using Bits = typename Ordered::Bits;
-  using Sort = ::cuda::std::conditional_t<BITONIC, ::cub::detail::WarpBitonicSort<Bits, K, W, Value>,
+  using Sort = ::cuda::std::conditional_t<BITONIC, WarpLaneBitonicSort<Bits, W, Value>,
                                           ::cub::WarpMergeSort<Bits, K, W, Value>>;
   using Compare = ::cuda::std::conditional_t<LARGEST, ::cuda::std::greater<Bits>, ::cuda::std::less<Bits>>;
   static constexpr Bits PAD = LARGEST ? (Bits)0 : (Bits)~(Bits)0;  // orders after every other key
