@@ -18,7 +18,7 @@ from . import tuples
 from .._semantics.reduce import ReduceOptions, plan_reduce, plan_segmented_reduce
 from .context import C, P, CallContext
 from .shape import CallShape, call_shape
-from .site import OperandType, Operands, SiteCall, companion_shape, emit, require_runtime_int, require_scalar
+from .site import Check, OperandType, Operands, SiteCall, companion_shape, emit, require_runtime_int, require_scalar
 
 
 def _segmented(call: Any) -> bool:
@@ -99,6 +99,16 @@ def plan(ctx: CallContext[C, P], call: C) -> None:
         emission = emit(cub_reduce.emit, spec)
     provider = emission.provider
 
+    check = _typing_check(name, k, members, valid_index)
+    site = SiteCall(provider.symbol, operands.params(provider), shape.dtypes[0],
+                    None if shape.tupled else spec.dtype, check=check)
+    site.link = ctx.link_operator(spec.operator, spec.dtype, name, "binary_op")
+    ctx.add_site(call, operands.values, site, emission, shape.scratch if spec.uses_scratch else None)
+
+
+def _typing_check(name: str, k: int, members: list[int], valid_index: int | None) -> Check:
+    """Typing's check of a reduction: scalar operands (``k == 0``) are scalars, ``valid_items`` a runtime integer."""
+
     def check(argtys: tuple[OperandType, ...]) -> None:
         if not k:
             for index in members:
@@ -106,10 +116,7 @@ def plan(ctx: CallContext[C, P], call: C) -> None:
         if valid_index is not None:
             require_runtime_int(name, "valid_items", argtys[valid_index])
 
-    site = SiteCall(provider.symbol, operands.params(provider), shape.dtypes[0],
-                    None if shape.tupled else spec.dtype, check=check)
-    site.link = ctx.link_operator(spec.operator, spec.dtype, name, "binary_op")
-    ctx.add_site(call, operands.values, site, emission, shape.scratch if spec.uses_scratch else None)
+    return check
 
 
 def _plan_segmented(ctx: CallContext[C, P], call: C, shape: CallShape) -> None:
@@ -138,13 +145,7 @@ def _plan_segmented(ctx: CallContext[C, P], call: C, shape: CallShape) -> None:
         emission = emit(cub_reduce.emit_segmented, spec)
     provider = emission.provider
 
-    def check(argtys: tuple[OperandType, ...]) -> None:
-        if not k:
-            for index in members:
-                require_scalar(name, argtys[index])
-        if valid_index is not None:
-            require_runtime_int(name, "valid_items", argtys[valid_index])
-
+    check = _typing_check(name, k, members, valid_index)
     scalar_result = spec.dtype if not k and not shape.tupled and not spec.compact else None
     site = SiteCall(provider.symbol, operands.params(provider), shape.dtypes[0], scalar_result, check=check)
     site.link = ctx.link_operator(spec.operator, spec.dtype, name, "binary_op")
