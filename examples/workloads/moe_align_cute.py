@@ -1,0 +1,198 @@
+"""MoE align (vLLM's ``moe_align_block_size``, stable) in the CuTe DSL with cuda.coop: the kernels of
+``moe_align_numba.py``, written for ``cuda.coop.cutlass`` with the same algorithm, tiling and cooperative calls, so
+that the two files read side by side. Thread ``e`` of a 1024-thread block owns expert ``e``; the entries are walked
+in tiles of 1024 x 4.
+
+* counting: a block ``histogram`` of each tile's ids (257 bins), loaded ``striped``;
+* offsets: a block ``exclusive_sum`` of the padded counts and a block ``sum``; ``expert_ids`` by binary search;
+* placing, stable: one ``radix_sort_pairs`` of (expert, flat index) per tile, ``discontinuity`` (heads and tails)
+  of the sorted experts, and each expert's running base in shared memory.
+
+Small inputs (``launch_plan``) take one launch of one block (``launch_align``); larger ones two launches
+(``launch_count``, ``launch_place``) over up to 132 blocks.
+
+What differs from ``moe_align_numba.py``, and why (the same dialect differences as the sampling kernels'):
+
+* Each ``@cuda.jit`` kernel is a ``@cute.kernel`` with a ``@cute.jit`` launcher (``launch_*``, whose last argument is
+  the grid); each device helper is a ``@cute.jit`` function.
+* Scalars are CuTe numerics (``Int32``, ``Int64``, ``Uint32``); a variable that a run-time loop or branch assigns
+  starts typed. ``for i in range(ITEMS)`` over a payload is ``cutlass.range_constexpr(ITEMS)``; a run-time loop over
+  slots or blocks is ``cutlass.range``.
+* The shared arrays (``numba_coop.shared.array``) come from the DSL's ``SmemAllocator``, which places the
+  cooperative scratch beside them; ``cuda.syncthreads()`` is ``cute.arch.sync_threads()``.
+* The grid size reaches ``place_kernel`` as an argument (numba reads ``cuda.gridDim.x``).
+
+The semantics and the NumPy oracle are in ``moe_align_reference.py``; ``cute_moe_align.py`` runs and checks them.
+"""
+from __future__ import annotations
+
+import numpy as np
+import cutlass  # noqa: I001  (the compiler first, then cuda.coop)
+import cutlass.cute as cute
+import cuda.coop.cutlass as cute_coop  # noqa: F401  (registers the backend)
+from cuda import coop
+from moe_align_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with moe_align_numba.py)
+    BINS, ITEMS, MAX_EXPERTS, THREADS, TILE, cdiv, check_arguments, key_bits, launch_plan, max_num_blocks,
+    max_num_tokens_padded,
+)
+
+from cutlass import Int32, Int64, Uint32
+from cutlass.memory import SmemAllocator
+
+OUTSIDE = 0xFFFFFFFF  # the sort key of the tile's slots past its last entry (only fills them: never placed)
+
+
+@cute.jit
+def count_experts(block, topk_ids: cute.Tensor, begin: Int64, end: Int64, num_experts: Int32):
+    """Thread e < num_experts returns how many of topk_ids[begin:end] are e (the others 0)."""
+    mine = Int32(0)
+    start = begin
+    while start < end:
+        raw = coop.ThreadData(ITEMS, np.int32)
+        coop.load(block, topk_ids, raw, algorithm="striped", offset=start, valid_items=min(end - start, TILE),
+                  oob_default=np.int32(-1))
+        bins = coop.ThreadData(ITEMS, np.int32)
+        for i in cutlass.range_constexpr(ITEMS):
+            bins[i] = raw[i] if raw[i] >= 0 and raw[i] < num_experts else Int32(MAX_EXPERTS)
+        counts = coop.histogram(block, bins, bins=BINS)
+        mine += counts[0]
+        start += TILE
+    return mine if block.rank() < num_experts else Int32(0)
+
+
+@cute.jit
+def place(block, topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cute.Tensor, post_pad: cute.Tensor,
+          begin: Int64, end: Int64, numel: Int64, num_experts: Int32, bits: Int32, block_size: Int32, size: Int64,
+          mine: Int32, before: Int32, part: Int64, parts: Int64):
+    """``moe_align_numba.place``: thread e < num_experts brings expert e's count over all entries (``mine``) and
+    in the entries before ``begin`` (``before``)."""
+    smem = SmemAllocator()
+    offsets = smem.allocate_tensor(Int32, cute.make_layout(MAX_EXPERTS + 1), 4)  # padded exclusive offsets
+    bases = smem.allocate_tensor(Int32, cute.make_layout(MAX_EXPERTS), 4)  # each expert's next slot
+    starts = smem.allocate_tensor(Int32, cute.make_layout(MAX_EXPERTS), 4)  # each expert's run start in the tile
+    e = Int32(block.rank())
+    padded = (mine + block_size - Int32(1)) // block_size * block_size
+    offset = coop.exclusive_sum(block, padded)
+    total = coop.sum(block, padded)
+    if e < num_experts:
+        offsets[e] = offset
+        bases[e] = offset + before
+    if e == Int32(0):
+        offsets[num_experts] = total
+        if part == Int64(0):
+            post_pad[0] = total
+    if part == Int64(0) and e < num_experts:
+        for q in cutlass.range(offset + mine, offset + padded):
+            sorted_ids[q] = Int32(numel)
+    cute.arch.sync_threads()
+    q = Int64(total) + part * THREADS + Int64(e)  # the tail, shared by the blocks
+    while q < size:
+        sorted_ids[q] = Int32(numel)
+        q += parts * THREADS
+    b = part * THREADS + Int64(e)  # expert_ids: the expert whose slots cover block b (binary search)
+    while b < (size + Int64(block_size) - Int64(1)) // Int64(block_size):
+        owner = Int32(-1)
+        if b * Int64(block_size) < Int64(total):
+            low = Int32(0)
+            high = num_experts - Int32(1)
+            while low < high:  # the last expert whose offset is at or below the block's first slot
+                middle = (low + high + Int32(1)) // Int32(2)
+                if Int64(offsets[middle]) <= b * Int64(block_size):
+                    low = middle
+                else:
+                    high = middle - Int32(1)
+            owner = low
+        expert_ids[b] = owner
+        b += parts * THREADS
+    start = begin
+    while start < end:
+        valid = min(end - start, Int64(TILE))
+        raw = coop.ThreadData(ITEMS, np.int32)
+        coop.load(block, topk_ids, raw, offset=start, valid_items=valid, oob_default=np.int32(-1))
+        keys = coop.ThreadData(ITEMS, np.uint32)
+        flat = coop.ThreadData(ITEMS, np.int32)
+        for i in cutlass.range_constexpr(ITEMS):
+            keys[i] = Uint32(raw[i]) if raw[i] >= 0 and raw[i] < num_experts else Uint32(num_experts)
+            flat[i] = Int32(start + Int64(e * ITEMS + i))
+        experts, entries = coop.radix_sort_pairs(block, keys, flat, end_bit=bits, valid_items=valid,
+                                                 oob_default=np.uint32(OUTSIDE))
+        heads, tails = coop.discontinuity(block, experts, mode="heads_and_tails")
+        for i in cutlass.range_constexpr(ITEMS):
+            if heads[i] != 0 and experts[i] < Uint32(num_experts):
+                starts[Int32(experts[i])] = e * ITEMS + i
+        cute.arch.sync_threads()
+        ends = coop.ThreadData(ITEMS, np.int32)
+        for i in cutlass.range_constexpr(ITEMS):
+            ends[i] = Int32(0)
+            if experts[i] < Uint32(num_experts):
+                d = Int32(experts[i])
+                slot = bases[d] + e * ITEMS + i - starts[d]
+                sorted_ids[slot] = entries[i]
+                ends[i] = slot + Int32(1)
+        cute.arch.sync_threads()
+        for i in cutlass.range_constexpr(ITEMS):
+            if tails[i] != 0 and experts[i] < Uint32(num_experts):
+                bases[Int32(experts[i])] = ends[i]
+        cute.arch.sync_threads()
+        start += TILE
+
+
+@cute.kernel
+def align_kernel(topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cute.Tensor, post_pad: cute.Tensor,
+                 numel: Int64, num_experts: Int32, bits: Int32, block_size: Int32, size: Int64):
+    """Small inputs: one block counts every entry, then places them."""
+    block = coop.this_block()
+    mine = count_experts(block, topk_ids, Int64(0), numel, num_experts)
+    place(block, topk_ids, sorted_ids, expert_ids, post_pad, Int64(0), numel, numel, num_experts, bits, block_size,
+          size, mine, Int32(0), Int64(0), Int64(1))
+
+
+@cute.kernel
+def count_kernel(topk_ids: cute.Tensor, counts: cute.Tensor, numel: Int64, num_experts: Int32, span: Int64):
+    """Large inputs, first launch: block j writes its entries' per-expert counts to counts[j * 256 + e]."""
+    block = coop.this_block()
+    part = Int64(cute.arch.block_idx()[0])
+    mine = count_experts(block, topk_ids, part * span, min(numel, (part + Int64(1)) * span), num_experts)
+    if block.rank() < MAX_EXPERTS:
+        counts[part * MAX_EXPERTS + Int64(block.rank())] = mine
+
+
+@cute.kernel
+def place_kernel(topk_ids: cute.Tensor, counts: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cute.Tensor,
+                 post_pad: cute.Tensor, numel: Int64, num_experts: Int32, bits: Int32, block_size: Int32, size: Int64,
+                 span: Int64, parts: Int64):
+    """Large inputs, second launch: block j reads every block's counts (thread e: expert e's total, and its count
+    in the blocks before j) and places its entries."""
+    block = coop.this_block()
+    part = Int64(cute.arch.block_idx()[0])
+    mine = Int32(0)
+    before = Int32(0)
+    if block.rank() < num_experts:
+        for other in cutlass.range(parts):
+            count = counts[Int64(other) * MAX_EXPERTS + Int64(block.rank())]
+            mine += count
+            if Int64(other) < part:
+                before += count
+    place(block, topk_ids, sorted_ids, expert_ids, post_pad, part * span, min(numel, (part + Int64(1)) * span),
+          numel, num_experts, bits, block_size, size, mine, before, part, parts)
+
+
+@cute.jit
+def launch_align(topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cute.Tensor, post_pad: cute.Tensor,
+                 numel: Int64, num_experts: Int32, bits: Int32, block_size: Int32, size: Int64, blocks: Int32):
+    align_kernel(topk_ids, sorted_ids, expert_ids, post_pad, numel, num_experts, bits, block_size, size).launch(
+        grid=(blocks, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.jit
+def launch_count(topk_ids: cute.Tensor, counts: cute.Tensor, numel: Int64, num_experts: Int32, span: Int64,
+                 blocks: Int32):
+    count_kernel(topk_ids, counts, numel, num_experts, span).launch(grid=(blocks, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.jit
+def launch_place(topk_ids: cute.Tensor, counts: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cute.Tensor,
+                 post_pad: cute.Tensor, numel: Int64, num_experts: Int32, bits: Int32, block_size: Int32,
+                 size: Int64, span: Int64, blocks: Int32):
+    place_kernel(topk_ids, counts, sorted_ids, expert_ids, post_pad, numel, num_experts, bits, block_size, size,
+                 span, Int64(blocks)).launch(grid=(blocks, 1, 1), block=(THREADS, 1, 1))

@@ -1,0 +1,196 @@
+"""MoE align (vLLM's ``moe_align_block_size``, stable) in numba-cuda-mlir with cuda.coop: the routed entries of
+``topk_ids`` grouped by expert, each expert's run padded to a multiple of ``block_size``, every cross-thread step a
+cooperative call. Thread ``e`` of a 1024-thread block owns expert ``e``; the entries are walked in tiles of
+1024 x 4.
+
+* counting: a block ``histogram`` of each tile's ids (257 bins: the experts, and one bin for ids outside
+  ``[0, num_experts)``), loaded ``striped``; thread e adds up bin e;
+* offsets: each expert's padded count, a block ``exclusive_sum`` over the experts and a block ``sum`` (the
+  post-pad total); ``expert_ids`` by a binary search of the offsets per padded block, the padding and the tail by
+  plain stores;
+* placing, stable: a blocked load of each tile, then one ``radix_sort_pairs`` of (expert, flat index) over the
+  bits the expert ids need (ids outside the range take key ``num_experts``: after every expert), which is stable,
+  so each expert's entries stay in flat order; ``discontinuity`` (heads and tails) of the sorted experts marks where
+  each expert's run starts and ends in the tile: an entry's sorted position minus its run's start is its place among
+  that expert's entries of the tile, and the expert's running base (shared memory, set past the run's last slot by
+  the thread holding its tail) places it.
+
+Small inputs (``launch_plan``: up to 2 tiles) take one launch of one block (count, then place); larger ones two
+launches over up to 132 blocks: ``count_kernel`` writes each block's per-expert counts, ``place_kernel`` sums the
+counts of the blocks before it (its experts' bases) and of all blocks (the offsets) and places its entries.
+
+The semantics and the NumPy oracle are in ``moe_align_reference.py``; ``moe_align.py`` runs and checks them.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba_cuda_mlir import cuda  # noqa: I001  (the compiler first, then cuda.coop)
+import cuda.coop.numba_mlir as numba_coop
+from cuda import coop
+from moe_align_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with moe_align_cute.py)
+    BINS, ITEMS, MAX_EXPERTS, THREADS, TILE, cdiv, check_arguments, key_bits, launch_plan, max_num_blocks,
+    max_num_tokens_padded,
+)
+
+OUTSIDE = 0xFFFFFFFF  # the sort key of the tile's slots past its last entry (only fills them: never placed)
+
+
+@cuda.jit(device=True, inline="always")
+def count_experts(block, topk_ids, begin, end, num_experts):
+    """Thread e < num_experts returns how many of topk_ids[begin:end] are e (the others 0)."""
+    mine = np.int32(0)
+    start = begin
+    while start < end:
+        raw = coop.ThreadData(ITEMS, np.int32)
+        coop.load(block, topk_ids, raw, algorithm="striped", offset=start, valid_items=min(end - start, TILE),
+                  oob_default=np.int32(-1))
+        bins = coop.ThreadData(ITEMS, np.int32)
+        for i in range(ITEMS):
+            bins[i] = raw[i] if raw[i] >= 0 and raw[i] < num_experts else np.int32(MAX_EXPERTS)
+        counts = coop.histogram(block, bins, bins=BINS)
+        mine += counts[0]
+        start += TILE
+    return mine if block.rank() < num_experts else np.int32(0)
+
+
+@cuda.jit(device=True, inline="always")
+def place(block, topk_ids, sorted_ids, expert_ids, post_pad, begin, end, numel, num_experts, key_bits, block_size,
+          size, mine, before, part, parts):
+    """Place topk_ids[begin:end] (block ``part`` of ``parts``). Thread e < num_experts brings ``mine``, expert e's
+    count over all entries, and ``before``, its count in the entries before ``begin``. Block 0 writes
+    ``num_tokens_post_pad`` and each expert's padding; the blocks share ``expert_ids`` and the tail of
+    ``sorted_ids`` (``size`` slots). The shared arrays live here, with every access to them (numba-cuda-mlir 0.6
+    addresses a shared array passed to an inlined device function as global memory)."""
+    offsets = numba_coop.shared.array(MAX_EXPERTS + 1, np.int32)  # padded exclusive offsets; [num_experts]: the total
+    bases = numba_coop.shared.array(MAX_EXPERTS, np.int32)  # each expert's next slot for this block's entries
+    starts = numba_coop.shared.array(MAX_EXPERTS, np.int32)  # where each expert's run starts in the sorted tile
+    e = block.rank()
+    padded = np.int32((mine + block_size - 1) // block_size * block_size)
+    offset = coop.exclusive_sum(block, padded)
+    total = coop.sum(block, padded)
+    if e < num_experts:
+        offsets[e] = offset
+        bases[e] = offset + before
+    if e == 0:
+        offsets[num_experts] = total
+        if part == 0:
+            post_pad[0] = total
+    if part == 0 and e < num_experts:
+        for q in range(offset + mine, offset + padded):
+            sorted_ids[q] = np.int32(numel)
+    cuda.syncthreads()
+    q = np.int64(total) + part * THREADS + e  # the tail, shared by the blocks
+    while q < size:
+        sorted_ids[q] = np.int32(numel)
+        q += parts * THREADS
+    b = np.int64(part * THREADS + e)  # expert_ids: the expert whose slots cover block b (binary search)
+    while b < (size + block_size - 1) // block_size:
+        owner = np.int32(-1)
+        if b * block_size < total:
+            low = np.int32(0)
+            high = np.int32(num_experts - 1)
+            while low < high:  # the last expert whose offset is at or below the block's first slot
+                middle = (low + high + 1) // 2
+                if offsets[middle] <= b * block_size:
+                    low = np.int32(middle)
+                else:
+                    high = np.int32(middle - 1)
+            owner = low
+        expert_ids[b] = owner
+        b += parts * THREADS
+    start = begin
+    while start < end:
+        valid = min(end - start, TILE)
+        raw = coop.ThreadData(ITEMS, np.int32)
+        coop.load(block, topk_ids, raw, offset=start, valid_items=valid, oob_default=np.int32(-1))
+        keys = coop.ThreadData(ITEMS, np.uint32)
+        flat = coop.ThreadData(ITEMS, np.int32)
+        for i in range(ITEMS):
+            keys[i] = np.uint32(raw[i]) if raw[i] >= 0 and raw[i] < num_experts else np.uint32(num_experts)
+            flat[i] = np.int32(start + e * ITEMS + i)
+        experts, entries = coop.radix_sort_pairs(block, keys, flat, end_bit=key_bits, valid_items=valid,
+                                                 oob_default=np.uint32(OUTSIDE))
+        heads, tails = coop.discontinuity(block, experts, mode="heads_and_tails")
+        for i in range(ITEMS):
+            if heads[i] and experts[i] < num_experts:
+                starts[experts[i]] = np.int32(e * ITEMS + i)
+        cuda.syncthreads()
+        ends = coop.ThreadData(ITEMS, np.int32)
+        for i in range(ITEMS):
+            ends[i] = np.int32(0)
+            if experts[i] < num_experts:
+                slot = bases[experts[i]] + np.int32(e * ITEMS + i) - starts[experts[i]]
+                sorted_ids[slot] = entries[i]
+                ends[i] = slot + np.int32(1)
+        cuda.syncthreads()
+        for i in range(ITEMS):
+            if tails[i] and experts[i] < num_experts:
+                bases[experts[i]] = ends[i]
+        cuda.syncthreads()
+        start += TILE
+
+
+@cuda.jit(launch_bounds=THREADS)
+def align_kernel(topk_ids, sorted_ids, expert_ids, post_pad, numel, num_experts, key_bits, block_size, size):
+    """Small inputs: one block counts every entry, then places them."""
+    block = coop.this_block()
+    mine = count_experts(block, topk_ids, np.int64(0), numel, num_experts)
+    place(block, topk_ids, sorted_ids, expert_ids, post_pad, np.int64(0), numel, numel, num_experts, key_bits,
+          block_size, size, mine, np.int32(0), np.int64(0), np.int64(1))
+
+
+@cuda.jit(launch_bounds=THREADS)
+def count_kernel(topk_ids, counts, numel, num_experts, span):
+    """Large inputs, first launch: block j writes its entries' per-expert counts to counts[j * 256 + e]."""
+    block = coop.this_block()
+    part = np.int64(cuda.blockIdx.x)
+    mine = count_experts(block, topk_ids, part * span, min(numel, (part + 1) * span), num_experts)
+    if block.rank() < MAX_EXPERTS:
+        counts[part * MAX_EXPERTS + block.rank()] = mine
+
+
+@cuda.jit(launch_bounds=THREADS)
+def place_kernel(topk_ids, counts, sorted_ids, expert_ids, post_pad, numel, num_experts, key_bits, block_size, size,
+                 span):
+    """Large inputs, second launch: block j reads every block's counts (thread e: expert e's total, and its count
+    in the blocks before j) and places its entries."""
+    block = coop.this_block()
+    part = np.int64(cuda.blockIdx.x)
+    parts = np.int64(cuda.gridDim.x)
+    mine = np.int32(0)
+    before = np.int32(0)
+    if block.rank() < num_experts:
+        for other in range(parts):
+            count = counts[other * MAX_EXPERTS + block.rank()]
+            mine += count
+            if other < part:
+                before += count
+    place(block, topk_ids, sorted_ids, expert_ids, post_pad, part * span, min(numel, (part + 1) * span), numel,
+          num_experts, key_bits, block_size, size, mine, before, part, parts)
+
+
+def moe_align_block_size(topk_ids, num_experts: int, block_size: int, sorted_ids=None, expert_ids=None,
+                         post_pad=None, counts=None):
+    """Launch MoE align on an int32 device array ``topk_ids`` (any shape; its flat order is the entries' order).
+    Returns (sorted_token_ids, expert_ids, num_tokens_post_pad) device arrays, allocated here when not given
+    (sizes: ``max_num_tokens_padded``, ``max_num_blocks``, 1; ``counts``: int32 workspace of blocks x 256 for the
+    two-launch path). One launch for small inputs, two for large ones (``launch_plan``)."""
+    flat = topk_ids.reshape(-1)
+    numel = flat.shape[0]
+    check_arguments(numel, num_experts, block_size)
+    size = max_num_tokens_padded(numel, num_experts, block_size)
+    sorted_ids = cuda.device_array(size, np.int32) if sorted_ids is None else sorted_ids
+    expert_ids = cuda.device_array(max_num_blocks(numel, num_experts, block_size), np.int32) \
+        if expert_ids is None else expert_ids
+    post_pad = cuda.device_array(1, np.int32) if post_pad is None else post_pad
+    blocks, span = launch_plan(numel)
+    n, experts, bits = np.int64(numel), np.int32(num_experts), np.int32(key_bits(num_experts))
+    bs, slots = np.int32(block_size), np.int64(size)
+    if blocks == 1:
+        align_kernel[1, THREADS](flat, sorted_ids, expert_ids, post_pad, n, experts, bits, bs, slots)
+    else:
+        counts = cuda.device_array(blocks * MAX_EXPERTS, np.int32) if counts is None else counts
+        count_kernel[blocks, THREADS](flat, counts, n, experts, np.int64(span))
+        place_kernel[blocks, THREADS](flat, counts, sorted_ids, expert_ids, post_pad, n, experts, bits, bs, slots,
+                                      np.int64(span))
+    return sorted_ids, expert_ids, post_pad

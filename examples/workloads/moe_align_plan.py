@@ -1,0 +1,64 @@
+"""The tiling, the buffer sizes and the host-side launch plan shared by ``moe_align_numba.py`` and
+``moe_align_cute.py`` (pure Python: each backend's install imports it without the other's compiler).
+
+``launch_plan(numel)`` says how ``moe_align_block_size`` runs over ``numel = tokens * k`` routed entries: one launch of
+one block while the entries fit in ``SINGLE_BLOCK_TILES`` tiles (the block counts them, then ranks and places them),
+else two launches of ``blocks`` blocks, each over ``span`` consecutive entries (the first writes each block's
+per-expert counts, the second turns every block's counts into its destinations and places its entries).
+"""
+from __future__ import annotations
+
+THREADS = 1024  # threads per block of every MoE-align kernel (thread e < num_experts owns expert e)
+ITEMS = 4  # routed entries per thread per tile: a 16-byte blocked load per thread
+TILE = THREADS * ITEMS
+MAX_EXPERTS = 256  # thread e < 256 owns expert e; the sort keys need at most 9 bits
+BINS = MAX_EXPERTS + 1  # counting bins: one per expert, one (the last) for ids outside [0, num_experts)
+SINGLE_BLOCK_TILES = 2  # up to this many tiles (8192 entries: 1024 tokens at k = 8) run as one launch of one block
+MAX_BLOCKS = 132  # the two-launch path fills one wave: one 1024-thread block per SM of an H100/H200
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def max_num_tokens_padded(numel: int, num_experts: int, block_size: int) -> int:
+    """The length of ``sorted_token_ids`` as vLLM allocates it: every entry plus up to ``block_size - 1`` padding
+    slots per expert; at most ``numel`` experts receive an entry, so fewer entries than experts need at most
+    ``numel * block_size`` slots."""
+    size = numel + num_experts * (block_size - 1)
+    if numel < num_experts:
+        size = min(numel * block_size, size)
+    return size
+
+
+def max_num_blocks(numel: int, num_experts: int, block_size: int) -> int:
+    """The length of ``expert_ids``: one entry per ``block_size`` slots of ``sorted_token_ids``."""
+    return cdiv(max_num_tokens_padded(numel, num_experts, block_size), block_size)
+
+
+def launch_plan(numel: int) -> tuple[int, int]:
+    """(blocks, span): one block over every entry while they fit SINGLE_BLOCK_TILES tiles, else up to MAX_BLOCKS
+    blocks of ``span`` consecutive entries each (a whole number of tiles; the last block may hold fewer)."""
+    tiles = max(1, cdiv(numel, TILE))
+    if tiles <= SINGLE_BLOCK_TILES:
+        return 1, tiles * TILE
+    per_block = cdiv(tiles, MAX_BLOCKS)
+    return cdiv(tiles, per_block), per_block * TILE
+
+
+def key_bits(num_experts: int) -> int:
+    """The bits a tile's sort keys need: expert ids 0 .. num_experts - 1, and num_experts for ids outside them."""
+    return int(num_experts).bit_length()
+
+
+def check_arguments(numel: int, num_experts: int, block_size: int) -> None:
+    """The host wrappers' argument checks, as ValueErrors that name the argument and the fix."""
+    if not 1 <= num_experts <= MAX_EXPERTS:
+        raise ValueError(f"moe_align_block_size: num_experts={num_experts} is outside 1..{MAX_EXPERTS}; the kernels "
+                         f"rank expert ids by one 8-bit digit (split the experts into groups of at most "
+                         f"{MAX_EXPERTS})")
+    if block_size < 1:
+        raise ValueError(f"moe_align_block_size: block_size={block_size} must be a positive integer")
+    if max_num_tokens_padded(numel, num_experts, block_size) >= 2**31:
+        raise ValueError(f"moe_align_block_size: {numel} entries padded to block_size={block_size} over "
+                         f"{num_experts} experts need more than 2**31 - 1 slots (int32 token ids)")
