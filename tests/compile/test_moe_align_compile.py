@@ -1,0 +1,52 @@
+"""The MoE-align workload's kernels (examples/workloads/moe_align_numba.py, moe_align_cute.py) built for sm_90 on
+the CPU, at the issue's largest shape (65536 tokens x 8 of 256 experts, block size 128): every kernel fits a
+1024-thread block (registers), keeps nothing in local memory, and its shared memory (the cooperative scratch and
+the three per-expert arrays) fits an SM. The example scripts run in test_examples_compile.py."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "examples" / "workloads"))
+import moe_align_plan as plan  # noqa: E402
+import moe_align_reference as ref  # noqa: E402
+
+NUMEL, EXPERTS, BLOCK_SIZE = 65536 * 8, 256, 128
+
+
+def _check(name, built):
+    assert built.registers * plan.THREADS <= 65536, f"{name}: {built.registers} registers cannot launch 1024 threads"
+    assert built.local_memory_bytes == 0, f"{name}: {built.local_memory_bytes} B of local memory"
+    assert built.shared_memory_bytes <= 227 * 1024, f"{name}: {built.shared_memory_bytes} B shared"
+    if "count" not in name:  # the per-expert offsets, bases and starts are there
+        assert built.shared_memory_bytes >= 4 * (3 * plan.MAX_EXPERTS + 1)
+
+
+@pytest.mark.parametrize("which", [0, 1, 2], ids=["one_block", "count", "place"])
+def test_numba_kernels_build_within_one_block_of_1024_threads(which):
+    pytest.importorskip("numba_cuda_mlir")
+    import moe_align
+
+    import cuda.coop.numba_mlir as numba_coop
+
+    name, kernel, host, blocks = moe_align.builds(NUMEL, EXPERTS, BLOCK_SIZE)[which]
+    _check(name, numba_coop.compile_kernel(kernel, host, block=plan.THREADS, grid=blocks))
+
+
+@pytest.mark.parametrize("path", ["one_block", "two_launches"])
+def test_cute_kernels_build_within_one_block_of_1024_threads(path):
+    pytest.importorskip("cutlass")
+    import cute_moe_align
+    import cutlass
+
+    import cuda.coop.cutlass as cute_coop
+
+    topk_ids = ref.problem(NUMEL // 8 if path == "two_launches" else 16, EXPERTS, 8, seed=1)
+    launches, _ = cute_moe_align.steps(topk_ids, EXPERTS, BLOCK_SIZE)
+    assert len(launches) == (1 if path == "one_block" else 2)
+    for name, launcher, host, blocks in launches:
+        built = cute_coop.compile_kernel(launcher, *(cute_moe_align.fake(a) for a in host), cutlass.Int32(blocks))
+        _check(name, built)

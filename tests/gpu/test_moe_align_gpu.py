@@ -1,0 +1,106 @@
+"""The MoE-align workload (examples/workloads/moe_align_*.py) on the GPU against its NumPy oracle, exactly: random
+routers over the issue's (experts, k) pairs, both launch paths (one block; count + place over many blocks), ragged
+last tiles, fewer entries than experts, block size 1, every entry on one expert, and ids outside the experts (which
+every implementation skips) at 256 experts, where they share the sort's top key range. Outputs are poisoned before
+each launch."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "examples" / "workloads"))
+import moe_align_plan as plan  # noqa: E402
+import moe_align_reference as ref  # noqa: E402
+from gpu_helpers import SEEDED_PER_TEST  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+rng = SEEDED_PER_TEST  # each test's own generator (tests/gpu/conftest.py)
+
+CASES = [  # tokens, experts, k, block_size, fraction of ids outside the experts
+    (1, 8, 2, 16, 0.0), (16, 64, 6, 64, 0.0), (128, 128, 8, 128, 0.0), (1024, 256, 8, 16, 0.0),
+    (1000, 64, 6, 64, 0.02),  # one block, two tiles, a ragged last one
+    (2049, 8, 2, 64, 0.0),  # a whole tile and two entries past it, in one block
+    (8192, 8, 2, 128, 0.0), (8192, 256, 8, 64, 0.01),  # two launches
+    (65536, 256, 8, 128, 0.0), (65536, 8, 2, 16, 0.0), (50001, 128, 8, 64, 0.03),
+    (5, 256, 8, 128, 0.0),  # fewer entries than experts: vLLM's shorter buffers
+    (3000, 256, 8, 1, 0.05), (777, 255, 3, 7, 0.1),
+]
+
+
+def _ids(tokens, experts, k, invalid):
+    return ref.problem(tokens, experts, k, seed=int(rng.integers(2**31)), invalid=invalid)
+
+
+def _numba(topk_ids, experts, block_size):
+    pytest.importorskip("numba_cuda_mlir")
+    import moe_align_numba as kernels
+    from numba_cuda_mlir import cuda
+
+    outputs = [cuda.to_device(a) for a in ref.poisoned_outputs(topk_ids.size, experts, block_size)]
+    got = kernels.moe_align_block_size(cuda.to_device(topk_ids), experts, block_size, *outputs)
+    assert all(g is o for g, o in zip(got, outputs))
+    return [a.copy_to_host() for a in outputs]
+
+
+def _cute(topk_ids, experts, block_size):
+    pytest.importorskip("cutlass")
+    pytest.importorskip("torch")
+    import cute_moe_align
+
+    return cute_moe_align.run_steps(*cute_moe_align.steps(topk_ids, experts, block_size))
+
+
+@pytest.mark.parametrize("backend", ["numba", "cute"])
+@pytest.mark.parametrize("tokens, experts, k, block_size, invalid", CASES)
+def test_matches_the_stable_oracle(backend, tokens, experts, k, block_size, invalid):
+    topk_ids = _ids(tokens, experts, k, invalid)
+    got = (_numba if backend == "numba" else _cute)(topk_ids, experts, block_size)
+    ref.check(got, ref.moe_align_block_size(topk_ids, experts, block_size))
+
+
+@pytest.mark.parametrize("backend", ["numba", "cute"])
+@pytest.mark.parametrize("tokens", [100, 20000])
+def test_every_entry_on_one_expert_and_the_last_expert(backend, tokens):
+    """Skew: every entry routed to expert 255 of 256 (one run spanning every tile and block), then to expert 0."""
+    run = _numba if backend == "numba" else _cute
+    for expert in (255, 0):
+        topk_ids = np.full((tokens, 8), expert, np.int32)
+        topk_ids[rng.random(topk_ids.shape) < 0.05] = 256  # outside: skipped
+        ref.check(run(topk_ids, 256, 64), ref.moe_align_block_size(topk_ids, 256, 64))
+
+
+@pytest.mark.parametrize("backend", ["numba", "cute"])
+def test_both_paths_agree_on_the_same_input(backend):
+    """The same entries through the one-block kernel and through count + place over several blocks (the plan
+    forced), both equal to the oracle."""
+    topk_ids = _ids(1000, 64, 6, 0.01)
+    want = ref.moe_align_block_size(topk_ids, 64, 32)
+    if backend == "numba":
+        pytest.importorskip("numba_cuda_mlir")
+        import moe_align_numba as kernels
+        from numba_cuda_mlir import cuda
+
+        flat = cuda.to_device(topk_ids.reshape(-1))
+        for blocks, span in ((1, 2 * plan.TILE), (3, plan.TILE)):
+            outputs = [cuda.to_device(a) for a in ref.poisoned_outputs(topk_ids.size, 64, 32)]
+            n, e, bits, bs = np.int64(topk_ids.size), np.int32(64), np.int32(plan.key_bits(64)), np.int32(32)
+            size = np.int64(outputs[0].shape[0])
+            if blocks == 1:
+                kernels.align_kernel[1, plan.THREADS](flat, *outputs, n, e, bits, bs, size)
+            else:
+                span = np.int64(-(-topk_ids.size // 3))
+                counts = cuda.to_device(np.full(blocks * plan.MAX_EXPERTS, -7, np.int32))
+                kernels.count_kernel[blocks, plan.THREADS](flat, counts, n, e, span)
+                kernels.place_kernel[blocks, plan.THREADS](flat, counts, *outputs, n, e, bits, bs, size, span)
+            ref.check([a.copy_to_host() for a in outputs], want)
+    else:
+        pytest.importorskip("cutlass")
+        pytest.importorskip("torch")
+        import cute_moe_align
+
+        for forced in ((1, 2 * plan.TILE), (3, -(-topk_ids.size // 3))):
+            ref.check(cute_moe_align.run_steps(*cute_moe_align.steps(topk_ids, 64, 32, forced)), want)

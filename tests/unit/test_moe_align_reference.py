@@ -1,0 +1,95 @@
+"""The MoE-align workload's oracle and plan (examples/workloads/moe_align_reference.py, moe_align_plan.py), checked
+on the CPU: vLLM's documented example, the buffer sizes vLLM allocates, a brute-force reading of the definition, the
+order-free check used for vLLM's own output, and the launch plan's cover of the entries."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "workloads"))
+import moe_align_plan as plan  # noqa: E402
+import moe_align_reference as ref  # noqa: E402
+
+
+def test_vllm_docstring_example():
+    """vLLM's docstring: ids 1-4 of 12 entries, block size 4: each expert padded by one sentinel slot."""
+    topk_ids = np.array([[2, 3, 4], [1, 2, 4], [1, 3, 4], [1, 2, 3]], np.int32)
+    sorted_ids, expert_ids, post_pad = ref.moe_align_block_size(topk_ids, 5, 4)
+    assert sorted_ids[:16].tolist() == [3, 6, 9, 12, 0, 4, 10, 12, 1, 7, 11, 12, 2, 5, 8, 12]
+    assert (sorted_ids[16:] == 12).all() and sorted_ids.size == 12 + 5 * 3
+    assert expert_ids.tolist() == [1, 2, 3, 4, -1, -1, -1] and post_pad.tolist() == [16]
+
+
+@pytest.mark.parametrize("numel, experts, block_size, size", [
+    (12, 5, 4, 27), (1, 8, 16, 16), (2, 256, 128, 256), (524288, 256, 128, 524288 + 256 * 127), (0, 8, 16, 0)])
+def test_sizes_follow_vllm_allocation(numel, experts, block_size, size):
+    assert plan.max_num_tokens_padded(numel, experts, block_size) == size
+    assert plan.max_num_blocks(numel, experts, block_size) == -(-size // block_size)
+
+
+def brute_force(flat: np.ndarray, experts: int, block_size: int):
+    """The definition read literally: walk the experts, append each one's entries in flat order, pad."""
+    numel = flat.size
+    sorted_ids, expert_ids = [], []
+    for e in range(experts):
+        mine = [i for i in range(numel) if flat[i] == e]
+        while len(mine) % block_size:
+            mine.append(numel)
+        sorted_ids += mine
+        expert_ids += [e] * (len(mine) // block_size)
+    total = len(sorted_ids)
+    size = plan.max_num_tokens_padded(numel, experts, block_size)
+    return (sorted_ids + [numel] * (size - total), expert_ids + [-1] * (-(-size // block_size) - len(expert_ids)),
+            [total])
+
+
+@pytest.mark.parametrize("tokens, experts, k, block_size, invalid", [
+    (1, 8, 2, 16, 0.0), (37, 8, 2, 4, 0.2), (50, 64, 6, 16, 0.05), (3, 256, 8, 128, 0.3), (200, 256, 8, 1, 0.1)])
+def test_oracle_matches_the_definition(tokens, experts, k, block_size, invalid):
+    topk_ids = ref.problem(tokens, experts, k, seed=tokens, invalid=invalid)
+    got = ref.moe_align_block_size(topk_ids, experts, block_size)
+    want = brute_force(topk_ids.reshape(-1), experts, block_size)
+    assert [a.tolist() for a in got] == list(want)
+    if invalid:
+        assert ((topk_ids < 0) | (topk_ids >= experts)).any()  # the skipped ids were exercised
+
+
+def test_problem_picks_distinct_experts_per_token():
+    ids = ref.problem(500, 64, 6, seed=3)
+    assert ids.shape == (500, 6) and ids.dtype == np.int32
+    assert all(len(set(row)) == 6 for row in ids.tolist()) and ids.min() >= 0 and ids.max() < 64
+
+
+def test_order_free_check_accepts_any_order_within_an_expert_and_nothing_else():
+    topk_ids = ref.problem(300, 8, 2, seed=1)
+    want = ref.moe_align_block_size(topk_ids, 8, 16)
+    shuffled = want[0].copy()
+    start = int(np.flatnonzero(want[1] == 3)[0]) * 16
+    end = (int(np.flatnonzero(want[1] == 3)[-1]) + 1) * 16
+    shuffled[start:end] = np.random.default_rng(0).permutation(shuffled[start:end])
+    ref.check_as_multisets((shuffled, want[1], want[2]), want, 16)
+    with pytest.raises(AssertionError):
+        ref.check((shuffled, want[1], want[2]), want)
+    swapped = want[0].copy()
+    swapped[[0, end]] = swapped[[end, 0]]  # an entry of expert 0 moved into another expert's slots
+    with pytest.raises(AssertionError):
+        ref.check_as_multisets((swapped, want[1], want[2]), want, 16)
+
+
+@pytest.mark.parametrize("numel", [0, 1, plan.TILE, 2 * plan.TILE, 2 * plan.TILE + 1, 6144, 8192 * 8, 65536 * 8,
+                                   10**7])
+def test_launch_plan_covers_every_entry_once(numel):
+    blocks, span = plan.launch_plan(numel)
+    assert span % plan.TILE == 0 and 1 <= blocks <= plan.MAX_BLOCKS
+    assert blocks * span >= numel and (blocks - 1) * span < max(numel, 1)
+    assert (blocks == 1) == (numel <= plan.SINGLE_BLOCK_TILES * plan.TILE)
+
+
+def test_argument_checks_name_the_argument_and_the_fix():
+    with pytest.raises(ValueError, match=r"num_experts=257 is outside 1\.\.256.*split the experts"):
+        plan.check_arguments(10, 257, 16)
+    with pytest.raises(ValueError, match="block_size=0 must be a positive integer"):
+        plan.check_arguments(10, 8, 0)
