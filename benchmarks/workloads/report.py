@@ -1,9 +1,11 @@
-"""python -m benchmarks.workloads.report SAMPLING_JSON... [--markdown OUT.md] [--chart OUT.png]
+"""python -m benchmarks.workloads.report SAMPLING_JSON... | MOE_ALIGN_JSON... [--markdown OUT.md] [--chart OUT.png]
 
 Turns the records of ``python -m benchmarks.workloads`` (one or more sampling.json files of one run) into the tables
 of RESULTS.md and docs/real_kernels.rst: per function and backend, the geomean of FlashInfer's time over ours across
 the grid (warm and cold L2), the worst row, and the speed-up over the torch code at batch <= 64; then every row of the
 normal distribution. ``--chart`` draws time against batch size per function (matplotlib, when installed).
+Records of moe_align.json (rows with ``tokens``) get ``moe_markdown``: per backend, the geomean of vLLM's CUDA op's time
+over ours, the worst row and the geomean over torch's version, then every row.
 """
 from __future__ import annotations
 
@@ -114,6 +116,52 @@ def chart(records: list[dict], path: Path, vocab: int = 128256) -> bool:
     return True
 
 
+MOE_OURS = ("numba", "cute")
+
+
+def moe_summary(records: list[dict]) -> list[dict]:
+    """One row per backend of ours: vLLM's CUDA op time / ours (> 1: ours faster), warm and cold, the worst row,
+    and torch's time / ours, over the rows where both were timed."""
+    rows = []
+    for backend in MOE_OURS:
+        mine = [r for r in records if backend in r["times_ms"] and "vllm_cuda" in r["times_ms"]]
+        if not mine:
+            continue
+        speed = {mode: [r["times_ms"]["vllm_cuda"][mode] / r["times_ms"][backend][mode] for r in mine]
+                 for mode in ("warm", "cold")}
+        worst = min(range(len(mine)), key=lambda i: speed["warm"][i])
+        over_torch = [r["times_ms"]["torch"]["warm"] / r["times_ms"][backend]["warm"] for r in mine
+                      if "torch" in r["times_ms"]]
+        w = mine[worst]
+        rows.append({"backend": backend, "rows": len(mine),
+                     "verified": sum(r["checks"][backend]["ok"] for r in mine),
+                     "warm": geomean(speed["warm"]), "cold": geomean(speed["cold"]), "worst": speed["warm"][worst],
+                     "worst_at": (w["tokens"], w["experts"], w["k"], w["block_size"]),
+                     "torch": geomean(over_torch) if over_torch else math.nan})
+    return rows
+
+
+def moe_markdown(environment: dict, records: list[dict]) -> str:
+    lines = [f"Card: {environment.get('gpu', '?')} (driver {environment.get('driver', '?')}), "
+             f"{environment.get('date', '?')}, commit {environment.get('commit', '?')}; {len(records)} rows "
+             "(tokens x (experts, k) x block size).", "",
+             "| backend | vs vLLM CUDA op, warm (geomean) | cold | worst row (tokens, experts, k, block) | "
+             "vs torch (geomean) | verified |", "|---|---|---|---|---|---|"]
+    for row in moe_summary(records):
+        lines.append(f"| {row['backend']} | {row['warm']:.2f}x | {row['cold']:.2f}x | {row['worst']:.2f}x "
+                     f"{row['worst_at']} | {row['torch']:.2f}x | {row['verified']}/{row['rows']} |")
+    names = ("vllm_cuda", "vllm_triton", "torch") + MOE_OURS
+    lines += ["", "Every row, warm L2 (microseconds):", "",
+              "| tokens | experts | k | block | " + " | ".join(names) + " | verified |",
+              "|---|---|---|---|" + "---|" * (len(names) + 1)]
+    for r in sorted(records, key=lambda r: (r["tokens"], r["experts"], r["block_size"])):
+        t = r["times_ms"]
+        cells = " | ".join(f"{t[n]['warm'] * 1e3:.1f}" if n in t else "-" for n in names)
+        ok = " ".join(f"{n}:{'ok' if c['ok'] else 'WRONG'}" for n, c in r["checks"].items())
+        lines.append(f"| {r['tokens']} | {r['experts']} | {r['k']} | {r['block_size']} | {cells} | {ok} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.workloads.report", description=__doc__.splitlines()[0])
     p.add_argument("json", nargs="+")
@@ -121,7 +169,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--chart")
     args = p.parse_args(argv)
     environment, records = load(args.json)
-    text = markdown(environment, records)
+    text = moe_markdown(environment, records) if records and "tokens" in records[0] else markdown(environment, records)
     if args.markdown:
         Path(args.markdown).write_text(text)
     else:

@@ -138,3 +138,23 @@ def test_sampling_report_geomeans_worst_rows_and_host_bound_rows():
     assert [sampling_report.host_bound(r["times_ms"]["numba"]) for r in records] == [False, True]
     text = sampling_report.markdown({"gpu": "G"}, records)
     assert "| softmax | numba | 1.00x |" in text and "softmax V=128256 B=128 normal numba" in text
+
+
+def _moe_record(tokens, ours_ms, vllm_ms, ok=True):
+    times = {"vllm_cuda": {"warm": vllm_ms, "cold": vllm_ms}, "torch": {"warm": 10 * ours_ms, "cold": 10 * ours_ms},
+             "numba": {"warm": ours_ms, "cold": 2 * ours_ms}}
+    return {"tokens": tokens, "experts": 256, "k": 8, "block_size": 64, "times_ms": times,
+            "checks": {"vllm_cuda": {"ok": True}, "torch": {"ok": True}, "numba": {"ok": ok}}}
+
+
+def test_moe_align_report_geomeans_against_vllm_and_torch():
+    from benchmarks.workloads import report
+
+    records = [_moe_record(16, 0.004, 0.008), _moe_record(65536, 0.04, 0.02, ok=False)]  # 2x, then 0.5x
+    (numba,) = report.moe_summary(records)
+    assert numba["warm"] == pytest.approx(1.0) and numba["cold"] == pytest.approx(0.5)
+    assert numba["worst"] == pytest.approx(0.5) and numba["worst_at"] == (65536, 256, 8, 64)
+    assert numba["torch"] == pytest.approx(10.0) and numba["verified"] == 1
+    text = report.moe_markdown({"gpu": "G"}, records)
+    assert "| numba | 1.00x | 0.50x | 0.50x (65536, 256, 8, 64) | 10.00x | 1/2 |" in text
+    assert "| 16 | 256 | 8 | 64 | 8.0 | - | 40.0 | 4.0 | - | vllm_cuda:ok torch:ok numba:ok |" in text
