@@ -1,0 +1,208 @@
+"""Mamba's selective scan (the forward of mamba-ssm's ``selective_scan_fn``) in numba-cuda-mlir with cuda.coop.
+
+One block per (batch, dim) row, the row's positions walked in chunks of ``threads x items`` (``selective_scan_plan``:
+2048 for rows longer than 1024), each thread holding ``items`` consecutive positions. Per chunk:
+
+* ``load`` u and delta (float32, or bfloat16 bits as uint16); delta gets its bias and the softplus; ``D * u`` starts
+  the output;
+* for each state ``n``: ``load`` B[n] and C[n] of the chunk, make the (decay, value) pair of every position,
+  ``(exp(delta * A[n]), delta * B[n] * u)``, and run one block ``inclusive_scan`` over the pairs with the
+  non-commutative operator ``ssm_combine``: the scanned value of position ``t`` is the state ``h[n]`` after ``t``;
+  the output adds ``C[n] * h[n]``;
+* gate the output with ``z * sigmoid(z)`` and ``store`` it.
+
+The running state crosses chunks as the scan's prefix. mamba-ssm seeds CUB's scan with a block prefix callback that
+holds the running (decay, value) pair; cuda.coop's ``prefix_op`` takes one operand, not a tuple (O19), so here the
+prefix enters through the data instead: thread 0 folds the carried state into its first pair,
+``(a, b) -> (a, a * h + b)`` (the pair ``(1, h)`` combined in front), and the last thread writes the chunk's final
+state to shared memory for the next chunk (one barrier per chunk, not per state). Positions past the row's end hold
+the neutral pair ``(1, 0)``, so the last thread's last state is the row's: the ``last_state`` output.
+
+The NumPy oracle is ``selective_scan_reference.py``; ``selective_scan.py`` runs and checks the kernels.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+from numba_cuda_mlir import cuda  # noqa: I001  (the compiler first, then cuda.coop)
+import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (registers the backend)
+from cuda import coop
+from selective_scan_plan import LOG2E, MAX_DSTATE, chunks, tiling  # noqa: F401  (pure Python, shared with CuTe)
+
+LOAD = "vectorize"  # full chunks: each thread's items as 16-byte vector loads (the ragged last chunk: guarded)
+
+
+def ssm_combine(first, second):
+    """Two (decay, value) steps as one: first (a1, b1), then (a2, b2): h -> a2 * (a1 * h + b1) + b2."""
+    return first[0] * second[0], second[0] * first[1] + second[1]
+
+
+@cuda.jit(device=True, inline="always")
+def float_of_bits(raw):
+    """The float32 whose bits are ``raw`` (numba-cuda-mlir 0.6 has no scalar bitcast: a one-item local array viewed
+    as float32, kept in a register)."""
+    slot = cuda.local.array(1, np.uint32)
+    slot[0] = raw
+    return slot.view(np.float32)[0]
+
+
+@cuda.jit(device=True, inline="always")
+def bits_of_float(x):
+    slot = cuda.local.array(1, np.float32)
+    slot[0] = x
+    return slot.view(np.uint32)[0]
+
+
+@cuda.jit(device=True, inline="always")
+def widen_float32(x):
+    return np.float32(x)
+
+
+@cuda.jit(device=True, inline="always")
+def widen_bfloat16(bits):
+    """bfloat16 bits (uint16) -> float32."""
+    return float_of_bits(np.uint32(bits) << np.uint32(16))
+
+
+@cuda.jit(device=True, inline="always")
+def narrow_float32(x):
+    return np.float32(x)
+
+
+@cuda.jit(device=True, inline="always")
+def narrow_bfloat16(x):
+    """float32 -> bfloat16 bits, rounded to nearest even (a NaN stays a quiet NaN)."""
+    bits = bits_of_float(x)
+    if bits & np.uint32(0x7FFFFFFF) > np.uint32(0x7F800000):
+        return np.uint16(0x7FC0)
+    return np.uint16((bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16))
+
+
+@functools.cache
+def kernel_for(threads: int, items: int, dtype: str):
+    """The kernel for blocks of ``threads`` x ``items`` positions and inputs of ``dtype`` ("float32", or "bfloat16"
+    as uint16 bits). Launch: ``kernel[batch * dim, threads](u, delta, A, B, C, D, z, delta_bias, out, last_state,
+    dim, seqlen, dstate, softplus, gated)`` on flattened C-contiguous arrays (``D`` and ``delta_bias`` always given:
+    zeros when absent; ``z`` read only when ``gated``)."""
+    chunk = threads * items
+    last = threads - 1
+    raw_type = np.uint16 if dtype == "bfloat16" else np.float32
+    widen = widen_bfloat16 if dtype == "bfloat16" else widen_float32
+    narrow = narrow_bfloat16 if dtype == "bfloat16" else narrow_float32
+    zero = raw_type(0)
+
+    @cuda.jit(device=True, inline="always")
+    def load_chunk(block, src, offset, valid, dst):
+        """dst <- src[offset : offset + valid] (blocked), the rest of the chunk ``zero``."""
+        if valid == chunk:
+            coop.load(block, src, dst, algorithm=LOAD, offset=offset)
+        else:
+            coop.load(block, src, dst, offset=offset, valid_items=valid, oob_default=zero)
+
+    @cuda.jit(device=True, inline="always")
+    def load_widened(block, src, offset, valid):
+        raw = coop.ThreadData(items, dtype=raw_type)
+        load_chunk(block, src, offset, valid, raw)
+        wide = coop.ThreadData(items, dtype=np.float32)
+        for i in range(items):
+            wide[i] = widen(raw[i])
+        return wide
+
+    @cuda.jit
+    def selective_scan_kernel(u, delta, A, B, C, D, z, delta_bias, out, last_state, dim, seqlen, dstate, softplus,
+                              gated):
+        block = coop.this_block()
+        rank = block.rank()
+        row = np.int64(cuda.blockIdx.x)
+        batch_index = row // dim
+        channel = row % dim
+        carry = cuda.shared.array(MAX_DSTATE, np.float32)  # each state's value at the end of the previous chunk
+        for n in range(rank, MAX_DSTATE, threads):
+            carry[n] = np.float32(0)
+        d_skip = D[channel]
+        bias = delta_bias[channel]
+        start = np.int64(0)
+        while start < seqlen:
+            cuda.syncthreads()  # the previous chunk's carries are written (and the first chunk's zeros)
+            valid = min(seqlen - start, np.int64(chunk))
+            offset = row * seqlen + start
+            steps = load_widened(block, delta, offset, valid)
+            inputs = load_widened(block, u, offset, valid)
+            driven = coop.ThreadData(items, dtype=np.float32)  # delta * u
+            y = coop.ThreadData(items, dtype=np.float32)
+            for i in range(items):
+                step = steps[i] + bias
+                if softplus and step <= np.float32(20):
+                    step = math.log1p(math.exp(step))
+                steps[i] = step
+                driven[i] = step * inputs[i]
+                y[i] = d_skip * inputs[i]
+            for n in range(dstate):
+                rate = A[channel * dstate + n] * np.float32(LOG2E)
+                state_offset = (batch_index * dstate + n) * seqlen + start
+                b_n = load_widened(block, B, state_offset, valid)
+                decay = coop.ThreadData(items, dtype=np.float32)
+                value = coop.ThreadData(items, dtype=np.float32)
+                for i in range(items):
+                    inside = rank * items + i < valid
+                    decay[i] = math.exp2(steps[i] * rate) if inside else np.float32(1)
+                    value[i] = b_n[i] * driven[i] if inside else np.float32(0)
+                if rank == 0:  # the carried state enters as the pair (1, h) in front of position 0
+                    value[0] = decay[0] * carry[n] + value[0]
+                _, h = coop.inclusive_scan(block, (decay, value), scan_op=ssm_combine, algorithm="warp_scans")
+                if rank == last:
+                    carry[n] = h[items - 1]
+                c_n = load_widened(block, C, state_offset, valid)
+                for i in range(items):
+                    y[i] += c_n[i] * h[i]
+            if gated:
+                gate = load_widened(block, z, offset, valid)
+                for i in range(items):
+                    y[i] = y[i] * gate[i] / (np.float32(1) + math.exp(-gate[i]))
+            result = coop.ThreadData(items, dtype=raw_type)
+            for i in range(items):
+                result[i] = narrow(y[i])
+            if valid == chunk:
+                coop.store(block, out, result, algorithm=LOAD, offset=offset)
+            else:
+                coop.store(block, out, result, offset=offset, valid_items=valid)
+            start += chunk
+        cuda.syncthreads()
+        for n in range(rank, dstate, threads):
+            last_state[row * dstate + n] = carry[n]
+
+    return selective_scan_kernel
+
+
+def arguments(inputs: dict, out: np.ndarray, last_state: np.ndarray, delta_softplus: bool = True):
+    """The kernel's host arguments for one problem (``selective_scan_reference.problem``'s arrays, flattened; absent
+    D or delta_bias become zeros, absent z an unread one-item array)."""
+    u = inputs["u"]
+    batch, dim, seqlen = u.shape
+    dstate = inputs["A"].shape[1]
+    D = inputs.get("D")
+    bias = inputs.get("delta_bias")
+    z = inputs.get("z")
+    return (u.ravel(), inputs["delta"].ravel(), inputs["A"].ravel(), inputs["B"].ravel(), inputs["C"].ravel(),
+            np.zeros(dim, np.float32) if D is None else D, u.ravel()[:1] if z is None else z.ravel(),
+            np.zeros(dim, np.float32) if bias is None else bias, out.ravel(), last_state.ravel(),
+            np.int64(dim), np.int64(seqlen), np.int64(dstate), np.int32(delta_softplus), np.int32(z is not None))
+
+
+def selective_scan(u, delta, A, B, C, D, z, delta_bias, out, last_state, delta_softplus=True):
+    """Launch on device arrays of a problem's shapes (u, delta, z, out: (batch, dim, seqlen); B, C: (batch, dstate,
+    seqlen); A: (dim, dstate); last_state: (batch, dim, dstate), float32); ``D``/``delta_bias`` float32 (dim,)
+    arrays (zeros for none), ``z`` None for no gating. Returns ``out`` and ``last_state``."""
+    batch, dim, seqlen = u.shape
+    dstate = A.shape[1]
+    threads, items = tiling(seqlen)
+    dtype = "bfloat16" if u.dtype == np.uint16 else "float32"
+    kernel = kernel_for(threads, items, dtype)
+    flat = [a.reshape(a.size) for a in (u, delta, A, B, C)]
+    gate = flat[0] if z is None else z.reshape(z.size)
+    kernel[batch * dim, threads](*flat, D, gate, delta_bias, out.reshape(out.size), last_state.reshape(last_state.size),
+                                 np.int64(dim), np.int64(seqlen), np.int64(dstate), np.int32(delta_softplus),
+                                 np.int32(z is not None))
+    return out, last_state
