@@ -1,0 +1,171 @@
+"""Mamba's selective scan in the CuTe DSL with cuda.coop: the kernel of ``selective_scan_numba.py`` written for
+``cuda.coop.cutlass``, with the same tiling, cooperative calls and carry, so that the two files read side by side.
+
+One block per (batch, dim) row, the row walked in chunks of ``threads x items`` positions (``selective_scan_plan``);
+per chunk a ``load`` of u and delta, then per state a ``load`` of B[n] and C[n], one block ``inclusive_scan`` over
+the (decay, value) pairs with the operator ``ssm_combine``, and the output's ``C[n] * h`` term; then the gating and
+a ``store``. The running state crosses chunks through thread 0's first pair and a shared-memory carry written by the
+last thread, as in the numba kernel (``prefix_op`` takes no tuple operand: O19).
+
+What differs from ``selective_scan_numba.py``, and why:
+
+* The kernel is a ``@cute.kernel`` with a ``@cute.jit`` launcher (``launch``: grid = batch x dim, block =
+  threads); helpers are ``@cute.jit`` functions, which CuTe inlines while it traces. ``kernel_for`` builds one pair
+  per (threads, items, dtype), as numba's builds one kernel.
+* Loops over a payload's items are ``cutlass.range_constexpr(items)`` (unrolled while tracing); the chunk loop is a
+  run-time ``while`` and the state loop ``cutlass.range(dstate)``, as numba's ``range(dstate)``.
+* ``math.exp``/``exp2``/``log1p`` are ``cute.math``'s; the operator ``ssm_combine`` is the same code (products
+  and sums trace as they are); per-position choices use ``cutlass.select_`` where numba writes ``x if c else y``.
+* bfloat16 bits become float32 by ``(Uint32(bits) << 16).bitcast(Float32)`` and back by the same rounding on
+  ``x.bitcast(Uint32)``: numba goes through a one-item local array, having no scalar bitcast.
+* The carry is ``SmemAllocator().allocate_tensor(Float32, make_layout(MAX_DSTATE))`` (numba: ``cuda.shared.array``),
+  and ``cuda.syncthreads()`` is ``cute.arch.sync_threads()``.
+* A flag read in a run-time ``if`` (``softplus``, ``gated``) is compared with zero explicitly (an ``Int32``).
+
+The NumPy oracle is ``selective_scan_reference.py``; ``cute_selective_scan.py`` runs and checks the kernels.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import cutlass  # noqa: I001  (the compiler first, then cuda.coop)
+import cutlass.cute as cute
+import cuda.coop.cutlass as cute_coop  # noqa: F401  (registers the backend)
+from cuda import coop
+from selective_scan_plan import LOG2E, MAX_DSTATE, chunks, tiling  # noqa: F401  (pure Python, shared with numba)
+
+from cutlass import Float32, Int32, Int64, Uint16, Uint32
+from cutlass.memory import SmemAllocator
+
+LOAD = "vectorize"  # full chunks: each thread's items as 16-byte vector loads (the ragged last chunk: guarded)
+
+
+def ssm_combine(first, second):
+    """Two (decay, value) steps as one: first (a1, b1), then (a2, b2): h -> a2 * (a1 * h + b1) + b2."""
+    return first[0] * second[0], second[0] * first[1] + second[1]
+
+
+@cute.jit
+def widen_float32(x):
+    return Float32(x)
+
+
+@cute.jit
+def widen_bfloat16(bits):
+    """bfloat16 bits (Uint16) -> Float32."""
+    return (Uint32(bits) << Uint32(16)).bitcast(Float32)
+
+
+@cute.jit
+def narrow_float32(x: Float32):
+    return x
+
+
+@cute.jit
+def narrow_bfloat16(x: Float32):
+    """Float32 -> bfloat16 bits, rounded to nearest even (a NaN stays a quiet NaN)."""
+    bits = x.bitcast(Uint32)
+    rounded = Uint16((bits + Uint32(0x7FFF) + ((bits >> Uint32(16)) & Uint32(1))) >> Uint32(16))
+    return cutlass.select_(bits & Uint32(0x7FFFFFFF) > Uint32(0x7F800000), Uint16(0x7FC0), rounded)
+
+
+@functools.cache
+def kernel_for(threads: int, items: int, dtype: str):
+    """The ``@cute.jit`` launcher for blocks of ``threads`` x ``items`` positions and inputs of ``dtype``
+    ("float32", or "bfloat16" as Uint16 bits): ``launch(u, delta, A, B, C, D, z, delta_bias, out, last_state, dim,
+    seqlen, dstate, softplus, gated, rows)`` on flattened tensors, as numba's kernel takes them, plus the number of
+    rows (batch x dim: the grid)."""
+    chunk = threads * items
+    last = threads - 1
+    raw_type = Uint16 if dtype == "bfloat16" else Float32
+    raw_numpy = np.uint16 if dtype == "bfloat16" else np.float32
+    widen = widen_bfloat16 if dtype == "bfloat16" else widen_float32
+    narrow = narrow_bfloat16 if dtype == "bfloat16" else narrow_float32
+
+    @cute.jit
+    def load_widened(block, src: cute.Tensor, offset: Int64, valid: Int64):
+        """src[offset : offset + valid] as Float32 (blocked), the rest of the chunk zeros."""
+        raw = coop.ThreadData(items, raw_numpy)
+        if valid == chunk:
+            coop.load(block, src, raw, algorithm=LOAD, offset=offset)
+        else:
+            coop.load(block, src, raw, offset=offset, valid_items=valid, oob_default=raw_type(0))
+        wide = coop.ThreadData(items, np.float32)
+        for i in cutlass.range_constexpr(items):
+            wide[i] = widen(raw[i])
+        return wide
+
+    @cute.kernel
+    def selective_scan_kernel(u: cute.Tensor, delta: cute.Tensor, A: cute.Tensor, B: cute.Tensor, C: cute.Tensor,
+                              D: cute.Tensor, z: cute.Tensor, delta_bias: cute.Tensor, out: cute.Tensor,
+                              last_state: cute.Tensor, dim: Int64, seqlen: Int64, dstate: Int32, softplus: Int32,
+                              gated: Int32):
+        block = coop.this_block()
+        rank = Int32(block.rank())
+        row = Int64(cute.arch.block_idx()[0])
+        batch_index = row // dim
+        channel = row % dim
+        carry = SmemAllocator().allocate_tensor(Float32, cute.make_layout(MAX_DSTATE), 16)
+        for n in cutlass.range(rank, MAX_DSTATE, threads):
+            carry[n] = Float32(0)
+        d_skip = D[channel]
+        bias = delta_bias[channel]
+        start = Int64(0)
+        while start < seqlen:
+            cute.arch.sync_threads()  # the previous chunk's carries are written (and the first chunk's zeros)
+            valid = cutlass.min(seqlen - start, Int64(chunk))
+            offset = row * seqlen + start
+            steps = load_widened(block, delta, offset, valid)
+            inputs = load_widened(block, u, offset, valid)
+            driven = coop.ThreadData(items, np.float32)
+            y = coop.ThreadData(items, np.float32)
+            for i in cutlass.range_constexpr(items):
+                step = steps[i] + bias
+                if softplus != 0:
+                    step = cutlass.select_(step <= Float32(20), cute.math.log1p(cute.math.exp(step)), step)
+                steps[i] = step
+                driven[i] = step * inputs[i]
+                y[i] = d_skip * inputs[i]
+            for n in cutlass.range(dstate):
+                rate = A[channel * dstate + n] * Float32(LOG2E)
+                state_offset = (batch_index * dstate + n) * seqlen + start
+                b_n = load_widened(block, B, state_offset, valid)
+                decay = coop.ThreadData(items, np.float32)
+                value = coop.ThreadData(items, np.float32)
+                for i in cutlass.range_constexpr(items):
+                    inside = Int64(rank * items + i) < valid
+                    decay[i] = cutlass.select_(inside, cute.math.exp2(steps[i] * rate), Float32(1))
+                    value[i] = cutlass.select_(inside, b_n[i] * driven[i], Float32(0))
+                if rank == 0:  # the carried state enters as the pair (1, h) in front of position 0
+                    value[0] = decay[0] * carry[n] + value[0]
+                _, h = coop.inclusive_scan(block, (decay, value), scan_op=ssm_combine, algorithm="warp_scans")
+                if rank == last:
+                    carry[n] = h[items - 1]
+                c_n = load_widened(block, C, state_offset, valid)
+                for i in cutlass.range_constexpr(items):
+                    y[i] = y[i] + c_n[i] * h[i]
+            if gated != 0:
+                gate = load_widened(block, z, offset, valid)
+                for i in cutlass.range_constexpr(items):
+                    y[i] = y[i] * gate[i] / (Float32(1) + cute.math.exp(-gate[i]))
+            result = coop.ThreadData(items, raw_numpy)
+            for i in cutlass.range_constexpr(items):
+                result[i] = narrow(y[i])
+            if valid == chunk:
+                coop.store(block, out, result, algorithm=LOAD, offset=offset)
+            else:
+                coop.store(block, out, result, offset=offset, valid_items=valid)
+            start += chunk
+        cute.arch.sync_threads()
+        for n in cutlass.range(rank, dstate, threads):
+            last_state[row * dstate + n] = carry[n]
+
+    @cute.jit
+    def launch(u: cute.Tensor, delta: cute.Tensor, A: cute.Tensor, B: cute.Tensor, C: cute.Tensor, D: cute.Tensor,
+               z: cute.Tensor, delta_bias: cute.Tensor, out: cute.Tensor, last_state: cute.Tensor, dim: Int64,
+               seqlen: Int64, dstate: Int32, softplus: Int32, gated: Int32, rows: Int32):
+        selective_scan_kernel(u, delta, A, B, C, D, z, delta_bias, out, last_state, dim, seqlen, dstate, softplus,
+                              gated).launch(grid=(rows, 1, 1), block=(threads, 1, 1))
+
+    return launch
