@@ -1,0 +1,81 @@
+"""sm_90 builds of the selective-scan workload (examples/workloads/selective_scan_numba.py, selective_scan_cute.py) on
+the CPU, for the tilings of the issue's sequence lengths (512, 1024, 2048+) and both input dtypes: launchable (a
+block's registers fit an SM), no local memory, 16-byte (float32) or 8-byte (bfloat16) vector loads on full chunks,
+one exp2 per position inlined, and no barrier beyond the scan's, its reuse barrier and the kernel's two (the chunk's
+carry, the last state). Their results, against the NumPy oracle: tests/gpu/test_selective_scan_gpu.py."""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "workloads"))
+import selective_scan_plan as plan  # noqa: E402
+import selective_scan_reference as ref  # noqa: E402
+
+SEQLENS = [512, 1024, 4096]  # tilings (32, 16), (64, 16), (128, 16)
+VECTOR_LOAD = {"float32": "LDG.E.128", "bfloat16": "LDG.E.64"}  # CUB's vectorised loads: 4 items a vector
+
+
+def _check_build(built, threads: int, items: int, dtype: str) -> None:
+    sass = built.sass()
+    assert built.registers * threads <= 65536 and built.local_memory_bytes == 0
+    assert built.shared_memory_bytes >= 4 * plan.MAX_DSTATE  # the carries
+    loads = re.findall(r"\bLDG\.E[.\w]*", sass)
+    # u, delta, B, C and z: items / 4 vectors each on the full-chunk path
+    assert loads.count(VECTOR_LOAD[dtype]) == 5 * items // 4, sorted(set(loads))
+    assert sass.count("MUFU.EX2") >= 3 * items  # exp2 of the decays, exp in the softplus and in the gate
+    assert len(re.findall(r"\bBAR\.SYNC\b", sass)) <= 4
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("seqlen", SEQLENS)
+def test_numba_kernel_builds(seqlen, dtype):
+    pytest.importorskip("numba_cuda_mlir")
+    import selective_scan_numba as kernels
+
+    import cuda.coop.numba_mlir as numba_coop
+
+    threads, items = plan.tiling(seqlen)
+    inputs = ref.problem(2, 3, seqlen, 16, dtype)
+    out, last_state = ref.outputs(inputs["u"], 16)
+    built = numba_coop.compile_kernel(kernels.kernel_for(threads, items, dtype),
+                                      kernels.arguments(inputs, out, last_state), block=threads, grid=6)
+    _check_build(built, threads, items, dtype)
+    assert "InclusiveScan" in built.cpp_source
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("seqlen", SEQLENS)
+def test_cute_kernel_builds(seqlen, dtype):
+    pytest.importorskip("cutlass")
+    import cute_selective_scan as script
+    import selective_scan_cute as kernels
+
+    import cuda.coop.cutlass as cute_coop
+
+    threads, items = plan.tiling(seqlen)
+    inputs = ref.problem(2, 3, seqlen, 16, dtype)
+    out, last_state = ref.outputs(inputs["u"], 16)
+    built = cute_coop.compile_kernel(kernels.kernel_for(threads, items, dtype),
+                                     *(script.fake(a) for a in script.arguments(inputs, out, last_state)))
+    _check_build(built, threads, items, dtype)
+
+
+def test_both_backends_take_the_same_arguments_but_the_scalars_width_and_the_grid():
+    pytest.importorskip("numba_cuda_mlir")
+    pytest.importorskip("cutlass")
+    import cute_selective_scan as script
+    import selective_scan_numba as kernels
+
+    inputs = ref.problem(1, 2, 10, 4, "bfloat16")
+    out, last_state = ref.outputs(inputs["u"], 4)
+    numba_args = kernels.arguments(inputs, out, last_state)
+    cute_args = script.arguments(inputs, out, last_state)
+    assert len(cute_args) == len(numba_args) + 1 and cute_args[-1] == 2
+    for mine, theirs in zip(numba_args, cute_args):
+        assert np.array_equal(mine, theirs, equal_nan=True) and (np.asarray(mine).dtype == np.asarray(theirs).dtype
+                                                 or np.asarray(mine).dtype == np.int64)
