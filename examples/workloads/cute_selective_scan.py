@@ -33,12 +33,14 @@ from selective_scan_reference import DTYPES, oracle, outputs, variants  # noqa: 
 import cuda.coop.cutlass as cute_coop  # noqa: E402
 
 SCALARS = {np.dtype(np.int32): cutlass.Int32, np.dtype(np.int64): cutlass.Int64, np.dtype(np.float32): cutlass.Float32,
-           np.dtype(np.uint16): cutlass.Uint16}
+           np.dtype(np.int16): cutlass.Int16}
 
 
 def arguments(inputs: dict, out: np.ndarray, last_state: np.ndarray, delta_softplus: bool = True) -> tuple:
     """The launcher's host arguments: the numba kernel's (``selective_scan_numba.arguments``: flattened arrays, dim
-    and seqlen as int64), with dstate and the flags as int32, then the grid (batch x dim)."""
+    and seqlen as int64), with bfloat16 bits as int16, dstate and the flags as int32, then the grid (batch x dim)."""
+    inputs = {key: a.view(np.int16) if a.dtype == np.uint16 else a for key, a in inputs.items()}
+    out = out.view(np.int16) if out.dtype == np.uint16 else out
     u = inputs["u"]
     batch, dim, seqlen = u.shape
     D, bias, z = inputs.get("D"), inputs.get("delta_bias"), inputs.get("z")
@@ -65,7 +67,8 @@ def launch(launcher, host: tuple) -> tuple[np.ndarray, np.ndarray]:
     device = [torch.from_numpy(a).cuda() if isinstance(a, np.ndarray) else a for a in host]
     launcher(*(from_dlpack(a) if isinstance(a, torch.Tensor) else SCALARS[a.dtype](a.item()) for a in device))
     torch.cuda.synchronize()
-    return device[8].cpu().numpy(), device[9].cpu().numpy()
+    got = device[8].cpu().numpy()
+    return got.view(np.uint16) if got.dtype == np.int16 else got, device[9].cpu().numpy()
 
 
 def main() -> None:

@@ -16,8 +16,10 @@ What differs from ``selective_scan_numba.py``, and why:
   run-time ``while`` and the state loop ``cutlass.range(dstate)``, as numba's ``range(dstate)``.
 * ``math.exp``/``exp2``/``log1p`` are ``cute.math``'s; the operator ``ssm_combine`` is the same code (products
   and sums trace as they are); per-position choices use ``cutlass.select_`` where numba writes ``x if c else y``.
-* bfloat16 bits become float32 by ``(Uint32(bits) << 16).bitcast(Float32)`` and back by the same rounding on
-  ``x.bitcast(Uint32)``: numba goes through a one-item local array, having no scalar bitcast.
+* bfloat16 bits arrive as Int16 (``tensor.view(torch.int16)``: DLPack carries int16 from every torch, uint16 only
+  from recent ones; numba's kernel takes uint16) and become float32 by ``((Uint32(bits) & 0xFFFF) << 16)
+  .bitcast(Float32)``, and back by the same rounding on ``x.bitcast(Uint32)``: numba goes through a one-item local
+  array, having no scalar bitcast.
 * The carry is ``SmemAllocator().allocate_tensor(Float32, make_layout(MAX_DSTATE))`` (numba: ``cuda.shared.array``),
   and ``cuda.syncthreads()`` is ``cute.arch.sync_threads()``.
 * A flag read in a run-time ``if`` (``softplus``, ``gated``) is compared with zero explicitly (an ``Int32``).
@@ -35,7 +37,7 @@ import cuda.coop.cutlass as cute_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from selective_scan_plan import LOG2E, MAX_DSTATE, chunks, tiling  # noqa: F401  (pure Python, shared with numba)
 
-from cutlass import Float32, Int32, Int64, Uint16, Uint32
+from cutlass import Float32, Int16, Int32, Int64, Uint32
 from cutlass.memory import SmemAllocator
 
 LOAD = "vectorize"  # full chunks: each thread's items as 16-byte vector loads (the ragged last chunk: guarded)
@@ -53,8 +55,8 @@ def widen_float32(x):
 
 @cute.jit
 def widen_bfloat16(bits):
-    """bfloat16 bits (Uint16) -> Float32."""
-    return (Uint32(bits) << Uint32(16)).bitcast(Float32)
+    """bfloat16 bits (Int16) -> Float32."""
+    return ((Uint32(bits) & Uint32(0xFFFF)) << Uint32(16)).bitcast(Float32)
 
 
 @cute.jit
@@ -66,20 +68,20 @@ def narrow_float32(x: Float32):
 def narrow_bfloat16(x: Float32):
     """Float32 -> bfloat16 bits, rounded to nearest even (a NaN stays a quiet NaN)."""
     bits = x.bitcast(Uint32)
-    rounded = Uint16((bits + Uint32(0x7FFF) + ((bits >> Uint32(16)) & Uint32(1))) >> Uint32(16))
-    return cutlass.select_(bits & Uint32(0x7FFFFFFF) > Uint32(0x7F800000), Uint16(0x7FC0), rounded)
+    rounded = Int16((bits + Uint32(0x7FFF) + ((bits >> Uint32(16)) & Uint32(1))) >> Uint32(16))
+    return cutlass.select_(bits & Uint32(0x7FFFFFFF) > Uint32(0x7F800000), Int16(0x7FC0), rounded)
 
 
 @functools.cache
 def kernel_for(threads: int, items: int, dtype: str):
     """The ``@cute.jit`` launcher for blocks of ``threads`` x ``items`` positions and inputs of ``dtype``
-    ("float32", or "bfloat16" as Uint16 bits): ``launch(u, delta, A, B, C, D, z, delta_bias, out, last_state, dim,
+    ("float32", or "bfloat16" as Int16 bits): ``launch(u, delta, A, B, C, D, z, delta_bias, out, last_state, dim,
     seqlen, dstate, softplus, gated, rows)`` on flattened tensors, as numba's kernel takes them, plus the number of
     rows (batch x dim: the grid)."""
     chunk = threads * items
     last = threads - 1
-    raw_type = Uint16 if dtype == "bfloat16" else Float32
-    raw_numpy = np.uint16 if dtype == "bfloat16" else np.float32
+    raw_type = Int16 if dtype == "bfloat16" else Float32
+    raw_numpy = np.int16 if dtype == "bfloat16" else np.float32
     widen = widen_bfloat16 if dtype == "bfloat16" else widen_float32
     narrow = narrow_bfloat16 if dtype == "bfloat16" else narrow_float32
 
