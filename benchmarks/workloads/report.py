@@ -6,6 +6,7 @@ the grid (warm and cold L2), the worst row, and the speed-up over the torch code
 normal distribution. ``--chart`` draws time against batch size per function (matplotlib, when installed).
 Records of moe_align.json (rows with ``tokens``) get ``moe_markdown``: per backend, the geomean of vLLM's CUDA op's time
 over ours, the worst row and the geomean over torch's version, then every row.
+Records of the selective-scan workload (selective_scan.json) get that workload's tables (``selective_scan.markdown``).
 """
 from __future__ import annotations
 
@@ -169,7 +170,15 @@ def main(argv: list[str]) -> int:
     p.add_argument("--chart")
     args = p.parse_args(argv)
     environment, records = load(args.json)
-    text = moe_markdown(environment, records) if records and "tokens" in records[0] else markdown(environment, records)
+    if records and records[0].get("function") == "selective_scan":
+        from .selective_scan import markdown as selective_scan_markdown
+
+        text = selective_scan_markdown(environment, records)
+        args.chart = None  # no chart for this workload yet
+    elif records and "tokens" in records[0]:
+        text = moe_markdown(environment, records)
+    else:
+        text = markdown(environment, records)
     if args.markdown:
         Path(args.markdown).write_text(text)
     else:

@@ -49,35 +49,39 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
                    return_last_state=False, rows=None):
     """(out in float64, last_state) of the recurrence above; ``rows`` (optional): a list of (b, d) pairs to compute
     instead of every row, returned in that order as out (len(rows), seqlen) and last_state (len(rows), dstate)."""
-    u, delta, B, C = (as_float(a) for a in (u, delta, B, C))
-    A = A.astype(np.float64)
     batch, dim, seqlen = u.shape
-    if rows is None:
+    every = rows is None
+    if every:
         rows = [(b, d) for b in range(batch) for d in range(dim)]
     bs = np.array([r[0] for r in rows])
     ds = np.array([r[1] for r in rows])
-    dt = delta[bs, ds]  # (rows, seqlen)
+    y, h = scan_rows(u[bs, ds], delta[bs, ds], A[ds], B[bs], C[bs], None if D is None else D[ds],
+                     None if z is None else z[bs, ds], None if delta_bias is None else delta_bias[ds], delta_softplus)
+    if every:
+        y, h = y.reshape(batch, dim, seqlen), h.reshape(batch, dim, -1)
+    return (y, h) if return_last_state else y
+
+
+def scan_rows(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False):
+    """The recurrence on R independent rows, each with its own parameters: u, delta, z (R, seqlen); A, B, C (R,
+    dstate[, seqlen]); D, delta_bias (R,). Returns (out (R, seqlen), last_state (R, dstate)) in float64."""
+    x, dt, Bt, Ct = (as_float(a) for a in (u, delta, B, C))
+    a = A.astype(np.float64)
     if delta_bias is not None:
-        dt = dt + delta_bias.astype(np.float64)[ds, None]
+        dt = dt + delta_bias.astype(np.float64)[:, None]
     if delta_softplus:
         dt = softplus(dt)
-    x = u[bs, ds]
-    a = A[ds]  # (rows, dstate)
-    Bt, Ct = B[bs], C[bs]  # (rows, dstate, seqlen)
     h = np.zeros(a.shape)
     y = np.empty(dt.shape)
-    for t in range(seqlen):
+    for t in range(dt.shape[1]):
         h = np.exp(dt[:, t, None] * a) * h + (dt[:, t] * x[:, t])[:, None] * Bt[:, :, t]
         y[:, t] = (h * Ct[:, :, t]).sum(axis=1)
     if D is not None:
-        y = y + D.astype(np.float64)[ds, None] * x
+        y = y + D.astype(np.float64)[:, None] * x
     if z is not None:
-        zt = as_float(z)[bs, ds]
+        zt = as_float(z)
         y = y * zt / (1.0 + np.exp(-zt))
-    if len(rows) == batch * dim and list(rows) == [(b, d) for b in range(batch) for d in range(dim)]:
-        y = y.reshape(batch, dim, seqlen)
-        h = h.reshape(batch, dim, -1)
-    return (y, h) if return_last_state else y
+    return y, h
 
 
 def problem(batch: int, dim: int, seqlen: int, dstate: int = 16, dtype: str = "float32", seed: int = 0):

@@ -158,3 +158,24 @@ def test_moe_align_report_geomeans_against_vllm_and_torch():
     text = report.moe_markdown({"gpu": "G"}, records)
     assert "| numba | 1.00x | 0.50x | 0.50x (65536, 256, 8, 64) | 10.00x | 1/2 |" in text
     assert "| 16 | 256 | 8 | 64 | 8.0 | - | 40.0 | 4.0 | - | vllm_cuda:ok torch:ok numba:ok |" in text
+
+
+def _scan_record(dtype, batch, ours_ms, mamba_ms, ok=True):
+    times = {"numba": {"warm": ours_ms, "cold": ours_ms}, "torch": {"warm": 100 * (mamba_ms or ours_ms)}}
+    if mamba_ms is not None:
+        times["mamba"] = {"warm": mamba_ms, "cold": 2 * mamba_ms}
+    return {"function": "selective_scan", "batch": batch, "dim": 4096, "seqlen": 2048, "dstate": 16, "dtype": dtype,
+            "times_ms": times, "checks": {"numba": {"ok": ok}}}
+
+
+def test_selective_scan_report_geomeans_against_mamba_and_torch():
+    from benchmarks.workloads import selective_scan
+
+    records = [_scan_record("float32", 1, 0.2, 0.1), _scan_record("float32", 16, 1.0, 2.0, ok=False),
+               _scan_record("bfloat16", 1, 0.1, None)]
+    text = selective_scan.markdown({"gpu": "G"}, records)
+    # float32: mamba/ours 0.5 and 2.0 warm (geomean 1.0), cold 1.0 and 4.0 (2.0); torch 50 and 200 (100)
+    assert "| float32 | numba | 1.00x | 2.00x | 0.50x (1, 4096, 2048) | 100.0x | 1/2 |" in text
+    assert "| bfloat16 | numba | – (no selective_scan_cuda) | – | – | 100.0x | 1/1 |" in text
+    assert "| bfloat16 | 1 | 4096 | 2048 | – | 100.0 | – | 10000 |" in text
+    assert "| float32 | 16 | 4096 | 2048 | 2000.0 | 1000.0 (2.00x) | – | 200000 |" in text
