@@ -25,6 +25,30 @@ def _elf_sections(cubin: bytes) -> dict[str, tuple[int, int, int]]:
     return out
 
 
+FATBIN_MAGIC = b"\x50\xed\x55\xba"
+ELF_MAGIC = b"\x7fELF"
+
+
+def cubin_of(binary: bytes) -> bytes | None:
+    """The sm cubin inside a fatbin (or the cubin itself), None when it holds none: what a compiler's device binary
+    holds."""
+    if binary.startswith(ELF_MAGIC):
+        return binary
+    at = binary.find(ELF_MAGIC)
+    if not binary.startswith(FATBIN_MAGIC) or at < 0:
+        return None
+    # an uncompressed fatbin entry: the ELF ends where the last of its header tables and sections ends
+    phoff, shoff = struct.unpack_from("<QQ", binary, at + 0x20)
+    phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", binary, at + 0x36)
+    end = max(shoff + shentsize * shnum, phoff + phentsize * phnum)
+    for index in range(shnum):
+        offset, size = struct.unpack_from("<QQ", binary, at + shoff + index * shentsize + 0x18)
+        kind, = struct.unpack_from("<I", binary, at + shoff + index * shentsize + 4)
+        if kind != 8:  # SHT_NOBITS occupies no bytes of the file
+            end = max(end, offset + size)
+    return binary[at:at + end]
+
+
 def _tool(name: str) -> str | None:
     try:
         from cuda.pathfinder import find_nvidia_binary_utility

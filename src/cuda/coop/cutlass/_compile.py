@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .._cub.report import CompiledKernel as CompiledKernel, report
+from .._cub.report import CompiledKernel as CompiledKernel, cubin_of, report
 from .._errors import CoopValueError
 from . import _dsl
 
@@ -55,7 +55,9 @@ def compile_kernel(launcher: Any, *args: Any, target: str = "sm_90a") -> Compile
     finally:
         _built.reset(token)
     # the link route's cubin; on the bitcode route (or when CuTe reused an earlier build) the binary CuTe holds
-    cubin = _dsl.cubin_of(seen.get("cubin") or _dsl.binary_of(compiled))
+    cubin = cubin_of(seen.get("cubin") or _dsl.binary_of(compiled))
+    if cubin is None:
+        raise RuntimeError("the CuTe DSL's device binary holds no cubin")
     built = report(cubin, seen.get("source", ""))
     scratch = seen.get("scratch", {})
     dynamic = scratch.get(built.name, sum(scratch.values()) if len(scratch) == 1 else 0)

@@ -589,28 +589,3 @@ def binary_of(compiled: Any) -> bytes:
     if not binaries:
         raise RuntimeError("the CuTe DSL's compiled launcher holds no device binary")
     return bytes(ir.StringAttr(binaries[0].attributes["value"]).value_bytes)
-
-
-FATBIN_MAGIC = b"\x50\xed\x55\xba"
-ELF_MAGIC = b"\x7fELF"
-
-
-def cubin_of(binary: bytes) -> bytes:
-    """The sm cubin inside a fatbin (or the cubin itself)."""
-    if binary.startswith(ELF_MAGIC):
-        return binary
-    at = binary.find(ELF_MAGIC)
-    if not binary.startswith(FATBIN_MAGIC) or at < 0:
-        raise RuntimeError("the CuTe DSL's device binary holds no cubin")
-    import struct
-
-    # an uncompressed fatbin entry: the ELF ends where the last of its header tables and sections ends
-    phoff, shoff = struct.unpack_from("<QQ", binary, at + 0x20)
-    phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", binary, at + 0x36)
-    end = max(shoff + shentsize * shnum, phoff + phentsize * phnum)
-    for index in range(shnum):
-        offset, size = struct.unpack_from("<QQ", binary, at + shoff + index * shentsize + 0x18)
-        kind, = struct.unpack_from("<I", binary, at + shoff + index * shentsize + 4)
-        if kind != 8:  # SHT_NOBITS occupies no bytes of the file
-            end = max(end, offset + size)
-    return binary[at:at + end]
