@@ -32,12 +32,10 @@ from cuda.coop._calls.build import (
 from cuda.coop._calls.site import Emission, SiteCall
 from cuda.coop._cub.provider import REUSE_MARK
 from cuda.coop._errors import CoopTypeError
-from cuda.coop._semantics import groups as sem_groups
-from cuda.coop._semantics.common import BLOCK, WARP, LaunchShape, Runtime, Static
-from cuda.coop._semantics.temp_storage import make_descriptor
+from cuda.coop._calls.objects import FACTORIES, bind_constructor, factory_group, temp_storage, thread_data
+from cuda.coop._semantics.common import LaunchShape, Runtime, Static
 
 BACKEND, NAMESPACE, TAG = "toy tracer", "tests.toy_coop", "toy"
-FACTORIES = {"this_block": BLOCK, "this_warp": WARP}
 
 
 @dataclass(eq=False)
@@ -113,15 +111,15 @@ class Tracer:
     def call(self, marker_call: MarkerCall) -> Any:
         name, args, kwargs = marker_call.name, marker_call.args, marker_call.kwargs
         if name in FACTORIES:
-            return Group(sem_groups.factory_group(FACTORIES[name], self.launch))
-        if name in ("ThreadData", "TempStorage"):  # the call as written, bound to the documented signature
-            written = inspect.signature(getattr(coop, name)).bind(*args, **kwargs)
-            written.apply_defaults()
-            args, kwargs = tuple(written.args), dict(written.kwargs)
-        if name == "ThreadData":
-            return Payload(args[0], np.dtype(args[1]).name)
-        if name == "TempStorage":
-            descriptor = make_descriptor(len(self.descriptors), args[0], **kwargs)
+            return Group(factory_group(name, self.launch))
+        if name in ("ThreadData", "TempStorage"):  # bound to the documented signature, checked by the call layer
+            values = bind_constructor(f"{NAMESPACE}.{name}", getattr(coop, name), args, kwargs, namespace=NAMESPACE,
+                                      backend=BACKEND)
+            if name == "ThreadData":
+                spec = thread_data(values, dtype_of_object=self.dtype_of_object, dtype_words=self.dtype_words)
+                assert spec.dtype is not None, "the toy tracer infers no dtypes"
+                return Payload(spec.items_per_thread, spec.dtype)
+            descriptor = temp_storage(len(self.descriptors), values)
             self.descriptors.append(descriptor)
             return Storage(descriptor)
         marker = getattr(coop, name)

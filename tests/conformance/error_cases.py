@@ -281,6 +281,42 @@ def p6_negative_items(bid, src, dst):
     coop.store(coop.this_block(), dst, items)
 
 
+def p13_thread_data_alignment(bid, src, dst):
+    items = coop.ThreadData(K, np.int32, alignment=12)  # HERE
+    coop.load(coop.this_block(), src, items)
+    coop.store(coop.this_block(), dst, items)
+
+
+def p13_thread_data_alignment_type(bid, src, dst):
+    items = coop.ThreadData(K, np.int32, alignment=16.0)  # HERE
+    coop.load(coop.this_block(), src, items)
+    coop.store(coop.this_block(), dst, items)
+
+
+def g17_rank_as_unknown_level(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    items[0] = block.rank_as(np.int32, level="lane")  # HERE
+    coop.store(block, dst, items)
+
+
+def g18_rank_as_float_dtype(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    items[0] = block.rank_as(np.float32)  # HERE
+    coop.store(block, dst, items)
+
+
+def g18_count_as_string_dtype(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    items[0] = block.count_as("int32")  # HERE
+    coop.store(block, dst, items)
+
+
 def p2_complex_payload(bid, src, dst):
     block = coop.this_block()
     items = coop.ThreadData(K, np.complex64)
@@ -1452,6 +1488,17 @@ ERRORS = [
     ErrorCase("o8-descending-int", o8_descending_int, coop.CoopTypeError, "descending"),
     ErrorCase("o10-radix-bits-zero", o10_radix_bits_zero, coop.CoopValueError, "radix_bits"),
     ErrorCase("p6-negative-items", p6_negative_items, coop.CoopValueError, "items_per_thread must be positive"),
+    # ThreadData alignment and the rank_as/count_as messages: the CuTe DSL backend skipped these checks (issue 41)
+    ErrorCase("p13-thread-data-alignment", p13_thread_data_alignment, coop.CoopValueError,
+              "ThreadData alignment must be a positive power of two; got 12"),
+    ErrorCase("p13-thread-data-alignment-type", p13_thread_data_alignment_type, coop.CoopTypeError,
+              "ThreadData alignment must be a compile-time integer; got 16.0"),
+    ErrorCase("g17-rank-as-unknown-level", g17_rank_as_unknown_level, coop.CoopValueError,
+              "ThreadGroup.rank_as level must be one of: thread, gpu_thread, warp, block, cluster, grid"),
+    ErrorCase("g18-rank-as-float-dtype", g18_rank_as_float_dtype, coop.CoopTypeError,
+              "ThreadGroup.rank_as dtype must be one of int8, int16, int32, int64, uint8, uint16, uint32, uint64"),
+    ErrorCase("g18-count-as-string-dtype", g18_count_as_string_dtype, coop.CoopTypeError,
+              "ThreadGroup.count_as dtype must be one of int8, int16, int32, int64, uint8, uint16, uint32, uint64"),
     ErrorCase("p2-complex-payload", p2_complex_payload, coop.CoopTypeError,
               "cuda.coop.load does not support output dtype complex64"),
     ErrorCase("c7-warp-valid-items", c7_warp_valid_items_above_tile, coop.CoopValueError,

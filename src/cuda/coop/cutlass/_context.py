@@ -16,16 +16,15 @@ from .._backend_context import BackendContext, MarkerCall
 from .._calls import FAMILIES
 from .._calls.binding import bind_arguments, literal_words, operator_failure
 from .._calls.build import scratch_use
+from .._calls.objects import FACTORIES, bind_constructor, factory_group, plan_query, temp_storage, thread_data
 from .._calls.site import Emission, SiteCall
 from .._cub.families import groups as cub_groups
 from .._errors import CoopError, CoopTypeError, CoopUnsupportedError, CoopValueError, located, plain_text
 from .._version import __version__
-from .._semantics import groups as sem_groups
 from .._semantics.common import (
     BLOCK, CLUSTER, GRID, LOGICAL_WARP, THREAD, WARP, WARPS_IN_BLOCK, LaunchShape, Runtime, Static, check_block_shape,
     check_payload_dtype, check_payload_extent,
 )
-from .._semantics.temp_storage import make_descriptor
 from .._semantics.tuples import fields, is_tuple
 from . import _about, _dsl
 from ._emit import KernelPlan, Planned, emit, operand_type
@@ -39,8 +38,6 @@ from ._values import (
 _SIGNED = {"uint32": "int32", "uint64": "int64"}
 # nesting order of group kinds and query levels (a smaller number is a finer unit)
 _ORDER = {THREAD: 0, LOGICAL_WARP: 1, WARP: 2, WARPS_IN_BLOCK: 3, BLOCK: 4, CLUSTER: 5, GRID: 6}
-FACTORIES = {"this_thread": THREAD, "this_warp": WARP, "this_block": BLOCK, "this_cluster": CLUSTER,
-             "this_grid": GRID}
 
 
 # ---- the tracer of each kernel being traced
@@ -107,17 +104,15 @@ class KernelTracer:
         args = tuple(_dsl.plain_builtin(a) for a in marker_call.args)  # binary_op=min in a kernel
         kwargs = {k: _dsl.plain_builtin(v) for k, v in marker_call.kwargs.items()}
         if name in FACTORIES:
-            return ThreadGroup(sem_groups.factory_group(FACTORIES[name], self.launch), self)
+            return ThreadGroup(factory_group(name, self.launch), self)
         if name in ("ThreadData", "TempStorage"):  # bound to the documented signature, as numba-cuda-mlir does
-            signature = inspect.signature(getattr(_marker(name, marker_call.namespace), "__new__"))
-            bound = bind_arguments(f"{marker_call.namespace}.{name}", signature, (None, *args), kwargs,
-                                   namespace=_about.NAMESPACE, backend=_about.BACKEND, skipped=1)
-            values = {p.name: bound.get(p.name, p.default) for p in list(signature.parameters.values())[1:]}
+            values = bind_constructor(f"{marker_call.namespace}.{name}", _marker(name, marker_call.namespace), args,
+                                      kwargs, namespace=_about.NAMESPACE, backend=_about.BACKEND)
             if name == "ThreadData":
-                return ThreadData._of(self._new_slot((values["items_per_thread"], values["dtype"]),
-                                                     {"alignment": values["alignment"]}, marker_call.site))
-            return self._temp_storage((values["size_in_bytes"],),
-                                      {key: values[key] for key in ("alignment", "auto_sync", "sharing")})
+                return ThreadData._of(self._new_slot(values, marker_call.site))
+            descriptor = temp_storage(len(self.plan.descriptors), values)
+            self.plan.descriptors.append(descriptor)
+            return Storage(descriptor)
         marker = _marker(name, marker_call.namespace)
         qualified_name = f"{marker_call.namespace}.{name}"
         bound = bind_arguments(qualified_name, inspect.signature(marker), args, kwargs, namespace=_about.NAMESPACE,
@@ -152,25 +147,13 @@ class KernelTracer:
             return ThreadData._of(call.result)
         return call.returned
 
-    def _new_slot(self, args: tuple[Any, ...], kwargs: dict[str, Any], site: tuple[str, int] | None) -> Slot:
-        k = args[0]
-        if isinstance(k, np.integer):
-            k = int(k)
-        if not isinstance(k, int) or isinstance(k, bool):
-            raise CoopTypeError("ThreadData items_per_thread must be a compile-time integer")
-        if k <= 0:
-            raise CoopValueError("ThreadData items_per_thread must be positive")
-        dtype_obj = args[1] if len(args) > 1 else None
-        dtype = None
-        if dtype_obj is not None:
-            dtype = self.dtype_of_object(dtype_obj)
-            if dtype is None:
-                raise CoopTypeError(f"ThreadData dtype must be {self.dtype_words}; got {dtype_obj!r}")
-        if dtype in _dsl.OTHER_TYPES:  # numba-cuda-mlir's qualified dtypes: not built here (others: the call's P2)
-            require_payload_dtype(dtype)
+    def _new_slot(self, values: dict[str, Any], site: tuple[str, int] | None) -> Slot:
+        spec = thread_data(values, dtype_of_object=self.dtype_of_object, dtype_words=self.dtype_words)
+        if spec.dtype in _dsl.OTHER_TYPES:  # numba-cuda-mlir's qualified dtypes: not built here (others: the call's P2)
+            require_payload_dtype(spec.dtype)
         name = name_at(site, r"^\s*(\w+)\s*=") if site is not None else None
-        check_payload_extent(name or "payload", k, dtype)
-        return Slot(k, dtype, dtype is not None, self, site=site)
+        check_payload_extent(name or "payload", spec.items_per_thread, spec.dtype)
+        return Slot(spec.items_per_thread, spec.dtype, spec.dtype is not None, self, site=site)
 
     def fragment_slot(self, tensor: Any, name: str, param: str) -> Slot:
         if not _dsl.is_register_tensor(tensor):
@@ -185,32 +168,24 @@ class KernelTracer:
             raise CoopTypeError(f"{name} {param} element type {tensor.element_type} is not a supported dtype")
         return Slot(shape[0], dtype, True, self, fragment=_dsl.canonical_fragment(tensor, shape[0]))
 
-    def _temp_storage(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Storage:
-        descriptor = make_descriptor(len(self.plan.descriptors), args[0] if args else None,
-                                     kwargs.get("alignment"), kwargs.get("auto_sync", True), kwargs.get("sharing"))
-        self.plan.descriptors.append(descriptor)
-        return Storage(descriptor)
-
     # group methods
     def query(self, method: str, group: ThreadGroup, level: Any, dtype_obj: Any) -> Any:
+        """``group.method(...)`` as called (``rank_as``); ``level`` and ``dtype_obj`` as passed."""
         site = caller_site()
         try:
-            dtype = None if dtype_obj is None else self.dtype_of_object(dtype_obj)
-            if dtype_obj is not None and dtype is None:
-                raise CoopTypeError(f"ThreadGroup.{method}_as dtype must be an integer dtype; got {dtype_obj!r}")
-            spec = sem_groups.plan_query(method, group.spec, self.launch, level=level, dtype=dtype,
-                                            target_cc=self.cc)
+            spec = plan_query(method, group.spec, self.launch, level=level, dtype=dtype_obj,
+                              dtype_of_object=self.dtype_of_object, target_cc=self.cc)
         except CoopError as exc:
             raise located(exc, site) from None
         provider = cub_groups.emit(spec)
         result_dtype = spec.result_dtype
-        # rank and count signed, as CuTe's indices: the C++'s result's bits
-        if dtype is None and method in ("rank", "count") and result_dtype in _SIGNED:
+        # rank and count signed, as CuTe's indices: the C++'s result's bits (rank_as() without a dtype: as rank())
+        if dtype_obj is None and method in ("rank", "count", "rank_as", "count_as") and result_dtype in _SIGNED:
             result_dtype = _SIGNED[result_dtype]
         site_call = SiteCall(provider.symbol, [], result_dtype=result_dtype)
         call = Call(method, f"ThreadGroup.{method}", {}, site=site)
         self.add_site(call, [], site_call, Emission(provider))
-        if method == "rank" and _ORDER[spec.level] < _ORDER[group.spec.kind]:  # differs between the members
+        if method in ("rank", "rank_as") and _ORDER[spec.level] < _ORDER[group.spec.kind]:  # differs between members
             within_warp = group.spec.is_warp_scope and spec.level == "thread"
             self.varying[provider.symbol] = (within_warp, f"the {group.spec.kind} group's rank({spec.level!r})")
         return call.returned

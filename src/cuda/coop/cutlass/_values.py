@@ -204,10 +204,10 @@ class ThreadGroup:
         return self._tracer.query("count", self, level, None)
 
     def rank_as(self, dtype: Any = None, level: str = "thread") -> Any:
-        return self._tracer.query("rank", self, level, dtype)
+        return self._tracer.query("rank_as", self, level, dtype)
 
     def count_as(self, dtype: Any = None, level: str = "thread") -> Any:
-        return self._tracer.query("count", self, level, dtype)
+        return self._tracer.query("count_as", self, level, dtype)
 
     def is_member(self) -> Any:
         return self._tracer.query("is_member", self, "thread", None)

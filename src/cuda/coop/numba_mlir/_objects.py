@@ -1,19 +1,18 @@
 """What a kernel's cuda.coop objects are made of, as the planner reads them from numba IR: the arguments of a
 constructor call bound to its Python signature, compile-time values, ThreadData (and one-dimensional local arrays as
-payloads) and TempStorage descriptors. ``KernelPlan`` mixes this in; ``_planner`` decides which constructor a call
-is."""
+payloads) and TempStorage descriptors, checked by the call layer's shared rules (``_calls.objects``). ``KernelPlan``
+mixes this in; ``_planner`` decides which constructor a call is."""
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-import numpy as np
-
 from .._calls.binding import binding_error, value_words
-from .._errors import CoopTypeError, CoopValueError, located
+from .._calls.objects import is_extent, temp_storage, thread_data, with_defaults
+from .._errors import CoopTypeError, located
 from .._semantics.aggregates import is_aggregate
 from .._semantics.common import Runtime, require_alignment
-from .._semantics.temp_storage import make_descriptor
 from . import _compat as nb, _patches
 from ._about import BACKEND, LACKS, NAMESPACE
 from ._inference import no_array_of
@@ -65,24 +64,19 @@ class KernelObjects(PlanState):
 
     def _thread_data(self, stmt: Any, marker: Any) -> PayloadVal:
         bound = self._bind(stmt, marker.__new__, "cuda.coop.ThreadData", skip_self=True)
-        k = self._static(bound.get("items_per_thread"), stmt, "", must=False)
-        if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
-            self.reject_literal_unroll_of(bound.get("items_per_thread"), "cuda.coop.ThreadData items_per_thread")
-            raise CoopTypeError("ThreadData items_per_thread must be a compile-time integer")
-        if k <= 0:
-            raise CoopValueError("ThreadData items_per_thread must be positive")
-        dtype_obj = self._static(bound.get("dtype"), stmt, "ThreadData dtype")
-        dtype = None
-        if dtype_obj is not None:
-            dtype = None if isinstance(dtype_obj, str) else dtype_of_object(dtype_obj)
-            if dtype is None:
-                raise CoopTypeError(f"ThreadData dtype must be a NumPy or Numba scalar type; got {dtype_obj!r}")
-        alignment = self._static(bound.get("alignment"), stmt, "ThreadData alignment")
-        if alignment is not None and (isinstance(alignment, bool) or not isinstance(alignment, int)):
-            raise CoopTypeError(f"ThreadData alignment must be a compile-time integer; got {alignment!r}")
-        if alignment is not None:
-            require_alignment("ThreadData", alignment)
-        payload = PayloadVal(stmt, stmt.target.name, int(k), dtype, dtype is not None, stmt.loc)
+        given = with_defaults(marker.__new__, bound)
+
+        def value(key: str) -> Any:  # read when the shared checks ask for it: the first mistake is reported
+            if key != "items_per_thread":
+                return self._static(given[key], stmt, f"ThreadData {key}")
+            k = self._static(given[key], stmt, "", must=False)
+            if not is_extent(k):
+                self.reject_literal_unroll_of(given[key], "cuda.coop.ThreadData items_per_thread")
+            return k
+
+        spec = thread_data(_Lazy(value, given), dtype_of_object=dtype_of_object, dtype_words=self.dtype_words)
+        payload = PayloadVal(stmt, stmt.target.name, spec.items_per_thread, spec.dtype, spec.dtype is not None,
+                             stmt.loc)
         self.payloads.append(payload)
         return payload
 
@@ -112,10 +106,26 @@ class KernelObjects(PlanState):
 
     def _temp_storage(self, stmt: Any, marker: Any) -> DescVal:
         bound = self._bind(stmt, marker.__new__, "cuda.coop.TempStorage", skip_self=True)
-        values = {k: self._static(bound.get(k, d), stmt, f"TempStorage {k}")
-                  for k, d in (("size_in_bytes", None), ("alignment", None), ("auto_sync", False),
-                               ("sharing", "shared"))}
-        desc = make_descriptor(len(self.descriptors), **values)
-        result = DescVal(desc, stmt, stmt.loc)
+        values = {key: self._static(var, stmt, f"TempStorage {key}")
+                  for key, var in with_defaults(marker.__new__, bound).items()}
+        result = DescVal(temp_storage(len(self.descriptors), values), stmt, stmt.loc)
         self.descriptors.append(result)
         return result
+
+
+class _Lazy(Mapping[str, Any]):
+    """The arguments of a constructor, each read by ``read(key)`` when first asked for."""
+
+    def __init__(self, read: Callable[[str], Any], keys: Mapping[str, Any]):
+        self._read, self._keys, self._values = read, keys, dict[str, Any]()
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._values:
+            self._values[key] = self._read(key)
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)

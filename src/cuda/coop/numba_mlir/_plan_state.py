@@ -45,6 +45,7 @@ class PlanState:
     """The planner of one kernel specialisation as its mixins see it (numba IR objects are ``Any``)."""
 
     operations: tuple[str, ...]  # every operation's public name
+    dtype_words: str  # what names a dtype in numba-cuda-mlir, for messages (_calls.context.CallContext)
     state: Any  # numba-cuda-mlir's compiler state of the kernel
     func_ir: Any
     kernel: str

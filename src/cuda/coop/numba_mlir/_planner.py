@@ -21,7 +21,7 @@ from .._markers.base import OP_ATTR, op_name
 from .._markers.groups import GROUP_METHODS, ThreadGroup
 from .._semantics import groups as sem_groups
 from .._semantics.common import (
-    BLOCK, CLUSTER, GRID, THREAD, WARP, LaunchShape, Runtime, Static, check_block_shape,
+    LaunchShape, Runtime, Static, check_block_shape,
 )
 from .._semantics.aggregates import is_aggregate
 from .._semantics.common import NUMERIC_DTYPES, QUALIFIED_DTYPES, itemsize
@@ -39,6 +39,7 @@ from .._calls.build import (
     scratch_use,
 )
 from .._calls.context import CallContext
+from .._calls.objects import FACTORIES, factory_group, plan_query, with_defaults
 from .._calls.site import Emission, SiteCall
 from ._lowering import operator_link
 from ._checks import KernelChecks, user_name
@@ -51,10 +52,6 @@ from ._rewrite import KernelRewrite
 from ._shared_arrays import SharedArrays, is_backing_array_marker, new_pointer_site
 from ._uniformity import check_participation
 from ._plan_state import OpCall, PlannedSite
-
-_FACTORIES = {"this_block": BLOCK, "this_warp": WARP, "this_thread": THREAD, "this_cluster": CLUSTER,
-              "this_grid": GRID}
-
 
 def _is_coop_object(value: Any) -> bool:
     if isinstance(value, type(np)) and (value.__name__ == "cuda.coop" or value.__name__.startswith("cuda.coop.")):
@@ -126,9 +123,8 @@ class KernelPlan(KernelObjects, DtypeInference, KernelChecks, SharedArrays, Kern
         try:
             if isinstance(callee, Obj):
                 name = op_name(callee.value)
-                if name in _FACTORIES:
-                    spec = sem_groups.factory_group(_FACTORIES[name], self.launch)
-                    result = GroupVal(spec, stmt.loc)
+                if name in FACTORIES:
+                    result = GroupVal(factory_group(name, self.launch), stmt.loc)
                     self.groups.append(result)
                 elif name == "ThreadData":
                     result = self._thread_data(stmt, callee.value)
@@ -166,9 +162,10 @@ class KernelPlan(KernelObjects, DtypeInference, KernelChecks, SharedArrays, Kern
                     elif isinstance(result, PayloadTuple):
                         self.payloads.extend(result.items)
             elif isinstance(callee, MethodVal) and callee.name == "group_by":
-                bound = self._bind(stmt, _groups_markers.ThreadGroup.group_by, "ThreadGroup.group_by", skip_self=True)
-                count = self._static(bound.get("count"), stmt, "ThreadGroup.group_by count", must=False)
-                exhaustive = self._static(bound.get("exhaustive", True), stmt, "", must=False)
+                function = _groups_markers.ThreadGroup.group_by
+                bound = with_defaults(function, self._bind(stmt, function, "ThreadGroup.group_by", skip_self=True))
+                count = self._static(bound["count"], stmt, "ThreadGroup.group_by count", must=False)
+                exhaustive = self._static(bound["exhaustive"], stmt, "", must=False)
                 if isinstance(count, Runtime) or count is None:
                     raise CoopTypeError("ThreadGroup.group_by count must be a compile-time integer")
                 if isinstance(exhaustive, Runtime):
@@ -448,17 +445,12 @@ class KernelPlan(KernelObjects, DtypeInference, KernelChecks, SharedArrays, Kern
 
     def _query(self, stmt: Any, block: Any, method: MethodVal) -> None:
         name = f"ThreadGroup.{method.name}"
-        bound = self._bind(stmt, getattr(ThreadGroup, method.name), name, skip_self=True)
-        level = self._static(bound.get("level", "thread"), stmt, f"{name} level")
-        dtype = None
-        if "dtype" in bound or method.name in ("rank_as", "count_as"):
-            raw = self._static(bound.get("dtype"), stmt, f"{name} dtype")
-            if raw is not None:
-                dtype = None if isinstance(raw, str) else dtype_of_object(raw)
-                if dtype is None:
-                    sem_groups.query_dtype(method.name, "?")
-        spec = sem_groups.plan_query(method.name, method.group.spec, self.launch, level=level, dtype=dtype,
-                                        target_cc=self.cc)
+        function = getattr(ThreadGroup, method.name)
+        options = with_defaults(function, self._bind(stmt, function, name, skip_self=True))
+        level = self._static(options.get("level"), stmt, f"{name} level")  # None: a method without levels
+        dtype = self._static(options["dtype"], stmt, f"{name} dtype") if "dtype" in options else None
+        spec = plan_query(method.name, method.group.spec, self.launch, level=level, dtype=dtype,
+                          dtype_of_object=dtype_of_object, target_cc=self.cc)
         provider = cub_groups.emit(spec)
         site = SiteCall(provider.symbol, [], None, spec.result_dtype)
         self.sites.append(PlannedSite(stmt=stmt, block=block, name=name, operands=[], site=site, provider=provider))

@@ -1,0 +1,87 @@
+"""The kernel objects every backend makes through the call layer (``cuda.coop._calls.objects``): constructor arguments
+with the documented defaults, the ThreadData checks (P6, P12, P13), TempStorage descriptors (S5), the group factories
+and the group queries (G17, G18), with no compiler."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cuda import coop
+from cuda.coop._calls.objects import (
+    FACTORIES, bind_constructor, factory_group, plan_query, temp_storage, thread_data, with_defaults,
+)
+from cuda.coop._markers.groups import ThreadGroup
+from cuda.coop._semantics.common import LaunchShape
+
+LAUNCH = LaunchShape((128, 1, 1))
+
+
+def _dtype_of(value):
+    return {np.int32: "int32", np.uint8: "uint8", np.float32: "float32", int: "int32"}.get(value)
+
+
+def _thread_data(*args, **kwargs):
+    values = bind_constructor("cuda.coop.ThreadData", coop.ThreadData, args, kwargs, namespace="cuda.coop.toy",
+                              backend="toy")
+    return thread_data(values, dtype_of_object=_dtype_of, dtype_words="a toy dtype")
+
+
+def test_constructor_defaults_are_the_documented_signatures():
+    """TempStorage() has auto_sync=False and sharing="shared" on every backend (one copy of the defaults)."""
+    values = bind_constructor("cuda.coop.TempStorage", coop.TempStorage, (), {}, namespace="cuda.coop.toy",
+                              backend="toy")
+    assert values == {"size_in_bytes": None, "alignment": None, "auto_sync": False, "sharing": "shared"}
+    descriptor = temp_storage(3, values)
+    assert (descriptor.index, descriptor.size_in_bytes, descriptor.alignment, descriptor.auto_sync,
+            descriptor.sharing) == (3, None, None, False, "shared")
+    assert with_defaults(ThreadGroup.rank_as, {"level": "warp"}) == {"dtype": None, "level": "warp"}
+    assert with_defaults(ThreadGroup.group_by, {"count": 8}) == {"count": 8, "exhaustive": True}
+
+
+def test_temp_storage_arguments_are_checked():
+    values = {"size_in_bytes": 1024, "alignment": 64, "auto_sync": True, "sharing": "exclusive"}
+    assert temp_storage(0, values).alignment == 64
+    with pytest.raises(coop.CoopValueError, match=r"^TempStorage alignment must be a positive power of two; got 48$"):
+        temp_storage(0, {**values, "alignment": 48})
+    with pytest.raises(coop.CoopTypeError, match=r"^TempStorage auto_sync must be a compile-time bool; got 1$"):
+        temp_storage(0, {**values, "auto_sync": 1})
+
+
+def test_a_constructor_call_the_signature_refuses_is_c5():
+    with pytest.raises(coop.CoopTypeError, match=r"^cuda\.coop\.ThreadData takes 2 positional operands; pass "
+                                                 r"options by keyword$"):
+        _thread_data(4, np.int32, 16)
+
+
+def test_thread_data_is_checked_in_the_documented_order():
+    spec = _thread_data(np.int64(6), np.uint8, alignment=32)
+    assert (spec.items_per_thread, spec.dtype, spec.alignment) == (6, "uint8", 32)
+    assert type(spec.items_per_thread) is int
+    assert _thread_data(4).dtype is None  # inferred later
+    with pytest.raises(coop.CoopTypeError, match=r"^ThreadData items_per_thread must be a compile-time integer$"):
+        _thread_data(True, "int32")  # P6 before the dtype
+    with pytest.raises(coop.CoopValueError, match=r"^ThreadData items_per_thread must be positive$"):
+        _thread_data(0, "int32")
+    with pytest.raises(coop.CoopTypeError, match=r"^ThreadData dtype must be a toy dtype; got 'int32'$"):
+        _thread_data(4, "int32", alignment=3)  # P12 (a string names no dtype) before P13
+    with pytest.raises(coop.CoopTypeError, match=r"^ThreadData alignment must be a compile-time integer; got 8\.0$"):
+        _thread_data(4, np.int32, alignment=8.0)
+    with pytest.raises(coop.CoopValueError, match=r"^ThreadData alignment must be a positive power of two; got 24$"):
+        _thread_data(4, np.int32, alignment=24)
+
+
+def test_group_factories_and_queries():
+    assert set(FACTORIES) == {"this_thread", "this_warp", "this_block", "this_cluster", "this_grid"}
+    warp = factory_group("this_warp", LAUNCH)
+    assert (warp.kind, warp.size, warp.instances) == ("warp", 32, 4)
+    query = plan_query("rank_as", warp, LAUNCH, level="block", dtype=np.uint8, dtype_of_object=_dtype_of,
+                       target_cc=90)
+    assert (query.method, query.level, query.result_dtype) == ("rank_as", "block", "uint8")
+    assert plan_query("count", warp, LAUNCH, level="thread", dtype=None, dtype_of_object=_dtype_of,
+                      target_cc=90).result_dtype == "uint32"
+    for dtype in (np.float32, "int32", object()):  # G18 names the method called
+        with pytest.raises(coop.CoopTypeError, match=r"^ThreadGroup\.count_as dtype must be one of int8, "):
+            plan_query("count_as", warp, LAUNCH, level="thread", dtype=dtype, dtype_of_object=_dtype_of,
+                       target_cc=90)
+    with pytest.raises(coop.CoopValueError, match=r"^ThreadGroup\.rank_as level must be one of"):
+        plan_query("rank_as", warp, LAUNCH, level="lane", dtype=None, dtype_of_object=_dtype_of, target_cc=90)
