@@ -20,7 +20,7 @@ import numpy as np
 
 from cuda import coop
 from cuda.coop._backend_context import BackendContext, MarkerCall, active
-from cuda.coop._calls import FAMILIES
+from cuda.coop._calls import front
 from cuda.coop._cub.provider import Abi
 from cuda.coop._calls.build import (
     PlannedCall,
@@ -125,10 +125,10 @@ class Tracer:
         marker = getattr(coop, name)
         bound = inspect.signature(marker).bind(*args, **kwargs)
         call = Call(name, f"{NAMESPACE}.{name}", dict(bound.arguments))
-        family = FAMILIES[name]
-        if family.result_payload is not None:
-            call.result = family.result_payload(self, call)
-        family.plan(self, call)
+        family = front.family_of(call, BACKEND)  # the kernel front's steps: result, then plan (its dtypes are known)
+        call.result = front.result(self, call, family)
+        front.plan(self, call, family, ((param, value.dtype) for param, value in call.args.items()
+                                        if isinstance(value, Payload)))
         if isinstance(call.result, PayloadPair):  # (keys, values); a broadcast's scalars at their places
             payloads = iter(call.result.items)
             outs = iter(RuntimeValue(p.dtype) for p in self.planned[-1].site.params if p.abi is Abi.OUT)

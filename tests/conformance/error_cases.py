@@ -317,6 +317,13 @@ def g18_count_as_string_dtype(bid, src, dst):
     coop.store(block, dst, items)
 
 
+def p1_common_float16_source(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K)
+    coop.load(block, src, items)  # HERE
+    coop.store(block, dst, items)
+
+
 def p2_complex_payload(bid, src, dst):
     block = coop.this_block()
     items = coop.ThreadData(K, np.complex64)
@@ -1499,6 +1506,11 @@ ERRORS = [
               "ThreadGroup.rank_as dtype must be one of int8, int16, int32, int64, uint8, uint16, uint32, uint64"),
     ErrorCase("g18-count-as-string-dtype", g18_count_as_string_dtype, coop.CoopTypeError,
               "ThreadGroup.count_as dtype must be one of int8, int16, int32, int64, uint8, uint16, uint32, uint64"),
+    # a float16 array in a common call is P1 on both backends, before inference (SPEC 12.3; the CuTe DSL backend
+    # reported its own payload dtypes instead, issue 41)
+    ErrorCase("p1-common-float16-source", p1_common_float16_source, coop.CoopTypeError,
+              "cuda.coop.load supports source dtypes int8, int16, int32, int64, uint8, uint16, uint32, uint64, "
+              "float32, float64 through the common API; use ", src_dtype=np.float16, dst_dtype=np.float16),
     ErrorCase("p2-complex-payload", p2_complex_payload, coop.CoopTypeError,
               "cuda.coop.load does not support output dtype complex64"),
     ErrorCase("c7-warp-valid-items", c7_warp_valid_items_above_tile, coop.CoopValueError,

@@ -55,9 +55,10 @@ def source_of(case: Case, name: str) -> str:
             f"    {name}({plain}).launch(grid=({case.grid}, 1, 1), block={tuple(case.block)})\n")
 
 
-# the CuTe DSL's numeric type of each integer dtype, by name (kernel parameters and fake arguments)
+# the CuTe DSL's numeric type of each dtype, by name (kernel parameters and fake arguments; float16 for the error
+# corpus's arrays, which no payload of this backend holds)
 _SCALARS = {"int8": "Int8", "int16": "Int16", "int32": "Int32", "int64": "Int64", "uint8": "Uint8", "uint16": "Uint16",
-            "uint32": "Uint32", "uint64": "Uint64", "float32": "Float32", "float64": "Float64"}
+            "uint32": "Uint32", "uint64": "Uint64", "float32": "Float32", "float64": "Float64", "float16": "Float16"}
 
 
 def _scalar(op: Int) -> Any:

@@ -12,6 +12,8 @@ import contextvars
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Protocol
 
+from ._errors import CoopTypeError
+
 COMMON_NAMESPACE = "cuda.coop"
 
 
@@ -59,6 +61,15 @@ class BackendContext:
     namespace: str
     tracer: Tracer | None = None
     abi: ValueAbi = ValueAbi()
+
+    def foreign_call(self, namespace: str, name: str) -> CoopTypeError | None:
+        """R11 for ``namespace.name`` called in a kernel this backend compiles, when ``namespace`` is the qualified
+        namespace of another backend (a tracer's markers are checked as they execute, ``_markers.base.dispatch``;
+        a backend reading IR checks the markers it finds); None for the common namespace and its own."""
+        if namespace in (COMMON_NAMESPACE, self.namespace):
+            return None
+        return CoopTypeError(f"{namespace}.{name} belongs to {namespace}; this kernel is compiled by {self.backend}: "
+                             f"use {COMMON_NAMESPACE}.{name} or {self.namespace}.{name}")
 
 
 _current: contextvars.ContextVar[BackendContext | None] = contextvars.ContextVar("cuda_coop_backend", default=None)

@@ -7,7 +7,7 @@ import sys
 from typing import Any, Callable, Iterable, TypeVar
 
 from .._backend_context import COMMON_NAMESPACE, MarkerCall, current
-from .._errors import CoopCompilerContextRequiredError, CoopTypeError, located
+from .._errors import CoopCompilerContextRequiredError, located
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -28,10 +28,9 @@ def dispatch(name: str, namespace: str, args: tuple[Any, ...], kwargs: dict[str,
         raise kernel_only(f"{namespace}.{name}")
     caller = sys._getframe(2)  # the marker's caller: dispatch <- marker (or a marker class's __new__) <- caller
     site = (caller.f_code.co_filename, caller.f_lineno)
-    if namespace not in (COMMON_NAMESPACE, context.namespace):  # R11, at the user's line
-        raise located(CoopTypeError(f"{namespace}.{name} belongs to {namespace}; this kernel is compiled by "
-                                    f"{context.backend}: use {COMMON_NAMESPACE}.{name} or {context.namespace}.{name}"),
-                      site)
+    foreign = context.foreign_call(namespace, name)
+    if foreign is not None:  # R11, at the user's line
+        raise located(foreign, site)
     return context.tracer.call(MarkerCall(name, namespace, args, kwargs, site))
 
 

@@ -287,14 +287,19 @@ def check_payload_dtype(op: str, param: str, dtype: str | None, qualified: bool)
                 "flags": "; a boolean flag is accepted as the scalar of scalar items"}.get(param, "")
         raise CoopTypeError(f"{op} does not support {param} dtype {dtype}; supported: {', '.join(INTEGER_DTYPES)}"
                             f"{hint}")
-    qualified_only = dtype in QUALIFIED_DTYPES or is_aggregate(dtype)
-    if qualified_only and qualified:
+    require_common_dtype(op, param, dtype, qualified)
+    if dtype in QUALIFIED_DTYPES or is_aggregate(dtype):
+        return  # a qualified call's
+    raise CoopTypeError(f"{op} does not support {param} dtype {dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
+
+
+def require_common_dtype(op: str, param: str, dtype: str | None, qualified: bool) -> None:
+    """P1: float16 and aggregates are the qualified namespaces' (docs: operations/index, "Dtypes"); a common call
+    naming one is told which namespace takes it. Any other dtype passes (the operation decides on it)."""
+    if qualified or not (dtype in QUALIFIED_DTYPES or is_aggregate(dtype)):
         return
-    supported = ", ".join(NUMERIC_DTYPES)
-    if qualified_only:
-        raise CoopTypeError(f"{op} supports {param} dtypes {supported} through the common API; use "
-                            f"{qualified_namespace()} for {dtype}")
-    raise CoopTypeError(f"{op} does not support {param} dtype {dtype}; supported: {supported}")
+    raise CoopTypeError(f"{op} supports {param} dtypes {', '.join(NUMERIC_DTYPES)} through the common API; use "
+                        f"{qualified_namespace()} for {dtype}")
 
 
 # The most items one thread's payload may hold (P18): per-item code of that size builds for minutes and the payload

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
 from .._backend_context import BackendContext, MarkerCall
-from .._calls import FAMILIES
+from .._calls import front
 from .._calls.binding import bind_arguments, literal_words, operator_failure
 from .._calls.build import scratch_use
 from .._calls.objects import FACTORIES, bind_constructor, factory_group, plan_query, temp_storage, thread_data
@@ -23,7 +23,7 @@ from .._errors import CoopError, CoopTypeError, CoopUnsupportedError, CoopValueE
 from .._version import __version__
 from .._semantics.common import (
     BLOCK, CLUSTER, GRID, LOGICAL_WARP, THREAD, WARP, WARPS_IN_BLOCK, LaunchShape, Runtime, Static, check_block_shape,
-    check_payload_dtype, check_payload_extent,
+    check_payload_extent,
 )
 from .._semantics.tuples import fields, is_tuple
 from . import _about, _dsl
@@ -120,16 +120,13 @@ class KernelTracer:
                                shown=lambda option: literal_words(kwargs[option]))
         call = Call(name, qualified_name, bound, marker_call.qualified, site=marker_call.site)
         self._call = call
-        for param, value in bound.items():  # P1/P2 of an explicit payload dtype, first (as numba-cuda-mlir checks)
-            if isinstance(value, ThreadData) and value._slot.root().explicit:
-                check_payload_dtype(call.name, param, value._slot.root().dtype, call.qualified)
-        family = FAMILIES[name]
-        if family.evidence is not None:
-            family.evidence(self, call)
+        front.check_operand_dtypes(call, self._declared_dtypes(bound))
+        family = front.family_of(call, _about.BACKEND)
+        front.evidence(self, call, family)
         try:
-            if family.result_payload is not None:
-                call.result = family.result_payload(self, call)
-            family.plan(self, call)
+            call.result = front.result(self, call, family)
+            front.plan(self, call, family, ((param, value._slot.root().dtype) for param, value in bound.items()
+                                            if isinstance(value, ThreadData)))
         except CoopError:
             operands = list(call.args.values())  # then the members of tuple operands
             for value in operands + [m for v in operands if isinstance(v, tuple) for m in v]:
@@ -139,6 +136,15 @@ class KernelTracer:
                     raise payload.not_inferred() from None
             raise
         return self._result(call)
+
+    def _declared_dtypes(self, bound: dict[str, Any]) -> Iterator[tuple[str, str | None]]:
+        """(parameter, dtype) of the operands whose dtype the kernel declared: an explicit ThreadData dtype, a
+        tensor's element type (P1/P2 before inference, as numba-cuda-mlir checks them)."""
+        for param, value in bound.items():
+            if isinstance(value, ThreadData) and value._slot.root().explicit:
+                yield param, value._slot.root().dtype
+            elif isinstance(value, _dsl.Tensor):
+                yield param, _dsl.element_dtype(value)
 
     def _result(self, call: Call) -> Any:
         if isinstance(call.result, PayloadPair):  # the out results, in order

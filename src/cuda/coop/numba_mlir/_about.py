@@ -5,7 +5,7 @@ the backend itself, so that no import of the package runs in a circle.
 """
 from __future__ import annotations
 
-from .._backend_context import ValueAbi
+from .._backend_context import BackendContext, ValueAbi
 
 HINT = ('install "cuda-coop[numba-cuda-mlir-cu13]" (CUDA 13) or "cuda-coop[numba-cuda-mlir-cu12]" (CUDA 12).')
 
@@ -39,4 +39,6 @@ BACKEND = "numba-cuda-mlir"
 # Capabilities qualified extensions may need (``Extension.needs``) that this backend lacks: none, every documented
 # extension is built (docs: qualified, "What this release builds")
 LACKS: frozenset[str] = frozenset()
+# the backend context while it compiles a kernel (_entry): whom the shared layers' messages name, R11
+CONTEXT = BackendContext(BACKEND, NAMESPACE, abi=ABI)
 BUILD_TAG = "numba_mlir"  # in the provider cache key and the dumped source's name (cuda_coop_numba_mlir_<hash>.cu)

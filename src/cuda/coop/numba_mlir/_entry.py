@@ -6,7 +6,7 @@ planner, the CUB pipeline and numba-cuda-mlir's internals (``_compat``) load whe
 """
 from __future__ import annotations
 
-from ._about import ABI, BACKEND, HINT, NAMESPACE, VERSION
+from ._about import CONTEXT, HINT, VERSION
 
 try:
     from numba_cuda_mlir.extending import WholeFunctionPlanner, register_planner
@@ -19,12 +19,12 @@ class CoopPlannerEntry(WholeFunctionPlanner):  # type: ignore[misc]  # numba-cud
     """The registered planner: loads the real one (``_planner.CoopPlanner``) on the first compile."""
 
     def run(self) -> bool:
-        from .._backend_context import BackendContext, active
+        from .._backend_context import active
         from ._planner import CoopPlanner
 
         _refresh_once()
         # whom the shared layers' messages name, and how values cross to numba-cuda-mlir's code
-        with active(BackendContext(BACKEND, NAMESPACE, abi=ABI)):
+        with active(CONTEXT):
             return CoopPlanner(self.state).run()
 
 

@@ -17,7 +17,7 @@ from . import _compat as nb
 from .._semantics.aggregates import is_aggregate
 from ._ir import THREAD_DATA, ArgRef, Obj, PayloadTuple, PayloadVal, dtype_of_object
 from ._plan_state import OpCall, PlanState
-from .._calls import FAMILIES
+from .._calls import FAMILIES, front
 from .._cub.provider import Abi
 
 
@@ -50,7 +50,7 @@ class DtypeInference(PlanState):
                         except CoopError:
                             continue  # reported with its location when the call is planned
                         try:
-                            family.evidence(self.as_context(), call)
+                            front.evidence(self.as_context(), call, family)
                         except CoopError as exc:
                             raise located(exc, stmt.loc) from None
         weak: dict[int, list[tuple[str, str]]] = {}

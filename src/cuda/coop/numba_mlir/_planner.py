@@ -8,14 +8,14 @@ Runs after inlining and before typing, once per kernel specialisation:
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
 from .._markers import OPERATIONS, groups as _groups_markers, temp_storage as _ts_markers
 from .._cub.families import groups as cub_groups
 from .._errors import (
-    CoopError, CoopTypeError, CoopUnsupportedError, located,
+    CoopError, CoopTypeError, located,
 )
 from .._markers.base import OP_ATTR, op_name
 from .._markers.groups import GROUP_METHODS, ThreadGroup
@@ -23,15 +23,13 @@ from .._semantics import groups as sem_groups
 from .._semantics.common import (
     LaunchShape, Runtime, Static, check_block_shape,
 )
-from .._semantics.aggregates import is_aggregate
-from .._semantics.common import NUMERIC_DTYPES, QUALIFIED_DTYPES, itemsize
-from .._version import __version__
+from .._semantics.common import itemsize
 from . import _compat as nb, _patches
 from ._ir import (
     UNKNOWN, ArgRef, DescVal, GroupVal, MethodVal, Obj, PayloadTuple, PayloadVal, Resolver,
     dtype_of_object,
 )
-from .._calls import FAMILIES
+from .._calls import FAMILIES, front
 from .._calls.build import (
     compile_calls,
     drop_unneeded_reuse_barriers,
@@ -43,8 +41,7 @@ from .._calls.objects import FACTORIES, factory_group, plan_query, with_defaults
 from .._calls.site import Emission, SiteCall
 from ._lowering import operator_link
 from ._checks import KernelChecks, user_name
-from ._about import BACKEND, BUILD_TAG, NAMESPACE
-from .._backend_context import COMMON_NAMESPACE
+from ._about import BACKEND, BUILD_TAG, CONTEXT
 from ._inference import DtypeInference
 from ._barriers import scratch_use_may_follow
 from ._objects import KernelObjects
@@ -209,36 +206,24 @@ class KernelPlan(KernelObjects, DtypeInference, KernelChecks, SharedArrays, Kern
 
     def _operation(self, stmt: Any, block: Any, marker: Any) -> None:
         call = self.op_call(stmt, block, marker)
-        family = FAMILIES.get(call.op)
-        if family is None:
-            raise CoopUnsupportedError(
-                f"{call.name} is not implemented by the numba-cuda-mlir backend in cuda-coop {__version__}")
-        self._gate_qualified_dtypes(call)
-        family.plan(self, call)
+        front.plan(self, call, front.family_of(call, BACKEND), self._operand_dtypes(call))
 
-    def _gate_qualified_dtypes(self, call: OpCall) -> None:
-        """P1: float16 and aggregate payloads and scalars are the qualified namespace's (docs: operations/index,
-        "Dtypes"); families accept every dtype they can build, so the common API is gated here, after inference, for
-        every operand."""
-        qualified = call.qualified
+    def _operand_dtypes(self, call: OpCall) -> Iterator[tuple[str, str | None]]:
+        """(parameter, dtype) of the call's operands after inference, each read when the P1 gate reaches it."""
         for param, var in call.args.items():
             if param == "group" or not isinstance(var, nb.ir.Var):
                 continue
             value = self.resolver.var(var.name)
-            dtype = value.dtype if isinstance(value, PayloadVal) else (
+            yield param, value.dtype if isinstance(value, PayloadVal) else (
                 None if isinstance(value, (GroupVal, DescVal, PayloadTuple)) else self._value_dtype(var)[0])
-            if (dtype in QUALIFIED_DTYPES or is_aggregate(dtype)) and not qualified:
-                raise CoopTypeError(f"{call.name} supports {param} dtypes {', '.join(NUMERIC_DTYPES)} through the "
-                                    f"common API; use cuda.coop.numba_mlir for {dtype}")
 
     def op_call(self, stmt: Any, block: Any, marker: Any) -> OpCall:
         op = op_name(marker)
         assert op is not None  # callers pass operation markers only
         name = f"{marker.__module__}.{op}"
-        if marker.__module__ not in (COMMON_NAMESPACE, NAMESPACE):  # R11: another backend's qualified call
-            raise located(CoopTypeError(
-                f"{name} belongs to {marker.__module__}; this kernel is compiled by {BACKEND}: use "
-                f"{COMMON_NAMESPACE}.{op} or {NAMESPACE}.{op}"), stmt.loc)
+        foreign = CONTEXT.foreign_call(marker.__module__, op)  # R11: another backend's qualified call
+        if foreign is not None:
+            raise located(foreign, stmt.loc)
         return OpCall(stmt, block, marker, op, name, self._bind(stmt, marker, name))
 
     def add_site(self, call: OpCall, operands: list[Any], site: SiteCall, emission: Emission,
