@@ -90,7 +90,8 @@ class Ours:
                             "partials": torch.empty(2 * max(BATCHES) * k.THREADS, device="cuda"),
                             "counts": torch.empty(4 * k.SLICE_BLOCKS * k.BINS, dtype=torch.int32, device="cuda"),
                             "masses": torch.empty(4 * k.SLICE_BLOCKS * k.BINS, dtype=torch.int64, device="cuda"),
-                            "pivots": torch.empty(max(BATCHES), device="cuda")}
+                            "pivots": torch.empty(max(BATCHES), device="cuda"),
+                            "arrive": torch.zeros(2, dtype=torch.int32, device="cuda")}
             self.views = {key: from_dlpack(t) for key, t in self.buffers.items()}
         b, t = self.buffers, self.views
         b["x"][: x.numel()].copy_(x.reshape(-1))
@@ -99,7 +100,25 @@ class Ours:
         v, seed, offset = cutlass.Int64(vocab), cutlass.Uint64(SEED), cutlass.Uint64(OFFSET)
         compile_ = __import__("cutlass.cute", fromlist=["compile"]).compile
         slices, length = (k.slice_plan if name == "softmax" else k.select_plan)(batch, vocab)
-        sliced = {"softmax", "top_k_mask_logits", "top_k_renorm_probs", "top_p_renorm_probs"}
+        if name in ("top_k_mask_logits", "top_k_renorm_probs"):  # one launch: a block per row or per row slice
+            if batch * slices > torch.cuda.get_device_properties(0).multi_processor_count:
+                slices, length = 1, vocab  # a grid barrier needs every block resident
+            n, blocks = cutlass.Int64(length if slices > 1 else vocab), cutlass.Int32(batch * slices)
+            args = ((t["x"], t["out"], t["counts"], t["arrive"], v, n, t["k"], blocks) if name == "top_k_mask_logits"
+                    else (t["x"], t["out"], t["counts"], t["partials"], t["arrive"], v, n, t["k"], blocks))
+            if name not in self.compiled:
+                self.compiled[name] = compile_(getattr(k, f"launch_{name}"), *args)
+            compiled_top_k = self.compiled[name]
+
+            def launch_top_k():
+                compiled_top_k(*args)
+
+            def collect_top_k():
+                out.reshape(-1).copy_(b["out"][: out.numel()])
+
+            launch_top_k.collect = collect_top_k
+            return launch_top_k
+        sliced = {"softmax", "top_p_renorm_probs"}
         if name in sliced and slices > 1:  # small batches: launches over row slices (as sampling_numba's wrappers)
             n, temperature, blocks = cutlass.Int64(length), cutlass.Float32(1.0), cutlass.Int32(batch * slices)
 
@@ -111,11 +130,6 @@ class Ours:
             steps = {
                 "softmax": [("softmax_slices", (t["x"], t["partials"], v, n, temperature, blocks)),
                             ("softmax_write_slices", (t["x"], t["partials"], t["out"], v, n, temperature, blocks))],
-                "top_k_mask_logits": digits("top_k_slice_counts", "counts", "k") + [
-                    ("top_k_mask_slices", (t["x"], t["out"], t["counts"], v, n, t["k"], blocks))],
-                "top_k_renorm_probs": digits("top_k_slice_counts", "counts", "k") + [
-                    ("top_k_slice_mass", (t["x"], t["counts"], t["pivots"], t["partials"], v, n, t["k"], blocks)),
-                    renorm],
                 "top_p_renorm_probs": digits("top_p_slice_masses", "masses", "p") + [
                     ("top_p_slice_mass", (t["x"], t["masses"], t["pivots"], t["partials"], v, n, t["p"], blocks)),
                     renorm],
@@ -176,13 +190,15 @@ class Ours:
         if name == "softmax":  # one launch, or two (row slices) for small batches
             logits2d, out2d = cuda.as_cuda_array(x), cuda.as_cuda_array(out)
             return lambda: k.softmax(logits2d, out2d, np.float32(1), partials)
-        if name == "top_k_mask_logits":  # one launch, or five (row slices) for small batches
+        if name == "top_k_mask_logits":  # one launch: a block per row, or row slices for small batches
             logits_bits, out_bits = cuda.as_cuda_array(x).view(np.uint32), cuda.as_cuda_array(out).view(np.uint32)
-            return lambda: k.top_k_mask_logits(logits_bits, out_bits, params["k"], counts)
-        if name == "top_k_renorm_probs":  # one launch, or six (row slices) for small batches
+            arrive = k.barrier_words()
+            return lambda: k.top_k_mask_logits(logits_bits, out_bits, params["k"], counts, arrive)
+        if name == "top_k_renorm_probs":  # one launch: a block per row, or row slices for small batches
             probs2d, out2d = cuda.as_cuda_array(x), cuda.as_cuda_array(out)
+            arrive = k.barrier_words()
             return lambda: k.top_k_renorm_probs(probs2d, probs2d.view(np.uint32), out2d, params["k"], counts,
-                                                partials[: batch * slices], pivots)
+                                                partials[: batch * slices], arrive)
         if name == "top_p_renorm_probs":  # one launch, or six (row slices) for small batches
             probs2d, out2d = cuda.as_cuda_array(x), cuda.as_cuda_array(out)
             return lambda: k.top_p_renorm_probs(probs2d, probs2d.view(np.uint32), out2d, params["p"], masses,

@@ -37,14 +37,18 @@ def launches_for(logits, probs, top_k, top_p, min_p, philox_seed: int = 12345, p
     v = np.int64(vocab)
     u = ref.uniforms(philox_seed, philox_offset, batch)
     seed, offset = np.uint64(philox_seed), np.uint64(philox_offset)
+    # top-k launched a block per row (slice length = vocab) reads neither its counts nor the grid barrier's words
+    unused_counts, unused_partials = np.zeros(1, np.int32), np.zeros(1, np.float32)
+    unused_words = np.zeros(2, np.uint32)
     return [
         ("softmax", kernels.softmax_kernel, (logits.ravel(), f32.copy(), v, np.float32(1)), 1,
          lambda: ref.softmax(logits)),
         ("top_k_mask_logits", kernels.top_k_mask_logits_kernel,
-         (logits.ravel().view(np.uint32), f32.copy().view(np.uint32), v, top_k), 1,
+         (logits.ravel().view(np.uint32), f32.copy().view(np.uint32), unused_counts, unused_words, v, v, top_k), 1,
          lambda: ref.top_k_mask_logits(logits, top_k)),
         ("top_k_renorm_probs", kernels.top_k_renorm_probs_kernel,
-         (probs.ravel(), probs.ravel().view(np.uint32), f32.copy(), v, top_k), 2,
+         (probs.ravel(), probs.ravel().view(np.uint32), f32.copy(), unused_counts, unused_partials, unused_words, v, v,
+          top_k), 2,
          lambda: ref.renorm(probs, ref.top_k_keep(probs, top_k))),
         ("top_p_renorm_probs", kernels.top_p_renorm_probs_kernel,
          (probs.ravel(), probs.ravel().view(np.uint32), f32.copy(), v, top_p), 2,
@@ -85,25 +89,25 @@ def main() -> None:
 
 def sliced_builds(batch: int, vocab: int):
     """(name, kernel, host arguments, blocks) of every kernel of the small-batch launches over row slices
-    (``slice_plan``; built whatever the plan says): the softmax's two, top-k's per-digit counts, mask, kept masses
-    and renormalisation."""
+    (``slice_plan``; built whatever the plan says): the softmax's two, top-k's mask and renormalisation (one launch
+    each, a grid barrier between radix digits), top-p's per-digit masses, kept masses and renormalisation."""
     logits, probs, top_k, top_p, _ = problem(batch, vocab)
     slices, length = kernels.slice_plan(batch, max(vocab, 2 * kernels.TILE))
     partials = np.zeros(2 * batch * slices, np.float32)
     counts = np.zeros(batch * 4 * slices * kernels.BINS, np.int32)
     masses = np.zeros(batch * 4 * slices * kernels.BINS, np.int64)
     kept, pivots = np.zeros(batch * slices, np.float32), np.zeros(batch, np.float32)
+    arrive = np.zeros(2, np.uint32)
     out = np.full(logits.size, np.nan, np.float32)
     bits = probs.ravel().view(np.uint32)
     v, n, one, blocks = np.int64(vocab), np.int64(length), np.float32(1), batch * slices
     return [("softmax_slices", kernels.softmax_slices_kernel, (logits.ravel(), partials, v, n, one), blocks),
             ("softmax_write_slices", kernels.softmax_write_slices_kernel, (logits.ravel(), partials, out, v, n, one),
              blocks),
-            ("top_k_slice_counts", kernels.top_k_slice_counts_kernel, (bits, counts, v, n, top_k, np.int32(0)), blocks),
-            ("top_k_mask_slices", kernels.top_k_mask_slices_kernel, (bits, out.view(np.uint32), counts, v, n, top_k),
-             blocks),
-            ("top_k_slice_mass", kernels.top_k_slice_mass_kernel,
-             (probs.ravel(), counts, pivots, kept, v, n, top_k), blocks),
+            ("top_k_mask_slices", kernels.top_k_mask_logits_kernel,
+             (bits, out.view(np.uint32), counts, arrive, v, n, top_k), blocks),
+            ("top_k_renorm_slices", kernels.top_k_renorm_probs_kernel,
+             (probs.ravel(), bits, out, counts, kept, arrive, v, n, top_k), blocks),
             ("top_p_slice_masses", kernels.top_p_slice_masses_kernel, (bits, masses, v, n, top_p, np.int32(0)),
              blocks),
             ("top_p_slice_mass", kernels.top_p_slice_mass_kernel, (probs.ravel(), masses, pivots, kept, v, n, top_p),

@@ -59,7 +59,7 @@ import cutlass.cute as cute
 import cuda.coop.cutlass as cute_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from sampling_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with sampling_numba.py)
-    BINS, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS, TILE, VEC, WIDE, WIDE_TILE, select_plan, slice_plan,
+    BINS, CANDIDATES, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS, TILE, VEC, WIDE, WIDE_TILE, select_plan, slice_plan,
 )
 
 from cutlass import Float32, Float64, Int32, Int64, Uint32, Uint64
@@ -111,6 +111,10 @@ def online_softmax_merge(a, b):
     sa = cutlass.select_(a[0] != NEG_INF, a[1] * cute.math.exp(a[0] - m), Float32(0))
     sb = cutlass.select_(b[0] != NEG_INF, b[1] * cute.math.exp(b[0] - m), Float32(0))
     return m, sa + sb
+
+
+def max_max_max(a, b):
+    return cutlass.max(a[0], b[0]), cutlass.max(a[1], b[1]), cutlass.max(a[2], b[2])
 
 
 def max_max(a, b):
@@ -173,28 +177,166 @@ def digit_histogram(block, values: cute.Tensor, begin: Int64, end: Int64, shift:
 @cute.jit
 def choose_digit(block, mine: Int32, remaining: Int32):
     """Thread t < BINS holds bin t's count: (the bin where the count from the top reaches ``remaining``, how many
-    are still to find inside it), in every thread."""
+    are still to find inside it, how many the bin holds), in every thread."""
     at_or_above = coop.inclusive_sum(block, mine, reverse=True)
     hit = at_or_above >= remaining and at_or_above - mine < remaining
     return coop.reduce(block, (Int32(block.rank()) if hit else Int32(-1),
-                               remaining - (at_or_above - mine) if hit else Int32(-1)), binary_op=max_max)
+                               remaining - (at_or_above - mine) if hit else Int32(-1),
+                               mine if hit else Int32(-1)), binary_op=max_max_max)
 
 
 @cute.jit
-def kth_largest_key(block, values: cute.Tensor, base: Int64, vocab: Int64, k: Int32):
-    """The ordered key of the row's k-th largest value (1 <= k <= vocab): four radix passes of 8 bits each, from the
-    most significant digit, each a block histogram of the digits of the values whose higher digits match so far."""
+def append_candidates(block, values: cute.Tensor, begin: Int64, end: Int64, high: Uint32, prefix: Uint32,
+                      keys: cute.Tensor, with_mass: cutlass.Constexpr):
+    """One pass over values[begin:end] once a radix select's digits under ``high`` are known (``prefix``) and few
+    enough values share them: the ordered keys that do go to ``keys`` (a shared buffer of CANDIDATES; a tile's
+    places from an ``exclusive_sum`` of each thread's count, so no atomics), and with ``with_mass`` the values
+    above them are summed (all are kept). (candidates found; the block's sum of the values above, or 0)."""
+    found = Int32(0)
+    above = Float32(0)
+    start = begin
+    while start < end:
+        items = coop.ThreadData(WIDE, np.float32)
+        coop.load(block, values, items, algorithm="striped", offset=start,
+                  valid_items=min(end - start, WIDE_TILE), oob_default=np.float32(0))
+        held = Uint32(0)  # bit i: item i is a candidate (the items themselves are not kept past the scan)
+        for i in cutlass.range_constexpr(WIDE):
+            key = ordered_key(items[i].bitcast(Uint32))
+            if start + i * THREADS + block.rank() < end:
+                if key & high == prefix:
+                    held |= Uint32(1 << i)
+                elif key & high > prefix:
+                    above += items[i]
+        tile_found = cute_coop.ThreadData(1, np.int32)
+        slot = cute_coop.exclusive_sum(block, Int32(cute.arch.popc(held)), aggregate_output=tile_found) + found
+        for i in cutlass.range_constexpr(WIDE):
+            if (held >> Uint32(i)) & Uint32(1) != Uint32(0):
+                if slot < CANDIDATES:  # candidates are few: read again (an L1 hit) rather than held in registers
+                    keys[slot] = ordered_key(values[start + i * THREADS + block.rank()].bitcast(Uint32))
+                slot += Int32(1)
+        found += tile_found[0]
+        start += WIDE_TILE
+    cute.arch.sync_threads()  # the buffer is read by other threads next
+    total = Float32(0)
+    if cutlass.const_expr(with_mass):
+        total = coop.sum(block, above)
+    return found, total
+
+
+@cute.jit
+def held_digit_counts(block, keys: cute.Tensor, count: Int32, shift: Uint32, high: Uint32, prefix: Uint32):
+    """Thread t < BINS: how many of the ``count`` held keys whose digits under ``high`` equal ``prefix`` have digit
+    t at ``shift`` (shared atomics)."""
+    bins = SmemAllocator().allocate_tensor(Int32, cute.make_layout(BINS), 4)
+    if block.rank() < BINS:
+        bins[block.rank()] = Int32(0)
+    cute.arch.sync_threads()
+    j = Int32(block.rank())
+    while j < count:
+        if keys[j] & high == prefix:
+            cute.arch.atomic_add(bins.iterator + Int32((keys[j] >> shift) & Uint32(0xFF)), Int32(1), scope="cta")
+        j += THREADS
+    cute.arch.sync_threads()
+    mine = Int32(0)
+    if block.rank() < BINS:
+        mine = bins[block.rank()]
+    cute.arch.sync_threads()  # every bin read before the next call clears them
+    return mine
+
+
+@cute.jit
+def held_mass(block, keys: cute.Tensor, count: Int32, pivot_key: Uint32):
+    """This thread's sum of the held values at or above the pivot key."""
+    mass = Float32(0)
+    j = Int32(block.rank())
+    while j < count:
+        if keys[j] >= pivot_key:
+            mass += float_of_key(keys[j])
+        j += THREADS
+    return mass
+
+
+@cute.jit
+def grid_barrier(arrive: cute.Tensor):
+    """Every block of the launch waits here for all the others, and what any block wrote before it is visible
+    after it. arrive[0] counts the blocks in, arrive[1] is the barrier's generation: the last block in resets the
+    count and moves the generation on, so the two words (zeros when allocated) serve launch after launch. The blocks
+    must all be resident at once: a sliced launch has at most one block per SM (``select_plan``). Int32 words: every
+    torch hands int32 to CuTe."""
+    cute.arch.fence_acq_rel_gpu()
+    cute.arch.sync_threads()
+    if cute.arch.thread_idx()[0] == 0:
+        generation = cute.arch.atomic_add(arrive.iterator + 1, Int32(0), scope="gpu")
+        arrived = cute.arch.atomic_add(arrive.iterator, Int32(1), scope="gpu")
+        if arrived == cute.arch.grid_dim()[0] - 1:
+            arrive[0] = Int32(0)
+            cute.arch.fence_acq_rel_gpu()
+            cute.arch.atomic_add(arrive.iterator + 1, Int32(1), scope="gpu")
+        else:
+            waiting = cutlass.Boolean(True)
+            while waiting:
+                waiting = cute.arch.atomic_add(arrive.iterator + 1, Int32(0), scope="gpu") == generation
+        cute.arch.fence_acq_rel_gpu()
+    cute.arch.sync_threads()
+
+
+@cute.jit
+def across_slices(block, mine: Int32, counts: cute.Tensor, arrive: cute.Tensor, row: Int64, slices: Int64,
+                  part: Int64, digit: Int32):
+    """Thread t < BINS holds bin t of this slice's counts of one digit: the row's count of that bin, summed over its
+    slices through ``counts`` (``((row * 4 + digit) * slices + slice) * BINS + bin``) and a grid barrier."""
+    if block.rank() < BINS:
+        counts[((row * 4 + Int64(digit)) * slices + part) * BINS + block.rank()] = mine
+    grid_barrier(arrive)
+    total = Int32(0)
+    if block.rank() < BINS:
+        for other in cutlass.range(slices):
+            total += counts[((row * 4 + Int64(digit)) * slices + other) * BINS + block.rank()]
+    return total
+
+
+@cute.jit
+def select_pivot(block, values: cute.Tensor, counts: cute.Tensor, arrive: cute.Tensor, row: Int64, slices: Int64,
+                 part: Int64, begin: Int64, end: Int64, k: Int32, with_mass: cutlass.Constexpr):
+    """The ordered key of the k-th largest value of a row (1 <= k <= vocab; k = 0: no select, but every barrier
+    reached), this block holding values[begin:end] of it (its slice ``part`` of ``slices``; one slice: the row). A
+    radix select on 8-bit digits from the most significant: each digit's bins counted over the row (its slices'
+    counts meeting across a grid barrier, ``across_slices``) until the chosen bin holds at most CANDIDATES values;
+    then one pass keeps those candidates in shared memory (``append_candidates``) and the remaining digits are
+    counted from them alone. A row of ties counts all four digits over the row. (the key; with ``with_mass`` this
+    block's mass at or above it, if ``known``: its candidates at or above the key and every value above them)."""
+    keys = SmemAllocator().allocate_tensor(Uint32, cute.make_layout(CANDIDATES), 16)
     prefix = Uint32(0)
-    high = Uint32(0)  # the digits fixed so far
+    high = Uint32(0)
     remaining = Int32(k)
+    in_bin = Int32(2**31 - 1)  # values in the chosen bin: unknown before the first digit
+    count = Int32(0)
+    above = Float32(0)
+    held = cutlass.Boolean(False)
     for digit in cutlass.range(4):
         shift = Uint32(24) - Uint32(8) * Uint32(digit)
-        chosen, left = choose_digit(block, digit_histogram(block, values, base, base + vocab, shift, high, prefix),
-                                    remaining)
-        prefix |= Uint32(chosen) << shift
-        high |= Uint32(0xFF) << shift
-        remaining = left
-    return prefix
+        if k > 0 and not held and in_bin <= CANDIDATES:
+            count, above = append_candidates(block, values, begin, end, high, prefix, keys, with_mass)
+            held = cutlass.Boolean(True)
+        mine = Int32(0)
+        if k > 0:
+            if held:
+                mine = held_digit_counts(block, keys, count, shift, high, prefix)
+            else:
+                mine = digit_histogram(block, values, begin, end, shift, high, prefix)
+        if slices > 1:
+            mine = across_slices(block, mine, counts, arrive, row, slices, part, Int32(digit))
+        if k > 0:
+            chosen, left, bin_count = choose_digit(block, mine, remaining)
+            prefix |= Uint32(chosen) << shift
+            high |= Uint32(0xFF) << shift
+            remaining = left
+            in_bin = bin_count
+    kept = Float32(0)
+    if cutlass.const_expr(with_mass):
+        if k > 0 and held:
+            kept = above + coop.sum(block, held_mass(block, keys, count, prefix))
+    return prefix, kept, held
 
 
 @cute.jit
@@ -205,26 +347,6 @@ def slice_of_block(vocab: Int64, slice_length: Int64):
     row = Int64(cute.arch.block_idx()[0]) // slices
     part = Int64(cute.arch.block_idx()[0]) % slices
     return slices, row, part, row * vocab + part * slice_length, row * vocab + min(vocab, (part + 1) * slice_length)
-
-
-@cute.jit
-def sliced_key(block, counts: cute.Tensor, row: Int64, slices: Int64, digits: Int32, k: Int32):
-    """The sliced radix select's first ``digits`` digits of the row's k-th largest ordered key, from every slice's
-    counts (``counts[((row * 4 + digit) * slices + slice) * BINS + bin]``): (prefix, mask of the fixed digits)."""
-    prefix = Uint32(0)
-    high = Uint32(0)
-    remaining = Int32(k)
-    for digit in cutlass.range(digits):
-        mine = Int32(0)
-        if block.rank() < BINS:
-            for part in cutlass.range(slices):
-                mine += counts[((row * 4 + Int64(digit)) * slices + part) * BINS + block.rank()]
-        chosen, left = choose_digit(block, mine, remaining)
-        shift = Uint32(24) - Uint32(8) * Uint32(digit)
-        prefix |= Uint32(chosen) << shift
-        high |= Uint32(0xFF) << shift
-        remaining = left
-    return prefix, high
 
 
 @cute.jit
@@ -320,18 +442,24 @@ def softmax_write_slices_kernel(logits: cute.Tensor, partials: cute.Tensor, out:
 
 
 @cute.kernel
-def top_k_mask_logits_kernel(logits: cute.Tensor, out: cute.Tensor, vocab: Int64, top_k: cute.Tensor):
-    """The kept logits move unchanged (the same bits), -inf elsewhere."""
-    row = Int64(cute.arch.block_idx()[0])
+def top_k_mask_logits_kernel(logits: cute.Tensor, out: cute.Tensor, counts: cute.Tensor, arrive: cute.Tensor,
+                             vocab: Int64, slice_length: Int64, top_k: cute.Tensor):
+    """The kept logits move unchanged (the same bits), -inf elsewhere. One block per row (slice_length >= vocab;
+    ``counts`` and ``arrive`` unused), or per row slice in one launch whose blocks meet at grid barriers
+    (``select_pivot``)."""
+    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
     block = coop.this_block()
-    base = row * vocab
     k = top_k[row]
-    pivot = Uint32(0)  # k < 0 or k >= vocab: every logit stays
+    active = Int32(0)
+    if 0 < k < vocab:
+        active = k
+    key, _, _ = select_pivot(block, logits, counts, arrive, row, slices, part, begin, end, active, False)
+    pivot = key
     if k == 0:
         pivot = Uint32(0xFFFFFFFF)  # above every ordered key of a number: nothing stays
-    elif 0 < k < vocab:
-        pivot = kth_largest_key(block, logits, base, vocab, k)
-    mask(block, logits, out, base, base + vocab, pivot)
+    elif k < 0 or k >= vocab:
+        pivot = Uint32(0)  # every logit stays
+    mask(block, logits, out, begin, end, pivot)
 
 
 @cute.jit
@@ -389,88 +517,45 @@ def write_scaled(block, probs: cute.Tensor, out: cute.Tensor, begin: Int64, end:
 
 
 @cute.kernel
-def top_k_renorm_probs_kernel(probs: cute.Tensor, out: cute.Tensor, vocab: Int64, top_k: cute.Tensor):
-    """The pivot is found on the values' ordered bits, then compared as a float."""
-    row = Int64(cute.arch.block_idx()[0])
+def top_k_renorm_probs_kernel(probs: cute.Tensor, out: cute.Tensor, counts: cute.Tensor, partials: cute.Tensor,
+                              arrive: cute.Tensor, vocab: Int64, slice_length: Int64, top_k: cute.Tensor):
+    """The pivot is found on the values' ordered bits (as ``top_k_mask_logits_kernel``), then compared as a float;
+    over row slices, each slice's kept mass meets in partials[block] across one more grid barrier."""
+    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
     block = coop.this_block()
-    base = row * vocab
     k = top_k[row]
-    pivot = Float32(NEG_INF)  # k < 0 or k >= vocab: the whole row, renormalised
+    active = Int32(0)
+    if 0 < k < vocab:
+        active = k
+    key, kept, known = select_pivot(block, probs, counts, arrive, row, slices, part, begin, end, active, True)
+    pivot = float_of_key(key)
     if k == 0:
         pivot = Float32(NAN)  # nothing compares >= NaN: all zeros
-    elif 0 < k < vocab:
-        pivot = float_of_key(kth_largest_key(block, probs, base, vocab, k))
-    renormalise(block, probs, out, base, vocab, pivot)
-
-
-# ------------------------------------------------------------------------- top-k over row slices (small batches)
-@cute.kernel
-def top_k_slice_counts_kernel(values: cute.Tensor, counts: cute.Tensor, vocab: Int64, slice_length: Int64,
-                              top_k: cute.Tensor, digit: Int32):
-    """Pass ``digit`` (0-3) of the sliced radix select: each block counts that digit of its slice's candidates
-    (the digits the earlier passes fixed come from their counts) and writes its BINS counts."""
-    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
-    block = coop.this_block()
-    k = top_k[row]
-    if 0 < k < vocab:
-        prefix, high = sliced_key(block, counts, row, slices, digit, k)
-        count = digit_histogram(block, values, begin, end, Uint32(24) - Uint32(8) * Uint32(digit), high, prefix)
-        if block.rank() < BINS:
-            counts[((row * 4 + Int64(digit)) * slices + part) * BINS + block.rank()] = count
-
-
-@cute.jit
-def sliced_mask_pivot(block, counts: cute.Tensor, row: Int64, slices: Int64, vocab: Int64, k: Int32):
-    """``top_k_mask_logits_kernel``'s pivot key, from the four passes' counts."""
-    pivot = Uint32(0)
-    if k == 0:
-        pivot = Uint32(0xFFFFFFFF)
-    elif 0 < k < vocab:
-        key, _ = sliced_key(block, counts, row, slices, Int32(4), k)
-        pivot = key
-    return pivot
-
-
-@cute.jit
-def sliced_renorm_pivot(block, counts: cute.Tensor, row: Int64, slices: Int64, vocab: Int64, k: Int32):
-    """``top_k_renorm_probs_kernel``'s pivot value, from the four passes' counts."""
-    pivot = Float32(NEG_INF)
-    if k == 0:
-        pivot = Float32(NAN)
-    elif 0 < k < vocab:
-        key, _ = sliced_key(block, counts, row, slices, Int32(4), k)
-        pivot = float_of_key(key)
-    return pivot
-
-
-@cute.kernel
-def top_k_mask_slices_kernel(logits: cute.Tensor, out: cute.Tensor, counts: cute.Tensor, vocab: Int64,
-                             slice_length: Int64, top_k: cute.Tensor):
-    """The last launch of the sliced top-k mask: each block masks its slice."""
-    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
-    block = coop.this_block()
-    mask(block, logits, out, begin, end, sliced_mask_pivot(block, counts, row, slices, vocab, top_k[row]))
+    elif k < 0 or k >= vocab:
+        pivot = Float32(NEG_INF)  # the whole row, renormalised
+    if not (known and 0 < k < vocab):
+        kept = kept_mass(block, probs, begin, end - begin, pivot)
+    if slices > 1:
+        if block.rank() == 0:
+            partials[Int64(cute.arch.block_idx()[0])] = kept
+        grid_barrier(arrive)
+        mine = Float32(0)
+        if block.rank() < slices:
+            mine = partials[row * slices + block.rank()]
+        kept = coop.sum(block, mine)
+    write_scaled(block, probs, out, begin, end, pivot, Float32(1) / max(kept, Float32(1e-8)))
 
 
 @cute.jit
 def slice_kept_mass(block, probs: cute.Tensor, pivots: cute.Tensor, partials: cute.Tensor, row: Int64, part: Int64,
                     begin: Int64, end: Int64, pivot: Float32):
-    """The renormalisations over row slices, fifth launch: each block writes its slice's kept mass to
+    """Top-p's renormalisation over row slices, fifth launch: each block writes its slice's kept mass to
     partials[block], and the row's first slice the pivot to pivots[row]."""
     kept = kept_mass(block, probs, begin, end - begin, pivot)
     if block.rank() == 0:
         partials[Int64(cute.arch.block_idx()[0])] = kept
         if part == 0:
             pivots[row] = pivot
-
-
-@cute.kernel
-def top_k_slice_mass_kernel(probs: cute.Tensor, counts: cute.Tensor, pivots: cute.Tensor, partials: cute.Tensor,
-                            vocab: Int64, slice_length: Int64, top_k: cute.Tensor):
-    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
-    block = coop.this_block()
-    pivot = sliced_renorm_pivot(block, counts, row, slices, vocab, top_k[row])
-    slice_kept_mass(block, probs, pivots, partials, row, part, begin, end, pivot)
 
 
 @cute.kernel
@@ -807,13 +892,18 @@ def launch_softmax_write_slices(logits: cute.Tensor, partials: cute.Tensor, out:
 
 
 @cute.jit
-def launch_top_k_mask_logits(logits: cute.Tensor, out: cute.Tensor, vocab: Int64, top_k: cute.Tensor, batch: Int32):
-    top_k_mask_logits_kernel(logits, out, vocab, top_k).launch(grid=(batch, 1, 1), block=(THREADS, 1, 1))
+def launch_top_k_mask_logits(logits: cute.Tensor, out: cute.Tensor, counts: cute.Tensor, arrive: cute.Tensor,
+                             vocab: Int64, slice_length: Int64, top_k: cute.Tensor, blocks: Int32):
+    top_k_mask_logits_kernel(logits, out, counts, arrive, vocab, slice_length, top_k).launch(
+        grid=(blocks, 1, 1), block=(THREADS, 1, 1))
 
 
 @cute.jit
-def launch_top_k_renorm_probs(probs: cute.Tensor, out: cute.Tensor, vocab: Int64, top_k: cute.Tensor, batch: Int32):
-    top_k_renorm_probs_kernel(probs, out, vocab, top_k).launch(grid=(batch, 1, 1), block=(THREADS, 1, 1))
+def launch_top_k_renorm_probs(probs: cute.Tensor, out: cute.Tensor, counts: cute.Tensor, partials: cute.Tensor,
+                              arrive: cute.Tensor, vocab: Int64, slice_length: Int64, top_k: cute.Tensor,
+                              blocks: Int32):
+    top_k_renorm_probs_kernel(probs, out, counts, partials, arrive, vocab, slice_length, top_k).launch(
+        grid=(blocks, 1, 1), block=(THREADS, 1, 1))
 
 
 @cute.jit
@@ -839,27 +929,6 @@ def launch_top_k_top_p_sampling_from_probs(probs: cute.Tensor, samples: cute.Ten
                                            top_p: cute.Tensor, seed: Uint64, offset: Uint64, batch: Int32):
     top_k_top_p_sampling_from_probs_kernel(probs, samples, vocab, top_k, top_p, seed, offset).launch(
         grid=(batch, 1, 1), block=(THREADS, 1, 1))
-
-
-@cute.jit
-def launch_top_k_slice_counts(values: cute.Tensor, counts: cute.Tensor, vocab: Int64, slice_length: Int64,
-                              top_k: cute.Tensor, digit: Int32, blocks: Int32):
-    top_k_slice_counts_kernel(values, counts, vocab, slice_length, top_k, digit).launch(
-        grid=(blocks, 1, 1), block=(THREADS, 1, 1))
-
-
-@cute.jit
-def launch_top_k_mask_slices(logits: cute.Tensor, out: cute.Tensor, counts: cute.Tensor, vocab: Int64,
-                             slice_length: Int64, top_k: cute.Tensor, blocks: Int32):
-    top_k_mask_slices_kernel(logits, out, counts, vocab, slice_length, top_k).launch(
-        grid=(blocks, 1, 1), block=(THREADS, 1, 1))
-
-
-@cute.jit
-def launch_top_k_slice_mass(probs: cute.Tensor, counts: cute.Tensor, pivots: cute.Tensor, partials: cute.Tensor,
-                            vocab: Int64, slice_length: Int64, top_k: cute.Tensor, blocks: Int32):
-    top_k_slice_mass_kernel(probs, counts, pivots, partials, vocab, slice_length, top_k).launch(
-        grid=(blocks, 1, 1), block=(THREADS, 1, 1))
 
 
 @cute.jit

@@ -26,7 +26,7 @@ from numba_cuda_mlir import cuda  # noqa: I001  (the compiler first, then cuda.c
 import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from sampling_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with sampling_cute.py)
-    BINS, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS, TILE, VEC, WIDE, WIDE_TILE, select_plan, slice_plan,
+    BINS, CANDIDATES, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS, TILE, VEC, WIDE, WIDE_TILE, select_plan, slice_plan,
 )
 
 FIXED_ONE = np.float32(2.0**40)  # top-p masses in fixed point: 2^40 units per unit of probability
@@ -36,6 +36,12 @@ NAN = np.float32(np.nan)
 NEG_INF_BITS = 0xFF800000
 NO_INDEX = np.int32(2**31 - 1)
 M32 = np.uint64(0xFFFFFFFF)
+
+# __threadfence(), which numba-cuda-mlir 0.6 types but does not lower: a one-line CUDA C++ device function, linked
+# into the kernels that use it (the grid barrier of the sliced top-k launches)
+threadfence = cuda.declare_device(
+    "sampling_threadfence", "int32()", abi="c",
+    link=[cuda.CUSource('extern "C" __device__ int sampling_threadfence() { __threadfence(); return 0; }')])
 
 
 # ---------------------------------------------------------------------------------------------- Philox (curand's)
@@ -80,6 +86,10 @@ def online_softmax_merge(a, b):
 
 def max_max(a, b):
     return max(a[0], b[0]), max(a[1], b[1])
+
+
+def max_max_max(a, b):
+    return max(a[0], b[0]), max(a[1], b[1]), max(a[2], b[2])
 
 
 def mass_above_below(a, b):
@@ -136,28 +146,78 @@ def digit_histogram(block, bits, begin, end, shift, high, prefix):
 @cuda.jit(device=True, inline="always")
 def choose_digit(block, mine, remaining):
     """Thread t < BINS holds bin t's count: (the bin where the count from the top reaches ``remaining``, how many
-    are still to find inside it), in every thread."""
+    are still to find inside it, how many the bin holds), in every thread."""
     at_or_above = coop.inclusive_sum(block, mine, reverse=True)
     hit = at_or_above >= remaining and at_or_above - mine < remaining
     return coop.reduce(block, (np.int32(block.rank()) if hit else np.int32(-1),
-                               remaining - (at_or_above - mine) if hit else np.int32(-1)), binary_op=max_max)
+                               remaining - (at_or_above - mine) if hit else np.int32(-1),
+                               mine if hit else np.int32(-1)), binary_op=max_max_max)
 
 
 @cuda.jit(device=True, inline="always")
-def kth_largest_key(block, bits, base, vocab, k):
-    """The ordered key of the row's k-th largest value (1 <= k <= vocab): four radix passes of 8 bits each, from the
-    most significant digit, each a block histogram of the digits of the values whose higher digits match so far."""
-    prefix = np.uint32(0)
-    high = np.uint32(0)  # the digits fixed so far
-    remaining = np.int32(k)
-    for digit in range(4):
-        shift = np.uint32(24 - 8 * digit)
-        chosen, left = choose_digit(block, digit_histogram(block, bits, base, base + vocab, shift, high, prefix),
-                                    remaining)
-        prefix |= np.uint32(chosen) << shift
-        high |= np.uint32(0xFF) << shift
-        remaining = left
-    return prefix
+def append_candidates(block, bits, begin, end, high, prefix, keys, with_mass):
+    """One pass over bits[begin:end] once a radix select's digits under ``high`` are known (``prefix``) and few
+    enough values share them: the ordered keys that do go to ``keys`` (a shared buffer of CANDIDATES; a tile's
+    places from an ``exclusive_sum`` of each thread's count, so no atomics), and with ``with_mass`` the values
+    above them are summed (all are kept). (candidates found; the block's sum of the values above, or 0)."""
+    found = np.int32(0)
+    above = np.float32(0)
+    start = begin
+    while start < end:
+        words = coop.ThreadData(WIDE, np.uint32)
+        coop.load(block, bits, words, algorithm="striped", offset=start,
+                  valid_items=min(end - start, WIDE_TILE), oob_default=np.uint32(0))
+        held = np.uint32(0)  # bit i: item i is a candidate (the words themselves are not kept past the scan)
+        for i in range(WIDE):
+            key = ordered_key(words[i])
+            if start + i * THREADS + block.rank() < end:
+                if key & high == prefix:
+                    held |= np.uint32(1) << np.uint32(i)
+                elif key & high > prefix:
+                    above += float_of_bits(words[i])
+        tile_found = numba_coop.ThreadData(1, np.int32)
+        slot = numba_coop.exclusive_sum(block, np.int32(cuda.popc(held)), aggregate_output=tile_found) + found
+        for i in range(WIDE):
+            if (held >> np.uint32(i)) & np.uint32(1):
+                if slot < CANDIDATES:  # candidates are few: read again (an L1 hit) rather than held in registers
+                    keys[slot] = ordered_key(bits[start + i * THREADS + block.rank()])
+                slot += np.int32(1)
+        found += tile_found[0]
+        start += WIDE_TILE
+    cuda.syncthreads()  # the buffer is read by other threads next
+    return found, coop.sum(block, above) if with_mass else np.float32(0)
+
+
+@cuda.jit(device=True, inline="always")
+def held_digit_counts(block, keys, count, shift, high, prefix):
+    """Thread t < BINS: how many of the ``count`` held keys whose digits under ``high`` equal ``prefix`` have digit
+    t at ``shift`` (shared atomics, here where the bins are allocated: numba-cuda-mlir 0.6 addresses a shared array
+    passed into a device function as global memory in atomics)."""
+    bins = cuda.shared.array(BINS, np.int32)
+    if block.rank() < BINS:
+        bins[block.rank()] = np.int32(0)
+    cuda.syncthreads()
+    j = np.int32(block.rank())
+    while j < count:
+        if keys[j] & high == prefix:
+            cuda.atomic.add(bins, (keys[j] >> shift) & np.uint32(0xFF), np.int32(1))
+        j += THREADS
+    cuda.syncthreads()
+    mine = np.int32(bins[block.rank()]) if block.rank() < BINS else np.int32(0)
+    cuda.syncthreads()  # every bin read before the next call clears them
+    return mine
+
+
+@cuda.jit(device=True, inline="always")
+def held_mass(block, keys, count, pivot_key):
+    """This thread's sum of the held values at or above the pivot key."""
+    mass = np.float32(0)
+    j = np.int32(block.rank())
+    while j < count:
+        if keys[j] >= pivot_key:
+            mass += float_of_key(keys[j])
+        j += THREADS
+    return mass
 
 
 @cuda.jit(device=True, inline="always")
@@ -168,26 +228,6 @@ def slice_of_block(vocab, slice_length):
     row = np.int64(cuda.blockIdx.x) // slices
     part = np.int64(cuda.blockIdx.x) % slices
     return slices, row, part, row * vocab + part * slice_length, row * vocab + min(vocab, (part + 1) * slice_length)
-
-
-@cuda.jit(device=True, inline="always")
-def sliced_key(block, counts, row, slices, digits, k):
-    """The sliced radix select's first ``digits`` digits of the row's k-th largest ordered key, from every slice's
-    counts (``counts[((row * 4 + digit) * slices + slice) * BINS + bin]``): (prefix, mask of the fixed digits)."""
-    prefix = np.uint32(0)
-    high = np.uint32(0)
-    remaining = np.int32(k)
-    for digit in range(digits):
-        mine = np.int32(0)
-        if block.rank() < BINS:
-            for part in range(slices):
-                mine += counts[((row * 4 + digit) * slices + part) * BINS + block.rank()]
-        chosen, left = choose_digit(block, mine, remaining)
-        shift = np.uint32(24 - 8 * digit)
-        prefix |= np.uint32(chosen) << shift
-        high |= np.uint32(0xFF) << shift
-        remaining = left
-    return prefix, high
 
 
 @cuda.jit(device=True, inline="always")
@@ -287,21 +327,6 @@ def softmax_write_slices_kernel(logits, partials, out, vocab, slice_length, inv_
     write_softmax(block, logits, out, begin, end, inv_temperature, row_max, row_sum)
 
 
-@cuda.jit(launch_bounds=THREADS)
-def top_k_mask_logits_kernel(bits, out_bits, vocab, top_k):
-    """On the uint32 views of the logits and of the output: the kept logits' bits move unchanged, -inf elsewhere."""
-    row = np.int64(cuda.blockIdx.x)
-    block = coop.this_block()
-    base = row * vocab
-    k = top_k[row]
-    pivot = np.uint32(0)  # k < 0 or k >= vocab: every logit stays
-    if k == 0:
-        pivot = np.uint32(0xFFFFFFFF)  # above every ordered key of a number: nothing stays
-    elif 0 < k < vocab:
-        pivot = kth_largest_key(block, bits, base, vocab, k)
-    mask(block, bits, out_bits, base, base + vocab, pivot)
-
-
 @cuda.jit(device=True, inline="always")
 def mask(block, bits, out_bits, begin, end, pivot):
     """bits[begin:end] at or above the pivot key to out_bits unchanged, -inf's bits elsewhere."""
@@ -356,84 +381,138 @@ def write_scaled(block, probs, out, begin, end, pivot, scale):
         start += WIDE_TILE
 
 
+@cuda.jit(device=True, inline="always")
+def grid_barrier(arrive):
+    """Every block of the launch waits here for all the others, and what any block wrote before it is visible
+    after it. arrive[0] counts the blocks in, arrive[1] is the barrier's generation: the last block in resets the
+    count and moves the generation on, so the two words (zeros when allocated) serve launch after launch. The blocks
+    must all be resident at once: a sliced launch has at most one block per SM (``select_plan``)."""
+    threadfence()
+    cuda.syncthreads()
+    if cuda.threadIdx.x == 0:
+        generation = cuda.atomic.add(arrive, 1, np.uint32(0))
+        if cuda.atomic.add(arrive, 0, np.uint32(1)) == np.uint32(cuda.gridDim.x - 1):
+            arrive[0] = np.uint32(0)
+            threadfence()
+            cuda.atomic.add(arrive, 1, np.uint32(1))
+        else:
+            while cuda.atomic.add(arrive, 1, np.uint32(0)) == generation:
+                pass
+        threadfence()
+    cuda.syncthreads()
+
+
+@cuda.jit(device=True, inline="always")
+def across_slices(block, mine, counts, arrive, row, slices, part, digit):
+    """Thread t < BINS holds bin t of this slice's counts of one digit: the row's count of that bin, summed over its
+    slices through ``counts`` (``((row * 4 + digit) * slices + slice) * BINS + bin``) and a grid barrier; the reads
+    go past L1, as other SMs wrote them."""
+    if block.rank() < BINS:
+        counts[((row * 4 + digit) * slices + part) * BINS + block.rank()] = mine
+    grid_barrier(arrive)
+    total = np.int32(0)
+    if block.rank() < BINS:
+        for other in range(slices):
+            total += cuda.ldcg(counts, ((row * 4 + digit) * slices + other) * BINS + block.rank())
+    return total
+
+
+@cuda.jit(device=True, inline="always")
+def select_pivot(block, bits, counts, arrive, row, slices, part, begin, end, k, with_mass):
+    """The ordered key of the k-th largest value of a row (1 <= k <= vocab; k = 0: no select, but every barrier
+    reached), this block holding bits[begin:end] of it (its slice ``part`` of ``slices``; one slice: the row). A
+    radix select on 8-bit digits from the most significant: each digit's bins counted over the row (its slices'
+    counts meeting across a grid barrier, ``across_slices``) until the chosen bin holds at most CANDIDATES values;
+    then one pass keeps those candidates in shared memory (``append_candidates``) and the remaining digits are
+    counted from them alone. A row of ties counts all four digits over the row. (the key; with ``with_mass`` this
+    block's mass at or above it, if ``known``: its candidates at or above the key and every value above them)."""
+    keys = cuda.shared.array(CANDIDATES, np.uint32)
+    prefix = np.uint32(0)
+    high = np.uint32(0)
+    remaining = np.int32(k)
+    in_bin = np.int32(2**31 - 1)  # values in the chosen bin: unknown before the first digit
+    count = np.int32(0)
+    above = np.float32(0)
+    held = False
+    for digit in range(4):
+        shift = np.uint32(24 - 8 * digit)
+        if k > 0 and not held and in_bin <= CANDIDATES:
+            count, above = append_candidates(block, bits, begin, end, high, prefix, keys, with_mass)
+            held = True
+        mine = np.int32(0)
+        if k > 0:
+            if held:
+                mine = held_digit_counts(block, keys, count, shift, high, prefix)
+            else:
+                mine = digit_histogram(block, bits, begin, end, shift, high, prefix)
+        if slices > 1:
+            mine = across_slices(block, mine, counts, arrive, row, slices, part, digit)
+        if k > 0:
+            chosen, left, in_bin = choose_digit(block, mine, np.int32(remaining))
+            prefix |= np.uint32(chosen) << shift
+            high |= np.uint32(0xFF) << shift
+            remaining = left
+    kept = np.float32(0)
+    if with_mass and k > 0 and held:
+        kept = above + coop.sum(block, held_mass(block, keys, count, prefix))
+    return prefix, kept, held
+
+
 @cuda.jit(launch_bounds=THREADS)
-def top_k_renorm_probs_kernel(probs, bits, out, vocab, top_k):
-    """``bits`` is the uint32 view of ``probs``: the pivot is found on the bits, then compared as a float."""
-    row = np.int64(cuda.blockIdx.x)
+def top_k_mask_logits_kernel(bits, out_bits, counts, arrive, vocab, slice_length, top_k):
+    """On the uint32 views of the logits and of the output: the kept logits' bits move unchanged, -inf elsewhere.
+    One block per row (slice_length >= vocab; ``counts`` and ``arrive`` unused), or per row slice in one launch
+    whose blocks meet at grid barriers (``select_pivot``)."""
+    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
     block = coop.this_block()
-    base = row * vocab
     k = top_k[row]
-    pivot = NEG_INF  # k < 0 or k >= vocab: the whole row, renormalised
+    key, _, _ = select_pivot(block, bits, counts, arrive, row, slices, part, begin, end,
+                             k if 0 < k < vocab else np.int32(0), False)
+    pivot = key
+    if k == 0:
+        pivot = np.uint32(0xFFFFFFFF)  # above every ordered key of a number: nothing stays
+    elif k < 0 or k >= vocab:
+        pivot = np.uint32(0)  # every logit stays
+    mask(block, bits, out_bits, begin, end, pivot)
+
+
+@cuda.jit(launch_bounds=THREADS)
+def top_k_renorm_probs_kernel(probs, bits, out, counts, partials, arrive, vocab, slice_length, top_k):
+    """``bits`` is the uint32 view of ``probs``: the pivot is found on the bits (as ``top_k_mask_logits_kernel``),
+    then compared as a float; over row slices, each slice's kept mass meets in partials[block] across one more grid
+    barrier."""
+    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
+    block = coop.this_block()
+    k = top_k[row]
+    key, kept, known = select_pivot(block, bits, counts, arrive, row, slices, part, begin, end,
+                                    k if 0 < k < vocab else np.int32(0), True)
+    pivot = float_of_key(key)
     if k == 0:
         pivot = NAN  # nothing compares >= NaN: all zeros
-    elif 0 < k < vocab:
-        pivot = float_of_key(kth_largest_key(block, bits, base, vocab, k))
-    renormalise(block, probs, out, base, vocab, pivot)
-
-
-# ------------------------------------------------------------------------- top-k over row slices (small batches)
-@cuda.jit(launch_bounds=THREADS)
-def top_k_slice_counts_kernel(bits, counts, vocab, slice_length, top_k, digit):
-    """Pass ``digit`` (0-3) of the sliced radix select: each block counts that digit of its slice's candidates
-    (the digits the earlier passes fixed come from their counts) and writes its BINS counts."""
-    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
-    block = coop.this_block()
-    k = top_k[row]
-    if 0 < k < vocab:
-        prefix, high = sliced_key(block, counts, row, slices, digit, k)
-        count = digit_histogram(block, bits, begin, end, np.uint32(24 - 8 * digit), high, prefix)
-        if block.rank() < BINS:
-            counts[((row * 4 + digit) * slices + part) * BINS + block.rank()] = count
-
-
-@cuda.jit(device=True, inline="always")
-def sliced_mask_pivot(block, counts, row, slices, vocab, k):
-    """``top_k_mask_logits_kernel``'s pivot key, from the four passes' counts."""
-    pivot = np.uint32(0)
-    if k == 0:
-        pivot = np.uint32(0xFFFFFFFF)
-    elif 0 < k < vocab:
-        pivot, _ = sliced_key(block, counts, row, slices, 4, k)
-    return pivot
-
-
-@cuda.jit(device=True, inline="always")
-def sliced_renorm_pivot(block, counts, row, slices, vocab, k):
-    """``top_k_renorm_probs_kernel``'s pivot value, from the four passes' counts."""
-    pivot = NEG_INF
-    if k == 0:
-        pivot = NAN
-    elif 0 < k < vocab:
-        key, _ = sliced_key(block, counts, row, slices, 4, k)
-        pivot = float_of_key(key)
-    return pivot
-
-
-@cuda.jit(launch_bounds=THREADS)
-def top_k_mask_slices_kernel(bits, out_bits, counts, vocab, slice_length, top_k):
-    """The last launch of the sliced top-k mask: each block masks its slice."""
-    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
-    block = coop.this_block()
-    mask(block, bits, out_bits, begin, end, sliced_mask_pivot(block, counts, row, slices, vocab, top_k[row]))
+    elif k < 0 or k >= vocab:
+        pivot = NEG_INF  # the whole row, renormalised
+    if not (known and 0 < k < vocab):
+        kept = kept_mass(block, probs, begin, end - begin, pivot)
+    if slices > 1:
+        if block.rank() == 0:
+            partials[cuda.blockIdx.x] = kept
+        grid_barrier(arrive)
+        mine = np.float32(0)
+        if block.rank() < slices:
+            mine = cuda.ldcg(partials, row * slices + block.rank())
+        kept = coop.sum(block, mine)
+    write_scaled(block, probs, out, begin, end, pivot, np.float32(1) / max(kept, np.float32(1e-8)))
 
 
 @cuda.jit(device=True, inline="always")
 def slice_kept_mass(block, probs, pivots, partials, row, part, begin, end, pivot):
-    """The renormalisations over row slices, fifth launch: each block writes its slice's kept mass to
+    """Top-p's renormalisation over row slices, fifth launch: each block writes its slice's kept mass to
     partials[block], and the row's first slice the pivot to pivots[row]."""
     kept = kept_mass(block, probs, begin, end - begin, pivot)
     if block.rank() == 0:
         partials[cuda.blockIdx.x] = kept
         if part == 0:
             pivots[row] = pivot
-
-
-@cuda.jit(launch_bounds=THREADS)
-def top_k_slice_mass_kernel(probs, counts, pivots, partials, vocab, slice_length, top_k):
-    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
-    block = coop.this_block()
-    pivot = sliced_renorm_pivot(block, counts, row, slices, vocab, top_k[row])
-    slice_kept_mass(block, probs, pivots, partials, row, part, begin, end, pivot)
 
 
 @cuda.jit(launch_bounds=THREADS)
@@ -754,28 +833,57 @@ def softmax(logits, out, inv_temperature=np.float32(1), partials=None):
                                                          inv_temperature)
 
 
-def top_k_mask_logits(bits, out_bits, top_k, counts=None):
-    """Launch top-k masking of a (batch, vocab) uint32 view of the logits into ``out_bits``: one launch, or five over
-    row slices for small batches (``counts``: an int32 device array of batch x 4 x slices x BINS, allocated here
-    when not given; no zeroing needed: every pass writes all its counts)."""
+def top_k_mask_logits(bits, out_bits, top_k, counts=None, arrive=None):
+    """Launch top-k masking of a (batch, vocab) uint32 view of the logits into ``out_bits``: one launch, a block per
+    row or, for small batches, per row slice (``counts``: an int32 device array of batch x 4 x slices x BINS,
+    allocated here when not given, no zeroing needed; ``arrive``: the grid barrier's words, ``barrier_words``)."""
     batch, vocab = bits.shape
-    slices, length = select_plan(batch, vocab)
-    flat, dst, v = bits.reshape(-1), out_bits.reshape(-1), np.int64(vocab)
-    if slices == 1:
-        top_k_mask_logits_kernel[batch, THREADS](flat, dst, v, top_k)
-        return
-    counts = cuda.device_array(batch * 4 * slices * BINS, np.int32) if counts is None else counts
-    for digit in range(4):
-        top_k_slice_counts_kernel[batch * slices, THREADS](flat, counts, v, np.int64(length), top_k, np.int32(digit))
-    top_k_mask_slices_kernel[batch * slices, THREADS](flat, dst, counts, v, np.int64(length), top_k)
+    slices, length = resident_select_plan(batch, vocab)
+    counts, arrive = select_workspace(batch, slices, counts, arrive)
+    top_k_mask_logits_kernel[batch * slices, THREADS](bits.reshape(-1), out_bits.reshape(-1), counts, arrive,
+                                                      np.int64(vocab), np.int64(length), top_k)
 
 
-def top_k_renorm_probs(probs, bits, out, top_k, counts=None, partials=None, pivots=None):
+def top_k_renorm_probs(probs, bits, out, top_k, counts=None, partials=None, arrive=None):
     """Launch the top-k renormalisation of a (batch, vocab) device array (``bits``: its uint32 view) into ``out``:
-    one launch, or six over row slices for small batches (``counts`` as ``top_k_mask_logits``; ``partials``: float32,
-    batch x slices; ``pivots``: float32, batch)."""
-    renormalise_rows(probs, bits, out, top_k, counts, partials, pivots,
-                     kernels=(top_k_renorm_probs_kernel, top_k_slice_counts_kernel, top_k_slice_mass_kernel))
+    one launch, a block per row or, for small batches, per row slice (``counts`` and ``arrive`` as
+    ``top_k_mask_logits``; ``partials``: float32, batch x slices)."""
+    batch, vocab = probs.shape
+    slices, length = resident_select_plan(batch, vocab)
+    counts, arrive = select_workspace(batch, slices, counts, arrive)
+    if partials is None:
+        partials = cuda.device_array(batch * slices, np.float32)
+    top_k_renorm_probs_kernel[batch * slices, THREADS](probs.reshape(-1), bits.reshape(-1), out.reshape(-1), counts,
+                                                       partials, arrive, np.int64(vocab), np.int64(length), top_k)
+
+
+_BARRIER_WORDS = {}
+
+
+def barrier_words():
+    """The grid barrier's two words for the current device, zeros when first made. The sliced top-k launches of
+    one device share them, so launch them on one stream (give each stream its own zeroed pair otherwise)."""
+    device = cuda.get_current_device().id
+    if device not in _BARRIER_WORDS:
+        _BARRIER_WORDS[device] = cuda.to_device(np.zeros(2, np.uint32))
+    return _BARRIER_WORDS[device]
+
+
+def select_workspace(batch, slices, counts, arrive):
+    """(counts, arrive) of a top-k launch: the given ones, else made here (one block per row reads neither: a
+    one-item array stands in for the counts)."""
+    if counts is None:
+        counts = cuda.device_array(batch * 4 * slices * BINS if slices > 1 else 1, np.int32)
+    return counts, barrier_words() if arrive is None else arrive
+
+
+def resident_select_plan(batch, vocab):
+    """``select_plan``, kept to one block per row when the device has fewer SMs than the sliced launch has blocks
+    (a grid barrier needs every block resident at once: one 1024-thread block per SM)."""
+    slices, length = select_plan(batch, vocab)
+    if slices > 1 and batch * slices > cuda.get_current_device().MULTIPROCESSOR_COUNT:
+        return 1, vocab
+    return slices, length
 
 
 def top_p_renorm_probs(probs, bits, out, top_p, masses=None, partials=None, pivots=None):
@@ -787,8 +895,8 @@ def top_p_renorm_probs(probs, bits, out, top_p, masses=None, partials=None, pivo
 
 
 def renormalise_rows(probs, bits, out, parameter, bins, partials, pivots, kernels):
-    """Top-k's or top-p's renormalisation: ``kernels`` = (one block per row, one radix digit over slices, the slices'
-    kept masses and pivots); the digit kernel's bins are int32 counts (top-k) or int64 masses (top-p)."""
+    """Top-p's renormalisation: ``kernels`` = (one block per row, one radix digit over slices, the slices' kept masses
+    and pivots); the digit kernel's bins are int64 masses."""
     one_block, digit_pass, slice_mass = kernels
     batch, vocab = probs.shape
     slices, length = select_plan(batch, vocab)
@@ -796,8 +904,7 @@ def renormalise_rows(probs, bits, out, parameter, bins, partials, pivots, kernel
     if slices == 1:
         one_block[batch, THREADS](flat, words, dst, v, parameter)
         return
-    bins_dtype = np.int32 if digit_pass is top_k_slice_counts_kernel else np.int64
-    bins = cuda.device_array(batch * 4 * slices * BINS, bins_dtype) if bins is None else bins
+    bins = cuda.device_array(batch * 4 * slices * BINS, np.int64) if bins is None else bins
     partials = cuda.device_array(batch * slices, np.float32) if partials is None else partials
     pivots = cuda.device_array(batch, np.float32) if pivots is None else pivots
     for digit in range(4):

@@ -18,6 +18,7 @@ WIDE_TILE = THREADS * WIDE
 NARROW = 8  # the same, where a pass keeps more per item live (top-p's fixed-point masses)
 NARROW_TILE = THREADS * NARROW
 BINS = 256  # radix-select bins: 8-bit digits
+CANDIDATES = 8192  # keys a radix select keeps in shared memory once few enough share its digits so far (32 KiB)
 SLICE_BLOCKS = 132  # a sliced launch fills one wave: one block per SM of an H100/H200 (132 SMs; a 1024-thread
 # block of more than 32 registers a thread leaves no room for a second), never more blocks than that
 

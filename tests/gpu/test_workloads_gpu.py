@@ -134,6 +134,31 @@ def test_top_k_host_wrappers_slice_small_batches(batch, vocab, distribution):
     assert (kernels.select_plan(batch, vocab)[0] > 1) == (batch < 66 and vocab >= 65536)
 
 
+@pytest.mark.parametrize("batch, vocab, distribution", [(1, 256000, "gumbel"), (2, 256000, "normal"),
+                                                        (3, 200000, "ties")])
+def test_sliced_top_k_launches_back_to_back(batch, vocab, distribution):
+    """The sliced top-k launch's blocks meet at grid barriers whose two words serve launch after launch: five
+    launches in a row on new rows each (mask and renormalisation alternating) all match the oracles. Gumbel rows
+    put most of a row in one first digit (the select counts a second digit over the row before it holds the
+    candidates), ties more than fit the candidate buffer at every digit."""
+    assert kernels.select_plan(batch, vocab)[0] > 1
+    for launch in range(5):
+        logits, probs = rows(batch, vocab, distribution)
+        top_k = rng.integers(1, 2000, batch).astype(np.int32)
+        k_device = cuda.to_device(top_k)
+        if launch % 2 == 0:
+            masked = cuda.to_device(np.full((batch, vocab), np.nan, np.float32))
+            kernels.top_k_mask_logits(cuda.to_device(logits).view(np.uint32), masked.view(np.uint32), k_device)
+            llm_sampling.check("top_k_mask_logits", masked.copy_to_host(), ref.top_k_mask_logits(logits, top_k))
+        else:
+            renormed = cuda.to_device(np.full((batch, vocab), np.nan, np.float32))
+            device_probs = cuda.to_device(probs)
+            kernels.top_k_renorm_probs(device_probs, device_probs.view(np.uint32), renormed, k_device)
+            llm_sampling.check("top_k_renorm_probs", renormed.copy_to_host(),
+                               ref.renorm(probs, ref.top_k_keep(probs, top_k)))
+    assert kernels.barrier_words().copy_to_host()[0] == 0  # every barrier's count went back to zero
+
+
 @pytest.mark.parametrize("batch, vocab, distribution", [(1, 256000, "gumbel"), (6, 70001, "ties"),
                                                         (6, 32000, "normal"), (200, 4096, "normal")])
 def test_top_p_host_wrapper_slices_small_batches(batch, vocab, distribution):
