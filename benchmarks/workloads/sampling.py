@@ -100,40 +100,32 @@ class Ours:
         v, seed, offset = cutlass.Int64(vocab), cutlass.Uint64(SEED), cutlass.Uint64(OFFSET)
         compile_ = __import__("cutlass.cute", fromlist=["compile"]).compile
         slices, length = (k.slice_plan if name == "softmax" else k.select_plan)(batch, vocab)
-        if name in ("top_k_mask_logits", "top_k_renorm_probs"):  # one launch: a block per row or per row slice
+        if name in ("top_k_mask_logits", "top_k_renorm_probs", "top_p_renorm_probs"):  # one launch, a block per row
+            # or per row slice (its blocks meet at grid barriers)
             if batch * slices > torch.cuda.get_device_properties(0).multi_processor_count:
                 slices, length = 1, vocab  # a grid barrier needs every block resident
             n, blocks = cutlass.Int64(length if slices > 1 else vocab), cutlass.Int32(batch * slices)
-            args = ((t["x"], t["out"], t["counts"], t["arrive"], v, n, t["k"], blocks) if name == "top_k_mask_logits"
-                    else (t["x"], t["out"], t["counts"], t["partials"], t["arrive"], v, n, t["k"], blocks))
+            args = {"top_k_mask_logits": (t["x"], t["out"], t["counts"], t["arrive"], v, n, t["k"], blocks),
+                    "top_k_renorm_probs": (t["x"], t["out"], t["counts"], t["partials"], t["arrive"], v, n, t["k"],
+                                           blocks),
+                    "top_p_renorm_probs": (t["x"], t["out"], t["masses"], t["partials"], t["arrive"], v, n, t["p"],
+                                           blocks)}[name]
             if name not in self.compiled:
                 self.compiled[name] = compile_(getattr(k, f"launch_{name}"), *args)
-            compiled_top_k = self.compiled[name]
+            compiled_select = self.compiled[name]
 
-            def launch_top_k():
-                compiled_top_k(*args)
+            def launch_select():
+                compiled_select(*args)
 
-            def collect_top_k():
+            def collect_select():
                 out.reshape(-1).copy_(b["out"][: out.numel()])
 
-            launch_top_k.collect = collect_top_k
-            return launch_top_k
-        sliced = {"softmax", "top_p_renorm_probs"}
-        if name in sliced and slices > 1:  # small batches: launches over row slices (as sampling_numba's wrappers)
+            launch_select.collect = collect_select
+            return launch_select
+        if name == "softmax" and slices > 1:  # small batches: two launches over row slices (as sampling_numba's)
             n, temperature, blocks = cutlass.Int64(length), cutlass.Float32(1.0), cutlass.Int32(batch * slices)
-
-            def digits(step, bins, parameter):
-                return [(step, (t["x"], t[bins], v, n, t[parameter], cutlass.Int32(digit), blocks))
-                        for digit in range(4)]
-
-            renorm = ("renorm_slices", (t["x"], t["pivots"], t["partials"], t["out"], v, n, blocks))
-            steps = {
-                "softmax": [("softmax_slices", (t["x"], t["partials"], v, n, temperature, blocks)),
-                            ("softmax_write_slices", (t["x"], t["partials"], t["out"], v, n, temperature, blocks))],
-                "top_p_renorm_probs": digits("top_p_slice_masses", "masses", "p") + [
-                    ("top_p_slice_mass", (t["x"], t["masses"], t["pivots"], t["partials"], v, n, t["p"], blocks)),
-                    renorm],
-            }[name]
+            steps = [("softmax_slices", (t["x"], t["partials"], v, n, temperature, blocks)),
+                     ("softmax_write_slices", (t["x"], t["partials"], t["out"], v, n, temperature, blocks))]
             for step, step_args in steps:
                 if step not in self.compiled:
                     self.compiled[step] = compile_(getattr(k, f"launch_{step}"), *step_args)
@@ -152,9 +144,6 @@ class Ours:
         dst = t["samples"] if sampler else t["out"]
         args = {
             "softmax": (t["x"], dst, v, cutlass.Float32(1.0)),
-            "top_k_mask_logits": (t["x"], dst, v, t["k"]),
-            "top_k_renorm_probs": (t["x"], dst, v, t["k"]),
-            "top_p_renorm_probs": (t["x"], dst, v, t["p"]),
             "sampling_from_probs": (t["x"], dst, v, seed, offset),
             "min_p_sampling_from_probs": (t["x"], dst, v, t["min_p"], seed, offset),
             "top_k_top_p_sampling_from_probs": (t["x"], dst, v, t["k"], t["p"], seed, offset),
@@ -186,7 +175,6 @@ class Ours:
         partials = cuda.device_array(2 * batch * slices, np.float32)  # made here: outside the timed launches
         counts = cuda.device_array(batch * 4 * slices * k.BINS, np.int32)
         masses = cuda.device_array(batch * 4 * slices * k.BINS, np.int64)
-        pivots = cuda.device_array(batch, np.float32)
         if name == "softmax":  # one launch, or two (row slices) for small batches
             logits2d, out2d = cuda.as_cuda_array(x), cuda.as_cuda_array(out)
             return lambda: k.softmax(logits2d, out2d, np.float32(1), partials)
@@ -199,10 +187,11 @@ class Ours:
             arrive = k.barrier_words()
             return lambda: k.top_k_renorm_probs(probs2d, probs2d.view(np.uint32), out2d, params["k"], counts,
                                                 partials[: batch * slices], arrive)
-        if name == "top_p_renorm_probs":  # one launch, or six (row slices) for small batches
+        if name == "top_p_renorm_probs":  # one launch: a block per row, or row slices for small batches
             probs2d, out2d = cuda.as_cuda_array(x), cuda.as_cuda_array(out)
+            arrive = k.barrier_words()
             return lambda: k.top_p_renorm_probs(probs2d, probs2d.view(np.uint32), out2d, params["p"], masses,
-                                                partials[: batch * slices], pivots)
+                                                partials[: batch * slices], arrive)
         if name == "sampling_from_probs":
             kernel, args = k.sampling_from_probs_kernel, (flat, dst, v, seed, offset)
         elif name == "min_p_sampling_from_probs":

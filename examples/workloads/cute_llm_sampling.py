@@ -50,8 +50,9 @@ def launches_for(logits, probs, top_k, top_p, min_p, philox_seed: int = 12345, p
     v = np.int64(vocab)
     u = ref.uniforms(philox_seed, philox_offset, batch)
     seed, offset = np.uint64(philox_seed), np.uint64(philox_offset)
-    # top-k launched a block per row (slice length = vocab) reads neither its counts nor the grid barrier's words
-    unused_counts, unused_partials, unused_words = np.zeros(1, np.int32), np.zeros(1, np.float32), np.zeros(2, np.int32)
+    # top-k and top-p launched a block per row (slice length = vocab) read neither their bins nor the barrier's words
+    unused_counts, unused_masses = np.zeros(1, np.int32), np.zeros(1, np.int64)
+    unused_partials, unused_words = np.zeros(1, np.float32), np.zeros(2, np.int32)
     return [
         ("softmax", kernels.launch_softmax, (logits.ravel(), f32.copy(), v, np.float32(1)), 1,
          lambda: ref.softmax(logits)),
@@ -61,7 +62,8 @@ def launches_for(logits, probs, top_k, top_p, min_p, philox_seed: int = 12345, p
         ("top_k_renorm_probs", kernels.launch_top_k_renorm_probs,
          (probs.ravel(), f32.copy(), unused_counts, unused_partials, unused_words, v, v, top_k), 1,
          lambda: ref.renorm(probs, ref.top_k_keep(probs, top_k))),
-        ("top_p_renorm_probs", kernels.launch_top_p_renorm_probs, (probs.ravel(), f32.copy(), v, top_p), 1,
+        ("top_p_renorm_probs", kernels.launch_top_p_renorm_probs,
+         (probs.ravel(), f32.copy(), unused_masses, unused_partials, unused_words, v, v, top_p), 1,
          lambda: ref.renorm(probs, ref.top_p_keep(probs, top_p))),
         ("sampling_from_probs", kernels.launch_sampling_from_probs,
          (probs.ravel(), samples.copy(), v, seed, offset), 1,
@@ -79,9 +81,8 @@ def sliced_launches(logits, probs, top_k, top_p):
     """The small-batch launches over row slices (``slice_plan``: each row split into slices, one block each):
     (slices per row, {name: (steps, output array, oracle)}), ``steps`` a list of (name, launcher, host arguments,
     blocks) launched in order on shared arrays. Softmax: each slice's (max, sum) pair into ``partials``, then the
-    merge and the write. Top-k: one launch whose blocks meet at a grid barrier after each radix digit. Top-p: one
-    launch per radix digit (each block writes its slice's masses), then the slices' kept masses and the
-    renormalisation; here on ``slice_plan``'s slices
+    merge and the write. Top-k and top-p: one launch whose blocks meet at a grid barrier after each radix digit and
+    once more for the kept masses; here on ``slice_plan``'s slices
     whatever the row length, so that the script checks them (``select_plan``, which the benchmark and numba's host
     wrappers follow, keeps rows under 65536 items whole)."""
     batch, vocab = logits.shape
@@ -90,16 +91,10 @@ def sliced_launches(logits, probs, top_k, top_p):
     partials = np.full(2 * batch * slices, np.nan, np.float32)
     counts = np.zeros(batch * 4 * slices * kernels.BINS, np.int32)
     masses = np.zeros(batch * 4 * slices * kernels.BINS, np.int64)
-    kept, pivots = np.full(batch * slices, np.nan, np.float32), np.full(batch, np.nan, np.float32)
+    kept = np.full(batch * slices, np.nan, np.float32)
     arrive = np.zeros(2, np.int32)  # the grid barrier's words (top-k: one launch, its blocks meet between digits)
     soft, masked, top_k_out, top_p_out = (np.full(batch * vocab, np.nan, np.float32) for _ in range(4))
     x, p = logits.ravel(), probs.ravel()
-
-    def digits(name, launcher, values, bins, parameter):
-        return [(name, launcher, (values, bins, v, n, parameter, np.int32(d)), blocks) for d in range(4)]
-
-    def renorm(out):
-        return ("renorm_slices", kernels.launch_renorm_slices, (p, pivots, kept, out, v, n), blocks)
 
     return slices, {
         "softmax": ([("softmax_slices", kernels.launch_softmax_slices, (x, partials, v, n, t), blocks),
@@ -111,9 +106,9 @@ def sliced_launches(logits, probs, top_k, top_p):
         "top_k_renorm_probs": ([("top_k_renorm_slices", kernels.launch_top_k_renorm_probs,
                                  (p, top_k_out, counts, kept, arrive, v, n, top_k), blocks)],
                                top_k_out, lambda: ref.renorm(probs, ref.top_k_keep(probs, top_k))),
-        "top_p_renorm_probs": (digits("top_p_slice_masses", kernels.launch_top_p_slice_masses, p, masses, top_p) + [
-            ("top_p_slice_mass", kernels.launch_top_p_slice_mass, (p, masses, pivots, kept, v, n, top_p), blocks),
-            renorm(top_p_out)], top_p_out, lambda: ref.renorm(probs, ref.top_p_keep(probs, top_p))),
+        "top_p_renorm_probs": ([("top_p_renorm_slices", kernels.launch_top_p_renorm_probs,
+                                 (p, top_p_out, masses, kept, arrive, v, n, top_p), blocks)],
+                               top_p_out, lambda: ref.renorm(probs, ref.top_p_keep(probs, top_p))),
     }
 
 

@@ -37,8 +37,9 @@ def launches_for(logits, probs, top_k, top_p, min_p, philox_seed: int = 12345, p
     v = np.int64(vocab)
     u = ref.uniforms(philox_seed, philox_offset, batch)
     seed, offset = np.uint64(philox_seed), np.uint64(philox_offset)
-    # top-k launched a block per row (slice length = vocab) reads neither its counts nor the grid barrier's words
-    unused_counts, unused_partials = np.zeros(1, np.int32), np.zeros(1, np.float32)
+    # top-k and top-p launched a block per row (slice length = vocab) read neither their bins nor the barrier's words
+    unused_counts, unused_masses = np.zeros(1, np.int32), np.zeros(1, np.int64)
+    unused_partials = np.zeros(1, np.float32)
     unused_words = np.zeros(2, np.uint32)
     return [
         ("softmax", kernels.softmax_kernel, (logits.ravel(), f32.copy(), v, np.float32(1)), 1,
@@ -51,7 +52,8 @@ def launches_for(logits, probs, top_k, top_p, min_p, philox_seed: int = 12345, p
           top_k), 2,
          lambda: ref.renorm(probs, ref.top_k_keep(probs, top_k))),
         ("top_p_renorm_probs", kernels.top_p_renorm_probs_kernel,
-         (probs.ravel(), probs.ravel().view(np.uint32), f32.copy(), v, top_p), 2,
+         (probs.ravel(), probs.ravel().view(np.uint32), f32.copy(), unused_masses, unused_partials, unused_words, v,
+          v, top_p), 2,
          lambda: ref.renorm(probs, ref.top_p_keep(probs, top_p))),
         ("sampling_from_probs", kernels.sampling_from_probs_kernel,
          (probs.ravel(), samples.copy(), v, seed, offset), 1,
@@ -90,13 +92,13 @@ def main() -> None:
 def sliced_builds(batch: int, vocab: int):
     """(name, kernel, host arguments, blocks) of every kernel of the small-batch launches over row slices
     (``slice_plan``; built whatever the plan says): the softmax's two, top-k's mask and renormalisation (one launch
-    each, a grid barrier between radix digits), top-p's per-digit masses, kept masses and renormalisation."""
+    each, a grid barrier between radix digits) and top-p's (the same, on masses)."""
     logits, probs, top_k, top_p, _ = problem(batch, vocab)
     slices, length = kernels.slice_plan(batch, max(vocab, 2 * kernels.TILE))
     partials = np.zeros(2 * batch * slices, np.float32)
     counts = np.zeros(batch * 4 * slices * kernels.BINS, np.int32)
     masses = np.zeros(batch * 4 * slices * kernels.BINS, np.int64)
-    kept, pivots = np.zeros(batch * slices, np.float32), np.zeros(batch, np.float32)
+    kept = np.zeros(batch * slices, np.float32)
     arrive = np.zeros(2, np.uint32)
     out = np.full(logits.size, np.nan, np.float32)
     bits = probs.ravel().view(np.uint32)
@@ -108,11 +110,8 @@ def sliced_builds(batch: int, vocab: int):
              (bits, out.view(np.uint32), counts, arrive, v, n, top_k), blocks),
             ("top_k_renorm_slices", kernels.top_k_renorm_probs_kernel,
              (probs.ravel(), bits, out, counts, kept, arrive, v, n, top_k), blocks),
-            ("top_p_slice_masses", kernels.top_p_slice_masses_kernel, (bits, masses, v, n, top_p, np.int32(0)),
-             blocks),
-            ("top_p_slice_mass", kernels.top_p_slice_mass_kernel, (probs.ravel(), masses, pivots, kept, v, n, top_p),
-             blocks),
-            ("renorm_slices", kernels.renorm_slices_kernel, (probs.ravel(), pivots, kept, out, v, n), blocks)]
+            ("top_p_renorm_slices", kernels.top_p_renorm_probs_kernel,
+             (probs.ravel(), bits, out, masses, kept, arrive, v, n, top_p), blocks)]
 
 
 def sliced(batch: int, vocab: int) -> None:

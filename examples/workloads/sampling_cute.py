@@ -281,14 +281,15 @@ def grid_barrier(arrive: cute.Tensor):
 
 
 @cute.jit
-def across_slices(block, mine: Int32, counts: cute.Tensor, arrive: cute.Tensor, row: Int64, slices: Int64,
+def across_slices(block, mine, zero, counts: cute.Tensor, arrive: cute.Tensor, row: Int64, slices: Int64,
                   part: Int64, digit: Int32):
-    """Thread t < BINS holds bin t of this slice's counts of one digit: the row's count of that bin, summed over its
-    slices through ``counts`` (``((row * 4 + digit) * slices + slice) * BINS + bin``) and a grid barrier."""
+    """Thread t < BINS holds bin t of this slice's bins of one digit (counts, or top-p's masses; ``zero`` of their
+    type): the row's bin, summed over its slices through ``counts`` (``((row * 4 + digit) * slices + slice) * BINS
+    + bin``) and a grid barrier."""
     if block.rank() < BINS:
         counts[((row * 4 + Int64(digit)) * slices + part) * BINS + block.rank()] = mine
     grid_barrier(arrive)
-    total = Int32(0)
+    total = zero
     if block.rank() < BINS:
         for other in cutlass.range(slices):
             total += counts[((row * 4 + Int64(digit)) * slices + other) * BINS + block.rank()]
@@ -325,7 +326,7 @@ def select_pivot(block, values: cute.Tensor, counts: cute.Tensor, arrive: cute.T
             else:
                 mine = digit_histogram(block, values, begin, end, shift, high, prefix)
         if slices > 1:
-            mine = across_slices(block, mine, counts, arrive, row, slices, part, Int32(digit))
+            mine = across_slices(block, mine, Int32(0), counts, arrive, row, slices, part, Int32(digit))
         if k > 0:
             chosen, left, bin_count = choose_digit(block, mine, remaining)
             prefix |= Uint32(chosen) << shift
@@ -494,13 +495,6 @@ def kept_mass(block, probs: cute.Tensor, base: Int64, vocab: Int64, pivot: Float
 
 
 @cute.jit
-def renormalise(block, probs: cute.Tensor, out: cute.Tensor, base: Int64, vocab: Int64, pivot: Float32):
-    """The row's probabilities >= pivot times 1 / max(their sum, 1e-8), the rest 0 (FlashInfer's renorm)."""
-    scale = Float32(1) / max(kept_mass(block, probs, base, vocab, pivot), Float32(1e-8))
-    write_scaled(block, probs, out, base, base + vocab, pivot, scale)
-
-
-@cute.jit
 def write_scaled(block, probs: cute.Tensor, out: cute.Tensor, begin: Int64, end: Int64, pivot: Float32,
                  scale: Float32):
     """probs[begin:end] >= pivot times scale to out, the rest 0."""
@@ -535,6 +529,15 @@ def top_k_renorm_probs_kernel(probs: cute.Tensor, out: cute.Tensor, counts: cute
         pivot = Float32(NEG_INF)  # the whole row, renormalised
     if not (known and 0 < k < vocab):
         kept = kept_mass(block, probs, begin, end - begin, pivot)
+    renormalise_slice(block, probs, out, partials, arrive, row, slices, begin, end, pivot, kept)
+
+
+@cute.jit
+def renormalise_slice(block, probs: cute.Tensor, out: cute.Tensor, partials: cute.Tensor, arrive: cute.Tensor,
+                      row: Int64, slices: Int64, begin: Int64, end: Int64, pivot: Float32, kept: Float32):
+    """probs[begin:end] >= pivot times 1 / max(the row's kept mass, 1e-8) to out, the rest 0 (FlashInfer's renorm):
+    ``kept`` is this block's; over row slices, the slices' meet in partials[block] across a grid barrier."""
+    total = kept
     if slices > 1:
         if block.rank() == 0:
             partials[Int64(cute.arch.block_idx()[0])] = kept
@@ -542,34 +545,8 @@ def top_k_renorm_probs_kernel(probs: cute.Tensor, out: cute.Tensor, counts: cute
         mine = Float32(0)
         if block.rank() < slices:
             mine = partials[row * slices + block.rank()]
-        kept = coop.sum(block, mine)
-    write_scaled(block, probs, out, begin, end, pivot, Float32(1) / max(kept, Float32(1e-8)))
-
-
-@cute.jit
-def slice_kept_mass(block, probs: cute.Tensor, pivots: cute.Tensor, partials: cute.Tensor, row: Int64, part: Int64,
-                    begin: Int64, end: Int64, pivot: Float32):
-    """Top-p's renormalisation over row slices, fifth launch: each block writes its slice's kept mass to
-    partials[block], and the row's first slice the pivot to pivots[row]."""
-    kept = kept_mass(block, probs, begin, end - begin, pivot)
-    if block.rank() == 0:
-        partials[Int64(cute.arch.block_idx()[0])] = kept
-        if part == 0:
-            pivots[row] = pivot
-
-
-@cute.kernel
-def renorm_slices_kernel(probs: cute.Tensor, pivots: cute.Tensor, partials: cute.Tensor, out: cute.Tensor,
-                         vocab: Int64, slice_length: Int64):
-    """The renormalisations over row slices (top-k and top-p), last launch: each block sums its row's kept masses
-    (thread t: slice t) and writes its slice renormalised."""
-    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
-    block = coop.this_block()
-    kept = Float32(0)
-    if block.rank() < slices:
-        kept = partials[row * slices + block.rank()]
-    scale = Float32(1) / max(coop.sum(block, kept), Float32(1e-8))
-    write_scaled(block, probs, out, begin, end, pivots[row], scale)
+        total = coop.sum(block, mine)
+    write_scaled(block, probs, out, begin, end, pivot, Float32(1) / max(total, Float32(1e-8)))
 
 
 @cute.jit
@@ -645,91 +622,41 @@ def choose_mass_digit(block, mine: Int64, remaining: Int64):
     return chosen, left
 
 
-@cute.jit
-def top_p_pivot(block, probs: cute.Tensor, base: Int64, vocab: Int64, top_p: Float32):
-    """The smallest kept probability: the largest value v of the row whose mass at and above it reaches top_p times
-    the row's total (0 where top_p >= 1: the whole row). A radix select on the bits of the (non-negative) values by
-    mass: four passes of 8-bit digits from the most significant, each a ``mass_histogram``, a reverse inclusive_sum
-    over the bins and a tuple reduce that picks the bin; the row's total is the first pass's bins summed."""
-    pivot = Float32(0)  # top_p >= 1: the whole row (numba returns here; CuTe rewrites no return under an if)
-    if not top_p >= 1:
-        remaining = Int64(0)  # mass still to find
-        prefix = Uint32(0)
-        high = Uint32(0)  # the digits fixed so far
-        for digit in cutlass.range(4):
-            shift = Uint32(24) - Uint32(8) * Uint32(digit)
-            mine = mass_histogram(block, probs, base, base + vocab, shift, high, prefix)
-            total = coop.sum(block, mine)
-            if digit == 0:  # every value is a candidate of the first pass
-                remaining = max(Int64(Float64(top_p) * Float64(total)), Int64(1))
+@cute.kernel
+def top_p_renorm_probs_kernel(probs: cute.Tensor, out: cute.Tensor, masses: cute.Tensor, partials: cute.Tensor,
+                              arrive: cute.Tensor, vocab: Int64, slice_length: Int64, top_p: cute.Tensor):
+    """The pivot is the smallest kept probability: the largest value v of the row whose mass at and above it
+    reaches top_p times the row's total (0 where top_p >= 1: the whole row). A radix select on the bits of the
+    (non-negative) values by mass: four 8-bit digits from the most significant, each a ``mass_histogram``, a reverse
+    inclusive_sum over the bins and a tuple reduce that picks the bin; the row's total is the first digit's bins
+    summed. One block per row (slice_length >= vocab; ``masses`` and ``arrive`` unused), or per row slice in one
+    launch: each digit's bins meet across the row's slices in ``masses`` at a grid barrier, the slices' kept masses
+    in ``partials`` at one more."""
+    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
+    block = coop.this_block()
+    p = top_p[row]
+    remaining = Int64(0)  # mass still to find
+    prefix = Uint32(0)
+    high = Uint32(0)  # the digits fixed so far
+    for digit in cutlass.range(4):
+        shift = Uint32(24) - Uint32(8) * Uint32(digit)
+        mine = Int64(0)
+        if not p >= 1:
+            mine = mass_histogram(block, probs, begin, end, shift, high, prefix)
+        if slices > 1:
+            mine = across_slices(block, mine, Int64(0), masses, arrive, row, slices, part, Int32(digit))
+        if not p >= 1:
+            if digit == 0:  # every value is a candidate of the first digit
+                remaining = max(Int64(Float64(p) * Float64(coop.sum(block, mine))), Int64(1))
             chosen, left = choose_mass_digit(block, mine, remaining)
             prefix |= Uint32(chosen) << shift
             high |= Uint32(0xFF) << shift
             remaining = left
-        pivot = prefix.bitcast(Float32)
-    return pivot
-
-
-@cute.kernel
-def top_p_renorm_probs_kernel(probs: cute.Tensor, out: cute.Tensor, vocab: Int64, top_p: cute.Tensor):
-    row = Int64(cute.arch.block_idx()[0])
-    block = coop.this_block()
-    base = row * vocab
-    pivot = top_p_pivot(block, probs, base, vocab, top_p[row])
-    renormalise(block, probs, out, base, vocab, pivot)
-
-
-# ------------------------------------------------------------------------- top-p over row slices (small batches)
-@cute.jit
-def sliced_mass_prefix(block, masses: cute.Tensor, row: Int64, slices: Int64, digits: Int32, top_p: Float32):
-    """The sliced top-p select's first ``digits`` digits of the pivot's bits, from every slice's bins
-    (``masses[((row * 4 + digit) * slices + slice) * BINS + bin]``, 2^-40 units): (prefix, mask of the fixed
-    digits)."""
-    prefix = Uint32(0)
-    high = Uint32(0)
-    remaining = Int64(0)
-    for digit in cutlass.range(digits):
-        mine = Int64(0)
-        if block.rank() < BINS:
-            for part in cutlass.range(slices):
-                mine += masses[((row * 4 + Int64(digit)) * slices + part) * BINS + block.rank()]
-        total = coop.sum(block, mine)
-        if digit == 0:
-            remaining = max(Int64(Float64(top_p) * Float64(total)), Int64(1))
-        chosen, left = choose_mass_digit(block, mine, remaining)
-        shift = Uint32(24) - Uint32(8) * Uint32(digit)
-        prefix |= Uint32(chosen) << shift
-        high |= Uint32(0xFF) << shift
-        remaining = left
-    return prefix, high
-
-
-@cute.kernel
-def top_p_slice_masses_kernel(values: cute.Tensor, masses: cute.Tensor, vocab: Int64, slice_length: Int64,
-                              top_p: cute.Tensor, digit: Int32):
-    """Pass ``digit`` (0-3) of the sliced top-p select: each block writes its slice's BINS fixed-point masses of
-    that digit of its candidates (the digits the earlier passes fixed come from their bins)."""
-    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
-    block = coop.this_block()
-    p = top_p[row]
-    if not p >= 1:
-        prefix, high = sliced_mass_prefix(block, masses, row, slices, digit, p)
-        mine = mass_histogram(block, values, begin, end, Uint32(24) - Uint32(8) * Uint32(digit), high, prefix)
-        if block.rank() < BINS:
-            masses[((row * 4 + Int64(digit)) * slices + part) * BINS + block.rank()] = mine
-
-
-@cute.kernel
-def top_p_slice_mass_kernel(probs: cute.Tensor, masses: cute.Tensor, pivots: cute.Tensor, partials: cute.Tensor,
-                            vocab: Int64, slice_length: Int64, top_p: cute.Tensor):
-    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
-    block = coop.this_block()
-    p = top_p[row]
     pivot = Float32(0)
     if not p >= 1:
-        prefix, _ = sliced_mass_prefix(block, masses, row, slices, Int32(4), p)
         pivot = prefix.bitcast(Float32)
-    slice_kept_mass(block, probs, pivots, partials, row, part, begin, end, pivot)
+    renormalise_slice(block, probs, out, partials, arrive, row, slices, begin, end, pivot,
+                      kept_mass(block, probs, begin, end - begin, pivot))
 
 
 @cute.jit
@@ -907,8 +834,11 @@ def launch_top_k_renorm_probs(probs: cute.Tensor, out: cute.Tensor, counts: cute
 
 
 @cute.jit
-def launch_top_p_renorm_probs(probs: cute.Tensor, out: cute.Tensor, vocab: Int64, top_p: cute.Tensor, batch: Int32):
-    top_p_renorm_probs_kernel(probs, out, vocab, top_p).launch(grid=(batch, 1, 1), block=(THREADS, 1, 1))
+def launch_top_p_renorm_probs(probs: cute.Tensor, out: cute.Tensor, masses: cute.Tensor, partials: cute.Tensor,
+                              arrive: cute.Tensor, vocab: Int64, slice_length: Int64, top_p: cute.Tensor,
+                              blocks: Int32):
+    top_p_renorm_probs_kernel(probs, out, masses, partials, arrive, vocab, slice_length, top_p).launch(
+        grid=(blocks, 1, 1), block=(THREADS, 1, 1))
 
 
 @cute.jit
@@ -929,24 +859,3 @@ def launch_top_k_top_p_sampling_from_probs(probs: cute.Tensor, samples: cute.Ten
                                            top_p: cute.Tensor, seed: Uint64, offset: Uint64, batch: Int32):
     top_k_top_p_sampling_from_probs_kernel(probs, samples, vocab, top_k, top_p, seed, offset).launch(
         grid=(batch, 1, 1), block=(THREADS, 1, 1))
-
-
-@cute.jit
-def launch_top_p_slice_masses(values: cute.Tensor, masses: cute.Tensor, vocab: Int64, slice_length: Int64,
-                              top_p: cute.Tensor, digit: Int32, blocks: Int32):
-    top_p_slice_masses_kernel(values, masses, vocab, slice_length, top_p, digit).launch(
-        grid=(blocks, 1, 1), block=(THREADS, 1, 1))
-
-
-@cute.jit
-def launch_top_p_slice_mass(probs: cute.Tensor, masses: cute.Tensor, pivots: cute.Tensor, partials: cute.Tensor,
-                            vocab: Int64, slice_length: Int64, top_p: cute.Tensor, blocks: Int32):
-    top_p_slice_mass_kernel(probs, masses, pivots, partials, vocab, slice_length, top_p).launch(
-        grid=(blocks, 1, 1), block=(THREADS, 1, 1))
-
-
-@cute.jit
-def launch_renorm_slices(probs: cute.Tensor, pivots: cute.Tensor, partials: cute.Tensor, out: cute.Tensor,
-                         vocab: Int64, slice_length: Int64, blocks: Int32):
-    renorm_slices_kernel(probs, pivots, partials, out, vocab, slice_length).launch(
-        grid=(blocks, 1, 1), block=(THREADS, 1, 1))

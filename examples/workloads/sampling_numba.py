@@ -360,13 +360,6 @@ def kept_mass(block, probs, base, vocab, pivot):
 
 
 @cuda.jit(device=True, inline="always")
-def renormalise(block, probs, out, base, vocab, pivot):
-    """The row's probabilities >= pivot times 1 / max(their sum, 1e-8), the rest 0 (FlashInfer's renorm)."""
-    scale = np.float32(1) / max(kept_mass(block, probs, base, vocab, pivot), np.float32(1e-8))
-    write_scaled(block, probs, out, base, base + vocab, pivot, scale)
-
-
-@cuda.jit(device=True, inline="always")
 def write_scaled(block, probs, out, begin, end, pivot, scale):
     """probs[begin:end] >= pivot times scale to out, the rest 0."""
     start = begin
@@ -403,14 +396,14 @@ def grid_barrier(arrive):
 
 
 @cuda.jit(device=True, inline="always")
-def across_slices(block, mine, counts, arrive, row, slices, part, digit):
-    """Thread t < BINS holds bin t of this slice's counts of one digit: the row's count of that bin, summed over its
-    slices through ``counts`` (``((row * 4 + digit) * slices + slice) * BINS + bin``) and a grid barrier; the reads
-    go past L1, as other SMs wrote them."""
+def across_slices(block, mine, zero, counts, arrive, row, slices, part, digit):
+    """Thread t < BINS holds bin t of this slice's bins of one digit (counts, or top-p's masses; ``zero`` of their
+    type): the row's bin, summed over its slices through ``counts`` (``((row * 4 + digit) * slices + slice) * BINS
+    + bin``) and a grid barrier; the reads go past L1, as other SMs wrote them."""
     if block.rank() < BINS:
         counts[((row * 4 + digit) * slices + part) * BINS + block.rank()] = mine
     grid_barrier(arrive)
-    total = np.int32(0)
+    total = zero
     if block.rank() < BINS:
         for other in range(slices):
             total += cuda.ldcg(counts, ((row * 4 + digit) * slices + other) * BINS + block.rank())
@@ -446,7 +439,7 @@ def select_pivot(block, bits, counts, arrive, row, slices, part, begin, end, k, 
             else:
                 mine = digit_histogram(block, bits, begin, end, shift, high, prefix)
         if slices > 1:
-            mine = across_slices(block, mine, counts, arrive, row, slices, part, digit)
+            mine = across_slices(block, mine, np.int32(0), counts, arrive, row, slices, part, digit)
         if k > 0:
             chosen, left, in_bin = choose_digit(block, mine, np.int32(remaining))
             prefix |= np.uint32(chosen) << shift
@@ -493,6 +486,13 @@ def top_k_renorm_probs_kernel(probs, bits, out, counts, partials, arrive, vocab,
         pivot = NEG_INF  # the whole row, renormalised
     if not (known and 0 < k < vocab):
         kept = kept_mass(block, probs, begin, end - begin, pivot)
+    renormalise_slice(block, probs, out, partials, arrive, row, slices, begin, end, pivot, kept)
+
+
+@cuda.jit(device=True, inline="always")
+def renormalise_slice(block, probs, out, partials, arrive, row, slices, begin, end, pivot, kept):
+    """probs[begin:end] >= pivot times 1 / max(the row's kept mass, 1e-8) to out, the rest 0 (FlashInfer's renorm):
+    ``kept`` is this block's; over row slices, the slices' meet in partials[block] across a grid barrier."""
     if slices > 1:
         if block.rank() == 0:
             partials[cuda.blockIdx.x] = kept
@@ -502,30 +502,6 @@ def top_k_renorm_probs_kernel(probs, bits, out, counts, partials, arrive, vocab,
             mine = cuda.ldcg(partials, row * slices + block.rank())
         kept = coop.sum(block, mine)
     write_scaled(block, probs, out, begin, end, pivot, np.float32(1) / max(kept, np.float32(1e-8)))
-
-
-@cuda.jit(device=True, inline="always")
-def slice_kept_mass(block, probs, pivots, partials, row, part, begin, end, pivot):
-    """Top-p's renormalisation over row slices, fifth launch: each block writes its slice's kept mass to
-    partials[block], and the row's first slice the pivot to pivots[row]."""
-    kept = kept_mass(block, probs, begin, end - begin, pivot)
-    if block.rank() == 0:
-        partials[cuda.blockIdx.x] = kept
-        if part == 0:
-            pivots[row] = pivot
-
-
-@cuda.jit(launch_bounds=THREADS)
-def renorm_slices_kernel(probs, pivots, partials, out, vocab, slice_length):
-    """The renormalisations over row slices (top-k and top-p), last launch: each block sums its row's kept masses
-    (thread t: slice t) and writes its slice renormalised."""
-    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
-    block = coop.this_block()
-    kept = np.float32(0)
-    if block.rank() < slices:
-        kept = partials[row * slices + block.rank()]
-    scale = np.float32(1) / max(coop.sum(block, kept), np.float32(1e-8))
-    write_scaled(block, probs, out, begin, end, pivots[row], scale)
 
 
 @cuda.jit(device=True, inline="always")
@@ -596,89 +572,39 @@ def choose_mass_digit(block, mine, remaining):
     return chosen, left
 
 
-@cuda.jit(device=True, inline="always")
-def top_p_pivot(block, bits, base, vocab, top_p):
-    """The smallest kept probability: the largest value v of the row whose mass at and above it reaches top_p times
-    the row's total (0 where top_p >= 1: the whole row). A radix select on the bits of the (non-negative) values by
-    mass: four passes of 8-bit digits from the most significant, each a ``mass_histogram``, a reverse inclusive_sum
-    over the bins and a tuple reduce that picks the bin; the row's total is the first pass's bins summed."""
-    if top_p >= 1:
-        return np.float32(0)
+@cuda.jit(launch_bounds=THREADS)
+def top_p_renorm_probs_kernel(probs, bits, out, masses, partials, arrive, vocab, slice_length, top_p):
+    """``bits`` is the uint32 view of ``probs``. The pivot is the smallest kept probability: the largest value v of
+    the row whose mass at and above it reaches top_p times the row's total (0 where top_p >= 1: the whole row). A
+    radix select on the bits of the (non-negative) values by mass: four 8-bit digits from the most significant, each
+    a ``mass_histogram``, a reverse inclusive_sum over the bins and a tuple reduce that picks the bin; the row's
+    total is the first digit's bins summed. One block per row (slice_length >= vocab; ``masses`` and ``arrive``
+    unused), or per row slice in one launch: each digit's bins meet across the row's slices in ``masses`` (int64,
+    batch x 4 x slices x BINS) at a grid barrier, the slices' kept masses in ``partials`` at one more."""
+    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
+    block = coop.this_block()
+    p = top_p[row]
+    active = not p >= 1
     remaining = np.int64(0)  # mass still to find
     prefix = np.uint32(0)
     high = np.uint32(0)  # the digits fixed so far
     for digit in range(4):
         shift = np.uint32(24 - 8 * digit)
-        mine = mass_histogram(block, bits, base, base + vocab, shift, high, prefix)
-        total = coop.sum(block, mine)
-        if digit == 0:  # every value is a candidate of the first pass
-            remaining = max(np.int64(np.float64(top_p) * np.float64(total)), np.int64(1))
-        chosen, left = choose_mass_digit(block, mine, remaining)
-        prefix |= np.uint32(chosen) << shift
-        high |= np.uint32(0xFF) << shift
-        remaining = left
-    return float_of_bits(prefix)
-
-
-@cuda.jit(launch_bounds=THREADS)
-def top_p_renorm_probs_kernel(probs, bits, out, vocab, top_p):
-    """``bits`` is the uint32 view of ``probs`` (the radix select reads the values' bits)."""
-    row = np.int64(cuda.blockIdx.x)
-    block = coop.this_block()
-    base = row * vocab
-    pivot = top_p_pivot(block, bits, base, vocab, top_p[row])
-    renormalise(block, probs, out, base, vocab, pivot)
-
-
-# ------------------------------------------------------------------------- top-p over row slices (small batches)
-@cuda.jit(device=True, inline="always")
-def sliced_mass_prefix(block, masses, row, slices, digits, top_p):
-    """The sliced top-p select's first ``digits`` digits of the pivot's bits, from every slice's bins
-    (``masses[((row * 4 + digit) * slices + slice) * BINS + bin]``, 2^-40 units): (prefix, mask of the fixed
-    digits)."""
-    prefix = np.uint32(0)
-    high = np.uint32(0)
-    remaining = np.int64(0)
-    for digit in range(digits):
         mine = np.int64(0)
-        if block.rank() < BINS:
-            for part in range(slices):
-                mine += masses[((row * 4 + digit) * slices + part) * BINS + block.rank()]
-        total = coop.sum(block, mine)
-        if digit == 0:
-            remaining = max(np.int64(np.float64(top_p) * np.float64(total)), np.int64(1))
-        chosen, left = choose_mass_digit(block, mine, remaining)
-        shift = np.uint32(24 - 8 * digit)
-        prefix |= np.uint32(chosen) << shift
-        high |= np.uint32(0xFF) << shift
-        remaining = left
-    return prefix, high
-
-
-@cuda.jit(launch_bounds=THREADS)
-def top_p_slice_masses_kernel(bits, masses, vocab, slice_length, top_p, digit):
-    """Pass ``digit`` (0-3) of the sliced top-p select: each block writes its slice's BINS fixed-point masses of
-    that digit of its candidates (the digits the earlier passes fixed come from their bins)."""
-    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
-    block = coop.this_block()
-    p = top_p[row]
-    if not p >= 1:
-        prefix, high = sliced_mass_prefix(block, masses, row, slices, digit, p)
-        mine = mass_histogram(block, bits, begin, end, np.uint32(24 - 8 * digit), high, prefix)
-        if block.rank() < BINS:
-            masses[((row * 4 + digit) * slices + part) * BINS + block.rank()] = mine
-
-
-@cuda.jit(launch_bounds=THREADS)
-def top_p_slice_mass_kernel(probs, masses, pivots, partials, vocab, slice_length, top_p):
-    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
-    block = coop.this_block()
-    p = top_p[row]
-    pivot = np.float32(0)
-    if not p >= 1:
-        prefix, _ = sliced_mass_prefix(block, masses, row, slices, 4, p)
-        pivot = float_of_bits(prefix)
-    slice_kept_mass(block, probs, pivots, partials, row, part, begin, end, pivot)
+        if active:
+            mine = mass_histogram(block, bits, begin, end, shift, high, prefix)
+        if slices > 1:
+            mine = across_slices(block, mine, np.int64(0), masses, arrive, row, slices, part, digit)
+        if active:
+            if digit == 0:  # every value is a candidate of the first digit
+                remaining = max(np.int64(np.float64(p) * np.float64(coop.sum(block, mine))), np.int64(1))
+            chosen, left = choose_mass_digit(block, mine, remaining)
+            prefix |= np.uint32(chosen) << shift
+            high |= np.uint32(0xFF) << shift
+            remaining = left
+    pivot = float_of_bits(prefix) if active else np.float32(0)
+    renormalise_slice(block, probs, out, partials, arrive, row, slices, begin, end, pivot,
+                      kept_mass(block, probs, begin, end - begin, pivot))
 
 
 @cuda.jit(device=True, inline="always")
@@ -886,28 +812,16 @@ def resident_select_plan(batch, vocab):
     return slices, length
 
 
-def top_p_renorm_probs(probs, bits, out, top_p, masses=None, partials=None, pivots=None):
+def top_p_renorm_probs(probs, bits, out, top_p, masses=None, partials=None, arrive=None):
     """Launch the top-p renormalisation of a (batch, vocab) device array (``bits``: its uint32 view) into ``out``:
-    one launch, or six over row slices for small batches (``masses``: int64, batch x 4 x slices x BINS; no zeroing
-    needed; ``partials``: float32, batch x slices; ``pivots``: float32, batch)."""
-    renormalise_rows(probs, bits, out, top_p, masses, partials, pivots,
-                     kernels=(top_p_renorm_probs_kernel, top_p_slice_masses_kernel, top_p_slice_mass_kernel))
-
-
-def renormalise_rows(probs, bits, out, parameter, bins, partials, pivots, kernels):
-    """Top-p's renormalisation: ``kernels`` = (one block per row, one radix digit over slices, the slices' kept masses
-    and pivots); the digit kernel's bins are int64 masses."""
-    one_block, digit_pass, slice_mass = kernels
+    one launch, a block per row or, for small batches, per row slice (``masses``: int64, batch x 4 x slices x BINS,
+    no zeroing needed; ``partials``: float32, batch x slices; ``arrive`` as ``top_k_mask_logits``)."""
     batch, vocab = probs.shape
-    slices, length = select_plan(batch, vocab)
-    flat, words, dst, v, n = probs.reshape(-1), bits.reshape(-1), out.reshape(-1), np.int64(vocab), np.int64(length)
-    if slices == 1:
-        one_block[batch, THREADS](flat, words, dst, v, parameter)
-        return
-    bins = cuda.device_array(batch * 4 * slices * BINS, np.int64) if bins is None else bins
-    partials = cuda.device_array(batch * slices, np.float32) if partials is None else partials
-    pivots = cuda.device_array(batch, np.float32) if pivots is None else pivots
-    for digit in range(4):
-        digit_pass[batch * slices, THREADS](words, bins, v, n, parameter, np.int32(digit))
-    slice_mass[batch * slices, THREADS](flat, bins, pivots, partials, v, n, parameter)
-    renorm_slices_kernel[batch * slices, THREADS](flat, pivots, partials, dst, v, n)
+    slices, length = resident_select_plan(batch, vocab)
+    if masses is None:
+        masses = cuda.device_array(batch * 4 * slices * BINS if slices > 1 else 1, np.int64)
+    if partials is None:
+        partials = cuda.device_array(batch * slices, np.float32)
+    top_p_renorm_probs_kernel[batch * slices, THREADS](probs.reshape(-1), bits.reshape(-1), out.reshape(-1), masses,
+                                                       partials, barrier_words() if arrive is None else arrive,
+                                                       np.int64(vocab), np.int64(length), top_p)

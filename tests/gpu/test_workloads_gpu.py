@@ -136,17 +136,24 @@ def test_top_k_host_wrappers_slice_small_batches(batch, vocab, distribution):
 
 @pytest.mark.parametrize("batch, vocab, distribution", [(1, 256000, "gumbel"), (2, 256000, "normal"),
                                                         (3, 200000, "ties")])
-def test_sliced_top_k_launches_back_to_back(batch, vocab, distribution):
-    """The sliced top-k launch's blocks meet at grid barriers whose two words serve launch after launch: five
-    launches in a row on new rows each (mask and renormalisation alternating) all match the oracles. Gumbel rows
-    put most of a row in one first digit (the select counts a second digit over the row before it holds the
-    candidates), ties more than fit the candidate buffer at every digit."""
+def test_sliced_selects_launch_back_to_back(batch, vocab, distribution):
+    """The sliced top-k and top-p launches' blocks meet at grid barriers whose two words serve launch after launch:
+    six launches in a row on new rows each (top-k mask, top-k renormalisation, top-p renormalisation in turn) all
+    match the oracles. Gumbel rows put most of a row in one first digit (top-k counts a second digit over the row
+    before it holds the candidates), ties more than fit the candidate buffer at every digit."""
     assert kernels.select_plan(batch, vocab)[0] > 1
-    for launch in range(5):
+    for launch in range(6):
         logits, probs = rows(batch, vocab, distribution)
         top_k = rng.integers(1, 2000, batch).astype(np.int32)
         k_device = cuda.to_device(top_k)
-        if launch % 2 == 0:
+        if launch % 3 == 2:
+            top_p = rng.uniform(0.05, 0.99, batch).astype(np.float32)
+            renormed = cuda.to_device(np.full((batch, vocab), np.nan, np.float32))
+            device_probs = cuda.to_device(probs)
+            kernels.top_p_renorm_probs(device_probs, device_probs.view(np.uint32), renormed, cuda.to_device(top_p))
+            llm_sampling.check("top_p_renorm_probs", renormed.copy_to_host(),
+                               ref.renorm(probs, ref.top_p_keep(probs, top_p)))
+        elif launch % 3 == 0:
             masked = cuda.to_device(np.full((batch, vocab), np.nan, np.float32))
             kernels.top_k_mask_logits(cuda.to_device(logits).view(np.uint32), masked.view(np.uint32), k_device)
             llm_sampling.check("top_k_mask_logits", masked.copy_to_host(), ref.top_k_mask_logits(logits, top_k))
