@@ -6,15 +6,15 @@ One 1024-thread block per row of a (batch, vocab) float32 matrix, the vocabulary
   batches split each row into slices, one block each, in two launches (``launch_softmax_slices`` writes each slice's
   pair, ``launch_softmax_write_slices`` merges a row's pairs and writes; ``slice_plan`` of ``sampling_plan.py``
   says which way and how many slices);
-* ``top_k_*``: the k-th largest value by a four-pass radix select on the values' ordered bits (a block
-  ``histogram`` of each 8-bit digit of the remaining candidates, a reverse ``inclusive_sum`` over the bins, one
-  tuple ``reduce`` to pick the bin), then a pass that masks or renormalises; small batches of long rows
-  (``select_plan``) split each row over blocks: a launch per digit in which every block writes its slice's counts
-  and reads the earlier digits from all slices' counts, then the mask, or the kept masses and the renormalisation;
-* ``top_p_*``: the pivot by a four-pass radix select on the values' bits by mass (a 256-bin histogram of each 8-bit
+* ``top_k_*``: the k-th largest value by a radix select on the values' ordered bits (``select_pivot``): each 8-bit
+  digit counted by a block ``histogram`` over the row until few enough values share the digits so far, then those
+  kept in shared memory (an ``exclusive_sum`` places them) and the later digits counted from them alone; a reverse
+  ``inclusive_sum`` over the bins and one tuple ``reduce`` pick each digit; then a pass that masks or renormalises.
+  Small batches of long rows (``select_plan``) split each row over the blocks of one launch, which meet at a grid
+  barrier (``grid_barrier``) after each digit, each block writing its slice's counts and reading every slice's;
+* ``top_p_*``: the pivot by a four-digit radix select on the values' bits by mass (a 256-bin histogram of each 8-bit
   digit's fixed-point mass in shared memory, by atomic adds; a reverse ``inclusive_sum`` over the bins, one tuple
-  ``reduce`` to pick the bin), then a pass that renormalises; sliced like top-k, each block writing its slice's
-  bin masses;
+  ``reduce`` to pick the bin), then a pass that renormalises; split rows as top-k's, on the bins' masses;
 * samplers: one Philox uniform per row (``sampling_reference.py`` documents the stream), then tiles in order: one
   tuple ``reduce`` of (tile mass, last kept index) per tile, and at the tile where the running mass passes ``u`` an
   ``inclusive_sum`` and a ``reduce`` that find the first index past it; the walk stops there.

@@ -118,8 +118,8 @@ def test_softmax_host_wrapper_slices_small_batches(batch, vocab):
                                                         (200, 4096, "normal")])
 def test_top_k_host_wrappers_slice_small_batches(batch, vocab, distribution):
     """``sampling_numba.top_k_mask_logits`` and ``top_k_renorm_probs`` split rows of 65536 items or more into slices
-    for small batches (a launch per radix digit, each block writing its slice's counts) and use one block per row
-    otherwise: both match the oracles, with k at and past its edges."""
+    for small batches (one launch, its blocks meeting at a grid barrier after each radix digit) and use one block
+    per row otherwise: both match the oracles, with k at and past its edges."""
     logits, probs = rows(batch, vocab, distribution)
     edges = np.array([50, 1, 0, -1, vocab, vocab - 1], np.int32)
     top_k = edges[:batch] if batch <= edges.size else rng.integers(-2, vocab + 2, batch).astype(np.int32)
@@ -169,9 +169,9 @@ def test_sliced_selects_launch_back_to_back(batch, vocab, distribution):
 @pytest.mark.parametrize("batch, vocab, distribution", [(1, 256000, "gumbel"), (6, 70001, "ties"),
                                                         (6, 32000, "normal"), (200, 4096, "normal")])
 def test_top_p_host_wrapper_slices_small_batches(batch, vocab, distribution):
-    """``sampling_numba.top_p_renorm_probs`` splits rows into slices for small batches (a launch per radix digit,
-    each block writing its slice's fixed-point bin masses) and uses one block per row otherwise: it matches the
-    oracle, with p at and past its edges."""
+    """``sampling_numba.top_p_renorm_probs`` splits rows into slices for small batches (one launch, each block writing
+    its slice's fixed-point bin masses before a grid barrier per digit) and uses one block per row otherwise: it
+    matches the oracle, with p at and past its edges."""
     _, probs = rows(batch, vocab, distribution)
     edges = np.array([0.9, 0.5, 1.0, 0.0, 0.99, 0.1], np.float32)
     top_p = edges[:batch] if batch <= edges.size else rng.uniform(0, 1.1, batch).astype(np.float32)
