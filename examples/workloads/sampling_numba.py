@@ -761,11 +761,11 @@ def softmax(logits, out, inv_temperature=np.float32(1), partials=None):
 
 def top_k_mask_logits(bits, out_bits, top_k, counts=None, arrive=None):
     """Launch top-k masking of a (batch, vocab) uint32 view of the logits into ``out_bits``: one launch, a block per
-    row or, for small batches, per row slice (``counts``: an int32 device array of batch x 4 x slices x BINS,
-    allocated here when not given, no zeroing needed; ``arrive``: the grid barrier's words, ``barrier_words``)."""
+    row or, for small batches, per row slice (``counts``: int32, batch x 4 x slices x BINS, no zeroing needed;
+    ``arrive``: the grid barrier's words, ``barrier_words``; both made here when not given)."""
     batch, vocab = bits.shape
     slices, length = resident_select_plan(batch, vocab)
-    counts, arrive = select_workspace(batch, slices, counts, arrive)
+    counts, _, arrive = select_workspace(batch, slices, counts, (), arrive, np.int32)  # no kept masses to meet
     top_k_mask_logits_kernel[batch * slices, THREADS](bits.reshape(-1), out_bits.reshape(-1), counts, arrive,
                                                       np.int64(vocab), np.int64(length), top_k)
 
@@ -776,31 +776,42 @@ def top_k_renorm_probs(probs, bits, out, top_k, counts=None, partials=None, arri
     ``top_k_mask_logits``; ``partials``: float32, batch x slices)."""
     batch, vocab = probs.shape
     slices, length = resident_select_plan(batch, vocab)
-    counts, arrive = select_workspace(batch, slices, counts, arrive)
-    if partials is None:
-        partials = cuda.device_array(batch * slices, np.float32)
+    counts, partials, arrive = select_workspace(batch, slices, counts, partials, arrive, np.int32)
     top_k_renorm_probs_kernel[batch * slices, THREADS](probs.reshape(-1), bits.reshape(-1), out.reshape(-1), counts,
                                                        partials, arrive, np.int64(vocab), np.int64(length), top_k)
+
+
+def top_p_renorm_probs(probs, bits, out, top_p, masses=None, partials=None, arrive=None):
+    """Launch the top-p renormalisation of a (batch, vocab) device array (``bits``: its uint32 view) into ``out``:
+    one launch, a block per row or, for small batches, per row slice (``masses``: int64, batch x 4 x slices x BINS,
+    no zeroing needed; ``partials`` and ``arrive`` as ``top_k_renorm_probs``)."""
+    batch, vocab = probs.shape
+    slices, length = resident_select_plan(batch, vocab)
+    masses, partials, arrive = select_workspace(batch, slices, masses, partials, arrive, np.int64)
+    top_p_renorm_probs_kernel[batch * slices, THREADS](probs.reshape(-1), bits.reshape(-1), out.reshape(-1), masses,
+                                                       partials, arrive, np.int64(vocab), np.int64(length), top_p)
 
 
 _BARRIER_WORDS = {}
 
 
 def barrier_words():
-    """The grid barrier's two words for the current device, zeros when first made. The sliced top-k launches of
-    one device share them, so launch them on one stream (give each stream its own zeroed pair otherwise)."""
+    """The grid barrier's two words for the current device, zeros when first made. The sliced top-k and top-p
+    launches of one device share them, so launch them on one stream (give each stream its own zeroed pair)."""
     device = cuda.get_current_device().id
     if device not in _BARRIER_WORDS:
         _BARRIER_WORDS[device] = cuda.to_device(np.zeros(2, np.uint32))
     return _BARRIER_WORDS[device]
 
 
-def select_workspace(batch, slices, counts, arrive):
-    """(counts, arrive) of a top-k launch: the given ones, else made here (one block per row reads neither: a
-    one-item array stands in for the counts)."""
-    if counts is None:
-        counts = cuda.device_array(batch * 4 * slices * BINS if slices > 1 else 1, np.int32)
-    return counts, barrier_words() if arrive is None else arrive
+def select_workspace(batch, slices, bins, partials, arrive, bins_dtype):
+    """(bins, partials, arrive) of a top-k or top-p launch: the given ones, else made here (a launch of a block per
+    row reads none of them: one-item arrays stand in; the mask passes ``()`` for the partials it has none of)."""
+    if bins is None:
+        bins = cuda.device_array(batch * 4 * slices * BINS if slices > 1 else 1, bins_dtype)
+    if partials is None:
+        partials = cuda.device_array(batch * slices, np.float32)
+    return bins, partials, barrier_words() if arrive is None else arrive
 
 
 def resident_select_plan(batch, vocab):
@@ -810,18 +821,3 @@ def resident_select_plan(batch, vocab):
     if slices > 1 and batch * slices > cuda.get_current_device().MULTIPROCESSOR_COUNT:
         return 1, vocab
     return slices, length
-
-
-def top_p_renorm_probs(probs, bits, out, top_p, masses=None, partials=None, arrive=None):
-    """Launch the top-p renormalisation of a (batch, vocab) device array (``bits``: its uint32 view) into ``out``:
-    one launch, a block per row or, for small batches, per row slice (``masses``: int64, batch x 4 x slices x BINS,
-    no zeroing needed; ``partials``: float32, batch x slices; ``arrive`` as ``top_k_mask_logits``)."""
-    batch, vocab = probs.shape
-    slices, length = resident_select_plan(batch, vocab)
-    if masses is None:
-        masses = cuda.device_array(batch * 4 * slices * BINS if slices > 1 else 1, np.int64)
-    if partials is None:
-        partials = cuda.device_array(batch * slices, np.float32)
-    top_p_renorm_probs_kernel[batch * slices, THREADS](probs.reshape(-1), bits.reshape(-1), out.reshape(-1), masses,
-                                                       partials, barrier_words() if arrive is None else arrive,
-                                                       np.int64(vocab), np.int64(length), top_p)
