@@ -18,6 +18,7 @@
 #include <cuda_coop/block/block_segmented_reverse_scan.cuh>
 #include <cuda_coop/block/block_segmented_scan.cuh>
 #include <cuda_coop/block/block_select.cuh>
+#include <cuda_coop/block/block_single_item.cuh>
 #include <cuda_coop/block/block_store_vectorized.cuh>
 #include <cuda_coop/block/block_suffix_scan.cuh>
 #include <cuda_coop/block/block_warps_reduce.cuh>
@@ -77,6 +78,7 @@ __device__ void block_scans(T* data, const int* flags, T* aggregate, char* scrat
   Segmented(segmented_storage).ExclusiveScan(items, out, heads, items[0], op);
   Segmented(segmented_storage).ExclusiveScan(items, out, heads, items[0], op, *aggregate);
   Segmented(segmented_storage).InclusiveScan(items[0], single, heads[0], op);
+  Segmented(segmented_storage).ExclusiveScan(items[0], single, heads[0], items[0], op, *aggregate);
   using SegmentedReverse = cuda_coop::BlockSegmentedReverseScan<T, BX, BY, BZ>;
   auto& segmented_reverse_storage = *reinterpret_cast<typename SegmentedReverse::TempStorage*>(scratch);
   SegmentedReverse(segmented_reverse_storage).InclusiveScan(items, out, heads, op);

@@ -3,6 +3,7 @@
 
 #include <cuda/std/functional>
 
+#include <cuda_coop/block/block_single_item.cuh>
 #include <cuda_coop/block/block_suffix_scan.cuh>
 
 namespace cuda_coop {
@@ -16,19 +17,10 @@ namespace cuda_coop {
 // The methods follow CUB's BlockScan: the *Sum forms add, ExclusiveSum starting from T{}. A single value per
 // thread is a tile of one item per thread.
 template <typename T, int BX, int BY = 1, int BZ = 1>
-class BlockReverseScan {
+class BlockReverseScan : public BlockSingleItemScans<BlockReverseScan<T, BX, BY, BZ>, T> {
+  using Items = BlockSingleItemScans<BlockReverseScan, T>;
   using Suffix = BlockSuffixScan<T, BX, BY, BZ>;
   Suffix suffix;
-
-  // folded[i]: this thread's items i .. K-1 folded right to left.
-  template <int K, typename Op>
-  static __device__ __forceinline__ void FoldRight(const T (&in)[K], T (&folded)[K], Op op) {
-    folded[K - 1] = in[K - 1];
-#pragma unroll
-    for (int i = K - 2; i >= 0; --i) {
-      folded[i] = op(in[i], folded[i + 1]);
-    }
-  }
 
  public:
   using TempStorage = typename Suffix::TempStorage;
@@ -38,7 +30,7 @@ class BlockReverseScan {
   template <int K, typename Op>
   __device__ __forceinline__ void InclusiveScan(const T (&in)[K], T (&out)[K], Op op, T& aggregate) {
     T folded[K];
-    FoldRight(in, folded, op);
+    fold_right(in, folded, op);
     T later;
     suffix.ExclusiveSuffix(folded[0], later, aggregate, op);
     const bool last = suffix.IsLast();  // no later thread
@@ -52,7 +44,7 @@ class BlockReverseScan {
   __device__ __forceinline__ void ExclusiveScan(const T (&in)[K], T (&out)[K], const T& initial_value, Op op,
                                                 T& aggregate) {
     T folded[K];
-    FoldRight(in, folded, op);
+    fold_right(in, folded, op);
     T later;
     suffix.ExclusiveSuffix(folded[0], later, aggregate, op);
     const T seed = suffix.IsLast() ? initial_value : op(later, initial_value);  // what follows this thread's items
@@ -94,38 +86,11 @@ class BlockReverseScan {
     ExclusiveScan(in, out, T{}, ::cuda::std::plus<T>{}, aggregate);
   }
 
-  // One value per thread.
-  template <typename... Args>
-  __device__ __forceinline__ void InclusiveScan(const T& in, T& out, Args&&... args) {
-    const T tile[1] = {in};
-    T result[1];
-    InclusiveScan(tile, result, static_cast<Args&&>(args)...);
-    out = result[0];
-  }
-
-  template <typename... Args>
-  __device__ __forceinline__ void ExclusiveScan(const T& in, T& out, Args&&... args) {
-    const T tile[1] = {in};
-    T result[1];
-    ExclusiveScan(tile, result, static_cast<Args&&>(args)...);
-    out = result[0];
-  }
-
-  template <typename... Args>
-  __device__ __forceinline__ void InclusiveSum(const T& in, T& out, Args&&... args) {
-    const T tile[1] = {in};
-    T result[1];
-    InclusiveSum(tile, result, static_cast<Args&&>(args)...);
-    out = result[0];
-  }
-
-  template <typename... Args>
-  __device__ __forceinline__ void ExclusiveSum(const T& in, T& out, Args&&... args) {
-    const T tile[1] = {in};
-    T result[1];
-    ExclusiveSum(tile, result, static_cast<Args&&>(args)...);
-    out = result[0];
-  }
+  // The forms over one value per thread (block_single_item.cuh).
+  using Items::InclusiveScan;
+  using Items::ExclusiveScan;
+  using Items::InclusiveSum;
+  using Items::ExclusiveSum;
 };
 
 }  // namespace cuda_coop

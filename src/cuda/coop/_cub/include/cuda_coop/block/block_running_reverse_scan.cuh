@@ -5,6 +5,7 @@
 #include <cub/util_ptx.cuh>
 #include <cub/util_type.cuh>
 
+#include <cuda_coop/block/block_single_item.cuh>
 #include <cuda_coop/block/block_suffix_scan.cuh>
 
 namespace cuda_coop {
@@ -16,7 +17,8 @@ namespace cuda_coop {
 // shared memory and one more barrier. Tiles scanned from last to first thus make a suffix scan, the callback
 // carrying aggregate op prefix (the aggregate on the left) into the earlier tile.
 template <typename T, int BX, int BY = 1, int BZ = 1>
-class BlockRunningReverseScan {
+class BlockRunningReverseScan : public BlockSingleItemScans<BlockRunningReverseScan<T, BX, BY, BZ>, T> {
+  using Items = BlockSingleItemScans<BlockRunningReverseScan, T>;
   using Suffix = BlockSuffixScan<T, BX, BY, BZ>;
   static constexpr unsigned THREADS = BX * BY * BZ;
   static constexpr unsigned WARPS = (THREADS + 31u) / 32u;
@@ -28,16 +30,6 @@ class BlockRunningReverseScan {
 
   _TempStorage& storage;
   Suffix suffix;
-
-  // folded[i]: this thread's items i .. K-1 folded right to left.
-  template <int K, typename Op>
-  static __device__ __forceinline__ void FoldRight(const T (&in)[K], T (&folded)[K], Op op) {
-    folded[K - 1] = in[K - 1];
-#pragma unroll
-    for (int i = K - 2; i >= 0; --i) {
-      folded[i] = op(in[i], folded[i + 1]);
-    }
-  }
 
   // What follows this thread's items: the later threads' fold, then the prefix.
   template <int K, typename Op, typename Callback>
@@ -70,7 +62,7 @@ class BlockRunningReverseScan {
   template <int K, typename Op, typename Callback>
   __device__ __forceinline__ void InclusiveScan(const T (&in)[K], T (&out)[K], Op op, Callback& callback) {
     T folded[K];
-    FoldRight(in, folded, op);
+    fold_right(in, folded, op);
     const T seed = Seed(folded, op, callback);
 #pragma unroll
     for (int i = 0; i < K; ++i) {
@@ -81,7 +73,7 @@ class BlockRunningReverseScan {
   template <int K, typename Op, typename Callback>
   __device__ __forceinline__ void ExclusiveScan(const T (&in)[K], T (&out)[K], Op op, Callback& callback) {
     T folded[K];
-    FoldRight(in, folded, op);
+    fold_right(in, folded, op);
     const T seed = Seed(folded, op, callback);
 #pragma unroll
     for (int i = 0; i < K; ++i) {
@@ -89,22 +81,9 @@ class BlockRunningReverseScan {
     }
   }
 
-  // One value per thread.
-  template <typename... Args>
-  __device__ __forceinline__ void InclusiveScan(const T& in, T& out, Args&&... args) {
-    const T tile[1] = {in};
-    T result[1];
-    InclusiveScan(tile, result, static_cast<Args&&>(args)...);
-    out = result[0];
-  }
-
-  template <typename... Args>
-  __device__ __forceinline__ void ExclusiveScan(const T& in, T& out, Args&&... args) {
-    const T tile[1] = {in};
-    T result[1];
-    ExclusiveScan(tile, result, static_cast<Args&&>(args)...);
-    out = result[0];
-  }
+  // The forms over one value per thread (block_single_item.cuh).
+  using Items::InclusiveScan;
+  using Items::ExclusiveScan;
 };
 
 }  // namespace cuda_coop

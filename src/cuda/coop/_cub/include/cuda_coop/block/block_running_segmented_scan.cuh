@@ -5,6 +5,7 @@
 #include <cub/block/block_scan.cuh>
 #include <cuda/std/functional>
 
+#include <cuda_coop/block/block_single_item.cuh>
 #include <cuda_coop/util_segment.cuh>
 
 namespace cuda_coop {
@@ -31,7 +32,9 @@ struct segment_prefix_callback {
 // initial_value on its left for an exclusive scan that has one), or of the whole tile when none is flagged; its
 // has_head is 1 when any position is flagged. Every thread passes its callback; CUB calls those of the first warp.
 template <typename T, int BX, cub::BlockScanAlgorithm ALGORITHM = cub::BLOCK_SCAN_RAKING, int BY = 1, int BZ = 1>
-class BlockRunningSegmentedScan {
+class BlockRunningSegmentedScan
+    : public BlockSingleItemSegmentedScans<BlockRunningSegmentedScan<T, BX, ALGORITHM, BY, BZ>, T> {
+  using Items = BlockSingleItemSegmentedScans<BlockRunningSegmentedScan, T>;
   using Pair = segment_pair<T>;
   using Scan = cub::BlockScan<Pair, BX, ALGORITHM, BY, BZ>;
   Scan scan;
@@ -97,33 +100,10 @@ class BlockRunningSegmentedScan {
     Exclusive(pin, out, T{}, ::cuda::std::plus<T>{}, callback);
   }
 
-  // One value (and one head flag) per thread.
-  template <typename Flag, typename... Args>
-  __device__ __forceinline__ void InclusiveScan(const T& in, T& out, const Flag& head, Args&&... args) {
-    const T tile[1] = {in};
-    const Flag heads[1] = {head};
-    T result[1];
-    InclusiveScan(tile, result, heads, static_cast<Args&&>(args)...);
-    out = result[0];
-  }
-
-  template <typename Flag, typename... Args>
-  __device__ __forceinline__ void ExclusiveScan(const T& in, T& out, const Flag& head, Args&&... args) {
-    const T tile[1] = {in};
-    const Flag heads[1] = {head};
-    T result[1];
-    ExclusiveScan(tile, result, heads, static_cast<Args&&>(args)...);
-    out = result[0];
-  }
-
-  template <typename Flag, typename Callback>
-  __device__ __forceinline__ void ExclusiveSum(const T& in, T& out, const Flag& head, Callback& callback) {
-    const T tile[1] = {in};
-    const Flag heads[1] = {head};
-    T result[1];
-    ExclusiveSum(tile, result, heads, callback);
-    out = result[0];
-  }
+  // The forms over one value and one head flag per thread (block_single_item.cuh).
+  using Items::InclusiveScan;
+  using Items::ExclusiveScan;
+  using Items::ExclusiveSum;
 };
 
 }  // namespace cuda_coop

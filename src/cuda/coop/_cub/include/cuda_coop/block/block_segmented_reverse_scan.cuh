@@ -2,6 +2,7 @@
 // "Reverse and segmented scans").
 #pragma once
 
+#include <cuda_coop/block/block_single_item.cuh>
 #include <cuda_coop/block/block_suffix_scan.cuh>
 #include <cuda_coop/util_segment.cuh>
 
@@ -16,7 +17,8 @@ namespace cuda_coop {
 // one (flags, fold) pair per thread, with suffix_segment_op, gives each thread the fold of the later threads' part
 // of its last segment, and whether the next thread's first item starts a segment.
 template <typename T, int BX, int BY = 1, int BZ = 1>
-class BlockSegmentedReverseScan {
+class BlockSegmentedReverseScan : public BlockSingleItemSegmentedScans<BlockSegmentedReverseScan<T, BX, BY, BZ>, T> {
+  using Items = BlockSingleItemSegmentedScans<BlockSegmentedReverseScan, T>;
   using Pair = segment_pair<T>;
   using Suffix = BlockSuffixScan<Pair, BX, BY, BZ>;
   Suffix suffix;
@@ -98,24 +100,9 @@ class BlockSegmentedReverseScan {
     Scan<true>(in, out, heads, initial_value, op, aggregate);
   }
 
-  // One value (and one head flag) per thread.
-  template <typename Flag, typename... Args>
-  __device__ __forceinline__ void InclusiveScan(const T& in, T& out, const Flag& head, Args&&... args) {
-    const T tile[1] = {in};
-    const Flag heads[1] = {head};
-    T result[1];
-    InclusiveScan(tile, result, heads, static_cast<Args&&>(args)...);
-    out = result[0];
-  }
-
-  template <typename Flag, typename... Args>
-  __device__ __forceinline__ void ExclusiveScan(const T& in, T& out, const Flag& head, Args&&... args) {
-    const T tile[1] = {in};
-    const Flag heads[1] = {head};
-    T result[1];
-    ExclusiveScan(tile, result, heads, static_cast<Args&&>(args)...);
-    out = result[0];
-  }
+  // The forms over one value and one head flag per thread (block_single_item.cuh).
+  using Items::InclusiveScan;
+  using Items::ExclusiveScan;
 };
 
 }  // namespace cuda_coop

@@ -4,6 +4,7 @@
 
 #include <cub/block/block_scan.cuh>
 
+#include <cuda_coop/block/block_single_item.cuh>
 #include <cuda_coop/util_group.cuh>
 #include <cuda_coop/util_segment.cuh>
 
@@ -13,7 +14,8 @@ namespace cuda_coop {
 // at its tile position, and position 0 always starts one; exclusive forms give initial_value where a segment
 // begins (on the left of the segment's fold elsewhere). The aggregate is the last segment's fold.
 template <typename T, int BX, cub::BlockScanAlgorithm ALGORITHM = cub::BLOCK_SCAN_RAKING, int BY = 1, int BZ = 1>
-class BlockSegmentedScan {
+class BlockSegmentedScan : public BlockSingleItemSegmentedScans<BlockSegmentedScan<T, BX, ALGORITHM, BY, BZ>, T> {
+  using Items = BlockSingleItemSegmentedScans<BlockSegmentedScan, T>;
   using Pair = segment_pair<T>;
   using Scan = cub::BlockScan<Pair, BX, ALGORITHM, BY, BZ>;
   Scan scan;
@@ -82,24 +84,9 @@ class BlockSegmentedScan {
     aggregate = total.v;
   }
 
-  // One value (and one head flag) per thread.
-  template <typename Flag, typename... Args>
-  __device__ __forceinline__ void InclusiveScan(const T& in, T& out, const Flag& head, Args&&... args) {
-    const T tile[1] = {in};
-    const Flag heads[1] = {head};
-    T result[1];
-    InclusiveScan(tile, result, heads, static_cast<Args&&>(args)...);
-    out = result[0];
-  }
-
-  template <typename Flag, typename... Args>
-  __device__ __forceinline__ void ExclusiveScan(const T& in, T& out, const Flag& head, Args&&... args) {
-    const T tile[1] = {in};
-    const Flag heads[1] = {head};
-    T result[1];
-    ExclusiveScan(tile, result, heads, static_cast<Args&&>(args)...);
-    out = result[0];
-  }
+  // The forms over one value and one head flag per thread (block_single_item.cuh).
+  using Items::InclusiveScan;
+  using Items::ExclusiveScan;
 };
 
 }  // namespace cuda_coop

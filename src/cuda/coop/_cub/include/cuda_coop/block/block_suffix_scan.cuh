@@ -9,6 +9,17 @@
 
 namespace cuda_coop {
 
+// folded[i]: a thread's items i .. K-1 folded right to left, op(in[i], op(in[i+1], ... in[K-1])): what a reverse
+// scan folds of its own items before the suffix scan of one value per thread.
+template <int K, typename T, typename Op>
+__device__ __forceinline__ void fold_right(const T (&in)[K], T (&folded)[K], Op op) {
+  folded[K - 1] = in[K - 1];
+#pragma unroll
+  for (int i = K - 2; i >= 0; --i) {
+    folded[i] = op(in[i], folded[i + 1]);
+  }
+}
+
 // Each thread gets the fold of the values of every later thread (higher linear rank), `op` applied with the
 // earlier operand on the left: op(x[r+1], op(x[r+2], ...)); any associative `op` works, commutative or not.
 //
