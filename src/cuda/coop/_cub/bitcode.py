@@ -26,7 +26,7 @@ from typing import Any
 
 from .._errors import CoopBuildError
 from .._version import __version__
-from . import bitstream, cache
+from . import bitstream, cache, clang_pch
 from .nvrtc import dump_source
 from .toolchain import digest_is_cold, include_paths_of, locate, toolchain
 
@@ -117,11 +117,7 @@ def ptx_feature(arch: str) -> str:
 
 def clang_input(source: str) -> str:
     """The TU clang compiles: ``source`` with every function after its ``#include`` block ``always_inline``."""
-    lines = source.split("\n")
-    count = 0
-    while count < len(lines) and lines[count].startswith("#include"):
-        count += 1
-    head, body = "\n".join(lines[:count]), "\n".join(lines[count:])
+    head, body = clang_pch.split(source)
     return (f"{head}\n#pragma clang attribute push(__attribute__((always_inline)), apply_to = function)\n"
             f'#line 1 "cuda_coop.cu"\n{body}\n#pragma clang attribute pop\n')
 
@@ -144,22 +140,36 @@ def include_paths() -> list[str]:
 
 
 def compile_source(clang: Clang, source: str, arch: str, *, textual: bool = False) -> bytes:
-    """Run clang on ``source`` (a generated TU); its bitcode, or CoopBuildError with clang's log."""
+    """Run clang on ``source`` (a generated TU); its bitcode, or CoopBuildError with clang's log. With this
+    process's precompiled header of the TU's ``#include`` block when there is one (``clang_pch``); clang's result
+    and its errors are those of a compile without one."""
     with tempfile.TemporaryDirectory(prefix="cuda_coop_clang_") as where:
         output = os.path.join(where, "cuda_coop.ll" if textual else "cuda_coop.bc")
         argv = command(clang, arch, include_paths(), output, textual=textual)
-        try:
-            done = subprocess.run(argv, input=clang_input(source).encode(), capture_output=True,
-                                  timeout=CLANG_TIMEOUT, cwd=where)
-        except subprocess.TimeoutExpired:
-            raise CoopBuildError(f"clang ran longer than {CLANG_TIMEOUT:.0f} s") from None
-        except OSError as exc:
-            raise CoopBuildError(f"clang did not start: {exc}") from None
+        text = clang_input(source).encode()
+        pch = None if textual else clang_pch.usable(clang_pch.split(source)[0], argv, output)
+        if pch is not None:
+            with_pch = _run(clang_pch.with_pch(argv, pch[1]), text, where)
+            if with_pch.returncode == 0:
+                clang_pch.used()
+                return Path(output).read_bytes()
+        done = _run(argv, text, where)
+        if pch is not None and done.returncode == 0:  # the PCH made it fail: never again
+            clang_pch.refuse(pch[0], with_pch.stderr.decode(errors="replace"))
         if done.returncode != 0:
             log = done.stderr.decode(errors="replace").strip()
             first = next((line for line in log.splitlines() if "error" in line), log[:200])
             raise CoopBuildError(f"clang failed ({first.strip()})\nclang log:\n{log}")
         return Path(output).read_bytes()
+
+
+def _run(argv: list[str], text: bytes, where: str) -> subprocess.CompletedProcess[bytes]:
+    try:
+        return subprocess.run(argv, input=text, capture_output=True, timeout=CLANG_TIMEOUT, cwd=where)
+    except subprocess.TimeoutExpired:
+        raise CoopBuildError(f"clang ran longer than {CLANG_TIMEOUT:.0f} s") from None
+    except OSError as exc:
+        raise CoopBuildError(f"clang did not start: {exc}") from None
 
 
 def bitcode_key(clang: Clang, source: str, arch: str) -> str:

@@ -409,7 +409,7 @@ def forget_memo() -> None:
 # _write_atomic (mkstemp's ".<first 16 characters of the name>.<8 random characters>.tmp").
 _OWNED_NAME = re.compile(r"[0-9a-f]{64}\.(?:bin|lock)|tree-[0-9a-f]{32}\.json|"
                          r"\.(?:[0-9a-f]{16}|tree-[0-9a-f]{11})\.[a-z0-9_]{8}\.tmp")
-# A process's precompiled-header directory and the files NVRTC writes there (nvrtc.py names them).
+# A process's precompiled-header directory and the files NVRTC and clang write there (pch.py, clang_pch.py).
 _PCH_DIR_NAME = re.compile(r"pch-(\d+)-[0-9a-f]{8}")
 _PCH_FILE_NAME = re.compile(r"[0-9a-f]{32}\.pch(?:\.part)?")
 
