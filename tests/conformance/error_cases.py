@@ -317,6 +317,38 @@ def g18_count_as_string_dtype(bid, src, dst):
     coop.store(block, dst, items)
 
 
+# ---- C5 on group methods: arguments bound to cuda.coop.ThreadGroup's signatures on every backend (issue 41; the CuTe
+# DSL backend reported Python's own TypeError)
+def c5_rank_keyword(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    items[0] = block.rank(lvl="warp")  # HERE
+    coop.store(block, dst, items)
+
+
+def c5_group_by_option_positional(bid, src, dst):
+    lanes = coop.this_warp().group_by(8, False)  # HERE
+    items = coop.ThreadData(K, np.int32)
+    coop.load(lanes, src, items)
+    coop.store(lanes, dst, items)
+
+
+def c5_sync_positional(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    block.sync(True)  # HERE
+    coop.store(block, dst, items)
+
+
+def c5_group_by_without_count(bid, src, dst):
+    lanes = coop.this_warp().group_by()  # HERE
+    items = coop.ThreadData(K, np.int32)
+    coop.load(lanes, src, items)
+    coop.store(lanes, dst, items)
+
+
 def p1_common_float16_source(bid, src, dst):
     block = coop.this_block()
     items = coop.ThreadData(K)
@@ -1506,6 +1538,14 @@ ERRORS = [
               "ThreadGroup.rank_as dtype must be one of int8, int16, int32, int64, uint8, uint16, uint32, uint64"),
     ErrorCase("g18-count-as-string-dtype", g18_count_as_string_dtype, coop.CoopTypeError,
               "ThreadGroup.count_as dtype must be one of int8, int16, int32, int64, uint8, uint16, uint32, uint64"),
+    ErrorCase("c5-rank-keyword", c5_rank_keyword, coop.CoopTypeError,
+              "ThreadGroup.rank got an unexpected keyword argument 'lvl'"),
+    ErrorCase("c5-group-by-option-positional", c5_group_by_option_positional, coop.CoopTypeError,
+              "ThreadGroup.group_by takes 1 positional operands; pass options by keyword"),
+    ErrorCase("c5-sync-positional", c5_sync_positional, coop.CoopTypeError,
+              "ThreadGroup.sync takes 0 positional operands; pass options by keyword"),
+    ErrorCase("c5-group-by-without-count", c5_group_by_without_count, coop.CoopTypeError,
+              "ThreadGroup.group_by: missing a required argument: 'count'"),
     # a float16 array in a common call is P1 on both backends, before inference (SPEC 12.3; the CuTe DSL backend
     # reported its own payload dtypes instead, issue 41)
     ErrorCase("p1-common-float16-source", p1_common_float16_source, coop.CoopTypeError,

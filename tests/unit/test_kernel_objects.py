@@ -8,7 +8,7 @@ import pytest
 
 from cuda import coop
 from cuda.coop._calls.objects import (
-    FACTORIES, bind_constructor, factory_group, plan_query, temp_storage, thread_data, with_defaults,
+    FACTORIES, bind_constructor, bind_method, factory_group, plan_query, temp_storage, thread_data, with_defaults,
 )
 from cuda.coop._markers.groups import ThreadGroup
 from cuda.coop._semantics.common import LaunchShape
@@ -85,3 +85,21 @@ def test_group_factories_and_queries():
                        target_cc=90)
     with pytest.raises(coop.CoopValueError, match=r"^ThreadGroup\.rank_as level must be one of"):
         plan_query("rank_as", warp, LAUNCH, level="lane", dtype=None, dtype_of_object=_dtype_of, target_cc=90)
+
+
+def test_group_methods_bind_to_the_marker_signatures():
+    """A group method's arguments are bound to cuda.coop.ThreadGroup's signature, with its defaults (every backend)."""
+    def bind(method, *args, **kwargs):
+        return bind_method(method, args, kwargs, namespace="cuda.coop.toy", backend="toy")
+
+    assert bind("rank") == {"level": "thread"}
+    assert bind("count_as", np.int32, "warp") == {"dtype": np.int32, "level": "warp"}
+    assert bind("group_by", 8) == {"count": 8, "exhaustive": True}
+    assert bind("sync") == {}
+    with pytest.raises(coop.CoopTypeError, match=r"^ThreadGroup\.rank got an unexpected keyword argument 'lvl'$"):
+        bind("rank", lvl="warp")
+    with pytest.raises(coop.CoopTypeError, match=r"^ThreadGroup\.group_by takes 1 positional operands; pass options "
+                                                 r"by keyword$"):
+        bind("group_by", 8, False)
+    with pytest.raises(coop.CoopTypeError, match=r"^ThreadGroup\.is_member takes 0 positional operands"):
+        bind("is_member", 1)

@@ -1,7 +1,7 @@
 """The kernel's cuda.coop objects, made the same way by every backend (docs: concepts, "ThreadData payloads",
-"Scratch memory and barriers", "Groups and ranks"): a constructor call's arguments bound to its documented signature
-with that signature's defaults, the checks of a ``ThreadData`` (P6, P12, P13), a ``TempStorage`` descriptor (S5),
-the group factories, and the group queries (G17, G18).
+"Scratch memory and barriers", "Groups and ranks"): a constructor call's or group method call's arguments bound to
+its documented signature with that signature's defaults, the checks of a ``ThreadData`` (P6, P12, P13), a
+``TempStorage`` descriptor (S5), the group factories, and the group queries (G17, G18).
 
 A backend reads its compiler's values (an IR variable's compile-time value, a traced Python value) and hands them
 here; what it makes of the result (a payload in its IR, a register tensor) stays its own.
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from .._errors import CoopTypeError, CoopValueError
+from .._markers.groups import ThreadGroup
 from .._semantics import groups as sem_groups
 from .._semantics.common import (
     BLOCK, CLUSTER, GRID, THREAD, WARP, GroupSpec, LaunchShape, require_alignment,
@@ -49,6 +50,16 @@ def bind_constructor(name: str, marker: Any, args: tuple[Any, ...], kwargs: dict
     bound = bind_arguments(name, inspect.signature(marker.__new__), (None, *args), kwargs, namespace=namespace,
                            backend=backend, skipped=1)
     return with_defaults(marker.__new__, bound)
+
+
+def bind_method(method: str, args: tuple[Any, ...], kwargs: dict[str, Any], *, namespace: str,
+                backend: str) -> dict[str, Any]:
+    """``with_defaults`` of a call ``group.method(...)`` (``group_by``, ``rank`` ...) made with Python values, bound to
+    the ``ThreadGroup`` marker's signature: C5 for arguments it refuses, as numba-cuda-mlir reports them."""
+    function = getattr(ThreadGroup, method)
+    bound = bind_arguments(f"ThreadGroup.{method}", inspect.signature(function), (None, *args), kwargs,
+                           namespace=namespace, backend=backend, skipped=1)
+    return with_defaults(function, bound)
 
 
 def is_extent(value: object) -> bool:

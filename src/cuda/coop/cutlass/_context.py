@@ -175,11 +175,13 @@ class KernelTracer:
         return Slot(shape[0], dtype, True, self, fragment=_dsl.canonical_fragment(tensor, shape[0]))
 
     # group methods
-    def query(self, method: str, group: ThreadGroup, level: Any, dtype_obj: Any) -> Any:
-        """``group.method(...)`` as called (``rank_as``); ``level`` and ``dtype_obj`` as passed."""
+    def query(self, method: str, group: ThreadGroup, options: dict[str, Any]) -> Any:
+        """``group.method(...)`` as called (``rank_as``); ``options``: its arguments, bound with their defaults
+        (``_calls.objects.bind_method``)."""
         site = caller_site()
+        dtype_obj = options.get("dtype")  # None: a method without a dtype, or none passed
         try:
-            spec = plan_query(method, group.spec, self.launch, level=level, dtype=dtype_obj,
+            spec = plan_query(method, group.spec, self.launch, level=options.get("level"), dtype=dtype_obj,
                               dtype_of_object=self.dtype_of_object, target_cc=self.cc)
         except CoopError as exc:
             raise located(exc, site) from None

@@ -18,7 +18,9 @@ import numpy as np
 from .. import _markers
 from .._backend_context import current
 from .._markers.base import dispatch
+from .._markers.groups import GROUP_METHODS, ThreadGroup as GroupMarker
 from .._markers.thread_data import ThreadData as CommonThreadData
+from .._calls.objects import bind_method
 from .._errors import CoopError, CoopIndexError, CoopTypeError, located
 from .._semantics import groups as sem_groups
 from . import _about, _dsl
@@ -176,7 +178,9 @@ setattr(ThreadData.__new__, "__signature__", inspect.signature(CommonThreadData.
 
 
 class ThreadGroup:
-    """A group inside a CuTe kernel; its methods are planned like the numba-cuda-mlir backend's."""
+    """A group inside a CuTe kernel; its methods are planned like the numba-cuda-mlir backend's. Their arguments are
+    bound to the signatures of ``cuda.coop.ThreadGroup``'s methods (set on these below), so that a mistake is the
+    same error (C5) on both backends."""
 
     __module__ = "cuda.coop.cutlass"
 
@@ -191,32 +195,48 @@ class ThreadGroup:
     def __new_from_mlir_values__(self, values: list[Any]) -> "ThreadGroup":
         return self
 
-    def group_by(self, count: int, /, *, exhaustive: bool = True) -> "ThreadGroup":
+    def _bound(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Every parameter of ``method`` (the bound argument, else its documented default), at the kernel's line."""
         try:
-            return ThreadGroup(sem_groups.group_by(self.spec, count, exhaustive, self._tracer.launch), self._tracer)
+            return bind_method(method, args, kwargs, namespace=_about.NAMESPACE, backend=_about.BACKEND)
         except CoopError as exc:
             raise located(exc, caller_site()) from None
 
-    def rank(self, level: str = "thread") -> Any:
-        return self._tracer.query("rank", self, level, None)
+    def _query(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return self._tracer.query(method, self, self._bound(method, args, kwargs))
 
-    def count(self, level: str = "thread") -> Any:
-        return self._tracer.query("count", self, level, None)
+    def group_by(self, *args: Any, **kwargs: Any) -> "ThreadGroup":
+        values = self._bound("group_by", args, kwargs)
+        try:
+            spec = sem_groups.group_by(self.spec, values["count"], values["exhaustive"], self._tracer.launch)
+        except CoopError as exc:
+            raise located(exc, caller_site()) from None
+        return ThreadGroup(spec, self._tracer)
 
-    def rank_as(self, dtype: Any = None, level: str = "thread") -> Any:
-        return self._tracer.query("rank_as", self, level, dtype)
+    def rank(self, *args: Any, **kwargs: Any) -> Any:
+        return self._query("rank", args, kwargs)
 
-    def count_as(self, dtype: Any = None, level: str = "thread") -> Any:
-        return self._tracer.query("count_as", self, level, dtype)
+    def count(self, *args: Any, **kwargs: Any) -> Any:
+        return self._query("count", args, kwargs)
 
-    def is_member(self) -> Any:
-        return self._tracer.query("is_member", self, "thread", None)
+    def rank_as(self, *args: Any, **kwargs: Any) -> Any:
+        return self._query("rank_as", args, kwargs)
 
-    def sync(self) -> None:
-        self._tracer.query("sync", self, "thread", None)
+    def count_as(self, *args: Any, **kwargs: Any) -> Any:
+        return self._query("count_as", args, kwargs)
 
-    def sync_aligned(self) -> None:
-        self._tracer.query("sync_aligned", self, "thread", None)
+    def is_member(self, *args: Any, **kwargs: Any) -> Any:
+        return self._query("is_member", args, kwargs)
+
+    def sync(self, *args: Any, **kwargs: Any) -> None:
+        self._query("sync", args, kwargs)
+
+    def sync_aligned(self, *args: Any, **kwargs: Any) -> None:
+        self._query("sync_aligned", args, kwargs)
+
+
+for _method in GROUP_METHODS:  # cuda.coop.ThreadGroup's signatures (and their defaults): the one source of truth
+    setattr(getattr(ThreadGroup, _method), "__signature__", inspect.signature(getattr(GroupMarker, _method)))
 
 
 @dataclass(eq=False)
