@@ -349,6 +349,29 @@ def c5_group_by_without_count(bid, src, dst):
     coop.store(lanes, dst, items)
 
 
+# ---- group_by's checks in one order on every backend (issue 41): the parent, then count, then exhaustive
+# (numba-cuda-mlir reported a run-time count or exhaustive first; both reported exhaustive before a count of 0)
+def g9_group_by_runtime_count_on_thread(bid, src, dst):
+    coop.this_thread().group_by(bid + 1)  # HERE
+    items = coop.ThreadData(K, np.int32)
+    coop.load(coop.this_block(), src, items)
+    coop.store(coop.this_block(), dst, items)
+
+
+def g10_group_by_runtime_exhaustive_nested(bid, src, dst):
+    coop.this_block().group_by(2).group_by(2, exhaustive=bid > 1)  # HERE
+    items = coop.ThreadData(K, np.int32)
+    coop.load(coop.this_block(), src, items)
+    coop.store(coop.this_block(), dst, items)
+
+
+def g7_group_by_zero_before_exhaustive(bid, src, dst):
+    lanes = coop.this_warp().group_by(0, exhaustive=1)  # HERE
+    items = coop.ThreadData(K, np.int32)
+    coop.load(lanes, src, items)
+    coop.store(lanes, dst, items)
+
+
 def p1_common_float16_source(bid, src, dst):
     block = coop.this_block()
     items = coop.ThreadData(K)
@@ -1546,6 +1569,12 @@ ERRORS = [
               "ThreadGroup.sync takes 0 positional operands; pass options by keyword"),
     ErrorCase("c5-group-by-without-count", c5_group_by_without_count, coop.CoopTypeError,
               "ThreadGroup.group_by: missing a required argument: 'count'"),
+    ErrorCase("g9-group-by-runtime-count-on-thread", g9_group_by_runtime_count_on_thread, coop.CoopUnsupportedError,
+              "ThreadGroup.group_by supports only physical warp and block parents"),
+    ErrorCase("g10-group-by-runtime-exhaustive-nested", g10_group_by_runtime_exhaustive_nested,
+              coop.CoopUnsupportedError, "nested ThreadGroup.group_by is not supported"),
+    ErrorCase("g7-group-by-zero-before-exhaustive", g7_group_by_zero_before_exhaustive, coop.CoopValueError,
+              "ThreadGroup.group_by count must be positive"),
     # a float16 array in a common call is P1 on both backends, before inference (SPEC 12.3; the CuTe DSL backend
     # reported its own payload dtypes instead, issue 41)
     ErrorCase("p1-common-float16-source", p1_common_float16_source, coop.CoopTypeError,

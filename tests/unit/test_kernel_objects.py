@@ -8,10 +8,11 @@ import pytest
 
 from cuda import coop
 from cuda.coop._calls.objects import (
-    FACTORIES, bind_constructor, bind_method, factory_group, plan_query, temp_storage, thread_data, with_defaults,
+    FACTORIES, bind_constructor, bind_method, factory_group, group_by, plan_query, temp_storage, thread_data,
+    with_defaults,
 )
 from cuda.coop._markers.groups import ThreadGroup
-from cuda.coop._semantics.common import LaunchShape
+from cuda.coop._semantics.common import LaunchShape, Runtime
 
 LAUNCH = LaunchShape((128, 1, 1))
 
@@ -103,3 +104,24 @@ def test_group_methods_bind_to_the_marker_signatures():
         bind("group_by", 8, False)
     with pytest.raises(coop.CoopTypeError, match=r"^ThreadGroup\.is_member takes 0 positional operands"):
         bind("is_member", 1)
+
+
+def test_group_by_checks_the_parent_then_count_then_exhaustive():
+    """One order on every backend (SPEC 10.1): the parent (G10, G9), count (G6, G7), exhaustive (G8), then the launch
+    (G13 before G11/G12/G14); a backend's run-time value is G6 / G8 where the checks reach it."""
+    warp, thread = factory_group("this_warp", LAUNCH), factory_group("this_thread", LAUNCH)
+    nested = group_by(factory_group("this_block", LAUNCH), {"count": 2, "exhaustive": True}, LAUNCH)
+    assert (nested.kind, nested.size) == ("warps_within_block", 64)
+    with pytest.raises(coop.CoopUnsupportedError, match=r"^nested ThreadGroup\.group_by is not supported$"):
+        group_by(nested, {"count": 2, "exhaustive": Runtime()}, LAUNCH)
+    with pytest.raises(coop.CoopUnsupportedError, match=r"^ThreadGroup\.group_by supports only physical warp"):
+        group_by(thread, {"count": Runtime("int32"), "exhaustive": True}, LAUNCH)
+    with pytest.raises(coop.CoopTypeError, match=r"^ThreadGroup\.group_by count must be a compile-time integer$"):
+        group_by(warp, {"count": Runtime("int32"), "exhaustive": Runtime()}, LAUNCH)
+    with pytest.raises(coop.CoopValueError, match=r"^ThreadGroup\.group_by count must be positive$"):
+        group_by(warp, {"count": 0, "exhaustive": 1}, LAUNCH)
+    with pytest.raises(coop.CoopTypeError, match=r"^ThreadGroup\.group_by exhaustive must be a compile-time bool$"):
+        group_by(warp, {"count": 64, "exhaustive": Runtime()}, LAUNCH)
+    partial = LaunchShape((48, 1, 1))
+    with pytest.raises(coop.CoopValueError, match=r"^group_by requires an enclosing block composed of complete warps"):
+        group_by(factory_group("this_warp", partial), {"count": 64, "exhaustive": True}, partial)

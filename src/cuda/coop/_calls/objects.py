@@ -110,6 +110,16 @@ def temp_storage(index: int, values: Mapping[str, Any]) -> Descriptor:
                            values["sharing"])
 
 
+# ---- groups made by group_by, and group queries
+def group_by(parent: GroupSpec, values: Mapping[str, Any], launch: LaunchShape) -> GroupSpec:
+    """The group ``parent.group_by(...)`` makes in a kernel launched with ``launch``, every backend's checks in one
+    order (``_semantics.groups.group_by``: G10/G9, G6/G7, G8, G13, G11/G12, G14). ``values``: every parameter
+    (``with_defaults``, ``bind_method``) as compile-time Python values; a backend passes what it cannot know at
+    compile time as it is (a run-time value of its compiler, ``_semantics.common.Runtime``): G6 or G8 when the
+    checks reach it."""
+    return sem_groups.group_by(parent, values["count"], values["exhaustive"], launch)
+
+
 # ---- group queries
 #: the query methods of ``ThreadGroup`` (``group_by`` makes a group and is not one)
 QUERY_METHODS = ("rank", "count", "rank_as", "count_as", "is_member", "sync", "sync_aligned")

@@ -27,16 +27,23 @@ def factory_group(kind: str, launch: LaunchShape) -> GroupSpec:
 
 
 def group_by(parent: GroupSpec, count: object, exhaustive: object, launch: LaunchShape) -> GroupSpec:
+    """``parent.group_by(count, exhaustive=exhaustive)`` in a kernel launched with ``launch``; ``count`` and
+    ``exhaustive`` as compile-time values (anything else, a backend's run-time value included, is G6 / G8).
+
+    The checks, in the order of SPEC 10.1 (the group, then its arguments, then what the launch allows), so that the
+    first error is the root cause: the parent (G10 nested, G9 another kind); ``count`` (G6 not a compile-time
+    integer, G7 not positive); ``exhaustive`` (G8); a block of complete warps (G13); the count within the parent
+    (G11, G12) and dividing it when exhaustive (G14)."""
     if parent.kind in (LOGICAL_WARP, WARPS_IN_BLOCK):
         raise CoopUnsupportedError("nested ThreadGroup.group_by is not supported")
     if parent.kind not in (WARP, BLOCK):
         raise CoopUnsupportedError("ThreadGroup.group_by supports only physical warp and block parents")
     if isinstance(count, bool) or not isinstance(count, int):
         raise CoopTypeError("ThreadGroup.group_by count must be a compile-time integer")
-    if not isinstance(exhaustive, bool):
-        raise CoopTypeError("ThreadGroup.group_by exhaustive must be a compile-time bool")
     if count <= 0:
         raise CoopValueError("ThreadGroup.group_by count must be positive")
+    if not isinstance(exhaustive, bool):
+        raise CoopTypeError("ThreadGroup.group_by exhaustive must be a compile-time bool")
     threads = launch.threads
     if threads % 32:
         raise CoopValueError(

@@ -20,9 +20,8 @@ from .._backend_context import current
 from .._markers.base import dispatch
 from .._markers.groups import GROUP_METHODS, ThreadGroup as GroupMarker
 from .._markers.thread_data import ThreadData as CommonThreadData
-from .._calls.objects import bind_method
+from .._calls.objects import bind_method, group_by
 from .._errors import CoopError, CoopIndexError, CoopTypeError, located
-from .._semantics import groups as sem_groups
 from . import _about, _dsl
 
 
@@ -208,7 +207,7 @@ class ThreadGroup:
     def group_by(self, *args: Any, **kwargs: Any) -> "ThreadGroup":
         values = self._bound("group_by", args, kwargs)
         try:
-            spec = sem_groups.group_by(self.spec, values["count"], values["exhaustive"], self._tracer.launch)
+            spec = group_by(self.spec, values, self._tracer.launch)
         except CoopError as exc:
             raise located(exc, caller_site()) from None
         return ThreadGroup(spec, self._tracer)

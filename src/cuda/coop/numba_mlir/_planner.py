@@ -19,7 +19,6 @@ from .._errors import (
 )
 from .._markers.base import OP_ATTR, op_name
 from .._markers.groups import GROUP_METHODS, ThreadGroup
-from .._semantics import groups as sem_groups
 from .._semantics.common import (
     LaunchShape, Runtime, Static, check_block_shape,
 )
@@ -37,7 +36,7 @@ from .._calls.build import (
     scratch_use,
 )
 from .._calls.context import CallContext
-from .._calls.objects import FACTORIES, factory_group, plan_query, with_defaults
+from .._calls.objects import FACTORIES, factory_group, group_by, plan_query, with_defaults
 from .._calls.site import Emission, SiteCall
 from ._lowering import operator_link
 from ._checks import KernelChecks, user_name
@@ -161,13 +160,9 @@ class KernelPlan(KernelObjects, DtypeInference, KernelChecks, SharedArrays, Kern
             elif isinstance(callee, MethodVal) and callee.name == "group_by":
                 function = _groups_markers.ThreadGroup.group_by
                 bound = with_defaults(function, self._bind(stmt, function, "ThreadGroup.group_by", skip_self=True))
-                count = self._static(bound["count"], stmt, "ThreadGroup.group_by count", must=False)
-                exhaustive = self._static(bound["exhaustive"], stmt, "", must=False)
-                if isinstance(count, Runtime) or count is None:
-                    raise CoopTypeError("ThreadGroup.group_by count must be a compile-time integer")
-                if isinstance(exhaustive, Runtime):
-                    raise CoopTypeError("ThreadGroup.group_by exhaustive must be a compile-time bool")
-                spec = sem_groups.group_by(callee.group.spec, count, exhaustive, self.launch)
+                # a run-time value stays a Runtime: G6 / G8 where the shared checks reach it
+                values = {key: self._static(var, stmt, "", must=False) for key, var in bound.items()}
+                spec = group_by(callee.group.spec, values, self.launch)
                 result = GroupVal(spec, stmt.loc)
                 self.groups.append(result)
         except CoopError as exc:
