@@ -262,8 +262,10 @@ def poison_of(dtype) -> object:
 def oracle(row: Row, src: np.ndarray, valid: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """The expected outputs of one launch: {"dst": ..., "out2": ...}; the histogram's dst is uint64 counts of one
     launch; top-k: "keys" (each row's TOP largest, sorted) instead of dst and out2 (checked by ``check_topk``)."""
-    tiles = src.reshape(-1, row.tile * row.tiles)
     op = row.operation
+    if op == "topk":
+        return {"keys": np.sort(src.reshape(-1, ROW), axis=1)[:, -row.top:]}
+    tiles = src.reshape(-1, row.tile * row.tiles)
     if op == "broadcast":
         return {"dst": _minus(tiles, tiles[:, :1]).reshape(-1)}
     if op in ("select", "partition"):
@@ -282,9 +284,6 @@ def oracle(row: Row, src: np.ndarray, valid: np.ndarray | None = None) -> dict[s
     if op == "histogram_valid":
         samples = tiles[np.arange(row.tile) < valid[:, None]] & (BINS - 1)
         return {"dst": np.bincount(samples, minlength=BINS).astype(np.uint64)}
-    if op == "topk":
-        rows_ = src.reshape(-1, ROW)
-        return {"keys": np.sort(rows_, axis=1)[:, -row.top:]}
     if row.running:
         return {"dst": running_scan(row, tiles).reshape(-1)}
     raise ValueError(op)
@@ -922,8 +921,8 @@ def report(records: list[dict], env: dict, mode: str, rows_: list[Row]) -> str:
              "(cub/beyond.cu); Triton where it has the operation.", ""]
     by = {(r["row"], r["impl"]): r for r in records}
     if mode == "dry":
-        lines += ["| row | numba regs | numba local B | CuTe regs | CuTe local B | CuTe CALLs | CUB regs | CUB local B |",
-                  "|---|--:|--:|--:|--:|--:|--:|--:|"]
+        lines += ["| row | numba regs | numba local B | CuTe regs | CuTe local B | CuTe CALLs | CUB regs | "
+                  "CUB local B |", "|---|--:|--:|--:|--:|--:|--:|--:|"]
         for row in rows_:
             nb, c, cb = by.get((row.name, "numba")), by.get((row.name, "cute")), by.get((row.name, "cub_cpp"))
             lines.append(f"| {row.name} | {_cell(nb, 'registers', '{}')} | {_cell(nb, 'local_bytes', '{}')} | "

@@ -1,0 +1,61 @@
+"""Issue 42's benchmark rows (benchmarks/beyond.py) build without a GPU, as ``python -m benchmarks.beyond --dry-run``
+builds them: one row per operation (the other shapes and dtypes are the same code) on numba-cuda-mlir and the CuTe
+DSL for sm_90 at the launch's block and grid, and their CUB C++ twins with nvcc in one run; no local memory and no
+CALL anywhere. The full dry run builds all of them."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # the benchmarks package lives beside src/, not inside it
+
+from benchmarks import beyond, cub_build  # noqa: E402
+
+N = 1 << 24
+NAMES = ("broadcast_256x16_float32", "select_256x4_int32", "partition_256x16_int32", "segment_sums_256x16_float32",
+         "radix_sort_valid_256x4_float32", "histogram_valid_256x16_int32", "warp_topk8_32x1_float32",
+         "lwarp8_topk2_8x4_int32", "running_exclusive_sum_256x4_int32", "running_segmented_sum_256x4_float32",
+         "running_reverse_exclusive_sum_256x16_int32")
+ROWS = {row.name: row for row in beyond.ROWS if row.name in NAMES}
+
+
+def _has_cute() -> bool:
+    try:
+        import cutlass  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def test_one_row_per_operation():
+    assert set(ROWS) == set(NAMES)
+    assert {row.operation for row in ROWS.values()} == {row.operation for row in beyond.ROWS}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_numba_row_builds(name):
+    res = beyond.numba_resources(ROWS[name], N)
+    assert res["local_bytes"] == 0 and res["registers"] > 0
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_cute_row_builds(name):
+    if not _has_cute():
+        pytest.skip("the CuTe DSL is not installed")
+    res = beyond.cute_resources(ROWS[name], N)
+    assert res["local_bytes"] == 0 and res["calls"] == 0
+
+
+def test_twins_build(tmp_path):
+    assert cub_build.find_nvcc(), "nvcc not found: the test extra installs it (cuda-toolkit[nvcc])"
+    rows = list(ROWS.values())
+    where, error, usage = beyond.wait_cub_build(beyond.start_cub_build(rows, tmp_path))
+    assert error is None, error
+    for row in rows:
+        assert row.symbol in where and not cub_build.symbols_present(where[row.symbol], [row.symbol])
+        if usage:  # cuobjdump found
+            assert usage[row.symbol]["local_bytes"] == 0, row.name
