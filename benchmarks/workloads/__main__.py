@@ -8,8 +8,9 @@ On the GPU machine, with both backends staged (../shared/gpu/stage.sh pack cute 
 
 writes OUTDIR/sampling.json and prints one line per (function, shape): FlashInfer's time, ours and torch's, and
 whether each output was verified; then OUTDIR/moe_align.json, one line per (tokens, experts, k, block size): vLLM's
-CUDA op and Triton version where vLLM imports (staged like FlashInfer: a vLLM wheel through ``EXTRA_WHEELS``), torch's
-and ours (``--workloads moe_align`` runs that one alone). ``--dry-run`` builds every kernel for sm_90 without a GPU.
+CUDA op and Triton version where vLLM imports (staged like FlashInfer: a vLLM wheel through ``EXTRA_WHEELS``; without
+it, the CUDA op built from vLLM's source into ``.anchors/vllm-moe-build``, moe_align.VLLM_MOE_BUILD), torch's and
+ours (``--workloads moe_align`` runs that one alone). ``--dry-run`` builds every kernel for sm_90 without a GPU.
 
 ``--workloads selective_scan`` runs Mamba's selective scan (benchmarks/workloads/selective_scan.py) against
 mamba-ssm's CUDA forward, built first from a git-ignored source copy by ``bash benchmarks/workloads/build_mamba.sh

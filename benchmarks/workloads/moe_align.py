@@ -1,5 +1,8 @@
 """MoE align: ours (examples/workloads/moe_align_numba.py, moe_align_cute.py) against vLLM's CUDA op
-(``torch.ops._moe_C.moe_align_block_size``, where vLLM's ``_moe_C`` library loads), vLLM's Triton version (where
+(``torch.ops._moe_C.moe_align_block_size``, where vLLM's ``_moe_C`` library loads; else the same host function and
+kernels compiled from vLLM 0.33.0's published ``csrc/moe/moe_align_sum_kernels.cu`` into ``VLLM_MOE_BUILD``, default
+``.anchors/vllm-moe-build/libvllm_moe_align.so``, registering ``torch.ops.coop_vllm.moe_align_block_size``: the build
+recipe stays with the git-ignored source copy, see docs/real_kernels.rst), vLLM's Triton version (where
 ``moe_align_block_size_triton`` imports) and a vectorised torch version (bincount, cumsum, stable sort, scatter), in
 one process, every output verified.
 
@@ -15,8 +18,10 @@ block experts (``check_as_multisets``).
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -29,6 +34,8 @@ TOKENS = (1, 16, 128, 1024, 8192, 65536)
 EXPERTS_K = ((8, 2), (64, 6), (128, 8), (256, 8))
 BLOCK_SIZES = (16, 64, 128)
 IMPLEMENTATIONS = ("vllm_cuda", "vllm_triton", "torch", "numba", "cute")
+VLLM_MOE_BUILD = os.environ.get("VLLM_MOE_BUILD", str(ROOT / ".anchors" / "vllm-moe-build"))
+VLLM_MOE_LIBRARY = "libvllm_moe_align.so"
 
 
 def topk_ids_for(tokens: int, experts: int, k: int, seed: int = 0):
@@ -54,15 +61,41 @@ def _outputs(numel: int, experts: int, block_size: int):
             torch.full((1,), -7, dtype=torch.int32, device="cuda"))
 
 
-def vllm_cuda_op():
-    """vLLM's CUDA op, or None where vLLM's ``_moe_C`` does not load (its error is then recorded)."""
+def built_vllm_library(build_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Where the library built from vLLM's source is looked for: ``build_dir`` (default ``VLLM_MOE_BUILD``) /
+    ``libvllm_moe_align.so``."""
+    return Path(VLLM_MOE_BUILD if build_dir is None else build_dir) / VLLM_MOE_LIBRARY
+
+
+def vllm_cuda_op(build_dir: str | os.PathLike[str] | None = None):
+    """(vLLM's CUDA op, where it comes from): ``torch.ops._moe_C.moe_align_block_size`` where vLLM's ``_moe_C``
+    imports, else ``torch.ops.coop_vllm.moe_align_block_size`` from the library built from vLLM's source; (None,
+    why) where neither loads (its column is then left out)."""
     import torch
 
     try:
         import vllm._moe_C  # noqa: F401  (registers torch.ops._moe_C)
+
+        return torch.ops._moe_C.moe_align_block_size, f"vllm._moe_C of vLLM {_vllm_version()}"
+    except Exception as exc:
+        why = f"vllm._moe_C: {type(exc).__name__}: {str(exc)[:120]}"
+    library = built_vllm_library(build_dir)
+    if not library.is_file():
+        return None, f"{why}; no {library} (build_vllm_moe.sh builds it)"
+    try:
+        torch.ops.load_library(str(library))
+        return torch.ops.coop_vllm.moe_align_block_size, f"built from vLLM's source: {library}"
+    except Exception as exc:
+        return None, f"{why}; {library} did not load: {type(exc).__name__}: {str(exc)[:200]}"
+
+
+def _vllm_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("vllm")
     except Exception:
-        return None
-    return torch.ops._moe_C.moe_align_block_size
+        return "?"
 
 
 def vllm_triton():
@@ -221,8 +254,8 @@ def run(backends: tuple[str, ...], tokens=TOKENS, experts_k=EXPERTS_K, block_siz
     import torch
 
     ours = {b: Ours(b) for b in backends}
-    cuda_op, triton_fn = vllm_cuda_op(), vllm_triton()
-    log(f"vLLM CUDA op: {'loaded' if cuda_op else 'not importable'}; "
+    (cuda_op, origin), triton_fn = vllm_cuda_op(), vllm_triton()
+    log(f"vLLM CUDA op: {origin if cuda_op else 'not loaded: ' + origin}; "
         f"vLLM Triton: {'loaded' if triton_fn else 'not importable'}")
     records = []
     for t in tokens:
@@ -230,7 +263,7 @@ def run(backends: tuple[str, ...], tokens=TOKENS, experts_k=EXPERTS_K, block_siz
             topk_ids = topk_ids_for(t, experts, k)
             for block_size in block_sizes:
                 row = {"tokens": t, "experts": experts, "k": k, "block_size": block_size, "times_ms": {},
-                       "checks": {}}
+                       "checks": {}, "vllm_cuda_op": origin}
                 numel = topk_ids.numel()
                 fns = {}
                 makers = {"vllm_cuda": (lambda o: vllm_cuda_launcher(cuda_op, topk_ids, experts, block_size, o))

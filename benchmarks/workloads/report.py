@@ -145,9 +145,12 @@ def moe_summary(records: list[dict]) -> list[dict]:
 def moe_markdown(environment: dict, records: list[dict]) -> str:
     lines = [f"Card: {environment.get('gpu', '?')} (driver {environment.get('driver', '?')}), "
              f"{environment.get('date', '?')}, commit {environment.get('commit', '?')}; {len(records)} rows "
-             "(tokens x (experts, k) x block size).", "",
-             "| backend | vs vLLM CUDA op, warm (geomean) | cold | worst row (tokens, experts, k, block) | "
-             "vs torch (geomean) | verified |", "|---|---|---|---|---|---|"]
+             "(tokens x (experts, k) x block size)."]
+    origins = sorted({r["vllm_cuda_op"] for r in records if "vllm_cuda" in r["times_ms"] and "vllm_cuda_op" in r})
+    if origins:
+        lines.append("vLLM CUDA op: " + "; ".join(origins) + ".")
+    lines += ["", "| backend | vs vLLM CUDA op, warm (geomean) | cold | worst row (tokens, experts, k, block) | "
+              "vs torch (geomean) | verified |", "|---|---|---|---|---|---|"]
     for row in moe_summary(records):
         lines.append(f"| {row['backend']} | {row['warm']:.2f}x | {row['cold']:.2f}x | {row['worst']:.2f}x "
                      f"{row['worst_at']} | {row['torch']:.2f}x | {row['verified']}/{row['rows']} |")

@@ -7,6 +7,7 @@ synthetic records.
 from __future__ import annotations
 
 import sys
+import types
 from pathlib import Path
 
 import numpy as np
@@ -144,7 +145,8 @@ def _moe_record(tokens, ours_ms, vllm_ms, ok=True):
     times = {"vllm_cuda": {"warm": vllm_ms, "cold": vllm_ms}, "torch": {"warm": 10 * ours_ms, "cold": 10 * ours_ms},
              "numba": {"warm": ours_ms, "cold": 2 * ours_ms}}
     return {"tokens": tokens, "experts": 256, "k": 8, "block_size": 64, "times_ms": times,
-            "checks": {"vllm_cuda": {"ok": True}, "torch": {"ok": True}, "numba": {"ok": ok}}}
+            "checks": {"vllm_cuda": {"ok": True}, "torch": {"ok": True}, "numba": {"ok": ok}},
+            "vllm_cuda_op": "built from vLLM's source: /b/libvllm_moe_align.so"}
 
 
 def test_moe_align_report_geomeans_against_vllm_and_torch():
@@ -156,8 +158,36 @@ def test_moe_align_report_geomeans_against_vllm_and_torch():
     assert numba["worst"] == pytest.approx(0.5) and numba["worst_at"] == (65536, 256, 8, 64)
     assert numba["torch"] == pytest.approx(10.0) and numba["verified"] == 1
     text = report.moe_markdown({"gpu": "G"}, records)
+    assert "\nvLLM CUDA op: built from vLLM's source: /b/libvllm_moe_align.so.\n" in text
     assert "| numba | 1.00x | 0.50x | 0.50x (65536, 256, 8, 64) | 10.00x | 1/2 |" in text
     assert "| 16 | 256 | 8 | 64 | 8.0 | - | 40.0 | 4.0 | - | vllm_cuda:ok torch:ok numba:ok |" in text
+
+
+class _Ops:
+    """The two torch.ops members vllm_cuda_op reads, recording the libraries it loads."""
+
+    def __init__(self):
+        self.loaded = []
+        self.coop_vllm = types.SimpleNamespace(moe_align_block_size="coop_vllm op")
+
+    def load_library(self, path):
+        self.loaded.append(path)
+
+
+def test_moe_align_anchor_falls_back_to_the_library_built_from_vllm_source(tmp_path, monkeypatch):
+    from benchmarks.workloads import moe_align
+
+    ops = _Ops()
+    monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(ops=ops))
+    monkeypatch.setitem(sys.modules, "vllm", None)  # no vLLM: `import vllm._moe_C` raises
+    op, why = moe_align.vllm_cuda_op(tmp_path)
+    assert op is None and ops.loaded == []
+    assert "vllm._moe_C" in why and str(tmp_path / "libvllm_moe_align.so") in why
+    (tmp_path / "libvllm_moe_align.so").write_bytes(b"\x7fELF")
+    op, origin = moe_align.vllm_cuda_op(tmp_path)
+    assert op == "coop_vllm op" and ops.loaded == [str(tmp_path / "libvllm_moe_align.so")]
+    assert origin == f"built from vLLM's source: {tmp_path / 'libvllm_moe_align.so'}"
+    assert moe_align.built_vllm_library() == Path(moe_align.VLLM_MOE_BUILD) / "libvllm_moe_align.so"
 
 
 def _scan_record(dtype, batch, ours_ms, mamba_ms, ok=True):
