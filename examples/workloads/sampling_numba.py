@@ -38,7 +38,7 @@ NO_INDEX = np.int32(2**31 - 1)
 M32 = np.uint64(0xFFFFFFFF)
 
 # __threadfence(), which numba-cuda-mlir 0.6 types but does not lower: a one-line CUDA C++ device function, linked
-# into the kernels that use it (the grid barrier of the sliced top-k launches)
+# into the kernels that use it (the grid barrier of the sliced top-k and top-p launches)
 threadfence = cuda.declare_device(
     "sampling_threadfence", "int32()", abi="c",
     link=[cuda.CUSource('extern "C" __device__ int sampling_threadfence() { __threadfence(); return 0; }')])
