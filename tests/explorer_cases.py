@@ -26,16 +26,19 @@ PRED, SUCC = 7, -3  # boundary items of the adjacent-difference and discontinuit
 XOR_INIT = 0x5BD1E995  # initial_value of the exclusive xor scan
 MASK32 = 0xFFFFFFFF
 
-# The operations whose pictures run as kernels here; load/store and exchange are checked against the same layout
-# rules by tests/gpu/test_layouts_gpu.py, histogram, run-length decode and reduce_batched by their own GPU tests.
+# The operations whose pictures run as kernels here (reduce and sum with head flags too: segment totals); load/store
+# and exchange are checked against the same layout rules by tests/gpu/test_layouts_gpu.py, histogram, run-length
+# decode and reduce_batched by their own GPU tests.
 SHUFFLES = ("shuffle",)
 REDUCTIONS = ("reduce", "sum")
 SCANS = ("exclusive_sum", "inclusive_sum", "exclusive_scan", "inclusive_scan")
 NEIGHBOURS = ("adjacent_difference", "discontinuity")
 EXTREMES = ("argmax", "argmin")
+BROADCASTS = ("broadcast",)
+COMPACTIONS = ("select", "partition")
 SORTS = ("merge_sort_keys", "merge_sort_pairs", "radix_sort_keys", "radix_sort_pairs", "radix_rank",
          "topk_min_keys", "topk_max_keys", "topk_min_pairs", "topk_max_pairs")
-KERNEL_OPERATIONS = SHUFFLES + REDUCTIONS + SCANS + NEIGHBOURS + SORTS + EXTREMES
+KERNEL_OPERATIONS = SHUFFLES + REDUCTIONS + SCANS + NEIGHBOURS + SORTS + EXTREMES + BROADCASTS + COMPACTIONS
 INDEX_SCALE = 1 << 16  # an argmax kernel writes value * INDEX_SCALE + index: one number checks both
 
 
@@ -97,9 +100,19 @@ class Case:
         """Whether each member passes one scalar rather than a ThreadData."""
         if self.op in SHUFFLES:
             return self.args.mode not in ("up", "down")
-        if self.op in REDUCTIONS:
+        if self.op in REDUCTIONS + BROADCASTS + COMPACTIONS:
             return self.items == 1
         return self.op in SCANS and bool(self.warp)
+
+    @property
+    def segmented(self) -> bool:
+        """A scan or reduction with head flags (a reduction's: one total per segment)."""
+        return self.op in SCANS + REDUCTIONS and getattr(self.args, "head_flags", None) is not None
+
+    @property
+    def counted(self) -> bool:
+        """Whether the last result panel is a count (select, partition, compacted segment totals)."""
+        return self.op in COMPACTIONS or (self.op in REDUCTIONS and self.args.compact)
 
     def result_columns(self) -> list[int]:
         return [len(p.columns) for p in self.picture.panels[1:]]
@@ -122,13 +135,22 @@ def _labels(case: Case, panel: int) -> list[list[str]]:
 
 def inputs(case: Case, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """(src, values) for the launch: src is the blocked tile (or one scalar per member), values the payload of the
-    pair sorts (a permutation, so that each value names the position it came from) or a segmented scan's head
-    flags."""
+    pair sorts (a permutation, so that each value names the position it came from), a segmented scan's or
+    reduction's head flags, or the flags of a compaction (the picture's, any non-zero value; random past the drawn
+    members)."""
     count = case.block * (1 if case.scalar else case.items)
-    if case.op in SCANS and case.args.head_flags is not None:
+    if case.segmented:
         flags = np.zeros(count, np.int32)
         flags[:len(case.args.head_flags)] = case.args.head_flags
         src = rng.integers(0, 1 << 32, size=count, dtype=np.uint64).astype(np.uint32)
+        return src, flags
+    if case.op in BROADCASTS + COMPACTIONS:  # distinct values: a slot holding the wrong element shows
+        src = (rng.permutation(count) * 3 - count).astype(np.int32)
+        flags = rng.choice(np.array([0, 0, 1, -2, 5], np.int32), size=count)
+        if case.op in COMPACTIONS:
+            drawn = [label.endswith("*") for row in _labels(case, 0) for label in row]
+            kept = rng.choice(np.array([1, -2, 5, 127], np.int32), size=len(drawn))
+            flags[:len(drawn)] = np.where(drawn, kept, 0)
         return src, flags
     if case.op in SORTS + EXTREMES:
         drawn = [int(v) for row in _labels(case, 0) for v in row]  # the picture's own keys, blocked order
@@ -161,7 +183,9 @@ def _cell_value(case: Case, label: str, src: np.ndarray, values: np.ndarray, pan
     if label == UNSPECIFIED:
         return None
     op = case.op
-    if op in SHUFFLES:
+    if case.counted and panel == len(case.picture.panels) - 1:  # the count, the same in every member of a group
+        return int(label)
+    if op in SHUFFLES + BROADCASTS + COMPACTIONS:
         return int(src[int(label)])
     if op in REDUCTIONS + SCANS:
         start = 0 if op.endswith("_sum") else XOR_INIT
@@ -272,6 +296,8 @@ def kernel(line: str):
         return payload_shuffle
     if op in REDUCTIONS:
         broadcast, valid, binary_op = not args.no_broadcast, args.valid_items, "sum" if op == "sum" else "bit_xor"
+        if case.segmented:
+            return _segment_totals_kernel(case, binary_op)
         if case.scalar:
             @cuda.jit
             def scalar_reduce(src, values, out1, out2):
@@ -293,6 +319,8 @@ def kernel(line: str):
         return payload_reduce
     if op in SCANS:
         return _scan_kernel(case)
+    if op in BROADCASTS + COMPACTIONS:
+        return _movement_kernel(case)
     if op in EXTREMES:
         valid = args.valid_items
         pick = coop.argmax if op == "argmax" else coop.argmin
@@ -366,6 +394,119 @@ def kernel(line: str):
 
         return ranks
     return _sort_kernel(op, args, K, W)
+
+
+def _segment_totals_kernel(case: Case, binary_op: str):
+    """reduce or sum with the picture's head flags (from ``values``), valid_items and compact: the totals in out1,
+    with compact=True the count in out2."""
+    from numba_cuda_mlir import cuda
+
+    from cuda import coop
+
+    K, W, valid = case.items, case.warp, case.args.valid_items
+    if case.scalar and case.args.compact:
+        @cuda.jit
+        def scalar_compact_totals(src, values, out1, out2):
+            block = coop.this_block()
+            group = coop.this_warp().group_by(W) if W else coop.this_block()
+            total, count = coop.reduce(group, src[block.rank()], binary_op=binary_op, head_flags=values[block.rank()],
+                                       compact=True, valid_items=valid)
+            out1[block.rank()] = total
+            out2[block.rank()] = count
+
+        return scalar_compact_totals
+    if case.scalar:
+        @cuda.jit
+        def scalar_totals(src, values, out1, out2):
+            block = coop.this_block()
+            group = coop.this_warp().group_by(W) if W else coop.this_block()
+            out1[block.rank()] = coop.reduce(group, src[block.rank()], binary_op=binary_op,
+                                             head_flags=values[block.rank()], valid_items=valid)
+
+        return scalar_totals
+    if case.args.compact:
+        @cuda.jit
+        def payload_compact_totals(src, values, out1, out2):
+            block = coop.this_block()
+            items, flags = coop.ThreadData(K), coop.ThreadData(K)
+            coop.load(block, src, items)
+            coop.load(block, values, flags)
+            totals, count = coop.reduce(block, items, binary_op=binary_op, head_flags=flags, compact=True,
+                                        valid_items=valid)
+            for i in range(K):
+                out1[block.rank() * K + i] = totals[i]
+            out2[block.rank()] = count
+
+        return payload_compact_totals
+
+    @cuda.jit
+    def payload_totals(src, values, out1, out2):
+        block = coop.this_block()
+        items, flags = coop.ThreadData(K), coop.ThreadData(K)
+        coop.load(block, src, items)
+        coop.load(block, values, flags)
+        totals = coop.reduce(block, items, binary_op=binary_op, head_flags=flags, valid_items=valid)
+        for i in range(K):
+            out1[block.rank() * K + i] = totals[i]
+
+    return payload_totals
+
+
+def _movement_kernel(case: Case):
+    """broadcast (from the picture's src_rank), select or partition (flags from ``values``, the picture's
+    valid_items; the count in out2)."""
+    from numba_cuda_mlir import cuda
+
+    from cuda import coop
+
+    K, W = case.items, case.warp
+    if case.op in BROADCASTS:
+        src_rank = case.args.src_rank
+        if case.scalar:
+            @cuda.jit
+            def scalar_broadcast(src, values, out1, out2):
+                block = coop.this_block()
+                group = coop.this_warp().group_by(W) if W else coop.this_block()
+                out1[block.rank()] = coop.broadcast(group, src[block.rank()], src_rank=src_rank)
+
+            return scalar_broadcast
+
+        @cuda.jit
+        def payload_broadcast(src, values, out1, out2):
+            block = coop.this_block()
+            group = coop.this_warp().group_by(W) if W else coop.this_block()
+            items = coop.ThreadData(K)
+            coop.load(block, src, items)
+            result = coop.broadcast(group, items, src_rank=src_rank)
+            for i in range(K):
+                out1[block.rank() * K + i] = result[i]
+
+        return payload_broadcast
+    valid, compact = case.args.valid_items, coop.select if case.op == "select" else coop.partition
+    if case.scalar:
+        @cuda.jit
+        def scalar_compaction(src, values, out1, out2):
+            block = coop.this_block()
+            group = coop.this_warp().group_by(W) if W else coop.this_block()
+            result, count = compact(group, src[block.rank()], values[block.rank()], valid_items=valid)
+            out1[block.rank()] = result
+            out2[block.rank()] = count
+
+        return scalar_compaction
+
+    @cuda.jit
+    def payload_compaction(src, values, out1, out2):
+        block = coop.this_block()
+        group = coop.this_warp().group_by(W) if W else coop.this_block()
+        items, flags = coop.ThreadData(K), coop.ThreadData(K)
+        coop.load(block, src, items)
+        coop.load(block, values, flags)
+        result, count = compact(group, items, flags, valid_items=valid)
+        for i in range(K):
+            out1[block.rank() * K + i] = result[i]
+        out2[block.rank()] = count
+
+    return payload_compaction
 
 
 def _scan_kernel(case: Case):

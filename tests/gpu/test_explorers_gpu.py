@@ -1,5 +1,6 @@
 """Every explorer picture in the docs of shuffle, reduce and sum, the scans (reverse and segmented too), adjacent
-difference, discontinuity, merge sort, radix sort and rank, top-k, and argmax/argmin, against the built kernel: the
+difference, discontinuity, merge sort, radix sort and rank, top-k, argmax/argmin, broadcast, select and partition,
+and segment totals (reduce and sum with head_flags, compacted or not), against the built kernel: the
 kernel runs the pictured operation at the pictured shape on random data (the picture's own keys for the sorts and
 argmax/argmin), and each cell the picture defines must hold what its label says (tests/explorer_cases.py reads the
 labels)."""

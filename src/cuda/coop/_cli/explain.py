@@ -75,7 +75,26 @@ def _argreduce_options(parser: argparse.ArgumentParser, op: Operation) -> None:
 
 def _reduce_options(parser: argparse.ArgumentParser, op: Operation) -> None:
     parser.add_argument("--no-broadcast", action="store_true", help="broadcast=False: only rank 0 gets the result")
-    parser.add_argument("--valid-items", type=int, help="reduce the first N members' scalars (needs --items 1)")
+    parser.add_argument("--valid-items", type=int, help="reduce the first N members' scalars (needs --items 1); "
+                        "with --head-flags, the first N positions of each group's tile")
+    parser.add_argument("--head-flags", type=_int_list, help="head_flags, blocked order: one total per segment")
+    parser.add_argument("--compact", action="store_true", help="compact=True: the totals at the front, and a count")
+
+
+def _reduce_items(args: argparse.Namespace) -> int:
+    if args.head_flags is not None:
+        return 1 if args.group == "warp" else 4
+    return 1 if args.valid_items is not None else 4
+
+
+def _broadcast_options(parser: argparse.ArgumentParser, op: Operation) -> None:
+    parser.add_argument("--src-rank", type=int, default=0, help="the member whose value everyone receives")
+
+
+def _compaction_options(parser: argparse.ArgumentParser, op: Operation) -> None:
+    parser.add_argument("--flags", type=_int_list, help="flags, blocked order: non-zero keeps the item "
+                        "(default: sample flags)")
+    parser.add_argument("--valid-items", type=int, help="only the first N positions of each group's tile")
 
 
 def _reduce_batched_options(parser: argparse.ArgumentParser, op: Operation) -> None:
@@ -148,8 +167,11 @@ EXPLAINERS: dict[str, Explainer] = {
     "neighbour_moves": Explainer(movement.explain_shuffle, "move items one position up or down the tile",
                                  _shuffle_options, lambda args: 1 if args.mode in layouts.SCALAR_SHUFFLE_MODES else 4),
     "prefixes": Explainer(compute.explain_scan, "which prefix each slot receives", _scan_options, _scalar_for_warps),
-    "aggregate": Explainer(compute.explain_reduce, "which member receives the aggregate", _reduce_options,
-                           lambda args: 1 if args.valid_items is not None else 4),
+    "aggregate": Explainer(compute.explain_reduce, "which member receives the aggregate (or each segment's total)",
+                           _reduce_options, _reduce_items),
+    "broadcast": Explainer(movement.explain_broadcast, "which member's value every member receives",
+                           _broadcast_options),
+    "compaction": Explainer(movement.explain_compaction, "where the kept items end up", _compaction_options),
     "extreme": Explainer(compute.explain_argreduce, "which value and index every member receives",
                          _argreduce_options),
     "batches": Explainer(compute.explain_reduce_batched, "which lane holds which batch's result",

@@ -67,6 +67,10 @@ def explain_scan(op: str, shape: Shape, args: argparse.Namespace) -> Picture:
 
 
 def explain_reduce(op: str, shape: Shape, args: argparse.Namespace) -> Picture:
+    if args.head_flags is not None:
+        return _explain_segment_totals(op, shape, args, args.head_flags)
+    if args.compact:
+        raise ExplainError(f"{op} --compact needs --head-flags (a segmented reduction)")
     valid = args.valid_items
     if valid is not None and (shape.items != 1 or not 1 <= valid <= shape.group_size):
         raise ExplainError(f"{op} valid_items needs --items 1 (scalars) and 1 <= valid_items <= "
@@ -89,6 +93,56 @@ def explain_reduce(op: str, shape: Shape, args: argparse.Namespace) -> Picture:
     notes = ["Each member folds its own slots in slot order, then members combine in rank order.",
              "x[a:b]: the elements a .. b-1 combined; - is unspecified."]
     return Picture(title, panels, shape.tile, tuple(notes))
+
+
+def _explain_segment_totals(op: str, shape: Shape, args: argparse.Namespace, heads: Sequence[int]) -> Picture:
+    """reduce/sum with head_flags: each segment's total at its first position, or with compact=True at the front."""
+    if shape.group == "warp" and shape.items != 1:
+        raise ExplainError(f"{op} with head_flags on warp groups takes one scalar per lane: use --items 1")
+    if shape.group == "warp" and shape.warp_size not in records.LOGICAL_WARP_WIDTHS:
+        raise ExplainError(f"{op} with head_flags takes logical warps of "
+                           f"{', '.join(map(str, records.LOGICAL_WARP_WIDTHS))} lanes (--warp-size)")
+    if len(heads) != shape.tile:
+        raise ExplainError(f"--head-flags needs {shape.tile} flags (one per tile position, blocked order); got "
+                           f"{len(heads)}")
+    if args.no_broadcast:
+        raise ExplainError(f"{op} with head_flags has no broadcast to turn off: drop --no-broadcast")
+    group_tile, compact = shape.group_size * shape.items, bool(args.compact)
+    valid = group_tile if args.valid_items is None else args.valid_items
+    if not 0 <= valid <= group_tile:
+        raise ExplainError(f"--valid-items must be between 0 and {group_tile} (the group's tile)")
+    totals: dict[int, range] = {}  # tile position -> the positions its total combines
+    counts: list[int] = []
+    for origin in range(0, shape.tile, group_tile):
+        starts = layouts.segment_starts(heads[origin:origin + group_tile], valid)
+        for j, (start, stop) in enumerate(zip(starts, [*starts[1:], valid], strict=True)):
+            totals[origin + (j if compact else start)] = range(origin + start, origin + stop)
+        counts.append(len(starts))
+
+    def before(r: int, s: int) -> Cell:
+        p = shape.position(layouts.BLOCKED, r, s)
+        return Cell(f"|{p}" if heads[p] else str(p), p)
+
+    def result(r: int, s: int) -> Cell:
+        span = totals.get(shape.position(layouts.BLOCKED, r, s))
+        return Cell(UNSPECIFIED) if span is None else Cell(_slice(span), span.start)
+
+    where = ("position j holds the total of the j-th segment" if compact else
+             "each segment's first position holds the segment's total")
+    panels = [panel(f"before, blocked: {shape.rule(layouts.BLOCKED)} (|p: a non-zero head flag)", shape, before),
+              panel(f"after: {where}; other positions unspecified", shape, result)]
+    if compact:
+        panels.append(panel("count: the number of segments, in every member of the group", shape,
+                            lambda r, s: Cell(str(counts[r // shape.group_size])), columns=1, header="count"))
+    options = (", compact=True" if compact else "") + (f", valid_items={valid}" if args.valid_items is not None else "")
+    results = "totals, count" if compact else "totals"
+    operand = "x" if shape.items == 1 else "items"
+    title = (f"{results} = coop.{op}({shape.group_expression()}, {operand}, head_flags=flags{options})  # "
+             f"{shape.describe()}")
+    notes = ["A segment starts at the group's first position and at every non-zero head flag below valid_items, "
+             "and ends before the next start.",
+             "x[a:b]: the elements a .. b-1 combined in order; - is unspecified."]
+    return Picture(title, tuple(panels), shape.tile, tuple(notes))
 
 
 def explain_reduce_batched(op: str, shape: Shape, args: argparse.Namespace) -> Picture:

@@ -1,14 +1,15 @@
-"""Explainers of the data-movement operations: load, store, exchange, shuffle."""
+"""Explainers of the data-movement operations: load, store, exchange, shuffle, broadcast, select, partition."""
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
 
+from .._markers.records import LOGICAL_WARP_WIDTHS
 from .._semantics import layouts
 from .._semantics.exchange_shuffle import EXCHANGE_MODES, QUALIFIED_EXCHANGE_MODES, SHUFFLE_MODES
 from .._semantics.load_store import BLOCK_ONLY as BLOCK_ONLY_ALGORITHMS
 from .render import Cell, Panel, Picture
-from .shapes import ExplainError, Shape, element, panel, teaching_note, values
+from .shapes import ExplainError, Shape, element, panel, sample, teaching_note, values
 
 # ---------------------------------------------------------------- load, store
 
@@ -170,3 +171,70 @@ def explain_shuffle(op: str, shape: Shape, args: argparse.Namespace) -> Picture:
                  "one scalar each")
         notes = ("Cells: the member whose scalar each member holds. Scalar shuffles are cuda.coop.numba_mlir only.",)
     return Picture(title, panels, shape.tile, notes)
+
+
+# ---------------------------------------------------------------- broadcast, select, partition
+
+def _operand(shape: Shape) -> str:
+    return "x" if shape.items == 1 else "items"
+
+
+def explain_broadcast(op: str, shape: Shape, args: argparse.Namespace) -> Picture:
+    source = args.src_rank
+    if not 0 <= source < shape.group_size:
+        raise ExplainError(f"--src-rank must be between 0 and {shape.group_size - 1} (the group's ranks)")
+
+    def after(r: int, s: int) -> Cell:
+        return element(shape.position(layouts.BLOCKED, r - r % shape.group_size + source, s))
+
+    who = f"member {source}" if shape.group == "block" else f"lane {source} of its group"
+    panels = (
+        panel(f"before, blocked: {shape.rule(layouts.BLOCKED)}", shape,
+              lambda r, s: element(shape.position(layouts.BLOCKED, r, s))),
+        panel(f"after: every member receives {who}'s value (slot i holds that member's slot i)", shape, after),
+    )
+    title = f"coop.broadcast({shape.group_expression()}, {_operand(shape)}, src_rank={source})  # {shape.describe()}"
+    notes = ("Cells: the tile element each slot holds; the bits arrive unchanged (NaN payloads and -0.0 too).",
+             *teaching_note(shape, shape.group == "warp"))
+    return Picture(title, panels, shape.tile, notes)
+
+
+def explain_compaction(op: str, shape: Shape, args: argparse.Namespace) -> Picture:
+    partition, group_tile = op == "partition", shape.group_size * shape.items
+    if shape.group == "warp" and shape.warp_size not in LOGICAL_WARP_WIDTHS:
+        raise ExplainError(f"{op} takes logical warps of {', '.join(map(str, LOGICAL_WARP_WIDTHS))} lanes "
+                           "(--warp-size)")
+    valid = group_tile if args.valid_items is None else args.valid_items
+    if not 0 <= valid <= group_tile:
+        raise ExplainError(f"--valid-items must be between 0 and {group_tile} (the group's tile)")
+    flags = values(args.flags, shape.tile, "flags", lambda: [int(v < 2) for v in sample(shape.tile, 5, 11)])
+    sources: list[int | None] = []
+    counts: list[int] = []
+    for origin in range(0, shape.tile, group_tile):
+        tile_flags = flags[origin:origin + group_tile]
+        sources += [None if p is None else origin + p for p in layouts.compaction_sources(tile_flags, valid, partition)]
+        counts.append(sum(1 for flag in tile_flags[:valid] if flag))
+
+    def before(r: int, s: int) -> Cell:
+        p = shape.position(layouts.BLOCKED, r, s)
+        return Cell(f"{p}*" if flags[p] else str(p), p)
+
+    def after(r: int, s: int) -> Cell:
+        return element(sources[shape.position(layouts.BLOCKED, r, s)])
+
+    rule = ("later positions unspecified" if not partition else
+            "then the other valid items in tile order; positions from valid_items on keep their own item")
+    panels = (
+        panel(f"before, blocked: {shape.rule(layouts.BLOCKED)} (p*: a non-zero flag)", shape, before),
+        panel(f"after: positions below count hold the flagged valid items in tile order; {rule}", shape, after),
+        panel("count: the number of kept items, in every member of the group", shape,
+              lambda r, s: Cell(str(counts[r // shape.group_size])), columns=1, header="count"),
+    )
+    options = "" if args.valid_items is None else f", valid_items={valid}"
+    title = (f"result, count = coop.{op}({shape.group_expression()}, {_operand(shape)}, flags{options})  # "
+             f"{shape.describe()}")
+    notes = ["Cells after: the tile element each position holds; - is unspecified. Each group compacts its own "
+             "tile.",
+             *(["Flags at positions from valid_items on are ignored."] if args.valid_items is not None else []),
+             *teaching_note(shape, shape.group == "warp")]
+    return Picture(title, panels, shape.tile, tuple(notes))

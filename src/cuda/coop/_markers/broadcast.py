@@ -13,7 +13,7 @@ _BROADCAST_GROUPS = Groups((BLOCK, WARP, LOGICAL_WARP), tuple(range(1, 33)), wor
 
 
 @declare(Operation("broadcast", "broadcast", "every member receives one member's value", _BROADCAST_GROUPS,
-                   tuple_operands=True, independent_members=True))
+                   tuple_operands=True, independent_members=True, explainer="broadcast"))
 def broadcast(group: ThreadGroup, value: Any, /, *, src_rank: int = 0,
               temp_storage: TempStorage | None = None) -> Any:
     """Every member of the group receives member ``src_rank``'s value (a scalar, a ThreadData or a tuple of them).

@@ -40,7 +40,7 @@ def _doc(summary: str, result: str) -> Callable[[Any], Any]:
 
 
 @declare(Operation("select", "select", "keep the flagged items, in order", _SELECT_GROUPS, tuple_operands=True,
-                   moved_members=True, tuple_operand="items"))
+                   moved_members=True, tuple_operand="items", explainer="compaction"))
 @_doc("The flagged items of the group's tile, moved to its front in their order (stream compaction).",
       "Positions below ``count`` hold the kept items in tile order; the others are unspecified.")
 def select(group: ThreadGroup, items: Any, flags: Any, /, *, valid_items: Any = None,
@@ -49,7 +49,7 @@ def select(group: ThreadGroup, items: Any, flags: Any, /, *, valid_items: Any = 
 
 
 @declare(Operation("partition", "select", "kept items first, then the others, both in order", _SELECT_GROUPS,
-                   tuple_operands=True, moved_members=True, tuple_operand="items"))
+                   tuple_operands=True, moved_members=True, tuple_operand="items", explainer="compaction"))
 @_doc("The flagged items of the group's tile first, then the other valid items, each in their order.",
       "Positions below ``count`` hold the kept items in tile order, positions from ``count`` to "
       "``valid_items`` the rejected ones in tile order, and later positions their own input items.")

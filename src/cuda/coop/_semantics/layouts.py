@@ -265,6 +265,28 @@ def segment_bounds(tile_position: int, head_flags: Sequence[int], origin: int, e
     return start, stop
 
 
+def segment_starts(head_flags: Sequence[int], valid_items: int) -> list[int]:
+    """First positions of the segments of one group's tile for a segmented reduction (docs: operations/reduce,
+    "Segmented reductions"): position 0 and every flagged position below ``valid_items``, none when it is 0. Segment
+    ``j`` runs from ``starts[j]`` to just before ``starts[j + 1]`` (the last one to ``valid_items - 1``)."""
+    if not 0 <= valid_items <= len(head_flags):
+        raise ValueError(f"valid_items must be between 0 and {len(head_flags)}; got {valid_items}")
+    return [p for p in range(valid_items) if p == 0 or head_flags[p]]
+
+
+def compaction_sources(flags: Sequence[int], valid_items: int, partition: bool) -> list[int | None]:
+    """For each position of one group's tile after ``select`` (``partition``): the input position whose item it
+    holds, None where unspecified (docs: operations/select). The flagged positions below ``valid_items`` come first,
+    in tile order; ``select`` leaves the rest unspecified, ``partition`` puts the other valid positions next, in tile
+    order, and keeps every position from ``valid_items`` on in place."""
+    if not 0 <= valid_items <= len(flags):
+        raise ValueError(f"valid_items must be between 0 and {len(flags)}; got {valid_items}")
+    kept = [p for p in range(valid_items) if flags[p]]
+    if not partition:
+        return [*kept, *[None] * (len(flags) - len(kept))]
+    return [*kept, *(p for p in range(valid_items) if not flags[p]), *range(valid_items, len(flags))]
+
+
 def arg_extreme(values: Sequence[int], largest: bool, valid_items: int | None = None) -> int:
     """The position argmax (``largest``) or argmin reports for one group's tile ``values``: the first occurrence of
     the extreme among the first ``valid_items`` positions (docs: operations/argreduce)."""
