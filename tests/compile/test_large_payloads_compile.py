@@ -1,6 +1,6 @@
 """Large payloads (issue 18, item 5): above 256 items per thread load and store are loops, not CUB's unrolled
 per-item code (whose build took up to minutes), and need no shared-memory exchange; at and below 256 they are
-CUB's. The bound on items per thread (P18) is in tests/compile/corpus/test_corpus_payloads.py; results on the GPU
+CUB's. The bound on items per thread (P17) is in tests/compile/corpus/test_corpus_payloads.py; results on the GPU
 in tests/gpu/test_large_payloads_gpu.py."""
 from __future__ import annotations
 

@@ -290,3 +290,14 @@ def test_the_cutlass_page_lists_each_cute_example():
     assert len(examples) >= 4
     for name in examples:
         assert f"``examples/{name}``" in page, name
+
+
+def test_each_catalogue_id_names_one_row_of_the_errors_page():
+    """An ID is one mistake: the catalogue on docs/errors.rst gives each ID (or range, "R4-R6") one row, with no
+    qualified duplicate ("P18 (tuples)" beside "P18" was two mistakes under one ID)."""
+    page = (DOCS / "errors.rst").read_text(encoding="utf-8")
+    rows = re.findall(r"^   \* - ([A-Z]\d+\S*(?:[ ,]+[A-Z]?\d+\S*)*)(.*)$", page, re.MULTILINE)
+    assert len(rows) > 80
+    assert not [label + rest for label, rest in rows if rest.strip()], "an ID row with a qualifier after it"
+    ids = [part for label, _ in rows for part in re.split(r"[ ,]+", label) if part]
+    assert len(ids) == len(set(ids)), sorted({i for i in ids if ids.count(i) > 1})

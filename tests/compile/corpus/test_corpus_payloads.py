@@ -345,7 +345,7 @@ def k_p17_huge_payload(src, dst):
 
 
 @cuda.jit
-def k_p18_too_many_items(src, dst):
+def k_p17_too_many_items(src, dst):
     block = coop.this_block()
     items = coop.ThreadData(100000, dtype=np.float64)  # HERE
     coop.load(block, src, items)
@@ -353,7 +353,7 @@ def k_p18_too_many_items(src, dst):
 
 
 @cuda.jit
-def k_p18_too_many_inferred_items(src, dst):
+def k_p17_too_many_inferred_items(src, dst):
     block = coop.this_block()
     items = coop.ThreadData(4097)  # HERE
     coop.load(block, src, items)
@@ -361,7 +361,7 @@ def k_p18_too_many_inferred_items(src, dst):
 
 
 @cuda.jit
-def k_p18_local_array(src, dst):
+def k_p17_local_array(src, dst):
     block = coop.this_block()
     items = numba_coop.local.array(8192, np.int16)  # HERE
     numba_coop.load(block, src, items)
@@ -451,15 +451,15 @@ CASES = {
                           "ThreadData items index 4 is out of range for items_per_thread 4"),
     "p17_huge_payload": (k_p17_huge_payload, (np.zeros(16, WIDE_RECORD), np.zeros(16, WIDE_RECORD)),
                          coop.CoopValueError, "ThreadData items needs 1048576 bytes per thread; the limit is 524288"),
-    "p18_too_many_items": (k_p18_too_many_items, (np.zeros(16, np.float64), np.zeros(16, np.float64)),
-                           coop.CoopValueError, "ThreadData items has 100000 items per thread of float64, 800000 bytes "
-                           "per thread; the limit is 4096 items per thread: keep a larger tile in shared memory"),
-    "p18_too_many_inferred_items": (k_p18_too_many_inferred_items, (I32, I32), coop.CoopValueError,
-                                    "ThreadData items has 4097 items per thread of int32, 16388 bytes per thread; "
-                                    "the limit is 4096 items per thread"),
-    "p18_local_array": (k_p18_local_array, (I16, I16), coop.CoopValueError,
-                        "local array items has 8192 items per thread of int16, 16384 bytes per thread; the limit is "
-                        "4096 items per thread"),
+    "p17_too_many_items": (k_p17_too_many_items, (np.zeros(16, np.float64), np.zeros(16, np.float64)),
+                           coop.CoopValueError, "ThreadData items needs 100000 items per thread (800000 bytes of "
+                           "float64); the limit is 4096 items per thread: keep a larger tile in shared memory"),
+    "p17_too_many_inferred_items": (k_p17_too_many_inferred_items, (I32, I32), coop.CoopValueError,
+                                    "ThreadData items needs 4097 items per thread (16388 bytes of int32); the limit "
+                                    "is 4096 items per thread"),
+    "p17_local_array": (k_p17_local_array, (I16, I16), coop.CoopValueError,
+                        "local array items needs 8192 items per thread (16384 bytes of int16); the limit is 4096 "
+                        "items per thread"),
 }
 
 

@@ -15,7 +15,7 @@ class ThreadData:
     The payload is not initialised.
 
     Args:
-        items_per_thread: the compile-time extent ``K``, at most 4096 (P18: larger tiles
+        items_per_thread: the compile-time extent ``K``, at most 4096 (P17: larger tiles
             belong in shared memory or a loop over tiles); ``len(items)`` and
             ``items.items_per_thread`` return it, also as compile-time values.
         dtype: a NumPy or numba-cuda-mlir scalar type; Python ``int`` means int32 and

@@ -302,19 +302,20 @@ def require_common_dtype(op: str, param: str, dtype: str | None, qualified: bool
                         f"{qualified_namespace()} for {dtype}")
 
 
-# The most items one thread's payload may hold (P18): per-item code of that size builds for minutes and the payload
-# lives in local memory; larger tiles belong in shared memory or in a loop over tiles.
+# The most items one thread's payload may hold (P17, a payload beyond a hard limit): per-item code of that size
+# builds for minutes and the payload lives in local memory; larger tiles belong in shared memory or in a loop over
+# tiles.
 PAYLOAD_ITEMS_LIMIT = 4096
 
 
 def check_payload_extent(var: str, items_per_thread: int, dtype: str | None, kind: str = "ThreadData") -> None:
-    """P18: at most PAYLOAD_ITEMS_LIMIT items per thread (``dtype`` None: not known yet, the bytes are not named)."""
+    """P17: at most PAYLOAD_ITEMS_LIMIT items per thread (``dtype`` None: not known yet, the bytes are not named)."""
     if items_per_thread <= PAYLOAD_ITEMS_LIMIT:
         return
     known = dtype in ALL_NUMERIC_DTYPES or is_aggregate(dtype)
-    size = f" of {dtype}, {items_per_thread * itemsize(dtype)} bytes per thread" if known else ""  # type: ignore[arg-type]
+    size = f" ({items_per_thread * itemsize(dtype)} bytes of {dtype})" if known else ""  # type: ignore[arg-type]
     raise CoopValueError(
-        f"{kind} {var} has {items_per_thread} items per thread{size}; the limit is {PAYLOAD_ITEMS_LIMIT} items per "
+        f"{kind} {var} needs {items_per_thread} items per thread{size}; the limit is {PAYLOAD_ITEMS_LIMIT} items per "
         "thread: keep a larger tile in shared memory (cuda.shared.array) or loop over tiles of at most "
         f"{PAYLOAD_ITEMS_LIMIT} items per thread")
 

@@ -113,7 +113,8 @@ class KernelChecks(PlanState):
                                 "items[i] = ...")
 
     def check_payload_size(self, payload: PayloadVal) -> None:
-        """P18, then P17, at the payload's construction (an inferred dtype: once it is known)."""
+        """P17 (items per thread, then bytes per thread) at the payload's construction (an inferred dtype: once it
+        is known)."""
         if payload.result or payload.form == SHARED_ROW:
             return  # an operation checks the results it sizes; a shared row is not per-thread storage
         try:

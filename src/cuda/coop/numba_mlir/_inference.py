@@ -80,7 +80,7 @@ class DtypeInference(PlanState):
                     f"could not infer the dtype of ThreadData {payload.var}; pass dtype= or assign values of "
                     "known type (cast helper results, e.g. numpy.int32(x))"), payload.loc)
             if not payload.explicit and payload.form == THREAD_DATA:
-                self.check_payload_size(payload)  # P18/P17 with the inferred dtype (explicit ones were checked)
+                self.check_payload_size(payload)  # P17 with the inferred dtype (explicit ones were checked)
 
     def _settle_dtypes(self) -> None:
         for output, source, call, param in self.dtype_follows:
