@@ -431,6 +431,35 @@ def c10_negative_unsigned_initial_value(bid, src, dst):
     coop.store(block, dst, out)
 
 
+# ---- C9: a NumPy scalar is typed (SPEC 2.6): of another dtype than the payload it is refused, constant or not, on
+# every backend (the CuTe DSL once took its value as an untyped literal)
+OOB_INT64 = np.int64(7)
+OOB_FLOAT64 = np.float64(0)
+
+
+def c9_numpy_oob_default_constant(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.float32)
+    coop.load(block, src, items, valid_items=100, oob_default=OOB_FLOAT64)  # HERE
+    coop.store(block, dst, items)
+
+
+def c9_numpy_oob_default_merge_sort(bid, src, dst):
+    block = coop.this_block()
+    keys = coop.ThreadData(K, np.int32)
+    coop.load(block, src, keys)
+    out = coop.merge_sort_keys(block, keys, valid_items=100, oob_default=np.int64(7))  # HERE
+    coop.store(block, dst, out)
+
+
+def c9_numpy_oob_default_radix_sort(bid, src, dst):
+    block = coop.this_block()
+    keys = coop.ThreadData(K, np.uint32)
+    coop.load(block, src, keys)
+    out = coop.radix_sort_keys(block, keys, valid_items=100, oob_default=OOB_INT64)  # HERE
+    coop.store(block, dst, out)
+
+
 def c11_oob_default_without_valid_items(bid, src, dst):
     warp = coop.this_warp()
     items = coop.ThreadData(K, np.int32)
@@ -1594,6 +1623,14 @@ ERRORS = [
               "cuda.coop.load oob_default literal 1.5 is not representable as int32"),
     ErrorCase("c10-negative-unsigned", c10_negative_unsigned_initial_value, coop.CoopValueError,
               "cuda.coop.exclusive_scan initial_value literal -1 is not representable as uint32",
+              src_dtype=np.uint32, dst_dtype=np.uint32),
+    ErrorCase("c9-numpy-oob-default-constant", c9_numpy_oob_default_constant, coop.CoopTypeError,
+              "cuda.coop.load oob_default must have the payload dtype float32; got float64; cast it",
+              src_dtype=np.float32, dst_dtype=np.float32),
+    ErrorCase("c9-numpy-oob-default-merge-sort", c9_numpy_oob_default_merge_sort, coop.CoopTypeError,
+              "cuda.coop.merge_sort_keys oob_default must have the payload dtype int32; got int64; cast it"),
+    ErrorCase("c9-numpy-oob-default-radix-sort", c9_numpy_oob_default_radix_sort, coop.CoopTypeError,
+              "cuda.coop.radix_sort_keys oob_default must have the payload dtype uint32; got int64; cast it",
               src_dtype=np.uint32, dst_dtype=np.uint32),
     ErrorCase("c11-oob-default-alone", c11_oob_default_without_valid_items, coop.CoopValueError,
               "cuda.coop.load oob_default requires valid_items"),

@@ -1,6 +1,7 @@
 """Layer 2 (backend-free planning) without a compiler: selectors, groups, load/store plans, TempStorage layout."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from cuda.coop._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
@@ -569,3 +570,15 @@ def test_aggregate_c_type_names_a_non_uniform_plan_and_abi_renders_it():
         "struct alignas(8) cuda_coop_agg_16_8_844 { unsigned long long m0; unsigned int m1; unsigned int m2; };",
         "struct alignas(4) cuda_coop_agg_8_4 { unsigned int words[2]; };",
     ]
+
+
+def test_a_numpy_integer_constant_is_a_runtime_integer_control_of_its_dtype():
+    """SPEC 2.5: np.int32(5) as valid_items is a signed integer of at most 64 bits (it was refused as 'int32'); a
+    NumPy uint64 or float constant is C6 naming its dtype."""
+    from cuda.coop._semantics.common import Static, check_runtime_int
+
+    for value in (np.int8(1), np.int32(5), np.int64(7), np.uint32(3), 5):
+        check_runtime_int("cuda.coop.load", "valid_items", Static(value))
+    for value, named in ((np.uint64(5), "uint64"), (np.float32(5), "float32"), (True, "bool"), (5.0, "float")):
+        with pytest.raises(CoopTypeError, match=f"valid_items must be a signed integer .*; got {named}$"):
+            check_runtime_int("cuda.coop.load", "valid_items", Static(value))

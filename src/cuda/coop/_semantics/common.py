@@ -154,10 +154,15 @@ def check_runtime_int(op: str, param: str, control: Control) -> None:
             f"{op} {param} must be a signed integer of at most 64 bits or an unsigned integer of at most "
             f"32 bits; got {control.dtype}"
         )
-    if isinstance(control, Static) and (isinstance(control.value, bool) or not isinstance(control.value, int)):
+    if not isinstance(control, Static):
+        return
+    typed = getattr(getattr(control.value, "dtype", None), "name", None)  # a NumPy scalar constant: its dtype
+    if typed in RUNTIME_INT_DTYPES:
+        return
+    if typed is not None or isinstance(control.value, bool) or not isinstance(control.value, int):
         raise CoopTypeError(
             f"{op} {param} must be a signed integer of at most 64 bits or an unsigned integer of at most "
-            f"32 bits; got {type(control.value).__name__}"
+            f"32 bits; got {typed or type(control.value).__name__}"
         )
 
 

@@ -264,9 +264,7 @@ class KernelTracer:
             if static is not None:
                 return Static(static)
             return Runtime(_dsl.DTYPE_OF_TYPE.get(type(value)))
-        if isinstance(value, np.generic):
-            return Static(value.item())
-        return Static(value)
+        return Static(value)  # a NumPy scalar keeps its dtype: a typed control of another dtype is C9, as on numba
 
     def static(self, call: Call, key: str, default: Any, kind: str = "value") -> Any:
         value = call.args.get(key, default)
