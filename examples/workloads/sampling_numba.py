@@ -92,11 +92,6 @@ def max_max_max(a, b):
     return max(a[0], b[0]), max(a[1], b[1]), max(a[2], b[2])
 
 
-def mass_above_below(a, b):
-    """(mass at or above the pivot: sum, smallest value at or above it: min, largest below it: max)."""
-    return a[0] + b[0], min(a[1], b[1]), max(a[2], b[2])
-
-
 def sum_max(a, b):
     return a[0] + b[0], max(a[1], b[1])
 
