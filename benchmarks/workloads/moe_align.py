@@ -200,7 +200,7 @@ class Ours:
                             "sorted": torch.empty(size, dtype=torch.int32, device="cuda"),
                             "experts": torch.empty(blocks, dtype=torch.int32, device="cuda"),
                             "post": torch.empty(1, dtype=torch.int32, device="cuda"),
-                            "counts": torch.empty(kernels.MAX_BLOCKS * kernels.MAX_EXPERTS, dtype=torch.int32,
+                            "counts": torch.empty(moe_align_plan.MAX_BLOCKS * kernels.MAX_EXPERTS, dtype=torch.int32,
                                                   device="cuda")}
             self.views = {key: from_dlpack(t) for key, t in self.buffers.items()}
         b, t = self.buffers, self.views
