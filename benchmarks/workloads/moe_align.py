@@ -189,6 +189,7 @@ class Ours:
         import cutlass
         import cutlass.cute as cute
         import moe_align_cute as kernels
+        import moe_align_plan
         import torch
         from cutlass.cute.runtime import from_dlpack
 
