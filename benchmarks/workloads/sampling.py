@@ -91,6 +91,7 @@ class Ours:
                             "counts": torch.empty(4 * k.SLICE_BLOCKS * k.BINS, dtype=torch.int32, device="cuda"),
                             "masses": torch.empty(4 * k.SLICE_BLOCKS * k.BINS, dtype=torch.int64, device="cuda"),
                             "pivots": torch.empty(max(BATCHES), device="cuda"),
+                            "lasts": torch.empty(max(BATCHES) * k.THREADS, dtype=torch.int32, device="cuda"),
                             "arrive": torch.zeros(2, dtype=torch.int32, device="cuda")}
             self.views = {key: from_dlpack(t) for key, t in self.buffers.items()}
         b, t = self.buffers, self.views
@@ -99,9 +100,10 @@ class Ours:
             b[key][:batch].copy_(params[key])
         v, seed, offset = cutlass.Int64(vocab), cutlass.Uint64(SEED), cutlass.Uint64(OFFSET)
         compile_ = __import__("cutlass.cute", fromlist=["compile"]).compile
-        slices, length = (k.slice_plan if name == "softmax" else k.select_plan)(batch, vocab)
-        if name in ("top_k_mask_logits", "top_k_renorm_probs", "top_p_renorm_probs"):  # one launch, a block per row
-            # or per row slice (its blocks meet at grid barriers)
+        sliced_samplers = ("sampling_from_probs", "min_p_sampling_from_probs")
+        slices, length = (k.slice_plan if name == "softmax" or name in sliced_samplers else k.select_plan)(batch, vocab)
+        if name in ("top_k_mask_logits", "top_k_renorm_probs", "top_p_renorm_probs") + sliced_samplers:
+            # one launch, a block per row or per row slice (its blocks meet at grid barriers)
             if batch * slices > torch.cuda.get_device_properties(0).multi_processor_count:
                 slices, length = 1, vocab  # a grid barrier needs every block resident
             n, blocks = cutlass.Int64(length if slices > 1 else vocab), cutlass.Int32(batch * slices)
@@ -109,7 +111,12 @@ class Ours:
                     "top_k_renorm_probs": (t["x"], t["out"], t["counts"], t["partials"], t["arrive"], v, n, t["k"],
                                            blocks),
                     "top_p_renorm_probs": (t["x"], t["out"], t["masses"], t["partials"], t["arrive"], v, n, t["p"],
-                                           blocks)}[name]
+                                           blocks),
+                    "sampling_from_probs": (t["x"], t["samples"], t["partials"], t["lasts"], t["arrive"], v, n, seed,
+                                            offset, blocks),
+                    "min_p_sampling_from_probs": (t["x"], t["samples"], t["partials"], t["lasts"], t["arrive"], v, n,
+                                                  t["min_p"], seed, offset, blocks)}[name]
+            source_select = b["samples"] if name in sliced_samplers else b["out"]
             if name not in self.compiled:
                 self.compiled[name] = compile_(getattr(k, f"launch_{name}"), *args)
             compiled_select = self.compiled[name]
@@ -118,7 +125,7 @@ class Ours:
                 compiled_select(*args)
 
             def collect_select():
-                out.reshape(-1).copy_(b["out"][: out.numel()])
+                out.reshape(-1).copy_(source_select[: out.numel()])
 
             launch_select.collect = collect_select
             return launch_select
@@ -192,13 +199,16 @@ class Ours:
             arrive = k.barrier_words()
             return lambda: k.top_p_renorm_probs(probs2d, probs2d.view(np.uint32), out2d, params["p"], masses,
                                                 partials[: batch * slices], arrive)
-        if name == "sampling_from_probs":
-            kernel, args = k.sampling_from_probs_kernel, (flat, dst, v, seed, offset)
-        elif name == "min_p_sampling_from_probs":
-            kernel, args = k.min_p_sampling_from_probs_kernel, (flat, dst, v, params["min_p"], seed, offset)
-        else:
-            kernel, args = (k.top_k_top_p_sampling_from_probs_kernel,
-                            (flat, dst, v, params["k"], params["p"], seed, offset))
+        if name in ("sampling_from_probs", "min_p_sampling_from_probs"):  # one launch: a block per row, or row
+            # slices for small batches
+            probs2d = cuda.as_cuda_array(x)
+            lasts, arrive = cuda.device_array(batch * slices, np.int32), k.barrier_words()
+            if name == "sampling_from_probs":
+                return lambda: k.sampling_from_probs(probs2d, dst, SEED, OFFSET, partials, lasts, arrive)
+            return lambda: k.min_p_sampling_from_probs(probs2d, dst, params["min_p"], SEED, OFFSET, partials, lasts,
+                                                       arrive)
+        kernel, args = (k.top_k_top_p_sampling_from_probs_kernel,
+                        (flat, dst, v, params["k"], params["p"], seed, offset))
         configured = kernel[grid]
         return lambda: configured(*args)
 
@@ -414,9 +424,8 @@ def dry_run(backends: tuple[str, ...]) -> list[str]:
             start = time.perf_counter()
             built = cute_coop.compile_kernel(launcher, *(cute_llm_sampling.fake(a) for a in host), cutlass.Int32(2))
             lines.append("cute " + built_line(name, built, "sm_90a", time.perf_counter() - start))
-        logits, probs, top_k, top_p, _ = cute_llm_sampling.problem(2, 4096)
         built_names = set()
-        for steps, _, _ in cute_llm_sampling.sliced_launches(logits, probs, top_k, top_p)[1].values():  # small batches
+        for steps, _, _ in cute_llm_sampling.sliced_launches(*cute_llm_sampling.problem(2, 4096))[1].values():
             for name, launcher, host, blocks in steps:
                 if name not in built_names:
                     built_names.add(name)

@@ -50,9 +50,11 @@ def launches_for(logits, probs, top_k, top_p, min_p, philox_seed: int = 12345, p
     v = np.int64(vocab)
     u = ref.uniforms(philox_seed, philox_offset, batch)
     seed, offset = np.uint64(philox_seed), np.uint64(philox_offset)
-    # top-k and top-p launched a block per row (slice length = vocab) read neither their bins nor the barrier's words
+    # launched a block per row (slice length = vocab), top-k, top-p and the samplers read neither their bins or
+    # partials nor the barrier's words
     unused_counts, unused_masses = np.zeros(1, np.int32), np.zeros(1, np.int64)
     unused_partials, unused_words = np.zeros(1, np.float32), np.zeros(2, np.int32)
+    unused_lasts = np.zeros(1, np.int32)
     return [
         ("softmax", kernels.launch_softmax, (logits.ravel(), f32.copy(), v, np.float32(1)), 1,
          lambda: ref.softmax(logits)),
@@ -66,10 +68,10 @@ def launches_for(logits, probs, top_k, top_p, min_p, philox_seed: int = 12345, p
          (probs.ravel(), f32.copy(), unused_masses, unused_partials, unused_words, v, v, top_p), 1,
          lambda: ref.renorm(probs, ref.top_p_keep(probs, top_p))),
         ("sampling_from_probs", kernels.launch_sampling_from_probs,
-         (probs.ravel(), samples.copy(), v, seed, offset), 1,
+         (probs.ravel(), samples.copy(), unused_partials, unused_lasts, unused_words, v, v, seed, offset), 1,
          lambda: ref.sample(probs, np.ones(probs.shape, bool), u, scale_by_kept=False)),
         ("min_p_sampling_from_probs", kernels.launch_min_p_sampling_from_probs,
-         (probs.ravel(), samples.copy(), v, min_p, seed, offset), 1,
+         (probs.ravel(), samples.copy(), unused_partials, unused_lasts, unused_words, v, v, min_p, seed, offset), 1,
          lambda: ref.sample(probs, ref.min_p_keep(probs, min_p), u, scale_by_kept=True)),
         ("top_k_top_p_sampling_from_probs", kernels.launch_top_k_top_p_sampling_from_probs,
          (probs.ravel(), samples.copy(), v, top_k, top_p, seed, offset), 1,
@@ -77,12 +79,13 @@ def launches_for(logits, probs, top_k, top_p, min_p, philox_seed: int = 12345, p
     ]
 
 
-def sliced_launches(logits, probs, top_k, top_p):
+def sliced_launches(logits, probs, top_k, top_p, min_p, philox_seed: int = 12345, philox_offset: int = 0):
     """The small-batch launches over row slices (``slice_plan``: each row split into slices, one block each):
     (slices per row, {name: (steps, output array, oracle)}), ``steps`` a list of (name, launcher, host arguments,
     blocks) launched in order on shared arrays. Softmax: each slice's (max, sum) pair into ``partials``, then the
     merge and the write. Top-k and top-p: one launch whose blocks meet at a grid barrier after each radix digit and
-    once more for the kept masses; here on ``slice_plan``'s slices
+    once more for the kept masses. The samplers: one launch, each slice's kept mass meeting across a grid barrier
+    (min-p: after one more for the slices' largest probabilities). Here on ``slice_plan``'s slices
     whatever the row length, so that the script checks them (``select_plan``, which the benchmark and numba's host
     wrappers follow, keeps rows under 65536 items whole)."""
     batch, vocab = logits.shape
@@ -95,6 +98,10 @@ def sliced_launches(logits, probs, top_k, top_p):
     arrive = np.zeros(2, np.int32)  # the grid barrier's words (top-k: one launch, its blocks meet between digits)
     soft, masked, top_k_out, top_p_out = (np.full(batch * vocab, np.nan, np.float32) for _ in range(4))
     x, p = logits.ravel(), probs.ravel()
+    lasts = np.full(batch * slices, -2, np.int32)
+    drawn, min_p_drawn = np.full(batch, -1, np.int32), np.full(batch, -1, np.int32)
+    seed, offset = np.uint64(philox_seed), np.uint64(philox_offset)
+    u = ref.uniforms(philox_seed, philox_offset, batch)
 
     return slices, {
         "softmax": ([("softmax_slices", kernels.launch_softmax_slices, (x, partials, v, n, t), blocks),
@@ -109,6 +116,13 @@ def sliced_launches(logits, probs, top_k, top_p):
         "top_p_renorm_probs": ([("top_p_renorm_slices", kernels.launch_top_p_renorm_probs,
                                  (p, top_p_out, masses, kept, arrive, v, n, top_p), blocks)],
                                top_p_out, lambda: ref.renorm(probs, ref.top_p_keep(probs, top_p))),
+        "sampling_from_probs": ([("sampling_slices", kernels.launch_sampling_from_probs,
+                                  (p, drawn, partials, lasts, arrive, v, n, seed, offset), blocks)],
+                                drawn, lambda: ref.sample(probs, np.ones(probs.shape, bool), u, scale_by_kept=False)),
+        "min_p_sampling_from_probs": ([("min_p_sampling_slices", kernels.launch_min_p_sampling_from_probs,
+                                        (p, min_p_drawn, partials, lasts, arrive, v, n, min_p, seed, offset), blocks)],
+                                      min_p_drawn,
+                                      lambda: ref.sample(probs, ref.min_p_keep(probs, min_p), u, scale_by_kept=True)),
     }
 
 
@@ -143,8 +157,7 @@ def main() -> None:
             print(f"  could not launch on a GPU here ({type(exc).__name__}: {str(exc).splitlines()[0][:100]})")
             continue
         print(f"OK: {name}: {check(name, got, oracle())}")
-    logits, probs, top_k, top_p, _ = problem(args.batch, args.vocab)
-    slices, sliced = sliced_launches(logits, probs, top_k, top_p)
+    slices, sliced = sliced_launches(*problem(args.batch, args.vocab))
     built = set()
     for steps, _, _ in sliced.values():  # built whatever the plan says; launched in order below
         for name, launcher, host, blocks in steps:

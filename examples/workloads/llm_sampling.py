@@ -37,9 +37,10 @@ def launches_for(logits, probs, top_k, top_p, min_p, philox_seed: int = 12345, p
     v = np.int64(vocab)
     u = ref.uniforms(philox_seed, philox_offset, batch)
     seed, offset = np.uint64(philox_seed), np.uint64(philox_offset)
-    # top-k and top-p launched a block per row (slice length = vocab) read neither their bins nor the barrier's words
+    # launched a block per row (slice length = vocab), top-k, top-p and the samplers read neither their bins or
+    # partials nor the barrier's words
     unused_counts, unused_masses = np.zeros(1, np.int32), np.zeros(1, np.int64)
-    unused_partials = np.zeros(1, np.float32)
+    unused_partials, unused_lasts = np.zeros(1, np.float32), np.zeros(1, np.int32)
     unused_words = np.zeros(2, np.uint32)
     return [
         ("softmax", kernels.softmax_kernel, (logits.ravel(), f32.copy(), v, np.float32(1)), 1,
@@ -56,10 +57,10 @@ def launches_for(logits, probs, top_k, top_p, min_p, philox_seed: int = 12345, p
           v, top_p), 2,
          lambda: ref.renorm(probs, ref.top_p_keep(probs, top_p))),
         ("sampling_from_probs", kernels.sampling_from_probs_kernel,
-         (probs.ravel(), samples.copy(), v, seed, offset), 1,
+         (probs.ravel(), samples.copy(), unused_partials, unused_lasts, unused_words, v, v, seed, offset), 1,
          lambda: ref.sample(probs, np.ones(probs.shape, bool), u, scale_by_kept=False)),
         ("min_p_sampling_from_probs", kernels.min_p_sampling_from_probs_kernel,
-         (probs.ravel(), samples.copy(), v, min_p, seed, offset), 1,
+         (probs.ravel(), samples.copy(), unused_partials, unused_lasts, unused_words, v, v, min_p, seed, offset), 1,
          lambda: ref.sample(probs, ref.min_p_keep(probs, min_p), u, scale_by_kept=True)),
         ("top_k_top_p_sampling_from_probs", kernels.top_k_top_p_sampling_from_probs_kernel,
          (probs.ravel(), samples.copy(), v, top_k, top_p, seed, offset), 1,
@@ -92,13 +93,18 @@ def main() -> None:
 def sliced_builds(batch: int, vocab: int):
     """(name, kernel, host arguments, blocks) of every kernel of the small-batch launches over row slices
     (``slice_plan``; built whatever the plan says): the softmax's two, top-k's mask and renormalisation (one launch
-    each, a grid barrier between radix digits) and top-p's (the same, on masses)."""
+    each, a grid barrier between radix digits), top-p's (the same, on masses) and the two samplers' (one launch,
+    one grid barrier; min-p's two)."""
     logits, probs, top_k, top_p, _ = problem(batch, vocab)
     slices, length = kernels.slice_plan(batch, max(vocab, 2 * kernels.TILE))
     partials = np.zeros(2 * batch * slices, np.float32)
     counts = np.zeros(batch * 4 * slices * kernels.BINS, np.int32)
     masses = np.zeros(batch * 4 * slices * kernels.BINS, np.int64)
     kept = np.zeros(batch * slices, np.float32)
+    lasts = np.zeros(batch * slices, np.int32)
+    samples = np.full(batch, -1, np.int32)
+    min_p = np.full(batch, 0.1, np.float32)
+    seed, offset = np.uint64(12345), np.uint64(0)
     arrive = np.zeros(2, np.uint32)
     out = np.full(logits.size, np.nan, np.float32)
     bits = probs.ravel().view(np.uint32)
@@ -111,34 +117,48 @@ def sliced_builds(batch: int, vocab: int):
             ("top_k_renorm_slices", kernels.top_k_renorm_probs_kernel,
              (probs.ravel(), bits, out, counts, kept, arrive, v, n, top_k), blocks),
             ("top_p_renorm_slices", kernels.top_p_renorm_probs_kernel,
-             (probs.ravel(), bits, out, masses, kept, arrive, v, n, top_p), blocks)]
+             (probs.ravel(), bits, out, masses, kept, arrive, v, n, top_p), blocks),
+            ("sampling_slices", kernels.sampling_from_probs_kernel,
+             (probs.ravel(), samples, partials, lasts, arrive, v, n, seed, offset), blocks),
+            ("min_p_sampling_slices", kernels.min_p_sampling_from_probs_kernel,
+             (probs.ravel(), samples, partials, lasts, arrive, v, n, min_p, seed, offset), blocks)]
 
 
 def sliced(batch: int, vocab: int) -> None:
     """Build the sliced launches' kernels, then run the host wrappers that choose them (``sampling_numba.softmax``,
-    ``top_k_mask_logits``, ``top_k_renorm_probs``, ``top_p_renorm_probs``) and check them."""
+    ``top_k_mask_logits``, ``top_k_renorm_probs``, ``top_p_renorm_probs``, ``sampling_from_probs``,
+    ``min_p_sampling_from_probs``) and check them."""
     for name, kernel, host, blocks in sliced_builds(batch, vocab):
         start = time.perf_counter()
         built = numba_coop.compile_kernel(kernel, host, block=kernels.THREADS, grid=blocks)
         print(ref.built_line(name, built, "sm_90", time.perf_counter() - start, kernels.THREADS))
-    logits, probs, top_k, top_p, _ = problem(batch, vocab)
+    logits, probs, top_k, top_p, min_p = problem(batch, vocab)
+    seed, offset = 12345, 0
     try:
         outs = [cuda.to_device(np.full((batch, vocab), np.nan, np.float32)) for _ in range(4)]
+        drawn = [cuda.to_device(np.full(batch, -1, np.int32)) for _ in range(2)]
         device_logits, device_probs, device_k = cuda.to_device(logits), cuda.to_device(probs), cuda.to_device(top_k)
         kernels.softmax(device_logits, outs[0])
         kernels.top_k_mask_logits(device_logits.view(np.uint32), outs[1].view(np.uint32), device_k)
         kernels.top_k_renorm_probs(device_probs, device_probs.view(np.uint32), outs[2], device_k)
         kernels.top_p_renorm_probs(device_probs, device_probs.view(np.uint32), outs[3], cuda.to_device(top_p))
-        got = [o.copy_to_host() for o in outs]
+        kernels.sampling_from_probs(device_probs, drawn[0], seed, offset)
+        kernels.min_p_sampling_from_probs(device_probs, drawn[1], cuda.to_device(min_p), seed, offset)
+        got = [o.copy_to_host() for o in outs] + [d.copy_to_host() for d in drawn]
     except Exception as exc:  # no driver or no GPU on this machine
         print(f"  could not launch on a GPU here ({type(exc).__name__}: {str(exc).splitlines()[0][:100]})")
         return
     plans = {"softmax": kernels.slice_plan(batch, vocab)[0], "select": kernels.select_plan(batch, vocab)[0]}
+    u = ref.uniforms(seed, offset, batch)
+    keep_all = np.ones(probs.shape, bool)
     for name, result, want in [("softmax", got[0], ref.softmax(logits)),
                                ("top_k_mask_logits", got[1], ref.top_k_mask_logits(logits, top_k)),
                                ("top_k_renorm_probs", got[2], ref.renorm(probs, ref.top_k_keep(probs, top_k))),
-                               ("top_p_renorm_probs", got[3], ref.renorm(probs, ref.top_p_keep(probs, top_p)))]:
-        plan = plans["softmax" if name == "softmax" else "select"]
+                               ("top_p_renorm_probs", got[3], ref.renorm(probs, ref.top_p_keep(probs, top_p))),
+                               ("sampling_from_probs", got[4], ref.sample(probs, keep_all, u, scale_by_kept=False)),
+                               ("min_p_sampling_from_probs", got[5],
+                                ref.sample(probs, ref.min_p_keep(probs, min_p), u, scale_by_kept=True))]:
+        plan = plans["select" if name.startswith("top") else "softmax"]
         print(f"OK: {name} in {plan} slice(s) per row: {check(name, result, want)}")
 
 if __name__ == "__main__":

@@ -125,6 +125,12 @@ def sum_max(a, b):
     return a[0] + b[0], cutlass.max(a[1], b[1])
 
 
+def first_crossing(a, b):
+    """(slice, mass before it) of the lower crossing slice, and the larger last kept index."""
+    lower = a[0] <= b[0]
+    return (cutlass.select_(lower, a[0], b[0]), cutlass.select_(lower, a[1], b[1]), cutlass.max(a[2], b[2]))
+
+
 # ---------------------------------------------------------------------------------------------- helpers
 @cute.jit
 def ordered_key(bits: Uint32):
@@ -656,12 +662,13 @@ def top_p_renorm_probs_kernel(probs: cute.Tensor, out: cute.Tensor, masses: cute
 
 @cute.jit
 def sample_kept(block, probs: cute.Tensor, base: Int64, vocab: Int64, above: Float32, at_least: Float32,
-                target: Float32):
-    """FlashInfer's sampling rule over the kept probabilities (``p > above`` and ``p >= at_least``), tiles in
-    order: the first kept index whose inclusive prefix sum exceeds ``target``, else the last kept index (0 if none).
-    Returns (index, whether any probability was kept): the numba helper's two returns as one (CuTe rewrites no
-    ``return`` under a run-time ``if``)."""
-    running = Float32(0)
+                target: Float32, start_mass: Float32):
+    """FlashInfer's sampling rule over the kept probabilities (``p > above`` and ``p >= at_least``) of
+    probs[base:base + vocab], tiles in order from a mass of ``start_mass`` before them: the first kept index whose
+    inclusive prefix sum exceeds ``target``, else the last kept index (0 if none). Returns (index from base, whether
+    any probability was kept): the numba helper's two returns as one (CuTe rewrites no ``return`` under a run-time
+    ``if``)."""
+    running = start_mass
     found = Int32(NO_INDEX)
     last = Int32(-1)
     crossed = cutlass.Boolean(False)  # the running mass passed target: this tile holds the sample
@@ -693,37 +700,128 @@ def sample_kept(block, probs: cute.Tensor, base: Int64, vocab: Int64, above: Flo
     return (found if found != NO_INDEX else max(last, Int32(0))), (found != NO_INDEX or last >= 0)
 
 
+@cute.jit
+def slice_kept(block, probs: cute.Tensor, begin: Int64, end: Int64, first: Int64, above: Float32,
+               at_least: Float32):
+    """(kept mass, last kept index or -1) of probs[begin:end], whose first item is the row's index ``first``: one
+    order-free pass (striped, 16 items a thread) and one tuple ``reduce``."""
+    mass = Float32(0)
+    last = Int32(-1)
+    start = begin
+    while start < end:
+        items = coop.ThreadData(WIDE, np.float32)
+        coop.load(block, probs, items, algorithm="striped", offset=start,
+                  valid_items=min(end - start, WIDE_TILE), oob_default=np.float32(0))
+        for i in cutlass.range_constexpr(WIDE):
+            if items[i] > above and items[i] >= at_least:
+                mass += items[i]
+                last = Int32(first + (start - begin) + i * THREADS + block.rank())
+        start += WIDE_TILE
+    return coop.reduce(block, (mass, last), binary_op=sum_max)
+
+
+@cute.jit
+def sample_slices(block, probs: cute.Tensor, partials: cute.Tensor, lasts: cute.Tensor, arrive: cute.Tensor,
+                  row: Int64, slices: Int64, part: Int64, begin: Int64, end: Int64, slice_length: Int64,
+                  above: Float32, at_least: Float32, u: Float32, scaled: cutlass.Constexpr):
+    """``sample_kept`` after a pass that sums the kept mass, for a row split into slices, one block each, in one
+    launch (or one block per row: ``slices`` 1): each slice's kept mass and last kept index meet in
+    partials/lasts[block] across a grid barrier; every block of the row then finds, from the same numbers in the
+    same order, the slice where the running mass passes the target (``u``, or ``u`` times the kept mass with
+    ``scaled``), and that block alone walks its slice in order. (the sample, whether this block writes it: the
+    crossing slice's block, or the row's first when rounding left no crossing)."""
+    first = part * slice_length
+    mass, last = slice_kept(block, probs, begin, end, first, above, at_least)
+    none = Int32(NO_INDEX)
+    target = u
+    if cutlass.const_expr(scaled):
+        target = u * mass
+    crossing = none
+    if mass > target:
+        crossing = Int32(0)
+    running = Float32(0)
+    row_last = last
+    if slices > 1:
+        if block.rank() == 0:
+            partials[Int64(cute.arch.block_idx()[0])] = mass
+            lasts[Int64(cute.arch.block_idx()[0])] = last
+        grid_barrier(arrive)
+        mine = Float32(0)
+        my_last = Int32(-1)
+        if block.rank() < slices:
+            mine = partials[row * slices + block.rank()]
+            my_last = lasts[row * slices + block.rank()]
+        total = cute_coop.ThreadData(1, np.float32)
+        before = cute_coop.exclusive_sum(block, mine, aggregate_output=total)
+        target = u
+        if cutlass.const_expr(scaled):
+            target = u * total[0]
+        mine_crosses = none
+        if mine > 0 and before + mine > target:
+            mine_crosses = Int32(block.rank())
+        crossing, running, row_last = coop.reduce(block, (mine_crosses, before, my_last), binary_op=first_crossing)
+    chosen = max(row_last, Int32(0))
+    writes = cutlass.Boolean(False)
+    if crossing == none and part == 0:
+        writes = cutlass.Boolean(True)
+    if Int64(crossing) == part:
+        found, _ = sample_kept(block, probs, begin, end - begin, above, at_least, target, running)
+        chosen = Int32(first + found)
+        writes = cutlass.Boolean(True)
+    return chosen, writes
+
+
 @cute.kernel
-def sampling_from_probs_kernel(probs: cute.Tensor, samples: cute.Tensor, vocab: Int64, seed: Uint64,
+def sampling_from_probs_kernel(probs: cute.Tensor, samples: cute.Tensor, partials: cute.Tensor, lasts: cute.Tensor,
+                               arrive: cute.Tensor, vocab: Int64, slice_length: Int64, seed: Uint64,
                                offset: Uint64):
-    row = Int64(cute.arch.block_idx()[0])
+    """One block per row (slice_length >= vocab; partials, lasts and arrive unused), or per row slice in one launch
+    (``sample_slices``)."""
+    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
     block = coop.this_block()
     u = philox_uniform(seed, offset, row)
-    chosen, _ = sample_kept(block, probs, row * vocab, vocab, Float32(0), Float32(0), u)
-    if block.rank() == 0:
+    chosen = Int32(0)
+    writes = cutlass.Boolean(True)
+    if slices > 1:
+        chosen, writes = sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begin, end,
+                                       slice_length, Float32(0), Float32(0), u, False)
+    else:
+        chosen, _ = sample_kept(block, probs, begin, vocab, Float32(0), Float32(0), u, Float32(0))
+    if block.rank() == 0 and writes:
         samples[row] = chosen
 
 
 @cute.kernel
-def min_p_sampling_from_probs_kernel(probs: cute.Tensor, samples: cute.Tensor, vocab: Int64, min_p: cute.Tensor,
-                                     seed: Uint64, offset: Uint64):
-    row = Int64(cute.arch.block_idx()[0])
+def min_p_sampling_from_probs_kernel(probs: cute.Tensor, samples: cute.Tensor, partials: cute.Tensor,
+                                     lasts: cute.Tensor, arrive: cute.Tensor, vocab: Int64, slice_length: Int64,
+                                     min_p: cute.Tensor, seed: Uint64, offset: Uint64):
+    """The row's largest probability, then ``sample_slices`` over p >= largest * min_p with u scaled by their mass;
+    over row slices the slices' largest meet in partials[blocks + block] first."""
+    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
     block = coop.this_block()
-    base = row * vocab
     u = philox_uniform(seed, offset, row)
     largest = Float32(0)
-    start = Int64(0)
-    while start < vocab:
+    start = begin
+    while start < end:
         items = coop.ThreadData(WIDE, np.float32)
-        coop.load(block, probs, items, algorithm="striped", offset=base + start,
-                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
+        coop.load(block, probs, items, algorithm="striped", offset=start,
+                  valid_items=min(end - start, WIDE_TILE), oob_default=np.float32(0))
         for i in cutlass.range_constexpr(WIDE):
             largest = max(largest, items[i])
         start += WIDE_TILE
-    threshold = coop.reduce(block, largest, binary_op="max") * min_p[row]
-    total = kept_mass(block, probs, base, vocab, threshold)
-    chosen, _ = sample_kept(block, probs, base, vocab, Float32(0), threshold, u * total)
-    if block.rank() == 0:
+    largest = coop.reduce(block, largest, binary_op="max")
+    if slices > 1:
+        blocks = Int64(cute.arch.grid_dim()[0])
+        if block.rank() == 0:
+            partials[blocks + Int64(cute.arch.block_idx()[0])] = largest
+        grid_barrier(arrive)
+        mine = Float32(0)
+        if block.rank() < slices:
+            mine = partials[blocks + row * slices + block.rank()]
+        largest = coop.reduce(block, mine, binary_op="max")
+    chosen, writes = sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begin, end, slice_length,
+                                   Float32(0), largest * min_p[row], u, True)
+    if block.rank() == 0 and writes:
         samples[row] = chosen
 
 
@@ -753,7 +851,7 @@ def top_k_top_p_sampling_from_probs_kernel(probs: cute.Tensor, samples: cute.Ten
     while not done:
         u = philox_uniform(seed, offset + draw, row)
         draw += Uint64(1)
-        chosen, any_kept = sample_kept(block, probs, base, vocab, low, Float32(0), u * q)
+        chosen, any_kept = sample_kept(block, probs, base, vocab, low, Float32(0), u * q, Float32(0))
         if not any_kept:
             chosen = Int32(0)
             done = cutlass.Boolean(True)
@@ -837,16 +935,19 @@ def launch_top_p_renorm_probs(probs: cute.Tensor, out: cute.Tensor, masses: cute
 
 
 @cute.jit
-def launch_sampling_from_probs(probs: cute.Tensor, samples: cute.Tensor, vocab: Int64, seed: Uint64, offset: Uint64,
-                               batch: Int32):
-    sampling_from_probs_kernel(probs, samples, vocab, seed, offset).launch(grid=(batch, 1, 1), block=(THREADS, 1, 1))
+def launch_sampling_from_probs(probs: cute.Tensor, samples: cute.Tensor, partials: cute.Tensor, lasts: cute.Tensor,
+                               arrive: cute.Tensor, vocab: Int64, slice_length: Int64, seed: Uint64, offset: Uint64,
+                               blocks: Int32):
+    sampling_from_probs_kernel(probs, samples, partials, lasts, arrive, vocab, slice_length, seed, offset).launch(
+        grid=(blocks, 1, 1), block=(THREADS, 1, 1))
 
 
 @cute.jit
-def launch_min_p_sampling_from_probs(probs: cute.Tensor, samples: cute.Tensor, vocab: Int64, min_p: cute.Tensor,
-                                     seed: Uint64, offset: Uint64, batch: Int32):
-    min_p_sampling_from_probs_kernel(probs, samples, vocab, min_p, seed, offset).launch(
-        grid=(batch, 1, 1), block=(THREADS, 1, 1))
+def launch_min_p_sampling_from_probs(probs: cute.Tensor, samples: cute.Tensor, partials: cute.Tensor,
+                                     lasts: cute.Tensor, arrive: cute.Tensor, vocab: Int64, slice_length: Int64,
+                                     min_p: cute.Tensor, seed: Uint64, offset: Uint64, blocks: Int32):
+    min_p_sampling_from_probs_kernel(probs, samples, partials, lasts, arrive, vocab, slice_length, min_p, seed,
+                                     offset).launch(grid=(blocks, 1, 1), block=(THREADS, 1, 1))
 
 
 @cute.jit

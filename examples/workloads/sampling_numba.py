@@ -603,11 +603,11 @@ def top_p_renorm_probs_kernel(probs, bits, out, masses, partials, arrive, vocab,
 
 
 @cuda.jit(device=True, inline="always")
-def sample_kept(block, probs, base, vocab, above, at_least, target):
-    """FlashInfer's sampling rule over the kept probabilities (``p > above`` and ``p >= at_least``), tiles in
-    order: the first kept index whose inclusive prefix sum exceeds ``target``, else the last kept index (0 if none).
-    Returns (index, whether any probability was kept)."""
-    running = np.float32(0)
+def sample_kept(block, probs, base, vocab, above, at_least, target, running):
+    """FlashInfer's sampling rule over the kept probabilities (``p > above`` and ``p >= at_least``) of
+    probs[base:base + vocab], tiles in order from a mass of ``running`` before them: the first kept index whose
+    inclusive prefix sum exceeds ``target``, else the last kept index (0 if none). Returns (index from base,
+    whether any probability was kept)."""
     found = NO_INDEX
     last = np.int32(-1)
     crossed = False  # the running mass passed target: this tile holds the sample (or rounding left none)
@@ -641,35 +641,119 @@ def sample_kept(block, probs, base, vocab, above, at_least, target):
     return max(last, np.int32(0)), last >= 0
 
 
+@cuda.jit(device=True, inline="always")
+def slice_kept(block, probs, begin, end, first, above, at_least):
+    """(kept mass, last kept index or -1) of probs[begin:end], whose first item is the row's index ``first``: one
+    order-free pass (striped, 16 items a thread) and one tuple ``reduce``."""
+    mass = np.float32(0)
+    last = np.int32(-1)
+    start = begin
+    while start < end:
+        items = coop.ThreadData(WIDE, np.float32)
+        coop.load(block, probs, items, algorithm="striped", offset=start,
+                  valid_items=min(end - start, WIDE_TILE), oob_default=np.float32(0))
+        for i in range(WIDE):
+            if items[i] > above and items[i] >= at_least:
+                mass += items[i]
+                last = np.int32(first + (start - begin) + i * THREADS + block.rank())
+        start += WIDE_TILE
+    return coop.reduce(block, (mass, last), binary_op=sum_max)
+
+
+def first_crossing(a, b):
+    """(slice, mass before it) of the lower crossing slice, and the larger last kept index."""
+    return (a[0], a[1], max(a[2], b[2])) if a[0] <= b[0] else (b[0], b[1], max(a[2], b[2]))
+
+
+@cuda.jit(device=True, inline="always")
+def sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begin, end, slice_length, above,
+                  at_least, u, scaled):
+    """``sample_kept`` after a pass that sums the kept mass, for a row split into slices, one block each, in one
+    launch (or one block per row: ``slices`` 1): each slice's kept mass and last kept index meet in
+    partials/lasts[block] across a grid barrier; every block of the row then finds, from the same numbers in the
+    same order, the slice where the running mass passes the target (``u``, or ``u`` times the kept mass with
+    ``scaled``), and that block alone walks its slice in order. (the sample, whether this block writes it: the
+    crossing slice's block, or the row's first when rounding left no crossing)."""
+    first = part * slice_length
+    mass, last = slice_kept(block, probs, begin, end, first, above, at_least)
+    none = np.int32(2**31 - 1)
+    if slices > 1:
+        if block.rank() == 0:
+            partials[cuda.blockIdx.x] = mass
+            lasts[cuda.blockIdx.x] = last
+        grid_barrier(arrive)
+        mine = np.float32(0)
+        my_last = np.int32(-1)
+        if block.rank() < slices:
+            mine = cuda.ldcg(partials, row * slices + block.rank())
+            my_last = cuda.ldcg(lasts, row * slices + block.rank())
+        total = numba_coop.ThreadData(1, np.float32)
+        before = numba_coop.exclusive_sum(block, mine, aggregate_output=total)
+        target = u * total[0] if scaled else u
+        mine_crosses = none
+        if mine > 0 and before + mine > target:
+            mine_crosses = np.int32(block.rank())
+        crossing, running, row_last = coop.reduce(block, (mine_crosses, before, my_last), binary_op=first_crossing)
+    else:
+        target = u * mass if scaled else u
+        crossing = np.int32(0) if mass > target else none
+        running = np.float32(0)
+        row_last = last
+    chosen = max(row_last, np.int32(0))
+    writes = crossing == none and part == 0
+    if crossing == part:
+        found, _ = sample_kept(block, probs, begin, end - begin, above, at_least, target, running)
+        chosen = np.int32(first + found)
+        writes = True
+    return chosen, writes
+
+
 @cuda.jit(launch_bounds=THREADS)
-def sampling_from_probs_kernel(probs, samples, vocab, seed, offset):
-    row = np.int64(cuda.blockIdx.x)
+def sampling_from_probs_kernel(probs, samples, partials, lasts, arrive, vocab, slice_length, seed, offset):
+    """One block per row (slice_length >= vocab; partials, lasts and arrive unused), or per row slice in one launch
+    (``sample_slices``)."""
+    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
     block = coop.this_block()
     u = philox_uniform(seed, offset, row)
-    chosen, _ = sample_kept(block, probs, row * vocab, vocab, np.float32(0), np.float32(0), u)
-    if block.rank() == 0:
+    if slices > 1:
+        chosen, writes = sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begin, end,
+                                       slice_length, np.float32(0), np.float32(0), u, False)
+    else:
+        chosen, _ = sample_kept(block, probs, begin, vocab, np.float32(0), np.float32(0), u, np.float32(0))
+        writes = True
+    if block.rank() == 0 and writes:
         samples[row] = chosen
 
 
 @cuda.jit(launch_bounds=THREADS)
-def min_p_sampling_from_probs_kernel(probs, samples, vocab, min_p, seed, offset):
-    row = np.int64(cuda.blockIdx.x)
+def min_p_sampling_from_probs_kernel(probs, samples, partials, lasts, arrive, vocab, slice_length, min_p, seed,
+                                     offset):
+    """The row's largest probability, then ``sample_kept`` over p >= largest * min_p with u scaled by their mass;
+    over row slices (``sample_slices``) the slices' largest meet in partials[batch x slices + block] first."""
+    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
     block = coop.this_block()
-    base = row * vocab
     u = philox_uniform(seed, offset, row)
     largest = np.float32(0)
-    start = np.int64(0)
-    while start < vocab:
+    start = begin
+    while start < end:
         items = coop.ThreadData(WIDE, np.float32)
-        coop.load(block, probs, items, algorithm="striped", offset=base + start,
-                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
+        coop.load(block, probs, items, algorithm="striped", offset=start,
+                  valid_items=min(end - start, WIDE_TILE), oob_default=np.float32(0))
         for i in range(WIDE):
             largest = max(largest, items[i])
         start += WIDE_TILE
-    threshold = coop.reduce(block, largest, binary_op="max") * min_p[row]
-    total = kept_mass(block, probs, base, vocab, threshold)
-    chosen, _ = sample_kept(block, probs, base, vocab, np.float32(0), threshold, u * total)
-    if block.rank() == 0:
+    largest = coop.reduce(block, largest, binary_op="max")
+    if slices > 1:
+        if block.rank() == 0:
+            partials[cuda.gridDim.x + cuda.blockIdx.x] = largest
+        grid_barrier(arrive)
+        mine = np.float32(0)
+        if block.rank() < slices:
+            mine = cuda.ldcg(partials, cuda.gridDim.x + row * slices + block.rank())
+        largest = coop.reduce(block, mine, binary_op="max")
+    chosen, writes = sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begin, end,
+                                   slice_length, np.float32(0), largest * min_p[row], u, True)
+    if block.rank() == 0 and writes:
         samples[row] = chosen
 
 
@@ -698,7 +782,7 @@ def top_k_top_p_sampling_from_probs_kernel(probs, samples, vocab, top_k, top_p, 
     while not done:
         u = philox_uniform(seed, np.uint64(offset) + draw, row)
         draw += np.uint64(1)
-        chosen, any_kept = sample_kept(block, probs, base, vocab, low, np.float32(0), u * q)
+        chosen, any_kept = sample_kept(block, probs, base, vocab, low, np.float32(0), u * q, np.float32(0))
         if not any_kept:
             chosen = np.int32(0)
             done = True
@@ -785,6 +869,46 @@ def top_p_renorm_probs(probs, bits, out, top_p, masses=None, partials=None, arri
     masses, partials, arrive = select_workspace(batch, slices, masses, partials, arrive, np.int64)
     top_p_renorm_probs_kernel[batch * slices, THREADS](probs.reshape(-1), bits.reshape(-1), out.reshape(-1), masses,
                                                        partials, arrive, np.int64(vocab), np.int64(length), top_p)
+
+
+def sampling_from_probs(probs, samples, seed, offset, partials=None, lasts=None, arrive=None):
+    """Launch sampling from a (batch, vocab) device array of probabilities into ``samples`` (int32, batch): one
+    launch, a block per row or, for small batches, per row slice (``partials``: float32, 2 x batch x slices;
+    ``lasts``: int32, batch x slices; ``arrive`` as ``top_k_mask_logits``; made here when not given)."""
+    batch, vocab = probs.shape
+    slices, length = resident_sample_plan(batch, vocab)
+    partials, lasts, arrive = sample_workspace(batch, slices, partials, lasts, arrive)
+    sampling_from_probs_kernel[batch * slices, THREADS](probs.reshape(-1), samples, partials, lasts, arrive,
+                                                        np.int64(vocab), np.int64(length), np.uint64(seed),
+                                                        np.uint64(offset))
+
+
+def min_p_sampling_from_probs(probs, samples, min_p, seed, offset, partials=None, lasts=None, arrive=None):
+    """Launch min-p sampling (``min_p``: float32, batch) as ``sampling_from_probs``."""
+    batch, vocab = probs.shape
+    slices, length = resident_sample_plan(batch, vocab)
+    partials, lasts, arrive = sample_workspace(batch, slices, partials, lasts, arrive)
+    min_p_sampling_from_probs_kernel[batch * slices, THREADS](probs.reshape(-1), samples, partials, lasts, arrive,
+                                                              np.int64(vocab), np.int64(length), min_p,
+                                                              np.uint64(seed), np.uint64(offset))
+
+
+def sample_workspace(batch, slices, partials, lasts, arrive):
+    """(partials, lasts, arrive) of a sampler's launch: the given ones, else made here."""
+    if partials is None:
+        partials = cuda.device_array(2 * batch * slices, np.float32)
+    if lasts is None:
+        lasts = cuda.device_array(batch * slices, np.int32)
+    return partials, lasts, barrier_words() if arrive is None else arrive
+
+
+def resident_sample_plan(batch, vocab):
+    """``slice_plan`` for the samplers, kept to one block per row when the device has fewer SMs than the sliced
+    launch has blocks (its grid barrier needs every block resident at once)."""
+    slices, length = slice_plan(batch, vocab)
+    if slices > 1 and batch * slices > cuda.get_current_device().MULTIPROCESSOR_COUNT:
+        return 1, vocab
+    return slices, length
 
 
 _BARRIER_WORDS = {}
