@@ -721,6 +721,22 @@ def slice_kept(block, probs: cute.Tensor, begin: Int64, end: Int64, first: Int64
 
 
 @cute.jit
+def kept_sum(block, probs: cute.Tensor, begin: Int64, end: Int64, above: Float32, at_least: Float32):
+    """The kept mass of probs[begin:end] (``slice_kept`` without the index), in every thread."""
+    mass = Float32(0)
+    start = begin
+    while start < end:
+        items = coop.ThreadData(WIDE, np.float32)
+        coop.load(block, probs, items, algorithm="striped", offset=start,
+                  valid_items=min(end - start, WIDE_TILE), oob_default=np.float32(0))
+        for i in cutlass.range_constexpr(WIDE):
+            if items[i] > above and items[i] >= at_least:
+                mass += items[i]
+        start += WIDE_TILE
+    return coop.sum(block, mass)
+
+
+@cute.jit
 def sample_slices(block, probs: cute.Tensor, partials: cute.Tensor, lasts: cute.Tensor, arrive: cute.Tensor,
                   row: Int64, slices: Int64, part: Int64, begin: Int64, end: Int64, slice_length: Int64,
                   above: Float32, at_least: Float32, u: Float32, scaled: cutlass.Constexpr):
@@ -731,17 +747,18 @@ def sample_slices(block, probs: cute.Tensor, partials: cute.Tensor, lasts: cute.
     ``scaled``), and that block alone walks its slice in order. (the sample, whether this block writes it: the
     crossing slice's block, or the row's first when rounding left no crossing)."""
     first = part * slice_length
-    mass, last = slice_kept(block, probs, begin, end, first, above, at_least)
     none = Int32(NO_INDEX)
     target = u
-    if cutlass.const_expr(scaled):
-        target = u * mass
     crossing = none
-    if mass > target:
-        crossing = Int32(0)
     running = Float32(0)
-    row_last = last
-    if slices > 1:
+    row_last = Int32(-1)
+    if slices == 1:  # the row's block walks it, finding the row's last kept index itself if rounding leaves no
+        # crossing
+        crossing = Int32(0)
+        if cutlass.const_expr(scaled):
+            target = u * kept_sum(block, probs, begin, end, above, at_least)
+    else:
+        mass, last = slice_kept(block, probs, begin, end, first, above, at_least)
         if block.rank() == 0:
             partials[Int64(cute.arch.block_idx()[0])] = mass
             lasts[Int64(cute.arch.block_idx()[0])] = last

@@ -660,6 +660,22 @@ def slice_kept(block, probs, begin, end, first, above, at_least):
     return coop.reduce(block, (mass, last), binary_op=sum_max)
 
 
+@cuda.jit(device=True, inline="always")
+def kept_sum(block, probs, begin, end, above, at_least):
+    """The kept mass of probs[begin:end] (``slice_kept`` without the index), in every thread."""
+    mass = np.float32(0)
+    start = begin
+    while start < end:
+        items = coop.ThreadData(WIDE, np.float32)
+        coop.load(block, probs, items, algorithm="striped", offset=start,
+                  valid_items=min(end - start, WIDE_TILE), oob_default=np.float32(0))
+        for i in range(WIDE):
+            if items[i] > above and items[i] >= at_least:
+                mass += items[i]
+        start += WIDE_TILE
+    return coop.sum(block, mass)
+
+
 def first_crossing(a, b):
     """(slice, mass before it) of the lower crossing slice, and the larger last kept index."""
     return (a[0], a[1], max(a[2], b[2])) if a[0] <= b[0] else (b[0], b[1], max(a[2], b[2]))
@@ -675,9 +691,9 @@ def sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begi
     ``scaled``), and that block alone walks its slice in order. (the sample, whether this block writes it: the
     crossing slice's block, or the row's first when rounding left no crossing)."""
     first = part * slice_length
-    mass, last = slice_kept(block, probs, begin, end, first, above, at_least)
     none = np.int32(2**31 - 1)
     if slices > 1:
+        mass, last = slice_kept(block, probs, begin, end, first, above, at_least)
         if block.rank() == 0:
             partials[cuda.blockIdx.x] = mass
             lasts[cuda.blockIdx.x] = last
@@ -694,11 +710,11 @@ def sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begi
         if mine > 0 and before + mine > target:
             mine_crosses = np.int32(block.rank())
         crossing, running, row_last = coop.reduce(block, (mine_crosses, before, my_last), binary_op=first_crossing)
-    else:
-        target = u * mass if scaled else u
-        crossing = np.int32(0) if mass > target else none
+    else:  # the row's block walks it, finding the row's last kept index itself if rounding leaves no crossing
+        target = u * kept_sum(block, probs, begin, end, above, at_least) if scaled else u
+        crossing = np.int32(0)
         running = np.float32(0)
-        row_last = last
+        row_last = np.int32(-1)
     chosen = max(row_last, np.int32(0))
     writes = crossing == none and part == 0
     if crossing == part:
@@ -873,10 +889,11 @@ def top_p_renorm_probs(probs, bits, out, top_p, masses=None, partials=None, arri
 
 def sampling_from_probs(probs, samples, seed, offset, partials=None, lasts=None, arrive=None):
     """Launch sampling from a (batch, vocab) device array of probabilities into ``samples`` (int32, batch): one
-    launch, a block per row or, for small batches, per row slice (``partials``: float32, 2 x batch x slices;
+    launch, a block per row or, for small batches of long rows (``select_plan``), per row slice (``partials``:
+    float32, 2 x batch x slices;
     ``lasts``: int32, batch x slices; ``arrive`` as ``top_k_mask_logits``; made here when not given)."""
     batch, vocab = probs.shape
-    slices, length = resident_sample_plan(batch, vocab)
+    slices, length = resident_select_plan(batch, vocab)
     partials, lasts, arrive = sample_workspace(batch, slices, partials, lasts, arrive)
     sampling_from_probs_kernel[batch * slices, THREADS](probs.reshape(-1), samples, partials, lasts, arrive,
                                                         np.int64(vocab), np.int64(length), np.uint64(seed),
@@ -886,7 +903,7 @@ def sampling_from_probs(probs, samples, seed, offset, partials=None, lasts=None,
 def min_p_sampling_from_probs(probs, samples, min_p, seed, offset, partials=None, lasts=None, arrive=None):
     """Launch min-p sampling (``min_p``: float32, batch) as ``sampling_from_probs``."""
     batch, vocab = probs.shape
-    slices, length = resident_sample_plan(batch, vocab)
+    slices, length = resident_select_plan(batch, vocab)
     partials, lasts, arrive = sample_workspace(batch, slices, partials, lasts, arrive)
     min_p_sampling_from_probs_kernel[batch * slices, THREADS](probs.reshape(-1), samples, partials, lasts, arrive,
                                                               np.int64(vocab), np.int64(length), min_p,
@@ -900,15 +917,6 @@ def sample_workspace(batch, slices, partials, lasts, arrive):
     if lasts is None:
         lasts = cuda.device_array(batch * slices, np.int32)
     return partials, lasts, barrier_words() if arrive is None else arrive
-
-
-def resident_sample_plan(batch, vocab):
-    """``slice_plan`` for the samplers, kept to one block per row when the device has fewer SMs than the sliced
-    launch has blocks (its grid barrier needs every block resident at once)."""
-    slices, length = slice_plan(batch, vocab)
-    if slices > 1 and batch * slices > cuda.get_current_device().MULTIPROCESSOR_COUNT:
-        return 1, vocab
-    return slices, length
 
 
 _BARRIER_WORDS = {}

@@ -181,12 +181,12 @@ def test_top_p_host_wrapper_slices_small_batches(batch, vocab, distribution):
     llm_sampling.check("top_p_renorm_probs", renormed.copy_to_host(), ref.renorm(probs, ref.top_p_keep(probs, top_p)))
 
 
-@pytest.mark.parametrize("batch, vocab, distribution", [(1, 128256, "normal"), (3, 50001, "gumbel"),
+@pytest.mark.parametrize("batch, vocab, distribution", [(1, 128256, "normal"), (3, 65536, "gumbel"),
                                                         (6, 70001, "ties"), (8, 32000, "normal"),
-                                                        (33, 16384, "gumbel"), (200, 4096, "normal")])
+                                                        (66, 100000, "gumbel"), (200, 4096, "normal")])
 def test_sampler_host_wrappers_slice_small_batches(batch, vocab, distribution):
-    """``sampling_numba.sampling_from_probs`` and ``min_p_sampling_from_probs`` split rows into slices for small
-    batches (one launch: each slice's kept mass meets the others' across a grid barrier, and the slice where the
+    """``sampling_numba.sampling_from_probs`` and ``min_p_sampling_from_probs`` split rows of 65536 items or more
+    into slices for small batches (one launch: each slice's kept mass meets the others' across a grid barrier, and the slice where the
     running mass passes u walks itself in order) and use one block per row otherwise: over several offsets the
     samples equal the oracle's, with min_p at its edges and a one-hot row whose one is in the last slice."""
     _, probs = rows(batch, vocab, distribution)
@@ -196,7 +196,7 @@ def test_sampler_host_wrappers_slice_small_batches(batch, vocab, distribution):
     edges = np.array([0.1, 0.0, 0.5, 1.0, 0.01, 0.2], np.float32)
     min_p = edges[:batch] if batch <= edges.size else rng.uniform(0, 1, batch).astype(np.float32)
     device_probs, device_min_p = cuda.to_device(probs), cuda.to_device(min_p)
-    assert (kernels.slice_plan(batch, vocab)[0] > 1) == (batch <= 66 and vocab >= 2 * kernels.TILE)
+    assert (kernels.select_plan(batch, vocab)[0] > 1) == (batch <= 66 and vocab >= 65536)
     for offset in rng.integers(0, 10**6, 4):
         u = ref.uniforms(12345, int(offset), batch)
         drawn = cuda.to_device(np.full(batch, -1, np.int32))
