@@ -17,7 +17,11 @@ One 1024-thread block per row of a (batch, vocab) float32 matrix, the vocabulary
   ``reduce`` to pick the bin), then a pass that renormalises; split rows as top-k's, on the bins' masses;
 * samplers: one Philox uniform per row (``sampling_reference.py`` documents the stream), then tiles in order: one
   tuple ``reduce`` of (tile mass, last kept index) per tile, and at the tile where the running mass passes ``u`` an
-  ``inclusive_sum`` and a ``reduce`` that find the first index past it; the walk stops there.
+  ``inclusive_sum`` and a ``reduce`` that find the first index past it; the walk stops there. Small batches of
+  long rows (``select_plan``) split each row over the blocks of one launch: each slice's kept mass and last kept
+  index (one order-free pass, one tuple ``reduce``) meet across a grid barrier, an ``exclusive_sum`` over the slices'
+  masses and one tuple ``reduce`` name the slice where the running mass passes ``u`` in every block alike, and that
+  block alone walks its slice (``sample_slices``; min-p meets the slices' largest probabilities first).
 
 What differs from ``sampling_numba.py``, and why:
 
