@@ -1,9 +1,10 @@
 """sm_90 builds of segmented reduce and sum (docs: operations/reduce, "Segmented reductions"; SPEC 8.21) on
-numba-cuda-mlir: the reverse segmented scan with positions past valid_items isolated, the compacting form sharing one
-region of scratch with select's ranks and exchange behind a barrier, warps scanning without scratch unless they
-compact, results as payloads, scalars, ``(totals, count)`` and ``((t0, t1), count)`` feeding later calls, the count as
-a uniform condition, float16 and aggregates with a callable in the qualified namespace. Results are checked by the
-conformance suite (tests/conformance/cases.py, both backends, on the GPU)."""
+numba-cuda-mlir: the reverse segmented scan with positions past valid_items isolated, the compacting form on blocks
+ranking the starts in the same scan and scattering the kept totals beside its storage (in SASS: the plain form's
+shuffles and one barrier more), warps scanning without scratch unless they compact, results as payloads, scalars,
+``(totals, count)`` and ``((t0, t1), count)`` feeding later calls, the count as a uniform condition, float16 and
+aggregates with a callable in the qualified namespace. Results are checked by the conformance suite
+(tests/conformance/cases.py, both backends, on the GPU)."""
 from __future__ import annotations
 
 import numpy as np
@@ -41,16 +42,56 @@ def block_forms(src, flags_in, dst, counts, n):
 def test_a_block_scans_then_compacts_in_one_region_and_keeps_the_reuse_barrier_only_before_another_use():
     built = build_kernel(block_forms, (I32, I32, I32, I32, np.int32(300)), check_scratch=True)
     plain, compact = _providers(built)
-    for provider in (plain, compact):
-        assert "cuda_coop::BlockSegmentedReverseScan<int, 128, 1, 1>(storage.scan).InclusiveScan(in, " in provider
-        assert "cuda_coop::isolated_starts(heads, first, valid_items, cut);" in provider
+    scan = "cuda_coop::BlockSegmentedReverseScan<int, 128, 1, 1>(storage.scan)."
+    assert scan + "InclusiveScan(in, out, cut, " in plain
+    assert "cuda_coop::isolated_starts(heads, first, (int)valid_items, cut);" in plain
+    assert "cuda_coop::isolated_starts(heads, cut);" in compact  # no valid_items: the whole tile
     assert "(int* items, int* head_flags, long long valid_items, int* output, char* scratch" in plain
     assert "(int* items, int* head_flags, long long valid_items, int* output, int* count, char* scratch" in compact
-    assert compact.index("InclusiveScan(") < compact.index("cuda_coop::sync_block();") < \
-        compact.index(".Rank(keep, valid_items, ranks);") < compact.index("ScatterToBlocked(totals, out, ranks);")
+    assert compact.index(scan + "InclusiveScanCounting(in, totals, cut, keep, ") < \
+        compact.index("ScatterToBlocked(totals, out, keep, ranks, n);")
+    assert "cuda_coop::sync_block();" not in compact and "Rank(" not in compact  # one scan, no barrier between
     assert "cuda_coop::check_range(valid_items, 0, 512);" in compact  # no valid_items: the tile
     assert REUSE_MARK in plain and REUSE_MARK not in compact
-    assert built.metadata["scratch_bytes"] == 4 * THREADS * K  # the exchange's tile is the largest use
+    # the scatter's tile beside the scan's storage (a (flags, value) pair per warp)
+    assert built.metadata["scratch_bytes"] == 4 * THREADS * K + 8 * THREADS // 32
+
+
+@cuda.jit
+def compact_only(src, flags_in, dst, counts):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    flags = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    coop.load(block, flags_in, flags)
+    totals, count = coop.sum(block, items, head_flags=flags, compact=True)
+    coop.store(block, dst, totals, valid_items=count)
+    counts[0] = count
+
+
+@cuda.jit
+def scan_only(src, flags_in, dst, counts):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    flags = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    coop.load(block, flags_in, flags)
+    totals = coop.sum(block, items, head_flags=flags)
+    coop.store(block, dst, totals)
+
+
+def _count(sass: str, opcode: str) -> int:
+    return sum(1 for line in sass.splitlines() if f" {opcode}" in line and "*/" in line)
+
+
+def test_a_compacting_block_sum_is_one_suffix_scan_and_one_scatter_in_sass():
+    """Issue 42's segment sums: the compacted totals cost the segmented scan's own shuffles (the starts are counted
+    in its flag word, no second block scan) and one barrier more than the plain segmented sum (the scatter's; the
+    scan's storage and the scatter's lie side by side, so no barrier between them); no local memory."""
+    compact = build_kernel(compact_only, (I32, I32, I32, I32), check_scratch=True).sass()
+    plain = build_kernel(scan_only, (I32, I32, I32, I32), check_scratch=True).sass()
+    assert (_count(plain, "BAR.SYNC"), _count(compact, "BAR.SYNC")) == (1, 2)
+    assert _count(compact, "SHFL.") == _count(plain, "SHFL.") > 0
 
 
 @cuda.jit
@@ -171,7 +212,7 @@ def record_sums(src, flags_in, dst):
 def test_aggregates_take_a_callable_in_the_qualified_namespace():
     pairs = np.zeros(THREADS * K, PAIR)
     built = build_kernel(record_sums, (pairs, I32, pairs.copy()), check_scratch=True)
-    assert "cuda_coop::BlockSelectExchange<" in _providers(built)[0]
+    assert "cuda_coop::BlockScatterKept<cuda_coop_agg_8_4, 4, 128, 1, 1>" in _providers(built)[0]
 
 
 @cuda.jit

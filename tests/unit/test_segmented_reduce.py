@@ -1,7 +1,8 @@
 """Segmented reduce and sum without a compiler (docs: operations/reduce, "Segmented reductions"; SPEC 8.21): planning,
 the errors they own (O5, O16, C4, C11, P2/P5/P7 of the flags, C6/C7, G3/G15, S2), the provider the emitter writes
-(the reverse segmented scan with positions past valid_items isolated; with compact, select's ranks and exchange),
-the entry point of a tuple, and a NumPy model of the totals the reverse scan leaves at segment starts."""
+(the reverse segmented scan with positions past valid_items isolated; with compact, on blocks the same scan ranking
+the starts and a scatter of the kept totals, on warps select's ranks and exchange), the entry point of a tuple, and
+NumPy models of the totals the reverse scan leaves at segment starts and of the ranks its counting form gives."""
 from __future__ import annotations
 
 import dataclasses
@@ -131,21 +132,33 @@ def test_a_block_provider_isolates_positions_past_valid_items_and_compacts_the_s
         (Abi.STRIDE, "stride", None)]
     lines = _lines(provider)
     order = ["cuda_coop::check_range(valid_items, 0, 192);",
-             "cuda_coop::isolated_starts(heads, first, valid_items, cut);",
-             "cuda_coop::BlockSegmentedReverseScan<double, 4, 4, 4>(storage.scan).InclusiveScan(in, totals, cut, "
-             "cuda::maximum<double>{});",
-             "cuda_coop::segment_starts(heads, first, keep);",
-             "cuda_coop::sync_block();  // the scan's storage is read before the ranks' is written",
-             "const int n = cuda_coop::BlockSelectRanks<3, 4, 4, 4>(storage.ranks).Rank(keep, valid_items, ranks);",
-             "cuda_coop::BlockSelectExchange<double, 3, 4, 4, 4>(storage.x0).ScatterToBlocked(totals, out, ranks);",
+             "const int first = (int)(rank * 3);  // the caller's first tile position",
+             "cuda_coop::isolated_starts(heads, first, (int)valid_items, cut);",
+             "cuda_coop::segment_starts(heads, first, (int)valid_items, keep);",
+             "const int n = cuda_coop::BlockSegmentedReverseScan<double, 4, 4, 4>(storage.scan).InclusiveScanCounting("
+             "in, totals, cut, keep, cuda::maximum<double>{}, ranks);",
+             "cuda_coop::BlockScatterKept<double, 3, 4, 4, 4>(storage.x0).ScatterToBlocked(totals, out, keep, ranks, "
+             "n);",
              "*count = n;"]
     at = [lines.index(line) for line in order]
     assert at == sorted(at)
-    assert "typename cuda_coop::BlockSegmentedReverseScan<double, 4, 4, 4>::TempStorage scan;" in provider.body
+    # one suffix scan ranks the starts: no second scan, and no barrier between the scan and the scatter, whose
+    # storage lies beside the scan's
+    assert provider.body.count("sync_block") == 1 and "Rank(" not in provider.body  # the reuse barrier only
+    assert provider.body.startswith("struct cuda_coop_reduce_")
+    assert ("_storage { typename cuda_coop::BlockSegmentedReverseScan<double, 4, 4, 4>::TempStorage scan; typename "
+            "cuda_coop::BlockScatterKept<double, 3, 4, 4, 4>::TempStorage x0; };") in provider.body
     assert REUSE_MARK in provider.body and REUSE_MARK not in emit_segmented(dataclasses.replace(
         spec, barrier=False)).body
     assert provider.headers[:3] == ("cuda_coop/block/block_segmented_reverse_scan.cuh", "cuda_coop/util_segment.cuh",
                                     "cuda_coop/block/block_select.cuh")
+
+
+def test_a_whole_tile_is_cut_at_its_flags_only():
+    lines = _lines(emit_segmented(_plan(compact=True)))
+    assert "cuda_coop::isolated_starts(heads, cut);" in lines
+    assert "cuda_coop::segment_starts(heads, first, keep);" in lines
+    assert not any("(int)valid_items" in line for line in lines)
 
 
 def test_a_warp_provider_returns_its_scalar_total_without_scratch():
@@ -156,7 +169,7 @@ def test_a_warp_provider_returns_its_scalar_total_without_scratch():
         (Abi.VALUE, "value"), (Abi.VALUE, "flag"), (Abi.I64, "valid_items"), (Abi.SCRATCH, "scratch"),
         (Abi.STRIDE, "stride")]
     lines = _lines(provider)
-    assert "const long long first = (long long)(rank % 16u) * 1;  // the caller's first tile position" in lines
+    assert "const int first = (int)((rank % 16u) * 1);  // the caller's first tile position" in lines
     assert ("cuda_coop::WarpSegmentedReverseScan<long long, 16, 128, 1, 1>().InclusiveScan(in[0], out[0], cut[0], "
             "cuda::minimum<long long>{});  // shuffles: no shared memory") in lines
     assert "return out[0];" in lines and REUSE_MARK not in provider.body
@@ -205,3 +218,65 @@ def test_the_scan_leaves_each_segments_total_at_its_start(valid):
     starts = [p for p in range(valid) if p == 0 or heads[p]]
     for lo, hi in zip(starts, starts[1:] + [valid]):
         assert totals[lo] == values[lo:hi].sum()
+
+
+def _suffix_segment_count_op(a, b):
+    """include/cuda_coop/util_segment.cuh's suffix_segment_count_op on (flag word, value) pairs, ``a`` before ``b``:
+    bits 0 and 1 as suffix_segment_op's, the marked positions counted from bit 2 on."""
+    stop = (a[0] & 2) != 0 or (b[0] & 1) != 0
+    return (a[0] + (b[0] & ~3)) | (2 if b[0] & 3 else 0), a[1] if stop else a[1] + b[1]
+
+
+def _suffix_segment_op(a, b):
+    stop = (a[0] & 2) != 0 or (b[0] & 1) != 0
+    return a[0] | (2 if b[0] else 0), a[1] if stop else a[1] + b[1]
+
+
+def _fold(pairs, op, rng):
+    """The pairs folded by ``op`` in a random bracketing (as any tree of a suffix scan folds them)."""
+    pairs = list(pairs)
+    while len(pairs) > 1:
+        j = int(rng.integers(len(pairs) - 1))
+        pairs[j:j + 2] = [op(pairs[j], pairs[j + 1])]
+    return pairs[0]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_counting_operator_folds_values_as_the_plain_one_and_counts_in_any_bracketing(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 40))
+    bits, marks, values = rng.integers(0, 4, n), rng.integers(0, 5, n), rng.integers(-99, 99, n)
+    plain = [(int(f), int(v)) for f, v in zip(bits, values)]
+    counted = [(int(f) | int(m) << 2, int(v)) for f, m, v in zip(bits, marks, values)]
+    expected = _fold(plain, _suffix_segment_op, rng)
+    for _ in range(4):
+        word, value = _fold(counted, _suffix_segment_count_op, rng)
+        assert (word & 3, value) == expected and word >> 2 == marks.sum()
+
+
+@pytest.mark.parametrize("threads, k, valid", [(8, 4, 32), (8, 4, 19), (5, 3, 0), (5, 3, 1), (32, 1, 23)])
+def test_one_counting_suffix_scan_ranks_the_kept_starts(threads, k, valid):
+    """BlockSegmentedReverseScan::InclusiveScanCounting's ranks, in NumPy: a thread's marks from item i on plus the
+    later threads' (the suffix scan's ``later``, none after the last thread) taken from the tile's count give the
+    marks before each item; the scatter then puts each kept total at its rank."""
+    rng = np.random.default_rng(threads * k + valid)
+    n = threads * k
+    values, heads = rng.integers(-50, 50, n), (rng.random(n) < 0.3).astype(int)
+    p = np.arange(n)
+    keep = ((p < valid) & ((p == 0) | (heads != 0))).astype(int)
+    per_thread = keep.reshape(threads, k)
+    later = np.concatenate([np.cumsum(per_thread.sum(1)[::-1])[::-1][1:], [0]])  # marks in the later threads
+    total = int(keep.sum())
+    ranks = np.empty((threads, k), int)
+    for r in range(threads):
+        after = later[r]
+        for i in range(k - 1, -1, -1):
+            after += per_thread[r, i]
+            ranks[r, i] = total - after
+    assert (ranks.ravel() == np.cumsum(keep) - keep).all()
+    totals = _reverse_segmented_totals(values, heads, valid)
+    compact = np.full(n, 10**6)
+    compact[ranks.ravel()[keep != 0]] = totals[keep != 0]
+    starts = [q for q in range(valid) if q == 0 or heads[q]]
+    assert total == len(starts)
+    assert list(compact[:total]) == [values[lo:hi].sum() for lo, hi in zip(starts, starts[1:] + [valid])]

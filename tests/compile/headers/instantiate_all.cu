@@ -86,6 +86,12 @@ __device__ void block_scans(T* data, const int* flags, T* aggregate, char* scrat
   SegmentedReverse(segmented_reverse_storage).ExclusiveScan(items, out, heads, items[0], op);
   SegmentedReverse(segmented_reverse_storage).ExclusiveScan(items, out, heads, items[0], op, *aggregate);
   SegmentedReverse(segmented_reverse_storage).ExclusiveScan(items[0], single, (unsigned char)heads[0], items[0], op);
+  int ranks[K];
+  const int marked =
+      SegmentedReverse(segmented_reverse_storage).InclusiveScanCounting(items, out, heads, heads, op, ranks);
+  if (marked == ranks[K - 1]) {
+    out[0] = single;
+  }
 #pragma unroll
   for (int i = 0; i < K; ++i) {
     items[i] = out[i];
@@ -277,10 +283,17 @@ __device__ void selects(T* data, two* twos, const Flag* flags, long long valid, 
   n += cuda_coop::WarpSelectRanks<K, 1, 64, 1, 1>().Rank(keep, valid, ranks);
   using Lone = cuda_coop::WarpSelectExchange<T, K, 1>;
   Lone(*reinterpret_cast<typename Lone::TempStorage*>(scratch), 1u << (rank % 32u)).Scatter(in, out, ranks);
-  int cut[K], starts[K];
-  cuda_coop::isolated_starts(keep, (long long)rank * K, valid, cut);
-  cuda_coop::segment_starts(keep, (long long)rank * K, starts);
-  data[0] = out[K - 1] + (T)n + (T)pairs[0].a + (T)cut[0] + (T)starts[K - 1];
+  int cut[K], starts[K], whole[K], kept[K];
+  cuda_coop::isolated_starts(keep, (int)rank * K, (int)valid, cut);
+  cuda_coop::isolated_starts(keep, whole);
+  cuda_coop::segment_starts(keep, (int)rank * K, starts);
+  cuda_coop::segment_starts(keep, (int)rank * K, (int)valid, kept);
+  using Kept = cuda_coop::BlockScatterKept<T, K, 8, 4, 2>;
+  Kept(*reinterpret_cast<typename Kept::TempStorage*>(scratch)).ScatterToBlocked(in, out, kept, ranks, n);
+  using KeptPairs = cuda_coop::BlockScatterKept<two, K, 48, 1, 1>;
+  KeptPairs(*reinterpret_cast<typename KeptPairs::TempStorage*>(scratch)).ScatterToBlocked(pairs_in, pairs, starts,
+                                                                                           ranks, n);
+  data[0] = out[K - 1] + (T)n + (T)pairs[0].a + (T)cut[0] + (T)starts[K - 1] + (T)whole[0];
 }
 
 __device__ void barriers(unsigned rank) {

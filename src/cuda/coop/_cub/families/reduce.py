@@ -141,9 +141,11 @@ def emit_segmented(spec: SegmentedReduceSpec) -> Provider:
     """A segmented reduction (docs: operations/reduce, "Segmented reductions"): our own reverse segmented scans
     (include/cuda_coop: ``BlockSegmentedReverseScan``, ``WarpSegmentedReverseScan``) with every position from
     ``valid_items`` on flagged, so that it cannot join the last valid segment: each segment's first position then
-    holds its total. With ``compact``, a barrier (blocks), then select's ranks of the segment starts below
-    ``valid_items`` (position 0 always, then the flagged ones) and one exchange move the totals to the front
-    (``_cub.families.select``); the count is the number of segments."""
+    holds its total. With ``compact``, the totals at the segment starts below ``valid_items`` (position 0 always,
+    then the flagged ones) move to the front, and the count is the number of segments: on blocks the same suffix
+    scan also counts the starts (``InclusiveScanCounting``), which ranks them, and ``BlockScatterKept`` writes the
+    kept totals to their ranks beside the scan's storage (no barrier between the two, one inside the scatter); on
+    warps select's ranks and exchange follow the scan (``_cub.families.select``)."""
     t, k, kind = c_type(spec.dtype), spec.k, spec.group.kind
     f, width = c_type(spec.flag_dtype), spec.group.size
     bx, by, bz = spec.block
@@ -170,18 +172,30 @@ def emit_segmented(spec: SegmentedReduceSpec) -> Provider:
     else:
         lines += [f"  const {t} in[1] = {{value}};", f"  {t} out[1];", f"  const {f} heads[1] = {{flag}};"]
     first = "rank * " + str(k) if kind == BLOCK else f"(rank % {width}u) * {k}"
-    lines += [f"  const long long first = (long long){first};  // the caller's first tile position",
-              f"  int cut[{k}];", "  cuda_coop::isolated_starts(heads, first, valid_items, cut);"]
+    lines.append(f"  const int first = (int)({first});  // the caller's first tile position")
+    # a whole tile is cut at its flags only, a partial one also at every position from valid_items on (in 32 bits:
+    # the range is checked above)
+    valid = ", (int)valid_items" if spec.has_valid_items else ""
+    lines += [f"  int cut[{k}];", f"  cuda_coop::isolated_starts(heads, first{valid}, cut);" if valid
+              else "  cuda_coop::isolated_starts(heads, cut);"]
     totals = "totals" if spec.compact else "out"
     if spec.compact:
-        lines.append(f"  {t} totals[{k}];")
+        lines += [f"  {t} totals[{k}];", f"  int keep[{k}];  // the segment starts below valid_items",
+                  f"  cuda_coop::segment_starts(heads, first{valid}, keep);"]
     members = []
     if kind == BLOCK:
         scan = f"cuda_coop::BlockSegmentedReverseScan<{t}, {bx}, {by}, {bz}>"
         header = "cuda_coop/block/block_segmented_reverse_scan.cuh"
         members.append(f"typename {scan}::TempStorage scan;")
-        lines += ["  auto& storage = *reinterpret_cast<@SYM@_storage*>(scratch);",
-                  f"  {scan}(storage.scan).InclusiveScan(in, {totals}, cut, {op});"]
+        lines.append("  auto& storage = *reinterpret_cast<@SYM@_storage*>(scratch);")
+        if spec.compact:  # one suffix scan folds the totals and ranks the starts; the scatter has its own bytes
+            scatter = f"cuda_coop::BlockScatterKept<{t}, {k}, {bx}, {by}, {bz}>"
+            members.append(f"typename {scatter}::TempStorage x0;")
+            counting = f"InclusiveScanCounting(in, totals, cut, keep, {op}, ranks)"
+            lines += [f"  int ranks[{k}];", f"  const int n = {scan}(storage.scan).{counting};",
+                      f"  {scatter}(storage.x0).ScatterToBlocked(totals, out, keep, ranks, n);"]
+        else:
+            lines.append(f"  {scan}(storage.scan).InclusiveScan(in, out, cut, {op});")
     else:
         scan = f"cuda_coop::WarpSegmentedReverseScan<{t}, {width}, {bx}, {by}, {bz}>"
         header = "cuda_coop/warp/warp_segmented_scan.cuh"
@@ -192,11 +206,9 @@ def emit_segmented(spec: SegmentedReduceSpec) -> Provider:
                       "  auto& storage = *reinterpret_cast<@SYM@_storage*>(scratch);"]
     headers = [header, "cuda_coop/util_segment.cuh"]
     if spec.compact:
-        members.append(storage_union(kind, k, width, spec.block, [t]))
-        lines += [f"  int keep[{k}];", "  cuda_coop::segment_starts(heads, first, keep);"]
-        if kind == BLOCK:
-            lines.append("  cuda_coop::sync_block();  // the scan's storage is read before the ranks' is written")
-        lines += compaction_lines(kind, k, width, spec.block, [(t, "totals", "out")], "keep", "valid_items")
+        if kind != BLOCK:
+            members.append(storage_union(kind, k, width, spec.block, [t]))
+            lines += compaction_lines(kind, k, width, spec.block, [(t, "totals", "out")], "keep", "valid_items")
         lines.append("  *count = n;")
         if not payload:
             lines.append("  *result = out[0];")
@@ -205,7 +217,8 @@ def emit_segmented(spec: SegmentedReduceSpec) -> Provider:
         lines.append(reuse_barrier(None if kind == BLOCK else width))
     if ret != "void":
         lines.append("  return out[0];")
-    pre = f"union @SYM@_storage {{ {' '.join(members)} }};\n" if members else ""
+    # a block's scan and scatter side by side (no barrier between them), a warp's one compaction alone
+    pre = f"struct @SYM@_storage {{ {' '.join(members)} }};\n" if members else ""
     body = (decl + pre + f'extern "C" __device__ {ret} @SYM@({c_signature(params)}) {{\n' + "\n".join(lines)
             + "\n}\n")
     return Provider.make("reduce", (*headers, *operators.HEADERS), body, "@SYM@_storage" if members else None,

@@ -15,7 +15,9 @@ namespace cuda_coop {
 //
 // Each thread folds its own items within their segments, right to left, and a suffix scan (BlockSuffixScan) of
 // one (flags, fold) pair per thread, with suffix_segment_op, gives each thread the fold of the later threads' part
-// of its last segment, and whether the next thread's first item starts a segment.
+// of its last segment, and whether the next thread's first item starts a segment. The counting form
+// (InclusiveScanCounting) carries a count of marked positions in the pair's flag word (suffix_segment_count_op):
+// the same suffix scan, and no second one, then ranks them.
 template <typename T, int BX, int BY = 1, int BZ = 1>
 class BlockSegmentedReverseScan : public BlockSingleItemSegmentedScans<BlockSegmentedReverseScan<T, BX, BY, BZ>, T> {
   using Items = BlockSingleItemSegmentedScans<BlockSegmentedReverseScan, T>;
@@ -23,9 +25,11 @@ class BlockSegmentedReverseScan : public BlockSingleItemSegmentedScans<BlockSegm
   using Suffix = BlockSuffixScan<Pair, BX, BY, BZ>;
   Suffix suffix;
 
-  template <bool EXCLUSIVE, int K, typename Flag, typename Op>
+  // COUNT: `marks` comes in as this thread's number of marked positions and goes out as the later threads' number;
+  // `total_marks`: the whole tile's. Without COUNT both are left alone.
+  template <bool EXCLUSIVE, bool COUNT, int K, typename Flag, typename Op>
   __device__ __forceinline__ void Scan(const T (&in)[K], T (&out)[K], const Flag (&flags)[K], const T& initial_value,
-                                       Op op, T& aggregate) {
+                                       Op op, T& aggregate, int& marks, int& total_marks) {
     bool heads[K];
 #pragma unroll
     for (int i = 0; i < K; ++i) {
@@ -42,9 +46,15 @@ class BlockSegmentedReverseScan : public BlockSingleItemSegmentedScans<BlockSegm
     for (int i = 1; i < K; ++i) {
       cut |= heads[i];
     }
-    const Pair mine = {(heads[0] ? 1 : 0) | (cut ? 2 : 0), folded[0]};
+    const int bits = (heads[0] ? 1 : 0) | (cut ? 2 : 0);
     Pair later, total;
-    suffix.ExclusiveSuffix(mine, later, total, suffix_segment_op<Op>{op});
+    if constexpr (COUNT) {
+      suffix.ExclusiveSuffix(Pair{bits | (marks << 2), folded[0]}, later, total, suffix_segment_count_op<Op>{op});
+      marks = suffix.IsLast() ? 0 : later.f >> 2;  // the last thread's `later` is unspecified
+      total_marks = total.f >> 2;
+    } else {
+      suffix.ExclusiveSuffix(Pair{bits, folded[0]}, later, total, suffix_segment_op<Op>{op});
+    }
     aggregate = total.v;
     const bool next_head = suffix.IsLast() || (later.f & 1) != 0;  // the next thread's first item starts one
     const T seed = later.v;  // later threads' part of this thread's last segment, when it goes on
@@ -78,26 +88,51 @@ class BlockSegmentedReverseScan : public BlockSingleItemSegmentedScans<BlockSegm
   template <int K, typename Flag, typename Op>
   __device__ __forceinline__ void InclusiveScan(const T (&in)[K], T (&out)[K], const Flag (&heads)[K], Op op,
                                                 T& aggregate) {
-    Scan<false>(in, out, heads, in[0], op, aggregate);  // initial_value is not read
+    int unused = 0;
+    Scan<false, false>(in, out, heads, in[0], op, aggregate, unused, unused);  // initial_value is not read
   }
 
   template <int K, typename Flag, typename Op>
   __device__ __forceinline__ void InclusiveScan(const T (&in)[K], T (&out)[K], const Flag (&heads)[K], Op op) {
     T aggregate;
-    Scan<false>(in, out, heads, in[0], op, aggregate);
+    InclusiveScan(in, out, heads, op, aggregate);
   }
 
   template <int K, typename Flag, typename Op>
   __device__ __forceinline__ void ExclusiveScan(const T (&in)[K], T (&out)[K], const Flag (&heads)[K],
                                                 const T& initial_value, Op op, T& aggregate) {
-    Scan<true>(in, out, heads, initial_value, op, aggregate);
+    int unused = 0;
+    Scan<true, false>(in, out, heads, initial_value, op, aggregate, unused, unused);
   }
 
   template <int K, typename Flag, typename Op>
   __device__ __forceinline__ void ExclusiveScan(const T (&in)[K], T (&out)[K], const Flag (&heads)[K],
                                                 const T& initial_value, Op op) {
     T aggregate;
-    Scan<true>(in, out, heads, initial_value, op, aggregate);
+    ExclusiveScan(in, out, heads, initial_value, op, aggregate);
+  }
+
+  // InclusiveScan's results, bit for bit, and from the same suffix scan the ranks of the marked positions: `marks`
+  // is 0 or 1 at each of this thread's items, `before[i]` gets the number of marked positions before item i in
+  // tile order (the thread's rank * K + i). Returns the number of marked positions in the tile, in every thread.
+  // The caller owns the reuse barrier, as for the other forms.
+  template <int K, typename Flag, typename Op>
+  __device__ __forceinline__ int InclusiveScanCounting(const T (&in)[K], T (&out)[K], const Flag (&heads)[K],
+                                                       const int (&marks)[K], Op op, int (&before)[K]) {
+    int after = 0;  // this thread's marks, then the later threads'
+#pragma unroll
+    for (int i = 0; i < K; ++i) {
+      after += marks[i];
+    }
+    int total = 0;
+    T aggregate;
+    Scan<false, true>(in, out, heads, in[0], op, aggregate, after, total);
+#pragma unroll
+    for (int i = K - 1; i >= 0; --i) {
+      after += marks[i];  // now the marks at positions from item i on
+      before[i] = total - after;
+    }
+    return total;
   }
 
   // The forms over one value and one head flag per thread (block_single_item.cuh).

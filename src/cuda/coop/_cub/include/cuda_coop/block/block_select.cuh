@@ -4,6 +4,7 @@
 
 #include <cub/block/block_exchange.cuh>
 #include <cub/block/block_scan.cuh>
+#include <cub/util_type.cuh>
 
 #include <cuda_coop/util_group.cuh>
 
@@ -47,6 +48,59 @@ class BlockSelectRanks {
       ranks[i] = kept[i] ? before[i] : (p < valid_items ? count + p - before[i] : p);
     }
     return count;
+  }
+};
+
+// The kept items of a tile to the front, in blocked order (the compacted totals of segmented reductions): each
+// item whose `keep` is non-zero goes to its rank (the number of kept positions before it), one barrier, then each
+// thread reads back its blocked positions below the number kept, `count`; the others keep the thread's own items
+// (their values are unspecified), and a warp with none of them reads nothing. Unlike BlockSelectExchange only the
+// kept items are written. With a power of two above 4 items per thread, one slot in every 32 is left out, so that
+// a warp's blocked reads fall on different banks. The caller owns the barrier before the storage is used again.
+template <typename T, int K, int BX, int BY = 1, int BZ = 1>
+class BlockScatterKept {
+  static constexpr int TILE = BX * BY * BZ * K;
+  static constexpr bool PAD = K > 4 && (K & (K - 1)) == 0;
+
+  struct _TempStorage {
+    T slots[TILE + (PAD ? TILE / 32 : 0)];
+  };
+
+  _TempStorage& storage;
+
+  __device__ __forceinline__ static int Slot(int p) { return PAD ? p + p / 32 : p; }
+
+ public:
+  struct TempStorage : cub::Uninitialized<_TempStorage> {};
+
+  __device__ __forceinline__ explicit BlockScatterKept(TempStorage& temp_storage) : storage(temp_storage.Alias()) {}
+
+  template <typename Keep>
+  __device__ __forceinline__ void ScatterToBlocked(const T (&in)[K], T (&out)[K], const Keep (&keep)[K],
+                                                   const int (&ranks)[K], int count) {
+#pragma unroll
+    for (int i = 0; i < K; ++i) {
+      if (keep[i] != 0) {
+        storage.slots[Slot(ranks[i])] = in[i];
+      }
+    }
+    __syncthreads();
+    // Slot(first + i) = Slot(first) + Slot(i): constant offsets from one address. Padded, K is a power of two, so
+    // first = rank * K is a whole number of rows of 32 (K >= 32) or first % 32 + i < 32 (K < 32).
+    const int first = (int)linear_rank<BX, BY, BZ>() * K;
+    const T* mine = storage.slots + Slot(first);
+#pragma unroll
+    for (int i = 0; i < K; ++i) {
+      out[i] = in[i];
+    }
+    if (first < count) {
+#pragma unroll
+      for (int i = 0; i < K; ++i) {
+        if (first + i < count) {
+          out[i] = mine[Slot(i)];
+        }
+      }
+    }
   }
 };
 
