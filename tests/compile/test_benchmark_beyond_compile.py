@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # the benchmarks package lives beside src/, not inside it
 
-from benchmarks import beyond, cub_build  # noqa: E402
+from benchmarks import beyond, cub_build, sass_audit  # noqa: E402
 
 N = 1 << 24
 NAMES = ("broadcast_256x16_float32", "select_256x4_int32", "partition_256x16_int32", "segment_sums_256x16_float32",
@@ -48,6 +48,33 @@ def test_cute_row_builds(name):
         pytest.skip("the CuTe DSL is not installed")
     res = beyond.cute_resources(ROWS[name], N)
     assert res["local_bytes"] == 0 and res["calls"] == 0
+
+
+# numba's static instructions over the CuTe DSL's for the same warp top-k row (2.2 before issue 42's fix): the numba
+# kernel's index arithmetic is int64 with Python's floor division and negative-index wrap-around, and multiplies by
+# the arrays' strides (CuTe's tensors here have a constant stride of 1)
+WARP_TOPK_RATIO = 1.4
+
+
+@pytest.mark.parametrize("name", ["warp_topk2_32x1_int32", "warp_topk8_32x1_float32"])
+def test_warp_topk_rows_generate_the_same_network_on_both_backends(name):
+    """Issue 42: numba's warp top-k ran at 0.44x the CuTe DSL's on the same call. The same C++ went through NVVM
+    (NVRTC, nvJitLink) on numba's route and through clang and the DSL's LLVM on CuTe's; NVVM kept the network's
+    never-invalid lane flag (one more shuffle per stage) and branched on each stage's choice of comparison, after
+    which ptxas kept 16 predicates in registers (P2R) and ran the positions' shuffles after all the keys' (411 static
+    instructions, 44 SHFL, against 187 and 30). Both now run 15 stages of two shuffles (key, position)."""
+    if not _has_cute():
+        pytest.skip("the CuTe DSL is not installed")
+    row = next(row for row in beyond.ROWS if row.name == name)
+    sides = {"numba": beyond.numba_build(row, N), "cute": beyond.cute_build(row, N)}
+    counts = {backend: sass_audit.classes(built.sass()) for backend, built in sides.items()}
+    where = {backend: dict(c) for backend, c in counts.items()}
+    for backend, built in sides.items():
+        sass = built.sass()
+        assert counts[backend]["SHFL"] == 2 * 15, where
+        assert "P2R" not in sass and "R2P" not in sass, backend
+        assert built.local_memory_bytes == 0 and counts[backend]["CALL"] == 0, where
+    assert counts["numba"]["instructions"] <= WARP_TOPK_RATIO * counts["cute"]["instructions"], where
 
 
 def test_twins_build(tmp_path):

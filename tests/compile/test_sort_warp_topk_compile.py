@@ -6,6 +6,7 @@ reuse barrier, any block shape, float16 keys and aggregate values. Results are c
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from numba_cuda_mlir import cuda
 
 import cuda.coop.numba_mlir as numba_coop
@@ -53,6 +54,49 @@ def test_one_key_per_lane_shuffles_without_scratch_and_traps_out_of_range_contro
     sass = built.sass()
     assert "SHFL" in sass and "BAR" not in sass and "STS" not in sass  # no shared memory at all
     assert "BPT.TRAP" in sass  # runtime k and valid_items trap out of range (docs: errors, "Device traps")
+
+
+def _one_key_per_lane(width, pairs, partial):
+    """A kernel of one warp top-k call, one float32 key per lane: keys or pairs, with or without valid_items."""
+    @cuda.jit
+    def kernel(scores, experts, top, chosen, n):
+        block = coop.this_block()
+        s = coop.ThreadData(1, np.float32)
+        e = coop.ThreadData(1, np.int32)
+        coop.load(block, scores, s)
+        coop.load(block, experts, e)
+        group = coop.this_warp() if width == 32 else coop.this_warp().group_by(width)
+        if pairs and partial:
+            best, moved = coop.topk_max_pairs(group, s, e, k=2, valid_items=n)
+            coop.store(block, chosen, moved)
+        elif pairs:
+            best, moved = coop.topk_max_pairs(group, s, e, k=2)
+            coop.store(block, chosen, moved)
+        elif partial:
+            best = coop.topk_max_keys(group, s, k=2, valid_items=n)
+        else:
+            best = coop.topk_max_keys(group, s, k=2)
+        coop.store(block, top, best)
+
+    return kernel
+
+
+@pytest.mark.parametrize("width", [32, 8])
+@pytest.mark.parametrize("pairs", [True, False], ids=["pairs", "keys"])
+@pytest.mark.parametrize("partial", [False, True], ids=["full", "valid_items"])
+def test_the_lane_network_shuffles_only_what_it_moves_and_keeps_no_predicate_in_registers(width, pairs, partial):
+    """Issue 42 (numba's warp top-k at 0.44x the CuTe DSL's): the bitonic network over the lanes has log2(W) *
+    (log2(W) + 1) / 2 stages, each one shuffle of the key, one of the value (pairs) and, with valid_items only, one of
+    the invalid flag. Without valid_items the flag was shuffled anyway (NVVM keeps a shuffled constant), and the
+    choice between two comparisons per stage became branches after which ptxas kept every stage's predicate in a
+    register (P2R) and ran the values' shuffles after all the keys'."""
+    built = build_kernel(_one_key_per_lane(width, pairs, partial), (F32, I32, F32, I32, np.int32(5)))
+    sass = built.sass()
+    log = width.bit_length() - 1
+    stages = log * (log + 1) // 2
+    assert sass.count("SHFL.IDX") == stages * (1 + pairs + partial), sass.count("SHFL.IDX")
+    if not partial:  # with valid_items ptxas may still keep a few of the 32 lanes' predicates in registers
+        assert "P2R" not in sass and "R2P" not in sass
 
 
 @cuda.jit

@@ -74,32 +74,42 @@ class WarpLaneBitonicSort {
     return ::cub::ShuffleIndex<W>(mine, partner, 0xffffffffu);
   }
 
-  // The network, over (invalid, key) ordered lexicographically by valid first, then Compare.
-  template <bool WITH_VALUES, typename Compare>
+  // The network, over (invalid, key) ordered lexicographically by valid first, then Compare. In each pair, the lane
+  // that keeps the element ordered first (the lower lane of an ascending run, the upper of a descending one) takes
+  // its partner's when that orders strictly first, the other lane when its own does: both lanes compare the same two
+  // elements, so a pair swaps in both lanes or in neither, and equal elements keep their own values.
+  // Written for NVVM (the link routes) as much as for clang (issue 42): without PARTIAL no invalid flag exists, as
+  // NVVM keeps a shuffled constant (one more shuffle and its selects per stage); and the decision is one comparison
+  // XOR keep_first, not a choice between two comparisons, which NVVM turns into branches after which ptxas keeps
+  // every stage's predicate in a register and shuffles the values only after all the keys. With PARTIAL the flag is
+  // an int, combined without choices either.
+  template <bool WITH_VALUES, bool PARTIAL, typename Compare>
   static __device__ __forceinline__ void Network(Bits& key, Value* value, Compare compare, int valid_items) {
     const int lane = static_cast<int>(::cuda::ptx::get_sreg_laneid() % W);
-    bool invalid = lane >= valid_items;
+    int invalid = PARTIAL && lane >= valid_items;  // 0 or 1 (an int: shuffled as it is)
 #pragma unroll
     for (int size = 2; size <= W; size <<= 1) {
 #pragma unroll
       for (int stride = size / 2; stride > 0; stride >>= 1) {
         const int partner = lane ^ stride;
+        const bool keep_first = ((lane & size) == 0) == ((lane & stride) == 0);
         const Bits other_key = Partner(key, partner);
-        const bool other_invalid = Partner(static_cast<int>(invalid), partner) != 0;
-        const bool ascending = (lane & size) == 0;
-        const bool lower = (lane & stride) == 0;
-        // whether the lower lane's element orders after the upper lane's (then the pair swaps in an ascending run)
-        const bool mine_first = invalid != other_invalid ? !invalid : compare(key, other_key);
-        const bool other_first = invalid != other_invalid ? !other_invalid : compare(other_key, key);
-        const bool take = (lower == ascending) ? other_first : mine_first;
+        bool mine_first = compare(key, other_key);  // strictly
+        bool equal = key == other_key;  // the representation is a bijection: equal bits, equal order
+        int other_invalid = 0;
+        if constexpr (PARTIAL) {
+          other_invalid = Partner(invalid, partner);
+          const bool same = invalid == other_invalid;
+          mine_first = (same & mine_first) | (other_invalid > invalid);
+          equal = same & equal;
+        }
+        const bool take = (keep_first != mine_first) && !equal;
         if constexpr (WITH_VALUES) {
           const Value other_value = Partner(*value, partner);
-          if (take) *value = other_value;
+          *value = take ? other_value : *value;
         }
-        if (take) {
-          key = other_key;
-          invalid = other_invalid;
-        }
+        key = take ? other_key : key;
+        if constexpr (PARTIAL) invalid = take ? other_invalid : invalid;
       }
     }
   }
@@ -110,13 +120,23 @@ class WarpLaneBitonicSort {
   __device__ __forceinline__ explicit WarpLaneBitonicSort(TempStorage&) {}
 
   template <typename Compare>
-  __device__ __forceinline__ void Sort(Bits (&keys)[1], Compare compare, int valid_items = W) {
-    Network<false>(keys[0], nullptr, compare, valid_items);
+  __device__ __forceinline__ void Sort(Bits (&keys)[1], Compare compare) {
+    Network<false, false>(keys[0], nullptr, compare, W);
   }
 
   template <typename Compare>
-  __device__ __forceinline__ void Sort(Bits (&keys)[1], Value (&values)[1], Compare compare, int valid_items = W) {
-    Network<true>(keys[0], &values[0], compare, valid_items);
+  __device__ __forceinline__ void Sort(Bits (&keys)[1], Compare compare, int valid_items) {
+    Network<false, true>(keys[0], nullptr, compare, valid_items);
+  }
+
+  template <typename Compare>
+  __device__ __forceinline__ void Sort(Bits (&keys)[1], Value (&values)[1], Compare compare) {
+    Network<true, false>(keys[0], &values[0], compare, W);
+  }
+
+  template <typename Compare>
+  __device__ __forceinline__ void Sort(Bits (&keys)[1], Value (&values)[1], Compare compare, int valid_items) {
+    Network<true, true>(keys[0], &values[0], compare, valid_items);
   }
 };
 
