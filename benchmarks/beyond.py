@@ -414,6 +414,10 @@ def numba_kernel(row: Row):
         width, top = row.width, row.top
         load = "vectorize" if k == 4 else "direct"
         groups = THREADS // width
+        # The lane, row and output index in 32-bit unsigned arithmetic, as the CuTe kernel's Int32 (whose operands
+        # LLVM knows are non-negative): numba's signed integers follow Python, so int64 `%`, `//` and negative-index
+        # wrap-around would add instructions to every store that the other kernels do not have.
+        u_width, u_top, u_groups, u_k = np.uint32(width), np.uint32(top), np.uint32(groups), np.uint32(k)
 
         if width == 32:
             @cuda.jit
@@ -422,16 +426,17 @@ def numba_kernel(row: Row):
                 keys = coop.ThreadData(k)
                 positions = coop.ThreadData(k, np.int32)
                 coop.load(block, src, keys, algorithm=load, offset=np.int64(cuda.blockIdx.x) * tile)
-                lane = cuda.threadIdx.x % width
+                tid = np.uint32(cuda.threadIdx.x)
+                lane = tid % u_width
                 for i in range(k):
-                    positions[i] = lane * k + i
+                    positions[i] = np.int32(lane * u_k + np.uint32(i))
                 best, where = coop.topk_max_pairs(coop.this_warp(), keys, positions, k=top)
-                row_ = np.int64(cuda.blockIdx.x) * groups + cuda.threadIdx.x // width
+                first = (np.uint32(cuda.blockIdx.x) * u_groups + tid // u_width) * u_top
                 for i in range(k):
-                    p = lane * k + i
-                    if p < top:
-                        dst[row_ * top + p] = best[i]
-                        out2[row_ * top + p] = where[i]
+                    p = lane * u_k + np.uint32(i)
+                    if p < u_top:
+                        dst[first + p] = best[i]
+                        out2[first + p] = where[i]
 
             return warp_topk
 
@@ -441,16 +446,17 @@ def numba_kernel(row: Row):
             keys = coop.ThreadData(k)
             positions = coop.ThreadData(k, np.int32)
             coop.load(block, src, keys, algorithm=load, offset=np.int64(cuda.blockIdx.x) * tile)
-            lane = cuda.threadIdx.x % width
+            tid = np.uint32(cuda.threadIdx.x)
+            lane = tid % u_width
             for i in range(k):
-                positions[i] = lane * k + i
+                positions[i] = np.int32(lane * u_k + np.uint32(i))
             best, where = coop.topk_max_pairs(coop.this_warp().group_by(width), keys, positions, k=top)
-            row_ = np.int64(cuda.blockIdx.x) * groups + cuda.threadIdx.x // width
+            first = (np.uint32(cuda.blockIdx.x) * u_groups + tid // u_width) * u_top
             for i in range(k):
-                p = lane * k + i
-                if p < top:
-                    dst[row_ * top + p] = best[i]
-                    out2[row_ * top + p] = where[i]
+                p = lane * u_k + np.uint32(i)
+                if p < u_top:
+                    dst[first + p] = best[i]
+                    out2[first + p] = where[i]
 
         return logical_warp_topk
     if op == "radix_sort_valid":
