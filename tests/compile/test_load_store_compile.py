@@ -43,6 +43,28 @@ def test_cub_is_inlined_without_local_memory(load_algorithm, store_algorithm, wi
     assert "cub::Block" in built.cpp_source or "cub::Warp" in built.cpp_source
 
 
+@pytest.mark.parametrize("dtype,k,width", [
+    (np.uint16, 16, 128), (np.int16, 8, 128), (np.uint16, 4, 64), (np.int8, 16, 128), (np.int8, 8, 64),
+    (np.float32, 16, 128), (np.float64, 4, 128), (np.uint16, 6, 32),
+])
+def test_block_vectorize_moves_the_widest_vector_of_16_8_or_4_bytes(dtype, k, width):
+    """algorithm="vectorize" on a block: each thread's K items as vectors of up to 16 bytes (8 two-byte items, where
+    CUB's hold 4 items at most), the widest that a whole number of make the K items. With two vectors or more, the
+    misaligned tile's item by item loads are a loop of their own, not issued predicated off beside the vector loads
+    (docs: operations/load_store, "Algorithms")."""
+    import re
+
+    sample = np.zeros(1024, dtype)
+    built = numba_coop.compile_kernel(make_copy("vectorize", "vectorize"), (sample, sample, k), block=128)
+    sass = built.sass()
+    assert built.local_memory_bytes == 0 and "CALL" not in sass
+    vectors = k * np.dtype(dtype).itemsize // (width // 8)
+    assert len(re.findall(rf"\bLDG\.E\.{width}\b" if width != 32 else r"\bLDG\.E ", sass)) >= vectors
+    assert len(re.findall(rf"\bSTG\.E\.{width}\b" if width != 32 else r"\bSTG\.E ", sass)) >= vectors
+    if vectors >= 2 and width > 8 * np.dtype(dtype).itemsize:
+        assert not re.search(r"@!?P\d LDG", sass), "the fallback's loads were predicated beside the vector loads"
+
+
 def test_shared_memory_matches_the_planned_backing():
     baseline = numba_coop.compile_kernel(make_copy("direct", "direct"), (X32, X32, 4), block=128)
     transposed = numba_coop.compile_kernel(make_copy("transpose", "transpose"), (X32, X32, 4), block=128)

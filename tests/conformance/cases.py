@@ -204,6 +204,33 @@ def _load_store(load_alg, store_alg, double):
     return factory
 
 
+def _load_store_shifted(shift):
+    """A block's vectorize load and store of a tile ``shift`` items past a multiple of the tile: shift 0, each
+    thread's items as the widest vector of up to 16 bytes (8 two-byte items); shift 1, misaligned for every vector,
+    the item-by-item fallback (docs: operations/load_store, "Algorithms")."""
+    def factory(T, K, dtype):
+        n = GRID * T * K + 16
+
+        def body(bid, src, dst, shift):
+            block = coop.this_block()
+            items = coop.ThreadData(K, dtype)
+            coop.load(block, src, items, offset=bid * (T * K) + shift, algorithm="vectorize")
+            for i in range(K):
+                items[i] = items[i] + items[i]
+            coop.store(block, dst, items, offset=bid * (T * K) + shift, algorithm="vectorize")
+
+        def oracle(v):
+            out = poisoned(n, dtype)
+            moved = slice(v["shift"], v["shift"] + GRID * T * K)
+            out[moved] = v["src"][moved] + v["src"][moved]
+            return {"dst": out}
+
+        operands = (Array("src", dtype, n, "in", small(dtype, -50, 50)(n)), Array("dst", dtype, n, "out"),
+                    Int("shift", shift))
+        return body, oracle, {"operands": operands}
+    return factory
+
+
 def _load_partial(T, K, dtype):
     """valid_items (a runtime int) and oob_default on load, valid_items on store."""
     def body(bid, src, dst, n):
@@ -3458,6 +3485,9 @@ _VARIANTS = [
     ("load_store", "vectorize", _load_store("vectorize", "vectorize", True), INT_AND_FLOAT, COMBOS_3D),
     ("load_store", "vectorize_widths", _load_store("vectorize", "vectorize", False),
      (np.int8, np.int16, np.int64, np.float64), COMBOS_3D),
+    # 16-byte vectors of narrow items, aligned and not
+    *[("load_store", f"vectorize_shift{shift}", _load_store_shifted(shift), (np.int8, np.int16, np.float32),
+       (((32, 1, 1), 16), ((8, 4, 1), 8))) for shift in (0, 1)],
     ("load_partial", "valid_items", _load_partial, INT_AND_FLOAT, COMBOS_3D),
     ("exchange", "blocked_to_striped", _exchange("blocked_to_striped"), INT_AND_FLOAT, COMBOS_3D),
     ("exchange", "striped_to_blocked", _exchange("striped_to_blocked"), INT_AND_FLOAT, COMBOS_3D),

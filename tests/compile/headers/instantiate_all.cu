@@ -2,6 +2,7 @@
 // test_own_headers_compile.py builds this under NVRTC and under the bitcode route's clang): payloads and single
 // values, sums and a non-commutative operator, aggregates, blocks of one warp, of a partial last warp, of several
 // warps in three dimensions.
+#include <cub/block/block_load.cuh>
 #include <cub/block/block_store.cuh>
 
 #include <cuda/std/functional>
@@ -19,7 +20,7 @@
 #include <cuda_coop/block/block_segmented_scan.cuh>
 #include <cuda_coop/block/block_select.cuh>
 #include <cuda_coop/block/block_single_item.cuh>
-#include <cuda_coop/block/block_store_vectorized.cuh>
+#include <cuda_coop/block/block_vectorized.cuh>
 #include <cuda_coop/block/block_suffix_scan.cuh>
 #include <cuda_coop/block/block_warps_reduce.cuh>
 #include <cuda_coop/util_arg.cuh>
@@ -390,6 +391,21 @@ __device__ void warp_topks(Key* keys, two* twos, int valid, char* scratch) {
   twos[0] = pair[0];
 }
 
+// A block's vectorised load and store of K items of T (the emitter's calls, on a 64 x 2 block).
+template <typename T, int K>
+__device__ void vectorized_copies(T* data) {
+  using Load = cub::BlockLoad<T, 64, K, cub::BLOCK_LOAD_VECTORIZE, 2, 1>;
+  using Store = cub::BlockStore<T, 64, K, cub::BLOCK_STORE_VECTORIZE, 2, 1>;
+  typename Load::TempStorage unused_load;
+  typename Store::TempStorage unused_store;
+  Load load(unused_load);
+  Store store(unused_store);
+  T items[K];
+  cuda_coop::block_load_vectorized<64, 2, 1>(load, data + 1, items);  // not aligned to a vector: item by item
+  for (int i = 0; i < K; ++i) items[i] = items[i] + items[i];
+  cuda_coop::block_store_vectorized<64, 2, 1>(store, data + 2 * 128 * K, items);
+}
+
 __device__ void cluster_facts(unsigned long long* out) {
   unsigned rank = 0, count = 1;
   unsigned long long cluster = out[0], clusters = out[1];
@@ -427,6 +443,10 @@ extern "C" __global__ void instantiate_all(int* ints, float* floats, two* twos, 
       *reinterpret_cast<cub::BlockStore<float, 64, 4, cub::BLOCK_STORE_VECTORIZE, 2, 1>::TempStorage*>(scratch));
   float tile[4] = {floats[0], floats[1], floats[2], floats[3]};
   cuda_coop::block_store_vectorized<64, 2, 1>(store, floats + 256, tile);
+  vectorized_copies<short, 16>(reinterpret_cast<short*>(out) + 64);  // two 16-byte vectors
+  vectorized_copies<unsigned char, 8>(reinterpret_cast<unsigned char*>(out) + 4096);  // one 8-byte vector
+  vectorized_copies<double, 4>(reinterpret_cast<double*>(floats) + 512);  // two 16-byte vectors
+  vectorized_copies<short, 3>(reinterpret_cast<short*>(out) + 8192);  // none: CUB's BlockLoad and BlockStore
   arg_reductions<float, true, true>(floats, const_cast<int*>(flags), scratch);
   arg_reductions<int, false, false>(ints, const_cast<int*>(flags), scratch);
   broadcasts<int>(ints, twos, ints[2], scratch);

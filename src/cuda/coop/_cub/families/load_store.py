@@ -48,9 +48,16 @@ def emit(spec: LoadStoreSpec) -> Provider:
     else:
         lines += ["  typename Algo::TempStorage unused;  // storage-free algorithm", "  Algo algo(unused);"]
     params = _params(spec, t)
+    # A block's vectorised full tile: cuda-coop's own vectors of up to 16 bytes (CUB's hold 4 items at most)
+    vectors = is_block and spec.algorithm == "vectorize" and not spec.has_valid_items
+    if vectors:
+        headers += ("cuda_coop/block/block_vectorized.cuh",)
     if spec.op == "load":
-        lines += [f"  {t} (&out)[{k}] = *reinterpret_cast<{t} (*)[{k}]>(items);",
-                  f"  algo.Load(array + offset, out{valid_arg});"]
+        lines.append(f"  {t} (&out)[{k}] = *reinterpret_cast<{t} (*)[{k}]>(items);")
+        if vectors:
+            lines.append(f"  cuda_coop::block_load_vectorized<{bx}, {by}, {bz}>(algo, array + offset, out);")
+        else:
+            lines.append(f"  algo.Load(array + offset, out{valid_arg});")
     else:
         # Store leaves its input unchanged: CUB's transposes work in place, so copy first.
         source = "{value}" if spec.scalar_value else ""
@@ -58,9 +65,8 @@ def emit(spec: LoadStoreSpec) -> Provider:
         if not spec.scalar_value:
             lines.append("  cuda_coop::copy_items(copy, items);")
             headers += ("cuda_coop/util_items.cuh",)
-        if is_block and spec.algorithm == "vectorize" and not spec.has_valid_items:  # a vector store under clang
+        if vectors:
             lines.append(f"  cuda_coop::block_store_vectorized<{bx}, {by}, {bz}>(algo, array + offset, copy);")
-            headers += ("cuda_coop/block/block_store_vectorized.cuh",)
         else:
             lines.append(f"  algo.Store(array + offset, copy{valid_arg});")
     if spec.barrier:
