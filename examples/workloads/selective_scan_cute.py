@@ -14,14 +14,16 @@ What differs from ``selective_scan_numba.py``, and why:
   per (threads, items, dtype), as numba's builds one kernel.
 * Loops over a payload's items are ``cutlass.range_constexpr(items)`` (unrolled while tracing); the chunk loop is a
   run-time ``while`` and the state loop ``cutlass.range(dstate)``, as numba's ``range(dstate)``.
-* ``math.exp``/``exp2``/``log1p`` are ``cute.math``'s; the operator ``ssm_combine`` is the same code (products
-  and sums trace as they are); per-position choices use ``cutlass.select_`` where numba writes ``x if c else y``.
+* ``exp2_approx`` is ``cute.math.exp2(x, approx=True, ftz=True)`` and the gate's reciprocal ``cute.arch.rcp_approx``
+  (numba: the same PTX instructions inline); ``log1p`` is ``cute.math``'s; the operator ``ssm_combine`` is the same
+  code (products and sums trace as they are); per-position choices use ``cutlass.select_`` where numba writes
+  ``x if c else y``.
 * bfloat16 bits arrive as Int16 (``tensor.view(torch.int16)``: DLPack carries int16 from every torch, uint16 only
-  from recent ones; numba's kernel takes uint16) and become float32 by ``((Uint32(bits) & 0xFFFF) << 16)
-  .bitcast(Float32)``, and back by the same rounding on ``x.bitcast(Uint32)``: numba goes through a one-item local
-  array, having no scalar bitcast.
-* The carry is ``SmemAllocator().allocate_tensor(Float32, make_layout(MAX_DSTATE))`` (numba: ``cuda.shared.array``),
-  and ``cuda.syncthreads()`` is ``cute.arch.sync_threads()``.
+  from recent ones; numba's kernel takes uint16) and become float32 by ``(Uint32(bits) << 16).bitcast(Float32)``,
+  and back by the same rounding on ``x.bitcast(Uint32)``: numba goes through a one-item local array, having no
+  scalar bitcast.
+* The carry and the rates are ``SmemAllocator`` tensors (``allocate_tensor(Float32, make_layout(MAX_DSTATE))``;
+  numba: ``cuda.shared.array``), and ``cuda.syncthreads()`` is ``cute.arch.sync_threads()``.
 * A flag read in a run-time ``if`` (``softplus``, ``gated``) is compared with zero explicitly (an ``Int32``).
 
 The NumPy oracle is ``selective_scan_reference.py``; ``cute_selective_scan.py`` runs and checks the kernels.
@@ -49,14 +51,25 @@ def ssm_combine(first, second):
 
 
 @cute.jit
+def exp2_approx(x: Float32):
+    """2**x by the SFU's ex2.approx.ftz.f32 (one MUFU.EX2; below 2**-126 flushes to zero)."""
+    return cute.math.exp2(x, approx=True, ftz=True)
+
+
+@cute.jit
+def exp_approx(x: Float32):
+    return exp2_approx(x * Float32(LOG2E))
+
+
+@cute.jit
 def widen_float32(x):
     return Float32(x)
 
 
 @cute.jit
 def widen_bfloat16(bits):
-    """bfloat16 bits (Int16) -> Float32."""
-    return ((Uint32(bits) & Uint32(0xFFFF)) << Uint32(16)).bitcast(Float32)
+    """bfloat16 bits (Int16) -> Float32: the bits shifted into the high half (the sign extension shifts out)."""
+    return (Uint32(bits) << Uint32(16)).bitcast(Float32)
 
 
 @cute.jit
@@ -108,9 +121,13 @@ def kernel_for(threads: int, items: int, dtype: str):
         row = Int64(cute.arch.block_idx()[0])
         batch_index = row // dim
         channel = row % dim
-        carry = SmemAllocator().allocate_tensor(Float32, cute.make_layout(MAX_DSTATE), 16)
+        smem = SmemAllocator()
+        carry = smem.allocate_tensor(Float32, cute.make_layout(MAX_DSTATE), 16)
+        rates = smem.allocate_tensor(Float32, cute.make_layout(MAX_DSTATE), 16)  # A[channel, n] * log2(e)
         for n in cutlass.range(rank, MAX_DSTATE, threads):
             carry[n] = Float32(0)
+        for n in cutlass.range(rank, dstate, threads):
+            rates[n] = A[channel * dstate + n] * Float32(LOG2E)
         d_skip = D[channel]
         bias = delta_bias[channel]
         start = Int64(0)
@@ -123,34 +140,43 @@ def kernel_for(threads: int, items: int, dtype: str):
             driven = coop.ThreadData(items, np.float32)
             y = coop.ThreadData(items, np.float32)
             for i in cutlass.range_constexpr(items):
-                step = steps[i] + bias
-                if softplus != 0:
-                    step = cutlass.select_(step <= Float32(20), cute.math.log1p(cute.math.exp(step)), step)
-                steps[i] = step
+                steps[i] = steps[i] + bias
+            if softplus != 0:  # log(1 + e^step) up to 20, branch-free: e^step by the SFU, log1p exact
+                for i in cutlass.range_constexpr(items):
+                    soft = cute.math.log1p(exp_approx(cutlass.min(steps[i], Float32(20))))
+                    steps[i] = cutlass.select_(steps[i] <= Float32(20), soft, steps[i])
+            for i in cutlass.range_constexpr(items):
+                step = steps[i]
                 driven[i] = step * inputs[i]
                 y[i] = d_skip * inputs[i]
+            state_offset = batch_index * dstate * seqlen + start  # B[batch_index, n, start], n = 0 first
             for n in cutlass.range(dstate):
-                rate = A[channel * dstate + n] * Float32(LOG2E)
-                state_offset = (batch_index * dstate + n) * seqlen + start
+                rate = rates[n]
                 b_n = load_widened(block, B, state_offset, valid)
+                c_n = load_widened(block, C, state_offset, valid)  # in flight with B's: one wait per state
                 decay = coop.ThreadData(items, np.float32)
                 value = coop.ThreadData(items, np.float32)
-                for i in cutlass.range_constexpr(items):
-                    inside = Int64(rank * items + i) < valid
-                    decay[i] = cutlass.select_(inside, cute.math.exp2(steps[i] * rate), Float32(1))
-                    value[i] = cutlass.select_(inside, b_n[i] * driven[i], Float32(0))
+                if valid == chunk:
+                    for i in cutlass.range_constexpr(items):
+                        decay[i] = exp2_approx(steps[i] * rate)
+                        value[i] = b_n[i] * driven[i]
+                else:  # the ragged last chunk: positions past the row's end hold the neutral pair (1, 0)
+                    for i in cutlass.range_constexpr(items):
+                        inside = Int64(rank * items + i) < valid
+                        decay[i] = cutlass.select_(inside, exp2_approx(steps[i] * rate), Float32(1))
+                        value[i] = cutlass.select_(inside, b_n[i] * driven[i], Float32(0))
                 if rank == 0:  # the carried state enters as the pair (1, h) in front of position 0
                     value[0] = decay[0] * carry[n] + value[0]
                 _, h = coop.inclusive_scan(block, (decay, value), scan_op=ssm_combine, algorithm="warp_scans")
                 if rank == last:
                     carry[n] = h[items - 1]
-                c_n = load_widened(block, C, state_offset, valid)
                 for i in cutlass.range_constexpr(items):
                     y[i] = y[i] + c_n[i] * h[i]
+                state_offset += seqlen
             if gated != 0:
                 gate = load_widened(block, z, offset, valid)
                 for i in cutlass.range_constexpr(items):
-                    y[i] = y[i] * gate[i] / (Float32(1) + cute.math.exp(-gate[i]))
+                    y[i] = y[i] * gate[i] * cute.arch.rcp_approx(Float32(1) + exp_approx(-gate[i]))
             result = coop.ThreadData(items, raw_numpy)
             for i in cutlass.range_constexpr(items):
                 result[i] = narrow(y[i])

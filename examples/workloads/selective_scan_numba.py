@@ -18,6 +18,14 @@ prefix enters through the data instead: thread 0 folds the carried state into it
 state to shared memory for the next chunk (one barrier per chunk, not per state). Positions past the row's end hold
 the neutral pair ``(1, 0)``, so the last thread's last state is the row's: the ``last_state`` output.
 
+What the state loop costs decides the kernel's speed (bfloat16 inputs halve its bytes, not its instructions), so it is
+kept short: B[n] and C[n] are loaded together (one wait for memory per state), as 16-byte vectors (8 bfloat16 items
+a vector); full chunks build their pairs without a test per position (only the ragged last chunk selects the neutral
+pair); ``A[n] * log2(e)`` is read from shared memory (stored once per row); and the exponentials are the SFU's
+``ex2.approx.ftz`` (``exp2_approx``: one instruction, where ``math.exp2`` adds a range test and two multiplies), the
+gate's division its ``rcp.approx.ftz``, the instructions mamba-ssm's ``--use_fast_math`` build uses. numba-cuda-mlir
+has no fast-math switch on this route, so the two come as inline PTX (``cuda.experimental.inline_ptx``).
+
 The NumPy oracle is ``selective_scan_reference.py``; ``selective_scan.py`` runs and checks the kernels.
 """
 from __future__ import annotations
@@ -53,6 +61,24 @@ def bits_of_float(x):
     slot = cuda.local.array(1, np.float32)
     slot[0] = x
     return slot.view(np.uint32)[0]
+
+
+@cuda.jit(device=True, inline="always")
+def exp2_approx(x):
+    """2**x by the SFU's ex2.approx.ftz.f32 (one MUFU.EX2; results below 2**-126 flush to zero): ``math.exp2``
+    lowers to the non-ftz form, which ptxas wraps in a range test and two multiplies."""
+    return cuda.experimental.inline_ptx("ex2.approx.ftz.f32 %0, %1;", "=f", np.float32(0), "f", x)
+
+
+@cuda.jit(device=True, inline="always")
+def exp_approx(x):
+    return exp2_approx(x * np.float32(LOG2E))
+
+
+@cuda.jit(device=True, inline="always")
+def rcp_approx(x):
+    """1 / x by the SFU's rcp.approx.ftz.f32 (one MUFU.RCP): ``/`` lowers to the IEEE division, a test and a call."""
+    return cuda.experimental.inline_ptx("rcp.approx.ftz.f32 %0, %1;", "=f", np.float32(0), "f", x)
 
 
 @cuda.jit(device=True, inline="always")
@@ -119,8 +145,11 @@ def kernel_for(threads: int, items: int, dtype: str):
         batch_index = row // dim
         channel = row % dim
         carry = cuda.shared.array(MAX_DSTATE, np.float32)  # each state's value at the end of the previous chunk
+        rates = cuda.shared.array(MAX_DSTATE, np.float32)  # A[channel, n] * log2(e), read once per row
         for n in range(rank, MAX_DSTATE, threads):
             carry[n] = np.float32(0)
+        for n in range(rank, dstate, threads):
+            rates[n] = A[channel * dstate + n] * np.float32(LOG2E)
         d_skip = D[channel]
         bias = delta_bias[channel]
         start = np.int64(0)
@@ -133,34 +162,43 @@ def kernel_for(threads: int, items: int, dtype: str):
             driven = coop.ThreadData(items, dtype=np.float32)  # delta * u
             y = coop.ThreadData(items, dtype=np.float32)
             for i in range(items):
-                step = steps[i] + bias
-                if softplus and step <= np.float32(20):
-                    step = math.log1p(math.exp(step))
-                steps[i] = step
+                steps[i] += bias
+            if softplus:  # log(1 + e^step) up to 20, branch-free: e^step by the SFU, log1p exact
+                for i in range(items):
+                    soft = math.log1p(exp_approx(min(steps[i], np.float32(20))))
+                    steps[i] = soft if steps[i] <= np.float32(20) else steps[i]
+            for i in range(items):
+                step = steps[i]
                 driven[i] = step * inputs[i]
                 y[i] = d_skip * inputs[i]
+            state_offset = batch_index * dstate * seqlen + start  # B[batch_index, n, start], n = 0 first
             for n in range(dstate):
-                rate = A[channel * dstate + n] * np.float32(LOG2E)
-                state_offset = (batch_index * dstate + n) * seqlen + start
+                rate = rates[n]
                 b_n = load_widened(block, B, state_offset, valid)
+                c_n = load_widened(block, C, state_offset, valid)  # in flight with B's: one wait per state
                 decay = coop.ThreadData(items, dtype=np.float32)
                 value = coop.ThreadData(items, dtype=np.float32)
-                for i in range(items):
-                    inside = rank * items + i < valid
-                    decay[i] = math.exp2(steps[i] * rate) if inside else np.float32(1)
-                    value[i] = b_n[i] * driven[i] if inside else np.float32(0)
+                if valid == chunk:
+                    for i in range(items):
+                        decay[i] = exp2_approx(steps[i] * rate)
+                        value[i] = b_n[i] * driven[i]
+                else:  # the ragged last chunk: positions past the row's end hold the neutral pair (1, 0)
+                    for i in range(items):
+                        inside = rank * items + i < valid
+                        decay[i] = exp2_approx(steps[i] * rate) if inside else np.float32(1)
+                        value[i] = b_n[i] * driven[i] if inside else np.float32(0)
                 if rank == 0:  # the carried state enters as the pair (1, h) in front of position 0
                     value[0] = decay[0] * carry[n] + value[0]
                 _, h = coop.inclusive_scan(block, (decay, value), scan_op=ssm_combine, algorithm="warp_scans")
                 if rank == last:
                     carry[n] = h[items - 1]
-                c_n = load_widened(block, C, state_offset, valid)
                 for i in range(items):
                     y[i] += c_n[i] * h[i]
+                state_offset += seqlen
             if gated:
                 gate = load_widened(block, z, offset, valid)
                 for i in range(items):
-                    y[i] = y[i] * gate[i] / (np.float32(1) + math.exp(-gate[i]))
+                    y[i] = y[i] * gate[i] * rcp_approx(np.float32(1) + exp_approx(-gate[i]))
             result = coop.ThreadData(items, dtype=raw_type)
             for i in range(items):
                 result[i] = narrow(y[i])

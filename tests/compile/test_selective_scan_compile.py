@@ -1,8 +1,9 @@
 """sm_90 builds of the selective-scan workload (examples/workloads/selective_scan_numba.py, selective_scan_cute.py) on
 the CPU, for the tilings of the issue's sequence lengths (512, 1024, 2048+) and both input dtypes: launchable (a
-block's registers fit an SM), no local memory, 16-byte (float32) or 8-byte (bfloat16) vector loads on full chunks,
-one exp2 per position inlined, and no barrier beyond the scan's, its reuse barrier and the kernel's two (the chunk's
-carry, the last state). Their results, against the NumPy oracle: tests/gpu/test_selective_scan_gpu.py."""
+block's registers fit an SM), no local memory, 16-byte vector loads on full chunks (bfloat16 too: 8 items a vector),
+one SFU exp2 per position with no range test, no IEEE division, and no barrier beyond the scan's, its reuse barrier
+and the kernel's two (the chunk's carry, the last state). Their results, against the NumPy oracle:
+tests/gpu/test_selective_scan_gpu.py."""
 from __future__ import annotations
 
 import re
@@ -17,7 +18,7 @@ import selective_scan_plan as plan  # noqa: E402
 import selective_scan_reference as ref  # noqa: E402
 
 SEQLENS = [512, 1024, 4096]  # tilings (32, 16), (64, 16), (128, 16)
-VECTOR_LOAD = {"float32": "LDG.E.128", "bfloat16": "LDG.E.64"}  # CUB's vectorised loads: 4 items a vector
+ITEM_BYTES = {"float32": 4, "bfloat16": 2}
 
 
 def _check_build(built, threads: int, items: int, dtype: str) -> None:
@@ -25,9 +26,15 @@ def _check_build(built, threads: int, items: int, dtype: str) -> None:
     assert built.registers * threads <= 65536 and built.local_memory_bytes == 0
     assert built.shared_memory_bytes >= 4 * plan.MAX_DSTATE  # the carries
     loads = re.findall(r"\bLDG\.E[.\w]*", sass)
-    # u, delta, B, C and z: items / 4 vectors each on the full-chunk path
-    assert loads.count(VECTOR_LOAD[dtype]) == 5 * items // 4, sorted(set(loads))
+    # u, delta, B, C and z: 16-byte vectors on the full-chunk path (bfloat16 too: 8 items a vector)
+    assert loads.count("LDG.E.128") == 5 * items * ITEM_BYTES[dtype] // 16, sorted(set(loads))
+    assert "LDG.E.64" not in loads
     assert sass.count("MUFU.EX2") >= 3 * items  # exp2 of the decays, exp in the softplus and in the gate
+    # ex2.approx.ftz: no range test around the SFU's exp2 (x < -126: halve, exp2, square) ...
+    assert not re.search(r"FSETP\.GEU\.AND P\d, PT, R\d+, -126", sass)
+    # ... and rcp.approx in the gate: no IEEE division (FCHK and its slow-path call); the one call left divides the
+    # 64-bit row index, once per block
+    assert "FCHK" not in sass and sass.count("CALL.") <= 1
     assert len(re.findall(r"\bBAR\.SYNC\b", sass)) <= 4
 
 
