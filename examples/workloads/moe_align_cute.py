@@ -4,9 +4,11 @@ that the two files read side by side. Thread ``e`` of a 1024-thread block owns e
 in tiles of 1024 x 4.
 
 * counting: a block ``histogram`` of each tile's ids (257 bins), loaded ``striped``;
-* offsets: a block ``exclusive_sum`` of the padded counts and a block ``sum``; ``expert_ids`` by binary search;
-* placing, stable: one ``radix_sort_pairs`` of (expert, flat index) per tile, ``discontinuity`` (heads and tails)
-  of the sorted experts, and each expert's running base in shared memory.
+* offsets: a block ``exclusive_sum`` of the padded counts (the last expert's end is the total); ``expert_ids`` by
+  binary search; each expert's padding by one warp;
+* placing, stable: one ``radix_sort_keys`` per tile of keys holding the expert above the entry's place in the tile
+  (sorted by the expert's bits only), ``discontinuity`` (heads and tails) of the sorted experts, and each expert's
+  running base in shared memory.
 
 Small inputs (``launch_plan``) take one launch of one block (``launch_align``); larger ones two launches
 (``launch_count``, ``launch_place``) over up to 132 blocks.
@@ -40,11 +42,15 @@ from cutlass import Int32, Int64, Uint32
 from cutlass.memory import SmemAllocator
 
 OUTSIDE = 0xFFFFFFFF  # the sort key of the tile's slots past its last entry (only fills them: never placed)
+PLACE_BITS = 12  # a sort key's low bits: the slot's place in its tile (TILE = 4096), carried along, not sorted by
+WARPS = THREADS // 32
+assert TILE == 1 << PLACE_BITS
 
 
 @cute.jit
 def count_experts(block, topk_ids: cute.Tensor, begin: Int64, end: Int64, num_experts: Int32):
-    """Thread e < num_experts returns how many of topk_ids[begin:end] are e (the others 0)."""
+    """Thread e < num_experts returns how many of topk_ids[begin:end] are e, thread num_experts how many are outside
+    ``[0, num_experts)`` (the others 0)."""
     mine = Int32(0)
     start = begin
     while start < end:
@@ -53,38 +59,54 @@ def count_experts(block, topk_ids: cute.Tensor, begin: Int64, end: Int64, num_ex
                   oob_default=np.int32(-1))
         bins = coop.ThreadData(ITEMS, np.int32)
         for i in cutlass.range_constexpr(ITEMS):
-            bins[i] = raw[i] if raw[i] >= 0 and raw[i] < num_experts else Int32(MAX_EXPERTS)
+            bins[i] = raw[i] if raw[i] >= 0 and raw[i] < num_experts else num_experts
         counts = coop.histogram(block, bins, bins=BINS)
         mine += counts[0]
         start += TILE
-    return mine if block.rank() < num_experts else Int32(0)
+    return mine if block.rank() <= num_experts else Int32(0)
 
 
 @cute.jit
 def place(block, topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cute.Tensor, post_pad: cute.Tensor,
           begin: Int64, end: Int64, numel: Int64, num_experts: Int32, bits: Int32, block_size: Int32, size: Int64,
-          mine: Int32, before: Int32, part: Int64, parts: Int64):
+          mine: Int32, before: Int32, part: Int64, parts: Int64, outside_known: Int32):
     """``moe_align_numba.place``: thread e < num_experts brings expert e's count over all entries (``mine``) and
-    in the entries before ``begin`` (``before``)."""
+    in the entries before ``begin`` (``before``); with ``outside_known`` (non-zero), thread num_experts the count of
+    ids outside the experts."""
     smem = SmemAllocator()
     offsets = smem.allocate_tensor(Int32, cute.make_layout(MAX_EXPERTS + 1), 4)  # padded exclusive offsets
+    fills = smem.allocate_tensor(Int32, cute.make_layout(MAX_EXPERTS), 4)  # where each expert's padding starts
     bases = smem.allocate_tensor(Int32, cute.make_layout(MAX_EXPERTS), 4)  # each expert's next slot
     starts = smem.allocate_tensor(Int32, cute.make_layout(MAX_EXPERTS), 4)  # each expert's run start in the tile
+    sort_bits = smem.allocate_tensor(Int32, cute.make_layout(1), 4)
     e = Int32(block.rank())
-    padded = (mine + block_size - Int32(1)) // block_size * block_size
+    padded = (mine + block_size - Int32(1)) // block_size * block_size if e < num_experts else Int32(0)
     offset = coop.exclusive_sum(block, padded)
-    total = coop.sum(block, padded)
     if e < num_experts:
         offsets[e] = offset
         bases[e] = offset + before
-    if e == Int32(0):
-        offsets[num_experts] = total
-        if part == Int64(0):
-            post_pad[0] = total
-    if part == Int64(0) and e < num_experts:
-        for q in cutlass.range(offset + mine, offset + padded):
-            sorted_ids[q] = Int32(numel)
+        fills[e] = offset + mine
+    if e == num_experts - Int32(1):  # the last expert's end is the total
+        offsets[num_experts] = offset + padded
+    if e == num_experts:
+        width = bits  # ids outside the experts sort after them: key num_experts, one more bit if a power of two
+        if (outside_known != 0 and mine == Int32(0) and num_experts > Int32(1)
+                and num_experts & (num_experts - Int32(1)) == Int32(0)):
+            width = bits - Int32(1)
+        sort_bits[0] = width
     cute.arch.sync_threads()
+    total = offsets[num_experts]
+    width = sort_bits[0]
+    if part == Int64(0) and e == Int32(0):
+        post_pad[0] = total
+    lane = e % Int32(32)
+    x = Int32(part) * WARPS + e // Int32(32)  # each expert's padding: one warp, coalesced; the blocks take turns
+    while x < num_experts:
+        pad = fills[x] + lane
+        while pad < offsets[x + Int32(1)]:
+            sorted_ids[pad] = Int32(numel)
+            pad += Int32(32)
+        x += Int32(parts) * WARPS
     q = Int64(total) + part * THREADS + Int64(e)  # the tail, shared by the blocks
     while q < size:
         sorted_ids[q] = Int32(numel)
@@ -109,13 +131,15 @@ def place(block, topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cut
         valid = min(end - start, Int64(TILE))
         raw = coop.ThreadData(ITEMS, np.int32)
         coop.load(block, topk_ids, raw, offset=start, valid_items=valid, oob_default=np.int32(-1))
-        keys = coop.ThreadData(ITEMS, np.uint32)
-        flat = coop.ThreadData(ITEMS, np.int32)
+        keys = coop.ThreadData(ITEMS, np.uint32)  # the expert above the slot's place in the tile, which rides along
         for i in cutlass.range_constexpr(ITEMS):
-            keys[i] = Uint32(raw[i]) if raw[i] >= 0 and raw[i] < num_experts else Uint32(num_experts)
-            flat[i] = Int32(start + Int64(e * ITEMS + i))
-        experts, entries = coop.radix_sort_pairs(block, keys, flat, end_bit=bits, valid_items=valid,
-                                                 oob_default=np.uint32(OUTSIDE))
+            expert = Uint32(raw[i]) if raw[i] >= 0 and raw[i] < num_experts else Uint32(num_experts)
+            keys[i] = (expert << Uint32(PLACE_BITS)) | Uint32(e * ITEMS + i)
+        ordered = coop.radix_sort_keys(block, keys, begin_bit=PLACE_BITS, end_bit=Int32(PLACE_BITS) + width,
+                                       valid_items=valid, oob_default=np.uint32(OUTSIDE))
+        experts = coop.ThreadData(ITEMS, np.uint32)
+        for i in cutlass.range_constexpr(ITEMS):
+            experts[i] = ordered[i] >> Uint32(PLACE_BITS)
         heads, tails = coop.discontinuity(block, experts, mode="heads_and_tails")
         for i in cutlass.range_constexpr(ITEMS):
             if heads[i] != 0 and experts[i] < Uint32(num_experts):
@@ -127,13 +151,14 @@ def place(block, topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cut
             if experts[i] < Uint32(num_experts):
                 d = Int32(experts[i])
                 slot = bases[d] + e * ITEMS + i - starts[d]
-                sorted_ids[slot] = entries[i]
+                sorted_ids[slot] = Int32(start + Int64(ordered[i] & Uint32(TILE - 1)))
                 ends[i] = slot + Int32(1)
-        cute.arch.sync_threads()
-        for i in cutlass.range_constexpr(ITEMS):
-            if tails[i] != 0 and experts[i] < Uint32(num_experts):
-                bases[Int32(experts[i])] = ends[i]
-        cute.arch.sync_threads()
+        if start + Int64(TILE) < end:  # another tile follows: each expert's next slot, past its run's last
+            cute.arch.sync_threads()
+            for i in cutlass.range_constexpr(ITEMS):
+                if tails[i] != 0 and experts[i] < Uint32(num_experts):
+                    bases[Int32(experts[i])] = ends[i]
+            cute.arch.sync_threads()
         start += TILE
 
 
@@ -144,7 +169,7 @@ def align_kernel(topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cut
     block = coop.this_block()
     mine = count_experts(block, topk_ids, Int64(0), numel, num_experts)
     place(block, topk_ids, sorted_ids, expert_ids, post_pad, Int64(0), numel, numel, num_experts, bits, block_size,
-          size, mine, Int32(0), Int64(0), Int64(1))
+          size, mine, Int32(0), Int64(0), Int64(1), Int32(1))
 
 
 @cute.kernel
@@ -174,7 +199,7 @@ def place_kernel(topk_ids: cute.Tensor, counts: cute.Tensor, sorted_ids: cute.Te
             if Int64(other) < part:
                 before += count
     place(block, topk_ids, sorted_ids, expert_ids, post_pad, part * span, min(numel, (part + Int64(1)) * span),
-          numel, num_experts, bits, block_size, size, mine, before, part, parts)
+          numel, num_experts, bits, block_size, size, mine, before, part, parts, Int32(0))
 
 
 @cute.jit

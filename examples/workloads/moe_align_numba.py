@@ -3,17 +3,20 @@
 cooperative call. Thread ``e`` of a 1024-thread block owns expert ``e``; the entries are walked in tiles of
 1024 x 4.
 
-* counting: a block ``histogram`` of each tile's ids (257 bins: the experts, and one bin for ids outside
-  ``[0, num_experts)``), loaded ``striped``; thread e adds up bin e;
-* offsets: each expert's padded count, a block ``exclusive_sum`` over the experts and a block ``sum`` (the
-  post-pad total); ``expert_ids`` by a binary search of the offsets per padded block, the padding and the tail by
+* counting: a block ``histogram`` of each tile's ids (257 bins: the experts, and bin ``num_experts`` for ids
+  outside ``[0, num_experts)``), loaded ``striped``; thread e adds up bin e;
+* offsets: each expert's padded count and a block ``exclusive_sum`` over the experts (the last expert's end is the
+  post-pad total); ``expert_ids`` by a binary search of the offsets per padded block; each expert's padding by one
+  warp (coalesced stores: the cost grows with the padding, not with a thread's serial loop over it), the tail by
   plain stores;
-* placing, stable: a blocked load of each tile, then one ``radix_sort_pairs`` of (expert, flat index) over the
-  bits the expert ids need (ids outside the range take key ``num_experts``: after every expert), which is stable,
-  so each expert's entries stay in flat order; ``discontinuity`` (heads and tails) of the sorted experts marks where
-  each expert's run starts and ends in the tile: an entry's sorted position minus its run's start is its place among
-  that expert's entries of the tile, and the expert's running base (shared memory, set past the run's last slot by
-  the thread holding its tail) places it.
+* placing, stable: a blocked load of each tile, then one ``radix_sort_keys`` of keys holding the expert above the
+  entry's place in the tile (ids outside the range take expert ``num_experts``: after every expert). The sort orders
+  by the expert's bits only, so the place rides along and the sort, being stable, keeps each expert's entries in
+  flat order (no values to exchange); with no ids outside and a power-of-two expert count it orders by one bit
+  fewer (256 experts: two 4-bit passes, not three). ``discontinuity`` (heads and tails) of the sorted experts marks
+  where each expert's run starts and ends in the tile: an entry's sorted position minus its run's start is its place
+  among that expert's entries of the tile, and the expert's running base (shared memory, set past the run's last
+  slot by the thread holding its tail, when another tile follows) places it.
 
 Small inputs (``launch_plan``: up to 2 tiles) take one launch of one block (count, then place); larger ones two
 launches over up to 132 blocks: ``count_kernel`` writes each block's per-expert counts, ``place_kernel`` sums the
@@ -33,11 +36,15 @@ from moe_align_plan import (  # noqa: F401  (the tiling and the launch plan: pur
 )
 
 OUTSIDE = 0xFFFFFFFF  # the sort key of the tile's slots past its last entry (only fills them: never placed)
+PLACE_BITS = 12  # a sort key's low bits: the slot's place in its tile (TILE = 4096), carried along, not sorted by
+WARPS = THREADS // 32
+assert TILE == 1 << PLACE_BITS
 
 
 @cuda.jit(device=True, inline="always")
 def count_experts(block, topk_ids, begin, end, num_experts):
-    """Thread e < num_experts returns how many of topk_ids[begin:end] are e (the others 0)."""
+    """Thread e < num_experts returns how many of topk_ids[begin:end] are e, thread num_experts how many are outside
+    ``[0, num_experts)`` (the others 0)."""
     mine = np.int32(0)
     start = begin
     while start < end:
@@ -46,39 +53,55 @@ def count_experts(block, topk_ids, begin, end, num_experts):
                   oob_default=np.int32(-1))
         bins = coop.ThreadData(ITEMS, np.int32)
         for i in range(ITEMS):
-            bins[i] = raw[i] if raw[i] >= 0 and raw[i] < num_experts else np.int32(MAX_EXPERTS)
+            bins[i] = raw[i] if raw[i] >= 0 and raw[i] < num_experts else np.int32(num_experts)
         counts = coop.histogram(block, bins, bins=BINS)
         mine += counts[0]
         start += TILE
-    return mine if block.rank() < num_experts else np.int32(0)
+    return mine if block.rank() <= num_experts else np.int32(0)
 
 
 @cuda.jit(device=True, inline="always")
 def place(block, topk_ids, sorted_ids, expert_ids, post_pad, begin, end, numel, num_experts, key_bits, block_size,
-          size, mine, before, part, parts):
+          size, mine, before, part, parts, outside_known):
     """Place topk_ids[begin:end] (block ``part`` of ``parts``). Thread e < num_experts brings ``mine``, expert e's
-    count over all entries, and ``before``, its count in the entries before ``begin``. Block 0 writes
-    ``num_tokens_post_pad`` and each expert's padding; the blocks share ``expert_ids`` and the tail of
-    ``sorted_ids`` (``size`` slots). The shared arrays live here, with every access to them (numba-cuda-mlir 0.6
-    addresses a shared array passed to an inlined device function as global memory)."""
+    count over all entries, and ``before``, its count in the entries before ``begin``; with ``outside_known``,
+    thread num_experts brings the count of ids outside the experts (then a sort by one bit less when there are
+    none and num_experts is a power of two). Block 0 writes ``num_tokens_post_pad``; the blocks share each
+    expert's padding (a warp per expert), ``expert_ids`` and the tail of ``sorted_ids`` (``size`` slots). The
+    shared arrays live here, with every access to them (numba-cuda-mlir 0.6 addresses a shared array passed to an
+    inlined device function as global memory)."""
     offsets = numba_coop.shared.array(MAX_EXPERTS + 1, np.int32)  # padded exclusive offsets; [num_experts]: the total
+    fills = numba_coop.shared.array(MAX_EXPERTS, np.int32)  # where each expert's padding starts
     bases = numba_coop.shared.array(MAX_EXPERTS, np.int32)  # each expert's next slot for this block's entries
     starts = numba_coop.shared.array(MAX_EXPERTS, np.int32)  # where each expert's run starts in the sorted tile
+    sort_bits = numba_coop.shared.array(1, np.int32)
     e = block.rank()
-    padded = np.int32((mine + block_size - 1) // block_size * block_size)
+    padded = np.int32((mine + block_size - 1) // block_size * block_size) if e < num_experts else np.int32(0)
     offset = coop.exclusive_sum(block, padded)
-    total = coop.sum(block, padded)
     if e < num_experts:
         offsets[e] = offset
         bases[e] = offset + before
-    if e == 0:
-        offsets[num_experts] = total
-        if part == 0:
-            post_pad[0] = total
-    if part == 0 and e < num_experts:
-        for q in range(offset + mine, offset + padded):
-            sorted_ids[q] = np.int32(numel)
+        fills[e] = offset + mine
+    if e == num_experts - 1:  # the last expert's end is the total
+        offsets[num_experts] = offset + padded
+    if e == num_experts:
+        width = key_bits  # ids outside the experts sort after them: key num_experts, one more bit if a power of two
+        if outside_known and mine == 0 and num_experts > 1 and num_experts & (num_experts - 1) == 0:
+            width = key_bits - 1
+        sort_bits[0] = width
     cuda.syncthreads()
+    total = offsets[num_experts]
+    width = sort_bits[0]
+    if part == 0 and e == 0:
+        post_pad[0] = total
+    lane = e % 32
+    x = part * WARPS + e // 32  # each expert's padding: one warp, coalesced; the blocks take experts in turn
+    while x < num_experts:
+        pad = fills[x] + lane
+        while pad < offsets[x + 1]:
+            sorted_ids[pad] = np.int32(numel)
+            pad += 32
+        x += parts * WARPS
     q = np.int64(total) + part * THREADS + e  # the tail, shared by the blocks
     while q < size:
         sorted_ids[q] = np.int32(numel)
@@ -103,13 +126,15 @@ def place(block, topk_ids, sorted_ids, expert_ids, post_pad, begin, end, numel, 
         valid = min(end - start, TILE)
         raw = coop.ThreadData(ITEMS, np.int32)
         coop.load(block, topk_ids, raw, offset=start, valid_items=valid, oob_default=np.int32(-1))
-        keys = coop.ThreadData(ITEMS, np.uint32)
-        flat = coop.ThreadData(ITEMS, np.int32)
+        keys = coop.ThreadData(ITEMS, np.uint32)  # the expert above the slot's place in the tile, which rides along
         for i in range(ITEMS):
-            keys[i] = np.uint32(raw[i]) if raw[i] >= 0 and raw[i] < num_experts else np.uint32(num_experts)
-            flat[i] = np.int32(start + e * ITEMS + i)
-        experts, entries = coop.radix_sort_pairs(block, keys, flat, end_bit=key_bits, valid_items=valid,
-                                                 oob_default=np.uint32(OUTSIDE))
+            expert = np.uint32(raw[i]) if raw[i] >= 0 and raw[i] < num_experts else np.uint32(num_experts)
+            keys[i] = (expert << np.uint32(PLACE_BITS)) | np.uint32(e * ITEMS + i)
+        ordered = coop.radix_sort_keys(block, keys, begin_bit=PLACE_BITS, end_bit=PLACE_BITS + width,
+                                       valid_items=valid, oob_default=np.uint32(OUTSIDE))
+        experts = coop.ThreadData(ITEMS, np.uint32)
+        for i in range(ITEMS):
+            experts[i] = ordered[i] >> np.uint32(PLACE_BITS)
         heads, tails = coop.discontinuity(block, experts, mode="heads_and_tails")
         for i in range(ITEMS):
             if heads[i] and experts[i] < num_experts:
@@ -120,13 +145,14 @@ def place(block, topk_ids, sorted_ids, expert_ids, post_pad, begin, end, numel, 
             ends[i] = np.int32(0)
             if experts[i] < num_experts:
                 slot = bases[experts[i]] + np.int32(e * ITEMS + i) - starts[experts[i]]
-                sorted_ids[slot] = entries[i]
+                sorted_ids[slot] = np.int32(start + (ordered[i] & np.uint32(TILE - 1)))
                 ends[i] = slot + np.int32(1)
-        cuda.syncthreads()
-        for i in range(ITEMS):
-            if tails[i] and experts[i] < num_experts:
-                bases[experts[i]] = ends[i]
-        cuda.syncthreads()
+        if start + TILE < end:  # another tile follows: each expert's next slot, past its run's last
+            cuda.syncthreads()
+            for i in range(ITEMS):
+                if tails[i] and experts[i] < num_experts:
+                    bases[experts[i]] = ends[i]
+            cuda.syncthreads()
         start += TILE
 
 
@@ -136,7 +162,7 @@ def align_kernel(topk_ids, sorted_ids, expert_ids, post_pad, numel, num_experts,
     block = coop.this_block()
     mine = count_experts(block, topk_ids, np.int64(0), numel, num_experts)
     place(block, topk_ids, sorted_ids, expert_ids, post_pad, np.int64(0), numel, numel, num_experts, key_bits,
-          block_size, size, mine, np.int32(0), np.int64(0), np.int64(1))
+          block_size, size, mine, np.int32(0), np.int64(0), np.int64(1), True)
 
 
 @cuda.jit(launch_bounds=THREADS)
@@ -166,7 +192,7 @@ def place_kernel(topk_ids, counts, sorted_ids, expert_ids, post_pad, numel, num_
             if other < part:
                 before += count
     place(block, topk_ids, sorted_ids, expert_ids, post_pad, part * span, min(numel, (part + 1) * span), numel,
-          num_experts, key_bits, block_size, size, mine, before, part, parts)
+          num_experts, key_bits, block_size, size, mine, before, part, parts, False)
 
 
 def moe_align_block_size(topk_ids, num_experts: int, block_size: int, sorted_ids=None, expert_ids=None,

@@ -28,6 +28,8 @@ CASES = [  # tokens, experts, k, block_size, fraction of ids outside the experts
     (65536, 256, 8, 128, 0.0), (65536, 8, 2, 16, 0.0), (50001, 128, 8, 64, 0.03),
     (5, 256, 8, 128, 0.0),  # fewer entries than experts: vLLM's shorter buffers
     (3000, 256, 8, 1, 0.05), (777, 255, 3, 7, 0.1),
+    # one block, no ids outside: the sort orders by one bit fewer where the experts are a power of two (issue 43)
+    (16, 256, 8, 128, 0.0), (300, 16, 4, 32, 0.0), (64, 1, 1, 16, 0.0), (16, 8, 2, 128, 0.0),
 ]
 
 
