@@ -705,10 +705,9 @@ def sample_kept(block, probs: cute.Tensor, base: Int64, vocab: Int64, above: Flo
 
 
 @cute.jit
-def slice_kept(block, probs: cute.Tensor, begin: Int64, end: Int64, first: Int64, above: Float32,
-               at_least: Float32):
-    """(kept mass, last kept index or -1) of probs[begin:end], whose first item is the row's index ``first``: one
-    order-free pass (striped, 16 items a thread) and one tuple ``reduce``."""
+def slice_kept(block, probs: cute.Tensor, begin: Int64, end: Int64, first: Int64, at_least: Float32):
+    """(kept mass, last kept index or -1) of probs[begin:end] (kept: p > 0 and p >= at_least), whose first item is
+    the row's index ``first``: one order-free pass (striped, 16 items a thread) and one tuple ``reduce``."""
     mass = Float32(0)
     last = Int32(-1)
     start = begin
@@ -717,7 +716,7 @@ def slice_kept(block, probs: cute.Tensor, begin: Int64, end: Int64, first: Int64
         coop.load(block, probs, items, algorithm="striped", offset=start,
                   valid_items=min(end - start, WIDE_TILE), oob_default=np.float32(0))
         for i in cutlass.range_constexpr(WIDE):
-            if items[i] > above and items[i] >= at_least:
+            if items[i] > 0 and items[i] >= at_least:
                 mass += items[i]
                 last = Int32(first + (start - begin) + i * THREADS + block.rank())
         start += WIDE_TILE
@@ -725,25 +724,9 @@ def slice_kept(block, probs: cute.Tensor, begin: Int64, end: Int64, first: Int64
 
 
 @cute.jit
-def kept_sum(block, probs: cute.Tensor, begin: Int64, end: Int64, above: Float32, at_least: Float32):
-    """The kept mass of probs[begin:end] (``slice_kept`` without the index), in every thread."""
-    mass = Float32(0)
-    start = begin
-    while start < end:
-        items = coop.ThreadData(WIDE, np.float32)
-        coop.load(block, probs, items, algorithm="striped", offset=start,
-                  valid_items=min(end - start, WIDE_TILE), oob_default=np.float32(0))
-        for i in cutlass.range_constexpr(WIDE):
-            if items[i] > above and items[i] >= at_least:
-                mass += items[i]
-        start += WIDE_TILE
-    return coop.sum(block, mass)
-
-
-@cute.jit
 def sample_slices(block, probs: cute.Tensor, partials: cute.Tensor, lasts: cute.Tensor, arrive: cute.Tensor,
                   row: Int64, slices: Int64, part: Int64, begin: Int64, end: Int64, slice_length: Int64,
-                  above: Float32, at_least: Float32, u: Float32, scaled: cutlass.Constexpr):
+                  at_least: Float32, u: Float32, scaled: cutlass.Constexpr):
     """``sample_kept`` after a pass that sums the kept mass, for a row split into slices, one block each, in one
     launch (or one block per row: ``slices`` 1): each slice's kept mass and last kept index meet in
     partials/lasts[block] across a grid barrier; every block of the row then finds, from the same numbers in the
@@ -760,9 +743,9 @@ def sample_slices(block, probs: cute.Tensor, partials: cute.Tensor, lasts: cute.
         # crossing
         crossing = Int32(0)
         if cutlass.const_expr(scaled):
-            target = u * kept_sum(block, probs, begin, end, above, at_least)
+            target = u * kept_mass(block, probs, begin, end - begin, at_least)
     else:
-        mass, last = slice_kept(block, probs, begin, end, first, above, at_least)
+        mass, last = slice_kept(block, probs, begin, end, first, at_least)
         if block.rank() == 0:
             partials[Int64(cute.arch.block_idx()[0])] = mass
             lasts[Int64(cute.arch.block_idx()[0])] = last
@@ -786,7 +769,7 @@ def sample_slices(block, probs: cute.Tensor, partials: cute.Tensor, lasts: cute.
     if crossing == none and part == 0:
         writes = cutlass.Boolean(True)
     if Int64(crossing) == part:
-        found, _ = sample_kept(block, probs, begin, end - begin, above, at_least, target, running)
+        found, _ = sample_kept(block, probs, begin, end - begin, Float32(0), at_least, target, running)
         chosen = Int32(first + found)
         writes = cutlass.Boolean(True)
     return chosen, writes
@@ -805,7 +788,7 @@ def sampling_from_probs_kernel(probs: cute.Tensor, samples: cute.Tensor, partial
     writes = cutlass.Boolean(True)
     if slices > 1:
         chosen, writes = sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begin, end,
-                                       slice_length, Float32(0), Float32(0), u, False)
+                                       slice_length, Float32(0), u, False)
     else:
         chosen, _ = sample_kept(block, probs, begin, vocab, Float32(0), Float32(0), u, Float32(0))
     if block.rank() == 0 and writes:
@@ -841,7 +824,7 @@ def min_p_sampling_from_probs_kernel(probs: cute.Tensor, samples: cute.Tensor, p
             mine = partials[blocks + row * slices + block.rank()]
         largest = coop.reduce(block, mine, binary_op="max")
     chosen, writes = sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begin, end, slice_length,
-                                   Float32(0), largest * min_p[row], u, True)
+                                   largest * min_p[row], u, True)
     if block.rank() == 0 and writes:
         samples[row] = chosen
 

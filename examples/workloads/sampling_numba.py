@@ -646,9 +646,9 @@ def sample_kept(block, probs, base, vocab, above, at_least, target, running):
 
 
 @cuda.jit(device=True, inline="always")
-def slice_kept(block, probs, begin, end, first, above, at_least):
-    """(kept mass, last kept index or -1) of probs[begin:end], whose first item is the row's index ``first``: one
-    order-free pass (striped, 16 items a thread) and one tuple ``reduce``."""
+def slice_kept(block, probs, begin, end, first, at_least):
+    """(kept mass, last kept index or -1) of probs[begin:end] (kept: p > 0 and p >= at_least), whose first item is
+    the row's index ``first``: one order-free pass (striped, 16 items a thread) and one tuple ``reduce``."""
     mass = np.float32(0)
     last = np.int32(-1)
     start = begin
@@ -657,27 +657,11 @@ def slice_kept(block, probs, begin, end, first, above, at_least):
         coop.load(block, probs, items, algorithm="striped", offset=start,
                   valid_items=min(end - start, WIDE_TILE), oob_default=np.float32(0))
         for i in range(WIDE):
-            if items[i] > above and items[i] >= at_least:
+            if items[i] > 0 and items[i] >= at_least:
                 mass += items[i]
                 last = np.int32(first + (start - begin) + i * THREADS + block.rank())
         start += WIDE_TILE
     return coop.reduce(block, (mass, last), binary_op=sum_max)
-
-
-@cuda.jit(device=True, inline="always")
-def kept_sum(block, probs, begin, end, above, at_least):
-    """The kept mass of probs[begin:end] (``slice_kept`` without the index), in every thread."""
-    mass = np.float32(0)
-    start = begin
-    while start < end:
-        items = coop.ThreadData(WIDE, np.float32)
-        coop.load(block, probs, items, algorithm="striped", offset=start,
-                  valid_items=min(end - start, WIDE_TILE), oob_default=np.float32(0))
-        for i in range(WIDE):
-            if items[i] > above and items[i] >= at_least:
-                mass += items[i]
-        start += WIDE_TILE
-    return coop.sum(block, mass)
 
 
 def first_crossing(a, b):
@@ -686,8 +670,8 @@ def first_crossing(a, b):
 
 
 @cuda.jit(device=True, inline="always")
-def sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begin, end, slice_length, above,
-                  at_least, u, scaled):
+def sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begin, end, slice_length, at_least,
+                  u, scaled):
     """``sample_kept`` after a pass that sums the kept mass, for a row split into slices, one block each, in one
     launch (or one block per row: ``slices`` 1): each slice's kept mass and last kept index meet in
     partials/lasts[block] across a grid barrier; every block of the row then finds, from the same numbers in the
@@ -697,7 +681,7 @@ def sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begi
     first = part * slice_length
     none = np.int32(2**31 - 1)
     if slices > 1:
-        mass, last = slice_kept(block, probs, begin, end, first, above, at_least)
+        mass, last = slice_kept(block, probs, begin, end, first, at_least)
         if block.rank() == 0:
             partials[cuda.blockIdx.x] = mass
             lasts[cuda.blockIdx.x] = last
@@ -715,14 +699,14 @@ def sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begi
             mine_crosses = np.int32(block.rank())
         crossing, running, row_last = coop.reduce(block, (mine_crosses, before, my_last), binary_op=first_crossing)
     else:  # the row's block walks it, finding the row's last kept index itself if rounding leaves no crossing
-        target = u * kept_sum(block, probs, begin, end, above, at_least) if scaled else u
+        target = u * kept_mass(block, probs, begin, end - begin, at_least) if scaled else u
         crossing = np.int32(0)
         running = np.float32(0)
         row_last = np.int32(-1)
     chosen = max(row_last, np.int32(0))
     writes = crossing == none and part == 0
     if crossing == part:
-        found, _ = sample_kept(block, probs, begin, end - begin, above, at_least, target, running)
+        found, _ = sample_kept(block, probs, begin, end - begin, np.float32(0), at_least, target, running)
         chosen = np.int32(first + found)
         writes = True
     return chosen, writes
@@ -737,7 +721,7 @@ def sampling_from_probs_kernel(probs, samples, partials, lasts, arrive, vocab, s
     u = philox_uniform(seed, offset, row)
     if slices > 1:
         chosen, writes = sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begin, end,
-                                       slice_length, np.float32(0), np.float32(0), u, False)
+                                       slice_length, np.float32(0), u, False)
     else:
         chosen, _ = sample_kept(block, probs, begin, vocab, np.float32(0), np.float32(0), u, np.float32(0))
         writes = True
@@ -772,7 +756,7 @@ def min_p_sampling_from_probs_kernel(probs, samples, partials, lasts, arrive, vo
             mine = cuda.ldcg(partials, cuda.gridDim.x + row * slices + block.rank())
         largest = coop.reduce(block, mine, binary_op="max")
     chosen, writes = sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begin, end,
-                                   slice_length, np.float32(0), largest * min_p[row], u, True)
+                                   slice_length, largest * min_p[row], u, True)
     if block.rank() == 0 and writes:
         samples[row] = chosen
 
