@@ -2,9 +2,9 @@
 expert ids by expert, each expert's run padded to a multiple of ``block_size``), stable, checked against NumPy.
 
 The kernels are in ``moe_align_numba.py``; the NumPy oracle, which defines the exact output, is in
-``moe_align_reference.py``. With a GPU this runs the one-launch path on the given shape and the two-launch path on a
-large one (65536 tokens by default) and checks both exactly, ids outside the expert range included; without one it
-builds every kernel for sm_90 and says that it could not launch.
+``moe_align_reference.py``. With a GPU this runs the one-launch path on the given shape, the warp path on 16 tokens
+and the two-launch path on a large one (65536 tokens by default) and checks each exactly, ids outside the expert
+range included; without one it builds every kernel for sm_90 and says that it could not launch.
 
     python examples/workloads/moe_align.py [--tokens 1024] [--experts 64] [--k 6] [--block-size 64]
 """
@@ -26,7 +26,8 @@ import cuda.coop.numba_mlir as numba_coop  # noqa: E402
 
 
 def builds(numel: int, num_experts: int, block_size: int):
-    """(name, kernel, host arguments, blocks) of the three kernels at this size, whatever ``launch_plan`` says."""
+    """(name, kernel, host arguments, blocks) of the four kernels at this size, whatever ``small_path`` and
+    ``launch_plan`` say (the warp kernel on the first ``WARP_TILE`` entries at most)."""
     topk_ids = np.zeros(numel, np.int32)
     sorted_ids, expert_ids, post_pad = ref.poisoned_outputs(numel, num_experts, block_size)
     blocks, span = kernels.launch_plan(max(numel, 3 * kernels.TILE))
@@ -37,7 +38,9 @@ def builds(numel: int, num_experts: int, block_size: int):
              (topk_ids, sorted_ids, expert_ids, post_pad, n, e, bits, bs, size), 1),
             ("moe_align count", kernels.count_kernel, (topk_ids, counts, n, e, np.int64(span)), blocks),
             ("moe_align place", kernels.place_kernel,
-             (topk_ids, counts, sorted_ids, expert_ids, post_pad, n, e, bits, bs, size, np.int64(span)), blocks)]
+             (topk_ids, counts, sorted_ids, expert_ids, post_pad, n, e, bits, bs, size, np.int64(span)), blocks),
+            ("moe_align (one warp ranks)", kernels.warp_kernel,
+             (topk_ids, sorted_ids, expert_ids, post_pad, np.int64(min(numel, kernels.WARP_TILE)), e, bs, size), 1)]
 
 
 def run(topk_ids: np.ndarray, num_experts: int, block_size: int):
@@ -59,9 +62,9 @@ def main() -> None:
         start = time.perf_counter()
         built = numba_coop.compile_kernel(kernel, host, block=kernels.THREADS, grid=blocks)
         print(built_line(name, built, "sm_90", time.perf_counter() - start, kernels.THREADS))
-    for tokens, invalid in ((args.tokens, 0.0), (args.tokens, 0.01), (args.large_tokens, 0.0)):
+    for tokens, invalid in ((args.tokens, 0.0), (args.tokens, 0.01), (16, 0.05), (args.large_tokens, 0.0)):
         topk_ids = ref.problem(tokens, args.experts, args.k, seed=tokens, invalid=invalid)
-        blocks, _ = kernels.launch_plan(topk_ids.size)
+        blocks = 0 if kernels.small_path(topk_ids.size) else kernels.launch_plan(topk_ids.size)[0]
         try:
             got = run(topk_ids, args.experts, args.block_size)
         except Exception as exc:  # no driver or no GPU on this machine
@@ -69,7 +72,8 @@ def main() -> None:
             return
         want = ref.moe_align_block_size(topk_ids, args.experts, args.block_size)
         print(f"OK: {tokens} tokens x k={args.k}, {args.experts} experts, block_size {args.block_size}, "
-              f"{invalid:.0%} ids outside the experts, {blocks} block(s): {ref.check(got, want)}")
+              f"{invalid:.0%} ids outside the experts, {f'{blocks} block(s)' if blocks else 'warp path'}: "
+              f"{ref.check(got, want)}")
 
 
 if __name__ == "__main__":

@@ -10,8 +10,11 @@ in tiles of 1024 x 4.
   (sorted by the expert's bits only), ``discontinuity`` (heads and tails) of the sorted experts, and each expert's
   running base in shared memory.
 
-Small inputs (``launch_plan``) take one launch of one block (``launch_align``); larger ones two launches
-(``launch_count``, ``launch_place``) over up to 132 blocks.
+The smallest inputs (``small_path``: up to 256 entries) take ``launch_warp``: warp 0 ranks the entries by a warp
+``merge_sort_keys`` of distinct keys (the expert above the entry's place), finds each expert's run among the sorted
+keys, and sums the padded counts by a warp ``exclusive_sum``, while warps 1-31 fill the sentinel; one block barrier,
+then the block places the entries and writes ``expert_ids``. Small inputs (``launch_plan``) take one launch of one
+block (``launch_align``); larger ones two launches (``launch_count``, ``launch_place``) over up to 132 blocks.
 
 What differs from ``moe_align_numba.py``, and why (the same dialect differences as the sampling kernels'):
 
@@ -34,8 +37,8 @@ import cutlass.cute as cute
 import cuda.coop.cutlass as cute_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from moe_align_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with moe_align_numba.py)
-    BINS, ITEMS, MAX_EXPERTS, THREADS, TILE, cdiv, check_arguments, key_bits, launch_plan, max_num_blocks,
-    max_num_tokens_padded,
+    BINS, ITEMS, MAX_EXPERTS, THREADS, TILE, WARP_ITEMS, WARP_TILE, cdiv, check_arguments, key_bits, launch_plan,
+    max_num_blocks, max_num_tokens_padded, small_path,
 )
 
 from cutlass import Int32, Int64, Uint32
@@ -162,6 +165,92 @@ def place(block, topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cut
         start += TILE
 
 
+WARP_PLACE_BITS = 8  # the warp path's key: the expert above the entry's place (< WARP_TILE = 256)
+assert WARP_TILE == 1 << WARP_PLACE_BITS and MAX_EXPERTS % 32 == 0 and MAX_EXPERTS == 32 * WARP_ITEMS
+
+
+@cute.kernel
+def warp_kernel(topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cute.Tensor, post_pad: cute.Tensor,
+                numel: Int64, num_experts: Int32, block_size: Int32, size: Int64):
+    """``moe_align_numba.warp_kernel``: up to WARP_TILE entries; warp 0 sorts, counts and sums, the other warps fill
+    the sentinel; one block barrier, then the block places the entries and writes ``expert_ids``."""
+    smem = SmemAllocator()
+    keys_sorted = smem.allocate_tensor(Uint32, cute.make_layout(WARP_TILE), 4)  # the warp's sorted keys
+    starts = smem.allocate_tensor(Int32, cute.make_layout(MAX_EXPERTS), 4)  # each expert's run start among them
+    ends = smem.allocate_tensor(Int32, cute.make_layout(MAX_EXPERTS), 4)  # and its end (0 and 0: no entry)
+    offsets = smem.allocate_tensor(Int32, cute.make_layout(MAX_EXPERTS + 1), 4)  # padded exclusive offsets
+    block = coop.this_block()
+    t = Int32(block.rank())
+    if cute.arch.thread_idx()[0] < 32:  # warp 0: the ranking
+        warp = coop.this_warp()
+        for j in cutlass.range_constexpr(WARP_ITEMS):
+            starts[j * 32 + t] = Int32(0)
+            ends[j * 32 + t] = Int32(0)
+        raw = coop.ThreadData(WARP_ITEMS, np.int32)
+        coop.load(warp, topk_ids, raw, algorithm="striped", valid_items=numel, oob_default=np.int32(-1))
+        keys = coop.ThreadData(WARP_ITEMS, np.uint32)
+        for i in cutlass.range_constexpr(WARP_ITEMS):
+            expert = Uint32(raw[i]) if raw[i] >= 0 and raw[i] < num_experts else Uint32(num_experts)
+            keys[i] = (expert << Uint32(WARP_PLACE_BITS)) | Uint32(i * 32 + t)
+        ordered = coop.merge_sort_keys(warp, keys)  # blocked: lane t holds sorted positions t * 8 .. t * 8 + 7
+        for i in cutlass.range_constexpr(WARP_ITEMS):
+            keys_sorted[t * WARP_ITEMS + i] = ordered[i]
+        warp.sync()
+        for i in cutlass.range_constexpr(WARP_ITEMS):
+            q = t * WARP_ITEMS + i
+            x = ordered[i] >> Uint32(WARP_PLACE_BITS)
+            before = keys_sorted[max(q - Int32(1), Int32(0))] >> Uint32(WARP_PLACE_BITS)  # the DSL's `or` reads both
+            after = keys_sorted[min(q + Int32(1), Int32(WARP_TILE - 1))] >> Uint32(WARP_PLACE_BITS)
+            if x < Uint32(num_experts):
+                if q == Int32(0) or before != x:
+                    starts[Int32(x)] = q
+                if q == Int32(WARP_TILE - 1) or after != x:
+                    ends[Int32(x)] = q + Int32(1)
+        warp.sync()
+        mine = Int32(0)  # lane t owns experts t * 8 .. t * 8 + 7
+        for j in cutlass.range_constexpr(WARP_ITEMS):
+            e = t * WARP_ITEMS + j
+            if e < num_experts:
+                mine += (ends[e] - starts[e] + block_size - Int32(1)) // block_size * block_size
+        running = coop.exclusive_sum(warp, mine)
+        for j in cutlass.range_constexpr(WARP_ITEMS):
+            e = t * WARP_ITEMS + j
+            if e < num_experts:
+                offsets[e] = running
+                running += (ends[e] - starts[e] + block_size - Int32(1)) // block_size * block_size
+        if t == Int32(31):  # the experts past num_experts add nothing: lane 31 ends at the total
+            offsets[num_experts] = running
+    else:  # warps 1 .. 31: every slot the sentinel (the placing overwrites the entries' slots after the barrier)
+        q = Int64(t - Int32(32))
+        while q < size:
+            sorted_ids[q] = Int32(numel)
+            q += Int64(THREADS - 32)
+    cute.arch.sync_threads()
+    total = offsets[num_experts]
+    if t < Int32(WARP_TILE):
+        x = keys_sorted[t] >> Uint32(WARP_PLACE_BITS)
+        if x < Uint32(num_experts):
+            d = Int32(x)
+            sorted_ids[offsets[d] + t - starts[d]] = Int32(keys_sorted[t] & Uint32(WARP_TILE - 1))
+    if t == Int32(0):
+        post_pad[0] = total
+    b = Int64(t)  # expert_ids: the expert whose slots cover block b (binary search)
+    while b < (size + Int64(block_size) - Int64(1)) // Int64(block_size):
+        owner = Int32(-1)
+        if b * Int64(block_size) < Int64(total):
+            low = Int32(0)
+            high = num_experts - Int32(1)
+            while low < high:  # the last expert whose offset is at or below the block's first slot
+                middle = (low + high + Int32(1)) // Int32(2)
+                if Int64(offsets[middle]) <= b * Int64(block_size):
+                    low = middle
+                else:
+                    high = middle - Int32(1)
+            owner = low
+        expert_ids[b] = owner
+        b += Int64(THREADS)
+
+
 @cute.kernel
 def align_kernel(topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cute.Tensor, post_pad: cute.Tensor,
                  numel: Int64, num_experts: Int32, bits: Int32, block_size: Int32, size: Int64):
@@ -206,6 +295,13 @@ def place_kernel(topk_ids: cute.Tensor, counts: cute.Tensor, sorted_ids: cute.Te
 def launch_align(topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cute.Tensor, post_pad: cute.Tensor,
                  numel: Int64, num_experts: Int32, bits: Int32, block_size: Int32, size: Int64, blocks: Int32):
     align_kernel(topk_ids, sorted_ids, expert_ids, post_pad, numel, num_experts, bits, block_size, size).launch(
+        grid=(blocks, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.jit
+def launch_warp(topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cute.Tensor, post_pad: cute.Tensor,
+                numel: Int64, num_experts: Int32, block_size: Int32, size: Int64, blocks: Int32):
+    warp_kernel(topk_ids, sorted_ids, expert_ids, post_pad, numel, num_experts, block_size, size).launch(
         grid=(blocks, 1, 1), block=(THREADS, 1, 1))
 
 

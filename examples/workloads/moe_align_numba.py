@@ -18,6 +18,18 @@ cooperative call. Thread ``e`` of a 1024-thread block owns expert ``e``; the ent
   among that expert's entries of the tile, and the expert's running base (shared memory, set past the run's last
   slot by the thread holding its tail, when another tile follows) places it.
 
+The smallest inputs (``small_path``: up to 256 entries) take ``warp_kernel``: one block, with warp 0 doing the
+whole ranking while warps 1-31 fill ``sorted_ids`` with the sentinel, and one block barrier:
+
+* warp 0 loads the entries ``striped`` (a warp ``load``), keys each as its expert (``num_experts`` for ids outside
+  the experts and for the slots past the last entry) above its 8-bit place, and sorts the keys with a warp
+  ``merge_sort_keys``: the keys are distinct, so the order is the stable one whatever the sort;
+* each sorted key compares its expert with its neighbours' (shared memory): a run's first and last positions are the
+  expert's start and end, so its count; each lane adds up the padded counts of 8 experts and a warp
+  ``exclusive_sum`` of the lanes' sums gives every expert's offset;
+* after the barrier, thread t < 256 places sorted position t (slot: its expert's offset plus t minus the run's start),
+  and every thread writes its ``expert_ids`` (binary search of the offsets).
+
 Small inputs (``launch_plan``: up to 2 tiles) take one launch of one block (count, then place); larger ones two
 launches over up to 132 blocks: ``count_kernel`` writes each block's per-expert counts, ``place_kernel`` sums the
 counts of the blocks before it (its experts' bases) and of all blocks (the offsets) and places its entries.
@@ -31,8 +43,8 @@ from numba_cuda_mlir import cuda  # noqa: I001  (the compiler first, then cuda.c
 import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
 from moe_align_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with moe_align_cute.py)
-    BINS, ITEMS, MAX_EXPERTS, THREADS, TILE, cdiv, check_arguments, key_bits, launch_plan, max_num_blocks,
-    max_num_tokens_padded,
+    BINS, ITEMS, MAX_EXPERTS, THREADS, TILE, WARP_ITEMS, WARP_TILE, cdiv, check_arguments, key_bits, launch_plan,
+    max_num_blocks, max_num_tokens_padded, small_path,
 )
 
 OUTSIDE = 0xFFFFFFFF  # the sort key of the tile's slots past its last entry (only fills them: never placed)
@@ -156,6 +168,87 @@ def place(block, topk_ids, sorted_ids, expert_ids, post_pad, begin, end, numel, 
         start += TILE
 
 
+WARP_PLACE_BITS = 8  # the warp path's key: the expert above the entry's place (< WARP_TILE = 256)
+assert WARP_TILE == 1 << WARP_PLACE_BITS and MAX_EXPERTS % 32 == 0 and MAX_EXPERTS == 32 * WARP_ITEMS
+
+
+@cuda.jit(launch_bounds=THREADS)
+def warp_kernel(topk_ids, sorted_ids, expert_ids, post_pad, numel, num_experts, block_size, size):
+    """Up to WARP_TILE entries (``small_path``): warp 0 sorts, counts and sums, the other warps fill the sentinel;
+    one block barrier, then the block places the entries and writes ``expert_ids``."""
+    keys_sorted = numba_coop.shared.array(WARP_TILE, np.uint32)  # the warp's sorted keys, in order
+    starts = numba_coop.shared.array(MAX_EXPERTS, np.int32)  # where each expert's run starts among the sorted keys
+    ends = numba_coop.shared.array(MAX_EXPERTS, np.int32)  # and where it ends (0 and 0: no entry)
+    offsets = numba_coop.shared.array(MAX_EXPERTS + 1, np.int32)  # padded exclusive offsets; [num_experts]: the total
+    block = coop.this_block()
+    t = block.rank()
+    if cuda.threadIdx.x < 32:  # warp 0: the ranking
+        warp = coop.this_warp()
+        for j in range(WARP_ITEMS):
+            starts[j * 32 + t] = np.int32(0)
+            ends[j * 32 + t] = np.int32(0)
+        raw = coop.ThreadData(WARP_ITEMS, np.int32)
+        coop.load(warp, topk_ids, raw, algorithm="striped", valid_items=numel, oob_default=np.int32(-1))
+        keys = coop.ThreadData(WARP_ITEMS, np.uint32)
+        for i in range(WARP_ITEMS):
+            expert = np.uint32(raw[i]) if raw[i] >= 0 and raw[i] < num_experts else np.uint32(num_experts)
+            keys[i] = (expert << np.uint32(WARP_PLACE_BITS)) | np.uint32(i * 32 + t)
+        ordered = coop.merge_sort_keys(warp, keys)  # blocked: lane t holds sorted positions t * 8 .. t * 8 + 7
+        for i in range(WARP_ITEMS):
+            keys_sorted[t * WARP_ITEMS + i] = ordered[i]
+        warp.sync()
+        for i in range(WARP_ITEMS):
+            q = t * WARP_ITEMS + i
+            x = ordered[i] >> np.uint32(WARP_PLACE_BITS)
+            if x < num_experts:
+                if q == 0 or keys_sorted[q - 1] >> np.uint32(WARP_PLACE_BITS) != x:
+                    starts[x] = np.int32(q)
+                if q == WARP_TILE - 1 or keys_sorted[q + 1] >> np.uint32(WARP_PLACE_BITS) != x:
+                    ends[x] = np.int32(q + 1)
+        warp.sync()
+        mine = np.int32(0)  # lane t owns experts t * 8 .. t * 8 + 7
+        for j in range(WARP_ITEMS):
+            e = t * WARP_ITEMS + j
+            if e < num_experts:
+                mine += (ends[e] - starts[e] + block_size - 1) // block_size * block_size
+        running = coop.exclusive_sum(warp, mine)
+        for j in range(WARP_ITEMS):
+            e = t * WARP_ITEMS + j
+            if e < num_experts:
+                offsets[e] = running
+                running += (ends[e] - starts[e] + block_size - 1) // block_size * block_size
+        if t == 31:  # the experts past num_experts add nothing: lane 31 ends at the total
+            offsets[num_experts] = running
+    else:  # warps 1 .. 31: every slot the sentinel (the placing overwrites the entries' slots after the barrier)
+        q = np.int64(t - 32)
+        while q < size:
+            sorted_ids[q] = np.int32(numel)
+            q += THREADS - 32
+    cuda.syncthreads()
+    total = offsets[num_experts]
+    if t < WARP_TILE:
+        x = keys_sorted[t] >> np.uint32(WARP_PLACE_BITS)
+        if x < num_experts:
+            sorted_ids[offsets[x] + t - starts[x]] = np.int32(keys_sorted[t] & np.uint32(WARP_TILE - 1))
+    if t == 0:
+        post_pad[0] = total
+    b = np.int64(t)  # expert_ids: the expert whose slots cover block b (binary search)
+    while b < (size + block_size - 1) // block_size:
+        owner = np.int32(-1)
+        if b * block_size < total:
+            low = np.int32(0)
+            high = np.int32(num_experts - 1)
+            while low < high:  # the last expert whose offset is at or below the block's first slot
+                middle = (low + high + 1) // 2
+                if offsets[middle] <= b * block_size:
+                    low = np.int32(middle)
+                else:
+                    high = np.int32(middle - 1)
+            owner = low
+        expert_ids[b] = owner
+        b += THREADS
+
+
 @cuda.jit(launch_bounds=THREADS)
 def align_kernel(topk_ids, sorted_ids, expert_ids, post_pad, numel, num_experts, key_bits, block_size, size):
     """Small inputs: one block counts every entry, then places them."""
@@ -200,7 +293,8 @@ def moe_align_block_size(topk_ids, num_experts: int, block_size: int, sorted_ids
     """Launch MoE align on an int32 device array ``topk_ids`` (any shape; its flat order is the entries' order).
     Returns (sorted_token_ids, expert_ids, num_tokens_post_pad) device arrays, allocated here when not given
     (sizes: ``max_num_tokens_padded``, ``max_num_blocks``, 1; ``counts``: int32 workspace of blocks x 256 for the
-    two-launch path). One launch for small inputs, two for large ones (``launch_plan``)."""
+    two-launch path). One launch for small inputs (the warp kernel up to ``WARP_TILE`` entries, ``small_path``), two for
+large ones (``launch_plan``)."""
     flat = topk_ids.reshape(-1)
     numel = flat.shape[0]
     check_arguments(numel, num_experts, block_size)
@@ -212,7 +306,9 @@ def moe_align_block_size(topk_ids, num_experts: int, block_size: int, sorted_ids
     blocks, span = launch_plan(numel)
     n, experts, bits = np.int64(numel), np.int32(num_experts), np.int32(key_bits(num_experts))
     bs, slots = np.int32(block_size), np.int64(size)
-    if blocks == 1:
+    if small_path(numel):
+        warp_kernel[1, THREADS](flat, sorted_ids, expert_ids, post_pad, n, experts, bs, slots)
+    elif blocks == 1:
         align_kernel[1, THREADS](flat, sorted_ids, expert_ids, post_pad, n, experts, bits, bs, slots)
     else:
         counts = cuda.device_array(blocks * MAX_EXPERTS, np.int32) if counts is None else counts
