@@ -4,6 +4,7 @@ the CPU, at the issue's largest shape (65536 tokens x 8 of 256 experts, block si
 the three per-expert arrays) fits an SM. The example scripts run in test_examples_compile.py."""
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -21,11 +22,15 @@ def _check(name, built):
     assert built.registers * plan.THREADS <= 65536, f"{name}: {built.registers} registers cannot launch 1024 threads"
     assert built.local_memory_bytes == 0, f"{name}: {built.local_memory_bytes} B of local memory"
     assert built.shared_memory_bytes <= 227 * 1024, f"{name}: {built.shared_memory_bytes} B shared"
-    if "count" not in name:  # the per-expert offsets, bases and starts are there
+    if "count" not in name:  # the per-expert offsets, bases and starts (warp path: starts, ends) are there
         assert built.shared_memory_bytes >= 4 * (3 * plan.MAX_EXPERTS + 1)
 
 
-@pytest.mark.parametrize("which", [0, 1, 2], ids=["one_block", "count", "place"])
+def _block_barriers(built) -> int:
+    return len(re.findall(r"\bBAR\.SYNC\b", built.sass()))
+
+
+@pytest.mark.parametrize("which", [0, 1, 2, 3], ids=["one_block", "count", "place", "warp"])
 def test_numba_kernels_build_within_one_block_of_1024_threads(which):
     pytest.importorskip("numba_cuda_mlir")
     import moe_align
@@ -41,8 +46,6 @@ def test_the_one_block_kernel_sorts_keys_alone_and_pads_by_warps():
     keys-only sort (no value exchange: 7 barriers a 4-bit pass, not 9), and no coop.sum beside the exclusive sum:
     at most 32 block barriers in the kernel's code (39 before), 24 on the path of one tile of 256 experts."""
     pytest.importorskip("numba_cuda_mlir")
-    import re
-
     import moe_align
 
     import cuda.coop.numba_mlir as numba_coop
@@ -52,7 +55,42 @@ def test_the_one_block_kernel_sorts_keys_alone_and_pads_by_warps():
     sorts = re.findall(r"cub::BlockRadixSort<([^>]*)>", built.cpp_source)
     assert sorts and all("cub::NullType" in s.split(",")[3] for s in sorts), sorts
     assert "BlockReduce" not in built.cpp_source
-    assert len(re.findall(r"\bBAR\.SYNC\b", built.sass())) <= 32
+    assert _block_barriers(built) <= 32
+
+
+@pytest.mark.parametrize("experts, k", [(256, 8), (8, 2)])
+@pytest.mark.parametrize("backend", ["numba", "cute"])
+def test_the_warp_kernel_ranks_in_one_warp_behind_one_block_barrier(backend, experts, k):
+    """The smallest inputs (issue 43: up to plan.WARP_TILE entries, ``small_path``): warp 0 ranks the entries by a
+    warp merge sort (CUB's WarpMergeSort, no block radix sort, no block histogram) and a warp scan; the only block
+    barrier is the one between the ranking (and the other warps' sentinel fill) and the placing. The 1024-thread
+    one-block kernel has up to 32 in its code, 17-24 on the path of 16 tokens."""
+    topk_ids = ref.problem(16, experts, k, seed=3)
+    assert plan.small_path(topk_ids.size) and plan.small_path(plan.WARP_TILE) and not plan.small_path(
+        plan.WARP_TILE + 1)
+    if backend == "numba":
+        pytest.importorskip("numba_cuda_mlir")
+        import moe_align
+
+        import cuda.coop.numba_mlir as numba_coop
+
+        name, kernel, host, blocks = moe_align.builds(topk_ids.size, experts, 64)[3]
+        built = numba_coop.compile_kernel(kernel, host, block=plan.THREADS, grid=blocks)
+    else:
+        pytest.importorskip("cutlass")
+        import cute_moe_align
+        import cutlass
+
+        import cuda.coop.cutlass as cute_coop
+
+        (launch,), _ = cute_moe_align.steps(topk_ids, experts, 64)
+        name, launcher, host, blocks = launch
+        built = cute_coop.compile_kernel(launcher, *(cute_moe_align.fake(a) for a in host), cutlass.Int32(blocks))
+    assert "warp" in name, name
+    _check(name, built)
+    assert "WarpMergeSort" in built.cpp_source and "WarpScan" in built.cpp_source
+    assert "BlockRadixSort" not in built.cpp_source and "BlockHistogram" not in built.cpp_source
+    assert _block_barriers(built) == 1
 
 
 @pytest.mark.parametrize("path", ["one_block", "two_launches"])

@@ -30,7 +30,25 @@ CASES = [  # tokens, experts, k, block_size, fraction of ids outside the experts
     (3000, 256, 8, 1, 0.05), (777, 255, 3, 7, 0.1),
     # one block, no ids outside: the sort orders by one bit fewer where the experts are a power of two (issue 43)
     (16, 256, 8, 128, 0.0), (300, 16, 4, 32, 0.0), (64, 1, 1, 16, 0.0), (16, 8, 2, 128, 0.0),
+    # the warp path (plan.small_path: up to 256 entries; issue 43): the grid's 16 tokens, its bound and one past it
+    (16, 128, 8, 16, 0.0), (16, 64, 6, 128, 0.05), (16, 256, 8, 64, 0.1), (16, 8, 2, 16, 0.2),
+    (32, 256, 8, 64, 0.0), (32, 256, 8, 16, 0.02), (51, 64, 5, 7, 0.0), (33, 256, 8, 64, 0.0),
+    (128, 8, 2, 1, 0.03), (3, 255, 3, 32, 0.5), (2, 3, 1, 4096, 0.0),
 ]
+
+
+@pytest.mark.parametrize("backend", ["numba", "cute"])
+@pytest.mark.parametrize("numel", [1, 7, 31, 32, 33, 100, 255, 256])
+def test_the_warp_path_on_arbitrary_ids(backend, numel):
+    """Up to plan.WARP_TILE entries of any ids (repeats within a token, negatives, ids at and far past the experts),
+    every expert count from 1 to 256, block sizes 1 to 256: exactly the stable oracle."""
+    assert plan.small_path(numel)
+    run = _numba if backend == "numba" else _cute
+    for experts in (1, 5, 8, 64, 200, 256):
+        block_size = int(rng.choice([1, 3, 16, 64, 256]))
+        topk_ids = rng.integers(-2, experts + 2, numel).astype(np.int32).reshape(numel, 1)
+        topk_ids[rng.random(topk_ids.shape) < 0.05] = 2**31 - 1
+        ref.check(run(topk_ids, experts, block_size), ref.moe_align_block_size(topk_ids, experts, block_size))
 
 
 def _ids(tokens, experts, k, invalid):
@@ -65,7 +83,7 @@ def test_matches_the_stable_oracle(backend, tokens, experts, k, block_size, inva
 
 
 @pytest.mark.parametrize("backend", ["numba", "cute"])
-@pytest.mark.parametrize("tokens", [100, 20000])
+@pytest.mark.parametrize("tokens", [16, 100, 20000])
 def test_every_entry_on_one_expert_and_the_last_expert(backend, tokens):
     """Skew: every entry routed to expert 255 of 256 (one run spanning every tile and block), then to expert 0."""
     run = _numba if backend == "numba" else _cute
@@ -106,3 +124,35 @@ def test_both_paths_agree_on_the_same_input(backend):
 
         for forced in ((1, 2 * plan.TILE), (3, -(-topk_ids.size // 3))):
             ref.check(cute_moe_align.run_steps(*cute_moe_align.steps(topk_ids, 64, 32, forced)), want)
+
+
+@pytest.mark.parametrize("backend", ["numba", "cute"])
+def test_the_warp_kernel_and_the_one_block_kernel_agree(backend):
+    """16 tokens (128 entries) through the warp kernel (``small_path``) and through the 1024-thread one-block kernel
+    (forced), both equal to the oracle."""
+    topk_ids = _ids(16, 256, 8, 0.03)
+    want = ref.moe_align_block_size(topk_ids, 256, 16)
+    if backend == "numba":
+        pytest.importorskip("numba_cuda_mlir")
+        import moe_align_numba as kernels
+        from numba_cuda_mlir import cuda
+
+        flat = cuda.to_device(topk_ids.reshape(-1))
+        n, e, bits, bs = np.int64(topk_ids.size), np.int32(256), np.int32(plan.key_bits(256)), np.int32(16)
+        for warp in (True, False):
+            outputs = [cuda.to_device(a) for a in ref.poisoned_outputs(topk_ids.size, 256, 16)]
+            size = np.int64(outputs[0].shape[0])
+            if warp:
+                kernels.warp_kernel[1, plan.THREADS](flat, *outputs, n, e, bs, size)
+            else:
+                kernels.align_kernel[1, plan.THREADS](flat, *outputs, n, e, bits, bs, size)
+            ref.check([a.copy_to_host() for a in outputs], want)
+    else:
+        pytest.importorskip("cutlass")
+        pytest.importorskip("torch")
+        import cute_moe_align
+
+        for forced in ((0, 0), (1, plan.TILE)):
+            launches, outputs = cute_moe_align.steps(topk_ids, 256, 16, forced)
+            assert ("warp" in launches[0][0]) == (forced[0] == 0)
+            ref.check(cute_moe_align.run_steps(launches, outputs), want)

@@ -93,3 +93,57 @@ def test_argument_checks_name_the_argument_and_the_fix():
         plan.check_arguments(10, 257, 16)
     with pytest.raises(ValueError, match="block_size=0 must be a positive integer"):
         plan.check_arguments(10, 8, 0)
+
+
+def warp_path_model(flat: np.ndarray, experts: int, block_size: int):
+    """The warp kernel's steps (moe_align_numba.warp_kernel, moe_align_cute.warp_kernel) in NumPy: distinct keys (the
+    expert, or ``experts`` for ids outside and for the slots past the entries, above the 8-bit place) sorted; each
+    run's start and end from its neighbours; per lane the padded counts of 8 experts, an exclusive sum over the lanes;
+    every slot the sentinel, then each sorted position placed; expert_ids by binary search of the offsets."""
+    numel, lanes, items = flat.size, 32, plan.WARP_ITEMS
+    raw = np.full(plan.WARP_TILE, -1, np.int64)
+    raw[:numel] = flat
+    expert = np.where((raw >= 0) & (raw < experts), raw, experts)
+    ordered = np.sort((expert << 8) | np.arange(plan.WARP_TILE))
+    x = ordered >> 8
+    starts, ends = np.zeros(plan.MAX_EXPERTS, np.int64), np.zeros(plan.MAX_EXPERTS, np.int64)
+    for q in range(plan.WARP_TILE):
+        if x[q] < experts:
+            if q == 0 or x[q - 1] != x[q]:
+                starts[x[q]] = q
+            if q == plan.WARP_TILE - 1 or x[q + 1] != x[q]:
+                ends[x[q]] = q + 1
+    padded = np.where(np.arange(plan.MAX_EXPERTS) < experts, -(-(ends - starts) // block_size) * block_size, 0)
+    lane_sums = padded.reshape(lanes, items).sum(axis=1)
+    offsets = np.zeros(plan.MAX_EXPERTS + 1, np.int64)
+    offsets[:plan.MAX_EXPERTS] = np.repeat(np.cumsum(lane_sums) - lane_sums, items) + (
+        np.cumsum(padded.reshape(lanes, items), axis=1) - padded.reshape(lanes, items)).reshape(-1)
+    total = offsets[experts] = lane_sums.sum()
+    sorted_ids = np.full(plan.max_num_tokens_padded(numel, experts, block_size), numel, np.int32)
+    for t in np.flatnonzero(x < experts):
+        sorted_ids[offsets[x[t]] + t - starts[x[t]]] = ordered[t] & 255
+    expert_ids = []
+    for b in range(plan.max_num_blocks(numel, experts, block_size)):
+        owner = -1
+        if b * block_size < total:
+            low, high = 0, experts - 1
+            while low < high:
+                middle = (low + high + 1) // 2
+                low, high = (middle, high) if offsets[middle] <= b * block_size else (low, middle - 1)
+            owner = low
+        expert_ids.append(owner)
+    return sorted_ids, np.array(expert_ids, np.int32), np.array([total], np.int32)
+
+
+@pytest.mark.parametrize("numel", [1, 2, 31, 32, 33, 128, 200, 255, 256])
+def test_the_warp_paths_steps_give_the_stable_oracle(numel):
+    """The small path's algorithm (issue 43) on any ids up to plan.WARP_TILE entries: repeats, ids outside the
+    experts (negative, at and far past them), 1 to 256 experts, block sizes 1 to 4096, every entry on one expert."""
+    assert plan.small_path(numel) and not plan.small_path(plan.WARP_TILE + 1)
+    rng = np.random.default_rng(numel)
+    for experts in (1, 3, 8, 64, 129, 256):
+        for block_size in (1, 7, 16, 128, 4096):
+            flat = rng.integers(-2, experts + 2, numel).astype(np.int32)
+            flat[rng.random(numel) < 0.05] = 2**31 - 1
+            for ids in (flat, np.full(numel, experts - 1, np.int32)):
+                ref.check(warp_path_model(ids, experts, block_size), ref.moe_align_block_size(ids, experts, block_size))
