@@ -70,6 +70,28 @@ def count_experts(block, topk_ids: cute.Tensor, begin: Int64, end: Int64, num_ex
 
 
 @cute.jit
+def write_expert_ids(expert_ids: cute.Tensor, offsets: cute.Tensor, num_experts: Int32, total: Int32, size: Int64,
+                     block_size: Int32, first: Int64, stride: Int64):
+    """expert_ids[b] for b = first, first + stride, ...: the expert whose padded slots cover block b (the last expert
+    whose offset is at or below the block's first slot, by a binary search of the offsets), -1 past the total."""
+    b = first
+    while b < (size + Int64(block_size) - Int64(1)) // Int64(block_size):
+        owner = Int32(-1)
+        if b * Int64(block_size) < Int64(total):
+            low = Int32(0)
+            high = num_experts - Int32(1)
+            while low < high:  # the last expert whose offset is at or below the block's first slot
+                middle = (low + high + Int32(1)) // Int32(2)
+                if Int64(offsets[middle]) <= b * Int64(block_size):
+                    low = middle
+                else:
+                    high = middle - Int32(1)
+            owner = low
+        expert_ids[b] = owner
+        b += stride
+
+
+@cute.jit
 def place(block, topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cute.Tensor, post_pad: cute.Tensor,
           begin: Int64, end: Int64, numel: Int64, num_experts: Int32, bits: Int32, block_size: Int32, size: Int64,
           mine: Int32, before: Int32, part: Int64, parts: Int64, outside_known: Int32):
@@ -114,21 +136,8 @@ def place(block, topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cut
     while q < size:
         sorted_ids[q] = Int32(numel)
         q += parts * THREADS
-    b = part * THREADS + Int64(e)  # expert_ids: the expert whose slots cover block b (binary search)
-    while b < (size + Int64(block_size) - Int64(1)) // Int64(block_size):
-        owner = Int32(-1)
-        if b * Int64(block_size) < Int64(total):
-            low = Int32(0)
-            high = num_experts - Int32(1)
-            while low < high:  # the last expert whose offset is at or below the block's first slot
-                middle = (low + high + Int32(1)) // Int32(2)
-                if Int64(offsets[middle]) <= b * Int64(block_size):
-                    low = middle
-                else:
-                    high = middle - Int32(1)
-            owner = low
-        expert_ids[b] = owner
-        b += parts * THREADS
+    write_expert_ids(expert_ids, offsets, num_experts, total, size, block_size, part * THREADS + Int64(e),
+                     parts * THREADS)
     start = begin
     while start < end:
         valid = min(end - start, Int64(TILE))
@@ -234,21 +243,7 @@ def warp_kernel(topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cute
             sorted_ids[offsets[d] + t - starts[d]] = Int32(keys_sorted[t] & Uint32(WARP_TILE - 1))
     if t == Int32(0):
         post_pad[0] = total
-    b = Int64(t)  # expert_ids: the expert whose slots cover block b (binary search)
-    while b < (size + Int64(block_size) - Int64(1)) // Int64(block_size):
-        owner = Int32(-1)
-        if b * Int64(block_size) < Int64(total):
-            low = Int32(0)
-            high = num_experts - Int32(1)
-            while low < high:  # the last expert whose offset is at or below the block's first slot
-                middle = (low + high + Int32(1)) // Int32(2)
-                if Int64(offsets[middle]) <= b * Int64(block_size):
-                    low = middle
-                else:
-                    high = middle - Int32(1)
-            owner = low
-        expert_ids[b] = owner
-        b += Int64(THREADS)
+    write_expert_ids(expert_ids, offsets, num_experts, total, size, block_size, Int64(t), Int64(THREADS))
 
 
 @cute.kernel

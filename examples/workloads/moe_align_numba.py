@@ -73,6 +73,27 @@ def count_experts(block, topk_ids, begin, end, num_experts):
 
 
 @cuda.jit(device=True, inline="always")
+def write_expert_ids(expert_ids, offsets, num_experts, total, size, block_size, first, stride):
+    """expert_ids[b] for b = first, first + stride, ...: the expert whose padded slots cover block b (the last expert
+    whose offset is at or below the block's first slot, by a binary search of the offsets), -1 past the total."""
+    b = first
+    while b < (size + block_size - 1) // block_size:
+        owner = np.int32(-1)
+        if b * block_size < total:
+            low = np.int32(0)
+            high = np.int32(num_experts - 1)
+            while low < high:  # the last expert whose offset is at or below the block's first slot
+                middle = (low + high + 1) // 2
+                if offsets[middle] <= b * block_size:
+                    low = np.int32(middle)
+                else:
+                    high = np.int32(middle - 1)
+            owner = low
+        expert_ids[b] = owner
+        b += stride
+
+
+@cuda.jit(device=True, inline="always")
 def place(block, topk_ids, sorted_ids, expert_ids, post_pad, begin, end, numel, num_experts, key_bits, block_size,
           size, mine, before, part, parts, outside_known):
     """Place topk_ids[begin:end] (block ``part`` of ``parts``). Thread e < num_experts brings ``mine``, expert e's
@@ -118,21 +139,8 @@ def place(block, topk_ids, sorted_ids, expert_ids, post_pad, begin, end, numel, 
     while q < size:
         sorted_ids[q] = np.int32(numel)
         q += parts * THREADS
-    b = np.int64(part * THREADS + e)  # expert_ids: the expert whose slots cover block b (binary search)
-    while b < (size + block_size - 1) // block_size:
-        owner = np.int32(-1)
-        if b * block_size < total:
-            low = np.int32(0)
-            high = np.int32(num_experts - 1)
-            while low < high:  # the last expert whose offset is at or below the block's first slot
-                middle = (low + high + 1) // 2
-                if offsets[middle] <= b * block_size:
-                    low = np.int32(middle)
-                else:
-                    high = np.int32(middle - 1)
-            owner = low
-        expert_ids[b] = owner
-        b += parts * THREADS
+    write_expert_ids(expert_ids, offsets, num_experts, total, size, block_size, np.int64(part * THREADS + e),
+                     parts * THREADS)
     start = begin
     while start < end:
         valid = min(end - start, TILE)
@@ -232,21 +240,7 @@ def warp_kernel(topk_ids, sorted_ids, expert_ids, post_pad, numel, num_experts, 
             sorted_ids[offsets[x] + t - starts[x]] = np.int32(keys_sorted[t] & np.uint32(WARP_TILE - 1))
     if t == 0:
         post_pad[0] = total
-    b = np.int64(t)  # expert_ids: the expert whose slots cover block b (binary search)
-    while b < (size + block_size - 1) // block_size:
-        owner = np.int32(-1)
-        if b * block_size < total:
-            low = np.int32(0)
-            high = np.int32(num_experts - 1)
-            while low < high:  # the last expert whose offset is at or below the block's first slot
-                middle = (low + high + 1) // 2
-                if offsets[middle] <= b * block_size:
-                    low = np.int32(middle)
-                else:
-                    high = np.int32(middle - 1)
-            owner = low
-        expert_ids[b] = owner
-        b += THREADS
+    write_expert_ids(expert_ids, offsets, num_experts, total, size, block_size, np.int64(t), np.int64(THREADS))
 
 
 @cuda.jit(launch_bounds=THREADS)
