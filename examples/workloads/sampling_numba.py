@@ -878,8 +878,8 @@ def top_p_renorm_probs(probs, bits, out, top_p, masses=None, partials=None, arri
 def sampling_from_probs(probs, samples, seed, offset, partials=None, lasts=None, arrive=None):
     """Launch sampling from a (batch, vocab) device array of probabilities into ``samples`` (int32, batch): one
     launch, a block per row or, for small batches of long rows (``select_plan``), per row slice (``partials``:
-    float32, 2 x batch x slices;
-    ``lasts``: int32, batch x slices; ``arrive`` as ``top_k_mask_logits``; made here when not given)."""
+    float32, 2 x batch x slices; ``lasts``: int32, batch x slices; ``arrive`` as ``top_k_mask_logits``; made here
+    when not given)."""
     batch, vocab = probs.shape
     slices, length = resident_select_plan(batch, vocab)
     partials, lasts, arrive = sample_workspace(batch, slices, partials, lasts, arrive)
