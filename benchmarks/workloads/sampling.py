@@ -101,7 +101,7 @@ class Ours:
         v, seed, offset = cutlass.Int64(vocab), cutlass.Uint64(SEED), cutlass.Uint64(OFFSET)
         compile_ = __import__("cutlass.cute", fromlist=["compile"]).compile
         sliced_samplers = ("sampling_from_probs", "min_p_sampling_from_probs")
-        slices, length = (k.slice_plan if name == "softmax" else k.select_plan)(batch, vocab)
+        slices, length = k.select_plan(batch, vocab)
         if name in ("top_k_mask_logits", "top_k_renorm_probs", "top_p_renorm_probs") + sliced_samplers:
             # one launch, a block per row or per row slice (its blocks meet at grid barriers)
             if batch * slices > torch.cuda.get_device_properties(0).multi_processor_count:

@@ -148,7 +148,7 @@ def sliced(batch: int, vocab: int) -> None:
     except Exception as exc:  # no driver or no GPU on this machine
         print(f"  could not launch on a GPU here ({type(exc).__name__}: {str(exc).splitlines()[0][:100]})")
         return
-    plans = {"softmax": kernels.slice_plan(batch, vocab)[0], "select": kernels.select_plan(batch, vocab)[0]}
+    plans = {"softmax": kernels.select_plan(batch, vocab)[0], "select": kernels.select_plan(batch, vocab)[0]}
     u = ref.uniforms(seed, offset, batch)
     keep_all = np.ones(probs.shape, bool)
     for name, result, want in [("softmax", got[0], ref.softmax(logits)),

@@ -63,7 +63,8 @@ import cutlass.cute as cute
 import cuda.coop.cutlass as cute_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from sampling_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with sampling_numba.py)
-    BINS, CANDIDATES, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS, TILE, VEC, WIDE, WIDE_TILE, select_plan, slice_plan,
+    BINS, CANDIDATES, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS, TILE, VEC, WARP_TILE, WARPS, WIDE, WIDE_TILE,
+    select_plan, slice_plan,
 )
 
 from cutlass import Float32, Float64, Int32, Int64, Uint32, Uint64
@@ -724,27 +725,75 @@ def slice_kept(block, probs: cute.Tensor, begin: Int64, end: Int64, first: Int64
 
 
 @cute.jit
+def chunk_length(vocab: Int64):
+    """``sampling_numba.chunk_length``: items of each warp's chunk of a whole row."""
+    return (vocab + WARPS * 32 - 1) // (WARPS * 32) * 32
+
+
+@cute.jit
+def warp_chunk_kept(block, probs: cute.Tensor, begin: Int64, vocab: Int64, at_least: Float32):
+    """``sampling_numba.warp_chunk_kept``: warp w's kept mass and last kept index of chunk w, in its lane 0 (0 and -1
+    in the other lanes)."""
+    chunk = chunk_length(vocab)
+    first = Int64(block.rank() // 32) * chunk
+    lane = Int32(block.rank() % 32)
+    chunk_begin = begin + first
+    chunk_end = begin + min(vocab, first + chunk)
+    warp = coop.this_warp()
+    mass = Float32(0)
+    last = Int32(-1)
+    start = chunk_begin
+    while start < chunk_end:
+        items = coop.ThreadData(NARROW, np.float32)
+        coop.load(warp, probs, items, algorithm="striped", offset=start,
+                  valid_items=min(chunk_end - start, WARP_TILE), oob_default=np.float32(0))
+        for i in cutlass.range_constexpr(NARROW):
+            if items[i] > 0 and items[i] >= at_least:
+                mass += items[i]
+                last = Int32(first + (start - chunk_begin) + i * 32 + lane)
+        start += WARP_TILE
+    mass, last = coop.reduce(warp, (mass, last), binary_op=sum_max, broadcast=False)
+    if lane != 0:
+        mass = Float32(0)
+        last = Int32(-1)
+    return mass, last
+
+
+@cute.jit
+def crossing_part(block, mine: Float32, my_last: Int32, part: Int32, u: Float32, scaled: cutlass.Constexpr):
+    """``sampling_numba.crossing_part``: (the part holding the sample or NO_INDEX, the mass before it, the row's last
+    kept index, the target)."""
+    total = cute_coop.ThreadData(1, np.float32)
+    before = cute_coop.exclusive_sum(block, mine, aggregate_output=total)
+    target = u
+    if cutlass.const_expr(scaled):
+        target = u * total[0]
+    mine_crosses = Int32(NO_INDEX)
+    if mine > 0 and before + mine > target:
+        mine_crosses = part
+    crossing, running, row_last = coop.reduce(block, (mine_crosses, before, my_last), binary_op=first_crossing)
+    return crossing, running, row_last, target
+
+
+@cute.jit
 def sample_slices(block, probs: cute.Tensor, partials: cute.Tensor, lasts: cute.Tensor, arrive: cute.Tensor,
                   row: Int64, slices: Int64, part: Int64, begin: Int64, end: Int64, slice_length: Int64,
                   at_least: Float32, u: Float32, scaled: cutlass.Constexpr):
-    """``sample_kept`` after a pass that sums the kept mass, for a row split into slices, one block each, in one
-    launch (or one block per row: ``slices`` 1): each slice's kept mass and last kept index meet in
-    partials/lasts[block] across a grid barrier; every block of the row then finds, from the same numbers in the
-    same order, the slice where the running mass passes the target (``u``, or ``u`` times the kept mass with
-    ``scaled``), and that block alone walks its slice in order. (the sample, whether this block writes it: the
-    crossing slice's block, or the row's first when rounding left no crossing)."""
-    first = part * slice_length
+    """``sampling_numba.sample_slices``: the kept mass by parts (a row's slices, one block each, meeting at a grid
+    barrier; or a whole row's warp chunks), then only the part holding the sample walked. (the sample, whether this
+    block writes it)."""
     none = Int32(NO_INDEX)
-    target = u
+    first = Int64(0)
+    walk_begin = begin
+    length = end - begin
     crossing = none
     running = Float32(0)
     row_last = Int32(-1)
-    if slices == 1:  # the row's block walks it, finding the row's last kept index itself if rounding leaves no
-        # crossing
-        crossing = Int32(0)
-        if cutlass.const_expr(scaled):
-            target = u * kept_mass(block, probs, begin, end - begin, at_least)
-    else:
+    target = u
+    walk = cutlass.Boolean(False)
+    writes = cutlass.Boolean(True)
+    if slices > 1:
+        first = part * slice_length
         mass, last = slice_kept(block, probs, begin, end, first, at_least)
         if block.rank() == 0:
             partials[Int64(cute.arch.block_idx()[0])] = mass
@@ -755,23 +804,23 @@ def sample_slices(block, probs: cute.Tensor, partials: cute.Tensor, lasts: cute.
         if block.rank() < slices:
             mine = partials[row * slices + block.rank()]
             my_last = lasts[row * slices + block.rank()]
-        total = cute_coop.ThreadData(1, np.float32)
-        before = cute_coop.exclusive_sum(block, mine, aggregate_output=total)
-        target = u
-        if cutlass.const_expr(scaled):
-            target = u * total[0]
-        mine_crosses = none
-        if mine > 0 and before + mine > target:
-            mine_crosses = Int32(block.rank())
-        crossing, running, row_last = coop.reduce(block, (mine_crosses, before, my_last), binary_op=first_crossing)
+        crossing, running, row_last, target = crossing_part(block, mine, my_last, Int32(block.rank()), u, scaled)
+        walk = Int64(crossing) == part
+        writes = walk or (crossing == none and part == 0)
+    else:
+        mine, my_last = warp_chunk_kept(block, probs, begin, end - begin, at_least)
+        crossing, running, row_last, target = crossing_part(block, mine, my_last, Int32(block.rank() // 32), u,
+                                                            scaled)
+        if crossing != none:  # one walk below for both forms: two calls of it spill more in this kernel
+            walk = cutlass.Boolean(True)
+            chunk = chunk_length(end - begin)
+            first = Int64(crossing) * chunk
+            walk_begin = begin + first
+            length = min(end - begin - first, chunk)
     chosen = max(row_last, Int32(0))
-    writes = cutlass.Boolean(False)
-    if crossing == none and part == 0:
-        writes = cutlass.Boolean(True)
-    if Int64(crossing) == part:
-        found, _ = sample_kept(block, probs, begin, end - begin, Float32(0), at_least, target, running)
+    if walk:
+        found, _ = sample_kept(block, probs, walk_begin, length, Float32(0), at_least, target, running)
         chosen = Int32(first + found)
-        writes = cutlass.Boolean(True)
     return chosen, writes
 
 
@@ -784,13 +833,8 @@ def sampling_from_probs_kernel(probs: cute.Tensor, samples: cute.Tensor, partial
     slices, row, part, begin, end = slice_of_block(vocab, slice_length)
     block = coop.this_block()
     u = philox_uniform(seed, offset, row)
-    chosen = Int32(0)
-    writes = cutlass.Boolean(True)
-    if slices > 1:
-        chosen, writes = sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begin, end,
-                                       slice_length, Float32(0), u, False)
-    else:
-        chosen, _ = sample_kept(block, probs, begin, vocab, Float32(0), Float32(0), u, Float32(0))
+    chosen, writes = sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begin, end, slice_length,
+                                   Float32(0), u, False)
     if block.rank() == 0 and writes:
         samples[row] = chosen
 

@@ -30,7 +30,8 @@ from numba_cuda_mlir import cuda  # noqa: I001  (the compiler first, then cuda.c
 import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from sampling_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with sampling_cute.py)
-    BINS, CANDIDATES, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS, TILE, VEC, WIDE, WIDE_TILE, select_plan, slice_plan,
+    BINS, CANDIDATES, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS, TILE, VEC, WARP_TILE, WARPS, WIDE, WIDE_TILE,
+    select_plan, slice_plan,
 )
 
 FIXED_ONE = np.float32(2.0**40)  # top-p masses in fixed point: 2^40 units per unit of probability
@@ -227,6 +228,13 @@ def slice_of_block(vocab, slice_length):
     row = np.int64(cuda.blockIdx.x) // slices
     part = np.int64(cuda.blockIdx.x) % slices
     return slices, row, part, row * vocab + part * slice_length, row * vocab + min(vocab, (part + 1) * slice_length)
+
+
+@cuda.jit(device=True, inline="always")
+def chunk_length(vocab):
+    """Items of each warp's chunk of a whole row (``warp_chunk_kept``): the row over WARPS chunks, whole rows of 32
+    lanes (so a multiple of 4: the walk's 16-byte loads stay aligned where the row is)."""
+    return np.int64((vocab + WARPS * 32 - 1) // (WARPS * 32) * 32)
 
 
 @cuda.jit(device=True, inline="always")
@@ -670,17 +678,64 @@ def first_crossing(a, b):
 
 
 @cuda.jit(device=True, inline="always")
+def warp_chunk_kept(block, probs, begin, vocab, at_least):
+    """The whole row's first pass: warp w sums the kept mass (p > 0 and p >= at_least) and finds the last kept index
+    of chunk w (``chunk_length`` items from w x that), its lanes loading striped (coalesced, every load of the row
+    independent of the others); (mass, last kept index or -1) in each warp's lane 0, (0, -1) in the other lanes."""
+    chunk = np.int64(chunk_length(vocab))
+    first = np.int64(block.rank() // 32) * chunk
+    lane = np.int32(block.rank() % 32)
+    chunk_begin = begin + first
+    chunk_end = begin + min(vocab, first + chunk)
+    warp = coop.this_warp()
+    mass = np.float32(0)
+    last = np.int32(-1)
+    start = chunk_begin
+    while start < chunk_end:
+        items = coop.ThreadData(NARROW, np.float32)
+        coop.load(warp, probs, items, algorithm="striped", offset=start,
+                  valid_items=min(chunk_end - start, WARP_TILE), oob_default=np.float32(0))
+        for i in range(NARROW):
+            if items[i] > 0 and items[i] >= at_least:
+                mass += items[i]
+                last = np.int32(first + (start - chunk_begin) + i * 32 + lane)
+        start += WARP_TILE
+    mass, last = coop.reduce(warp, (mass, last), binary_op=sum_max, broadcast=False)
+    if lane != 0:
+        mass = np.float32(0)
+        last = np.int32(-1)
+    return mass, last
+
+
+@cuda.jit(device=True, inline="always")
+def crossing_part(block, mine, my_last, part, u, scaled):
+    """Which of a row's parts (slices or chunks, each held by one thread as its kept mass ``mine``, last kept index
+    and number ``part``; other threads hold 0, -1) holds the sample, from the same numbers in the same order in every
+    block: an ``exclusive_sum`` of the masses and one tuple ``reduce`` picking the lowest part whose running mass
+    passes the target (``u``, or ``u`` times the kept mass with ``scaled``). (part or NO_INDEX when rounding left
+    none, the mass before it, the row's last kept index, the target)."""
+    total = numba_coop.ThreadData(1, np.float32)
+    before = numba_coop.exclusive_sum(block, mine, aggregate_output=total)
+    target = u * total[0] if scaled else u
+    mine_crosses = NO_INDEX
+    if mine > 0 and before + mine > target:
+        mine_crosses = np.int32(part)
+    crossing, running, row_last = coop.reduce(block, (mine_crosses, before, my_last), binary_op=first_crossing)
+    return crossing, running, row_last, target
+
+
+@cuda.jit(device=True, inline="always")
 def sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begin, end, slice_length, at_least,
                   u, scaled):
-    """``sample_kept`` after a pass that sums the kept mass, for a row split into slices, one block each, in one
-    launch (or one block per row: ``slices`` 1): each slice's kept mass and last kept index meet in
-    partials/lasts[block] across a grid barrier; every block of the row then finds, from the same numbers in the
-    same order, the slice where the running mass passes the target (``u``, or ``u`` times the kept mass with
-    ``scaled``), and that block alone walks its slice in order. (the sample, whether this block writes it: the
-    crossing slice's block, or the row's first when rounding left no crossing)."""
-    first = part * slice_length
-    none = np.int32(2**31 - 1)
+    """``sample_kept`` after a pass that sums the kept mass by parts, then walks only the part holding the sample.
+    A row split into slices, one block each in one launch: each slice's kept mass and last kept index meet in
+    partials/lasts[block] across a grid barrier, every block of the row finds the crossing slice alike
+    (``crossing_part``) and that block alone walks its slice. A whole row (``slices`` 1): its block's warps take a
+    chunk each (``warp_chunk_kept``), so the row is read at once rather than tile after dependent tile, and the block
+    walks the crossing chunk (one or two tiles). (the sample, whether this block writes it: the crossing slice's
+    block, or the row's first when rounding left no crossing)."""
     if slices > 1:
+        first = part * slice_length
         mass, last = slice_kept(block, probs, begin, end, first, at_least)
         if block.rank() == 0:
             partials[cuda.blockIdx.x] = mass
@@ -691,24 +746,23 @@ def sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begi
         if block.rank() < slices:
             mine = cuda.ldcg(partials, row * slices + block.rank())
             my_last = cuda.ldcg(lasts, row * slices + block.rank())
-        total = numba_coop.ThreadData(1, np.float32)
-        before = numba_coop.exclusive_sum(block, mine, aggregate_output=total)
-        target = u * total[0] if scaled else u
-        mine_crosses = none
-        if mine > 0 and before + mine > target:
-            mine_crosses = np.int32(block.rank())
-        crossing, running, row_last = coop.reduce(block, (mine_crosses, before, my_last), binary_op=first_crossing)
-    else:  # the row's block walks it, finding the row's last kept index itself if rounding leaves no crossing
-        target = u * kept_mass(block, probs, begin, end - begin, at_least) if scaled else u
-        crossing = np.int32(0)
-        running = np.float32(0)
-        row_last = np.int32(-1)
-    chosen = max(row_last, np.int32(0))
-    writes = crossing == none and part == 0
-    if crossing == part:
-        found, _ = sample_kept(block, probs, begin, end - begin, np.float32(0), at_least, target, running)
-        chosen = np.int32(first + found)
+        crossing, running, row_last, target = crossing_part(block, mine, my_last, block.rank(), u, scaled)
+        writes = crossing == part or (crossing == NO_INDEX and part == 0)
+        chosen = max(row_last, np.int32(0))
+        if crossing == part:
+            found, _ = sample_kept(block, probs, begin, end - begin, np.float32(0), at_least, target, running)
+            chosen = np.int32(first + found)
+    else:
+        mine, my_last = warp_chunk_kept(block, probs, begin, end - begin, at_least)
+        crossing, running, row_last, target = crossing_part(block, mine, my_last, block.rank() // 32, u, scaled)
         writes = True
+        chosen = max(row_last, np.int32(0))
+        if crossing != NO_INDEX:
+            chunk = chunk_length(end - begin)
+            first = np.int64(crossing) * chunk
+            found, _ = sample_kept(block, probs, begin + first, min(end - begin - first, chunk), np.float32(0),
+                                   at_least, target, running)
+            chosen = np.int32(first + found)
     return chosen, writes
 
 
@@ -719,12 +773,8 @@ def sampling_from_probs_kernel(probs, samples, partials, lasts, arrive, vocab, s
     slices, row, part, begin, end = slice_of_block(vocab, slice_length)
     block = coop.this_block()
     u = philox_uniform(seed, offset, row)
-    if slices > 1:
-        chosen, writes = sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begin, end,
-                                       slice_length, np.float32(0), u, False)
-    else:
-        chosen, _ = sample_kept(block, probs, begin, vocab, np.float32(0), np.float32(0), u, np.float32(0))
-        writes = True
+    chosen, writes = sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begin, end, slice_length,
+                                   np.float32(0), u, False)
     if block.rank() == 0 and writes:
         samples[row] = chosen
 
@@ -830,7 +880,7 @@ def softmax(logits, out, inv_temperature=np.float32(1), partials=None):
     """Launch the softmax of a (batch, vocab) device array into ``out``: one launch, or two for small batches
     (``partials``: a float32 device array of 2 x batch x slices, allocated here when not given)."""
     batch, vocab = logits.shape
-    slices, length = slice_plan(batch, vocab)
+    slices, length = select_plan(batch, vocab)
     flat, dst = logits.reshape(-1), out.reshape(-1)
     if slices == 1:
         softmax_kernel[batch, THREADS](flat, dst, np.int64(vocab), inv_temperature)
