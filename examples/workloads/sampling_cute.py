@@ -878,11 +878,60 @@ def above_two_pivots(a, b):
     return a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]
 
 
+@cute.jit
+def warp_chunk_above_two(block, probs: cute.Tensor, begin: Int64, vocab: Int64, pivot0: Float32, pivot1: Float32):
+    """``sampling_numba.warp_chunk_above_two``: warp w's (mass, count, last index) of the values of chunk w above
+    pivot0 and above pivot1, in its lane 0 (zeros and -1 in the other lanes)."""
+    chunk = chunk_length(vocab)
+    first = Int64(block.rank() // 32) * chunk
+    lane = Int32(block.rank() % 32)
+    chunk_begin = begin + first
+    chunk_end = begin + min(vocab, first + chunk)
+    warp = coop.this_warp()
+    mass0 = Float32(0)
+    count0 = Int32(0)
+    last0 = Int32(-1)
+    mass1 = Float32(0)
+    count1 = Int32(0)
+    last1 = Int32(-1)
+    start = chunk_begin
+    while start < chunk_end:
+        items = coop.ThreadData(NARROW, np.float32)
+        coop.load(warp, probs, items, algorithm="striped", offset=start,
+                  valid_items=min(chunk_end - start, WARP_TILE), oob_default=np.float32(0))
+        for i in cutlass.range_constexpr(NARROW):
+            index = Int32(first + (start - chunk_begin) + i * 32 + lane)
+            if items[i] > pivot0:
+                mass0 += items[i]
+                count0 += Int32(1)
+                last0 = index
+            if items[i] > pivot1:
+                mass1 += items[i]
+                count1 += Int32(1)
+                last1 = index
+        start += WARP_TILE
+    mass0, count0, last0, mass1, count1, last1 = coop.reduce(
+        warp, (mass0, count0, last0, mass1, count1, last1), binary_op=sums_and_lasts, broadcast=False)
+    if lane != 0:
+        mass0 = Float32(0)
+        count0 = Int32(0)
+        last0 = Int32(-1)
+        mass1 = Float32(0)
+        count1 = Int32(0)
+        last1 = Int32(-1)
+    return mass0, count0, last0, mass1, count1, last1
+
+
+def sums_and_lasts(a, b):
+    """Two (mass, count, last index) triples: sums and maxima."""
+    return a[0] + b[0], a[1] + b[1], cutlass.max(a[2], b[2]), a[3] + b[3], a[4] + b[4], cutlass.max(a[5], b[5])
+
+
 @cute.kernel
 def top_k_top_p_sampling_from_probs_kernel(probs: cute.Tensor, samples: cute.Tensor, vocab: Int64,
                                            top_k: cute.Tensor, top_p: cute.Tensor, seed: Uint64, offset: Uint64):
-    """FlashInfer's joint filter by rejection: sample among p > low with u * q; accept when fewer than k values and
-    less than top_p mass lie strictly above the sample; else narrow (low, high] by the sample and the midpoint."""
+    """``sampling_numba.top_k_top_p_sampling_from_probs_kernel``: FlashInfer's joint filter by rejection, each round
+    one pass over the row by warp chunks whose masses above the new ``low`` are the next round's."""
     row = Int64(cute.arch.block_idx()[0])
     block = coop.this_block()
     base = row * vocab
@@ -896,43 +945,42 @@ def top_k_top_p_sampling_from_probs_kernel(probs: cute.Tensor, samples: cute.Ten
     chosen = Int32(0)
     draw = Uint64(0)
     done = cutlass.Boolean(False)
+    chunk = chunk_length(vocab)
+    mine, my_last = warp_chunk_kept(block, probs, base, vocab, Float32(0))  # round 0 keeps p > 0
     while not done:
         u = philox_uniform(seed, offset + draw, row)
         draw += Uint64(1)
-        chosen, any_kept = sample_kept(block, probs, base, vocab, low, Float32(0), u * q, Float32(0))
-        if not any_kept:
+        crossing, running, row_last, target = crossing_part(block, mine, my_last, Int32(block.rank() // 32), u * q,
+                                                            False)
+        if row_last < 0:  # nothing kept
             chosen = Int32(0)
             done = cutlass.Boolean(True)
         else:
+            chosen = row_last
+            if crossing != Int32(NO_INDEX):
+                first = Int64(crossing) * chunk
+                found, _ = sample_kept(block, probs, base + first, min(vocab - first, chunk), low, Float32(0),
+                                       target, running)
+                chosen = Int32(first + found)
             pivot0 = probs[base + chosen]
             pivot1 = (pivot0 + high) * Float32(0.5)
-            sum0 = Float32(0)
-            count0 = Int32(0)
-            sum1 = Float32(0)
-            count1 = Int32(0)
-            start = Int64(0)
-            while start < vocab:
-                items = coop.ThreadData(WIDE, np.float32)
-                coop.load(block, probs, items, algorithm="striped", offset=base + start,
-                          valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
-                for i in cutlass.range_constexpr(WIDE):
-                    if items[i] > pivot0:
-                        sum0 += items[i]
-                        count0 += Int32(1)
-                    if items[i] > pivot1:
-                        sum1 += items[i]
-                        count1 += Int32(1)
-                start += WIDE_TILE
-            sum0, count0, sum1, count1 = coop.reduce(block, (sum0, count0, sum1, count1), binary_op=above_two_pivots)
-            if count0 < k and sum0 < p:
+            mass0, count0, last0, mass1, count1, last1 = warp_chunk_above_two(block, probs, base, vocab, pivot0,
+                                                                              pivot1)
+            sum0, above0, sum1, above1 = coop.reduce(block, (mass0, count0, mass1, count1),
+                                                     binary_op=above_two_pivots)
+            if above0 < k and sum0 < p:
                 done = cutlass.Boolean(True)
-            elif count1 < k and sum1 < p:
+            elif above1 < k and sum1 < p:
                 low = pivot0
                 high = pivot1
                 q = sum0
+                mine = mass0
+                my_last = last0
             else:
                 low = pivot1
                 q = sum1
+                mine = mass1
+                my_last = last1
             if not low < high:
                 done = cutlass.Boolean(True)
     if block.rank() == 0:

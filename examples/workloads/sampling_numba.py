@@ -715,12 +715,13 @@ def crossing_part(block, mine, my_last, part, u, scaled):
     passes the target (``u``, or ``u`` times the kept mass with ``scaled``). (part or NO_INDEX when rounding left
     none, the mass before it, the row's last kept index, the target)."""
     total = numba_coop.ThreadData(1, np.float32)
-    before = numba_coop.exclusive_sum(block, mine, aggregate_output=total)
+    before = numba_coop.exclusive_sum(block, np.float32(mine), aggregate_output=total)
     target = u * total[0] if scaled else u
     mine_crosses = NO_INDEX
     if mine > 0 and before + mine > target:
         mine_crosses = np.int32(part)
-    crossing, running, row_last = coop.reduce(block, (mine_crosses, before, my_last), binary_op=first_crossing)
+    crossing, running, row_last = coop.reduce(block, (mine_crosses, before, np.int32(my_last)),
+                                              binary_op=first_crossing)
     return crossing, running, row_last, target
 
 
@@ -816,10 +817,62 @@ def above_two_pivots(a, b):
     return a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]
 
 
+@cuda.jit(device=True, inline="always")
+def warp_chunk_above_two(block, probs, begin, vocab, pivot0, pivot1):
+    """``warp_chunk_kept`` for the joint sampler's rounds: warp w's (mass, count, last index) of the values of chunk w
+    above pivot0 and above pivot1, in its lane 0 (zeros and -1 in the other lanes)."""
+    chunk = np.int64(chunk_length(vocab))
+    first = np.int64(block.rank() // 32) * chunk
+    lane = np.int32(block.rank() % 32)
+    chunk_begin = begin + first
+    chunk_end = begin + min(vocab, first + chunk)
+    warp = coop.this_warp()
+    mass0 = np.float32(0)
+    count0 = np.int32(0)
+    last0 = np.int32(-1)
+    mass1 = np.float32(0)
+    count1 = np.int32(0)
+    last1 = np.int32(-1)
+    start = chunk_begin
+    while start < chunk_end:
+        items = coop.ThreadData(NARROW, np.float32)
+        coop.load(warp, probs, items, algorithm="striped", offset=start,
+                  valid_items=min(chunk_end - start, WARP_TILE), oob_default=np.float32(0))
+        for i in range(NARROW):
+            index = np.int32(first + (start - chunk_begin) + i * 32 + lane)
+            if items[i] > pivot0:
+                mass0 += items[i]
+                count0 += np.int32(1)
+                last0 = index
+            if items[i] > pivot1:
+                mass1 += items[i]
+                count1 += np.int32(1)
+                last1 = index
+        start += WARP_TILE
+    mass0, count0, last0, mass1, count1, last1 = coop.reduce(
+        warp, (mass0, count0, last0, mass1, count1, last1), binary_op=sums_and_lasts, broadcast=False)
+    if lane != 0:
+        mass0 = np.float32(0)
+        count0 = np.int32(0)
+        last0 = np.int32(-1)
+        mass1 = np.float32(0)
+        count1 = np.int32(0)
+        last1 = np.int32(-1)
+    return mass0, count0, last0, mass1, count1, last1
+
+
+def sums_and_lasts(a, b):
+    """Two (mass, count, last index) triples: sums and maxima."""
+    return a[0] + b[0], a[1] + b[1], max(a[2], b[2]), a[3] + b[3], a[4] + b[4], max(a[5], b[5])
+
+
 @cuda.jit(launch_bounds=THREADS)
 def top_k_top_p_sampling_from_probs_kernel(probs, samples, vocab, top_k, top_p, seed, offset):
     """FlashInfer's joint filter by rejection: sample among p > low with u * q; accept when fewer than k values and
-    less than top_p mass lie strictly above the sample; else narrow (low, high] by the sample and the midpoint."""
+    less than top_p mass lie strictly above the sample; else narrow (low, high] by the sample and the midpoint.
+    Each round is one pass over the row by warp chunks (``warp_chunk_above_two``): the masses and counts above the
+    two pivots decide the round, and the chunks' masses above the one that becomes ``low`` are the next round's, so
+    the next sample walks only its crossing chunk (``crossing_part``)."""
     row = np.int64(cuda.blockIdx.x)
     block = coop.this_block()
     base = row * vocab
@@ -833,43 +886,41 @@ def top_k_top_p_sampling_from_probs_kernel(probs, samples, vocab, top_k, top_p, 
     chosen = np.int32(0)
     draw = np.uint64(0)
     done = False
+    chunk = chunk_length(vocab)
+    mine, my_last = warp_chunk_kept(block, probs, base, vocab, np.float32(0))  # round 0 keeps p > 0
     while not done:
         u = philox_uniform(seed, np.uint64(offset) + draw, row)
         draw += np.uint64(1)
-        chosen, any_kept = sample_kept(block, probs, base, vocab, low, np.float32(0), u * q, np.float32(0))
-        if not any_kept:
+        crossing, running, row_last, target = crossing_part(block, mine, my_last, block.rank() // 32, u * q, False)
+        if row_last < 0:  # nothing kept
             chosen = np.int32(0)
             done = True
         else:
+            chosen = row_last
+            if crossing != NO_INDEX:
+                first = np.int64(crossing) * chunk
+                found, _ = sample_kept(block, probs, base + first, min(vocab - first, chunk), low, np.float32(0),
+                                       target, running)
+                chosen = np.int32(first + found)
             pivot0 = probs[base + chosen]
             pivot1 = (pivot0 + high) * np.float32(0.5)
-            sum0 = np.float32(0)
-            count0 = np.int32(0)
-            sum1 = np.float32(0)
-            count1 = np.int32(0)
-            start = np.int64(0)
-            while start < vocab:
-                items = coop.ThreadData(WIDE, np.float32)
-                coop.load(block, probs, items, algorithm="striped", offset=base + start,
-                          valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
-                for i in range(WIDE):
-                    if items[i] > pivot0:
-                        sum0 += items[i]
-                        count0 += np.int32(1)
-                    if items[i] > pivot1:
-                        sum1 += items[i]
-                        count1 += np.int32(1)
-                start += WIDE_TILE
-            sum0, count0, sum1, count1 = coop.reduce(block, (sum0, count0, sum1, count1), binary_op=above_two_pivots)
-            if count0 < k and sum0 < p:
+            mass0, count0, last0, mass1, count1, last1 = warp_chunk_above_two(block, probs, base, vocab, pivot0,
+                                                                              pivot1)
+            sum0, above0, sum1, above1 = coop.reduce(block, (np.float32(mass0), np.int32(count0), np.float32(mass1),
+                                                             np.int32(count1)), binary_op=above_two_pivots)
+            if above0 < k and sum0 < p:
                 done = True
-            elif count1 < k and sum1 < p:
+            elif above1 < k and sum1 < p:
                 low = pivot0
                 high = pivot1
                 q = sum0
+                mine = mass0
+                my_last = last0
             else:
                 low = pivot1
                 q = sum1
+                mine = mass1
+                my_last = last1
             if not low < high:
                 done = True
     if block.rank() == 0:
