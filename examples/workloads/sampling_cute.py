@@ -3,9 +3,9 @@
 One 1024-thread block per row of a (batch, vocab) float32 matrix, the vocabulary walked in tiles of 1024 x 4 items.
 
 * ``softmax``: an online (max, sum) pair per thread, one block ``reduce`` of the pairs, one pass that writes; small
-  batches split each row into slices, one block each, in two launches (``launch_softmax_slices`` writes each slice's
-  pair, ``launch_softmax_write_slices`` merges a row's pairs and writes; ``slice_plan`` of ``sampling_plan.py``
-  says which way and how many slices);
+  batches of rows of 65536 items or more split each row into slices, one block each, in two launches
+  (``launch_softmax_slices`` writes each slice's pair, ``launch_softmax_write_slices`` merges a row's pairs and
+  writes; ``select_plan`` of ``sampling_plan.py`` says which way and how many slices);
 * ``top_k_*``: the k-th largest value by a radix select on the values' ordered bits (``select_pivot``): each 8-bit
   digit counted by a block ``histogram`` over the row until few enough values share the digits so far, then those
   kept in shared memory (an ``exclusive_sum`` places them) and the later digits counted from them alone; a reverse
@@ -15,13 +15,17 @@ One 1024-thread block per row of a (batch, vocab) float32 matrix, the vocabulary
 * ``top_p_*``: the pivot by a four-digit radix select on the values' bits by mass (a 256-bin histogram of each 8-bit
   digit's fixed-point mass in shared memory, by atomic adds; a reverse ``inclusive_sum`` over the bins, one tuple
   ``reduce`` to pick the bin), then a pass that renormalises; split rows as top-k's, on the bins' masses;
-* samplers: one Philox uniform per row (``sampling_reference.py`` documents the stream), then tiles in order: one
-  tuple ``reduce`` of (tile mass, last kept index) per tile, and at the tile where the running mass passes ``u`` an
-  ``inclusive_sum`` and a ``reduce`` that find the first index past it; the walk stops there. Small batches of
-  long rows (``select_plan``) split each row over the blocks of one launch: each slice's kept mass and last kept
-  index (one order-free pass, one tuple ``reduce``) meet across a grid barrier, an ``exclusive_sum`` over the slices'
-  masses and one tuple ``reduce`` name the slice where the running mass passes ``u`` in every block alike, and that
-  block alone walks its slice (``sample_slices``; min-p meets the slices' largest probabilities first).
+* samplers: one Philox uniform per row (``sampling_reference.py`` documents the stream); a whole row's kept mass is
+  summed by parts in one order-free pass: its block's 32 warps take a chunk each (``warp_chunk_kept``: striped warp
+  ``load``s, a warp tuple ``reduce``), so every load of the row is in flight at once; an ``exclusive_sum`` over the
+  chunks' masses and one tuple ``reduce`` name the chunk where the running mass passes ``u`` (``crossing_part``),
+  and the block walks that chunk alone in tiles: a tuple ``reduce`` of (tile mass, last kept index) per tile, and at
+  the crossing tile an ``inclusive_sum`` and a ``reduce`` that find the first index past it. Small batches of long
+  rows (``select_plan``) split each row over the blocks of one launch: the slices' masses meet across a grid barrier
+  and the crossing slice's block walks it (``sample_slices``; min-p meets the slices' largest probabilities first).
+  The joint top-k/top-p sampler's rounds each take one pass by warp chunks (``warp_chunk_above_two``): the masses
+  and counts above the round's two pivots decide it, and the chunks' masses above the new lower bound are the next
+  round's parts.
 
 What differs from ``sampling_numba.py``, and why:
 
