@@ -731,7 +731,7 @@ def slice_kept(block, probs: cute.Tensor, begin: Int64, end: Int64, first: Int64
 @cute.jit
 def chunk_length(vocab: Int64):
     """``sampling_numba.chunk_length``: items of each warp's chunk of a whole row."""
-    return (vocab + WARPS * 32 - 1) // (WARPS * 32) * 32
+    return (vocab + WARPS * WARP_TILE - 1) // (WARPS * WARP_TILE) * WARP_TILE
 
 
 @cute.jit
@@ -741,6 +741,7 @@ def warp_chunk_kept(block, probs: cute.Tensor, begin: Int64, vocab: Int64, at_le
     chunk = chunk_length(vocab)
     first = Int64(block.rank() // 32) * chunk
     lane = Int32(block.rank() % 32)
+    origin = Int64(block.rank() // 32) * WARP_TILE  # a warp load adds its warp's tile origin itself
     chunk_begin = begin + first
     chunk_end = begin + min(vocab, first + chunk)
     warp = coop.this_warp()
@@ -749,7 +750,7 @@ def warp_chunk_kept(block, probs: cute.Tensor, begin: Int64, vocab: Int64, at_le
     start = chunk_begin
     while start < chunk_end:
         items = coop.ThreadData(NARROW, np.float32)
-        coop.load(warp, probs, items, algorithm="striped", offset=start,
+        coop.load(warp, probs, items, algorithm="striped", offset=start - origin,
                   valid_items=min(chunk_end - start, WARP_TILE), oob_default=np.float32(0))
         for i in cutlass.range_constexpr(NARROW):
             if items[i] > 0 and items[i] >= at_least:
@@ -889,6 +890,7 @@ def warp_chunk_above_two(block, probs: cute.Tensor, begin: Int64, vocab: Int64, 
     chunk = chunk_length(vocab)
     first = Int64(block.rank() // 32) * chunk
     lane = Int32(block.rank() % 32)
+    origin = Int64(block.rank() // 32) * WARP_TILE  # a warp load adds its warp's tile origin itself
     chunk_begin = begin + first
     chunk_end = begin + min(vocab, first + chunk)
     warp = coop.this_warp()
@@ -901,7 +903,7 @@ def warp_chunk_above_two(block, probs: cute.Tensor, begin: Int64, vocab: Int64, 
     start = chunk_begin
     while start < chunk_end:
         items = coop.ThreadData(NARROW, np.float32)
-        coop.load(warp, probs, items, algorithm="striped", offset=start,
+        coop.load(warp, probs, items, algorithm="striped", offset=start - origin,
                   valid_items=min(chunk_end - start, WARP_TILE), oob_default=np.float32(0))
         for i in cutlass.range_constexpr(NARROW):
             index = Int32(first + (start - chunk_begin) + i * 32 + lane)

@@ -237,9 +237,10 @@ def slice_of_block(vocab, slice_length):
 
 @cuda.jit(device=True, inline="always")
 def chunk_length(vocab):
-    """Items of each warp's chunk of a whole row (``warp_chunk_kept``): the row over WARPS chunks, whole rows of 32
-    lanes (so a multiple of 4: the walk's 16-byte loads stay aligned where the row is)."""
-    return np.int64((vocab + WARPS * 32 - 1) // (WARPS * 32) * 32)
+    """Items of each warp's chunk of a whole row (``warp_chunk_kept``): the row over WARPS chunks, whole warp tiles
+    (so a warp's loads start at or past its own tile origin, which a warp ``load`` adds to ``offset``; and a multiple
+    of 4: the walk's 16-byte loads stay aligned where the row is)."""
+    return np.int64((vocab + WARPS * WARP_TILE - 1) // (WARPS * WARP_TILE) * WARP_TILE)
 
 
 @cuda.jit(device=True, inline="always")
@@ -690,6 +691,7 @@ def warp_chunk_kept(block, probs, begin, vocab, at_least):
     chunk = np.int64(chunk_length(vocab))
     first = np.int64(block.rank() // 32) * chunk
     lane = np.int32(block.rank() % 32)
+    origin = np.int64(block.rank() // 32) * WARP_TILE  # a warp load adds its warp's tile origin itself
     chunk_begin = begin + first
     chunk_end = begin + min(vocab, first + chunk)
     warp = coop.this_warp()
@@ -698,7 +700,7 @@ def warp_chunk_kept(block, probs, begin, vocab, at_least):
     start = chunk_begin
     while start < chunk_end:
         items = coop.ThreadData(NARROW, np.float32)
-        coop.load(warp, probs, items, algorithm="striped", offset=start,
+        coop.load(warp, probs, items, algorithm="striped", offset=start - origin,
                   valid_items=min(chunk_end - start, WARP_TILE), oob_default=np.float32(0))
         for i in range(NARROW):
             if items[i] > 0 and items[i] >= at_least:
@@ -829,6 +831,7 @@ def warp_chunk_above_two(block, probs, begin, vocab, pivot0, pivot1):
     chunk = np.int64(chunk_length(vocab))
     first = np.int64(block.rank() // 32) * chunk
     lane = np.int32(block.rank() % 32)
+    origin = np.int64(block.rank() // 32) * WARP_TILE  # a warp load adds its warp's tile origin itself
     chunk_begin = begin + first
     chunk_end = begin + min(vocab, first + chunk)
     warp = coop.this_warp()
@@ -841,7 +844,7 @@ def warp_chunk_above_two(block, probs, begin, vocab, pivot0, pivot1):
     start = chunk_begin
     while start < chunk_end:
         items = coop.ThreadData(NARROW, np.float32)
-        coop.load(warp, probs, items, algorithm="striped", offset=start,
+        coop.load(warp, probs, items, algorithm="striped", offset=start - origin,
                   valid_items=min(chunk_end - start, WARP_TILE), oob_default=np.float32(0))
         for i in range(NARROW):
             index = np.int32(first + (start - chunk_begin) + i * 32 + lane)
