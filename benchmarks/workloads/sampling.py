@@ -69,9 +69,10 @@ class Ours:
     def _cute(self, name, x, out, params):
         """CuTe kernels compiled once per function (cute.compile), on buffers of the largest shape: the kernels read
         only the first batch x vocab items (vocab and batch are runtime values), so every shape reuses the build.
-        Softmax, top-k and top-p take several launches over row slices where ``slice_plan`` says so (small batches:
-        softmax's pairs and the kept masses in ``partials``, the radix counts or masses in ``counts``/``masses``:
-        batch x slices <= SLICE_BLOCKS), as ``sampling_numba``'s host wrappers do.
+        Softmax, top-k, top-p and the samplers take one launch over row slices where ``slice_plan`` (softmax) or
+        ``select_plan`` says so (small batches: softmax's pairs and the kept masses in ``partials``, the radix counts
+        or masses in ``counts``/``masses``: batch x slices <= SLICE_BLOCKS), as ``sampling_numba``'s host wrappers
+        do.
         ``x`` is copied in before timing; ``out`` receives the result after each launch (not timed: the copy is
         made by ``collect``)."""
         import cutlass
@@ -101,13 +102,15 @@ class Ours:
         v, seed, offset = cutlass.Int64(vocab), cutlass.Uint64(SEED), cutlass.Uint64(OFFSET)
         compile_ = __import__("cutlass.cute", fromlist=["compile"]).compile
         sliced_samplers = ("sampling_from_probs", "min_p_sampling_from_probs")
-        slices, length = k.select_plan(batch, vocab)
-        if name in ("top_k_mask_logits", "top_k_renorm_probs", "top_p_renorm_probs") + sliced_samplers:
+        slices, length = (k.slice_plan if name == "softmax" else k.select_plan)(batch, vocab)
+        if batch * slices > torch.cuda.get_device_properties(0).multi_processor_count:
+            slices, length = 1, vocab  # a grid barrier needs every block resident
+        selects = ("top_k_mask_logits", "top_k_renorm_probs", "top_p_renorm_probs")
+        if name in selects + sliced_samplers or (name == "softmax" and slices > 1):
             # one launch, a block per row or per row slice (its blocks meet at grid barriers)
-            if batch * slices > torch.cuda.get_device_properties(0).multi_processor_count:
-                slices, length = 1, vocab  # a grid barrier needs every block resident
             n, blocks = cutlass.Int64(length if slices > 1 else vocab), cutlass.Int32(batch * slices)
-            args = {"top_k_mask_logits": (t["x"], t["out"], t["counts"], t["arrive"], v, n, t["k"], blocks),
+            args = {"softmax": (t["x"], t["partials"], t["out"], t["arrive"], v, n, cutlass.Float32(1.0), blocks),
+                    "top_k_mask_logits": (t["x"], t["out"], t["counts"], t["arrive"], v, n, t["k"], blocks),
                     "top_k_renorm_probs": (t["x"], t["out"], t["counts"], t["partials"], t["arrive"], v, n, t["k"],
                                            blocks),
                     "top_p_renorm_probs": (t["x"], t["out"], t["masses"], t["partials"], t["arrive"], v, n, t["p"],
@@ -117,9 +120,10 @@ class Ours:
                     "min_p_sampling_from_probs": (t["x"], t["samples"], t["partials"], t["lasts"], t["arrive"], v, n,
                                                   t["min_p"], seed, offset, blocks)}[name]
             source_select = b["samples"] if name in sliced_samplers else b["out"]
-            if name not in self.compiled:
-                self.compiled[name] = compile_(getattr(k, f"launch_{name}"), *args)
-            compiled_select = self.compiled[name]
+            step = "softmax_slices" if name == "softmax" else name
+            if step not in self.compiled:
+                self.compiled[step] = compile_(getattr(k, f"launch_{step}"), *args)
+            compiled_select = self.compiled[step]
 
             def launch_select():
                 compiled_select(*args)
@@ -129,24 +133,6 @@ class Ours:
 
             launch_select.collect = collect_select
             return launch_select
-        if name == "softmax" and slices > 1:  # small batches: two launches over row slices (as sampling_numba's)
-            n, temperature, blocks = cutlass.Int64(length), cutlass.Float32(1.0), cutlass.Int32(batch * slices)
-            steps = [("softmax_slices", (t["x"], t["partials"], v, n, temperature, blocks)),
-                     ("softmax_write_slices", (t["x"], t["partials"], t["out"], v, n, temperature, blocks))]
-            for step, step_args in steps:
-                if step not in self.compiled:
-                    self.compiled[step] = compile_(getattr(k, f"launch_{step}"), *step_args)
-            bound = [(self.compiled[step], step_args) for step, step_args in steps]
-
-            def launch_slices():
-                for compiled_step, step_args in bound:
-                    compiled_step(*step_args)
-
-            def collect_slices():
-                out.reshape(-1).copy_(b["out"][: out.numel()])
-
-            launch_slices.collect = collect_slices
-            return launch_slices
         sampler = name in SAMPLERS
         dst = t["samples"] if sampler else t["out"]
         args = {
@@ -182,9 +168,10 @@ class Ours:
         partials = cuda.device_array(2 * batch * slices, np.float32)  # made here: outside the timed launches
         counts = cuda.device_array(batch * 4 * slices * k.BINS, np.int32)
         masses = cuda.device_array(batch * 4 * slices * k.BINS, np.int64)
-        if name == "softmax":  # one launch, or two (row slices) for small batches
+        if name == "softmax":  # one launch: a block per row, or row slices for small batches
             logits2d, out2d = cuda.as_cuda_array(x), cuda.as_cuda_array(out)
-            return lambda: k.softmax(logits2d, out2d, np.float32(1), partials)
+            arrive = k.barrier_words()
+            return lambda: k.softmax(logits2d, out2d, np.float32(1), partials, arrive)
         if name == "top_k_mask_logits":  # one launch: a block per row, or row slices for small batches
             logits_bits, out_bits = cuda.as_cuda_array(x).view(np.uint32), cuda.as_cuda_array(out).view(np.uint32)
             arrive = k.barrier_words()

@@ -82,12 +82,12 @@ def launches_for(logits, probs, top_k, top_p, min_p, philox_seed: int = 12345, p
 def sliced_launches(logits, probs, top_k, top_p, min_p, philox_seed: int = 12345, philox_offset: int = 0):
     """The small-batch launches over row slices (``slice_plan``: each row split into slices, one block each):
     (slices per row, {name: (steps, output array, oracle)}), ``steps`` a list of (name, launcher, host arguments,
-    blocks) launched in order on shared arrays. Softmax: each slice's (max, sum) pair into ``partials``, then the
-    merge and the write. Top-k and top-p: one launch whose blocks meet at a grid barrier after each radix digit and
-    once more for the kept masses. The samplers: one launch, each slice's kept mass meeting across a grid barrier
-    (min-p: after one more for the slices' largest probabilities). Here on ``slice_plan``'s slices
-    whatever the row length, so that the script checks them (``select_plan``, which the benchmark and numba's host
-    wrappers follow, keeps rows under 65536 items whole)."""
+    blocks) launched in order on shared arrays. Softmax: one launch, each slice's (max, sum) pair meeting the row's
+    others across a grid barrier, then the merge and the write. Top-k and top-p: one launch whose blocks meet at a
+    grid barrier after each radix digit and once more for the kept masses. The samplers: one launch, each slice's
+    kept mass meeting across a grid barrier (min-p: after one more for the slices' largest probabilities). Here on
+    ``slice_plan``'s slices whatever the row length, so that the script checks them (``select_plan``, which the
+    benchmark and numba's host wrappers follow for all but the softmax, keeps rows under 65536 items whole)."""
     batch, vocab = logits.shape
     slices, length = kernels.slice_plan(batch, vocab)
     v, n, t, blocks = np.int64(vocab), np.int64(length), np.float32(1), batch * slices
@@ -104,8 +104,7 @@ def sliced_launches(logits, probs, top_k, top_p, min_p, philox_seed: int = 12345
     u = ref.uniforms(philox_seed, philox_offset, batch)
 
     return slices, {
-        "softmax": ([("softmax_slices", kernels.launch_softmax_slices, (x, partials, v, n, t), blocks),
-                     ("softmax_write_slices", kernels.launch_softmax_write_slices, (x, partials, soft, v, n, t),
+        "softmax": ([("softmax_slices", kernels.launch_softmax_slices, (x, partials, soft, arrive, v, n, t),
                       blocks)], soft, lambda: ref.softmax(logits)),
         "top_k_mask_logits": ([("top_k_mask_slices", kernels.launch_top_k_mask_logits,
                                 (x, masked, counts, arrive, v, n, top_k), blocks)],

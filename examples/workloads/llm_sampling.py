@@ -92,9 +92,9 @@ def main() -> None:
 
 def sliced_builds(batch: int, vocab: int):
     """(name, kernel, host arguments, blocks) of every kernel of the small-batch launches over row slices
-    (``slice_plan``; built whatever the plan says): the softmax's two, top-k's mask and renormalisation (one launch
-    each, a grid barrier between radix digits), top-p's (the same, on masses) and the two samplers' (one launch,
-    one grid barrier; min-p's two)."""
+    (``slice_plan``; built whatever the plan says), one launch each: the softmax's (one grid barrier), top-k's
+    mask and renormalisation (a grid barrier between radix digits), top-p's (the same, on masses) and the two
+    samplers' (one grid barrier; min-p's two)."""
     logits, probs, top_k, top_p, _ = problem(batch, vocab)
     slices, length = kernels.slice_plan(batch, max(vocab, 2 * kernels.TILE))
     partials = np.zeros(2 * batch * slices, np.float32)
@@ -109,8 +109,7 @@ def sliced_builds(batch: int, vocab: int):
     out = np.full(logits.size, np.nan, np.float32)
     bits = probs.ravel().view(np.uint32)
     v, n, one, blocks = np.int64(vocab), np.int64(length), np.float32(1), batch * slices
-    return [("softmax_slices", kernels.softmax_slices_kernel, (logits.ravel(), partials, v, n, one), blocks),
-            ("softmax_write_slices", kernels.softmax_write_slices_kernel, (logits.ravel(), partials, out, v, n, one),
+    return [("softmax_slices", kernels.softmax_slices_kernel, (logits.ravel(), partials, out, arrive, v, n, one),
              blocks),
             ("top_k_mask_slices", kernels.top_k_mask_logits_kernel,
              (bits, out.view(np.uint32), counts, arrive, v, n, top_k), blocks),
@@ -148,7 +147,8 @@ def sliced(batch: int, vocab: int) -> None:
     except Exception as exc:  # no driver or no GPU on this machine
         print(f"  could not launch on a GPU here ({type(exc).__name__}: {str(exc).splitlines()[0][:100]})")
         return
-    plans = {"softmax": kernels.select_plan(batch, vocab)[0], "select": kernels.select_plan(batch, vocab)[0]}
+    plans = {"softmax": kernels.resident_plan(batch, vocab, kernels.slice_plan)[0],
+             "select": kernels.resident_select_plan(batch, vocab)[0]}
     u = ref.uniforms(seed, offset, batch)
     keep_all = np.ones(probs.shape, bool)
     for name, result, want in [("softmax", got[0], ref.softmax(logits)),
@@ -158,7 +158,7 @@ def sliced(batch: int, vocab: int) -> None:
                                ("sampling_from_probs", got[4], ref.sample(probs, keep_all, u, scale_by_kept=False)),
                                ("min_p_sampling_from_probs", got[5],
                                 ref.sample(probs, ref.min_p_keep(probs, min_p), u, scale_by_kept=True))]:
-        plan = plans["select" if name.startswith("top") else "softmax"]
+        plan = plans["softmax" if name == "softmax" else "select"]
         print(f"OK: {name} in {plan} slice(s) per row: {check(name, result, want)}")
 
 if __name__ == "__main__":

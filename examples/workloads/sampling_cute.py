@@ -3,9 +3,9 @@
 One 1024-thread block per row of a (batch, vocab) float32 matrix, the vocabulary walked in tiles of 1024 x 4 items.
 
 * ``softmax``: an online (max, sum) pair per thread, one block ``reduce`` of the pairs, one pass that writes; small
-  batches of rows of 65536 items or more split each row into slices, one block each, in two launches
-  (``launch_softmax_slices`` writes each slice's pair, ``launch_softmax_write_slices`` merges a row's pairs and
-  writes; ``select_plan`` of ``sampling_plan.py`` says which way and how many slices);
+  batches split each row into slices, one block each, in one launch (``launch_softmax_slices``: each slice's pair
+  meets the row's others across a grid barrier, then each block merges them and writes its slice; ``slice_plan`` of
+  ``sampling_plan.py`` says which way and how many slices);
 * ``top_k_*``: the k-th largest value by a radix select on the values' ordered bits (``select_pivot``): each 8-bit
   digit counted by a block ``histogram`` over the row until few enough values share the digits so far, then those
   kept in shared memory (an ``exclusive_sum`` places them) and the later digits counted from them alone; a reverse
@@ -416,39 +416,23 @@ def write_softmax(block, logits: cute.Tensor, out: cute.Tensor, begin: Int64, en
 
 
 @cute.kernel
-def softmax_slices_kernel(logits: cute.Tensor, partials: cute.Tensor, vocab: Int64, slice_length: Int64,
-                          inv_temperature: Float32):
-    """Small batches: the row is split into slices, one block each (block b: row b // slices, slice b % slices),
-    so that the whole GPU works on a few rows; each block writes its slice's (max, sum) pair."""
-    slices = (vocab + slice_length - 1) // slice_length
-    row = Int64(cute.arch.block_idx()[0]) // slices
-    part = Int64(cute.arch.block_idx()[0]) % slices
+def softmax_slices_kernel(logits: cute.Tensor, partials: cute.Tensor, out: cute.Tensor, arrive: cute.Tensor,
+                          vocab: Int64, slice_length: Int64, inv_temperature: Float32):
+    """``sampling_numba.softmax_slices_kernel``: small batches' rows over slices, one block each, in one launch whose
+    blocks' (max, sum) pairs meet across a grid barrier; every block merges its row's and writes its slice."""
+    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
     block = coop.this_block()
-    begin = row * vocab + part * slice_length
-    end = row * vocab + min(vocab, (part + 1) * slice_length)
     m, s = online_max_sum(block, logits, begin, end, inv_temperature)
     if block.rank() == 0:
         partials[2 * Int64(cute.arch.block_idx()[0])] = m
         partials[2 * Int64(cute.arch.block_idx()[0]) + 1] = s
-
-
-@cute.kernel
-def softmax_write_slices_kernel(logits: cute.Tensor, partials: cute.Tensor, out: cute.Tensor, vocab: Int64,
-                                slice_length: Int64, inv_temperature: Float32):
-    """The second launch of the sliced softmax: each block merges its row's pairs (one tuple reduce; thread t holds
-    slice t's pair, the row has at most THREADS slices) and writes its slice."""
-    slices = (vocab + slice_length - 1) // slice_length
-    row = Int64(cute.arch.block_idx()[0]) // slices
-    part = Int64(cute.arch.block_idx()[0]) % slices
-    block = coop.this_block()
-    m = Float32(NEG_INF)
-    s = Float32(0)
+    grid_barrier(arrive)
+    pair_max = Float32(NEG_INF)
+    pair_sum = Float32(0)
     if block.rank() < slices:
-        m = partials[2 * (row * slices + block.rank())]
-        s = partials[2 * (row * slices + block.rank()) + 1]
-    row_max, row_sum = coop.reduce(block, (m, s), binary_op=online_softmax_merge)
-    begin = row * vocab + part * slice_length
-    end = row * vocab + min(vocab, (part + 1) * slice_length)
+        pair_max = partials[2 * (row * slices + block.rank())]
+        pair_sum = partials[2 * (row * slices + block.rank()) + 1]
+    row_max, row_sum = coop.reduce(block, (pair_max, pair_sum), binary_op=online_softmax_merge)
     write_softmax(block, logits, out, begin, end, inv_temperature, row_max, row_sum)
 
 
@@ -1000,16 +984,9 @@ def launch_softmax(logits: cute.Tensor, out: cute.Tensor, vocab: Int64, inv_temp
 
 
 @cute.jit
-def launch_softmax_slices(logits: cute.Tensor, partials: cute.Tensor, vocab: Int64, slice_length: Int64,
-                          inv_temperature: Float32, blocks: Int32):
-    softmax_slices_kernel(logits, partials, vocab, slice_length, inv_temperature).launch(
-        grid=(blocks, 1, 1), block=(THREADS, 1, 1))
-
-
-@cute.jit
-def launch_softmax_write_slices(logits: cute.Tensor, partials: cute.Tensor, out: cute.Tensor, vocab: Int64,
-                                slice_length: Int64, inv_temperature: Float32, blocks: Int32):
-    softmax_write_slices_kernel(logits, partials, out, vocab, slice_length, inv_temperature).launch(
+def launch_softmax_slices(logits: cute.Tensor, partials: cute.Tensor, out: cute.Tensor, arrive: cute.Tensor,
+                          vocab: Int64, slice_length: Int64, inv_temperature: Float32, blocks: Int32):
+    softmax_slices_kernel(logits, partials, out, arrive, vocab, slice_length, inv_temperature).launch(
         grid=(blocks, 1, 1), block=(THREADS, 1, 1))
 
 

@@ -306,37 +306,24 @@ def write_softmax(block, logits, out, begin, end, inv_temperature, row_max, row_
 
 
 @cuda.jit(launch_bounds=THREADS)
-def softmax_slices_kernel(logits, partials, vocab, slice_length, inv_temperature):
-    """Small batches: the row is split into slices, one block each (block b: row b // slices, slice b % slices),
-    so that the whole GPU works on a few rows; each block writes its slice's (max, sum) pair."""
-    slices = (vocab + slice_length - 1) // slice_length
-    row = np.int64(cuda.blockIdx.x) // slices
-    part = np.int64(cuda.blockIdx.x) % slices
+def softmax_slices_kernel(logits, partials, out, arrive, vocab, slice_length, inv_temperature):
+    """Small batches: each row split into slices, one block each (block b: row b // slices, slice b % slices), so
+    that the whole GPU works on a few rows, in one launch: each block writes its slice's (max, sum) pair to
+    partials[2 b], the pairs meet across a grid barrier, every block of the row merges them (one tuple ``reduce``;
+    thread t holds slice t's pair, a row has at most THREADS slices) and writes its slice."""
+    slices, row, part, begin, end = slice_of_block(vocab, slice_length)
     block = coop.this_block()
-    begin = row * vocab + part * slice_length
-    end = row * vocab + min(vocab, (part + 1) * slice_length)
     m, s = online_max_sum(block, logits, begin, end, inv_temperature)
     if block.rank() == 0:
         partials[2 * np.int64(cuda.blockIdx.x)] = m
         partials[2 * np.int64(cuda.blockIdx.x) + 1] = s
-
-
-@cuda.jit(launch_bounds=THREADS)
-def softmax_write_slices_kernel(logits, partials, out, vocab, slice_length, inv_temperature):
-    """The second launch of the sliced softmax: each block merges its row's pairs (one tuple reduce; thread t holds
-    slice t's pair, the row has at most THREADS slices) and writes its slice."""
-    slices = (vocab + slice_length - 1) // slice_length
-    row = np.int64(cuda.blockIdx.x) // slices
-    part = np.int64(cuda.blockIdx.x) % slices
-    block = coop.this_block()
-    m = NEG_INF
-    s = np.float32(0)
+    grid_barrier(arrive)
+    pair_max = NEG_INF
+    pair_sum = np.float32(0)
     if block.rank() < slices:
-        m = partials[2 * (row * slices + block.rank())]
-        s = partials[2 * (row * slices + block.rank()) + 1]
-    row_max, row_sum = coop.reduce(block, (m, s), binary_op=online_softmax_merge)
-    begin = row * vocab + part * slice_length
-    end = row * vocab + min(vocab, (part + 1) * slice_length)
+        pair_max = np.float32(cuda.ldcg(partials, 2 * (row * slices + block.rank())))
+        pair_sum = np.float32(cuda.ldcg(partials, 2 * (row * slices + block.rank()) + 1))
+    row_max, row_sum = coop.reduce(block, (pair_max, pair_sum), binary_op=online_softmax_merge)
     write_softmax(block, logits, out, begin, end, inv_temperature, row_max, row_sum)
 
 
@@ -935,21 +922,20 @@ def top_k_top_p_sampling_from_probs_kernel(probs, samples, vocab, top_k, top_p, 
         samples[row] = chosen
 
 
-def softmax(logits, out, inv_temperature=np.float32(1), partials=None):
-    """Launch the softmax of a (batch, vocab) device array into ``out``: one launch, or two for small batches of rows
-    of 65536 items or more (``select_plan``; ``partials``: a float32 device array of 2 x batch x slices, allocated
+def softmax(logits, out, inv_temperature=np.float32(1), partials=None, arrive=None):
+    """Launch the softmax of a (batch, vocab) device array into ``out``: one launch, a block per row or, for small
+    batches, per row slice (``partials``: float32, 2 x batch x slices; ``arrive`` as ``top_k_mask_logits``; made
     here when not given)."""
     batch, vocab = logits.shape
-    slices, length = select_plan(batch, vocab)
+    slices, length = resident_plan(batch, vocab, slice_plan)
     flat, dst = logits.reshape(-1), out.reshape(-1)
     if slices == 1:
         softmax_kernel[batch, THREADS](flat, dst, np.int64(vocab), inv_temperature)
         return
     if partials is None:
         partials = cuda.device_array(2 * batch * slices, np.float32)
-    softmax_slices_kernel[batch * slices, THREADS](flat, partials, np.int64(vocab), np.int64(length), inv_temperature)
-    softmax_write_slices_kernel[batch * slices, THREADS](flat, partials, dst, np.int64(vocab), np.int64(length),
-                                                         inv_temperature)
+    softmax_slices_kernel[batch * slices, THREADS](flat, partials, dst, barrier_words() if arrive is None else arrive,
+                                                   np.int64(vocab), np.int64(length), inv_temperature)
 
 
 def top_k_mask_logits(bits, out_bits, top_k, counts=None, arrive=None):
@@ -1039,10 +1025,16 @@ def select_workspace(batch, slices, bins, partials, arrive, bins_dtype):
     return bins, partials, barrier_words() if arrive is None else arrive
 
 
-def resident_select_plan(batch, vocab):
-    """``select_plan``, kept to one block per row when the device has fewer SMs than the sliced launch has blocks
-    (a grid barrier needs every block resident at once: one 1024-thread block per SM)."""
-    slices, length = select_plan(batch, vocab)
+def resident_plan(batch, vocab, plan=select_plan):
+    """``plan`` (``select_plan``, or ``slice_plan`` for the softmax), kept to one block per row when the device has
+    fewer SMs than the sliced launch has blocks (a grid barrier needs every block resident at once: one 1024-thread
+    block per SM)."""
+    slices, length = plan(batch, vocab)
     if slices > 1 and batch * slices > cuda.get_current_device().MULTIPROCESSOR_COUNT:
         return 1, vocab
     return slices, length
+
+
+def resident_select_plan(batch, vocab):
+    """``resident_plan`` of ``select_plan``: the radix selects' and the samplers' host plan."""
+    return resident_plan(batch, vocab)

@@ -2,10 +2,9 @@
 each backend's install imports it without the other's compiler).
 
 ``slice_plan(batch, vocab)`` says how a pass over a (batch, vocab) matrix is launched: one 1024-thread block per row
-when the batch alone fills the GPU, else each row split into slices, one block each; ``select_plan`` (every kernel's
-host plan) keeps rows shorter than 65536 items whole. The softmax over slices takes two launches (the slices' (max,
-sum) pairs, then the merge and the pass that writes), top-k, top-p and the samplers one, whose blocks meet at a grid
-barrier (so a sliced launch never has more blocks than SMs).
+when the batch alone fills the GPU, else each row split into slices, one block each, whose blocks meet at grid
+barriers in one launch (so a sliced launch never has more blocks than SMs); the softmax follows it, the radix selects
+and the samplers follow ``select_plan``, which keeps rows shorter than 65536 items whole.
 """
 from __future__ import annotations
 
@@ -27,8 +26,9 @@ SLICE_BLOCKS = 132  # a sliced launch fills one wave: one block per SM of an H10
 def slice_plan(batch: int, vocab: int) -> tuple[int, int]:
     """(slices per row, slice length) of a pass over the rows: one slice (one block per row: ``softmax_kernel``) once
     the batch alone fills the GPU, else as many slices of at least 4096 items each as keep the launch within
-    SLICE_BLOCKS blocks (a second wave would double the time; at most THREADS: the second launch merges a row's
-    pairs, or counts, with one thread per slice). The length is a multiple of 4."""
+    SLICE_BLOCKS blocks (a second wave would double the time, and the blocks meet at grid barriers; at most THREADS:
+    a row's pairs, or counts, are merged with one thread per slice). The softmax's plan; the others keep short rows
+    whole (``select_plan``). The length is a multiple of 4."""
     slices = min(max(1, SLICE_BLOCKS // batch), max(1, vocab // TILE), THREADS)
     length = -(-vocab // slices)
     return slices, -(-length // 4) * 4
@@ -38,8 +38,8 @@ SELECT_MIN_VOCAB = 4 * WIDE_TILE  # rows shorter than this stay whole (one block
 
 
 def select_plan(batch: int, vocab: int) -> tuple[int, int]:
-    """``slice_plan`` as every host wrapper follows it: rows shorter than SELECT_MIN_VOCAB (65536) stay whole, one
-    block per row. An A/B on an H100 at vocab 32000 (one block per row against one launch over 7 slices) found the
-    radix selects' split no faster (37.0 against 37.7 us, batch 1), the samplers' slower (0.55-0.99x of FlashInfer
-    against 0.80-0.97x), and the softmax's two launches over slices took 15.6 us to FlashInfer's 8.7."""
+    """``slice_plan`` for the radix selects and the samplers: rows shorter than SELECT_MIN_VOCAB (65536) stay whole,
+    one block per row. An A/B on an H100 at vocab 32000 (one block per row against one launch over 7 slices) found
+    the radix selects' split no faster (37.0 against 37.7 us, batch 1) and the samplers' slower (0.55-0.99x of
+    FlashInfer against 0.80-0.97x)."""
     return (1, vocab) if vocab < SELECT_MIN_VOCAB else slice_plan(batch, vocab)

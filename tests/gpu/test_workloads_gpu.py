@@ -104,8 +104,8 @@ def test_samples_follow_the_filtered_distribution(sampler):
 
 @pytest.mark.parametrize("batch, vocab", [(1, 128256), (3, 50001), (8, 32000), (300, 4096)])
 def test_softmax_host_wrapper_slices_small_batches(batch, vocab):
-    """``sampling_numba.softmax`` splits rows into slices for small batches (two launches) and uses one block per
-    row otherwise: both match the oracle."""
+    """``sampling_numba.softmax`` splits rows into slices for small batches (one launch, a grid barrier) and uses
+    one block per row otherwise: both match the oracle."""
     logits, _ = rows(batch, vocab, "normal")
     out = cuda.to_device(np.full((batch, vocab), np.nan, np.float32))
     kernels.softmax(cuda.to_device(logits), out)
