@@ -1,0 +1,52 @@
+"""The sampling workload's launch plan (examples/workloads/sampling_plan.py), checked on the CPU: the properties the
+kernels rely on (a sliced launch's blocks co-resident for its grid barriers, every slice non-empty, rows cut into
+16-byte-aligned lengths) over the benchmark grid and ragged shapes."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "workloads"))
+import sampling_plan as plan  # noqa: E402
+
+SHAPES = [(batch, vocab) for batch in (1, 2, 3, 8, 32, 128, 131, 132, 133, 512)
+          for vocab in (1, 4099, 8192, 32000, 50001, 65535, 65536, 128256, 151936, 256000)]
+
+
+@pytest.mark.parametrize("batch, vocab", SHAPES)
+def test_a_sliced_launch_fits_one_wave_and_no_slice_is_empty(batch, vocab):
+    slices, length = plan.slice_plan(batch, vocab)
+    assert 1 <= slices <= plan.THREADS  # a row's pairs or counts are merged one thread per slice
+    if slices > 1:
+        assert batch * slices <= plan.SLICE_BLOCKS  # every block resident: the grid barrier can be met
+        assert length % 4 == 0 and length >= plan.TILE
+        assert (slices - 1) * length < vocab <= slices * length  # the last slice holds items, none is left out
+    else:
+        assert length >= vocab
+
+
+@pytest.mark.parametrize("batch, vocab", SHAPES)
+def test_the_selects_and_samplers_keep_short_rows_whole(batch, vocab):
+    slices, length = plan.select_plan(batch, vocab)
+    if vocab < plan.SELECT_MIN_VOCAB:
+        assert (slices, length) == (1, vocab)
+    else:
+        assert (slices, length) == plan.slice_plan(batch, vocab)
+
+
+@pytest.mark.parametrize("vocab", [1, 255, 256, 257, 4096, 4099, 8192, 32000, 50001, 128256, 151936, 256000])
+def test_warp_chunks_cover_the_row_from_each_warps_own_tile_origin(vocab):
+    """The samplers' whole-row pass (``warp_chunk_kept``): warp w sums items [w x chunk, (w + 1) x chunk) with warp
+    loads, which add the warp's own tile origin (w x WARP_TILE) to ``offset`` themselves; so chunks must be whole warp
+    tiles (offset = start - origin >= 0), and the WARPS chunks must cover the row. The device helper is read through
+    its Python function (numba-cuda-mlir alone suffices; the CuTe helper is the same formula)."""
+    pytest.importorskip("numba_cuda_mlir")
+    import sampling_numba
+
+    chunk = int(sampling_numba.chunk_length.py_func(vocab))
+    assert chunk % plan.WARP_TILE == 0 and chunk >= plan.WARP_TILE
+    assert vocab <= plan.WARPS * chunk < vocab + plan.WARPS * plan.WARP_TILE  # covered, no longer than it must be
+    assert all(w * chunk - w * plan.WARP_TILE >= 0 for w in range(plan.WARPS))
+    assert plan.WARP_TILE == 32 * plan.NARROW and plan.WARPS * 32 == plan.THREADS  # the warps' loads' tile
