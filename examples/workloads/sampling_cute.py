@@ -719,15 +719,20 @@ def chunk_length(vocab: Int64):
 
 
 @cute.jit
+def warp_chunk(block, begin: Int64, vocab: Int64):
+    """``sampling_numba.warp_chunk``: (the chunk's first index in the row, the lane, the warp's own tile origin, the
+    chunk's begin and end as offsets)."""
+    chunk = chunk_length(vocab)
+    first = Int64(block.rank() // 32) * chunk
+    return (first, Int32(block.rank() % 32), Int64(block.rank() // 32) * WARP_TILE, begin + first,
+            begin + min(vocab, first + chunk))
+
+
+@cute.jit
 def warp_chunk_kept(block, probs: cute.Tensor, begin: Int64, vocab: Int64, at_least: Float32):
     """``sampling_numba.warp_chunk_kept``: warp w's kept mass and last kept index of chunk w, in its lane 0 (0 and -1
     in the other lanes)."""
-    chunk = chunk_length(vocab)
-    first = Int64(block.rank() // 32) * chunk
-    lane = Int32(block.rank() % 32)
-    origin = Int64(block.rank() // 32) * WARP_TILE  # a warp load adds its warp's tile origin itself
-    chunk_begin = begin + first
-    chunk_end = begin + min(vocab, first + chunk)
+    first, lane, origin, chunk_begin, chunk_end = warp_chunk(block, begin, vocab)
     warp = coop.this_warp()
     mass = Float32(0)
     last = Int32(-1)
@@ -871,12 +876,7 @@ def above_two_pivots(a, b):
 def warp_chunk_above_two(block, probs: cute.Tensor, begin: Int64, vocab: Int64, pivot0: Float32, pivot1: Float32):
     """``sampling_numba.warp_chunk_above_two``: warp w's (mass, count, last index) of the values of chunk w above
     pivot0 and above pivot1, in its lane 0 (zeros and -1 in the other lanes)."""
-    chunk = chunk_length(vocab)
-    first = Int64(block.rank() // 32) * chunk
-    lane = Int32(block.rank() % 32)
-    origin = Int64(block.rank() // 32) * WARP_TILE  # a warp load adds its warp's tile origin itself
-    chunk_begin = begin + first
-    chunk_end = begin + min(vocab, first + chunk)
+    first, lane, origin, chunk_begin, chunk_end = warp_chunk(block, begin, vocab)
     warp = coop.this_warp()
     mass0 = Float32(0)
     count0 = Int32(0)

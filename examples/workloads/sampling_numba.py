@@ -2,7 +2,7 @@
 matrix, the vocabulary walked in tiles of 1024 x 4 items, every cross-thread step a cooperative call.
 
 * ``softmax``: an online (max, sum) pair per thread, one block ``reduce`` of the pairs, one pass that writes (small
-  batches of long rows: over slices, in two launches);
+  batches: over row slices in one launch, the slices' pairs meeting at a grid barrier);
 * ``top_k_*``: the k-th largest value by a radix select on the values' ordered bits (``select_pivot``): each 8-bit
   digit counted by a block ``histogram`` over the row until few enough values share the digits so far, then those
   kept in shared memory (an ``exclusive_sum`` places them) and the later digits counted from them alone; a reverse
@@ -671,16 +671,21 @@ def first_crossing(a, b):
 
 
 @cuda.jit(device=True, inline="always")
+def warp_chunk(block, begin, vocab):
+    """This thread's warp's chunk of the row at ``begin``: (its first index in the row, the lane, the warp's own
+    tile origin, which a warp ``load`` adds to ``offset`` itself, the chunk's begin and end as offsets)."""
+    chunk = chunk_length(vocab)
+    first = np.int64(block.rank() // 32) * chunk
+    return (first, np.int32(block.rank() % 32), np.int64(block.rank() // 32) * WARP_TILE, begin + first,
+            begin + min(vocab, first + chunk))
+
+
+@cuda.jit(device=True, inline="always")
 def warp_chunk_kept(block, probs, begin, vocab, at_least):
     """The whole row's first pass: warp w sums the kept mass (p > 0 and p >= at_least) and finds the last kept index
     of chunk w (``chunk_length`` items from w x that), its lanes loading striped (coalesced, every load of the row
     independent of the others); (mass, last kept index or -1) in each warp's lane 0, (0, -1) in the other lanes."""
-    chunk = np.int64(chunk_length(vocab))
-    first = np.int64(block.rank() // 32) * chunk
-    lane = np.int32(block.rank() % 32)
-    origin = np.int64(block.rank() // 32) * WARP_TILE  # a warp load adds its warp's tile origin itself
-    chunk_begin = begin + first
-    chunk_end = begin + min(vocab, first + chunk)
+    first, lane, origin, chunk_begin, chunk_end = warp_chunk(block, begin, vocab)
     warp = coop.this_warp()
     mass = np.float32(0)
     last = np.int32(-1)
@@ -815,12 +820,7 @@ def above_two_pivots(a, b):
 def warp_chunk_above_two(block, probs, begin, vocab, pivot0, pivot1):
     """``warp_chunk_kept`` for the joint sampler's rounds: warp w's (mass, count, last index) of the values of chunk w
     above pivot0 and above pivot1, in its lane 0 (zeros and -1 in the other lanes)."""
-    chunk = np.int64(chunk_length(vocab))
-    first = np.int64(block.rank() // 32) * chunk
-    lane = np.int32(block.rank() % 32)
-    origin = np.int64(block.rank() // 32) * WARP_TILE  # a warp load adds its warp's tile origin itself
-    chunk_begin = begin + first
-    chunk_end = begin + min(vocab, first + chunk)
+    first, lane, origin, chunk_begin, chunk_end = warp_chunk(block, begin, vocab)
     warp = coop.this_warp()
     mass0 = np.float32(0)
     count0 = np.int32(0)
