@@ -42,9 +42,18 @@ __all__ = [
     "set_required_dynamic_shared_memory", "_planner_registry", "ir", "ForceLiteralArg", "NumbaError", "nb_typing",
     "convert", "constant", "llvm_ptr_add_bytes", "get_or_insert_function", "memref_data_pointer", "mlir", "mlir_func",
     "mlir_llvm", "new_site_function", "target_cc", "dtype_name", "numba_dtype", "mlir_arith", "array_length",
+    "ELEMENT_READS",
 ]
 
 _sites: list[object] = []  # typing contexts hold globals weakly: keep site functions alive
+
+#: numba-cuda-mlir's public functions whose result is an element of their first (array) argument: the cache-hinted
+#: loads, and the atomics (they return the element's old value); the dtype inference reads them as that element
+ELEMENT_READS: tuple[object, ...] = tuple(
+    getattr(nb_cuda, name) for name in ("ldca", "ldcg", "ldcs", "ldlu", "ldcv") if hasattr(nb_cuda, name)) + tuple(
+    getattr(nb_cuda.atomic, name) for name in ("add", "sub", "max", "min", "nanmax", "nanmin", "exch", "inc", "dec",
+                                               "and_", "or_", "xor", "cas", "compare_and_swap")
+    if hasattr(nb_cuda.atomic, name))
 
 
 def new_site_function(name: str, typer: Callable[..., Any], typingctx: Any) -> Any:

@@ -170,6 +170,11 @@ class DtypeInference(PlanState):
                 callee = self.resolver.callee(self.resolver.stmt_of[id(definition)])
                 if isinstance(callee, Obj) and callee.value in (min, max) and definition.args and not definition.kws:
                     return self._promoted([self._value_dtype(arg) for arg in definition.args])
+                if isinstance(callee, Obj) and any(callee.value is read for read in nb.ELEMENT_READS) and \
+                        definition.args:  # ``cuda.ldcg(a, i)``, ``cuda.atomic.add(a, i, v)``: an element of ``a``
+                    base = self.resolver.var(definition.args[0].name)
+                    if isinstance(base, ArgRef) and isinstance(base.type, nb.types.Array):
+                        return nb.dtype_name(base.type.dtype), False
                 if isinstance(callee, Obj) and not isinstance(callee.value, str):
                     dtype = dtype_of_object(callee.value) if callee.value not in (int, float) else None
                     if dtype is None:  # e.g. a struct-model type's constructor (docs: qualified, "Struct-model types")
