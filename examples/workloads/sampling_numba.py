@@ -321,8 +321,8 @@ def softmax_slices_kernel(logits, partials, out, arrive, vocab, slice_length, in
     pair_max = NEG_INF
     pair_sum = np.float32(0)
     if block.rank() < slices:
-        pair_max = np.float32(cuda.ldcg(partials, 2 * (row * slices + block.rank())))
-        pair_sum = np.float32(cuda.ldcg(partials, 2 * (row * slices + block.rank()) + 1))
+        pair_max = cuda.ldcg(partials, 2 * (row * slices + block.rank()))
+        pair_sum = cuda.ldcg(partials, 2 * (row * slices + block.rank()) + 1)
     row_max, row_sum = coop.reduce(block, (pair_max, pair_sum), binary_op=online_softmax_merge)
     write_softmax(block, logits, out, begin, end, inv_temperature, row_max, row_sum)
 
@@ -714,12 +714,12 @@ def crossing_part(block, mine, my_last, part, u, scaled):
     passes the target (``u``, or ``u`` times the kept mass with ``scaled``). (part or NO_INDEX when rounding left
     none, the mass before it, the row's last kept index, the target)."""
     total = numba_coop.ThreadData(1, np.float32)
-    before = numba_coop.exclusive_sum(block, np.float32(mine), aggregate_output=total)
+    before = numba_coop.exclusive_sum(block, mine, aggregate_output=total)
     target = u * total[0] if scaled else u
     mine_crosses = NO_INDEX
     if mine > 0 and before + mine > target:
         mine_crosses = np.int32(part)
-    crossing, running, row_last = coop.reduce(block, (mine_crosses, before, np.int32(my_last)),
+    crossing, running, row_last = coop.reduce(block, (mine_crosses, before, my_last),
                                               binary_op=first_crossing)
     return crossing, running, row_last, target
 
@@ -901,8 +901,7 @@ def top_k_top_p_sampling_from_probs_kernel(probs, samples, vocab, top_k, top_p, 
             pivot1 = (pivot0 + high) * np.float32(0.5)
             mass0, count0, last0, mass1, count1, last1 = warp_chunk_above_two(block, probs, base, vocab, pivot0,
                                                                               pivot1)
-            sum0, above0, sum1, above1 = coop.reduce(block, (np.float32(mass0), np.int32(count0), np.float32(mass1),
-                                                             np.int32(count1)), binary_op=above_two_pivots)
+            sum0, above0, sum1, above1 = coop.reduce(block, (mass0, count0, mass1, count1), binary_op=above_two_pivots)
             if above0 < k and sum0 < p:
                 done = True
             elif above1 < k and sum1 < p:

@@ -1,7 +1,8 @@
-"""Element-type inference (SPEC 4, rule 3: an element of a kernel array argument) through numba-cuda-mlir's
-cache-hinted loads and atomics: ``cuda.ldcg(a, i)`` reads an element of ``a`` and ``cuda.atomic.add(a, i, v)``
-returns one, so a scalar operand or a payload slot computed from them has ``a``'s dtype, with no cast (issue 39's
-sliced kernels met "could not infer the dtype" there). Builds without a GPU; the CUB instantiation shows the dtype."""
+"""Element-type inference (SPEC 4: evidence read after helper inlining; rule 3: an element of a kernel array
+argument) where issue 39's kernels met "could not infer the dtype": ``cuda.ldcg(a, i)`` reads an element of ``a`` and
+``cuda.atomic.add(a, i, v)`` returns one, so a scalar or payload slot computed from them has ``a``'s dtype; and scalars
+unpacked from an inlined helper's ``return a, b`` keep the dtypes they had in the helper. Builds without a GPU; the
+CUB instantiations show the dtypes."""
 from __future__ import annotations
 
 import re
@@ -85,3 +86,33 @@ def test_a_payload_slot_assigned_from_a_load_takes_its_dtype():
 
     built = build_kernel(kernel, (np.zeros(256, np.float64), np.zeros(1, np.float64)))
     assert reduced_types(built) == ["double"]
+
+
+def sum_and_max(a, b):
+    return a[0] + b[0], max(a[1], b[1])
+
+
+@cuda.jit(device=True, inline="always")
+def warp_pair(src):
+    """An inlined helper returning two scalars: a warp's (sum, largest index) in lane 0, (0, -1) elsewhere."""
+    mass = src[cuda.threadIdx.x]
+    last = np.int32(cuda.threadIdx.x)
+    mass, last = coop.reduce(coop.this_warp(), (mass, last), binary_op=sum_and_max, broadcast=False)
+    if cuda.threadIdx.x % 32 != 0:
+        mass = np.float32(0)
+        last = np.int32(-1)
+    return mass, last
+
+
+@cuda.jit
+def unpacks_a_helpers_tuple(src, dst):
+    block = coop.this_block()
+    mass, last = warp_pair(src)  # evidence is read after inlining (SPEC 4): through the helper's ``return a, b``
+    total, top = coop.reduce(block, (mass, last), binary_op=sum_and_max)
+    if block.rank() == 0:
+        dst[0] = total + top
+
+
+def test_scalars_unpacked_from_an_inlined_helpers_tuple_keep_their_dtypes():
+    built = build_kernel(unpacks_a_helpers_tuple, (np.zeros(128, np.float64), np.zeros(1, np.float64)))
+    assert re.findall(r"BlockReduce<(\w+),", built.cpp_source) == ["cuda_coop_tuple_float64_int32"] * 2

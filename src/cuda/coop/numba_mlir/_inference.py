@@ -157,6 +157,9 @@ class DtypeInference(PlanState):
                 if results is not None and definition.index < len(results) and \
                         not isinstance(results[definition.index], list):
                     return results[definition.index], False
+                item = self._tuple_item(definition.value, definition.index)  # ``a, b = inlined_helper(...)``
+                if item is not None:
+                    return self._value_dtype(item)
             if definition.op in ("getitem", "static_getitem"):
                 base = self.resolver.var(definition.value.name)
                 if isinstance(base, PayloadVal):
@@ -186,6 +189,25 @@ class DtypeInference(PlanState):
             if definition.op in ("binop", "inplace_binop"):
                 return self._promoted([self._value_dtype(definition.lhs), self._value_dtype(definition.rhs)])
         return None, False
+
+    def _tuple_item(self, var: Any, index: int) -> Any:
+        """The variable at ``index`` of the tuple that ``var`` unpacks, where a single chain of definitions leads
+        from it to the ``build_tuple`` (an inlined helper's ``return a, b`` seen through ``exhaust_iter`` and
+        copies); None otherwise."""
+        for _ in range(16):
+            definitions = self.resolver.definitions(var.name)
+            if len(definitions) != 1:
+                return None
+            definition = definitions[0]
+            if isinstance(definition, nb.ir.Var):
+                var = definition
+            elif isinstance(definition, nb.ir.Expr) and definition.op == "exhaust_iter":
+                var = definition.value
+            elif isinstance(definition, nb.ir.Expr) and definition.op == "build_tuple":
+                return definition.items[index] if index < len(definition.items) else None
+            else:
+                return None
+        return None
 
     @staticmethod
     def _promoted(operands: list[tuple[str | None, bool]]) -> tuple[str | None, bool]:
