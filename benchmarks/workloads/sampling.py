@@ -69,7 +69,7 @@ class Ours:
     def _cute(self, name, x, out, params):
         """CuTe kernels compiled once per function (cute.compile), on buffers of the largest shape: the kernels read
         only the first batch x vocab items (vocab and batch are runtime values), so every shape reuses the build.
-        Softmax, top-k, top-p and the samplers take one launch over row slices where ``slice_plan`` (softmax) or
+        Softmax, top-k, top-p and the samplers take one launch over row slices where ``softmax_plan`` or
         ``select_plan`` says so (small batches: softmax's pairs and the kept masses in ``partials``, the radix counts
         or masses in ``counts``/``masses``: batch x slices <= SLICE_BLOCKS), as ``sampling_numba``'s host wrappers
         do.
@@ -102,7 +102,7 @@ class Ours:
         v, seed, offset = cutlass.Int64(vocab), cutlass.Uint64(SEED), cutlass.Uint64(OFFSET)
         compile_ = __import__("cutlass.cute", fromlist=["compile"]).compile
         sliced_samplers = ("sampling_from_probs", "min_p_sampling_from_probs")
-        slices, length = (k.slice_plan if name == "softmax" else k.select_plan)(batch, vocab)
+        slices, length = (k.softmax_plan if name == "softmax" else k.select_plan)(batch, vocab)
         if batch * slices > torch.cuda.get_device_properties(0).multi_processor_count:
             slices, length = 1, vocab  # a grid barrier needs every block resident
         selects = ("top_k_mask_logits", "top_k_renorm_probs", "top_p_renorm_probs")

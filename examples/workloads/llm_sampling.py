@@ -147,7 +147,7 @@ def sliced(batch: int, vocab: int) -> None:
     except Exception as exc:  # no driver or no GPU on this machine
         print(f"  could not launch on a GPU here ({type(exc).__name__}: {str(exc).splitlines()[0][:100]})")
         return
-    plans = {"softmax": kernels.resident_plan(batch, vocab, kernels.slice_plan)[0],
+    plans = {"softmax": kernels.resident_plan(batch, vocab, kernels.softmax_plan)[0],
              "select": kernels.resident_select_plan(batch, vocab)[0]}
     u = ref.uniforms(seed, offset, batch)
     keep_all = np.ones(probs.shape, bool)

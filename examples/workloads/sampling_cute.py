@@ -2,10 +2,12 @@
 ``cuda.coop.cutlass`` with the same algorithms, tiling and cooperative calls, so that the two files read side by side.
 One 1024-thread block per row of a (batch, vocab) float32 matrix, the vocabulary walked in tiles of 1024 x 4 items.
 
-* ``softmax``: an online (max, sum) pair per thread, one block ``reduce`` of the pairs, one pass that writes; small
-  batches split each row into slices, one block each, in one launch (``launch_softmax_slices``: each slice's pair
-  meets the row's others across a grid barrier, then each block merges them and writes its slice; ``slice_plan`` of
-  ``sampling_plan.py`` says which way and how many slices);
+* ``softmax``: a row of at most 32768 items (``HELD_TILE``) is read once into registers and written from them, one
+  block ``reduce`` of the threads' (max, sum) pairs between; a longer row takes an online (max, sum) pass and one
+  that writes; small batches of long rows split each row into slices, one block each, in one launch
+  (``launch_softmax_slices``: each slice's pair meets the row's others across a grid barrier, then each block
+  merges them and writes its slice, held in registers when it fits; ``softmax_plan`` of ``sampling_plan.py`` says
+  which way and how many slices);
 * ``top_k_*``: the k-th largest value by a radix select on the values' ordered bits (``select_pivot``): each 8-bit
   digit counted by a block ``histogram`` over the row until few enough values share the digits so far, then those
   kept in shared memory (an ``exclusive_sum`` places them) and the later digits counted from them alone; a reverse
@@ -37,7 +39,8 @@ What differs from ``sampling_numba.py``, and why:
 * ``for i in range(WIDE)`` over a payload's items is ``cutlass.range_constexpr(WIDE)``: unrolled while tracing, so
   each ``items[i]`` has a constant index (a plain ``range`` would be a run-time loop). The four radix passes stay a
   run-time loop (``cutlass.range(4)``), as numba's ``range(4)`` is.
-* ``math.exp`` is ``cute.math.exp`` (libdevice's ``expf``, as numba's ``math.exp``).
+* ``math.exp`` is ``cute.math.exp`` and ``math.exp2`` ``cute.math.exp2`` (libdevice's ``expf`` and ``exp2f``, as
+  numba's).
 * The operators (``binary_op``) are traced on CuTe numerics without CuTe's rewriting of ``if``: they use
   ``cutlass.max``/``cutlass.min`` and ``cutlass.select_`` where numba's use ``max``/``min`` and ``x if c else y``.
 * CuTe rewrites no ``return`` under a run-time ``if``: ``at_or_above`` and ``sample_kept`` compute their result and
@@ -67,8 +70,8 @@ import cutlass.cute as cute
 import cuda.coop.cutlass as cute_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from sampling_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with sampling_numba.py)
-    BINS, CANDIDATES, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS, TILE, VEC, WARP_TILE, WARPS, WIDE, WIDE_TILE,
-    select_plan, slice_plan,
+    BINS, CANDIDATES, HELD, HELD_TILE, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS, TILE, VEC, WARP_TILE, WARPS, WIDE,
+    WIDE_TILE, select_plan, slice_plan, softmax_plan,
 )
 
 from cutlass import Float32, Float64, Int32, Int64, Uint32, Uint64
@@ -78,6 +81,7 @@ NEG_INF = -math.inf
 POS_INF = math.inf
 NAN = math.nan
 NEG_INF_BITS = 0xFF800000
+LOG2E = 1.4426950408889634  # exp(d) = exp2(d * LOG2E): the exponentials of a row held in registers
 NO_INDEX = 2**31 - 1
 M32 = 0xFFFFFFFF
 
@@ -370,17 +374,52 @@ def float_of_key(key: Uint32):
 # ---------------------------------------------------------------------------------------------- kernels
 @cute.kernel
 def softmax_kernel(logits: cute.Tensor, out: cute.Tensor, vocab: Int64, inv_temperature: Float32):
-    """One block per row: the (max, sum) pass, then the pass that writes."""
+    """One block per row: a row of at most HELD_TILE items is read once and held in registers (``held_max_sum``,
+    ``write_held``); a longer one takes the (max, sum) pass, then the pass that writes."""
     row = Int64(cute.arch.block_idx()[0])
     block = coop.this_block()
     begin = row * vocab
-    row_max, row_sum = online_max_sum(block, logits, begin, begin + vocab, inv_temperature)
-    write_softmax(block, logits, out, begin, begin + vocab, inv_temperature, row_max, row_sum)
+    if vocab <= HELD_TILE:
+        held = coop.ThreadData(HELD, np.float32)
+        row_max, row_sum = held_max_sum(block, logits, held, begin, begin + vocab, inv_temperature)
+        write_held(block, out, held, begin, begin + vocab, row_max, row_sum)
+    else:
+        row_max, row_sum = online_max_sum(block, logits, begin, begin + vocab, inv_temperature)
+        write_softmax(block, logits, out, begin, begin + vocab, inv_temperature, row_max, row_sum)
+
+
+@cute.jit
+def held_max_sum(block, logits: cute.Tensor, held, begin: Int64, end: Int64, inv_temperature: Float32):
+    """``sampling_numba.held_max_sum``: logits[begin:end] (at most HELD_TILE items) scaled into ``held``, and their
+    (max, sum of exp(x - max)) in every thread, each thread's maximum taken before its exponentials (exp2's)."""
+    coop.load(block, logits, held, algorithm="striped", offset=begin, valid_items=end - begin,
+              oob_default=np.float32(NEG_INF))
+    m = Float32(NEG_INF)
+    for i in cutlass.range_constexpr(HELD):
+        held[i] = held[i] * inv_temperature
+        m = cutlass.max(m, held[i])
+    m_log2 = m * Float32(LOG2E)
+    s = Float32(0)
+    for i in cutlass.range_constexpr(HELD):
+        s += cute.math.exp2(held[i] * Float32(LOG2E) - m_log2)
+    s = Float32(cutlass.select_(m != NEG_INF, s, Float32(0)))  # a thread of -inf alone has no mass
+    return coop.reduce(block, (m, s), binary_op=online_softmax_merge)
+
+
+@cute.jit
+def write_held(block, out: cute.Tensor, held, begin: Int64, end: Int64, row_max: Float32, row_sum: Float32):
+    """Writes the probabilities of the scaled logits ``held_max_sum`` left in ``held``."""
+    scale = Float32(1) / row_sum
+    max_log2 = row_max * Float32(LOG2E)
+    for i in cutlass.range_constexpr(HELD):
+        held[i] = cute.math.exp2(held[i] * Float32(LOG2E) - max_log2) * scale
+    coop.store(block, out, held, algorithm="striped", offset=begin, valid_items=end - begin)
 
 
 @cute.jit
 def online_max_sum(block, logits: cute.Tensor, begin: Int64, end: Int64, inv_temperature: Float32):
-    """(max, sum of exp(x - max)) of logits[begin:end] (x scaled by inv_temperature), in every thread."""
+    """(max, sum of exp(x - max)) of logits[begin:end] (x scaled by inv_temperature), in every thread: per tile, the
+    thread's maximum first (the running sum rescaled once when it grows), then the tile's exp2's."""
     m = Float32(NEG_INF)
     s = Float32(0)
     start = begin
@@ -388,13 +427,17 @@ def online_max_sum(block, logits: cute.Tensor, begin: Int64, end: Int64, inv_tem
         items = coop.ThreadData(WIDE, np.float32)
         coop.load(block, logits, items, algorithm="striped", offset=start,
                   valid_items=min(end - start, WIDE_TILE), oob_default=np.float32(NEG_INF))
+        tile_max = Float32(NEG_INF)
         for i in cutlass.range_constexpr(WIDE):
-            x = items[i] * inv_temperature
-            if x > m:
-                s = s * cute.math.exp(m - x) + Float32(1)
-                m = x
-            elif x != NEG_INF:
-                s += cute.math.exp(x - m)
+            items[i] = items[i] * inv_temperature
+            tile_max = cutlass.max(tile_max, items[i])
+        if tile_max > m:
+            s = s * cute.math.exp2((m - tile_max) * Float32(LOG2E))  # 0 while m is -inf
+            m = tile_max
+        if m != NEG_INF:
+            m_log2 = m * Float32(LOG2E)
+            for i in cutlass.range_constexpr(WIDE):
+                s += cute.math.exp2(items[i] * Float32(LOG2E) - m_log2)
         start += WIDE_TILE
     return coop.reduce(block, (m, s), binary_op=online_softmax_merge)
 
@@ -403,6 +446,7 @@ def online_max_sum(block, logits: cute.Tensor, begin: Int64, end: Int64, inv_tem
 def write_softmax(block, logits: cute.Tensor, out: cute.Tensor, begin: Int64, end: Int64, inv_temperature: Float32,
                   row_max: Float32, row_sum: Float32):
     scale = Float32(1) / row_sum
+    max_log2 = row_max * Float32(LOG2E)
     start = begin
     while start < end:
         items = coop.ThreadData(WIDE, np.float32)
@@ -410,7 +454,7 @@ def write_softmax(block, logits: cute.Tensor, out: cute.Tensor, begin: Int64, en
                   valid_items=min(end - start, WIDE_TILE), oob_default=np.float32(NEG_INF))
         probs = coop.ThreadData(WIDE, np.float32)
         for i in cutlass.range_constexpr(WIDE):
-            probs[i] = cute.math.exp(items[i] * inv_temperature - row_max) * scale
+            probs[i] = cute.math.exp2(items[i] * inv_temperature * Float32(LOG2E) - max_log2) * scale
         coop.store(block, out, probs, algorithm="striped", offset=start, valid_items=min(end - start, WIDE_TILE))
         start += WIDE_TILE
 
@@ -419,10 +463,17 @@ def write_softmax(block, logits: cute.Tensor, out: cute.Tensor, begin: Int64, en
 def softmax_slices_kernel(logits: cute.Tensor, partials: cute.Tensor, out: cute.Tensor, arrive: cute.Tensor,
                           vocab: Int64, slice_length: Int64, inv_temperature: Float32):
     """``sampling_numba.softmax_slices_kernel``: small batches' rows over slices, one block each, in one launch whose
-    blocks' (max, sum) pairs meet across a grid barrier; every block merges its row's and writes its slice."""
+    blocks' (max, sum) pairs meet across a grid barrier; every block merges its row's and writes its slice (held in
+    registers across the barrier when at most HELD_TILE items)."""
     slices, row, part, begin, end = slice_of_block(vocab, slice_length)
     block = coop.this_block()
-    m, s = online_max_sum(block, logits, begin, end, inv_temperature)
+    held = coop.ThreadData(HELD, np.float32)
+    m = Float32(NEG_INF)
+    s = Float32(0)
+    if slice_length <= HELD_TILE:
+        m, s = held_max_sum(block, logits, held, begin, end, inv_temperature)
+    else:
+        m, s = online_max_sum(block, logits, begin, end, inv_temperature)
     if block.rank() == 0:
         partials[2 * Int64(cute.arch.block_idx()[0])] = m
         partials[2 * Int64(cute.arch.block_idx()[0]) + 1] = s
@@ -433,7 +484,10 @@ def softmax_slices_kernel(logits: cute.Tensor, partials: cute.Tensor, out: cute.
         pair_max = partials[2 * (row * slices + block.rank())]
         pair_sum = partials[2 * (row * slices + block.rank()) + 1]
     row_max, row_sum = coop.reduce(block, (pair_max, pair_sum), binary_op=online_softmax_merge)
-    write_softmax(block, logits, out, begin, end, inv_temperature, row_max, row_sum)
+    if slice_length <= HELD_TILE:
+        write_held(block, out, held, begin, end, row_max, row_sum)
+    else:
+        write_softmax(block, logits, out, begin, end, inv_temperature, row_max, row_sum)
 
 
 @cute.kernel

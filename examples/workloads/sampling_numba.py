@@ -1,8 +1,10 @@
 """LLM sampling kernels in numba-cuda-mlir with cuda.coop: one 1024-thread block per row of a (batch, vocab) float32
 matrix, the vocabulary walked in tiles of 1024 x 4 items, every cross-thread step a cooperative call.
 
-* ``softmax``: an online (max, sum) pair per thread, one block ``reduce`` of the pairs, one pass that writes (small
-  batches: over row slices in one launch, the slices' pairs meeting at a grid barrier);
+* ``softmax``: a row of at most 32768 items (``HELD_TILE``) is read once into registers (32 items a thread), its
+  (max, sum of exp) pair per thread reduced by one block ``reduce``, and written from the registers; a longer row
+  takes an online (max, sum) pass and a pass that writes (small batches: over row slices in one launch, the slices'
+  pairs meeting at a grid barrier, a slice held in registers across it when it fits);
 * ``top_k_*``: the k-th largest value by a radix select on the values' ordered bits (``select_pivot``): each 8-bit
   digit counted by a block ``histogram`` over the row until few enough values share the digits so far, then those
   kept in shared memory (an ``exclusive_sum`` places them) and the later digits counted from them alone; a reverse
@@ -35,8 +37,9 @@ from numba_cuda_mlir import cuda  # noqa: I001  (the compiler first, then cuda.c
 import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from sampling_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with sampling_cute.py)
-    BINS, CANDIDATES, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS, TILE, VEC, WARP_TILE, WARPS, WIDE, WIDE_TILE,
-    select_plan, slice_plan,
+    BINS, CANDIDATES, HELD, HELD_TILE, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS, TILE, VEC, WARP_TILE, WARPS, WIDE,
+    WIDE_TILE,
+    select_plan, slice_plan, softmax_plan,
 )
 
 FIXED_ONE = np.float32(2.0**40)  # top-p masses in fixed point: 2^40 units per unit of probability
@@ -44,6 +47,7 @@ NEG_INF = np.float32(-np.inf)
 POS_INF = np.float32(np.inf)
 NAN = np.float32(np.nan)
 NEG_INF_BITS = 0xFF800000
+LOG2E = np.float32(1.4426950408889634)  # exp(d) = exp2(d * LOG2E): the exponentials of a row held in registers
 NO_INDEX = np.int32(2**31 - 1)
 M32 = np.uint64(0xFFFFFFFF)
 
@@ -261,17 +265,53 @@ def float_of_key(key):
 # ---------------------------------------------------------------------------------------------- kernels
 @cuda.jit(launch_bounds=THREADS)
 def softmax_kernel(logits, out, vocab, inv_temperature):
-    """One block per row: the (max, sum) pass, then the pass that writes."""
+    """One block per row: a row of at most HELD_TILE items is read once and held in registers (``held_max_sum``,
+    ``write_held``); a longer one takes the (max, sum) pass, then the pass that writes."""
     row = np.int64(cuda.blockIdx.x)
     block = coop.this_block()
     begin = row * vocab
-    row_max, row_sum = online_max_sum(block, logits, begin, begin + vocab, inv_temperature)
-    write_softmax(block, logits, out, begin, begin + vocab, inv_temperature, row_max, row_sum)
+    if vocab <= HELD_TILE:
+        held = coop.ThreadData(HELD, np.float32)
+        row_max, row_sum = held_max_sum(block, logits, held, begin, begin + vocab, inv_temperature)
+        write_held(block, out, held, begin, begin + vocab, row_max, row_sum)
+    else:
+        row_max, row_sum = online_max_sum(block, logits, begin, begin + vocab, inv_temperature)
+        write_softmax(block, logits, out, begin, begin + vocab, inv_temperature, row_max, row_sum)
+
+
+@cuda.jit(device=True, inline="always")
+def held_max_sum(block, logits, held, begin, end, inv_temperature):
+    """Loads logits[begin:end] (at most HELD_TILE items; the rest of ``held`` -inf) scaled by inv_temperature into
+    ``held``, and returns their (max, sum of exp(x - max)) in every thread: all the loads in flight at once, and
+    each thread's maximum before its exponentials (one exp per item, no rescaling). The exponentials are exp2's (a
+    multiply-add and the hardware's 2^x, five instructions where libdevice's exp takes nine: at small batches a
+    row's arithmetic is one SM's, and it bounds the time)."""
+    coop.load(block, logits, held, algorithm="striped", offset=begin, valid_items=end - begin, oob_default=NEG_INF)
+    m = NEG_INF
+    for i in range(HELD):
+        held[i] = held[i] * inv_temperature
+        m = max(m, held[i])
+    m_log2 = m * LOG2E
+    s = np.float32(0)
+    for i in range(HELD):
+        s += math.exp2(held[i] * LOG2E - m_log2)
+    return coop.reduce(block, (m, s if m != NEG_INF else np.float32(0)), binary_op=online_softmax_merge)
+
+
+@cuda.jit(device=True, inline="always")
+def write_held(block, out, held, begin, end, row_max, row_sum):
+    """Writes the probabilities of the scaled logits ``held_max_sum`` left in ``held``."""
+    scale = np.float32(1) / row_sum
+    max_log2 = row_max * LOG2E
+    for i in range(HELD):
+        held[i] = math.exp2(held[i] * LOG2E - max_log2) * scale
+    coop.store(block, out, held, algorithm="striped", offset=begin, valid_items=end - begin)
 
 
 @cuda.jit(device=True, inline="always")
 def online_max_sum(block, logits, begin, end, inv_temperature):
-    """(max, sum of exp(x - max)) of logits[begin:end] (x scaled by inv_temperature), in every thread."""
+    """(max, sum of exp(x - max)) of logits[begin:end] (x scaled by inv_temperature), in every thread: per tile, the
+    thread's maximum first (the running sum rescaled once when it grows), then the tile's exp2's."""
     m = NEG_INF
     s = np.float32(0)
     start = begin
@@ -279,13 +319,17 @@ def online_max_sum(block, logits, begin, end, inv_temperature):
         items = coop.ThreadData(WIDE, np.float32)
         coop.load(block, logits, items, algorithm="striped", offset=start,
                   valid_items=min(end - start, WIDE_TILE), oob_default=NEG_INF)
+        tile_max = NEG_INF
         for i in range(WIDE):
-            x = items[i] * inv_temperature
-            if x > m:
-                s = s * math.exp(m - x) + np.float32(1)
-                m = x
-            elif x != NEG_INF:
-                s += math.exp(x - m)
+            items[i] = items[i] * inv_temperature
+            tile_max = max(tile_max, items[i])
+        if tile_max > m:
+            s = s * math.exp2((m - tile_max) * LOG2E)  # 0 while m is -inf
+            m = tile_max
+        if m != NEG_INF:
+            m_log2 = m * LOG2E
+            for i in range(WIDE):
+                s += math.exp2(items[i] * LOG2E - m_log2)
         start += WIDE_TILE
     return coop.reduce(block, (m, s), binary_op=online_softmax_merge)
 
@@ -293,6 +337,7 @@ def online_max_sum(block, logits, begin, end, inv_temperature):
 @cuda.jit(device=True, inline="always")
 def write_softmax(block, logits, out, begin, end, inv_temperature, row_max, row_sum):
     scale = np.float32(1) / row_sum
+    max_log2 = row_max * LOG2E
     start = begin
     while start < end:
         items = coop.ThreadData(WIDE, np.float32)
@@ -300,7 +345,7 @@ def write_softmax(block, logits, out, begin, end, inv_temperature, row_max, row_
                   valid_items=min(end - start, WIDE_TILE), oob_default=NEG_INF)
         probs = coop.ThreadData(WIDE, np.float32)
         for i in range(WIDE):
-            probs[i] = math.exp(items[i] * inv_temperature - row_max) * scale
+            probs[i] = math.exp2(items[i] * inv_temperature * LOG2E - max_log2) * scale
         coop.store(block, out, probs, algorithm="striped", offset=start, valid_items=min(end - start, WIDE_TILE))
         start += WIDE_TILE
 
@@ -310,10 +355,15 @@ def softmax_slices_kernel(logits, partials, out, arrive, vocab, slice_length, in
     """Small batches: each row split into slices, one block each (block b: row b // slices, slice b % slices), so
     that the whole GPU works on a few rows, in one launch: each block writes its slice's (max, sum) pair to
     partials[2 b], the pairs meet across a grid barrier, every block of the row merges them (one tuple ``reduce``;
-    thread t holds slice t's pair, a row has at most THREADS slices) and writes its slice."""
+    thread t holds slice t's pair, a row has at most THREADS slices) and writes its slice. Slices of at most
+    HELD_TILE items stay in registers across the barrier (one read); longer ones are read again to write."""
     slices, row, part, begin, end = slice_of_block(vocab, slice_length)
     block = coop.this_block()
-    m, s = online_max_sum(block, logits, begin, end, inv_temperature)
+    held = coop.ThreadData(HELD, np.float32)
+    if slice_length <= HELD_TILE:
+        m, s = held_max_sum(block, logits, held, begin, end, inv_temperature)
+    else:
+        m, s = online_max_sum(block, logits, begin, end, inv_temperature)
     if block.rank() == 0:
         partials[2 * np.int64(cuda.blockIdx.x)] = m
         partials[2 * np.int64(cuda.blockIdx.x) + 1] = s
@@ -324,7 +374,10 @@ def softmax_slices_kernel(logits, partials, out, arrive, vocab, slice_length, in
         pair_max = cuda.ldcg(partials, 2 * (row * slices + block.rank()))
         pair_sum = cuda.ldcg(partials, 2 * (row * slices + block.rank()) + 1)
     row_max, row_sum = coop.reduce(block, (pair_max, pair_sum), binary_op=online_softmax_merge)
-    write_softmax(block, logits, out, begin, end, inv_temperature, row_max, row_sum)
+    if slice_length <= HELD_TILE:
+        write_held(block, out, held, begin, end, row_max, row_sum)
+    else:
+        write_softmax(block, logits, out, begin, end, inv_temperature, row_max, row_sum)
 
 
 @cuda.jit(device=True, inline="always")
@@ -926,7 +979,7 @@ def softmax(logits, out, inv_temperature=np.float32(1), partials=None, arrive=No
     batches, per row slice (``partials``: float32, 2 x batch x slices; ``arrive`` as ``top_k_mask_logits``; made
     here when not given)."""
     batch, vocab = logits.shape
-    slices, length = resident_plan(batch, vocab, slice_plan)
+    slices, length = resident_plan(batch, vocab, softmax_plan)
     flat, dst = logits.reshape(-1), out.reshape(-1)
     if slices == 1:
         softmax_kernel[batch, THREADS](flat, dst, np.int64(vocab), inv_temperature)
@@ -1025,7 +1078,7 @@ def select_workspace(batch, slices, bins, partials, arrive, bins_dtype):
 
 
 def resident_plan(batch, vocab, plan=select_plan):
-    """``plan`` (``select_plan``, or ``slice_plan`` for the softmax), kept to one block per row when the device has
+    """``plan`` (``select_plan``, or ``softmax_plan``), kept to one block per row when the device has
     fewer SMs than the sliced launch has blocks (a grid barrier needs every block resident at once: one 1024-thread
     block per SM)."""
     slices, length = plan(batch, vocab)

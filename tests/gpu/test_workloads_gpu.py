@@ -102,15 +102,18 @@ def test_samples_follow_the_filtered_distribution(sampler):
     assert z < 4.75, f"chi-square {chi2:.1f} on {dof} degrees of freedom (z = {z:.2f})"
 
 
-@pytest.mark.parametrize("batch, vocab", [(1, 128256), (3, 50001), (8, 32000), (300, 4096)])
-def test_softmax_host_wrapper_slices_small_batches(batch, vocab):
+@pytest.mark.parametrize("batch, vocab, slices", [(1, 128256, 31), (3, 50001, 12), (8, 32000, 1), (300, 4096, 1),
+                                                  (32, 140000, 4), (140, 40000, 1)])
+def test_softmax_host_wrapper_slices_small_batches(batch, vocab, slices):
     """``sampling_numba.softmax`` splits rows into slices for small batches (one launch, a grid barrier) and uses
-    one block per row otherwise: both match the oracle."""
+    one block per row otherwise (rows a block holds in registers, at most HELD_TILE items, whatever the batch): both
+    match the oracle, whether the row or slice stays in registers (all but the last two shapes) or is read twice
+    (4 slices of 35000; whole rows of 40000)."""
     logits, _ = rows(batch, vocab, "normal")
     out = cuda.to_device(np.full((batch, vocab), np.nan, np.float32))
     kernels.softmax(cuda.to_device(logits), out)
     llm_sampling.check("softmax", out.copy_to_host(), ref.softmax(logits))
-    assert kernels.slice_plan(batch, vocab)[0] == min(max(1, 132 // batch), max(1, vocab // 4096))
+    assert kernels.resident_plan(batch, vocab, kernels.softmax_plan)[0] == slices
 
 
 @pytest.mark.parametrize("batch, vocab, distribution", [(1, 128256, "normal"), (6, 70001, "ties"),

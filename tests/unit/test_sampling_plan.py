@@ -36,6 +36,16 @@ def test_the_selects_and_samplers_keep_short_rows_whole(batch, vocab):
         assert (slices, length) == plan.slice_plan(batch, vocab)
 
 
+@pytest.mark.parametrize("batch, vocab", SHAPES)
+def test_the_softmax_keeps_rows_a_block_holds_whole(batch, vocab):
+    slices, length = plan.softmax_plan(batch, vocab)
+    if vocab <= plan.HELD_TILE:
+        assert (slices, length) == (1, vocab)
+    else:
+        assert (slices, length) == plan.slice_plan(batch, vocab)
+        assert plan.HELD_TILE == plan.HELD * plan.THREADS
+
+
 @pytest.mark.parametrize("vocab", [1, 255, 256, 257, 4096, 4099, 8192, 32000, 50001, 128256, 151936, 256000])
 def test_warp_chunks_cover_the_row_from_each_warps_own_tile_origin(vocab):
     """The samplers' whole-row pass (``warp_chunk_kept``): warp w sums items [w x chunk, (w + 1) x chunk) with warp
