@@ -538,6 +538,22 @@ def index_launch(src: cute.Tensor, dst: cute.Tensor):
 
 
 @cute.kernel
+def raw_value_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    picked = cutlass.select_(items[0] > items[1], items[0], items[1])  # the DSL's untyped value, not a numeric
+    total = coop.reduce(block, picked, binary_op=lambda a, b: a + b)
+    items[0] = total
+    coop.store(block, dst, items)
+
+
+@cute.jit
+def raw_value_launch(src: cute.Tensor, dst: cute.Tensor):
+    raw_value_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
 def bad_fragment_kernel(src: cute.Tensor, dst: cute.Tensor):
     block = coop.this_block()
     items = cute_coop.ThreadData.from_fragment(src)

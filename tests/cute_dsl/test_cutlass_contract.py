@@ -96,6 +96,15 @@ def test_p16_literal_index_out_of_range():
                         "items_per_thread 4")
 
 
+def test_p_an_untyped_dsl_value_says_how_to_type_it():
+    """``cutlass.select_`` returns the DSL's untyped value; the operand error names it and the fix."""
+    exc = _error(ck.raw_value_launch, _tensor(), _tensor())
+    assert isinstance(exc, coop.CoopTypeError)
+    assert str(exc) == (f"{_at(ck.raw_value_kernel, 'coop.reduce(')}: cuda.coop.reduce value must be a number, a CuTe "
+                        "numeric or a ThreadData; got an untyped int32 DSL value (what cutlass.select_ returns); wrap "
+                        "it in its CuTe numeric type, e.g. cutlass.Int32(x)")
+
+
 @pytest.mark.parametrize("launcher, kernel, text, words", [
     (ck.shared_source_launch, ck.shared_source_kernel, "coop.load(", "cuda.coop.load source must be an array in "
      "global memory; got a 1-D contiguous int32 array in shared memory"),

@@ -369,4 +369,10 @@ def describe(value: Any) -> str:
         return (f"a {_dsl.memspace(value)} tensor of {value.element_type} with shape {shape} and stride {stride}")
     if isinstance(value, ThreadData):
         return repr(value)
-    return f"a {type(value).__name__}"
+    untyped = _dsl.untyped_value_numeric(value)
+    if untyped is not None:
+        numeric, dtype = untyped
+        return (f"an untyped {dtype} DSL value (what cutlass.select_ returns); wrap it in its CuTe numeric type, "
+                f"e.g. cutlass.{numeric}(x)")
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
