@@ -38,17 +38,14 @@ NUMERIC_TYPES: dict[str, Any] = {
 }
 OTHER_TYPES: dict[str, Any] = {"float16": cutlass.Float16, "bool": cutlass.Boolean}
 DTYPE_OF_TYPE = {t: name for name, t in {**NUMERIC_TYPES, **OTHER_TYPES}.items()}
-# an untyped DSL value's MLIR type, as the CuTe numeric that would carry it (MLIR integers have no sign: signed)
 _NUMERIC_OF_RAW_TYPE = {"i1": "Boolean", "i8": "Int8", "i16": "Int16", "i32": "Int32", "i64": "Int64",
-                        "f16": "Float16", "f32": "Float32", "f64": "Float64"}
+                        "f16": "Float16", "f32": "Float32", "f64": "Float64"}  # MLIR integers have no sign: signed
 
 
 def untyped_value_numeric(value: Any) -> tuple[str, str] | None:
-    """(CuTe numeric type's name, dtype) of an untyped DSL value (an MLIR value, what ``cutlass.select_`` and other
-    low-level helpers return) of a scalar type; None for anything else."""
-    if isinstance(value, Numeric) or not isinstance(value, ir.Value):
-        return None
-    name = _NUMERIC_OF_RAW_TYPE.get(str(value.type))
+    """(CuTe numeric's name, dtype) of an untyped scalar DSL value (what ``cutlass.select_`` returns), else None."""
+    name = None if isinstance(value, Numeric) or not isinstance(value, ir.Value) else \
+        _NUMERIC_OF_RAW_TYPE.get(str(value.type))
     return None if name is None else (name, DTYPE_OF_TYPE[getattr(cutlass, name)])
 
 
