@@ -70,8 +70,8 @@ import cutlass.cute as cute
 import cuda.coop.cutlass as cute_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from sampling_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with sampling_numba.py)
-    BINS, CANDIDATES, HELD, HELD_TILE, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS, TILE, VEC, WARP_TILE, WARPS, WIDE,
-    WIDE_TILE, select_plan, slice_plan, softmax_plan,
+    BINS, CANDIDATES, HELD, HELD_GROUP, HELD_TILE, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS, TILE, VEC, WARP_TILE,
+    WARPS, WIDE, WIDE_TILE, select_plan, slice_plan, softmax_plan,
 )
 
 from cutlass import Float32, Float64, Int32, Int64, Uint32, Uint64
@@ -391,29 +391,39 @@ def softmax_kernel(logits: cute.Tensor, out: cute.Tensor, vocab: Int64, inv_temp
 @cute.jit
 def held_max_sum(block, logits: cute.Tensor, held, begin: Int64, end: Int64, inv_temperature: Float32):
     """``sampling_numba.held_max_sum``: logits[begin:end] (at most HELD_TILE items) scaled into ``held``, and their
-    (max, sum of exp(x - max)) in every thread, each thread's maximum taken before its exponentials (exp2's)."""
+    (max, sum of exp(x - max)) in every thread, each thread's maximum taken before its exponentials (exp2's); groups
+    of HELD_GROUP items wholly past ``end`` skipped."""
     coop.load(block, logits, held, algorithm="striped", offset=begin, valid_items=end - begin,
               oob_default=np.float32(NEG_INF))
+    n = end - begin
     m = Float32(NEG_INF)
-    for i in cutlass.range_constexpr(HELD):
-        held[i] = held[i] * inv_temperature
-        m = cutlass.max(m, held[i])
+    for g in cutlass.range_constexpr(HELD // HELD_GROUP):
+        if Int64(g * HELD_GROUP * THREADS) < n:
+            for j in cutlass.range_constexpr(HELD_GROUP):
+                held[g * HELD_GROUP + j] = held[g * HELD_GROUP + j] * inv_temperature
+                m = cutlass.max(m, held[g * HELD_GROUP + j])
     m_log2 = m * Float32(LOG2E)
     s = Float32(0)
-    for i in cutlass.range_constexpr(HELD):
-        s += cute.math.exp2(held[i] * Float32(LOG2E) - m_log2)
+    for g in cutlass.range_constexpr(HELD // HELD_GROUP):
+        if Int64(g * HELD_GROUP * THREADS) < n:
+            for j in cutlass.range_constexpr(HELD_GROUP):
+                s += cute.math.exp2(held[g * HELD_GROUP + j] * Float32(LOG2E) - m_log2)
     s = Float32(cutlass.select_(m != NEG_INF, s, Float32(0)))  # a thread of -inf alone has no mass
     return coop.reduce(block, (m, s), binary_op=online_softmax_merge)
 
 
 @cute.jit
 def write_held(block, out: cute.Tensor, held, begin: Int64, end: Int64, row_max: Float32, row_sum: Float32):
-    """Writes the probabilities of the scaled logits ``held_max_sum`` left in ``held``."""
+    """Writes the probabilities of the scaled logits ``held_max_sum`` left in ``held`` (groups past ``end``
+    skipped)."""
     scale = Float32(1) / row_sum
     max_log2 = row_max * Float32(LOG2E)
-    for i in cutlass.range_constexpr(HELD):
-        held[i] = cute.math.exp2(held[i] * Float32(LOG2E) - max_log2) * scale
-    coop.store(block, out, held, algorithm="striped", offset=begin, valid_items=end - begin)
+    n = end - begin
+    for g in cutlass.range_constexpr(HELD // HELD_GROUP):
+        if Int64(g * HELD_GROUP * THREADS) < n:
+            for j in cutlass.range_constexpr(HELD_GROUP):
+                held[g * HELD_GROUP + j] = cute.math.exp2(held[g * HELD_GROUP + j] * Float32(LOG2E) - max_log2) * scale
+    coop.store(block, out, held, algorithm="striped", offset=begin, valid_items=n)
 
 
 @cute.jit

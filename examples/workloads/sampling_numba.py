@@ -37,9 +37,8 @@ from numba_cuda_mlir import cuda  # noqa: I001  (the compiler first, then cuda.c
 import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from sampling_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with sampling_cute.py)
-    BINS, CANDIDATES, HELD, HELD_TILE, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS, TILE, VEC, WARP_TILE, WARPS, WIDE,
-    WIDE_TILE,
-    select_plan, slice_plan, softmax_plan,
+    BINS, CANDIDATES, HELD, HELD_GROUP, HELD_TILE, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS, TILE, VEC, WARP_TILE,
+    WARPS, WIDE, WIDE_TILE, select_plan, slice_plan, softmax_plan,
 )
 
 FIXED_ONE = np.float32(2.0**40)  # top-p masses in fixed point: 2^40 units per unit of probability
@@ -285,27 +284,37 @@ def held_max_sum(block, logits, held, begin, end, inv_temperature):
     ``held``, and returns their (max, sum of exp(x - max)) in every thread: all the loads in flight at once, and
     each thread's maximum before its exponentials (one exp per item, no rescaling). The exponentials are exp2's (a
     multiply-add and the hardware's 2^x, five instructions where libdevice's exp takes nine: at small batches a
-    row's arithmetic is one SM's, and it bounds the time)."""
+    row's arithmetic is one SM's, and it bounds the time). Groups of HELD_GROUP items that lie wholly past ``end``
+    (the same for every thread: striped items) are skipped, so a short slice costs its own items' arithmetic."""
     coop.load(block, logits, held, algorithm="striped", offset=begin, valid_items=end - begin, oob_default=NEG_INF)
+    n = end - begin
     m = NEG_INF
-    for i in range(HELD):
-        held[i] = held[i] * inv_temperature
-        m = max(m, held[i])
+    for g in range(HELD // HELD_GROUP):
+        if g * HELD_GROUP * THREADS < n:
+            for j in range(HELD_GROUP):
+                held[g * HELD_GROUP + j] = held[g * HELD_GROUP + j] * inv_temperature
+                m = max(m, held[g * HELD_GROUP + j])
     m_log2 = m * LOG2E
     s = np.float32(0)
-    for i in range(HELD):
-        s += math.exp2(held[i] * LOG2E - m_log2)
+    for g in range(HELD // HELD_GROUP):
+        if g * HELD_GROUP * THREADS < n:
+            for j in range(HELD_GROUP):
+                s += math.exp2(held[g * HELD_GROUP + j] * LOG2E - m_log2)
     return coop.reduce(block, (m, s if m != NEG_INF else np.float32(0)), binary_op=online_softmax_merge)
 
 
 @cuda.jit(device=True, inline="always")
 def write_held(block, out, held, begin, end, row_max, row_sum):
-    """Writes the probabilities of the scaled logits ``held_max_sum`` left in ``held``."""
+    """Writes the probabilities of the scaled logits ``held_max_sum`` left in ``held`` (its groups past ``end``
+    skipped; the store writes only the items before it)."""
     scale = np.float32(1) / row_sum
     max_log2 = row_max * LOG2E
-    for i in range(HELD):
-        held[i] = math.exp2(held[i] * LOG2E - max_log2) * scale
-    coop.store(block, out, held, algorithm="striped", offset=begin, valid_items=end - begin)
+    n = end - begin
+    for g in range(HELD // HELD_GROUP):
+        if g * HELD_GROUP * THREADS < n:
+            for j in range(HELD_GROUP):
+                held[g * HELD_GROUP + j] = math.exp2(held[g * HELD_GROUP + j] * LOG2E - max_log2) * scale
+    coop.store(block, out, held, algorithm="striped", offset=begin, valid_items=n)
 
 
 @cuda.jit(device=True, inline="always")

@@ -18,6 +18,7 @@ NARROW = 8  # the same, where a pass keeps more per item live (top-p's fixed-poi
 NARROW_TILE = THREADS * NARROW
 HELD = 32  # items per thread of a softmax row (or slice) short enough to stay in registers between its two passes
 HELD_TILE = THREADS * HELD  # 32768: up to this length a softmax row or slice is read once
+HELD_GROUP = 4  # held items are worked in groups; a group wholly past the row's (or slice's) end is skipped
 WARPS = THREADS // 32  # a whole row's chunks in the samplers' first pass: one per warp
 WARP_TILE = 32 * NARROW  # a warp's striped tile in that pass
 BINS = 256  # radix-select bins: 8-bit digits
