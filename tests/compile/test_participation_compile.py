@@ -301,6 +301,21 @@ def k_per_thread_work_after_block_call(src, dst):
         block.sync()
 
 
+@cuda.jit
+def k_block_sum_under_a_carried_flag_after_a_thread_zero_store(src, dst):
+    """The CuTe backend's twin: tests/cute_dsl/test_cutlass_compile.py, ``carried_condition_kernel``."""
+    block = coop.this_block()
+    if block.rank() == 0:
+        dst[0] = src[0]
+    seen = False
+    for t in range(2):
+        if src[t] > 0 and not seen:
+            seen = True
+        dst[t + 1] = src[2]
+    if seen:
+        dst[3] = coop.sum(block, src[cuda.threadIdx.x])
+
+
 ACCEPTED = {
     "block_index": (k_block_sum_under_block_index, (I32, I32, np.int32(3))),
     "argument": (k_block_sum_under_argument, (I32, I32, np.int32(3))),
@@ -316,6 +331,7 @@ ACCEPTED = {
     "queries_not_checked": (k_per_thread_work_after_block_call, (I32, I32)),
     "after_per_thread_break": (k_block_sum_after_per_thread_break, (I32, I32, np.int32(3))),
     "block_level_ranks": (k_block_sum_under_block_level_ranks, (I32, I32)),
+    "carried_flag_after_thread_zero_store": (k_block_sum_under_a_carried_flag_after_a_thread_zero_store, (I32, I32)),
 }
 
 

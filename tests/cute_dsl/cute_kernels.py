@@ -239,6 +239,37 @@ def divergent_launch(src: cute.Tensor, dst: cute.Tensor, rank_condition: cutlass
 
 
 @cute.kernel
+def carried_condition_kernel(src: cute.Tensor, dst: cute.Tensor, rank_through_if: cutlass.Constexpr):
+    """A block call under a flag a loop carries, after thread 0 stored to ``dst``: CuTe passes ``dst`` through that
+    ``if`` and into the loop, which stores to it too; the flag is the same in every member (allowed). With
+    ``rank_through_if`` (and no thread-0 store) the condition holds a value that an ``if`` on an argument sets from
+    the rank (rejected)."""
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    if cutlass.const_expr(not rank_through_if):
+        if block.rank() == 0:
+            dst[0] = items[0]
+    seen = cutlass.Boolean(False)
+    for t in cutlass.range(2):
+        if src[t] > 0 and not seen:
+            seen = cutlass.Boolean(True)
+        dst[t + 1] = items[1]
+    rank = cutlass.Int32(0)
+    if cutlass.const_expr(rank_through_if):
+        if src[0] > 0:
+            rank = cutlass.Int32(block.rank())
+    if seen and rank < 5:  # CONDITION
+        items = coop.inclusive_sum(block, items)
+    coop.store(block, dst, items)
+
+
+@cute.jit
+def carried_condition_launch(src: cute.Tensor, dst: cute.Tensor, rank_through_if: cutlass.Constexpr):
+    carried_condition_kernel(src, dst, rank_through_if).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
 def tensor_condition_kernel(src: cute.Tensor, dst: cute.Tensor, divergent: cutlass.Constexpr):
     """A call under a condition read from a tensor: the same in every member (``src[bid]``), or not (``src[tid]``)."""
     tid, _, _ = cute.arch.thread_idx()

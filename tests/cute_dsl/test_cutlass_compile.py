@@ -195,6 +195,23 @@ def test_g21_divergent_participation(rank_condition, source):
         "oob_default, or move the condition inside the values")
 
 
+def test_a_call_under_a_flag_a_loop_carries_builds():
+    """Thread 0 stores to a tensor the loop stores to as well, so CuTe threads the tensor through the thread-0 ``if``
+    into the loop; the check once followed every operand of the loop and of the ``if`` and rejected the call under
+    the loop's uniform flag (what the sampling kernels' radix select met once a thread-0 store came before it)."""
+    kernel = cute_coop.compile_kernel(ck.carried_condition_launch, _tensor(), _tensor(), False)
+    assert "cuda_coop_scan_" in kernel.cpp_source
+
+
+def test_g21_sees_the_rank_through_the_value_an_if_assigns():
+    """The check follows what an ``if``'s branches yield, not only its condition: a value set from the rank under
+    a uniform condition makes a later call's condition depend on the rank (numba's backend says so as well)."""
+    exc = _coop_error(_compile_error(ck.carried_condition_launch, _tensor(), _tensor(), True))
+    assert isinstance(exc, coop.CoopValueError)
+    assert "depends on the block group's rank('thread')" in str(exc)
+    assert f"({ck.__file__}:{_line(ck.carried_condition_kernel, '# CONDITION')})" in str(exc)
+
+
 def test_a_call_under_a_condition_read_from_a_tensor_builds():
     """The participation check walks the condition's operands, and CuTe hands a tensor operand back as a wrapper
     without ``.owner``: this raised AttributeError ('_Tensor' object has no attribute 'owner') instead of building."""

@@ -7,6 +7,7 @@ device pipeline to link the kernel with the CUB LTO-IR.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from typing import Any, Callable, Iterator
@@ -66,8 +67,7 @@ def current_kernel() -> Any | None:
 
 
 def kernel_name(kernel: Any) -> str:
-    name: str = ir.StringAttr(kernel.attributes["sym_name"]).value
-    return name
+    return str(ir.StringAttr(kernel.attributes["sym_name"]).value)
 
 
 def kernel_function_name(kernel: Any) -> str | None:
@@ -103,15 +103,20 @@ def register_trace_hook(hook: Callable[[Any, Any, str], None]) -> None:
 
 def kernels_of(module: Any) -> Iterator[Any]:
     """Every kernel operation in a traced module."""
+    return iter(_operations_where(module, lambda op: op.name in KERNEL_OPS))
+
+
+def _operations_where(module: Any, keep: Callable[[Any], bool]) -> list[Any]:
+    """The operations of a module that ``keep`` accepts, in the order of a walk."""
     found: list[Any] = []
 
     def visit(op: Any) -> Any:
-        if op.name in KERNEL_OPS:
+        if keep(op):
             found.append(op)
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
-    return iter(found)
+    return found
 
 
 def gpu_module_of(op: Any) -> Any:
@@ -140,22 +145,21 @@ def divergent_condition(op: Any, sources: dict[str, str], varying_calls: dict[st
 
 
 def _depends_on(value: Any, sources: dict[str, str], varying_calls: dict[str, str], limit: int = 400) -> str | None:
-    seen: set[int] = set()
+    seen: set[tuple[int, int]] = set()
     queue = [value]
     while queue and len(seen) < limit:
-        current = queue.pop()
-        if not isinstance(current, ir.Value):  # CuTe's value casters hand tensors, pointers and composed layouts
-            current = getattr(current, "value", None)  # back as wrappers that keep the ir.Value in `.value`
-            if not isinstance(current, ir.Value):
-                continue
+        current = queue.pop()  # CuTe's value casters hand tensors, pointers and composed layouts back as wrappers
+        current = current if isinstance(current, ir.Value) else getattr(current, "value", None)  # holding `.value`
+        if not isinstance(current, ir.Value):
+            continue
         owner = current.owner
         if not hasattr(owner, "name"):  # a block argument (a kernel parameter or a loop variable)
             continue
         operation = getattr(owner, "operation", owner)
-        key = hash(operation)
-        if key in seen:
+        number = ir.OpResult(current).result_number if operation.name in ("scf.if", "scf.for") else -1
+        if (hash(operation), number) in seen:
             continue
-        seen.add(key)
+        seen.add((hash(operation), number))
         if operation.name in sources:
             return sources[operation.name]
         if operation.name == "func.call":
@@ -163,8 +167,23 @@ def _depends_on(value: Any, sources: dict[str, str], varying_calls: dict[str, st
             if callee in varying_calls:
                 return varying_calls[callee]
             continue  # another call's result: not classified
-        queue.extend(operation.operands)
+        queue.extend(_sources_of_result(operation, number))
     return None
+
+
+def _sources_of_result(operation: Any, number: int) -> list[Any]:
+    """What result ``number`` of ``operation`` derives from: an ``if``'s from what its branches yield for it, and from
+    its condition unless both yield one value (CuTe passes every variable a branch may assign through the ``if``:
+    a tensor a thread-0 branch stores to comes out unchanged); a loop's from its bounds, its initial value and what
+    the body yields for it; any other operation's from all its operands."""
+    if number < 0:
+        return list(operation.operands)
+    yields = [list(region.blocks[0].operations)[-1].operands[number] for region in operation.regions
+              if len(region.blocks)]
+    if operation.name == "scf.if":
+        same = len(yields) == 2 and ir.Value.__eq__(yields[0], yields[1]) is True  # a DSL value's `==` emits IR
+        return yields[:1] if same else [operation.operands[0], *yields]
+    return [*list(operation.operands)[:3], operation.operands[3 + number], *yields]
 
 
 def inside_loop(op: Any) -> bool:
@@ -233,10 +252,8 @@ def wrap(value: Any, dtype: str) -> Any:
 
 def generic(pointer: Any) -> Any:
     """An LLVM pointer in the generic address space (what the C ABI entry points take)."""
-    ptr = llvm.PointerType(pointer.type)
-    if ptr.address_space == 0:
-        return pointer
-    return llvm.addrspacecast(llvm.PointerType.get(0), pointer)
+    generic_already = llvm.PointerType(pointer.type).address_space == 0
+    return pointer if generic_already else llvm.addrspacecast(llvm.PointerType.get(0), pointer)
 
 
 def tensor_pointer(tensor: Any) -> Any:
@@ -257,11 +274,8 @@ def element_dtype(tensor: Any) -> str | None:
 
 
 def shape_and_stride(tensor: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    layout = tensor.layout
-    shape, stride = layout.shape, layout.stride
-    shape = shape if isinstance(shape, tuple) else (shape,)
-    stride = stride if isinstance(stride, tuple) else (stride,)
-    return shape, stride
+    shape, stride = tensor.layout.shape, tensor.layout.stride
+    return (shape if isinstance(shape, tuple) else (shape,)), (stride if isinstance(stride, tuple) else (stride,))
 
 
 def extent(tensor: Any) -> Any:
@@ -315,13 +329,22 @@ def define_function(symbol: str, arg_dtypes: list[str], result_dtype: str, body:
     if symbol in ir.SymbolTable(gpu_module):
         return
     result_type = cutlass.Boolean if result_dtype == "boolean" else NUMERIC_TYPES[result_dtype]
+    params = [NUMERIC_TYPES[d].mlir_type for d in arg_dtypes]
+    with _defining(symbol, params, [result_type.mlir_type], gpu_module) as entry:
+        value = body(*[NUMERIC_TYPES[d](a) for d, a in zip(arg_dtypes, entry.arguments)])
+        func.ReturnOp([result_type(value).ir_value()])
+
+
+@contextlib.contextmanager
+def _defining(symbol: str, params: list[Any], results: list[Any], gpu_module: Any) -> Iterator[Any]:
+    """The entry block of a new function ``symbol`` of the module, the insertion point while its body is traced; the
+    function is erased if tracing it fails."""
     with ir.InsertionPoint.at_block_begin(gpu_module.regions[0].blocks[0]):
-        function = func.FuncOp(symbol, ([NUMERIC_TYPES[d].mlir_type for d in arg_dtypes], [result_type.mlir_type]))
+        function = func.FuncOp(symbol, (params, results))
     try:
         entry = function.add_entry_block()
         with ir.InsertionPoint(entry):
-            value = body(*[NUMERIC_TYPES[d](a) for d, a in zip(arg_dtypes, entry.arguments)])
-            func.ReturnOp([result_type(value).ir_value()])
+            yield entry
     except BaseException:
         function.operation.erase()
         raise
@@ -339,20 +362,13 @@ def define_stateful_function(symbol: str, state_dtype: str, arg_dtypes: list[str
     state_type = NUMERIC_TYPES[state_dtype]
     result_type = NUMERIC_TYPES[result_dtype]
     params = [llvm.PointerType.get(0)] + [NUMERIC_TYPES[d].mlir_type for d in arg_dtypes]
-    with ir.InsertionPoint.at_block_begin(gpu_module.regions[0].blocks[0]):
-        function = func.FuncOp(symbol, (params, [result_type.mlir_type]))
-    try:
-        entry = function.add_entry_block()
-        with ir.InsertionPoint(entry):
-            pointer, *values = entry.arguments
-            state = cute.make_rmem_tensor((1,), state_type)
-            state[0] = state_type(llvm.load(state_type.mlir_type, pointer))
-            value = body(state, *[NUMERIC_TYPES[d](a) for d, a in zip(arg_dtypes, values)])
-            llvm.store(state_type(state[0]).ir_value(), pointer)
-            func.ReturnOp([result_type(value).ir_value()])
-    except BaseException:
-        function.operation.erase()
-        raise
+    with _defining(symbol, params, [result_type.mlir_type], gpu_module) as entry:
+        pointer, *values = entry.arguments
+        state = cute.make_rmem_tensor((1,), state_type)
+        state[0] = state_type(llvm.load(state_type.mlir_type, pointer))
+        value = body(state, *[NUMERIC_TYPES[d](a) for d, a in zip(arg_dtypes, values)])
+        llvm.store(state_type(state[0]).ir_value(), pointer)
+        func.ReturnOp([result_type(value).ir_value()])
 
 
 def define_tuple_function(symbol: str, dtypes: list[str], body: Callable[..., Any], gpu_module: Any) -> None:
@@ -364,24 +380,17 @@ def define_tuple_function(symbol: str, dtypes: list[str], body: Callable[..., An
         return
     count = len(dtypes)
     types = [NUMERIC_TYPES[d].mlir_type for d in dtypes]
-    with ir.InsertionPoint.at_block_begin(gpu_module.regions[0].blocks[0]):
-        function = func.FuncOp(symbol, ([llvm.PointerType.get(0)] * count + types + types, []))
-    try:
-        entry = function.add_entry_block()
-        with ir.InsertionPoint(entry):
-            values = list(entry.arguments)
-            a = tuple(NUMERIC_TYPES[d](v) for d, v in zip(dtypes, values[count:2 * count]))
-            b = tuple(NUMERIC_TYPES[d](v) for d, v in zip(dtypes, values[2 * count:]))
-            result = body(a, b)
-            if not isinstance(result, (tuple, list)) or len(result) != count:
-                shape = f"a tuple of {len(result)}" if isinstance(result, (tuple, list)) else type(result).__name__
-                raise TypeError(f"it returns {shape}; a tuple of {count} values is needed")
-            for pointer, dtype, member in zip(values[:count], dtypes, result):
-                llvm.store(NUMERIC_TYPES[dtype](member).ir_value(), pointer)
-            func.ReturnOp([])
-    except BaseException:
-        function.operation.erase()
-        raise
+    with _defining(symbol, [llvm.PointerType.get(0)] * count + types + types, [], gpu_module) as entry:
+        values = list(entry.arguments)
+        a = tuple(NUMERIC_TYPES[d](v) for d, v in zip(dtypes, values[count:2 * count]))
+        b = tuple(NUMERIC_TYPES[d](v) for d, v in zip(dtypes, values[2 * count:]))
+        result = body(a, b)
+        if not isinstance(result, (tuple, list)) or len(result) != count:
+            shape = f"a tuple of {len(result)}" if isinstance(result, (tuple, list)) else type(result).__name__
+            raise TypeError(f"it returns {shape}; a tuple of {count} values is needed")
+        for pointer, dtype, member in zip(values[:count], dtypes, result):
+            llvm.store(NUMERIC_TYPES[dtype](member).ir_value(), pointer)
+        func.ReturnOp([])
 
 
 def retarget(call_op: Any, symbol: str) -> None:
@@ -521,16 +530,11 @@ def take_marks(module: Any) -> tuple[list[str], list[str]]:
     """The LTO-IR keys (link route) and bitcode paths (bitcode route) the module's gpu.modules were marked with."""
     keys: list[str] = []
     bitcode: list[str] = []
-
-    def visit(op: Any) -> Any:
-        if op.name == "gpu.module":
-            if LINK_ATTR in op.attributes:
-                keys.extend(ir.StringAttr(op.attributes[LINK_ATTR]).value.split(","))
-                del op.attributes[LINK_ATTR]
-            bitcode.extend(_attached(op))
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
+    for op in _operations_where(module, lambda op: op.name == "gpu.module"):
+        if LINK_ATTR in op.attributes:
+            keys.extend(ir.StringAttr(op.attributes[LINK_ATTR]).value.split(","))
+            del op.attributes[LINK_ATTR]
+        bitcode.extend(_attached(op))
     return keys, bitcode
 
 
@@ -553,15 +557,8 @@ def find_ptx(where: str) -> str:
 
 def _device_binaries(module: Any) -> list[Any]:
     """The ``*_binary`` globals that hold a compiled module's device code."""
-    found: list[Any] = []
-
-    def visit(op: Any) -> Any:
-        if op.name == "llvm.mlir.global" and ir.StringAttr(op.attributes["sym_name"]).value.endswith("_binary"):
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    return found
+    return _operations_where(module, lambda op: op.name == "llvm.mlir.global"
+                             and ir.StringAttr(op.attributes["sym_name"]).value.endswith("_binary"))
 
 
 def replace_binary(module: Any, cubin: bytes) -> None:
