@@ -70,8 +70,8 @@ import cutlass.cute as cute
 import cuda.coop.cutlass as cute_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from sampling_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with sampling_numba.py)
-    BINS, CANDIDATES, HELD, HELD_GROUP, HELD_TILE, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS, TILE, VEC, WARP_TILE,
-    WARPS, WIDE, WIDE_TILE, select_plan, slice_plan, softmax_plan,
+    BINS, BINS_PER_LANE, CANDIDATES, HELD, HELD_GROUP, HELD_TILE, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS, TILE, VEC,
+    WARP_TILE, WARPS, WIDE, WIDE_TILE, select_plan, slice_plan, softmax_plan,
 )
 
 from cutlass import Float32, Float64, Int32, Int64, Uint32, Uint64
@@ -191,12 +191,34 @@ def digit_histogram(block, values: cute.Tensor, begin: Int64, end: Int64, shift:
 @cute.jit
 def choose_digit(block, mine: Int32, remaining: Int32):
     """Thread t < BINS holds bin t's count: (the bin where the count from the top reaches ``remaining``, how many
-    are still to find inside it, how many the bin holds), in every thread."""
-    at_or_above = coop.inclusive_sum(block, mine, reverse=True)
-    hit = at_or_above >= remaining and at_or_above - mine < remaining
-    return coop.reduce(block, (Int32(block.rank()) if hit else Int32(-1),
-                               remaining - (at_or_above - mine) if hit else Int32(-1),
-                               mine if hit else Int32(-1)), binary_op=max_max_max)
+    are still to find inside it, how many the bin holds), in every thread: ``sampling_numba.choose_digit`` (the
+    first warp picks the bin from BINS_PER_LANE neighbouring bins a lane)."""
+    bins = SmemAllocator().allocate_tensor(Int32, cute.make_layout(BINS), 16)
+    choice = SmemAllocator().allocate_tensor(Int32, cute.make_layout(4), 16)
+    if block.rank() < BINS:
+        bins[block.rank()] = mine
+    cute.arch.sync_threads()
+    tid, _, _ = cute.arch.thread_idx()
+    if tid < 32:  # the first warp, whole
+        first = Int32(tid) * BINS_PER_LANE
+        total = Int32(0)
+        for i in cutlass.range_constexpr(BINS_PER_LANE):
+            total += bins[first + i]
+        running = coop.inclusive_sum(coop.this_warp(), total, reverse=True) - total  # the later lanes' bins
+        at_bin, left, in_bin = Int32(-1), Int32(-1), Int32(-1)
+        for j in cutlass.range_constexpr(BINS_PER_LANE):
+            at = first + (BINS_PER_LANE - 1 - j)
+            count = bins[at]
+            if running < remaining and running + count >= remaining:
+                at_bin, left, in_bin = at, remaining - running, count
+            running += count
+        at_bin, left, in_bin = coop.reduce(coop.this_warp(), (at_bin, left, in_bin), binary_op=max_max_max)
+        if tid == 0:
+            choice[0], choice[1], choice[2] = at_bin, left, in_bin
+    cute.arch.sync_threads()
+    chosen = (choice[0], choice[1], choice[2])
+    cute.arch.sync_threads()  # every thread has read the choice before the next digit's is written
+    return chosen
 
 
 @cute.jit

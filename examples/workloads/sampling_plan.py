@@ -22,6 +22,7 @@ HELD_GROUP = 4  # held items are worked in groups; a group wholly past the row's
 WARPS = THREADS // 32  # a whole row's chunks in the samplers' first pass: one per warp
 WARP_TILE = 32 * NARROW  # a warp's striped tile in that pass
 BINS = 256  # radix-select bins: 8-bit digits
+BINS_PER_LANE = BINS // 32  # a radix digit is chosen by one warp, each lane holding this many neighbouring bins
 CANDIDATES = 8192  # keys a radix select keeps in shared memory once few enough share its digits so far (32 KiB)
 SLICE_BLOCKS = 132  # a sliced launch fills one wave: one block per SM of an H100/H200 (132 SMs; a 1024-thread
 # block of more than 32 registers a thread leaves no room for a second), never more blocks than that
