@@ -100,6 +100,30 @@ def test_block_sum_under_derived_value_rejected():
     _rejected(k_block_sum_under_derived, (I32, I32), "cuda.coop.sum", "block", "t (derived from cuda.threadIdx.x)")
 
 
+@cuda.jit(device=True, inline="always")
+def _lead_sums(block, src, dst):
+    lead = block.rank() < 5
+    if lead:  # COND
+        dst[0] = coop.sum(block, src[0])  # CALL
+
+
+@cuda.jit
+def k_block_sum_in_an_inlined_helper(src, dst):
+    _lead_sums(coop.this_block(), src, dst)
+
+
+def test_block_sum_in_an_inlined_helper_names_the_helpers_variables():
+    """numba renames an inlined helper's variables (``_lead_sums_v2_lead``, ``_lead_sums_v2__v12pred`` for a
+    temporary): the message names them as the helper's source does."""
+    with pytest.raises(coop.CoopValueError) as info:
+        numba_coop.compile_kernel(k_block_sum_in_an_inlined_helper, (I32, I32), block=128, target="sm_90")
+    message = str(info.value)
+    assert message.startswith(f"{_lead_sums.py_func.__code__.co_filename}:{line_of(_lead_sums, 'CALL')}: "), message
+    assert ("cuda.coop.sum on block groups must be reached by every member, but it is under a condition that depends "
+            "on lead (derived from block.rank()) (") in message, message
+    assert f"{FILE}:{line_of(_lead_sums, 'COND')});" in message, message
+
+
 @cuda.jit
 def k_warp_sum_under_lane(src, dst):
     warp = coop.this_warp()

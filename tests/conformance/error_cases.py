@@ -32,6 +32,9 @@ class ErrorCase:
     block: tuple[int, int, int] = (THREADS, 1, 1)
     src_dtype: Any = np.int32
     dst_dtype: Any = np.int32
+    #: why the backends' first lines may differ in words (None: they must not); G21 names the per-thread source as
+    #: each compiler sees it
+    words_differ: str | None = None
 
     @property
     def case(self) -> Case:
@@ -1534,6 +1537,32 @@ def o19_prefix_with_a_tuple(ns):
     return body
 
 
+# ---- G21: a block call some members may not reach (SPEC 2.7)
+@staged.jit
+def g21_block_call_under_the_rank(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    if block.rank() < 5:
+        items = coop.inclusive_sum(block, items)  # HERE
+    coop.store(block, dst, items)
+
+
+@staged.jit
+def g21_block_call_under_a_value_an_if_takes_from_the_rank(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    first = items[0] * 0
+    if bid >= 0:  # the same in every member, but what it assigns is not
+        first = items[0] * 0 + block.rank()
+    if first < 5:
+        items = coop.inclusive_sum(block, items)  # HERE
+    coop.store(block, dst, items)
+
+
+G21_WORDS = "numba-cuda-mlir names the variable the condition reads, the CuTe DSL the query it derives from"
+
 ERRORS = [
     ErrorCase("c5-unknown-keyword", c5_unknown_keyword, coop.CoopTypeError,
               "cuda.coop.load got an unexpected keyword argument 'count'"),
@@ -1883,4 +1912,10 @@ ERRORS = [
               "exclusive_sum prefix_op seed_heads must take 1 argument (aggregate) without head_flags; it takes 2"),
     ErrorCase("prefix-o19-tuple", o19_prefix_with_a_tuple, coop.CoopValueError,
               "inclusive_scan prefix_op supports a single operand; got a tuple of 2"),
+    ErrorCase("g21-under-the-rank", g21_block_call_under_the_rank, coop.CoopValueError,
+              "cuda.coop.inclusive_sum on block groups must be reached by every member, but it is under a condition "
+              "that depends on ", words_differ=G21_WORDS),
+    ErrorCase("g21-through-an-if", g21_block_call_under_a_value_an_if_takes_from_the_rank, coop.CoopValueError,
+              "cuda.coop.inclusive_sum on block groups must be reached by every member, but it is under a condition "
+              "that depends on ", words_differ=G21_WORDS),
 ]

@@ -52,8 +52,21 @@ class Source:
     group: Any = None  # the GroupSpec of rank/member sources
 
 
+# numba renames the variables of an inlined function ``f`` (``inline="always"``, and the harness of a generated
+# kernel) to ``f_v<N>_<name>``: ``.`` becomes ``_`` and ``$`` ``_v``, so a temporary ``$12pred`` is ``f_v2__v12pred``
+_INLINED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*?_v\d+_(?=.)")
+
+
 def _user_name(name: str) -> str | None:
-    """The Python name of an IR variable, or None for a temporary."""
+    """The Python name of an IR variable as the user wrote it (inside a helper numba inlined too), or None for a
+    temporary."""
+    inlined = False
+    while (found := _INLINED.match(name)) is not None:
+        name, inlined = name[found.end():], True
+    if inlined:  # a temporary's ``$`` and a version's ``.`` arrive as ``_v`` and ``_``
+        if re.match(r"^_v\d", name) or name.startswith("arg_"):
+            return None
+        return re.sub(r"_\d+$", "", name) or None
     if name.startswith("$") or name.startswith("arg."):
         return None
     return re.sub(r"\.\d+$", "", name)
