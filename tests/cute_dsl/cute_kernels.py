@@ -240,10 +240,10 @@ def divergent_launch(src: cute.Tensor, dst: cute.Tensor, rank_condition: cutlass
 
 @cute.kernel
 def carried_condition_kernel(src: cute.Tensor, dst: cute.Tensor, rank_through_if: cutlass.Constexpr):
-    """A block call under a flag a loop carries, after thread 0 stored to ``dst``: CuTe passes ``dst`` through that
-    ``if`` and into the loop, which stores to it too; the flag is the same in every member (allowed). With
-    ``rank_through_if`` (and no thread-0 store) the condition holds a value that an ``if`` on an argument sets from
-    the rank (rejected)."""
+    """A block call under flags a ``for`` and a ``while`` carry, after thread 0 stored to ``dst``: CuTe passes ``dst``
+    through that ``if`` and into the loops, which store to it too; the flags are the same in every member (allowed).
+    With ``rank_through_if`` (and no thread-0 store) the condition holds a value that an ``if`` on an argument sets
+    from the rank (rejected)."""
     block = coop.this_block()
     items = coop.ThreadData(K, np.int32)
     coop.load(block, src, items)
@@ -255,11 +255,18 @@ def carried_condition_kernel(src: cute.Tensor, dst: cute.Tensor, rank_through_if
         if src[t] > 0 and not seen:
             seen = cutlass.Boolean(True)
         dst[t + 1] = items[1]
+    more = cutlass.Boolean(False)
+    t = cutlass.Int32(0)
+    while t < 2:  # a run-time while carries dst, and the flag, as well
+        if src[t + 2] > 0:
+            more = cutlass.Boolean(True)
+        dst[t + 3] = items[2]
+        t += 1
     rank = cutlass.Int32(0)
     if cutlass.const_expr(rank_through_if):
         if src[0] > 0:
             rank = cutlass.Int32(block.rank())
-    if seen and rank < 5:  # CONDITION
+    if seen and more and rank < 5:  # CONDITION
         items = coop.inclusive_sum(block, items)
     coop.store(block, dst, items)
 

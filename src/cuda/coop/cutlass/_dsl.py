@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, cast
 
 import numpy as np
 
@@ -81,8 +81,7 @@ def block_dim(kernel: Any) -> tuple[int, int, int] | None:
     """The launch's block shape when it is a compile-time constant (None when it is not)."""
     with ir.InsertionPoint(kernel.regions[0].blocks[0]):
         facts = _launch_facts._get_launch_facts()
-    block: tuple[int, int, int] | None = facts.exact_block_dim
-    return block
+    return cast("tuple[int, int, int] | None", facts.exact_block_dim)
 
 
 def compute_capability() -> int:
@@ -148,9 +147,8 @@ def _depends_on(value: Any, sources: dict[str, str], varying_calls: dict[str, st
     seen: set[tuple[int, int]] = set()
     queue = [value]
     while queue and len(seen) < limit:
-        current = queue.pop()  # CuTe's value casters hand tensors, pointers and composed layouts back as wrappers
-        current = current if isinstance(current, ir.Value) else getattr(current, "value", None)  # holding `.value`
-        if not isinstance(current, ir.Value):
+        current = _raw_value(queue.pop())
+        if current is None:
             continue
         owner = current.owner
         if not hasattr(owner, "name"):  # a block argument (a kernel parameter or a loop variable)
@@ -171,17 +169,22 @@ def _depends_on(value: Any, sources: dict[str, str], varying_calls: dict[str, st
     return None
 
 
+def _raw_value(value: Any) -> Any:
+    """The MLIR value of an operand (CuTe hands tensors, pointers and layouts back as wrappers holding it), or None."""
+    value = value if isinstance(value, ir.Value) else getattr(value, "value", None)
+    return value if isinstance(value, ir.Value) else None
+
+
 def _sources_of_result(operation: Any, number: int) -> list[Any]:
-    """What result ``number`` of ``operation`` derives from: an ``if``'s from what its branches yield for it, and from
-    its condition unless both yield one value (CuTe passes every variable a branch may assign through the ``if``:
-    a tensor a thread-0 branch stores to comes out unchanged); a loop's from its bounds, its initial value and what
-    the body yields for it; any other operation's from all its operands."""
+    """What result ``number`` of ``operation`` derives from: an ``if``'s from its branches' yields, and its condition
+    unless both yield one value (CuTe threads a tensor a thread-0 branch stores to through the ``if``); a ``for``'s
+    from its bounds, its initial value and its yield; any other operation's from all its operands."""
     if number < 0:
         return list(operation.operands)
-    yields = [list(region.blocks[0].operations)[-1].operands[number] for region in operation.regions
-              if len(region.blocks)]
+    yields = [list(r.blocks[0].operations)[-1].operands[number] for r in operation.regions if len(r.blocks)]
     if operation.name == "scf.if":
-        same = len(yields) == 2 and ir.Value.__eq__(yields[0], yields[1]) is True  # a DSL value's `==` emits IR
+        raw = [_raw_value(v) for v in yields]  # compared as MLIR values: a DSL value's `==` emits IR
+        same = len(raw) == 2 and all(r is not None for r in raw) and ir.Value.__eq__(raw[0], raw[1])
         return yields[:1] if same else [operation.operands[0], *yields]
     return [*list(operation.operands)[:3], operation.operands[3 + number], *yields]
 
