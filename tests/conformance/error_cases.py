@@ -1561,6 +1561,19 @@ def g21_block_call_under_a_value_an_if_takes_from_the_rank(bid, src, dst):
     coop.store(block, dst, items)
 
 
+@staged.jit
+def g21_block_call_under_a_value_a_loop_carries_from_the_rank(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    mine = items[0] * 0 + block.rank()
+    for _ in range(2):
+        if mine < 5:
+            items = coop.inclusive_sum(block, items)  # HERE
+        mine += 1
+    coop.store(block, dst, items)
+
+
 G21_WORDS = "numba-cuda-mlir names the variable the condition reads, the CuTe DSL the query it derives from"
 
 ERRORS = [
@@ -1916,6 +1929,9 @@ ERRORS = [
               "cuda.coop.inclusive_sum on block groups must be reached by every member, but it is under a condition "
               "that depends on ", words_differ=G21_WORDS),
     ErrorCase("g21-through-an-if", g21_block_call_under_a_value_an_if_takes_from_the_rank, coop.CoopValueError,
+              "cuda.coop.inclusive_sum on block groups must be reached by every member, but it is under a condition "
+              "that depends on ", words_differ=G21_WORDS),
+    ErrorCase("g21-carried-by-a-loop", g21_block_call_under_a_value_a_loop_carries_from_the_rank, coop.CoopValueError,
               "cuda.coop.inclusive_sum on block groups must be reached by every member, but it is under a condition "
               "that depends on ", words_differ=G21_WORDS),
 ]

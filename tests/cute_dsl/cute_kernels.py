@@ -271,6 +271,45 @@ def carried_condition_kernel(src: cute.Tensor, dst: cute.Tensor, rank_through_if
     coop.store(block, dst, items)
 
 
+@cute.kernel
+def loop_carried_kernel(src: cute.Tensor, dst: cute.Tensor, mode: cutlass.Constexpr):
+    """Values loops carry. ``"accumulator"``: a while carries a per-thread sum (from the rank) beside a flag that is
+    the same in every member, and a block call sits under the flag (allowed). ``"for"`` / ``"while"``: the call
+    sits inside the loop under a value the loop carries from the rank (rejected)."""
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    mine = cutlass.Int32(block.rank())
+    seen = cutlass.Boolean(False)
+    t = cutlass.Int32(0)
+    if cutlass.const_expr(mode == "accumulator"):
+        while t < 2:
+            mine += src[t]
+            if src[t] > 0:
+                seen = cutlass.Boolean(True)
+            t += 1
+        if seen:  # CONDITION accumulator
+            items = coop.inclusive_sum(block, items)
+    elif cutlass.const_expr(mode == "for"):
+        for _ in cutlass.range(2):
+            if mine < 5:  # CONDITION for
+                items = coop.inclusive_sum(block, items)
+            mine += 1
+    else:
+        while t < 2:
+            if mine < 5:  # CONDITION while
+                items = coop.inclusive_sum(block, items)
+            mine += 1
+            t += 1
+    dst[block.rank()] = mine
+    coop.store(block, dst, items)
+
+
+@cute.jit
+def loop_carried_launch(src: cute.Tensor, dst: cute.Tensor, mode: cutlass.Constexpr):
+    loop_carried_kernel(src, dst, mode).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
 @cute.jit
 def carried_condition_launch(src: cute.Tensor, dst: cute.Tensor, rank_through_if: cutlass.Constexpr):
     carried_condition_kernel(src, dst, rank_through_if).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))

@@ -212,6 +212,23 @@ def test_g21_sees_the_rank_through_the_value_an_if_assigns():
     assert f"({ck.__file__}:{_line(ck.carried_condition_kernel, '# CONDITION')})" in str(exc)
 
 
+def test_a_call_under_a_uniform_flag_beside_a_per_thread_sum_builds():
+    """A while that carries a per-thread sum and a uniform flag: the flag derives from its own initial value and
+    yield, not from every value the loop carries."""
+    kernel = cute_coop.compile_kernel(ck.loop_carried_launch, _tensor(), _tensor(), "accumulator")
+    assert "cuda_coop_scan_" in kernel.cpp_source
+
+
+@pytest.mark.parametrize("loop", ["for", "while"])
+def test_g21_sees_the_rank_a_loop_carries(loop):
+    """Inside a loop, a variable it carries is a block argument; the check follows it to its initial value (the
+    rank) and the body's yield."""
+    exc = _coop_error(_compile_error(ck.loop_carried_launch, _tensor(), _tensor(), loop))
+    assert isinstance(exc, coop.CoopValueError)
+    assert "depends on the block group's rank('thread')" in str(exc)
+    assert f"({ck.__file__}:{_line(ck.loop_carried_kernel, f'# CONDITION {loop}')})" in str(exc)
+
+
 def test_a_call_under_a_condition_read_from_a_tensor_builds():
     """The participation check walks the condition's operands, and CuTe hands a tensor operand back as a wrapper
     without ``.owner``: this raised AttributeError ('_Tensor' object has no attribute 'owner') instead of building."""

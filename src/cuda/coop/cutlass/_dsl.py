@@ -18,6 +18,7 @@ from . import _about  # noqa: F401  (the version check runs first)
 
 import cutlass  # noqa: E402
 import cutlass.cute as cute  # noqa: E402
+import cutlass._mlir.dialects.cute as cute_ir  # noqa: E402
 from cutlass._mlir import ir  # noqa: E402
 from cutlass._mlir.dialects import arith, func, llvm  # noqa: E402
 from cutlass.cute import launch_facts as _launch_facts  # noqa: E402
@@ -124,69 +125,67 @@ def gpu_module_of(op: Any) -> Any:
     return op
 
 
+# the operations a per-thread value starts from (``_divergence``)
 THREAD_INDEX_OPS = {"nvvm.read.ptx.sreg.tid.x": "the thread index (thread_idx()[0])",
                     "nvvm.read.ptx.sreg.tid.y": "the thread index (thread_idx()[1])",
                     "nvvm.read.ptx.sreg.tid.z": "the thread index (thread_idx()[2])"}
 LANE_OPS = {"nvvm.read.ptx.sreg.laneid": "the lane id (lane_idx())"}
 
 
-def divergent_condition(op: Any, sources: dict[str, str], varying_calls: dict[str, str]) -> str | None:
-    """What the condition of the first ``if`` around ``op`` depends on, when it derives from one of ``sources`` (op
-    name -> words) or from a call of a symbol in ``varying_calls``; else None."""
-    parent = op.parent
-    while parent is not None and parent.name not in KERNEL_OPS:
-        if parent.name == "scf.if":
-            found = _depends_on(parent.operands[0], sources, varying_calls)
-            if found is not None:
-                return found
-        parent = parent.parent
-    return None
+@contextlib.contextmanager
+def reading_ir() -> Iterator[None]:
+    """While the kernel's IR is read, tensor values come back as plain MLIR values: CuTe's wrapper of one emits its
+    iterator at the insertion point, which would put a use of a loop's or branch's value outside the region."""
+    from cutlass.cute.tensor import _Tensor
+
+    typeids = [cute_ir.MemRefType.get_static_typeid(), cute_ir.CoordTensorType.get_static_typeid()]
+    for typeid in typeids:
+        ir.register_value_caster(typeid, replace=True)(lambda value: value)
+    try:
+        yield
+    finally:
+        for typeid in typeids:
+            ir.register_value_caster(typeid, replace=True)(_Tensor)
 
 
-def _depends_on(value: Any, sources: dict[str, str], varying_calls: dict[str, str], limit: int = 400) -> str | None:
-    seen: set[tuple[int, int]] = set()
-    queue = [value]
-    while queue and len(seen) < limit:
-        current = _raw_value(queue.pop())
-        if current is None:
-            continue
-        owner = current.owner
-        if not hasattr(owner, "name"):  # a block argument (a kernel parameter or a loop variable)
-            continue
-        operation = getattr(owner, "operation", owner)
-        number = ir.OpResult(current).result_number if operation.name in ("scf.if", "scf.for") else -1
-        if (hash(operation), number) in seen:
-            continue
-        seen.add((hash(operation), number))
-        if operation.name in sources:
-            return sources[operation.name]
-        if operation.name == "func.call":
-            callee = ir.FlatSymbolRefAttr(operation.attributes["callee"]).value
-            if callee in varying_calls:
-                return varying_calls[callee]
-            continue  # another call's result: not classified
-        queue.extend(_sources_of_result(operation, number))
-    return None
-
-
-def _raw_value(value: Any) -> Any:
+def raw_value(value: Any) -> Any:
     """The MLIR value of an operand (CuTe hands tensors, pointers and layouts back as wrappers holding it), or None."""
     value = value if isinstance(value, ir.Value) else getattr(value, "value", None)
     return value if isinstance(value, ir.Value) else None
 
 
-def _sources_of_result(operation: Any, number: int) -> list[Any]:
-    """What result ``number`` of ``operation`` derives from: an ``if``'s from its branches' yields, and its condition
-    unless both yield one value (CuTe threads a tensor a thread-0 branch stores to through the ``if``); a ``for``'s
-    from its bounds, its initial value and its yield; any other operation's from all its operands."""
-    if number < 0:
-        return list(operation.operands)
-    yields = [list(r.blocks[0].operations)[-1].operands[number] for r in operation.regions if len(r.blocks)]
-    if operation.name == "scf.if":
-        raw = [_raw_value(v) for v in yields]  # compared as MLIR values: a DSL value's `==` emits IR
-        same = len(raw) == 2 and all(r is not None for r in raw) and ir.Value.__eq__(raw[0], raw[1])
-        return yields[:1] if same else [operation.operands[0], *yields]
-    return [*list(operation.operands)[:3], operation.operands[3 + number], *yields]
+def is_tensor_value(value: Any) -> bool:
+    """Whether an MLIR value is a tensor's memref (the same memory in every thread, whatever branch passed it on)."""
+    return bool(cute_ir.MemRefType.isinstance(value.type))
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Whether two MLIR values are one (a DSL value's own ``==`` would emit a comparison into the kernel)."""
+    return bool(ir.Value.__eq__(a, b))
+
+
+def defining_operation(value: Any) -> Any | None:
+    """The operation whose result ``value`` is; None for a block argument."""
+    owner = value.owner
+    return getattr(owner, "operation", owner) if hasattr(owner, "name") else None
+
+
+def result_number(value: Any) -> int:
+    return int(ir.OpResult(value).result_number)
+
+
+def block_argument(value: Any) -> tuple[Any, int, int] | None:
+    """(the operation that owns the block, the index of its region, the argument's number) of a block argument."""
+    block = value.owner
+    if hasattr(block, "name"):
+        return None
+    owner = getattr(block.owner, "operation", block.owner)
+    region = next((i for i, r in enumerate(owner.regions) if len(r.blocks) and r.blocks[0] == block), -1)
+    return owner, region, int(ir.BlockArgument(value).arg_number)
+
+
+def callee(call: Any) -> str:
+    return str(ir.FlatSymbolRefAttr(call.attributes["callee"]).value)
 
 
 def inside_loop(op: Any) -> bool:

@@ -14,7 +14,7 @@ from .._cub.by_value import PayloadParam, adapt
 from .._cub.provider import Abi
 from .._errors import CoopValueError
 from .._semantics.common import THREAD
-from . import _dsl
+from . import _divergence, _dsl
 from ._values import Call, Slot, ThreadGroup, describe, enclosing_if, number_dtype
 
 
@@ -115,7 +115,7 @@ def check_participation(tracer: Any, call: Call, call_op: Any) -> None:
     sources = dict(_dsl.LANE_OPS) if group.spec.is_warp_scope else {**_dsl.THREAD_INDEX_OPS, **_dsl.LANE_OPS}
     varying = {symbol: words for symbol, (within_warp, words) in tracer.varying.items()
                if within_warp or not group.spec.is_warp_scope}
-    source = _dsl.divergent_condition(call_op, sources, varying)
+    source = _divergence.divergent_condition(call_op, sources, varying)
     if source is not None:
         where = enclosing_if(call.site) or "an if statement of the kernel"
         raise CoopValueError(f"{call.name} on {kind} groups must be reached by every member, but it is under a "
