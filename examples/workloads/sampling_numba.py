@@ -165,21 +165,22 @@ def choose_digit(block, mine, remaining):
         bins[block.rank()] = mine
     cuda.syncthreads()
     if cuda.threadIdx.x < 32:  # the first warp, whole
-        first = np.int32(cuda.threadIdx.x) * BINS_PER_LANE
+        first = np.int32(cuda.threadIdx.x * BINS_PER_LANE)  # (numba widens int32 arithmetic to int64: cast back)
         total = np.int32(0)
         for i in range(BINS_PER_LANE):
-            total += bins[first + i]
-        running = coop.inclusive_sum(coop.this_warp(), total, reverse=True) - total  # the later lanes' bins
-        found = (np.int32(-1), np.int32(-1), np.int32(-1))
+            total = np.int32(total + bins[first + i])
+        above = coop.inclusive_sum(coop.this_warp(), total, reverse=True)
+        running = np.int32(above - total)  # in the later lanes' bins
+        at_bin, left, in_bin = np.int32(-1), np.int32(-1), np.int32(-1)
         for j in range(BINS_PER_LANE):
-            at = first + np.int32(BINS_PER_LANE - 1 - j)
+            at = np.int32(first + (BINS_PER_LANE - 1 - j))
             count = bins[at]
             if running < remaining and running + count >= remaining:
-                found = (at, remaining - running, count)
-            running += count
-        found = coop.reduce(coop.this_warp(), found, binary_op=max_max_max)
+                at_bin, left, in_bin = at, np.int32(remaining - running), count
+            running = np.int32(running + count)
+        at_bin, left, in_bin = coop.reduce(coop.this_warp(), (at_bin, left, in_bin), binary_op=max_max_max)
         if cuda.threadIdx.x == 0:
-            choice[0], choice[1], choice[2] = found
+            choice[0], choice[1], choice[2] = at_bin, left, in_bin
     cuda.syncthreads()
     chosen = (choice[0], choice[1], choice[2])
     cuda.syncthreads()  # every thread has read the choice before the next digit's is written

@@ -2465,6 +2465,43 @@ def sum_and_or(a, b):
     return (a[0] + b[0], a[1] | b[1])
 
 
+def _multi_reassigned(T, K, dtype):
+    """Tuple operands whose variables hold, where the call stands, other values than the tuple first assigned
+    (SPEC 8.18: a call takes the values its operand holds): a tuple a loop assigns again (each thread's last item
+    and position), and a tuple one of whose members is assigned again after it was built (its first); each reduced
+    with a function of tuples over the block (K >= 2)."""
+    def body(bid, src, pos, dst, dst2, dst3, dst4):
+        block = coop.this_block()
+        items = coop.ThreadData(K, dtype)
+        places = coop.ThreadData(K, np.int32)
+        coop.load(block, src, items, offset=bid * (T * K))
+        coop.load(block, pos, places, offset=bid * (T * K))
+        best = (items[0], places[0])
+        for i in range(1, K):
+            best = (items[i], places[i])  # the last item's
+        top, at = coop.reduce(block, best, binary_op=add_both)
+        place = places[0]
+        pair = (items[0], place)
+        place = places[K - 1]  # after the tuple was built: the tuple keeps places[0]
+        first, where = coop.reduce(block, pair, binary_op=add_both)
+        coop.store(block, dst, top, offset=bid * T)
+        coop.store(block, dst2, at, offset=bid * T)
+        coop.store(block, dst3, first, offset=bid * T)
+        coop.store(block, dst4, where, offset=bid * T)
+
+    def oracle(v):
+        x, p = v["src"].reshape(-1, T, K), v["pos"].reshape(-1, T, K)
+        def total(a):  # per block; integers, exact in any order
+            return np.repeat(a.sum(axis=1, dtype=a.dtype), T)
+        return {"dst": total(x[:, :, -1]), "dst2": total(p[:, :, -1]), "dst3": total(x[:, :, 0]),
+                "dst4": total(p[:, :, 0])}
+    n, outs = GRID * T * K, GRID * T
+    return body, oracle, {"operands": (Array("src", dtype, n, "in", unique_per_tile(dtype, T * K)(n)),
+                                       Array("pos", np.int32, n, "in", small(np.int32, 0, 1000)(n)),
+                                       Array("dst", dtype, outs, "out"), Array("dst2", np.int32, outs, "out"),
+                                       Array("dst3", dtype, outs, "out"), Array("dst4", np.int32, outs, "out"))}
+
+
 def _multi(kind):
     """Scans and reductions over a tuple (first operand of the case's dtype, second int64; SPEC 8.18)."""
     def factory(T, K, dtype):
@@ -3646,6 +3683,8 @@ _VARIANTS = [
     ("multi_operand", "warp_inclusive_scan", _multi("warp_inclusive"), INT_AND_FLOAT, COMBOS_3D),
     ("multi_operand", "block_reduce", _multi("block_reduce"), INT_AND_FLOAT, COMBOS_3D),
     ("multi_operand", "warp_reduce", _multi("warp_reduce"), INT_AND_FLOAT, COMBOS_3D),
+    ("multi_operand", "block_reduce_reassigned", _multi_reassigned, INT_AND_FLOAT,
+     (((32, 1, 1), 2), ((8, 4, 1), 3), ((128, 1, 1), 4))),
     ("segmented_scan", "inclusive_sum", _segmented_scan("inclusive_sum", False), INT_AND_FLOAT, COMBOS_3D),
     ("segmented_scan", "exclusive_max", _segmented_scan("exclusive_max", False), INT_AND_FLOAT, COMBOS_3D),
     ("segmented_scan", "reverse_exclusive_sum", _segmented_scan("exclusive_sum", True), INT_AND_FLOAT, COMBOS_3D),

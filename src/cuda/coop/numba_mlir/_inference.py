@@ -160,6 +160,9 @@ class DtypeInference(PlanState):
                 item = self._tuple_item(definition.value, definition.index)  # ``a, b = inlined_helper(...)``
                 if item is not None:
                     return self._value_dtype(item)
+                builds, _ = self.tuple_definitions(definition.value)  # a tuple assigned in several places
+                if builds and all(definition.index < len(build.items) for build in builds):
+                    return self._promoted([self._value_dtype(build.items[definition.index]) for build in builds])
             if definition.op in ("getitem", "static_getitem"):
                 base = self.resolver.var(definition.value.name)
                 if isinstance(base, PayloadVal):

@@ -46,6 +46,7 @@ from ._barriers import scratch_use_may_follow
 from ._objects import KernelObjects
 from ._rewrite import KernelRewrite
 from ._shared_arrays import SharedArrays, is_backing_array_marker, new_pointer_site
+from ._tuple_operands import TupleOperands
 from ._uniformity import check_participation
 from ._plan_state import OpCall, PlannedSite
 
@@ -74,7 +75,7 @@ def _first_coop_use(func_ir: Any) -> Any:
     return func_ir.loc
 
 
-class KernelPlan(KernelObjects, DtypeInference, KernelChecks, SharedArrays, KernelRewrite):
+class KernelPlan(KernelObjects, DtypeInference, KernelChecks, SharedArrays, TupleOperands, KernelRewrite):
     operations = OPERATIONS
     is_coop_object = staticmethod(_is_coop_object)
     def as_context(self) -> CallContext[OpCall, PayloadVal]:
@@ -103,6 +104,8 @@ class KernelPlan(KernelObjects, DtypeInference, KernelChecks, SharedArrays, Kern
         self.sites: list[PlannedSite] = []
         self.result_operands: set[int] = set()  # ids of the operands that stand for a call's fresh result
         self._keep: list[Any] = []  # ... kept alive so their ids stay theirs
+        self.member_reads: dict[str, Any] = {}  # tuple members read where the call stands (_tuple_operands)
+        self._members_of: dict[int, list[Any] | None] = {}
         self.op_calls: list[OpCall] = []  # each operation call, bound by the early operand check; read by the G21 check
 
     # ---------------------------------------------------------------- values
@@ -240,17 +243,6 @@ class KernelPlan(KernelObjects, DtypeInference, KernelChecks, SharedArrays, Kern
             raise CoopTypeError(
                 f"{call.name} requires a compile-time ThreadGroup created by this_*() or group_by() in this kernel")
         return group
-
-    def tuple_operands(self, var: Any) -> list[Any] | None:
-        """The members of a tuple the kernel built (``(a, b)``), or None."""
-        if not isinstance(var, nb.ir.Var):
-            return None
-        for definition in self.resolver.definitions(var.name):
-            if isinstance(definition, nb.ir.Expr) and definition.op == "build_tuple":
-                return list(definition.items)
-            if isinstance(definition, nb.ir.Var) and definition.name != var.name:
-                return self.tuple_operands(definition)  # another name for it (``pair = (a, b)``)
-        return None
 
     def payload(self, var: Any) -> PayloadVal | None:
         """The payload a variable refers to, or None for a scalar."""

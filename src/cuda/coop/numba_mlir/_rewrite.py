@@ -46,6 +46,7 @@ class KernelRewrite(PlanState):
                         fn = ir.Var(block.scope, block.scope.redefine("$cuda_coop_site", loc).name, loc)
                         body.append(ir.Assign(ir.Global(entry.site.symbol, callee, loc), fn, loc))
                         operands = list(entry.operands)
+                        body.extend(self.member_reads[v.name] for v in operands if v.name in self.member_reads)
                         made = self.constructor_stmts.get(id(stmt))
                         shaped = isinstance(made, PayloadTuple) and bool(made.scalars or made.inner)
                         if id(stmt) in payload_stmts or shaped:  # the result is fresh payloads the call fills
