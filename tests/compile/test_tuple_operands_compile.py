@@ -39,7 +39,7 @@ def conditional_kernel():
                 found = (at, values[at])
         found = coop.reduce(coop.this_warp(), found, binary_op=max_pair)
         out[cuda.threadIdx.x, 0] = found[0]
-        out[cuda.threadIdx.x, 1] = found[1]
+        out[cuda.threadIdx.x, 1] = np.int64(found[1])  # (docs: troubleshooting, a signed value in a 2-D store)
     return kernel
 
 
@@ -57,8 +57,8 @@ def rebuilt_member_kernel():
         pair = (a, values[t * 2 + 1])
         a = np.int32(7)
         total, other = coop.reduce(coop.this_block(), pair, binary_op=add_pair)
-        out[t, 0] = total + a - a
-        out[t, 1] = other
+        out[t, 0] = np.int64(total) + a - a
+        out[t, 1] = np.int64(other)  # (docs: troubleshooting, a signed value in a 2-D store)
     return kernel
 
 
