@@ -114,7 +114,28 @@ def sum_max(a, b):
 def ordered_key(bits):
     """A float32's bits (a uint32 view of the array: numba-cuda-mlir 0.6 cannot lower ``x.view(np.uint32)`` on a
     scalar), mapped so that unsigned order is the floats' order."""
-    return bits ^ np.uint32(0xFFFFFFFF) if bits >> np.uint32(31) else bits | np.uint32(0x80000000)
+    return np.uint32(bits ^ np.uint32(0xFFFFFFFF) if bits >> np.uint32(31) else bits | np.uint32(0x80000000))
+
+
+@cuda.jit(device=True, inline="always")
+def load_wide(block, source, items, start, end, fill):
+    """source[start:end] (at most WIDE_TILE) into ``items``, striped; ``fill`` past ``end``. A whole tile is loaded
+    without bounds, so the compiler issues every load before the first item is used (with bounds it spread them
+    between the uses, one or two at a time)."""
+    if end - start >= WIDE_TILE:
+        coop.load(block, source, items, algorithm="striped", offset=start)
+    else:
+        coop.load(block, source, items, algorithm="striped", offset=start, valid_items=end - start,
+                  oob_default=fill)
+
+
+@cuda.jit(device=True, inline="always")
+def store_wide(block, destination, items, start, end):
+    """``items`` to destination[start:end] (at most WIDE_TILE), striped: ``load_wide``'s store."""
+    if end - start >= WIDE_TILE:
+        coop.store(block, destination, items, algorithm="striped", offset=start)
+    else:
+        coop.store(block, destination, items, algorithm="striped", offset=start, valid_items=end - start)
 
 
 @cuda.jit(device=True, inline="always")
@@ -138,13 +159,14 @@ def digit_histogram(block, bits, begin, end, shift, high, prefix):
     start = begin
     while start < end:
         words = coop.ThreadData(WIDE, np.uint32)
-        coop.load(block, bits, words, algorithm="striped", offset=start,
-                  valid_items=min(end - start, WIDE_TILE), oob_default=np.uint32(0))
+        load_wide(block, bits, words, start, end, np.uint32(0))
+        whole = end - start >= WIDE_TILE
         digits = coop.ThreadData(WIDE, np.uint32)
         for i in range(WIDE):
             key = ordered_key(words[i])
-            inside = start + i * THREADS + block.rank() < end
-            digits[i] = (key >> shift) & np.uint32(0xFF) if inside and (key & high) == prefix else np.uint32(BINS)
+            inside = whole or start + i * THREADS + block.rank() < end
+            digit = np.uint32((key >> shift) & np.uint32(0xFF))
+            digits[i] = digit if inside and np.uint32(key & high) == prefix else np.uint32(BINS)
         counts = coop.histogram(block, digits, bins=BINS + 1)  # bin 256 collects the rest
         count += counts[0]
         start += WIDE_TILE
@@ -198,15 +220,15 @@ def append_candidates(block, bits, begin, end, high, prefix, keys, with_mass):
     start = begin
     while start < end:
         words = coop.ThreadData(WIDE, np.uint32)
-        coop.load(block, bits, words, algorithm="striped", offset=start,
-                  valid_items=min(end - start, WIDE_TILE), oob_default=np.uint32(0))
+        load_wide(block, bits, words, start, end, np.uint32(0))
+        whole = end - start >= WIDE_TILE
         held = np.uint32(0)  # bit i: item i is a candidate (the words themselves are not kept past the scan)
         for i in range(WIDE):
             key = ordered_key(words[i])
-            if start + i * THREADS + block.rank() < end:
-                if key & high == prefix:
+            if whole or start + i * THREADS + block.rank() < end:
+                if np.uint32(key & high) == prefix:
                     held |= np.uint32(1) << np.uint32(i)
-                elif key & high > prefix:
+                elif np.uint32(key & high) > prefix:
                     above += float_of_bits(words[i])
         tile_found = numba_coop.ThreadData(1, np.int32)
         slot = numba_coop.exclusive_sum(block, np.int32(cuda.popc(held)), aggregate_output=tile_found) + found
@@ -351,8 +373,7 @@ def online_max_sum(block, logits, begin, end, inv_temperature):
     start = begin
     while start < end:
         items = coop.ThreadData(WIDE, np.float32)
-        coop.load(block, logits, items, algorithm="striped", offset=start,
-                  valid_items=min(end - start, WIDE_TILE), oob_default=NEG_INF)
+        load_wide(block, logits, items, start, end, NEG_INF)
         tile_max = NEG_INF
         for i in range(WIDE):
             items[i] = items[i] * inv_temperature
@@ -375,12 +396,11 @@ def write_softmax(block, logits, out, begin, end, inv_temperature, row_max, row_
     start = begin
     while start < end:
         items = coop.ThreadData(WIDE, np.float32)
-        coop.load(block, logits, items, algorithm="striped", offset=start,
-                  valid_items=min(end - start, WIDE_TILE), oob_default=NEG_INF)
+        load_wide(block, logits, items, start, end, NEG_INF)
         probs = coop.ThreadData(WIDE, np.float32)
         for i in range(WIDE):
             probs[i] = math.exp2(items[i] * inv_temperature * LOG2E - max_log2) * scale
-        coop.store(block, out, probs, algorithm="striped", offset=start, valid_items=min(end - start, WIDE_TILE))
+        store_wide(block, out, probs, start, end)
         start += WIDE_TILE
 
 
@@ -420,13 +440,11 @@ def mask(block, bits, out_bits, begin, end, pivot):
     start = begin
     while start < end:
         words = coop.ThreadData(WIDE, np.uint32)
-        coop.load(block, bits, words, algorithm="striped", offset=start,
-                  valid_items=min(end - start, WIDE_TILE), oob_default=np.uint32(0))
+        load_wide(block, bits, words, start, end, np.uint32(0))
         masked = coop.ThreadData(WIDE, np.uint32)
         for i in range(WIDE):
             masked[i] = words[i] if at_or_above(words[i], pivot) else np.uint32(NEG_INF_BITS)
-        coop.store(block, out_bits, masked, algorithm="striped", offset=start,
-                   valid_items=min(end - start, WIDE_TILE))
+        store_wide(block, out_bits, masked, start, end)
         start += WIDE_TILE
 
 
@@ -437,8 +455,7 @@ def kept_mass(block, probs, base, vocab, pivot):
     start = np.int64(0)
     while start < vocab:
         items = coop.ThreadData(WIDE, np.float32)
-        coop.load(block, probs, items, algorithm="striped", offset=base + start,
-                  valid_items=min(vocab - start, WIDE_TILE), oob_default=np.float32(0))
+        load_wide(block, probs, items, base + start, base + vocab, np.float32(0))
         for i in range(WIDE):
             if items[i] >= pivot:
                 kept += items[i]
@@ -452,12 +469,11 @@ def write_scaled(block, probs, out, begin, end, pivot, scale):
     start = begin
     while start < end:
         items = coop.ThreadData(WIDE, np.float32)
-        coop.load(block, probs, items, algorithm="striped", offset=start,
-                  valid_items=min(end - start, WIDE_TILE), oob_default=np.float32(0))
+        load_wide(block, probs, items, start, end, np.float32(0))
         renormed = coop.ThreadData(WIDE, np.float32)
         for i in range(WIDE):
             renormed[i] = items[i] * scale if items[i] >= pivot else np.float32(0)
-        coop.store(block, out, renormed, algorithm="striped", offset=start, valid_items=min(end - start, WIDE_TILE))
+        store_wide(block, out, renormed, start, end)
         start += WIDE_TILE
 
 
@@ -529,8 +545,8 @@ def select_pivot(block, bits, counts, arrive, row, slices, part, begin, end, k, 
             mine = across_slices(block, mine, np.int32(0), counts, arrive, row, slices, part, digit)
         if k > 0:
             chosen, left, in_bin = choose_digit(block, mine, np.int32(remaining))
-            prefix |= np.uint32(chosen) << shift
-            high |= np.uint32(0xFF) << shift
+            prefix = np.uint32(prefix | (np.uint32(chosen) << shift))  # (numba widens uint32 arithmetic: the
+            high = np.uint32(high | (np.uint32(0xFF) << shift))  # casts keep the key tests 32-bit)
             remaining = left
     kept = np.float32(0)
     if with_mass and k > 0 and held:
@@ -686,8 +702,8 @@ def top_p_renorm_probs_kernel(probs, bits, out, masses, partials, arrive, vocab,
             if digit == 0:  # every value is a candidate of the first digit
                 remaining = max(np.int64(np.float64(p) * np.float64(coop.sum(block, mine))), np.int64(1))
             chosen, left = choose_mass_digit(block, mine, remaining)
-            prefix |= np.uint32(chosen) << shift
-            high |= np.uint32(0xFF) << shift
+            prefix = np.uint32(prefix | (np.uint32(chosen) << shift))  # (numba widens uint32 arithmetic: the
+            high = np.uint32(high | (np.uint32(0xFF) << shift))  # casts keep the key tests 32-bit)
             remaining = left
     pivot = float_of_bits(prefix) if active else np.float32(0)
     renormalise_slice(block, probs, out, partials, arrive, row, slices, begin, end, pivot,
@@ -742,8 +758,7 @@ def slice_kept(block, probs, begin, end, first, at_least):
     start = begin
     while start < end:
         items = coop.ThreadData(WIDE, np.float32)
-        coop.load(block, probs, items, algorithm="striped", offset=start,
-                  valid_items=min(end - start, WIDE_TILE), oob_default=np.float32(0))
+        load_wide(block, probs, items, start, end, np.float32(0))
         for i in range(WIDE):
             if items[i] > 0 and items[i] >= at_least:
                 mass += items[i]
@@ -878,8 +893,7 @@ def min_p_sampling_from_probs_kernel(probs, samples, partials, lasts, arrive, vo
     start = begin
     while start < end:
         items = coop.ThreadData(WIDE, np.float32)
-        coop.load(block, probs, items, algorithm="striped", offset=start,
-                  valid_items=min(end - start, WIDE_TILE), oob_default=np.float32(0))
+        load_wide(block, probs, items, start, end, np.float32(0))
         for i in range(WIDE):
             largest = max(largest, items[i])
         start += WIDE_TILE
