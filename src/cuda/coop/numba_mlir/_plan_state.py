@@ -61,6 +61,7 @@ class PlanState:
     result_operands: set[int]
     op_calls: list[OpCall]
     constructor_stmts: dict[int, Any]  # id(statement) -> what it made (a payload, a group, a result tuple ...)
+    member_reads: dict[str, Any]  # tuple members read where their call stands (_tuple_operands), by variable name
 
     if TYPE_CHECKING:  # defined by KernelPlan or by another mixin
         def as_context(self) -> CallContext[OpCall, PayloadVal]: ...

@@ -20,7 +20,6 @@ from ._plan_state import PlanState
 
 
 class TupleOperands(PlanState):
-    member_reads: dict[str, Any]  # member variable -> its ``tuple[j]`` statement, placed before the call
     _members_of: dict[int, list[Any] | None]  # id(operand variable) -> its members, one answer per call
     _keep: list[Any]  # objects whose ids key a memo, kept alive
 
@@ -79,7 +78,7 @@ class TupleOperands(PlanState):
             return True
         built = self.resolver.stmt_of.get(id(build))
         for block in self.func_ir.blocks.values():
-            between = None  # statements after the build, once it is found in this block
+            between: list[Any] | None = None  # statements after the build, once it is found in this block
             for stmt in block.body:
                 if stmt is built:
                     between = []
