@@ -53,15 +53,15 @@ def run_program(text: str, options: Sequence[str], headers: dict[str, bytes], *,
         log = ""
         if int(status) != 0 or want_log:
             _, size = call("nvrtcGetProgramLogSize", prog)
-            raw = b" " * size
-            call("nvrtcGetProgramLog", prog, raw)
+            raw = bytearray(size)  # never ``b" " * size``: at size 1 that is CPython's shared b" ", and NVRTC's
+            call("nvrtcGetProgramLog", prog, raw)  # write into it turned every b" " of the process into b"\0"
             log = raw.decode(errors="replace").rstrip("\0")
         pch_status = int(call("nvrtcGetPCHCreateStatus", prog)[0]) if creating else None
         ltoir = b""
         if int(status) == 0 and not creating:
             err, size = call("nvrtcGetLTOIRSize", prog)
             check(err, "nvrtcGetLTOIRSize")
-            out = b" " * size
+            out = bytearray(size)
             (err,) = call("nvrtcGetLTOIR", prog, out)
             check(err, "nvrtcGetLTOIR")
             ltoir = bytes(out)
