@@ -130,6 +130,14 @@ def load_wide(block, source, items, start, end, fill):
 
 
 @cuda.jit(device=True, inline="always")
+def items_left(block, start, end):
+    """How far past this thread's first striped item of the tile at ``start`` the tile's valid items reach: item i
+    (at start + i * THREADS + rank) is before ``end`` when i * THREADS < items_left. An int32, so each test is one
+    32-bit compare against a constant (numba's int64 index arithmetic made it four instructions)."""
+    return np.int32(min(end - start, WIDE_TILE) - block.rank())
+
+
+@cuda.jit(device=True, inline="always")
 def store_wide(block, destination, items, start, end):
     """``items`` to destination[start:end] (at most WIDE_TILE), striped: ``load_wide``'s store."""
     if end - start >= WIDE_TILE:
@@ -160,11 +168,11 @@ def digit_histogram(block, bits, begin, end, shift, high, prefix):
     while start < end:
         words = coop.ThreadData(WIDE, np.uint32)
         load_wide(block, bits, words, start, end, np.uint32(0))
-        whole = end - start >= WIDE_TILE
+        room = items_left(block, start, end)
         digits = coop.ThreadData(WIDE, np.uint32)
         for i in range(WIDE):
             key = ordered_key(words[i])
-            inside = whole or start + i * THREADS + block.rank() < end
+            inside = i * THREADS < room
             digit = np.uint32((key >> shift) & np.uint32(0xFF))
             digits[i] = digit if inside and np.uint32(key & high) == prefix else np.uint32(BINS)
         counts = coop.histogram(block, digits, bins=BINS + 1)  # bin 256 collects the rest
@@ -221,11 +229,11 @@ def append_candidates(block, bits, begin, end, high, prefix, keys, with_mass):
     while start < end:
         words = coop.ThreadData(WIDE, np.uint32)
         load_wide(block, bits, words, start, end, np.uint32(0))
-        whole = end - start >= WIDE_TILE
+        room = items_left(block, start, end)
         held = np.uint32(0)  # bit i: item i is a candidate (the words themselves are not kept past the scan)
         for i in range(WIDE):
             key = ordered_key(words[i])
-            if whole or start + i * THREADS + block.rank() < end:
+            if i * THREADS < room:
                 if np.uint32(key & high) == prefix:
                     held |= np.uint32(1) << np.uint32(i)
                 elif np.uint32(key & high) > prefix:
