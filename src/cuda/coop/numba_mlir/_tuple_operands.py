@@ -45,8 +45,9 @@ class TupleOperands(PlanState):
             raise CoopTypeError(f"the tuple {name} has {' or '.join(map(str, sorted(sizes)))} members where the call "
                                 "takes it; give every assignment to it the same number of members")
         if any(isinstance(self.resolver.var(item.name), PayloadVal) for build in builds for item in build.items):
-            raise CoopTypeError(f"{name} is a tuple of ThreadData payloads assigned in several places; pass the "
-                                f"tuple where the call stands, e.g. op(group, ({name}_a, {name}_b))")
+            raise CoopTypeError(f"{name} is a tuple of ThreadData payloads assigned in several places, or one of "
+                                "whose members was assigned again after it was built; build the tuple in the call, "
+                                "e.g. op(group, (a, b))")
         return [self._member_read(var, index) for index in range(sizes.pop())]
 
     def tuple_definitions(self, var: Any) -> tuple[list[Any], list[Any]]:
