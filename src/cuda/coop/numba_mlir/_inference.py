@@ -147,51 +147,62 @@ class DtypeInference(PlanState):
             if isinstance(value.value, np.generic) and value.value.dtype.kind in "iuf":
                 return value.value.dtype.name, False  # a NumPy scalar constant (``NEG_INF = np.float32(-np.inf)``)
             return None, False
-        for definition in self.resolver.definitions(var.name):
-            if not isinstance(definition, nb.ir.Expr):
-                if isinstance(definition, nb.ir.Var):
-                    return self._value_dtype(definition)
-                continue
-            if definition.op == "static_getitem" and isinstance(definition.index, int):
-                results = self._site_results(definition.value)  # ``key, value = radix_sort_pairs(...)``
-                if results is not None and definition.index < len(results) and \
-                        not isinstance(results[definition.index], list):
-                    return results[definition.index], False
-                item = self._tuple_item(definition.value, definition.index)  # ``a, b = inlined_helper(...)``
-                if item is not None:
-                    return self._value_dtype(item)
-                builds, _ = self.tuple_definitions(definition.value)  # a tuple assigned in several places
-                if builds and all(definition.index < len(build.items) for build in builds):
-                    return self._promoted([self._value_dtype(build.items[definition.index]) for build in builds])
-            if definition.op in ("getitem", "static_getitem"):
-                base = self.resolver.var(definition.value.name)
-                if isinstance(base, PayloadVal):
-                    return base.dtype, False
+        answers = [answer for answer in (self._definition_dtype(var, definition)
+                                         for definition in self.resolver.definitions(var.name)) if answer is not None]
+        known = [answer for answer in answers if answer[0] is not None]
+        if len({dtype for dtype, _ in known}) <= 1 or any(is_aggregate(dtype) for dtype, _ in known):
+            strong = [answer for answer in known if not answer[1]]
+            return (strong or known or answers or [(None, False)])[0]
+        # A variable assigned in several places (``v = np.int32(0)`` then ``v = x * 0.5``): numba types it as the
+        # unification of every assignment, so its dtype is theirs together, not the first one's.
+        return self._promoted(known)
+
+    def _definition_dtype(self, var: Any, definition: Any) -> tuple[str | None, bool] | None:
+        """(dtype, weak) of one assignment to ``var``; None where it says nothing."""
+        if not isinstance(definition, nb.ir.Expr):
+            if isinstance(definition, nb.ir.Var):
+                return self._value_dtype(definition)
+            return None
+        if definition.op == "static_getitem" and isinstance(definition.index, int):
+            results = self._site_results(definition.value)  # ``key, value = radix_sort_pairs(...)``
+            if results is not None and definition.index < len(results) and \
+                    not isinstance(results[definition.index], list):
+                return results[definition.index], False
+            item = self._tuple_item(definition.value, definition.index)  # ``a, b = inlined_helper(...)``
+            if item is not None:
+                return self._value_dtype(item)
+            builds, _ = self.tuple_definitions(definition.value)  # a tuple assigned in several places
+            if builds and all(definition.index < len(build.items) for build in builds):
+                return self._promoted([self._value_dtype(build.items[definition.index]) for build in builds])
+        if definition.op in ("getitem", "static_getitem"):
+            base = self.resolver.var(definition.value.name)
+            if isinstance(base, PayloadVal):
+                return base.dtype, False
+            if isinstance(base, ArgRef) and isinstance(base.type, nb.types.Array):
+                return nb.dtype_name(base.type.dtype), False
+        if definition.op == "call":
+            results = self._site_results(var)  # the scalar result of an earlier cuda.coop call
+            if results is not None and len(results) == 1:
+                return results[0], False
+            callee = self.resolver.callee(self.resolver.stmt_of[id(definition)])
+            if isinstance(callee, Obj) and callee.value in (min, max) and definition.args and not definition.kws:
+                return self._promoted([self._value_dtype(arg) for arg in definition.args])
+            if isinstance(callee, Obj) and any(callee.value is read for read in nb.ELEMENT_READS) and \
+                    definition.args:  # ``cuda.ldcg(a, i)``, ``cuda.atomic.add(a, i, v)``: an element of ``a``
+                base = self.resolver.var(definition.args[0].name)
                 if isinstance(base, ArgRef) and isinstance(base.type, nb.types.Array):
                     return nb.dtype_name(base.type.dtype), False
-            if definition.op == "call":
-                results = self._site_results(var)  # the scalar result of an earlier cuda.coop call
-                if results is not None and len(results) == 1:
-                    return results[0], False
-                callee = self.resolver.callee(self.resolver.stmt_of[id(definition)])
-                if isinstance(callee, Obj) and callee.value in (min, max) and definition.args and not definition.kws:
-                    return self._promoted([self._value_dtype(arg) for arg in definition.args])
-                if isinstance(callee, Obj) and any(callee.value is read for read in nb.ELEMENT_READS) and \
-                        definition.args:  # ``cuda.ldcg(a, i)``, ``cuda.atomic.add(a, i, v)``: an element of ``a``
-                    base = self.resolver.var(definition.args[0].name)
-                    if isinstance(base, ArgRef) and isinstance(base.type, nb.types.Array):
-                        return nb.dtype_name(base.type.dtype), False
-                if isinstance(callee, Obj) and not isinstance(callee.value, str):
-                    dtype = dtype_of_object(callee.value) if callee.value not in (int, float) else None
-                    if dtype is None:  # e.g. a struct-model type's constructor (docs: qualified, "Struct-model types")
-                        dtype = self._typed_call_dtype(callee.value, definition)
-                    if dtype is not None:
-                        return dtype, False
-            if definition.op == "binop" and definition.fn in _COMPARISONS:
-                return None, False  # a truth value: no payload dtype
-            if definition.op in ("binop", "inplace_binop"):
-                return self._promoted([self._value_dtype(definition.lhs), self._value_dtype(definition.rhs)])
-        return None, False
+            if isinstance(callee, Obj) and not isinstance(callee.value, str):
+                dtype = dtype_of_object(callee.value) if callee.value not in (int, float) else None
+                if dtype is None:  # e.g. a struct-model type's constructor (docs: qualified, "Struct-model types")
+                    dtype = self._typed_call_dtype(callee.value, definition)
+                if dtype is not None:
+                    return dtype, False
+        if definition.op == "binop" and definition.fn in _COMPARISONS:
+            return None, False  # a truth value: no payload dtype
+        if definition.op in ("binop", "inplace_binop"):
+            return self._promoted([self._value_dtype(definition.lhs), self._value_dtype(definition.rhs)])
+        return None
 
     def _tuple_item(self, var: Any, index: int) -> Any:
         """The variable at ``index`` of the tuple that ``var`` unpacks, where a single chain of definitions leads

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .._calls.binding import operator_failure
 from .._calls.emitter import parameter_values
 from .._calls.site import ArrayType, Backing, OperandType, SiteCall
@@ -118,11 +120,12 @@ def make_site(name: str, site: SiteCall, typingctx: Any) -> Any:
     """Create the callee object that replaces one marker call."""
 
     def typer(context: Any, *argtys: Any) -> Any:
-        if site.check is not None:
-            try:
+        try:
+            if site.check is not None:
                 site.check(tuple(operand_type(ty) for ty in argtys))
-            except CoopError as exc:
-                raise located(exc, site.loc) from None
+            _check_planned_kinds(site, argtys)
+        except CoopError as exc:
+            raise located(exc, site.loc) from None
         outs = [nb.numba_dtype(p.dtype) for p in site.params if p.abi is Abi.OUT]
         result = nb.numba_dtype(site.result_dtype) if site.result_dtype else (
             nb.types.Tuple(outs) if outs else nb.types.none)
@@ -160,6 +163,23 @@ def make_site(name: str, site: SiteCall, typingctx: Any) -> Any:
             builder.store_var(target, call)
 
     return nb.new_site_function(name, typer, typingctx)
+
+
+def _check_planned_kinds(site: SiteCall, argtys: tuple[Any, ...]) -> None:
+    """A value numba types as a float where the plan read an integer (a variable assigned values of several types,
+    not all visible before typing) would be truncated by the call: refused, with the cast that fixes it. Other
+    differences are conversions the plan means (a literal's weak dtype, numba's int64 for int32 arithmetic)."""
+    for param in site.params:
+        if param.abi is not Abi.VALUE or param.operand is None or param.operand >= len(argtys):
+            continue
+        planned, actual = param.dtype or site.elem_dtype, nb.dtype_name(argtys[param.operand])
+        if planned is None or actual is None or is_aggregate(planned) or is_aggregate(actual):
+            continue
+        if np.dtype(actual).kind in "fc" and np.dtype(planned).kind in "iub":
+            raise CoopTypeError(
+                f"a cuda.coop call's operand is a {actual} here, but the call was planned for {planned} (the "
+                f"variable is assigned values of several types); cast it where it is assigned, e.g. "
+                f"np.{actual}(...) or np.{planned}(...)")
 
 
 def _read_back(builder: Any, pointer: Any, dtype: str | None) -> Any:

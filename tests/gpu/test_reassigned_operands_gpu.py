@@ -1,6 +1,7 @@
-"""Tuple operands whose variable holds another tuple where the call stands (SPEC 8.18; numba-cuda-mlir) on the GPU
-against NumPy: the kernels tests/compile/test_tuple_operands_compile.py builds. Outputs poisoned, inputs checked
-unchanged, random rows (about one item in four above the threshold, so some lanes find none)."""
+"""Operands whose variable holds another value where the call stands (numba-cuda-mlir; SPEC 8.18 for tuples) on
+the GPU against NumPy: the kernels tests/compile/test_reassigned_operands_compile.py builds. Outputs poisoned,
+inputs checked unchanged, random rows (about one item in four above the threshold, so some lanes find none);
+the float sums are of multiples of 1/16, exact in any order."""
 from __future__ import annotations
 
 import sys
@@ -12,7 +13,7 @@ from gpu_helpers import SEEDED_PER_TEST, poisoned
 from numba_cuda_mlir import cuda
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "compile"))
-import test_tuple_operands_compile as built  # noqa: E402  (the kernels the CPU test builds)
+import test_reassigned_operands_compile as built  # noqa: E402  (the kernels the CPU test builds)
 
 pytestmark = pytest.mark.gpu
 rng = SEEDED_PER_TEST
@@ -46,3 +47,14 @@ def test_a_member_assigned_after_the_tuple_was_built_is_reduced_as_built():
     np.testing.assert_array_equal(values, keep)
     pairs = values.reshape(THREADS, 2).astype(np.int64)
     np.testing.assert_array_equal(out, np.repeat(pairs.sum(axis=0, keepdims=True), THREADS, axis=0))
+
+
+def test_a_scalar_assigned_an_int_then_a_float_is_summed_as_a_float():
+    values = (rng.integers(-1000, 1000, THREADS) / 8).astype(np.float32)
+    keep = values.copy()
+    out = poisoned(THREADS, np.float64)
+    built.scalar_kernel()[1, THREADS](values, out)
+    cuda.synchronize()
+    np.testing.assert_array_equal(values, keep)
+    halves = np.where(values > 0, values.astype(np.float64) * 0.5, 0.0)
+    np.testing.assert_array_equal(out, np.full(THREADS, halves.sum()))

@@ -1,11 +1,12 @@
-"""Tuple operands whose variable holds, where the call stands, another tuple than the first one assigned to it
-(SPEC 8.18; numba-cuda-mlir): a tuple a loop may assign again under a condition, with a member whose type the
-assignment widens (int32 to int64: the variable's type is unified), a tuple a helper's loop assigns, and a tuple
-one of whose members is assigned again after it was built. The call must take the values the tuple holds there:
-the planner once passed the first tuple's members, so the reduction saw only its constants (the loads were dead in
-the SASS, and the top-k kernels of examples/workloads chose no digit). The same kernels run on the GPU in
-tests/gpu/test_tuple_operands_gpu.py; the conformance case ``multi_operand-block_reduce_reassigned`` holds both
-backends to the same rule."""
+"""Operands whose variable holds, where the call stands, another value than the first one assigned to it
+(numba-cuda-mlir; SPEC 8.18 for tuples): a tuple a loop may assign again under a condition, with a member whose
+type the assignment widens (int32 to int64: the variable's type is unified), a tuple one of whose members is
+assigned again after it was built, and a scalar assigned an int32 and then a float. The call must take the values
+and the type the variable has there: the planner once passed the first tuple's members (the reduction saw only
+its constants: the loads were dead in the SASS, and the top-k kernels of examples/workloads chose no digit), and
+planned a scalar for its first assignment's dtype (a float sum truncated to int32). The same kernels run on the
+GPU in tests/gpu/test_reassigned_operands_gpu.py; the conformance case ``multi_operand-block_reduce_reassigned``
+holds both backends to the rule for tuples."""
 from __future__ import annotations
 
 import functools
@@ -109,3 +110,36 @@ def test_a_tuple_of_payloads_assigned_in_several_places_is_refused():
     expect_compile_error(kernel, (np.zeros(THREADS * 2, np.int32), np.zeros(THREADS, np.int32)), CoopTypeError,
                          "pair is a tuple of ThreadData payloads assigned in several places", block=THREADS,
                          site="prefix", line_marker="payloads in two places")
+
+
+@functools.cache
+def scalar_kernel():
+    """Each thread's value: an int32 0, or half its float32 input where that is positive (numba types the variable
+    float64); the block's sum of them."""
+    @cuda.jit
+    def kernel(values, out):
+        t = cuda.threadIdx.x
+        v = np.int32(0)
+        if values[t] > 0:
+            v = values[t] * 0.5
+        out[t] = coop.sum(coop.this_block(), v)
+    return kernel
+
+
+def test_a_scalar_assigned_an_int_then_a_float_is_summed_as_a_float():
+    built = build_kernel(scalar_kernel(), (np.zeros(THREADS, np.float32), np.zeros(THREADS, np.float64)),
+                         block=THREADS)
+    assert "BlockReduce<double" in built.cpp_source, built.cpp_source
+
+
+def test_a_float_the_plan_could_not_see_is_refused_not_truncated():
+    @cuda.jit
+    def kernel(values, out):
+        t = cuda.threadIdx.x
+        v = np.int32(0)
+        if values[t] > 0:
+            v = 0.5
+        out[t] = coop.sum(coop.this_block(), v)  # int32 then a float literal
+    expect_compile_error(kernel, (np.zeros(THREADS, np.float32), np.zeros(THREADS, np.float64)), CoopTypeError,
+                         "operand is a float64 here, but the call was planned for int32", block=THREADS,
+                         site="prefix", line_marker="int32 then a float literal")
