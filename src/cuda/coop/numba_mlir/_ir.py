@@ -200,6 +200,24 @@ class Resolver:
     def definitions(self, name: str) -> list[Any]:
         return list(self.func_ir._definitions.get(name, ()))
 
+    def definitions_through_copies(self, var: Any) -> list[Any]:
+        """The definitions of ``var`` and of the variables it copies (``b = a``), each variable once; the copies
+        themselves left out."""
+        found: list[Any] = []
+        seen: set[str] = set()
+        pending = [var]
+        while pending:
+            current = pending.pop()
+            if current.name in seen:
+                continue
+            seen.add(current.name)
+            for definition in self.definitions(current.name):
+                if isinstance(definition, nb.ir.Var):
+                    pending.append(definition)
+                else:
+                    found.append(definition)
+        return found
+
     def var(self, name: str) -> Any:
         if name in self.memo:
             return self.memo[name]

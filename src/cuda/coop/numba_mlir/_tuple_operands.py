@@ -54,20 +54,9 @@ class TupleOperands(PlanState):
         """(the ``build_tuple`` expressions ``var`` may hold, through copies; its other definitions)."""
         builds: list[Any] = []
         others: list[Any] = []
-        seen: set[str] = set()
-        pending = [var]
-        while pending:
-            current = pending.pop()
-            if current.name in seen:
-                continue
-            seen.add(current.name)
-            for definition in self.resolver.definitions(current.name):
-                if isinstance(definition, nb.ir.Var):
-                    pending.append(definition)
-                elif isinstance(definition, nb.ir.Expr) and definition.op == "build_tuple":
-                    builds.append(definition)
-                else:
-                    others.append(definition)
+        for definition in self.resolver.definitions_through_copies(var):
+            is_build = isinstance(definition, nb.ir.Expr) and definition.op == "build_tuple"
+            (builds if is_build else others).append(definition)
         return builds, others
 
     def _members_unchanged(self, build: Any, var: Any) -> bool:
