@@ -58,6 +58,13 @@ def segmented_tile_algorithm(k: int) -> str:
     return "vectorize" if k <= 4 else "transpose"
 
 
+def segmented_launch_bounds(k: int) -> dict:
+    """The numba segmented-sum kernel's ``launch_bounds``, its twin's ``BENCH_SEGMENTED_BOUNDS_<K>`` (cub/cute.cu):
+    at 4 items (256, 8) keeps 8 blocks per SM (32 registers, no spill; 40 registers and 6 blocks without);
+    at 16 none, as for the twin."""
+    return {"launch_bounds": (THREADS, 8)} if k <= 4 else {}
+
+
 @dataclass(frozen=True)
 class Row:
     """One tile kernel: its CuTe launcher, the family that has its numba kernel and CUB twin, its output."""
@@ -238,7 +245,7 @@ def _own_numba_kernel(operation: str, k: int = ITEMS):
     if operation == "segmented_inclusive_sum":
         access = segmented_tile_algorithm(k)
 
-        @cuda.jit
+        @cuda.jit(**segmented_launch_bounds(k))
         def tile_segmented_inclusive_sum(src, dst):
             block = coop.this_block()
             base = np.int64(cuda.blockIdx.x) * (THREADS * k)
