@@ -3845,3 +3845,36 @@ def compile_subset() -> list[Case]:
         built.add(combination_of(case))
         chosen.append(case)
     return chosen
+
+
+BATCH_SIZE = 8  # cases a CPU compile test builds as one kernel
+
+
+def compile_batches(backend: str) -> list[tuple[Case, ...]]:
+    """compile_subset's cases in the batches the CPU compile test builds, one kernel each: the cases of one family and
+    block shape, at most BATCH_SIZE a batch, in the order of compile_subset, each body behind its own value of a
+    kernel argument. A build per case spent most of its time parsing the same CUB headers and running the same
+    compiler passes (a batch of 8 builds 3-5x faster than its cases one by one, on both backends). A case the backend
+    is known to fail stays a batch of its own."""
+    batches: list[tuple[Case, ...]] = []
+    open_batches: dict[tuple[str, tuple[int, int, int]], list[Case]] = {}
+    for case in compile_subset():
+        if backend in case.known_failures:
+            batches.append((case,))
+            continue
+        key = (case.family, case.block)
+        members = open_batches.setdefault(key, [])
+        members.append(case)
+        if len(members) == BATCH_SIZE:
+            batches.append(tuple(members))
+            del open_batches[key]
+    batches.extend(tuple(members) for members in open_batches.values())
+    return batches
+
+
+def batch_id(batch: tuple[Case, ...]) -> str:
+    """A batch's test id: its one case's id, or its family, block shape and first and last case."""
+    if len(batch) == 1:
+        return batch[0].id
+    x, y, z = batch[0].block
+    return f"{batch[0].family}-{x}x{y}x{z}[{batch[0].id}..{batch[-1].id}]"

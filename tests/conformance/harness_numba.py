@@ -57,3 +57,38 @@ def compile_case(case: Case, target: str = "sm_90"):
 
     return numba_coop.compile_kernel(kernel_of(case), _args(case, case.inputs()), block=case.block, grid=case.grid,
                                      target=target)
+
+
+def batch_kernel_of(batch: tuple[Case, ...]):
+    """One kernel for the cases of ``batch`` (equal block shapes): ``kernel(which, <every case's operands>)`` runs the
+    body of case ``which``. A kernel argument is the same for every thread, so each body is reached as a whole."""
+    key = "|".join(case.id for case in batch)
+    if key not in _kernels:
+        import cuda.coop.numba_mlir as cuda_coop_numba  # registers the backend
+        from numba_cuda_mlir import cuda
+
+        scope: dict[str, Any] = {"cuda": cuda}
+        params, branches = ["which"], []
+        for i, case in enumerate(batch):
+            names = [f"a{i}_{j}" for j in range(len(case.operands))]
+            params += names
+            scope[f"BODY{i}"] = cuda.jit(device=True, inline="always")(case.body_in(cuda_coop_numba))
+            branches.append(f"    {'if' if i == 0 else 'elif'} which == {i}:\n"
+                            f"        BODY{i}(cuda.blockIdx.x, {', '.join(names)})\n")
+        source = f"def kernel({', '.join(params)}):\n" + "".join(branches)
+        exec(compile(source, f"<conformance numba batch {batch[0].id}..{batch[-1].id}>", "exec"), scope)
+        _kernels[key] = cuda.jit(scope["kernel"])
+    return _kernels[key]
+
+
+def compile_batch(batch: tuple[Case, ...], target: str = "sm_90"):
+    """The cases of ``batch`` built as one kernel (``compile_case`` for a batch of one)."""
+    if len(batch) == 1:
+        return compile_case(batch[0], target)
+    import cuda.coop.numba_mlir as numba_coop
+
+    args: list[Any] = [np.int32(0)]
+    for case in batch:
+        args += _args(case, case.inputs())
+    return numba_coop.compile_kernel(batch_kernel_of(batch), args, block=batch[0].block, grid=batch[0].grid,
+                                     target=target)

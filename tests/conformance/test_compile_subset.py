@@ -6,7 +6,7 @@ import collections
 
 import numpy as np
 
-from .cases import CASES, combination_of, compile_subset, group_of
+from .cases import BATCH_SIZE, CASES, combination_of, compile_batches, compile_subset, group_of
 
 
 def test_every_group_is_built_exactly_once():
@@ -34,3 +34,18 @@ def test_every_combination_is_built_and_each_family_builds_all_it_can():
     for family in groups:
         if len(groups[family]) >= len(combinations[family]):
             assert combinations[family] <= built, family
+
+
+def test_the_batches_build_every_case_of_the_subset_once():
+    """compile_batches (one kernel per batch in the CPU compile test) partitions compile_subset: every case once, in a
+    batch of one family and one block shape, at most BATCH_SIZE cases; a case known to fail on that backend alone."""
+    subset = [case.id for case in compile_subset()]
+    for backend in ("numba-cuda-mlir", "cutlass"):
+        batches = compile_batches(backend)
+        assert sorted(case.id for batch in batches for case in batch) == sorted(subset)
+        for batch in batches:
+            assert 1 <= len(batch) <= BATCH_SIZE
+            assert len({(case.family, case.block) for case in batch}) == 1, [case.id for case in batch]
+            if any(backend in case.known_failures for case in batch):
+                assert len(batch) == 1, [case.id for case in batch]
+        assert len(batches) < len(subset) / 2  # the point of batching
