@@ -173,8 +173,13 @@ def pytest_runtest_setup(item):
             pytest.fail(f"the GPU probe failed: {probe.reason}", pytrace=False)
 
 
-# The fast lane (``pytest -m fast``, README): the unit tests and one build per family (the examples' builds).
+# The fast lane (``pytest -m fast``, README): the unit tests and one build per family (the examples' builds; not the
+# workloads' scripts under examples/workloads/, which build a dozen kernels each and run in the build lane).
 _FAST = ("unit", "test_examples_compile.py")
+
+
+def _fast(item) -> bool:
+    return any(part in _FAST for part in item.path.parts) and "[workloads/" not in item.nodeid
 
 
 def _shard(items):
@@ -195,7 +200,7 @@ def pytest_collection_modifyitems(config, items):
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
     for item in items:
-        if any(part in _FAST for part in item.path.parts):
+        if _fast(item):
             item.add_marker(pytest.mark.fast)
     probe = gpu_probe()
     if probe.found or probe.unexpected:  # an unexpected failure fails the GPU tests (pytest_runtest_setup)
