@@ -50,6 +50,18 @@ def test_cute_row_builds(name):
     assert res["local_bytes"] == 0 and res["calls"] == 0
 
 
+@pytest.mark.parametrize("name", ["select_256x16_int32", "select_256x16_float32"])
+def test_cute_select_at_16_items_keeps_the_twins_blocks_per_sm(name):
+    """Its launch's min_blocks_per_mp (beyond_cute_kernels.MIN_BLOCKS): 64 registers, 4 blocks of 256 threads per SM
+    as the twin (73 registers and 3 blocks without), and no spill."""
+    if not _has_cute():
+        pytest.skip("the CuTe DSL is not installed")
+    row = next(row for row in beyond.ROWS if row.name == name)
+    res = beyond.cute_resources(row, N)
+    assert res["local_bytes"] == 0 and res["calls"] == 0
+    assert sass_audit.blocks_per_sm(res["registers"]) >= 4, res
+
+
 # numba's static instructions over the CuTe DSL's for the same warp top-k row (2.2 before issue 42's fix, 1.15 now):
 # the numba kernel multiplies its indices by the arrays' strides (CuTe's tensors here have a constant stride of 1)
 WARP_TOPK_RATIO = 1.25
