@@ -5,6 +5,8 @@ reuse barrier, any block shape, float16 keys and aggregate values. Results are c
 (tests/conformance/cases.py, both backends, on the GPU)."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from numba_cuda_mlir import cuda
@@ -89,12 +91,17 @@ def test_the_lane_network_shuffles_only_what_it_moves_and_keeps_no_predicate_in_
     (log2(W) + 1) / 2 stages, each one shuffle of the key, one of the value (pairs) and, with valid_items only, one of
     the invalid flag. Without valid_items the flag was shuffled anyway (NVVM keeps a shuffled constant), and the
     choice between two comparisons per stage became branches after which ptxas kept every stage's predicate in a
-    register (P2R) and ran the values' shuffles after all the keys'."""
+    register (P2R) and ran the values' shuffles after all the keys'.
+    A logical warp shuffles with its own member mask (sibling logical warps may be on other paths): ptxas then issues
+    the network once for a converged warp (``SHFL.IDX PT``) and once more, behind ``BRA.DIV``, with
+    ``WARPSYNC.COLLECTIVE`` for a diverged one; a whole warp's mask is all lanes, and only the first form exists."""
     built = build_kernel(_one_key_per_lane(width, pairs, partial), (F32, I32, F32, I32, np.int32(5)))
     sass = built.sass()
     log = width.bit_length() - 1
     stages = log * (log + 1) // 2
-    assert sass.count("SHFL.IDX") == stages * (1 + pairs + partial), sass.count("SHFL.IDX")
+    converged = len(re.findall(r"SHFL\.IDX PT,", sass))
+    assert converged == stages * (1 + pairs + partial), converged
+    assert ("WARPSYNC.COLLECTIVE" in sass) == (width < 32)
     if not partial:  # with valid_items ptxas may still keep a few of the 32 lanes' predicates in registers
         assert "P2R" not in sass and "R2P" not in sass
 

@@ -3332,6 +3332,39 @@ def _topk_moe(T, K, dtype):
     return (body, *_topk_case(T, K, dtype, sels))
 
 
+def _topk_sibling_paths(T, K, dtype):
+    """Sibling logical warps of 16 lanes on different paths around a one-key-per-lane top-k (SPEC 2.7: different
+    sibling groups may take different paths): each half-warp takes its 3 smallest keys at one of two call sites, as
+    a loaded route (1 or 2) says (loaded data: the participation analysis accepts it), while the other half of its
+    warp may be at the other. Each logical warp's shuffles must name only its own lanes (a full-warp mask there is
+    undefined)."""
+    sels = [Selection(16, 3, None, False)]
+    tile = T * K
+
+    @staged.jit
+    def body(bid, src, route, dst):
+        block = coop.this_block()
+        lanes = coop.this_warp().group_by(16)
+        keys = coop.ThreadData(K, dtype)
+        coop.load(block, src, keys, offset=bid * tile)
+        out = coop.ThreadData(K, dtype)
+        if route[bid * T + block.rank_as(np.int32)] == 1:
+            first = coop.topk_min_keys(lanes, keys, k=3)
+            for i in range(K):
+                out[i] = first[i]
+        else:
+            second = coop.topk_min_keys(lanes, keys, k=3)
+            for i in range(K):
+                out[i] = second[i]
+        coop.store(block, dst, out, offset=bid * tile)
+
+    n = GRID * tile
+    oracle, extras = _topk_case(T, K, dtype, sels)
+    src, dst = extras["operands"]
+    route = Array("route", np.int32, n, "in", lambda rng: np.repeat(rng.integers(1, 3, n // 16), 16).astype(np.int32))
+    return body, oracle, {**extras, "operands": (src, route, dst)}
+
+
 def _topk_dtypes(T, K, dtype):
     """Every dtype: a warp's smallest keys with values over all but the last 5 positions (the pad then competes
     with valid keys equal to it), a logical warp of 8 lanes' largest keys."""
@@ -3783,6 +3816,7 @@ _VARIANTS = [
     ("topk", "lw_max_pairs_partial", _topk_lw(True, True), INT_AND_FLOAT, TOPK_WARP_COMBOS),
     ("topk", "warp_pairs_runtime", _topk_runtime, INT_AND_FLOAT, TOPK_WARP_COMBOS),
     ("topk", "moe_routing", _topk_moe, (np.float32, np.float64, np.int32), MOE_COMBOS),
+    ("topk", "lw16_sibling_paths", _topk_sibling_paths, INT_AND_FLOAT, MOE_COMBOS),
     ("topk", "warp_dtypes", _topk_dtypes, TEN_DTYPES, (((64, 1, 1), 1), ((64, 1, 1), 2))),
     ("shuffle", "up", _shuffle("up"), INT_AND_FLOAT, COMBOS_1D),
     ("shuffle", "down", _shuffle("down"), INT_AND_FLOAT, COMBOS_1D),

@@ -11,6 +11,8 @@
 #include <cuda/std/functional>
 #include <cuda/std/type_traits>
 
+#include <cuda_coop/util_group.cuh>
+
 namespace cuda_coop {
 
 // How a key's bits are ordered: as an unsigned integer, a two's-complement integer or an IEEE floating value.
@@ -63,15 +65,16 @@ struct OrderedKey {
 };
 
 // A bitonic sorting network over the lanes of a logical warp of W lanes (a power of two), one key (and one value)
-// per lane, by shuffles: no shared memory and no barrier. Every lane of the physical warp takes part (each in its own
-// group). Lanes at or past valid_items order after every valid lane whatever their keys, so no pad competes with a
-// valid key (nor carries its value into the selection). Keys that compare equal keep their own values.
+// per lane, by shuffles: no shared memory and no barrier. Only the lanes of the caller's logical warp take part (its
+// member mask): sibling logical warps of one physical warp may be on other paths (docs: concepts, "Participation").
+// Lanes at or past valid_items order after every valid lane whatever their keys, so no pad competes with a valid key
+// (nor carries its value into the selection). Keys that compare equal keep their own values.
 template <typename Bits, int W, typename Value>
 class WarpLaneBitonicSort {
   static_assert(W >= 1 && W <= 32 && (W & (W - 1)) == 0, "a logical warp of a power-of-two width");
   template <typename T>
-  static __device__ __forceinline__ T Partner(const T& mine, int partner) {
-    return ::cub::ShuffleIndex<W>(mine, partner, 0xffffffffu);
+  static __device__ __forceinline__ T Partner(const T& mine, int partner, unsigned members) {
+    return ::cub::ShuffleIndex<W>(mine, partner, members);
   }
 
   // The network, over (invalid, key) ordered lexicographically by valid first, then Compare. In each pair, the lane
@@ -85,7 +88,9 @@ class WarpLaneBitonicSort {
   // an int, combined without choices either.
   template <bool WITH_VALUES, bool PARTIAL, typename Compare>
   static __device__ __forceinline__ void Network(Bits& key, Value* value, Compare compare, int valid_items) {
-    const int lane = static_cast<int>(::cuda::ptx::get_sreg_laneid() % W);
+    const unsigned physical_lane = ::cuda::ptx::get_sreg_laneid();
+    const unsigned members = logical_warp_mask(physical_lane, W);
+    const int lane = static_cast<int>(physical_lane % W);
     int invalid = PARTIAL && lane >= valid_items;  // 0 or 1 (an int: shuffled as it is)
 #pragma unroll
     for (int size = 2; size <= W; size <<= 1) {
@@ -93,19 +98,19 @@ class WarpLaneBitonicSort {
       for (int stride = size / 2; stride > 0; stride >>= 1) {
         const int partner = lane ^ stride;
         const bool keep_first = ((lane & size) == 0) == ((lane & stride) == 0);
-        const Bits other_key = Partner(key, partner);
+        const Bits other_key = Partner(key, partner, members);
         bool mine_first = compare(key, other_key);  // strictly
         bool equal = key == other_key;  // the representation is a bijection: equal bits, equal order
         int other_invalid = 0;
         if constexpr (PARTIAL) {
-          other_invalid = Partner(invalid, partner);
+          other_invalid = Partner(invalid, partner, members);
           const bool same = invalid == other_invalid;
           mine_first = (same & mine_first) | (other_invalid > invalid);
           equal = same & equal;
         }
         const bool take = (keep_first != mine_first) && !equal;
         if constexpr (WITH_VALUES) {
-          const Value other_value = Partner(*value, partner);
+          const Value other_value = Partner(*value, partner, members);
           *value = take ? other_value : *value;
         }
         key = take ? other_key : key;
