@@ -356,8 +356,8 @@ def test_stateful_state_payload_checks():
         dst[0] = numba_coop.exclusive_sum(coop.this_block(), src[0], state, prefix_op=RUNNING)
 
     expect_compile_error(dtype, (I32, I32), coop.CoopTypeError,
-                         "cuda.coop.numba_mlir.exclusive_sum state must have the StatefulFunction's dtype int32; "
-                         "got float32")
+                         "cuda.coop.numba_mlir.exclusive_sum state must have the payload dtype int32; "
+                         "got float32; cast it")
 
     @cuda.jit
     def bad_dtype(src, dst):

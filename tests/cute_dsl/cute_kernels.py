@@ -467,6 +467,39 @@ def small_storage_launch(src: cute.Tensor, dst: cute.Tensor):
     small_storage_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
 
 
+# A descriptor that did not come from a TempStorage() call in the kernel (S4): TempStorage() outside any kernel is
+# R1, so one is made without its constructor, as a descriptor kept from elsewhere would reach the call.
+OUTSIDE_STORAGE = object.__new__(coop.TempStorage)
+
+
+@cute.kernel
+def outside_storage_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.exclusive_sum(block, items, temp_storage=OUTSIDE_STORAGE)
+    coop.store(block, dst, out)
+
+
+@cute.jit
+def outside_storage_launch(src: cute.Tensor, dst: cute.Tensor):
+    outside_storage_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def number_as_storage_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.exclusive_sum(block, items, temp_storage=64)
+    coop.store(block, dst, out)
+
+
+@cute.jit
+def number_as_storage_launch(src: cute.Tensor, dst: cute.Tensor):
+    number_as_storage_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
 @cute.kernel
 def huge_scratch_kernel(src: cute.Tensor, dst: cute.Tensor):
     block = coop.this_block()

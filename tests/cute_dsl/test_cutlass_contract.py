@@ -72,6 +72,23 @@ def test_s6_undersized_temp_storage_is_the_users_error_at_the_call():
                         f"(cuda.coop.exclusive_sum at line {where.rsplit(':', 1)[1]} needs 672)")
 
 
+def test_s4_a_descriptor_made_outside_the_kernel():
+    exc = _error(ck.outside_storage_launch, _tensor(), _tensor())
+    assert type(exc) is coop.CoopTypeError
+    assert str(exc) == (f"{_at(ck.outside_storage_kernel, 'coop.exclusive_sum(')}: TempStorage descriptors must be "
+                        "constructed inside the kernel or an inlined helper; the cuda.coop.exclusive_sum temp_storage "
+                        "is not")
+
+
+def test_s1_temp_storage_that_is_not_a_descriptor():
+    exc = _error(ck.number_as_storage_launch, _tensor(), _tensor())
+    assert type(exc) is coop.CoopTypeError
+    first = str(exc).splitlines()[0]
+    assert first.startswith(f"{_at(ck.number_as_storage_kernel, 'coop.exclusive_sum(')}: cuda.coop.exclusive_sum "
+                            "temp_storage must be a TempStorage descriptor constructed in the kernel with "
+                            "cuda.coop.TempStorage()"), first
+
+
 def test_s7_scratch_above_the_device_limit_names_the_python_kernel():
     exc = _error(ck.huge_scratch_launch, _tensor(65536, cutlass.Int64), _tensor(65536, cutlass.Int64))
     assert isinstance(exc, coop.CoopValueError)

@@ -86,7 +86,7 @@ ERRORS = {
     "two_items": (coop.CoopTypeError, "state must be a one-item register payload; got a ThreadData of 2 items"),
     "two_registers": (coop.CoopTypeError,
                       "state must be a one-item register payload; got a per-thread array of 2 items"),
-    "other_dtype": (coop.CoopTypeError, "state must have the StatefulFunction's dtype int64; got int32"),
+    "other_dtype": (coop.CoopTypeError, "state must have the payload dtype int64; got int32; cast it"),
     "stateless_with_state": (coop.CoopValueError, "state requires prefix_op=StatefulFunction(...)"),
     "untraceable": (coop.CoopTypeError, "prefix_op untraceable could not be compiled for (int32 state, int32): "
                                         "AttributeError"),

@@ -137,6 +137,20 @@ def k_s9_dynamic_user_array(src, dst):
 
 
 
+# S4: a descriptor that did not come from a TempStorage() call in the kernel (TempStorage() outside any kernel is R1,
+# so one is made without its constructor, as a descriptor kept from elsewhere would reach the call)
+OUTSIDE_STORAGE = object.__new__(coop.TempStorage)
+
+
+@cuda.jit
+def k_s4_outside_storage(src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(2)
+    coop.load(block, src, items)
+    out = coop.exclusive_sum(block, items, temp_storage=OUTSIDE_STORAGE)  # HERE
+    coop.store(block, dst, out)
+
+
 @cuda.jit
 def k_s9_static_user_array(src, dst):
     block = coop.this_block()
@@ -148,6 +162,9 @@ def k_s9_static_user_array(src, dst):
 
 
 CASES = {
+    "s4_outside_storage": (k_s4_outside_storage, (I32, I32), coop.CoopTypeError,
+                           "TempStorage descriptors must be constructed inside the kernel or an inlined helper; "
+                           "OUTSIDE_STORAGE is not"),
     "s1_payload_as_storage": (k_s1_payload_as_storage, (I32, I32), coop.CoopTypeError,
                               "cuda.coop.exchange temp_storage must be a TempStorage descriptor constructed in the "
                               "kernel with cuda.coop.TempStorage()"),

@@ -114,8 +114,8 @@ def _state(ctx: CallContext[C, P], call: C, dtype: str) -> Any:
             got = _STATE_FORMS.get(form or "", "a scalar")
         raise CoopTypeError(f"{call.name} state must be a one-item register payload; got {got}")
     if payload.dtype != dtype:
-        raise CoopTypeError(f"{call.name} state must have the StatefulFunction's dtype {dtype}; got "
-                            f"{payload.dtype}")
+        raise CoopTypeError(f"{call.name} state must have the payload dtype {dtype}; got "
+                            f"{payload.dtype}; cast it")
     return payload
 
 

@@ -163,11 +163,11 @@ def plan_segmented_reduce(shape: CallShape, opts: ReduceOptions) -> SegmentedRed
     dtype, items_per_thread, valid_items = shape.dtype, shape.items_per_thread, shape.control("valid_items")
     require_reduce_group(name, group, launch)  # grid (G4), other kinds and widths as without head_flags first
     if group.kind not in SEGMENTED_KINDS:
-        raise CoopUnsupportedError(f"{name} with head_flags does not support group kind '{group.kind}'; supported "
-                                   f"group kinds: {', '.join(SEGMENTED_KINDS)}")
+        raise CoopUnsupportedError(f"{name} does not support group kind '{group.kind}'; supported group kinds: "
+                                   f"{', '.join(SEGMENTED_KINDS)} (with head_flags)")
     if group.kind == LOGICAL_WARP and group.size not in LOGICAL_WARP_WIDTHS:
-        raise CoopUnsupportedError(f"{name} with head_flags supports logical-warp widths "
-                                   f"{', '.join(map(str, LOGICAL_WARP_WIDTHS))}; got {group.size}")
+        raise CoopUnsupportedError(f"{name} supports logical-warp widths {', '.join(map(str, LOGICAL_WARP_WIDTHS))}; "
+                                   f"got {group.size} (with head_flags)")
     require_aggregate_callable(name, "binary_op", dtype, opts.binary_op)
     if dtype not in ALL_NUMERIC_DTYPES and not is_aggregate(dtype) and not is_tuple(dtype):
         raise CoopTypeError(f"{name} does not support value dtype {dtype}; supported: {', '.join(NUMERIC_DTYPES)}")

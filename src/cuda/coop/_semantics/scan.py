@@ -187,7 +187,8 @@ def plan_scan(shape: CallShape, opts: ScanOptions) -> tuple[ScanSpec, object]:
         flag_dtype, flag_extent = flags
         boolean = flag_dtype in ("bool", "boolean")
         if flag_extent and flag_dtype not in INTEGER_DTYPES:
-            raise CoopTypeError(f"{name} head_flags payloads must hold integers; got {flag_dtype}")
+            raise CoopTypeError(f"{name} does not support head_flags dtype {flag_dtype}; supported: "
+                                f"{', '.join(INTEGER_DTYPES)}")
         if not flag_extent and flag_dtype not in INTEGER_DTYPES and not boolean:
             raise CoopTypeError(f"{name} head_flags must be an integer or boolean scalar; got {flag_dtype}")
         check_companion_extent(name, "value", "head_flags", items_per_thread, flag_extent)

@@ -19,6 +19,7 @@ from .._calls.build import scratch_use
 from .._calls.objects import FACTORIES, bind_constructor, factory_group, plan_query, temp_storage, thread_data
 from .._calls.site import Emission, SiteCall
 from .._cub.families import groups as cub_groups
+from .._markers import temp_storage as _ts_markers
 from .._errors import CoopError, CoopTypeError, CoopUnsupportedError, CoopValueError, located, plain_text
 from .._version import __version__
 from .._semantics.common import (
@@ -249,8 +250,12 @@ class KernelTracer:
     def descriptor(self, operand: Any, name: str) -> Storage | None:
         if operand is None:
             return None
+        if isinstance(operand, _ts_markers.TempStorage):  # made outside the traced kernel (S4)
+            raise CoopTypeError("TempStorage descriptors must be constructed inside the kernel or an inlined helper; "
+                                f"the {name} temp_storage is not")
         if not isinstance(operand, Storage):
-            raise CoopTypeError(f"{name} temp_storage must be a cuda.coop.TempStorage; got {describe(operand)}")
+            raise CoopTypeError(f"{name} temp_storage must be a TempStorage descriptor constructed in the kernel with "
+                                f"cuda.coop.TempStorage(); got {describe(operand)}")
         return operand
 
     def control(self, call: Call, key: str) -> Any:

@@ -367,13 +367,22 @@ class KernelPlan(KernelObjects, DtypeInference, KernelChecks, SharedArrays, Tupl
             raise CoopTypeError(f"{name} temp_storage must resolve to exactly one TempStorage constructor "
                                 "in this kernel")
         if isinstance(value, Obj) and isinstance(value.value, (_ts_markers.TempStorage,)):
-            raise CoopTypeError("TempStorage descriptors must be constructed inside the kernel or an inlined helper")
+            raise CoopTypeError("TempStorage descriptors must be constructed inside the kernel or an inlined helper; "
+                                f"{self._outside_name(var)} is not")
         if not isinstance(value, DescVal):
             raise CoopTypeError(
                 f"{name} temp_storage must be a TempStorage descriptor constructed in the kernel with "
                 "cuda.coop.TempStorage()"
             )
         return value
+
+    def _outside_name(self, var: Any) -> str:
+        """The Python name a descriptor made outside the kernel reaches the call by: the global or closure variable
+        it was read from, else the variable passed."""
+        for definition in self.resolver.definitions_through_copies(var):
+            if isinstance(definition, (nb.ir.Global, nb.ir.FreeVar)):
+                return str(definition.name)
+        return user_name(var.name)
 
     def array_dtype(self, var: Any) -> str | None:
         """The element dtype of an array operand when it can be seen before typing."""
