@@ -157,8 +157,8 @@ def test_p9_no_dtype_evidence_at_the_payloads_line():
 
 
 def test_c15_a_target_the_dsl_does_not_know():
-    with pytest.raises(coop.CoopValueError, match=r"^target must look like 'sm_90' or 'sm_90a' with an architecture "
-                                                  r"the CuTe DSL compiles for \(sm_80, .*sm_90a.*\); got 'sm_12'$"):
+    with pytest.raises(coop.CoopValueError, match=r"^target must look like 'sm_90' or 'sm_90a' with a supported "
+                                                  r"architecture \(sm_80, .*sm_90a.*\); got 'sm_12'$"):
         cute_coop.compile_kernel(ck.scan_launch, _tensor(), _tensor(), target="sm_12")
 
 

@@ -44,9 +44,9 @@ def compile_kernel(launcher: Any, *args: Any, target: str = "sm_90a") -> Compile
     their dtype and shape, never read) or scalars. Raises the same compile-time errors as a launch.
     """
     names = _dsl.target_names()
-    if target not in names:  # C15, in the words of the other backend's compile_kernel
-        raise CoopValueError(f"target must look like 'sm_90' or 'sm_90a' with an architecture the CuTe DSL compiles "
-                             f"for ({', '.join(names)}); got {target!r}")
+    if target not in names:  # C15, in the words of the other backend's compile_kernel: the CuTe DSL's targets
+        raise CoopValueError(f"target must look like 'sm_90' or 'sm_90a' with a supported architecture "
+                             f"({', '.join(names)}); got {target!r}")
     samples = [_sample(arg) for arg in args]
     seen: dict[str, Any] = {}
     token = _built.set(seen)
