@@ -1574,9 +1574,89 @@ def g21_block_call_under_a_value_a_loop_carries_from_the_rank(bid, src, dst):
     coop.store(block, dst, items)
 
 
+# ---- rows once tested on numba-cuda-mlir alone (a catalogue audit): O4, O11, O12, G4, G8, G12, G19, S5
+def o4_batched_scalar(bid, src, dst):
+    warp = coop.this_warp()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(coop.this_block(), src, items)
+    out = coop.reduce_batched(warp, items[0])  # HERE
+    coop.store(coop.this_block(), dst, out)
+
+
+def o11_bins_not_covered(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    counts = coop.histogram(block, items, bins=300, bins_per_thread=2)  # HERE
+    coop.store(block, dst, counts)
+
+
+def o12_successor_on_the_left(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.adjacent_difference(block, items, direction="left", tile_successor_item=1)  # HERE
+    coop.store(block, dst, out)
+
+
+def g4_grid_sum(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    total = coop.sum(coop.this_grid(), items)  # HERE
+    items[0] = total
+    coop.store(block, dst, items)
+
+
+def g8_exhaustive_not_a_bool(bid, src, dst):
+    lanes = coop.this_warp().group_by(8, exhaustive=1)  # HERE
+    items = coop.ThreadData(K, np.int32)
+    coop.load(coop.this_block(), src, items)
+    coop.store(coop.this_block(), dst, coop.inclusive_sum(lanes, items))
+
+
+def g12_more_groups_than_warps(bid, src, dst):
+    warps = coop.this_block().group_by(8)  # HERE
+    items = coop.ThreadData(K, np.int32)
+    coop.load(coop.this_block(), src, items)
+    coop.store(coop.this_block(), dst, coop.inclusive_sum(warps, items))
+
+
+def g19_sync_of_warps_in_a_block(bid, src, dst):
+    warps = coop.this_block().group_by(2)
+    warps.sync()  # HERE
+    items = coop.ThreadData(K, np.int32)
+    coop.load(coop.this_block(), src, items)
+    coop.store(coop.this_block(), dst, items)
+
+
+def s5_negative_storage(bid, src, dst):
+    block = coop.this_block()
+    storage = coop.TempStorage(-64)  # HERE
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    coop.store(block, dst, coop.exclusive_sum(block, items, temp_storage=storage))
+
+
 G21_WORDS = "numba-cuda-mlir names the variable the condition reads, the CuTe DSL the query it derives from"
 
 ERRORS = [
+    ErrorCase("o4-batched-scalar", o4_batched_scalar, coop.CoopTypeError,
+              "cuda.coop.reduce_batched requires a ThreadData payload"),
+    ErrorCase("o11-bins-not-covered", o11_bins_not_covered, coop.CoopValueError,
+              "cuda.coop.histogram requires block_threads * bins_per_thread >= bins (128 * 2 < 300)"),
+    ErrorCase("o12-successor-on-the-left", o12_successor_on_the_left, coop.CoopValueError,
+              "cuda.coop.adjacent_difference direction='left' accepts only tile_predecessor_item"),
+    ErrorCase("g4-grid-sum", g4_grid_sum, coop.CoopUnsupportedError,
+              "cuda.coop.sum does not support grid groups"),
+    ErrorCase("g8-exhaustive-not-a-bool", g8_exhaustive_not_a_bool, coop.CoopTypeError,
+              "group_by exhaustive must be a compile-time bool"),
+    ErrorCase("g12-more-groups-than-warps", g12_more_groups_than_warps, coop.CoopValueError,
+              "block group_by count cannot exceed the parent warp count (4)"),
+    ErrorCase("g19-sync-of-warps-in-a-block", g19_sync_of_warps_in_a_block, coop.CoopUnsupportedError,
+              "ThreadGroup.sync is not supported for group kind 'warps_within_block'"),
+    ErrorCase("s5-negative-storage", s5_negative_storage, coop.CoopValueError,
+              "TempStorage size_in_bytes must be a compile-time positive integer; got -64"),
     ErrorCase("c5-unknown-keyword", c5_unknown_keyword, coop.CoopTypeError,
               "cuda.coop.load got an unexpected keyword argument 'count'"),
     ErrorCase("c5-option-positional", c5_option_positional, coop.CoopTypeError,
