@@ -293,7 +293,8 @@ def test_numpy_arrays_describe_the_tensors():
     x = np.arange(ck.THREADS * ck.K, dtype=np.int32)
     kernel = cute_coop.compile_kernel(ck.scan_launch, x, x)
     assert "cuda_coop_scan_" in kernel.cpp_source
-    with pytest.raises(coop.CoopValueError, match="target must look like 'sm_90' or 'sm_90a' with an architecture"):
+    with pytest.raises(coop.CoopValueError,
+                       match="target must look like 'sm_90' or 'sm_90a' with a supported architecture"):
         cute_coop.compile_kernel(ck.scan_launch, x, x, target="hopper")
 
 
