@@ -453,3 +453,51 @@ def test_out_of_range_segmented_valid_items_traps(case):
     """SPEC 8.21 / 10.2: a runtime valid_items outside 0 ... G*K of a segmented sum traps (the block, a warp,
     logical warps of 8)."""
     assert_traps(SEGMENTED_CHILD, *case)
+
+
+REDUCE_STORE_CHILD = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from numba_cuda_mlir import cuda
+    import cuda.coop.numba_mlir
+    from cuda import coop
+    from numba_cuda_mlir import cuda
+
+    @cuda.jit
+    def block_sum(src, dst, valid):
+        block = coop.this_block()
+        total = coop.sum(block, src[block.rank()], valid_items=valid)
+        if block.rank() == 0:
+            dst[0] = total
+
+    @cuda.jit
+    def block_store(src, dst, valid):
+        items = coop.ThreadData(4)
+        coop.load(coop.this_block(), src, items)
+        coop.store(coop.this_block(), dst, items, valid_items=valid)
+
+    which, valid = sys.argv[1].split(":")
+    src = np.arange(512, dtype=np.int32) + 1
+    dst = np.zeros_like(src)
+    if which == "sum":
+        block_sum[1, 128](src, dst, np.int32(128))   # in range: runs
+        cuda.synchronize()
+        assert dst[0] == src[:128].sum()
+        kernel = block_sum
+    else:
+        block_store[1, 128](src, dst, np.int32(512))   # in range: runs
+        cuda.synchronize()
+        assert (dst == src).all()
+        kernel = block_store
+    print("IN_RANGE_OK", flush=True)
+    kernel[1, 128](src, dst, np.int32(int(valid)))
+    cuda.synchronize()
+    print("NO_TRAP", flush=True)
+""")
+
+
+@pytest.mark.parametrize("case", ["sum:129", "sum:0", "sum:-1", "store:513", "store:-1"])
+def test_out_of_range_reduce_and_store_valid_items_trap(case):
+    """SPEC 2.5 / 10.2's trap sites: a block reduction's valid_items outside 1 ... G and a block store's outside
+    0 ... T*K (their traps were built but had no GPU test)."""
+    assert_traps(REDUCE_STORE_CHILD, case)
