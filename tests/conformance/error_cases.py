@@ -1638,6 +1638,20 @@ def s5_negative_storage(bid, src, dst):
     coop.store(block, dst, coop.exclusive_sum(block, items, temp_storage=storage))
 
 
+def g6_float_count(bid, src, dst):
+    lanes = coop.this_warp().group_by(2.0)  # HERE
+    items = coop.ThreadData(K, np.int32)
+    coop.load(coop.this_block(), src, items)
+    coop.store(coop.this_block(), dst, coop.inclusive_sum(lanes, items))
+
+
+def g13_partial_warp_block(bid, src, dst):
+    warps = coop.this_block().group_by(2)  # HERE
+    items = coop.ThreadData(K, np.int32)
+    coop.load(coop.this_block(), src, items)
+    coop.store(coop.this_block(), dst, coop.inclusive_sum(warps, items))
+
+
 G21_WORDS = "numba-cuda-mlir names the variable the condition reads, the CuTe DSL the query it derives from"
 
 ERRORS = [
@@ -1655,6 +1669,11 @@ ERRORS = [
               "block group_by count cannot exceed the parent warp count (4)"),
     ErrorCase("g19-sync-of-warps-in-a-block", g19_sync_of_warps_in_a_block, coop.CoopUnsupportedError,
               "ThreadGroup.sync is not supported for group kind 'warps_within_block'"),
+    ErrorCase("g6-float-count", g6_float_count, coop.CoopTypeError,
+              "ThreadGroup.group_by count must be a compile-time integer"),
+    ErrorCase("g13-partial-warp-block", g13_partial_warp_block, coop.CoopValueError,
+              "group_by requires an enclosing block composed of complete warps; block has 48 threads",
+              block=(48, 1, 1)),
     ErrorCase("s5-negative-storage", s5_negative_storage, coop.CoopValueError,
               "TempStorage size_in_bytes must be a compile-time positive integer; got -64"),
     ErrorCase("c5-unknown-keyword", c5_unknown_keyword, coop.CoopTypeError,
