@@ -501,6 +501,50 @@ def number_as_storage_launch(src: cute.Tensor, dst: cute.Tensor):
 
 
 @cute.kernel
+def ordered_descending_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    keys = coop.ThreadData(K, np.int32)
+    coop.load(block, src, keys)
+    out = cute_coop.merge_sort_keys(block, keys, compare_op=lambda a, b: a < b, descending=True)
+    coop.store(block, dst, out)
+
+
+@cute.jit
+def ordered_descending_launch(src: cute.Tensor, dst: cute.Tensor):
+    ordered_descending_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def scatter_without_ranks_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = cute_coop.exchange(block, items, mode="scatter_to_striped")
+    coop.store(block, dst, out)
+
+
+@cute.jit
+def scatter_without_ranks_launch(src: cute.Tensor, dst: cute.Tensor):
+    scatter_without_ranks_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def flagged_without_flags_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    ranks = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    coop.load(block, src, ranks)
+    out = cute_coop.exchange(block, items, mode="scatter_to_striped_flagged", ranks=ranks)
+    coop.store(block, dst, out)
+
+
+@cute.jit
+def flagged_without_flags_launch(src: cute.Tensor, dst: cute.Tensor):
+    flagged_without_flags_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
 def huge_scratch_kernel(src: cute.Tensor, dst: cute.Tensor):
     block = coop.this_block()
     items = coop.ThreadData(64, np.int64)

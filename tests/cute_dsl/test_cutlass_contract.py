@@ -89,6 +89,21 @@ def test_s1_temp_storage_that_is_not_a_descriptor():
                             "cuda.coop.TempStorage()"), first
 
 
+@pytest.mark.parametrize("launch, kernel, message", [
+    ("ordered_descending", "merge_sort_keys(", "cuda.coop.cutlass.merge_sort_keys compare_op cannot be combined with "
+                                               "descending=True"),
+    ("scatter_without_ranks", "exchange(", "cuda.coop.cutlass.exchange mode='scatter_to_striped' requires ranks"),
+    ("flagged_without_flags", "exchange(", "cuda.coop.cutlass.exchange mode='scatter_to_striped_flagged' requires "
+                                           "valid_flags"),
+])
+def test_o13_o15_qualified_options_that_need_each_other(launch, kernel, message):
+    """O13 and O15 on the CuTe backend's qualified sort and exchange options (the numba-cuda-mlir rows are in
+    tests/compile/test_exchange_ext_compile.py and the sort tests)."""
+    exc = _error(getattr(ck, f"{launch}_launch"), _tensor(), _tensor())
+    assert type(exc) is coop.CoopValueError
+    assert str(exc) == f"{_at(getattr(ck, f'{launch}_kernel'), kernel)}: {message}"
+
+
 def test_s7_scratch_above_the_device_limit_names_the_python_kernel():
     exc = _error(ck.huge_scratch_launch, _tensor(65536, cutlass.Int64), _tensor(65536, cutlass.Int64))
     assert isinstance(exc, coop.CoopValueError)
