@@ -545,6 +545,20 @@ def flagged_without_flags_launch(src: cute.Tensor, dst: cute.Tensor):
 
 
 @cute.kernel
+def cluster_rank_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    items[0] = coop.this_cluster().rank_as(np.int32)
+    coop.store(block, dst, items)
+
+
+@cute.jit
+def cluster_rank_launch(src: cute.Tensor, dst: cute.Tensor):
+    cluster_rank_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
 def huge_scratch_kernel(src: cute.Tensor, dst: cute.Tensor):
     block = coop.this_block()
     items = coop.ThreadData(64, np.int64)
