@@ -30,9 +30,9 @@ def test_the_namespace_thread_data_outside_a_kernel_is_r1():
         cute_coop.ThreadData(4)
 
 
-def _error(launcher, *args):
+def _error(launcher, *args, **options):
     with pytest.raises(coop.CoopError) as info:
-        cute_coop.compile_kernel(launcher, *args)
+        cute_coop.compile_kernel(launcher, *args, **options)
     return info.value
 
 
@@ -106,16 +106,10 @@ def test_o13_o15_qualified_options_that_need_each_other(launch, kernel, message)
 
 def test_g20_a_cluster_group_below_compute_capability_9():
     assert cute_coop.compile_kernel(ck.cluster_rank_launch, _tensor(), _tensor(), target="sm_90a").cubin
-    exc = _error_for_target(ck.cluster_rank_launch, "sm_80")
+    exc = _error(ck.cluster_rank_launch, _tensor(), _tensor(), target="sm_80")
     assert type(exc) is coop.CoopUnsupportedError
     assert str(exc) == (f"{_at(ck.cluster_rank_kernel, 'coop.this_cluster()')}: cluster groups require compute "
                         "capability 9.0 or newer; target is sm_80")
-
-
-def _error_for_target(launcher, target):
-    with pytest.raises(coop.CoopError) as info:
-        cute_coop.compile_kernel(launcher, _tensor(), _tensor(), target=target)
-    return info.value
 
 
 def test_s7_scratch_above_the_device_limit_names_the_python_kernel():
