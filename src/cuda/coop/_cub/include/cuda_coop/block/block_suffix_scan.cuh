@@ -5,6 +5,8 @@
 #include <cub/util_ptx.cuh>
 #include <cub/util_type.cuh>
 
+#include <cuda/std/type_traits>
+
 #include <cuda_coop/util_group.cuh>
 
 namespace cuda_coop {
@@ -23,20 +25,34 @@ __device__ __forceinline__ void fold_right(const T (&in)[K], T (&folded)[K], Op 
 // Each thread gets the fold of the values of every later thread (higher linear rank), `op` applied with the
 // earlier operand on the left: op(x[r+1], op(x[r+2], ...)); any associative `op` works, commutative or not.
 //
-// A warp scans towards lane 0 with shuffles (lane w-1 starts), lane 0 leaves its warp's aggregate in shared memory
-// (one value per warp), and after one barrier every thread folds the aggregates of the warps after its own. Nothing
-// is mirrored: a scan from the last position needs no reversed copy of the tile. A block of one warp needs no
-// shared memory and no barrier. The caller owns the reuse barrier (docs: concepts, "Scratch memory and barriers").
+// Scalars: a warp scans towards lane 0 with shuffles (lane w-1 starts), lane 0 leaves its warp's aggregate in
+// shared memory (one value per warp), and after one barrier every thread folds the aggregates of the warps after
+// its own. Anything else (the (flags, value) pairs of segmented scans, whose op takes several instructions), in
+// blocks of whole warps: raking, as CUB's BlockScan does by default: every thread leaves its value in shared memory,
+// after a barrier warp 0 alone folds THREADS/32 values a lane, scans the 32 folds and writes each thread's result
+// back, and after a second barrier every thread reads its own. The pairs' kernels are issue bound (segment sums:
+// ncu, H100), and raking applies about a fifth of the warp-scan form's operators per block at 256 threads.
+// Nothing is mirrored either way: a scan from the last position needs no reversed copy of the tile. A block of one
+// warp needs no shared memory and no barrier. The caller owns the reuse barrier (docs: concepts, "Scratch memory
+// and barriers").
 template <typename T, int BX, int BY = 1, int BZ = 1>
 class BlockSuffixScan {
   static constexpr unsigned THREADS = BX * BY * BZ;
   static constexpr unsigned WARPS = (THREADS + 31u) / 32u;
   static constexpr unsigned WARP_LANES = THREADS < 32u ? THREADS : 32u;  // lanes of every warp but the last
   static constexpr unsigned LAST_WARP_LANES = THREADS - 32u * (WARPS - 1u);
+  static constexpr bool RAKING = !::cuda::std::is_arithmetic<T>::value && WARPS > 1u && THREADS % 32u == 0u;
+  static constexpr unsigned RAKE = THREADS / 32u;  // threads whose values one lane of warp 0 folds
 
-  struct _TempStorage {
+  struct _WarpScanStorage {
     T warp_aggregates[WARPS];
   };
+  // A slot per thread, and one left out after each lane's RAKE slots, so that warp 0's lanes read different banks.
+  struct _RakingStorage {
+    T slots[THREADS + 32u];
+    T aggregate;
+  };
+  using _TempStorage = ::cuda::std::conditional_t<RAKING, _RakingStorage, _WarpScanStorage>;
 
   _TempStorage& storage;
   const unsigned rank;
@@ -55,6 +71,54 @@ class BlockSuffixScan {
   // thread's value, in every thread.
   template <typename Op>
   __device__ __forceinline__ void ExclusiveSuffix(const T& value, T& later, T& aggregate, Op op) {
+    if constexpr (RAKING) {
+      RakingSuffix(value, later, aggregate, op);
+    } else {
+      WarpScanSuffix(value, later, aggregate, op);
+    }
+  }
+
+ private:
+  template <typename Op>
+  __device__ __forceinline__ void RakingSuffix(const T& value, T& later, T& aggregate, Op op) {
+    storage.slots[rank + rank / RAKE] = value;
+    __syncthreads();
+    if (rank < 32u) {  // warp 0; lane `rank` owns threads rank*RAKE .. rank*RAKE + RAKE-1
+      T* mine = storage.slots + rank * (RAKE + 1u);
+      // Each pass reads the slots again rather than keeping RAKE values in registers through the warp scan: the
+      // rest of the block's warps run with warp 0's register count.
+      T inclusive = mine[RAKE - 1u];  // this lane's threads folded, then the later lanes'
+#pragma unroll
+      for (int j = (int)RAKE - 2; j >= 0; --j) {
+        inclusive = op(mine[j], inclusive);
+      }
+#pragma unroll
+      for (unsigned offset = 1; offset < 32u; offset *= 2u) {
+        const T from = cub::ShuffleDown<32>(inclusive, (int)offset, 31, 0xffffffffu);
+        if ((int)rank < 32 - (int)offset) {
+          inclusive = op(inclusive, from);
+        }
+      }
+      // Right to left through this lane's threads: each one's slot gets the fold of the threads after it (the
+      // later lanes' for the last one). The last lane's last thread is the block's, whose result is unspecified.
+      T acc = cub::ShuffleDown<32>(inclusive, 1, 31, 0xffffffffu);  // lanes rank+1 ..
+#pragma unroll
+      for (int j = (int)RAKE - 1; j >= 0; --j) {
+        const T own = mine[j];
+        mine[j] = acc;
+        acc = (j == (int)RAKE - 1 && rank == 31u) ? own : op(own, acc);
+      }
+      if (rank == 0u) {
+        storage.aggregate = inclusive;
+      }
+    }
+    __syncthreads();
+    later = storage.slots[rank + rank / RAKE];
+    aggregate = storage.aggregate;
+  }
+
+  template <typename Op>
+  __device__ __forceinline__ void WarpScanSuffix(const T& value, T& later, T& aggregate, Op op) {
     const unsigned lane = rank % 32u;
     const unsigned warp = rank / 32u;
     const unsigned lanes = warp == WARPS - 1u ? LAST_WARP_LANES : WARP_LANES;  // this warp's threads
@@ -65,7 +129,9 @@ class BlockSuffixScan {
 #pragma unroll
     for (unsigned offset = 1; offset < WARP_LANES; offset *= 2u) {
       const T from = cub::ShuffleDown<32>(inclusive, (int)offset, (int)lanes - 1, mask);
-      if (lane + offset < lanes) {
+      // Signed, and with the offset on the right: a constant bound where every warp is whole, which NVVM does
+      // not derive from `lane + offset < lanes` (lane + offset might wrap, as far as it knows).
+      if ((int)lane < (int)lanes - (int)offset) {
         inclusive = op(inclusive, from);
       }
     }
