@@ -12,7 +12,8 @@ namespace cuda_coop {
 // position p's inclusive result is x[p] op (x[p+1] op ... x[P-1]); its exclusive result folds p+1 .. P-1, then
 // initial_value, on the right; the last position's is initial_value. The aggregate folds the whole tile without
 // initial_value. Each thread folds its own items right to left, and a suffix scan of those folds gives each thread
-// the fold of every later thread (BlockSuffixScan: one barrier, one value per warp in shared memory).
+// the fold of every later thread (BlockSuffixScan: for scalars one barrier and one value per warp in shared memory;
+// tuples and other structs rake through warp 0, two barriers).
 //
 // The methods follow CUB's BlockScan: the *Sum forms add, ExclusiveSum starting from T{}. A single value per
 // thread is a tile of one item per thread.
