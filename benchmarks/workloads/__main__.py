@@ -13,9 +13,9 @@ it, the CUDA op built from vLLM's source into ``.anchors/vllm-moe-build``, moe_a
 ours (``--workloads moe_align`` runs that one alone). ``--dry-run`` builds every kernel for sm_90 without a GPU.
 
 ``--workloads selective_scan`` runs Mamba's selective scan (benchmarks/workloads/selective_scan.py) against
-mamba-ssm's CUDA forward, built first from a git-ignored source copy by ``bash .anchors/tools/build_mamba.sh
-.anchors/mamba-src`` (a recipe kept beside the source copy, out of the repository; the column is left out when
-``selective_scan_cuda`` does not import), and a torch version;
+mamba-ssm's CUDA forward, built first from a git-ignored source copy (``.anchors/``, made by
+benchmarks/workloads/anchors/fetch_anchors.py and built on the GPU machine by its gpu_run43.sh: that folder's README;
+the column is left out when ``selective_scan_cuda`` does not import), and a torch version;
 it writes OUTDIR/selective_scan.json (grid: ``--batches``, ``--dims``, ``--seqlens``, ``--dtypes``; ``--quick``:
 batch 1 and 16, d_inner 4096, seqlen 2048 and 8192).
 """

@@ -1,8 +1,8 @@
 """MoE align: ours (examples/workloads/moe_align_numba.py, moe_align_cute.py) against vLLM's CUDA op
 (``torch.ops._moe_C.moe_align_block_size``, where vLLM's ``_moe_C`` library loads; else the same host function and
 kernels compiled from vLLM 0.33.0's published ``csrc/moe/moe_align_sum_kernels.cu`` into ``VLLM_MOE_BUILD``, default
-``.anchors/vllm-moe-build/libvllm_moe_align.so``, registering ``torch.ops.coop_vllm.moe_align_block_size``: the build
-recipe stays with the git-ignored source copy, see docs/real_kernels.rst), vLLM's Triton version (where
+``.anchors/vllm-moe-build/libvllm_moe_align.so``, registering ``torch.ops.coop_vllm.moe_align_block_size``: the source
+copy is git-ignored, its recipe is benchmarks/workloads/anchors/), vLLM's Triton version (where
 ``moe_align_block_size_triton`` imports) and a vectorised torch version (bincount, cumsum, stable sort, scatter), in
 one process, every output verified.
 
@@ -81,7 +81,7 @@ def vllm_cuda_op(build_dir: str | os.PathLike[str] | None = None):
         why = f"vllm._moe_C: {type(exc).__name__}: {str(exc)[:120]}"
     library = built_vllm_library(build_dir)
     if not library.is_file():
-        return None, f"{why}; no {library} (build_vllm_moe.sh builds it)"
+        return None, f"{why}; no {library} (benchmarks/workloads/anchors/build_vllm_moe.sh builds it)"
     try:
         torch.ops.load_library(str(library))
         return torch.ops.coop_vllm.moe_align_block_size, f"built from vLLM's source: {library}"

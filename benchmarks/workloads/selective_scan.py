@@ -1,6 +1,7 @@
 """Mamba's selective scan forward: ours (examples/workloads/selective_scan_numba.py, selective_scan_cute.py) against
-mamba-ssm's CUDA forward (``selective_scan_cuda.fwd``, when importable: the git-ignored .anchors/tools/build_mamba.sh
-builds it into ``MAMBA_BUILD``) and a torch version, in one process, every output verified.
+mamba-ssm's CUDA forward (``selective_scan_cuda.fwd``, when importable: benchmarks/workloads/anchors/build_mamba.sh
+builds it from the git-ignored source copy into ``MAMBA_BUILD``) and a torch version, in one process, every output
+verified.
 
 Grid (issue 43): batch 1, 4, 16 x d_inner 1536, 4096, 5120 x seqlen 512, 2048, 8192 x float32 and bfloat16 inputs;
 d_state 16; B and C variable (batch, d_state, seqlen), one group; D, z, delta_bias and delta_softplus on (a Mamba
