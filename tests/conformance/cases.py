@@ -1642,6 +1642,7 @@ def _bcast_lw_tuple(T, K, dtype):
 # select and partition (SPEC 8.20): blocks of one, two and three dimensions and with a partial warp; warps
 SELECT_BLOCK_COMBOS = (((32, 1, 1), 1), ((8, 4, 1), 2), ((4, 4, 4), 3), ((20, 3, 1), 2), ((128, 1, 1), 4))
 SELECT_WARP_COMBOS = (((32, 1, 1), 1), ((4, 4, 4), 3), ((128, 1, 1), 2))
+WIDE_BLOCK_COMBOS = (((1024, 1, 1), 2), ((32, 8, 1), 3))
 
 
 def compacted(values, flags, size, valid, partition):
@@ -3681,6 +3682,10 @@ _VARIANTS = [
     ("segmented_reduce", "block_scalar_sum_totals", _segreduce_block_scalar(False), INT_AND_FLOAT,
      SELECT_BLOCK_COMBOS),
     ("segmented_reduce", "block_tuple_compact", _segreduce_block_tuple(False), INT_AND_FLOAT, SELECT_BLOCK_COMBOS),
+    # the suffix scan rakes pairs and tuples through warp 0 in blocks of whole warps: 32 threads a lane at 1024
+    ("segmented_reduce", "block_sum_compact_wide", _segreduce_block("sum", True, "runtime"), INT_AND_FLOAT,
+     WIDE_BLOCK_COMBOS),
+    ("segmented_reduce", "block_tuple_compact_wide", _segreduce_block_tuple(False), INT_AND_FLOAT, WIDE_BLOCK_COMBOS),
     ("segmented_reduce", "block_tuple_scalars_compact", _segreduce_block_tuple(True), INT_AND_FLOAT,
      SELECT_BLOCK_COMBOS),
     ("segmented_reduce", "block_sum_matches_reverse_scan", _segreduce_matches_scan, (np.int32, np.float32,
