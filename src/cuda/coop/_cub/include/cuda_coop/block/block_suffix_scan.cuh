@@ -79,12 +79,32 @@ class BlockSuffixScan {
   }
 
  private:
+  // Where thread r's value lies in the raking slots: one slot left out after each lane's RAKE.
+  __device__ __forceinline__ static unsigned Slot(unsigned r) { return r + r / RAKE; }
+
+  // Kogge-Stone towards lane 0 over a warp's first `lanes` lanes (at most LANES): after the step of `offset`, a lane
+  // holds the fold of its next 2*offset lanes (fewer at the end). The clamp keeps every source lane among them.
+  template <unsigned LANES, typename Op>
+  __device__ __forceinline__ static T WarpInclusiveSuffix(T inclusive, unsigned lane, unsigned lanes, unsigned mask,
+                                                          Op op) {
+#pragma unroll
+    for (unsigned offset = 1; offset < LANES; offset *= 2u) {
+      const T from = cub::ShuffleDown<32>(inclusive, (int)offset, (int)lanes - 1, mask);
+      // Signed, and with the offset on the right: a constant bound where every warp is whole, which NVVM does
+      // not derive from `lane + offset < lanes` (lane + offset might wrap, as far as it knows).
+      if ((int)lane < (int)lanes - (int)offset) {
+        inclusive = op(inclusive, from);
+      }
+    }
+    return inclusive;
+  }
+
   template <typename Op>
   __device__ __forceinline__ void RakingSuffix(const T& value, T& later, T& aggregate, Op op) {
-    storage.slots[rank + rank / RAKE] = value;
+    storage.slots[Slot(rank)] = value;
     __syncthreads();
     if (rank < 32u) {  // warp 0; lane `rank` owns threads rank*RAKE .. rank*RAKE + RAKE-1
-      T* mine = storage.slots + rank * (RAKE + 1u);
+      T* mine = storage.slots + Slot(rank * RAKE);
       // Each pass reads the slots again rather than keeping RAKE values in registers through the warp scan: the
       // rest of the block's warps run with warp 0's register count.
       T inclusive = mine[RAKE - 1u];  // this lane's threads folded, then the later lanes'
@@ -92,13 +112,7 @@ class BlockSuffixScan {
       for (int j = (int)RAKE - 2; j >= 0; --j) {
         inclusive = op(mine[j], inclusive);
       }
-#pragma unroll
-      for (unsigned offset = 1; offset < 32u; offset *= 2u) {
-        const T from = cub::ShuffleDown<32>(inclusive, (int)offset, 31, 0xffffffffu);
-        if ((int)rank < 32 - (int)offset) {
-          inclusive = op(inclusive, from);
-        }
-      }
+      inclusive = WarpInclusiveSuffix<32u>(inclusive, rank, 32u, 0xffffffffu, op);
       // Right to left through this lane's threads: each one's slot gets the fold of the threads after it (the
       // later lanes' for the last one). The last lane's last thread is the block's, whose result is unspecified.
       T acc = cub::ShuffleDown<32>(inclusive, 1, 31, 0xffffffffu);  // lanes rank+1 ..
@@ -113,7 +127,7 @@ class BlockSuffixScan {
       }
     }
     __syncthreads();
-    later = storage.slots[rank + rank / RAKE];
+    later = storage.slots[Slot(rank)];
     aggregate = storage.aggregate;
   }
 
@@ -123,18 +137,7 @@ class BlockSuffixScan {
     const unsigned warp = rank / 32u;
     const unsigned lanes = warp == WARPS - 1u ? LAST_WARP_LANES : WARP_LANES;  // this warp's threads
     const unsigned mask = lanes == 32u ? 0xffffffffu : (1u << lanes) - 1u;
-    // Kogge-Stone towards lane 0: after the step of `offset`, a lane holds the fold of its next 2*offset lanes
-    // (fewer at the warp's end). The clamp keeps every source lane inside the warp's threads.
-    T inclusive = value;
-#pragma unroll
-    for (unsigned offset = 1; offset < WARP_LANES; offset *= 2u) {
-      const T from = cub::ShuffleDown<32>(inclusive, (int)offset, (int)lanes - 1, mask);
-      // Signed, and with the offset on the right: a constant bound where every warp is whole, which NVVM does
-      // not derive from `lane + offset < lanes` (lane + offset might wrap, as far as it knows).
-      if ((int)lane < (int)lanes - (int)offset) {
-        inclusive = op(inclusive, from);
-      }
-    }
+    const T inclusive = WarpInclusiveSuffix<WARP_LANES>(value, lane, lanes, mask, op);
     const T later_in_warp = cub::ShuffleDown<32>(inclusive, 1, (int)lanes - 1, mask);  // lane + 1's fold
     if constexpr (WARPS == 1u) {
       aggregate = cub::ShuffleIndex<32>(inclusive, 0, mask);
