@@ -163,7 +163,7 @@ def torch_launcher(topk_ids, experts: int, block_size: int, outputs):
 
 class Ours:
     """Our kernels on one backend, on torch tensors, each taking the path ``small_path`` and ``launch_plan`` choose
-    (the warp kernel up to 256 entries). numba: the host wrapper on the tensors wrapped once as device arrays. CuTe:
+    (the small kernel up to 1024 entries). numba: the host wrapper on the tensors wrapped once as device arrays. CuTe:
     each kernel compiled once (cute.compile) on buffers of the grid's largest sizes; the kernels read and write only
     the first ``numel`` / ``size`` slots (runtime scalars), so every shape reuses the build."""
 
@@ -213,8 +213,8 @@ class Ours:
         n, e = cutlass.Int64(numel), cutlass.Int32(experts)
         bits, bs, slots = cutlass.Int32(kernels.key_bits(experts)), cutlass.Int32(block_size), cutlass.Int64(size)
         outs = (t["sorted"], t["experts"], t["post"])
-        if kernels.small_path(numel):  # up to WARP_TILE entries: warp 0 ranks them, one block barrier
-            steps = [("warp", (t["ids"], *outs, n, e, bs, slots, cutlass.Int32(1)))]
+        if kernels.small_path(numel):  # up to THREADS entries, one a thread: ranked by warps, no sort
+            steps = [("small", (t["ids"], *outs, n, e, bs, slots, cutlass.Int32(1)))]
         elif blocks == 1:
             steps = [("align", (t["ids"], *outs, n, e, bits, bs, slots, cutlass.Int32(1)))]
         else:
@@ -333,7 +333,7 @@ def dry_run(backends: tuple[str, ...]) -> list[str]:
 
         import cuda.coop.cutlass as cute_coop
 
-        for tokens in (16, 1024, 65536):  # the warp path, one block, two launches
+        for tokens in (16, 1024, 65536):  # the small path, one block, two launches
             for name, launcher, host, blocks in cute_moe_align.steps(ref.problem(tokens, 256, 8), 256, 128)[0]:
                 start = time.perf_counter()
                 built = cute_coop.compile_kernel(launcher, *(cute_moe_align.fake(a) for a in host),

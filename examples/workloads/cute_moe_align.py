@@ -3,7 +3,7 @@
 The kernels are in ``moe_align_cute.py`` (those of ``moe_align_numba.py`` for ``cuda.coop.cutlass``); the oracle and
 the check are ``moe_align_reference.py``'s. Every kernel is built for sm_90a without a GPU
 (``cute_coop.compile_kernel`` on fake tensors); with a GPU and torch (to hand CuTe the device arrays) the one-launch
-path runs on the given shape, the warp path on 16 tokens and the two-launch path on a large one, each checked exactly,
+path runs on the given shape, the small path on 16 tokens and the two-launch path on a large one, each checked exactly,
 and without one the script says that it could not launch.
 
     python examples/workloads/cute_moe_align.py [--tokens 1024] [--experts 64] [--k 6] [--block-size 64]
@@ -35,9 +35,9 @@ SCALARS = {np.dtype(np.int32): cutlass.Int32, np.dtype(np.int64): cutlass.Int64}
 
 def steps(topk_ids: np.ndarray, num_experts: int, block_size: int, plan: tuple[int, int] | None = None):
     """(name, launcher, host arguments, blocks) of the launches of one call, in order, on shared host arrays, and
-    the three output arrays: ``launch_warp`` where ``small_path`` says so, ``launch_align`` for the one-block plan,
+    the three output arrays: ``launch_small`` where ``small_path`` says so, ``launch_align`` for the one-block plan,
     ``launch_count`` then ``launch_place`` for the others (``plan``: (blocks, span), default ``launch_plan``, and
-    then never the warp path; ``plan=(0, 0)`` forces the warp path)."""
+    then never the small path; ``plan=(0, 0)`` forces the small path)."""
     flat = np.ascontiguousarray(topk_ids).reshape(-1)
     numel = flat.size
     kernels.check_arguments(numel, num_experts, block_size)
@@ -46,7 +46,7 @@ def steps(topk_ids: np.ndarray, num_experts: int, block_size: int, plan: tuple[i
     n, e, bits = np.int64(numel), np.int32(num_experts), np.int32(kernels.key_bits(num_experts))
     bs, size = np.int32(block_size), np.int64(outputs[0].size)
     if (plan is None and kernels.small_path(numel)) or blocks == 0:
-        return [("moe_align (one warp ranks)", kernels.launch_warp, (flat, *outputs, n, e, bs, size), 1)], outputs
+        return [("moe_align (an entry a thread)", kernels.launch_small, (flat, *outputs, n, e, bs, size), 1)], outputs
     if blocks == 1:
         return [("moe_align (one block)", kernels.launch_align, (flat, *outputs, n, e, bits, bs, size), 1)], outputs
     counts = np.full(blocks * kernels.MAX_EXPERTS, -7, np.int32)
@@ -88,7 +88,7 @@ def main() -> None:
     args = parser.parse_args()
     small = ref.problem(args.tokens, args.experts, args.k, seed=args.tokens)
     three_tiles = (1 + 2 * kernels.TILE // small.size) if small.size else 1
-    smallest = ref.problem(16, args.experts, args.k, seed=16)[: kernels.WARP_TILE // args.k]
+    smallest = ref.problem(16, args.experts, args.k, seed=16)[: kernels.THREADS // args.k]
     for topk_ids, plan in ((smallest, (0, 0)), (small, (1, kernels.TILE)), (np.tile(small, (three_tiles, 1)), None)):
         for name, launcher, host, blocks in steps(topk_ids, args.experts, args.block_size, plan)[0]:
             start = time.perf_counter()

@@ -2,7 +2,7 @@
 expert ids by expert, each expert's run padded to a multiple of ``block_size``), stable, checked against NumPy.
 
 The kernels are in ``moe_align_numba.py``; the NumPy oracle, which defines the exact output, is in
-``moe_align_reference.py``. With a GPU this runs the one-launch path on the given shape, the warp path on 16 tokens
+``moe_align_reference.py``. With a GPU this runs the one-launch path on the given shape, the small path on 16 tokens
 and the two-launch path on a large one (65536 tokens by default) and checks each exactly, ids outside the expert
 range included; without one it builds every kernel for sm_90 and says that it could not launch.
 
@@ -27,7 +27,7 @@ import cuda.coop.numba_mlir as numba_coop  # noqa: E402
 
 def builds(numel: int, num_experts: int, block_size: int):
     """(name, kernel, host arguments, blocks) of the four kernels at this size, whatever ``small_path`` and
-    ``launch_plan`` say (the warp kernel on the first ``WARP_TILE`` entries at most)."""
+    ``launch_plan`` say (the small kernel on the first ``THREADS`` entries at most)."""
     topk_ids = np.zeros(numel, np.int32)
     sorted_ids, expert_ids, post_pad = ref.poisoned_outputs(numel, num_experts, block_size)
     blocks, span = kernels.launch_plan(max(numel, 3 * kernels.TILE))
@@ -39,8 +39,8 @@ def builds(numel: int, num_experts: int, block_size: int):
             ("moe_align count", kernels.count_kernel, (topk_ids, counts, n, e, np.int64(span)), blocks),
             ("moe_align place", kernels.place_kernel,
              (topk_ids, counts, sorted_ids, expert_ids, post_pad, n, e, bits, bs, size, np.int64(span)), blocks),
-            ("moe_align (one warp ranks)", kernels.warp_kernel,
-             (topk_ids, sorted_ids, expert_ids, post_pad, np.int64(min(numel, kernels.WARP_TILE)), e, bs, size), 1)]
+            ("moe_align (an entry a thread)", kernels.small_kernel,
+             (topk_ids, sorted_ids, expert_ids, post_pad, np.int64(min(numel, kernels.THREADS)), e, bs, size), 1)]
 
 
 def run(topk_ids: np.ndarray, num_experts: int, block_size: int):
@@ -72,7 +72,7 @@ def main() -> None:
             return
         want = ref.moe_align_block_size(topk_ids, args.experts, args.block_size)
         print(f"OK: {tokens} tokens x k={args.k}, {args.experts} experts, block_size {args.block_size}, "
-              f"{invalid:.0%} ids outside the experts, {f'{blocks} block(s)' if blocks else 'warp path'}: "
+              f"{invalid:.0%} ids outside the experts, {f'{blocks} block(s)' if blocks else 'small path'}: "
               f"{ref.check(got, want)}")
 
 

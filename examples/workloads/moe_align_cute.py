@@ -10,11 +10,11 @@ in tiles of 1024 x 4.
   (sorted by the expert's bits only), ``discontinuity`` (heads and tails) of the sorted experts, and each expert's
   running base in shared memory.
 
-The smallest inputs (``small_path``: up to 256 entries) take ``launch_warp``: warp 0 ranks the entries by a warp
-``merge_sort_keys`` of distinct keys (the expert above the entry's place), finds each expert's run among the sorted
-keys, and sums the padded counts by a warp ``exclusive_sum``, while warps 1-31 fill the sentinel; one block barrier,
-then the block places the entries and writes ``expert_ids``. Small inputs (``launch_plan``) take one launch of one
-block (``launch_align``); larger ones two launches (``launch_count``, ``launch_place``) over up to 132 blocks.
+The smallest inputs (``small_path``: up to 1024 entries, one per thread) take ``launch_small``: each warp ranks its
+entries by a match of their experts and writes its per-expert counts, thread e turns expert e's counts over the
+warps into each warp's base, a block ``exclusive_sum`` of the padded counts gives the offsets; no sort. Larger small
+inputs (``launch_plan``) take one launch of one block (``launch_align``); larger ones two launches (``launch_count``,
+``launch_place``) over up to 132 blocks.
 
 What differs from ``moe_align_numba.py``, and why (the same dialect differences as the sampling kernels'):
 
@@ -37,7 +37,7 @@ import cutlass.cute as cute
 import cuda.coop.cutlass as cute_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from moe_align_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with moe_align_numba.py)
-    BINS, ITEMS, MAX_EXPERTS, THREADS, TILE, WARP_ITEMS, WARP_TILE, cdiv, check_arguments, key_bits, launch_plan,
+    BINS, ITEMS, MAX_EXPERTS, THREADS, TILE, cdiv, check_arguments, key_bits, launch_plan,
     max_num_blocks, max_num_tokens_padded, small_path,
 )
 
@@ -174,76 +174,69 @@ def place(block, topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cut
         start += TILE
 
 
-WARP_PLACE_BITS = 8  # the warp path's key: the expert above the entry's place (< WARP_TILE = 256)
-assert WARP_TILE == 1 << WARP_PLACE_BITS and MAX_EXPERTS % 32 == 0 and MAX_EXPERTS == 32 * WARP_ITEMS
-
-
 @cute.kernel
-def warp_kernel(topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cute.Tensor, post_pad: cute.Tensor,
-                numel: Int64, num_experts: Int32, block_size: Int32, size: Int64):
-    """``moe_align_numba.warp_kernel``: up to WARP_TILE entries; warp 0 sorts, counts and sums, the other warps fill
-    the sentinel; one block barrier, then the block places the entries and writes ``expert_ids``."""
+def small_kernel(topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cute.Tensor, post_pad: cute.Tensor,
+                 numel: Int64, num_experts: Int32, block_size: Int32, size: Int64):
+    """``moe_align_numba.small_kernel``: up to THREADS entries, thread t holding entry t; each warp ranks its
+    entries by a match of their experts, the warps' counts give each warp's base, a block exclusive_sum the
+    offsets."""
     smem = SmemAllocator()
-    keys_sorted = smem.allocate_tensor(Uint32, cute.make_layout(WARP_TILE), 4)  # the warp's sorted keys
-    starts = smem.allocate_tensor(Int32, cute.make_layout(MAX_EXPERTS), 4)  # each expert's run start among them
-    ends = smem.allocate_tensor(Int32, cute.make_layout(MAX_EXPERTS), 4)  # and its end (0 and 0: no entry)
+    counts = smem.allocate_tensor(Int32, cute.make_layout(WARPS * MAX_EXPERTS), 16)  # warp w's count, then base
     offsets = smem.allocate_tensor(Int32, cute.make_layout(MAX_EXPERTS + 1), 4)  # padded exclusive offsets
+    fills = smem.allocate_tensor(Int32, cute.make_layout(MAX_EXPERTS), 4)  # where each expert's padding starts
     block = coop.this_block()
+    n = Int32(numel)
+    slots = Int32(size)
     t = Int32(block.rank())
-    if cute.arch.thread_idx()[0] < 32:  # warp 0: the ranking
-        warp = coop.this_warp()
-        for j in cutlass.range_constexpr(WARP_ITEMS):
-            starts[j * 32 + t] = Int32(0)
-            ends[j * 32 + t] = Int32(0)
-        raw = coop.ThreadData(WARP_ITEMS, np.int32)
-        coop.load(warp, topk_ids, raw, algorithm="striped", valid_items=numel, oob_default=np.int32(-1))
-        keys = coop.ThreadData(WARP_ITEMS, np.uint32)
-        for i in cutlass.range_constexpr(WARP_ITEMS):
-            expert = Uint32(raw[i]) if raw[i] >= 0 and raw[i] < num_experts else Uint32(num_experts)
-            keys[i] = (expert << Uint32(WARP_PLACE_BITS)) | Uint32(i * 32 + t)
-        ordered = coop.merge_sort_keys(warp, keys)  # blocked: lane t holds sorted positions t * 8 .. t * 8 + 7
-        for i in cutlass.range_constexpr(WARP_ITEMS):
-            keys_sorted[t * WARP_ITEMS + i] = ordered[i]
-        warp.sync()
-        for i in cutlass.range_constexpr(WARP_ITEMS):
-            q = t * WARP_ITEMS + i
-            x = ordered[i] >> Uint32(WARP_PLACE_BITS)
-            before = keys_sorted[max(q - Int32(1), Int32(0))] >> Uint32(WARP_PLACE_BITS)  # the DSL's `or` reads both
-            after = keys_sorted[min(q + Int32(1), Int32(WARP_TILE - 1))] >> Uint32(WARP_PLACE_BITS)
-            if x < Uint32(num_experts):
-                if q == Int32(0) or before != x:
-                    starts[Int32(x)] = q
-                if q == Int32(WARP_TILE - 1) or after != x:
-                    ends[Int32(x)] = q + Int32(1)
-        warp.sync()
-        mine = Int32(0)  # lane t owns experts t * 8 .. t * 8 + 7
-        for j in cutlass.range_constexpr(WARP_ITEMS):
-            e = t * WARP_ITEMS + j
-            if e < num_experts:
-                mine += (ends[e] - starts[e] + block_size - Int32(1)) // block_size * block_size
-        running = coop.exclusive_sum(warp, mine)
-        for j in cutlass.range_constexpr(WARP_ITEMS):
-            e = t * WARP_ITEMS + j
-            if e < num_experts:
-                offsets[e] = running
-                running += (ends[e] - starts[e] + block_size - Int32(1)) // block_size * block_size
-        if t == Int32(31):  # the experts past num_experts add nothing: lane 31 ends at the total
-            offsets[num_experts] = running
-    else:  # warps 1 .. 31: every slot the sentinel (the placing overwrites the entries' slots after the barrier)
-        q = Int64(t - Int32(32))
-        while q < size:
-            sorted_ids[q] = Int32(numel)
-            q += Int64(THREADS - 32)
+    lane = t % Int32(32)
+    row = (t // Int32(32)) * Int32(MAX_EXPERTS)  # this warp's counts
+    for j in cutlass.range_constexpr(MAX_EXPERTS // 32):  # each warp clears its own row: no barrier before counting
+        counts[row + Int32(j * 32) + lane] = Int32(0)
+    raw = coop.ThreadData(1, np.int32)
+    coop.load(block, topk_ids, raw, valid_items=numel, oob_default=np.int32(-1))
+    x = raw[0] if raw[0] >= 0 and raw[0] < num_experts else num_experts
+    peers = cute.arch.match_sync(0xFFFFFFFF, x)  # the warp's lanes holding the same expert
+    rank = Int32(cute.arch.popc(peers & cute.arch.lanemask_lt()))  # those at earlier lanes: the rank
+    if peers >> Uint32(lane) == Uint32(1) and x < num_experts:  # the warp's last entry of the expert: its count
+        counts[row + x] = rank + Int32(1)
+    cute.arch.sync_threads()
+    mine = Int32(0)  # thread e: expert e's count; each warp's count becomes the warp's base
+    if t < num_experts:
+        for w in cutlass.range((n + Int32(31)) // Int32(32)):
+            count = counts[Int32(w) * Int32(MAX_EXPERTS) + t]
+            counts[Int32(w) * Int32(MAX_EXPERTS) + t] = mine
+            mine += count
+    padded = (mine + block_size - Int32(1)) // block_size * block_size
+    offset = coop.exclusive_sum(block, padded)
+    if t < num_experts:
+        offsets[t] = offset
+        fills[t] = offset + mine
+    if t == num_experts - Int32(1):  # the last expert's end is the total
+        offsets[num_experts] = offset + padded
     cute.arch.sync_threads()
     total = offsets[num_experts]
-    if t < Int32(WARP_TILE):
-        x = keys_sorted[t] >> Uint32(WARP_PLACE_BITS)
-        if x < Uint32(num_experts):
-            d = Int32(x)
-            sorted_ids[offsets[d] + t - starts[d]] = Int32(keys_sorted[t] & Uint32(WARP_TILE - 1))
+    if x < num_experts:
+        sorted_ids[offsets[x] + counts[row + x] + rank] = t
     if t == Int32(0):
         post_pad[0] = total
-    write_expert_ids(expert_ids, offsets, num_experts, total, size, block_size, Int64(t), Int64(THREADS))
+    e = t // Int32(32)  # each expert's padding: one warp, coalesced
+    while e < num_experts:
+        pad = fills[e] + lane
+        while pad < offsets[e + Int32(1)]:
+            sorted_ids[pad] = n
+            pad += Int32(32)
+        e += Int32(WARPS)
+    q = total + t  # the tail
+    while q < slots:
+        sorted_ids[q] = n
+        q += Int32(THREADS)
+    if t < num_experts:  # expert t's blocks
+        for b in cutlass.range(offset // block_size, (offset + padded) // block_size):
+            expert_ids[b] = t
+    b = total // block_size + t  # the blocks past the total
+    while b < (slots + block_size - Int32(1)) // block_size:
+        expert_ids[b] = Int32(-1)
+        b += Int32(THREADS)
 
 
 @cute.kernel
@@ -294,9 +287,9 @@ def launch_align(topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cut
 
 
 @cute.jit
-def launch_warp(topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cute.Tensor, post_pad: cute.Tensor,
-                numel: Int64, num_experts: Int32, block_size: Int32, size: Int64, blocks: Int32):
-    warp_kernel(topk_ids, sorted_ids, expert_ids, post_pad, numel, num_experts, block_size, size).launch(
+def launch_small(topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cute.Tensor, post_pad: cute.Tensor,
+                 numel: Int64, num_experts: Int32, block_size: Int32, size: Int64, blocks: Int32):
+    small_kernel(topk_ids, sorted_ids, expert_ids, post_pad, numel, num_experts, block_size, size).launch(
         grid=(blocks, 1, 1), block=(THREADS, 1, 1))
 
 

@@ -18,17 +18,16 @@ cooperative call. Thread ``e`` of a 1024-thread block owns expert ``e``; the ent
   among that expert's entries of the tile, and the expert's running base (shared memory, set past the run's last
   slot by the thread holding its tail, when another tile follows) places it.
 
-The smallest inputs (``small_path``: up to 256 entries) take ``warp_kernel``: one block, with warp 0 doing the
-whole ranking while warps 1-31 fill ``sorted_ids`` with the sentinel, and one block barrier:
+The smallest inputs (``small_path``: up to 1024 entries, one per thread) take ``small_kernel``: one block, no sort:
 
-* warp 0 loads the entries ``striped`` (a warp ``load``), keys each as its expert (``num_experts`` for ids outside
-  the experts and for the slots past the last entry) above its 8-bit place, and sorts the keys with a warp
-  ``merge_sort_keys``: the keys are distinct, so the order is the stable one whatever the sort;
-* each sorted key compares its expert with its neighbours' (shared memory): a run's first and last positions are the
-  expert's start and end, so its count; each lane adds up the padded counts of 8 experts and a warp
-  ``exclusive_sum`` of the lanes' sums gives every expert's offset;
-* after the barrier, thread t < 256 places sorted position t (slot: its expert's offset plus t minus the run's start),
-  and every thread writes its ``expert_ids`` (binary search of the offsets).
+* thread t loads entry t (a block ``load``; expert ``num_experts`` for ids outside the experts and past the last
+  entry) and keeps its expert in shared memory; each warp compares every entry with the warp's 32 experts: the
+  entries of the same expert at earlier lanes are its rank among the warp's (stable), and the expert's last entry in
+  the warp writes the warp's count of it;
+* after a block barrier, thread e turns expert e's counts over the warps into each warp's base and their sum; a block
+  ``exclusive_sum`` of the padded counts gives the offsets;
+* after a second barrier, entry t goes to its expert's offset plus its warp's base plus its rank; a warp per expert
+  writes the padding, the block the tail, thread e expert e's ``expert_ids``.
 
 Small inputs (``launch_plan``: up to 2 tiles) take one launch of one block (count, then place); larger ones two
 launches over up to 132 blocks: ``count_kernel`` writes each block's per-expert counts, ``place_kernel`` sums the
@@ -43,7 +42,7 @@ from numba_cuda_mlir import cuda  # noqa: I001  (the compiler first, then cuda.c
 import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
 from moe_align_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with moe_align_cute.py)
-    BINS, ITEMS, MAX_EXPERTS, THREADS, TILE, WARP_ITEMS, WARP_TILE, cdiv, check_arguments, key_bits, launch_plan,
+    BINS, ITEMS, MAX_EXPERTS, THREADS, TILE, cdiv, check_arguments, key_bits, launch_plan,
     max_num_blocks, max_num_tokens_padded, small_path,
 )
 
@@ -176,71 +175,68 @@ def place(block, topk_ids, sorted_ids, expert_ids, post_pad, begin, end, numel, 
         start += TILE
 
 
-WARP_PLACE_BITS = 8  # the warp path's key: the expert above the entry's place (< WARP_TILE = 256)
-assert WARP_TILE == 1 << WARP_PLACE_BITS and MAX_EXPERTS % 32 == 0 and MAX_EXPERTS == 32 * WARP_ITEMS
-
-
 @cuda.jit(launch_bounds=THREADS)
-def warp_kernel(topk_ids, sorted_ids, expert_ids, post_pad, numel, num_experts, block_size, size):
-    """Up to WARP_TILE entries (``small_path``): warp 0 sorts, counts and sums, the other warps fill the sentinel;
-    one block barrier, then the block places the entries and writes ``expert_ids``."""
-    keys_sorted = numba_coop.shared.array(WARP_TILE, np.uint32)  # the warp's sorted keys, in order
-    starts = numba_coop.shared.array(MAX_EXPERTS, np.int32)  # where each expert's run starts among the sorted keys
-    ends = numba_coop.shared.array(MAX_EXPERTS, np.int32)  # and where it ends (0 and 0: no entry)
+def small_kernel(topk_ids, sorted_ids, expert_ids, post_pad, numel, num_experts, block_size, size):
+    """Up to THREADS entries (``small_path``), thread t holding entry t: each warp ranks its 32 entries among
+    themselves and writes its per-expert counts; thread e turns expert e's counts over the warps into each warp's
+    base and sums them; a block ``exclusive_sum`` of the padded counts gives the offsets. Two block barriers besides
+    the scan's; no sort. Sizes are below 2**31 here (``check_arguments``): 32-bit index math throughout."""
+    counts = numba_coop.shared.array(WARPS * MAX_EXPERTS, np.int32)  # [w * 256 + e]: warp w's count, then base
     offsets = numba_coop.shared.array(MAX_EXPERTS + 1, np.int32)  # padded exclusive offsets; [num_experts]: the total
+    fills = numba_coop.shared.array(MAX_EXPERTS, np.int32)  # where each expert's padding starts
     block = coop.this_block()
-    t = block.rank()
-    if cuda.threadIdx.x < 32:  # warp 0: the ranking
-        warp = coop.this_warp()
-        for j in range(WARP_ITEMS):
-            starts[j * 32 + t] = np.int32(0)
-            ends[j * 32 + t] = np.int32(0)
-        raw = coop.ThreadData(WARP_ITEMS, np.int32)
-        coop.load(warp, topk_ids, raw, algorithm="striped", valid_items=numel, oob_default=np.int32(-1))
-        keys = coop.ThreadData(WARP_ITEMS, np.uint32)
-        for i in range(WARP_ITEMS):
-            expert = np.uint32(raw[i]) if raw[i] >= 0 and raw[i] < num_experts else np.uint32(num_experts)
-            keys[i] = (expert << np.uint32(WARP_PLACE_BITS)) | np.uint32(i * 32 + t)
-        ordered = coop.merge_sort_keys(warp, keys)  # blocked: lane t holds sorted positions t * 8 .. t * 8 + 7
-        for i in range(WARP_ITEMS):
-            keys_sorted[t * WARP_ITEMS + i] = ordered[i]
-        warp.sync()
-        for i in range(WARP_ITEMS):
-            q = t * WARP_ITEMS + i
-            x = ordered[i] >> np.uint32(WARP_PLACE_BITS)
-            if x < num_experts:
-                if q == 0 or keys_sorted[q - 1] >> np.uint32(WARP_PLACE_BITS) != x:
-                    starts[x] = np.int32(q)
-                if q == WARP_TILE - 1 or keys_sorted[q + 1] >> np.uint32(WARP_PLACE_BITS) != x:
-                    ends[x] = np.int32(q + 1)
-        warp.sync()
-        mine = np.int32(0)  # lane t owns experts t * 8 .. t * 8 + 7
-        for j in range(WARP_ITEMS):
-            e = t * WARP_ITEMS + j
-            if e < num_experts:
-                mine += (ends[e] - starts[e] + block_size - 1) // block_size * block_size
-        running = coop.exclusive_sum(warp, mine)
-        for j in range(WARP_ITEMS):
-            e = t * WARP_ITEMS + j
-            if e < num_experts:
-                offsets[e] = running
-                running += (ends[e] - starts[e] + block_size - 1) // block_size * block_size
-        if t == 31:  # the experts past num_experts add nothing: lane 31 ends at the total
-            offsets[num_experts] = running
-    else:  # warps 1 .. 31: every slot the sentinel (the placing overwrites the entries' slots after the barrier)
-        q = np.int64(t - 32)
-        while q < size:
-            sorted_ids[q] = np.int32(numel)
-            q += THREADS - 32
+    n = np.int32(numel)
+    slots = np.int32(size)
+    t = np.int32(block.rank())
+    lane = t % 32
+    row = (t // 32) * MAX_EXPERTS  # this warp's counts
+    for j in range(MAX_EXPERTS // 32):  # each warp clears its own row: no block barrier before the counting
+        counts[row + j * 32 + lane] = np.int32(0)
+    raw = coop.ThreadData(1, np.int32)
+    coop.load(block, topk_ids, raw, valid_items=numel, oob_default=np.int32(-1))
+    x = raw[0] if raw[0] >= 0 and raw[0] < num_experts else num_experts
+    peers = cuda.match_any_sync(0xFFFFFFFF, x)  # the warp's lanes holding the same expert (no library call ranks a
+    rank = np.int32(cuda.popc(peers & ((np.uint32(1) << lane) - np.uint32(1))))  # warp by a digit); earlier: rank
+    if peers >> lane == 1 and x < num_experts:  # the warp's last entry of the expert writes the warp's count
+        counts[row + x] = rank + 1
+    cuda.syncthreads()
+    mine = np.int32(0)  # thread e: expert e's count; each warp's count becomes the warp's base
+    if t < num_experts:
+        for w in range((n + 31) // 32):
+            count = counts[w * MAX_EXPERTS + t]
+            counts[w * MAX_EXPERTS + t] = mine
+            mine += count
+    padded = (mine + block_size - 1) // block_size * block_size
+    offset = coop.exclusive_sum(block, padded)
+    if t < num_experts:
+        offsets[t] = offset
+        fills[t] = offset + mine
+    if t == num_experts - 1:  # the last expert's end is the total
+        offsets[num_experts] = offset + padded
     cuda.syncthreads()
     total = offsets[num_experts]
-    if t < WARP_TILE:
-        x = keys_sorted[t] >> np.uint32(WARP_PLACE_BITS)
-        if x < num_experts:
-            sorted_ids[offsets[x] + t - starts[x]] = np.int32(keys_sorted[t] & np.uint32(WARP_TILE - 1))
+    if x < num_experts:
+        sorted_ids[offsets[x] + counts[row + x] + rank] = t
     if t == 0:
         post_pad[0] = total
-    write_expert_ids(expert_ids, offsets, num_experts, total, size, block_size, np.int64(t), np.int64(THREADS))
+    e = t // 32  # each expert's padding: one warp, coalesced
+    while e < num_experts:
+        pad = fills[e] + lane
+        while pad < offsets[e + 1]:
+            sorted_ids[pad] = n
+            pad += 32
+        e += WARPS
+    q = total + t  # the tail
+    while q < slots:
+        sorted_ids[q] = n
+        q += THREADS
+    if t < num_experts:  # expert t's blocks
+        for b in range(offset // block_size, (offset + padded) // block_size):
+            expert_ids[b] = t
+    b = total // block_size + t  # the blocks past the total
+    while b < (slots + block_size - 1) // block_size:
+        expert_ids[b] = np.int32(-1)
+        b += THREADS
 
 
 @cuda.jit(launch_bounds=THREADS)
@@ -287,7 +283,7 @@ def moe_align_block_size(topk_ids, num_experts: int, block_size: int, sorted_ids
     """Launch MoE align on an int32 device array ``topk_ids`` (any shape; its flat order is the entries' order).
     Returns (sorted_token_ids, expert_ids, num_tokens_post_pad) device arrays, allocated here when not given
     (sizes: ``max_num_tokens_padded``, ``max_num_blocks``, 1; ``counts``: int32 workspace of blocks x 256 for the
-    two-launch path). One launch for small inputs (the warp kernel up to ``WARP_TILE`` entries, ``small_path``), two for
+    two-launch path). One launch for small inputs (``small_kernel`` up to ``THREADS`` entries, ``small_path``), two for
 large ones (``launch_plan``)."""
     flat = topk_ids.reshape(-1)
     numel = flat.shape[0]
@@ -301,7 +297,7 @@ large ones (``launch_plan``)."""
     n, experts, bits = np.int64(numel), np.int32(num_experts), np.int32(key_bits(num_experts))
     bs, slots = np.int32(block_size), np.int64(size)
     if small_path(numel):
-        warp_kernel[1, THREADS](flat, sorted_ids, expert_ids, post_pad, n, experts, bs, slots)
+        small_kernel[1, THREADS](flat, sorted_ids, expert_ids, post_pad, n, experts, bs, slots)
     elif blocks == 1:
         align_kernel[1, THREADS](flat, sorted_ids, expert_ids, post_pad, n, experts, bits, bs, slots)
     else:

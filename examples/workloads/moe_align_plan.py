@@ -1,9 +1,9 @@
 """The tiling, the buffer sizes and the host-side launch plan shared by ``moe_align_numba.py`` and
 ``moe_align_cute.py`` (pure Python: each backend's install imports it without the other's compiler).
 
-``small_path(numel)`` says whether the entries fit one warp's sort (``WARP_ITEMS`` per lane, up to ``WARP_TILE``
-entries): then ``warp_kernel`` runs them in one launch of one block, warp 0 ranking and counting them by a warp merge
-sort and a warp scan while the other warps fill the sentinel, with one block barrier. Otherwise ``launch_plan(numel)``
+``small_path(numel)`` says whether the entries fit one per thread of one block (up to ``THREADS``): then
+``small_kernel`` runs them in one launch of one block, each warp ranking its 32 entries among themselves, with no
+sort and two block barriers besides one block ``exclusive_sum``. Otherwise ``launch_plan(numel)``
 says how ``moe_align_block_size`` runs over ``numel = tokens * k`` routed entries: one launch of one block while the
 entries fit in ``SINGLE_BLOCK_TILES`` tiles (the block counts them, then ranks and places them), else two launches of
 ``blocks`` blocks, each over ``span`` consecutive entries (the first writes each block's per-expert counts, the
@@ -17,8 +17,6 @@ TILE = THREADS * ITEMS
 MAX_EXPERTS = 256  # thread e < 256 owns expert e; the sort keys need at most 9 bits
 BINS = MAX_EXPERTS + 1  # counting bins: one per expert, one (the last) for ids outside [0, num_experts)
 SINGLE_BLOCK_TILES = 2  # up to this many tiles (8192 entries: 1024 tokens at k = 8) run as one launch of one block
-WARP_ITEMS = 8  # the small path's entries per lane: one warp sorts up to WARP_TILE entries
-WARP_TILE = 32 * WARP_ITEMS  # 256 entries (32 tokens at k = 8); the sort key's low 8 bits carry the entry's place
 MAX_BLOCKS = 132  # the two-launch path fills one wave: one 1024-thread block per SM of an H100/H200
 
 
@@ -42,14 +40,15 @@ def max_num_blocks(numel: int, num_experts: int, block_size: int) -> int:
 
 
 def small_path(numel: int) -> bool:
-    """Whether ``moe_align_block_size`` takes the warp path: every entry fits one warp's tile of ``WARP_TILE`` (256).
+    """Whether ``moe_align_block_size`` takes the small path: one entry per thread of one block (up to ``THREADS``,
+    1024: decoding batches up to 128 tokens at k = 8).
 
-    Why 256: the path's cost is one warp merge sort of ``WARP_ITEMS`` keys per lane (a serial merge of K items per
-    lane in each of 5 rounds, so it grows with K while the 1024-thread path's 17-24 block barriers stay), and it keeps
-    every expert's start and end and the padded offsets per lane (8 experts of 256 per lane); its keys hold the expert
-    above an 8-bit place. 256 entries cover decoding batches up to 32 tokens at k = 8 (issue 43's losses were at 16
-    tokens: 32 to 128 entries)."""
-    return numel <= WARP_TILE
+    Why: the one-block path's cost is fixed by its 17-24 block barriers (a histogram, two or three radix-sort
+    passes, discontinuities) and the merge sort a single warp could use instead is a chain of dependent shared-memory
+    steps (5 rounds of a serial merge); issue 43's losses were at 16 tokens (32 to 128 entries, 0.43-0.99x of vLLM's
+    op). One entry per thread needs neither: a warp ranks an entry by comparing it with the warp's 32 experts (a
+    stable rank, as a sort would give), per-warp counts give each warp's base, and one block scan the offsets."""
+    return numel <= THREADS
 
 
 def launch_plan(numel: int) -> tuple[int, int]:

@@ -29,19 +29,21 @@ CASES = [  # tokens, experts, k, block_size, fraction of ids outside the experts
     (5, 256, 8, 128, 0.0),  # fewer entries than experts: vLLM's shorter buffers
     (3000, 256, 8, 1, 0.05), (777, 255, 3, 7, 0.1),
     # one block, no ids outside: the sort orders by one bit fewer where the experts are a power of two (issue 43)
-    (16, 256, 8, 128, 0.0), (300, 16, 4, 32, 0.0), (64, 1, 1, 16, 0.0), (16, 8, 2, 128, 0.0),
-    # the warp path (plan.small_path: up to 256 entries; issue 43): the grid's 16 tokens, its bound and one past it
+    (160, 256, 8, 128, 0.0), (300, 16, 4, 32, 0.0), (1100, 1, 1, 16, 0.0), (600, 8, 2, 128, 0.0),
+    # the small path (plan.small_path: up to 1024 entries, one a thread; issue 43): the grid's 1, 16 and 128 tokens,
+    # its bound and one past it
     (16, 128, 8, 16, 0.0), (16, 64, 6, 128, 0.05), (16, 256, 8, 64, 0.1), (16, 8, 2, 16, 0.2),
     (32, 256, 8, 64, 0.0), (32, 256, 8, 16, 0.02), (51, 64, 5, 7, 0.0), (33, 256, 8, 64, 0.0),
-    (128, 8, 2, 1, 0.03), (3, 255, 3, 32, 0.5), (2, 3, 1, 4096, 0.0),
+    (128, 8, 2, 1, 0.03), (3, 255, 3, 32, 0.5), (2, 3, 1, 4096, 0.0), (128, 256, 8, 16, 0.0),
+    (128, 64, 6, 128, 0.01), (129, 256, 8, 64, 0.0), (1, 256, 8, 128, 0.0),
 ]
 
 
 @pytest.mark.parametrize("backend", ["numba", "cute"])
-@pytest.mark.parametrize("numel", [1, 7, 31, 32, 33, 100, 255, 256])
-def test_the_warp_path_on_arbitrary_ids(backend, numel):
-    """Up to plan.WARP_TILE entries of any ids (repeats within a token, negatives, ids at and far past the experts),
-    every expert count from 1 to 256, block sizes 1 to 256: exactly the stable oracle."""
+@pytest.mark.parametrize("numel", [1, 7, 31, 32, 33, 100, 255, 256, 640, 1023, 1024])
+def test_the_small_path_on_arbitrary_ids(backend, numel):
+    """Up to plan.THREADS entries of any ids (repeats within a token and a warp, negatives, ids at and far past the
+    experts), every expert count from 1 to 256, block sizes 1 to 256: exactly the stable oracle."""
     assert plan.small_path(numel)
     run = _numba if backend == "numba" else _cute
     for experts in (1, 5, 8, 64, 200, 256):
@@ -127,8 +129,8 @@ def test_both_paths_agree_on_the_same_input(backend):
 
 
 @pytest.mark.parametrize("backend", ["numba", "cute"])
-def test_the_warp_kernel_and_the_one_block_kernel_agree(backend):
-    """16 tokens (128 entries) through the warp kernel (``small_path``) and through the 1024-thread one-block kernel
+def test_the_small_kernel_and_the_one_block_kernel_agree(backend):
+    """16 tokens (128 entries) through the small kernel (``small_path``) and through the 1024-thread one-block kernel
     (forced), both equal to the oracle."""
     topk_ids = _ids(16, 256, 8, 0.03)
     want = ref.moe_align_block_size(topk_ids, 256, 16)
@@ -139,11 +141,11 @@ def test_the_warp_kernel_and_the_one_block_kernel_agree(backend):
 
         flat = cuda.to_device(topk_ids.reshape(-1))
         n, e, bits, bs = np.int64(topk_ids.size), np.int32(256), np.int32(plan.key_bits(256)), np.int32(16)
-        for warp in (True, False):
+        for small in (True, False):
             outputs = [cuda.to_device(a) for a in ref.poisoned_outputs(topk_ids.size, 256, 16)]
             size = np.int64(outputs[0].shape[0])
-            if warp:
-                kernels.warp_kernel[1, plan.THREADS](flat, *outputs, n, e, bs, size)
+            if small:
+                kernels.small_kernel[1, plan.THREADS](flat, *outputs, n, e, bs, size)
             else:
                 kernels.align_kernel[1, plan.THREADS](flat, *outputs, n, e, bits, bs, size)
             ref.check([a.copy_to_host() for a in outputs], want)
@@ -154,5 +156,5 @@ def test_the_warp_kernel_and_the_one_block_kernel_agree(backend):
 
         for forced in ((0, 0), (1, plan.TILE)):
             launches, outputs = cute_moe_align.steps(topk_ids, 256, 16, forced)
-            assert ("warp" in launches[0][0]) == (forced[0] == 0)
+            assert ("a thread" in launches[0][0]) == (forced[0] == 0)
             ref.check(cute_moe_align.run_steps(launches, outputs), want)

@@ -95,55 +95,60 @@ def test_argument_checks_name_the_argument_and_the_fix():
         plan.check_arguments(10, 8, 0)
 
 
-def warp_path_model(flat: np.ndarray, experts: int, block_size: int):
-    """The warp kernel's steps (moe_align_numba.warp_kernel, moe_align_cute.warp_kernel) in NumPy: distinct keys (the
-    expert, or ``experts`` for ids outside and for the slots past the entries, above the 8-bit place) sorted; each
-    run's start and end from its neighbours; per lane the padded counts of 8 experts, an exclusive sum over the lanes;
-    every slot the sentinel, then each sorted position placed; expert_ids by binary search of the offsets."""
-    numel, lanes, items = flat.size, 32, plan.WARP_ITEMS
-    raw = np.full(plan.WARP_TILE, -1, np.int64)
+def small_path_model(flat: np.ndarray, experts: int, block_size: int):
+    """The small kernel's steps (moe_align_numba.small_kernel, moe_align_cute.small_kernel) in NumPy, thread t
+    holding entry t: per warp, each lane's peers (the lanes of its warp with the same expert: the match), its rank
+    (peers at earlier lanes) and the warp's count of an expert written by the expert's last lane in the warp; thread
+    e turns the warps' counts into bases and a sum; the exclusive sum of the padded counts; each entry placed at
+    offset + warp base + rank; each expert's padding, the tail and expert_ids written in the kernel's order (every
+    slot starts poisoned: a slot no step writes fails the check)."""
+    numel, threads = flat.size, plan.THREADS
+    raw = np.full(threads, -1, np.int64)
     raw[:numel] = flat
-    expert = np.where((raw >= 0) & (raw < experts), raw, experts)
-    ordered = np.sort((expert << 8) | np.arange(plan.WARP_TILE))
-    x = ordered >> 8
-    starts, ends = np.zeros(plan.MAX_EXPERTS, np.int64), np.zeros(plan.MAX_EXPERTS, np.int64)
-    for q in range(plan.WARP_TILE):
-        if x[q] < experts:
-            if q == 0 or x[q - 1] != x[q]:
-                starts[x[q]] = q
-            if q == plan.WARP_TILE - 1 or x[q + 1] != x[q]:
-                ends[x[q]] = q + 1
-    padded = np.where(np.arange(plan.MAX_EXPERTS) < experts, -(-(ends - starts) // block_size) * block_size, 0)
-    lane_sums = padded.reshape(lanes, items).sum(axis=1)
+    x = np.where((raw >= 0) & (raw < experts), raw, experts)
+    counts = np.zeros((threads // 32, plan.MAX_EXPERTS), np.int64)
+    rank = np.zeros(threads, np.int64)
+    for t in range(threads):
+        lane, warp = t % 32, t // 32
+        peers = sum(1 << j for j in range(32) if x[warp * 32 + j] == x[t])  # the match's mask
+        rank[t] = bin(peers & ((1 << lane) - 1)).count("1")
+        if peers >> lane == 1 and x[t] < experts:
+            counts[warp, x[t]] = rank[t] + 1
+    mine = np.zeros(threads, np.int64)
+    for e in range(experts):
+        for w in range(-(-numel // 32)):
+            counts[w, e], mine[e] = mine[e], mine[e] + counts[w, e]
+    padded = -(-mine // block_size) * block_size
+    offset = np.cumsum(padded) - padded
     offsets = np.zeros(plan.MAX_EXPERTS + 1, np.int64)
-    offsets[:plan.MAX_EXPERTS] = np.repeat(np.cumsum(lane_sums) - lane_sums, items) + (
-        np.cumsum(padded.reshape(lanes, items), axis=1) - padded.reshape(lanes, items)).reshape(-1)
-    total = offsets[experts] = lane_sums.sum()
-    sorted_ids = np.full(plan.max_num_tokens_padded(numel, experts, block_size), numel, np.int32)
+    offsets[:experts] = offset[:experts]
+    offsets[experts] = offset[experts - 1] + padded[experts - 1]
+    fills = offset + mine
+    total = offsets[experts]
+    size = plan.max_num_tokens_padded(numel, experts, block_size)
+    sorted_ids = np.full(size, -7, np.int64)
     for t in np.flatnonzero(x < experts):
-        sorted_ids[offsets[x[t]] + t - starts[x[t]]] = ordered[t] & 255
-    expert_ids = []
-    for b in range(plan.max_num_blocks(numel, experts, block_size)):
-        owner = -1
-        if b * block_size < total:
-            low, high = 0, experts - 1
-            while low < high:
-                middle = (low + high + 1) // 2
-                low, high = (middle, high) if offsets[middle] <= b * block_size else (low, middle - 1)
-            owner = low
-        expert_ids.append(owner)
-    return sorted_ids, np.array(expert_ids, np.int32), np.array([total], np.int32)
+        sorted_ids[offsets[x[t]] + counts[t // 32, x[t]] + rank[t]] = t
+    for e in range(experts):
+        sorted_ids[fills[e]: offsets[e + 1]] = numel
+    sorted_ids[total:] = numel
+    expert_ids = np.full(plan.max_num_blocks(numel, experts, block_size), -7, np.int64)
+    for e in range(experts):
+        expert_ids[offset[e] // block_size: (offset[e] + padded[e]) // block_size] = e
+    expert_ids[total // block_size:] = -1
+    return sorted_ids.astype(np.int32), expert_ids.astype(np.int32), np.array([total], np.int32)
 
 
-@pytest.mark.parametrize("numel", [1, 2, 31, 32, 33, 128, 200, 255, 256])
-def test_the_warp_paths_steps_give_the_stable_oracle(numel):
-    """The small path's algorithm (issue 43) on any ids up to plan.WARP_TILE entries: repeats, ids outside the
+@pytest.mark.parametrize("numel", [1, 2, 31, 32, 33, 128, 200, 256, 1000, 1024])
+def test_the_small_paths_steps_give_the_stable_oracle(numel):
+    """The small path's algorithm (issue 43) on any ids up to plan.THREADS entries: repeats, ids outside the
     experts (negative, at and far past them), 1 to 256 experts, block sizes 1 to 4096, every entry on one expert."""
-    assert plan.small_path(numel) and not plan.small_path(plan.WARP_TILE + 1)
+    assert plan.small_path(numel) and not plan.small_path(plan.THREADS + 1)
     rng = np.random.default_rng(numel)
     for experts in (1, 3, 8, 64, 129, 256):
         for block_size in (1, 7, 16, 128, 4096):
             flat = rng.integers(-2, experts + 2, numel).astype(np.int32)
             flat[rng.random(numel) < 0.05] = 2**31 - 1
             for ids in (flat, np.full(numel, experts - 1, np.int32)):
-                ref.check(warp_path_model(ids, experts, block_size), ref.moe_align_block_size(ids, experts, block_size))
+                want = ref.moe_align_block_size(ids, experts, block_size)
+                ref.check(small_path_model(ids, experts, block_size), want)
