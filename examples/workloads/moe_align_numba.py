@@ -195,8 +195,10 @@ def small_kernel(topk_ids, sorted_ids, expert_ids, post_pad, numel, num_experts,
     raw = coop.ThreadData(1, np.int32)
     coop.load(block, topk_ids, raw, valid_items=numel, oob_default=np.int32(-1))
     x = raw[0] if raw[0] >= 0 and raw[0] < num_experts else num_experts
-    peers = cuda.match_any_sync(0xFFFFFFFF, x)  # the warp's lanes holding the same expert (no library call ranks a
-    rank = np.int32(cuda.popc(peers & ((np.uint32(1) << lane) - np.uint32(1))))  # warp by a digit); earlier: rank
+    # the warp's lanes holding the same expert (an intrinsic: cuda.coop has no warp rank by a digit), and those at
+    # earlier lanes: the entry's rank among the warp's entries of its expert
+    peers = cuda.match_any_sync(0xFFFFFFFF, x)
+    rank = np.int32(cuda.popc(peers & ((np.uint32(1) << lane) - np.uint32(1))))
     if peers >> lane == 1 and x < num_experts:  # the warp's last entry of the expert writes the warp's count
         counts[row + x] = rank + 1
     cuda.syncthreads()
