@@ -403,8 +403,8 @@ def softmax_kernel(logits: cute.Tensor, out: cute.Tensor, vocab: Int64, inv_temp
     begin = row * vocab
     if vocab <= HELD_TILE:
         held = coop.ThreadData(HELD, np.float32)
-        row_max, row_sum = held_max_sum(block, logits, held, begin, begin + vocab, inv_temperature)
-        write_held(block, out, held, begin, begin + vocab, row_max, row_sum)
+        row_max, row_sum, thread_max = held_max_sum(block, logits, held, begin, begin + vocab, inv_temperature)
+        write_held(block, out, held, begin, begin + vocab, row_max, row_sum, thread_max)
     else:
         row_max, row_sum = online_max_sum(block, logits, begin, begin + vocab, inv_temperature)
         write_softmax(block, logits, out, begin, begin + vocab, inv_temperature, row_max, row_sum)
@@ -412,9 +412,10 @@ def softmax_kernel(logits: cute.Tensor, out: cute.Tensor, vocab: Int64, inv_temp
 
 @cute.jit
 def held_max_sum(block, logits: cute.Tensor, held, begin: Int64, end: Int64, inv_temperature: Float32):
-    """``sampling_numba.held_max_sum``: logits[begin:end] (at most HELD_TILE items) scaled into ``held``, and their
-    (max, sum of exp(x - max)) in every thread, each thread's maximum taken before its exponentials (exp2's); groups
-    of HELD_GROUP items wholly past ``end`` skipped."""
+    """``sampling_numba.held_max_sum``: logits[begin:end] (at most HELD_TILE items) scaled, their (max, sum of
+    exp(x - max)) in every thread and the thread's own maximum; ``held`` left holding exp(x - the thread's maximum)
+    (exp2's), so that ``write_held`` scales them by one exponential a thread; groups of HELD_GROUP items wholly past
+    ``end`` skipped."""
     coop.load(block, logits, held, algorithm="striped", offset=begin, valid_items=end - begin,
               oob_default=np.float32(NEG_INF))
     n = end - begin
@@ -424,27 +425,28 @@ def held_max_sum(block, logits: cute.Tensor, held, begin: Int64, end: Int64, inv
             for j in cutlass.range_constexpr(HELD_GROUP):
                 held[g * HELD_GROUP + j] = held[g * HELD_GROUP + j] * inv_temperature
                 m = cutlass.max(m, held[g * HELD_GROUP + j])
-    m_log2 = m * Float32(LOG2E)
+    m_log2 = Float32(cutlass.select_(m != NEG_INF, m * Float32(LOG2E), Float32(0)))  # a -inf thread: exp(-inf) = 0
     s = Float32(0)
     for g in cutlass.range_constexpr(HELD // HELD_GROUP):
         if Int64(g * HELD_GROUP * THREADS) < n:
             for j in cutlass.range_constexpr(HELD_GROUP):
-                s += cute.math.exp2(held[g * HELD_GROUP + j] * Float32(LOG2E) - m_log2)
-    s = Float32(cutlass.select_(m != NEG_INF, s, Float32(0)))  # a thread of -inf alone has no mass
-    return coop.reduce(block, (m, s), binary_op=online_softmax_merge)
+                held[g * HELD_GROUP + j] = cute.math.exp2(held[g * HELD_GROUP + j] * Float32(LOG2E) - m_log2)
+                s += held[g * HELD_GROUP + j]
+    row_max, row_sum = coop.reduce(block, (m, s), binary_op=online_softmax_merge)
+    return row_max, row_sum, m
 
 
 @cute.jit
-def write_held(block, out: cute.Tensor, held, begin: Int64, end: Int64, row_max: Float32, row_sum: Float32):
-    """Writes the probabilities of the scaled logits ``held_max_sum`` left in ``held`` (groups past ``end``
-    skipped)."""
-    scale = Float32(1) / row_sum
-    max_log2 = row_max * Float32(LOG2E)
+def write_held(block, out: cute.Tensor, held, begin: Int64, end: Int64, row_max: Float32, row_sum: Float32,
+               thread_max: Float32):
+    """Writes the probabilities of the items ``held_max_sum`` left in ``held`` (groups past ``end`` skipped): each
+    times exp(thread_max - row_max) / row_sum."""
     n = end - begin
+    factor = cute.math.exp2(thread_max * Float32(LOG2E) - row_max * Float32(LOG2E)) / row_sum  # 0: a -inf thread
     for g in cutlass.range_constexpr(HELD // HELD_GROUP):
         if Int64(g * HELD_GROUP * THREADS) < n:
             for j in cutlass.range_constexpr(HELD_GROUP):
-                held[g * HELD_GROUP + j] = cute.math.exp2(held[g * HELD_GROUP + j] * Float32(LOG2E) - max_log2) * scale
+                held[g * HELD_GROUP + j] = held[g * HELD_GROUP + j] * factor
     coop.store(block, out, held, algorithm="striped", offset=begin, valid_items=n)
 
 
@@ -502,8 +504,9 @@ def softmax_slices_kernel(logits: cute.Tensor, partials: cute.Tensor, out: cute.
     held = coop.ThreadData(HELD, np.float32)
     m = Float32(NEG_INF)
     s = Float32(0)
+    thread_max = Float32(NEG_INF)
     if slice_length <= HELD_TILE:
-        m, s = held_max_sum(block, logits, held, begin, end, inv_temperature)
+        m, s, thread_max = held_max_sum(block, logits, held, begin, end, inv_temperature)
     else:
         m, s = online_max_sum(block, logits, begin, end, inv_temperature)
     if block.rank() == 0:
@@ -517,7 +520,7 @@ def softmax_slices_kernel(logits: cute.Tensor, partials: cute.Tensor, out: cute.
         pair_sum = partials[2 * (row * slices + block.rank()) + 1]
     row_max, row_sum = coop.reduce(block, (pair_max, pair_sum), binary_op=online_softmax_merge)
     if slice_length <= HELD_TILE:
-        write_held(block, out, held, begin, end, row_max, row_sum)
+        write_held(block, out, held, begin, end, row_max, row_sum, thread_max)
     else:
         write_softmax(block, logits, out, begin, end, inv_temperature, row_max, row_sum)
 

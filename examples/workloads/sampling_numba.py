@@ -326,8 +326,8 @@ def softmax_kernel(logits, out, vocab, inv_temperature):
     begin = row * vocab
     if vocab <= HELD_TILE:
         held = coop.ThreadData(HELD, np.float32)
-        row_max, row_sum = held_max_sum(block, logits, held, begin, begin + vocab, inv_temperature)
-        write_held(block, out, held, begin, begin + vocab, row_max, row_sum)
+        row_max, row_sum, thread_max = held_max_sum(block, logits, held, begin, begin + vocab, inv_temperature)
+        write_held(block, out, held, begin, begin + vocab, row_max, row_sum, thread_max)
     else:
         row_max, row_sum = online_max_sum(block, logits, begin, begin + vocab, inv_temperature)
         write_softmax(block, logits, out, begin, begin + vocab, inv_temperature, row_max, row_sum)
@@ -335,12 +335,14 @@ def softmax_kernel(logits, out, vocab, inv_temperature):
 
 @cuda.jit(device=True, inline="always")
 def held_max_sum(block, logits, held, begin, end, inv_temperature):
-    """Loads logits[begin:end] (at most HELD_TILE items; the rest of ``held`` -inf) scaled by inv_temperature into
-    ``held``, and returns their (max, sum of exp(x - max)) in every thread: all the loads in flight at once, and
-    each thread's maximum before its exponentials (one exp per item, no rescaling). The exponentials are exp2's (a
-    multiply-add and the hardware's 2^x, five instructions where libdevice's exp takes nine: at small batches a
-    row's arithmetic is one SM's, and it bounds the time). Groups of HELD_GROUP items that lie wholly past ``end``
-    (the same for every thread: striped items) are skipped, so a short slice costs its own items' arithmetic."""
+    """Loads logits[begin:end] (at most HELD_TILE items; the rest of ``held`` -inf) scaled by inv_temperature, and
+    returns their (max, sum of exp(x - max)) in every thread and the thread's own maximum; ``held`` is left holding
+    each item's exp(x - the thread's maximum), so that ``write_held`` scales them by one exponential a thread
+    instead of one an item. All the loads are in flight at once, and each thread takes its maximum before its
+    exponentials (one exp per item, no rescaling). The exponentials are exp2's (a multiply-add and the hardware's 2^x,
+    five instructions where libdevice's exp takes nine): at small batches a row's arithmetic is one SM's, and its
+    exponentials (a quarter-rate unit) bound the time. Groups of HELD_GROUP items that lie wholly past ``end`` (the
+    same for every thread: striped items) are skipped, so a short slice costs its own items' arithmetic."""
     coop.load(block, logits, held, algorithm="striped", offset=begin, valid_items=end - begin, oob_default=NEG_INF)
     n = end - begin
     m = NEG_INF
@@ -349,26 +351,27 @@ def held_max_sum(block, logits, held, begin, end, inv_temperature):
             for j in range(HELD_GROUP):
                 held[g * HELD_GROUP + j] = held[g * HELD_GROUP + j] * inv_temperature
                 m = max(m, held[g * HELD_GROUP + j])
-    m_log2 = m * LOG2E
+    m_log2 = m * LOG2E if m != NEG_INF else np.float32(0)  # a thread of -inf items alone: exp(-inf - 0) = 0, no mass
     s = np.float32(0)
     for g in range(HELD // HELD_GROUP):
         if g * HELD_GROUP * THREADS < n:
             for j in range(HELD_GROUP):
-                s += math.exp2(held[g * HELD_GROUP + j] * LOG2E - m_log2)
-    return coop.reduce(block, (m, s if m != NEG_INF else np.float32(0)), binary_op=online_softmax_merge)
+                held[g * HELD_GROUP + j] = math.exp2(held[g * HELD_GROUP + j] * LOG2E - m_log2)
+                s += held[g * HELD_GROUP + j]
+    row_max, row_sum = coop.reduce(block, (m, s), binary_op=online_softmax_merge)
+    return row_max, row_sum, m
 
 
 @cuda.jit(device=True, inline="always")
-def write_held(block, out, held, begin, end, row_max, row_sum):
-    """Writes the probabilities of the scaled logits ``held_max_sum`` left in ``held`` (its groups past ``end``
-    skipped; the store writes only the items before it)."""
-    scale = np.float32(1) / row_sum
-    max_log2 = row_max * LOG2E
+def write_held(block, out, held, begin, end, row_max, row_sum, thread_max):
+    """Writes the probabilities of the items ``held_max_sum`` left in ``held`` (exp(x - thread_max); its groups past
+    ``end`` skipped; the store writes only the items before it): each times exp(thread_max - row_max) / row_sum."""
     n = end - begin
+    factor = math.exp2(thread_max * LOG2E - row_max * LOG2E) / row_sum  # 0 for a thread of -inf items
     for g in range(HELD // HELD_GROUP):
         if g * HELD_GROUP * THREADS < n:
             for j in range(HELD_GROUP):
-                held[g * HELD_GROUP + j] = math.exp2(held[g * HELD_GROUP + j] * LOG2E - max_log2) * scale
+                held[g * HELD_GROUP + j] = held[g * HELD_GROUP + j] * factor
     coop.store(block, out, held, algorithm="striped", offset=begin, valid_items=n)
 
 
@@ -422,8 +425,9 @@ def softmax_slices_kernel(logits, partials, out, arrive, vocab, slice_length, in
     slices, row, part, begin, end = slice_of_block(vocab, slice_length)
     block = coop.this_block()
     held = coop.ThreadData(HELD, np.float32)
+    thread_max = NEG_INF
     if slice_length <= HELD_TILE:
-        m, s = held_max_sum(block, logits, held, begin, end, inv_temperature)
+        m, s, thread_max = held_max_sum(block, logits, held, begin, end, inv_temperature)
     else:
         m, s = online_max_sum(block, logits, begin, end, inv_temperature)
     if block.rank() == 0:
@@ -437,7 +441,7 @@ def softmax_slices_kernel(logits, partials, out, arrive, vocab, slice_length, in
         pair_sum = cuda.ldcg(partials, 2 * (row * slices + block.rank()) + 1)
     row_max, row_sum = coop.reduce(block, (pair_max, pair_sum), binary_op=online_softmax_merge)
     if slice_length <= HELD_TILE:
-        write_held(block, out, held, begin, end, row_max, row_sum)
+        write_held(block, out, held, begin, end, row_max, row_sum, thread_max)
     else:
         write_softmax(block, logits, out, begin, end, inv_temperature, row_max, row_sum)
 
