@@ -40,7 +40,7 @@ What differs from ``sampling_numba.py``, and why:
   each ``items[i]`` has a constant index (a plain ``range`` would be a run-time loop). The four radix passes stay a
   run-time loop (``cutlass.range(4)``), as numba's ``range(4)`` is.
 * ``math.exp`` is ``cute.math.exp`` and ``math.exp2`` ``cute.math.exp2`` (libdevice's ``expf`` and ``exp2f``, as
-  numba's).
+  numba's); numba's ``exp2_approx`` (inline PTX) is ``cute.math.exp2(x, approx=True, ftz=True)``.
 * The operators (``binary_op``) are traced on CuTe numerics without CuTe's rewriting of ``if``: they use
   ``cutlass.max``/``cutlass.min`` and ``cutlass.select_`` where numba's use ``max``/``min`` and ``x if c else y``.
 * CuTe rewrites no ``return`` under a run-time ``if``: ``at_or_above`` and ``sample_kept`` compute their result and
@@ -121,8 +121,8 @@ def philox_uniform(seed: Uint64, offset: Uint64, row: Int64):
 def online_softmax_merge(a, b):
     """Two (max, sum of exp(x - max)) pairs as one; -inf maxima carry no mass."""
     m = cutlass.max(a[0], b[0])
-    sa = cutlass.select_(a[0] != NEG_INF, a[1] * cute.math.exp(a[0] - m), Float32(0))
-    sb = cutlass.select_(b[0] != NEG_INF, b[1] * cute.math.exp(b[0] - m), Float32(0))
+    sa = cutlass.select_(a[0] != NEG_INF, a[1] * exp2_approx((a[0] - m) * Float32(LOG2E)), Float32(0))
+    sb = cutlass.select_(b[0] != NEG_INF, b[1] * exp2_approx((b[0] - m) * Float32(LOG2E)), Float32(0))
     return m, sa + sb
 
 
@@ -145,6 +145,12 @@ def first_crossing(a, b):
 
 
 # ---------------------------------------------------------------------------------------------- helpers
+@cute.jit
+def exp2_approx(x: Float32):
+    """``sampling_numba.exp2_approx``: 2**x by the SFU's ex2.approx.ftz.f32 (below 2**-126 flushes to zero)."""
+    return cute.math.exp2(x, approx=True, ftz=True)
+
+
 @cute.jit
 def ordered_key(bits: Uint32):
     """A float32's bits (``x.bitcast(Uint32)``), mapped so that unsigned order is the floats' order."""
@@ -430,7 +436,7 @@ def held_max_sum(block, logits: cute.Tensor, held, begin: Int64, end: Int64, inv
     for g in cutlass.range_constexpr(HELD // HELD_GROUP):
         if Int64(g * HELD_GROUP * THREADS) < n:
             for j in cutlass.range_constexpr(HELD_GROUP):
-                held[g * HELD_GROUP + j] = cute.math.exp2(held[g * HELD_GROUP + j] * Float32(LOG2E) - m_log2)
+                held[g * HELD_GROUP + j] = exp2_approx(held[g * HELD_GROUP + j] * Float32(LOG2E) - m_log2)
                 s += held[g * HELD_GROUP + j]
     row_max, row_sum = coop.reduce(block, (m, s), binary_op=online_softmax_merge)
     return row_max, row_sum, m
@@ -471,7 +477,7 @@ def online_max_sum(block, logits: cute.Tensor, begin: Int64, end: Int64, inv_tem
         if m != NEG_INF:
             m_log2 = m * Float32(LOG2E)
             for i in cutlass.range_constexpr(WIDE):
-                s += cute.math.exp2(items[i] * Float32(LOG2E) - m_log2)
+                s += exp2_approx(items[i] * Float32(LOG2E) - m_log2)
         start += WIDE_TILE
     return coop.reduce(block, (m, s), binary_op=online_softmax_merge)
 
@@ -488,7 +494,7 @@ def write_softmax(block, logits: cute.Tensor, out: cute.Tensor, begin: Int64, en
                   valid_items=min(end - start, WIDE_TILE), oob_default=np.float32(NEG_INF))
         probs = coop.ThreadData(WIDE, np.float32)
         for i in cutlass.range_constexpr(WIDE):
-            probs[i] = cute.math.exp2(items[i] * inv_temperature * Float32(LOG2E) - max_log2) * scale
+            probs[i] = exp2_approx(items[i] * inv_temperature * Float32(LOG2E) - max_log2) * scale
         coop.store(block, out, probs, algorithm="striped", offset=start, valid_items=min(end - start, WIDE_TILE))
         start += WIDE_TILE
 

@@ -90,10 +90,11 @@ def philox_uniform(seed, offset, row):
 
 # ---------------------------------------------------------------------------------------------- operators
 def online_softmax_merge(a, b):
-    """Two (max, sum of exp(x - max)) pairs as one; -inf maxima carry no mass."""
+    """Two (max, sum of exp(x - max)) pairs as one; -inf maxima carry no mass. The block reduction applies it ten
+    times one after the other (the latency of a batch-1 row), so its exponentials are the SFU's (``exp2_approx``)."""
     m = max(a[0], b[0])
-    sa = a[1] * math.exp(a[0] - m) if a[0] != NEG_INF else np.float32(0)
-    sb = b[1] * math.exp(b[0] - m) if b[0] != NEG_INF else np.float32(0)
+    sa = a[1] * exp2_approx((a[0] - m) * LOG2E) if a[0] != NEG_INF else np.float32(0)
+    sb = b[1] * exp2_approx((b[0] - m) * LOG2E) if b[0] != NEG_INF else np.float32(0)
     return m, sa + sb
 
 
@@ -302,6 +303,14 @@ def chunk_length(vocab):
 
 
 @cuda.jit(device=True, inline="always")
+def exp2_approx(x):
+    """2**x by the SFU's ex2.approx.ftz.f32 (one MUFU.EX2; results below 2**-126 flush to zero, as FlashInfer's
+    ``ptx_exp2``): ``math.exp2`` lowers to the non-ftz form, which ptxas wraps in a range test and two multiplies.
+    The softmax's exponentials of items; a probability below 2**-126 is then 0."""
+    return cuda.experimental.inline_ptx("ex2.approx.ftz.f32 %0, %1;", "=f", np.float32(0), "f", x)
+
+
+@cuda.jit(device=True, inline="always")
 def float_of_bits(raw):
     """The float32 whose bits are ``raw``: a one-item local array viewed as float32 (numba-cuda-mlir 0.6 has no
     scalar bitcast; the array lives in a register, no local memory)."""
@@ -339,8 +348,8 @@ def held_max_sum(block, logits, held, begin, end, inv_temperature):
     returns their (max, sum of exp(x - max)) in every thread and the thread's own maximum; ``held`` is left holding
     each item's exp(x - the thread's maximum), so that ``write_held`` scales them by one exponential a thread
     instead of one an item. All the loads are in flight at once, and each thread takes its maximum before its
-    exponentials (one exp per item, no rescaling). The exponentials are exp2's (a multiply-add and the hardware's 2^x,
-    five instructions where libdevice's exp takes nine): at small batches a row's arithmetic is one SM's, and its
+    exponentials (one exp per item, no rescaling). The exponentials are the SFU's (``exp2_approx``: a multiply-add and
+    one MUFU, where libdevice's exp takes nine instructions): at small batches a row's arithmetic is one SM's, and its
     exponentials (a quarter-rate unit) bound the time. Groups of HELD_GROUP items that lie wholly past ``end`` (the
     same for every thread: striped items) are skipped, so a short slice costs its own items' arithmetic."""
     coop.load(block, logits, held, algorithm="striped", offset=begin, valid_items=end - begin, oob_default=NEG_INF)
@@ -356,7 +365,7 @@ def held_max_sum(block, logits, held, begin, end, inv_temperature):
     for g in range(HELD // HELD_GROUP):
         if g * HELD_GROUP * THREADS < n:
             for j in range(HELD_GROUP):
-                held[g * HELD_GROUP + j] = math.exp2(held[g * HELD_GROUP + j] * LOG2E - m_log2)
+                held[g * HELD_GROUP + j] = exp2_approx(held[g * HELD_GROUP + j] * LOG2E - m_log2)
                 s += held[g * HELD_GROUP + j]
     row_max, row_sum = coop.reduce(block, (m, s), binary_op=online_softmax_merge)
     return row_max, row_sum, m
@@ -395,7 +404,7 @@ def online_max_sum(block, logits, begin, end, inv_temperature):
         if m != NEG_INF:
             m_log2 = m * LOG2E
             for i in range(WIDE):
-                s += math.exp2(items[i] * LOG2E - m_log2)
+                s += exp2_approx(items[i] * LOG2E - m_log2)
         start += WIDE_TILE
     return coop.reduce(block, (m, s), binary_op=online_softmax_merge)
 
@@ -410,7 +419,7 @@ def write_softmax(block, logits, out, begin, end, inv_temperature, row_max, row_
         load_wide(block, logits, items, start, end, NEG_INF)
         probs = coop.ThreadData(WIDE, np.float32)
         for i in range(WIDE):
-            probs[i] = math.exp2(items[i] * inv_temperature * LOG2E - max_log2) * scale
+            probs[i] = exp2_approx(items[i] * inv_temperature * LOG2E - max_log2) * scale
         store_wide(block, out, probs, start, end)
         start += WIDE_TILE
 
