@@ -208,7 +208,7 @@ def small_kernel(topk_ids, sorted_ids, expert_ids, post_pad, numel, num_experts,
             count = counts[w * MAX_EXPERTS + t]
             counts[w * MAX_EXPERTS + t] = mine
             mine += count
-    padded = (mine + block_size - 1) // block_size * block_size
+    padded = np.int32((mine + block_size - 1) // block_size * block_size)  # an int32 scan (numba's sums are int64)
     offset = coop.exclusive_sum(block, padded)
     if t < num_experts:
         offsets[t] = offset
