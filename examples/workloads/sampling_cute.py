@@ -40,7 +40,8 @@ What differs from ``sampling_numba.py``, and why:
   each ``items[i]`` has a constant index (a plain ``range`` would be a run-time loop). The four radix passes stay a
   run-time loop (``cutlass.range(4)``), as numba's ``range(4)`` is.
 * ``math.exp`` is ``cute.math.exp`` and ``math.exp2`` ``cute.math.exp2`` (libdevice's ``expf`` and ``exp2f``, as
-  numba's); numba's ``exp2_approx`` (inline PTX) is ``cute.math.exp2(x, approx=True, ftz=True)``.
+  numba's); numba's ``exp2_approx`` (inline PTX, ``sfu_numba.py``) is ``sfu_cute.py``'s,
+  ``cute.math.exp2(x, approx=True, ftz=True)``.
 * The operators (``binary_op``) are traced on CuTe numerics without CuTe's rewriting of ``if``: they use
   ``cutlass.max``/``cutlass.min`` and ``cutlass.select_`` where numba's use ``max``/``min`` and ``x if c else y``.
 * CuTe rewrites no ``return`` under a run-time ``if``: ``at_or_above`` and ``sample_kept`` compute their result and
@@ -73,6 +74,7 @@ from sampling_plan import (  # noqa: F401  (the tiling and the launch plan: pure
     BINS, BINS_PER_LANE, CANDIDATES, HELD, HELD_GROUP, HELD_TILE, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS, TILE, VEC,
     WARP_TILE, WARPS, WIDE, WIDE_TILE, select_plan, slice_plan, softmax_plan,
 )
+from sfu_cute import exp2_approx  # the SFU's 2**x, shared with the selective scan
 
 from cutlass import Float32, Float64, Int32, Int64, Uint32, Uint64
 from cutlass.memory import SmemAllocator
@@ -145,12 +147,6 @@ def first_crossing(a, b):
 
 
 # ---------------------------------------------------------------------------------------------- helpers
-@cute.jit
-def exp2_approx(x: Float32):
-    """``sampling_numba.exp2_approx``: 2**x by the SFU's ex2.approx.ftz.f32 (below 2**-126 flushes to zero)."""
-    return cute.math.exp2(x, approx=True, ftz=True)
-
-
 @cute.jit
 def ordered_key(bits: Uint32):
     """A float32's bits (``x.bitcast(Uint32)``), mapped so that unsigned order is the floats' order."""

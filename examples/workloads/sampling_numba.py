@@ -40,6 +40,7 @@ from sampling_plan import (  # noqa: F401  (the tiling and the launch plan: pure
     BINS, BINS_PER_LANE, CANDIDATES, HELD, HELD_GROUP, HELD_TILE, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS, TILE, VEC,
     WARP_TILE, WARPS, WIDE, WIDE_TILE, select_plan, slice_plan, softmax_plan,
 )
+from sfu_numba import exp2_approx  # the SFU's 2**x (inline PTX), shared with the selective scan
 
 FIXED_ONE = np.float32(2.0**40)  # top-p masses in fixed point: 2^40 units per unit of probability
 NEG_INF = np.float32(-np.inf)
@@ -300,14 +301,6 @@ def chunk_length(vocab):
     (so a warp's loads start at or past its own tile origin, which a warp ``load`` adds to ``offset``; and a multiple
     of 4: the walk's 16-byte loads stay aligned where the row is)."""
     return np.int64((vocab + WARPS * WARP_TILE - 1) // (WARPS * WARP_TILE) * WARP_TILE)
-
-
-@cuda.jit(device=True, inline="always")
-def exp2_approx(x):
-    """2**x by the SFU's ex2.approx.ftz.f32 (one MUFU.EX2; results below 2**-126 flush to zero, as FlashInfer's
-    ``ptx_exp2``): ``math.exp2`` lowers to the non-ftz form, which ptxas wraps in a range test and two multiplies.
-    The softmax's exponentials of items; a probability below 2**-126 is then 0."""
-    return cuda.experimental.inline_ptx("ex2.approx.ftz.f32 %0, %1;", "=f", np.float32(0), "f", x)
 
 
 @cuda.jit(device=True, inline="always")

@@ -38,6 +38,7 @@ import cutlass.cute as cute
 import cuda.coop.cutlass as cute_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from selective_scan_plan import LOG2E, MAX_DSTATE, chunks, tiling  # noqa: F401  (pure Python, shared with numba)
+from sfu_cute import exp2_approx  # the SFU's 2**x
 
 from cutlass import Float32, Int16, Int32, Int64, Uint32
 from cutlass.memory import SmemAllocator
@@ -48,12 +49,6 @@ LOAD = "vectorize"  # full chunks: each thread's items as 16-byte vector loads (
 def ssm_combine(first, second):
     """Two (decay, value) steps as one: first (a1, b1), then (a2, b2): h -> a2 * (a1 * h + b1) + b2."""
     return first[0] * second[0], second[0] * first[1] + second[1]
-
-
-@cute.jit
-def exp2_approx(x: Float32):
-    """2**x by the SFU's ex2.approx.ftz.f32 (one MUFU.EX2; below 2**-126 flushes to zero)."""
-    return cute.math.exp2(x, approx=True, ftz=True)
 
 
 @cute.jit

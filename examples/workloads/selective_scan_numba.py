@@ -24,7 +24,7 @@ a vector); full chunks build their pairs without a test per position (only the r
 pair); ``A[n] * log2(e)`` is read from shared memory (stored once per row); and the exponentials are the SFU's
 ``ex2.approx.ftz`` (``exp2_approx``: one instruction, where ``math.exp2`` adds a range test and two multiplies), the
 gate's division its ``rcp.approx.ftz``, the instructions mamba-ssm's ``--use_fast_math`` build uses. numba-cuda-mlir
-has no fast-math switch on this route, so the two come as inline PTX (``cuda.experimental.inline_ptx``).
+has no fast-math switch on this route, so the two come as inline PTX (``sfu_numba.py``).
 
 The NumPy oracle is ``selective_scan_reference.py``; ``selective_scan.py`` runs and checks the kernels.
 """
@@ -38,6 +38,7 @@ from numba_cuda_mlir import cuda  # noqa: I001  (the compiler first, then cuda.c
 import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from selective_scan_plan import LOG2E, MAX_DSTATE, chunks, tiling  # noqa: F401  (pure Python, shared with CuTe)
+from sfu_numba import exp2_approx, rcp_approx  # the SFU's 2**x and 1/x (inline PTX)
 
 LOAD = "vectorize"  # full chunks: each thread's items as 16-byte vector loads (the ragged last chunk: guarded)
 
@@ -64,21 +65,8 @@ def bits_of_float(x):
 
 
 @cuda.jit(device=True, inline="always")
-def exp2_approx(x):
-    """2**x by the SFU's ex2.approx.ftz.f32 (one MUFU.EX2; results below 2**-126 flush to zero): ``math.exp2``
-    lowers to the non-ftz form, which ptxas wraps in a range test and two multiplies."""
-    return cuda.experimental.inline_ptx("ex2.approx.ftz.f32 %0, %1;", "=f", np.float32(0), "f", x)
-
-
-@cuda.jit(device=True, inline="always")
 def exp_approx(x):
     return exp2_approx(x * np.float32(LOG2E))
-
-
-@cuda.jit(device=True, inline="always")
-def rcp_approx(x):
-    """1 / x by the SFU's rcp.approx.ftz.f32 (one MUFU.RCP): ``/`` lowers to the IEEE division, a test and a call."""
-    return cuda.experimental.inline_ptx("rcp.approx.ftz.f32 %0, %1;", "=f", np.float32(0), "f", x)
 
 
 @cuda.jit(device=True, inline="always")
