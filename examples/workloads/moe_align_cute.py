@@ -12,9 +12,9 @@ in tiles of 1024 x 4.
 
 The smallest inputs (``small_path``: up to 1024 entries, one per thread) take ``launch_small``: each warp ranks its
 entries by a match of their experts and writes its per-expert counts, thread e turns expert e's counts over the
-warps into each warp's base, a block ``exclusive_sum`` of the padded counts gives the offsets; no sort. Larger small
-inputs (``launch_plan``) take one launch of one block (``launch_align``); larger ones two launches (``launch_count``,
-``launch_place``) over up to 132 blocks.
+warps into each warp's base, a block ``exclusive_sum`` of the padded counts gives the offsets; no sort. Inputs of up
+to two tiles (``launch_plan``) take one launch of one block (``launch_align``); larger ones two launches
+(``launch_count``, ``launch_place``) over up to 132 blocks.
 
 What differs from ``moe_align_numba.py``, and why (the same dialect differences as the sampling kernels'):
 
@@ -26,6 +26,8 @@ What differs from ``moe_align_numba.py``, and why (the same dialect differences 
 * The shared arrays (``numba_coop.shared.array``) come from the DSL's ``SmemAllocator``, which places the
   cooperative scratch beside them; ``cuda.syncthreads()`` is ``cute.arch.sync_threads()``.
 * The grid size reaches ``place_kernel`` as an argument (numba reads ``cuda.gridDim.x``).
+* The small kernel's warp match is ``cute.arch.match_sync`` and its lane mask ``cute.arch.lanemask_lt()`` (numba:
+  ``cuda.match_any_sync``, and ``(1 << lane) - 1``: numba-cuda-mlir 0.6 does not lower ``cuda.lanemask_lt``).
 
 The semantics and the NumPy oracle are in ``moe_align_reference.py``; ``cute_moe_align.py`` runs and checks them.
 """

@@ -21,9 +21,9 @@ cooperative call. Thread ``e`` of a 1024-thread block owns expert ``e``; the ent
 The smallest inputs (``small_path``: up to 1024 entries, one per thread) take ``small_kernel``: one block, no sort:
 
 * thread t loads entry t (a block ``load``; expert ``num_experts`` for ids outside the experts and past the last
-  entry) and keeps its expert in shared memory; each warp compares every entry with the warp's 32 experts: the
-  entries of the same expert at earlier lanes are its rank among the warp's (stable), and the expert's last entry in
-  the warp writes the warp's count of it;
+  entry); each warp matches its lanes' experts (``match_any_sync``, the one step that is not a cooperative call:
+  cuda.coop has no warp rank by a digit): the entries of the same expert at earlier lanes are its rank among the
+  warp's (stable), and the expert's last entry in the warp writes the warp's count of it (shared memory);
 * after a block barrier, thread e turns expert e's counts over the warps into each warp's base and their sum; a block
   ``exclusive_sum`` of the padded counts gives the offsets;
 * after a second barrier, entry t goes to its expert's offset plus its warp's base plus its rank; a warp per expert
@@ -180,7 +180,7 @@ def small_kernel(topk_ids, sorted_ids, expert_ids, post_pad, numel, num_experts,
     """Up to THREADS entries (``small_path``), thread t holding entry t: each warp ranks its 32 entries among
     themselves and writes its per-expert counts; thread e turns expert e's counts over the warps into each warp's
     base and sums them; a block ``exclusive_sum`` of the padded counts gives the offsets. Two block barriers besides
-    the scan's; no sort. Sizes are below 2**31 here (``check_arguments``): 32-bit index math throughout."""
+    the scan's; no sort. Sizes are below 2**31 (``check_arguments``), so the counts and slots are int32."""
     counts = numba_coop.shared.array(WARPS * MAX_EXPERTS, np.int32)  # [w * 256 + e]: warp w's count, then base
     offsets = numba_coop.shared.array(MAX_EXPERTS + 1, np.int32)  # padded exclusive offsets; [num_experts]: the total
     fills = numba_coop.shared.array(MAX_EXPERTS, np.int32)  # where each expert's padding starts
