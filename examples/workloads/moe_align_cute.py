@@ -204,9 +204,9 @@ def small_kernel(topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cut
     cute.arch.sync_threads()
     mine = Int32(0)  # thread e: expert e's count; each warp's count becomes the warp's base
     if t < num_experts:
-        for w in cutlass.range((n + Int32(31)) // Int32(32)):
-            count = counts[Int32(w) * Int32(MAX_EXPERTS) + t]
-            counts[Int32(w) * Int32(MAX_EXPERTS) + t] = mine
+        for w in cutlass.range_constexpr(WARPS):  # every warp cleared its row: unrolled, the reads all in flight
+            count = counts[Int32(w * MAX_EXPERTS) + t]
+            counts[Int32(w * MAX_EXPERTS) + t] = mine
             mine += count
     padded = (mine + block_size - Int32(1)) // block_size * block_size
     offset = coop.exclusive_sum(block, padded)

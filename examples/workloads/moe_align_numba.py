@@ -204,7 +204,7 @@ def small_kernel(topk_ids, sorted_ids, expert_ids, post_pad, numel, num_experts,
     cuda.syncthreads()
     mine = np.int32(0)  # thread e: expert e's count; each warp's count becomes the warp's base
     if t < num_experts:
-        for w in range((n + 31) // 32):
+        for w in range(WARPS):  # every warp cleared its row: a constant trip count, so the reads are all in flight
             count = counts[w * MAX_EXPERTS + t]
             counts[w * MAX_EXPERTS + t] = mine
             mine += count

@@ -116,7 +116,7 @@ def small_path_model(flat: np.ndarray, experts: int, block_size: int):
             counts[warp, x[t]] = rank[t] + 1
     mine = np.zeros(threads, np.int64)
     for e in range(experts):
-        for w in range(-(-numel // 32)):
+        for w in range(threads // 32):  # every warp's row (the rows of warps without entries are 0)
             counts[w, e], mine[e] = mine[e], mine[e] + counts[w, e]
     padded = -(-mine // block_size) * block_size
     offset = np.cumsum(padded) - padded
