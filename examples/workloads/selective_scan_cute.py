@@ -106,6 +106,25 @@ def kernel_for(threads: int, items: int, dtype: str):
             wide[i] = widen(raw[i])
         return wide
 
+    @cute.jit
+    def load_two_widened(block, first: cute.Tensor, second: cute.Tensor, offset: Int64, valid: Int64, wide_first,
+                         wide_second):
+        """wide_first, wide_second <- two tensors' chunks at one offset, as load_widened each, both loads issued
+        before either is used: one branch on the chunk's length around both (a branch around each, whose two paths
+        give the items in different registers, made the first load's items needed where its branch ends, before the
+        second load was issued)."""
+        raw_first = coop.ThreadData(items, raw_numpy)
+        raw_second = coop.ThreadData(items, raw_numpy)
+        if valid == chunk:
+            coop.load(block, first, raw_first, algorithm=LOAD, offset=offset)
+            coop.load(block, second, raw_second, algorithm=LOAD, offset=offset)
+        else:
+            coop.load(block, first, raw_first, offset=offset, valid_items=valid, oob_default=raw_type(0))
+            coop.load(block, second, raw_second, offset=offset, valid_items=valid, oob_default=raw_type(0))
+        for i in cutlass.range_constexpr(items):
+            wide_first[i] = widen(raw_first[i])
+            wide_second[i] = widen(raw_second[i])
+
     @cute.kernel
     def selective_scan_kernel(u: cute.Tensor, delta: cute.Tensor, A: cute.Tensor, B: cute.Tensor, C: cute.Tensor,
                               D: cute.Tensor, z: cute.Tensor, delta_bias: cute.Tensor, out: cute.Tensor,
@@ -130,8 +149,9 @@ def kernel_for(threads: int, items: int, dtype: str):
             cute.arch.sync_threads()  # the previous chunk's carries are written (and the first chunk's zeros)
             valid = cutlass.min(seqlen - start, Int64(chunk))
             offset = row * seqlen + start
-            steps = load_widened(block, delta, offset, valid)
-            inputs = load_widened(block, u, offset, valid)
+            steps = coop.ThreadData(items, np.float32)
+            inputs = coop.ThreadData(items, np.float32)
+            load_two_widened(block, delta, u, offset, valid, steps, inputs)
             driven = coop.ThreadData(items, np.float32)
             y = coop.ThreadData(items, np.float32)
             for i in cutlass.range_constexpr(items):
@@ -147,8 +167,9 @@ def kernel_for(threads: int, items: int, dtype: str):
             state_offset = batch_index * dstate * seqlen + start  # B[batch_index, n, start], n = 0 first
             for n in cutlass.range(dstate):
                 rate = rates[n]
-                b_n = load_widened(block, B, state_offset, valid)
-                c_n = load_widened(block, C, state_offset, valid)  # in flight with B's: one wait per state
+                b_n = coop.ThreadData(items, np.float32)
+                c_n = coop.ThreadData(items, np.float32)
+                load_two_widened(block, B, C, state_offset, valid, b_n, c_n)  # in flight together: one wait
                 decay = coop.ThreadData(items, np.float32)
                 value = coop.ThreadData(items, np.float32)
                 if valid == chunk:

@@ -124,6 +124,23 @@ def kernel_for(threads: int, items: int, dtype: str):
             wide[i] = widen(raw[i])
         return wide
 
+    @cuda.jit(device=True, inline="always")
+    def load_two_widened(block, first, second, offset, valid, wide_first, wide_second):
+        """wide_first, wide_second <- two arrays' chunks at one offset, as load_widened each, both loads issued before either is used: one
+        branch on the chunk's length around both (a branch around each, whose two paths give the items in different
+        registers, made the first load's items needed where its branch ends, before the second load was issued)."""
+        raw_first = coop.ThreadData(items, dtype=raw_type)
+        raw_second = coop.ThreadData(items, dtype=raw_type)
+        if valid == chunk:
+            coop.load(block, first, raw_first, algorithm=LOAD, offset=offset)
+            coop.load(block, second, raw_second, algorithm=LOAD, offset=offset)
+        else:
+            coop.load(block, first, raw_first, offset=offset, valid_items=valid, oob_default=zero)
+            coop.load(block, second, raw_second, offset=offset, valid_items=valid, oob_default=zero)
+        for i in range(items):
+            wide_first[i] = widen(raw_first[i])
+            wide_second[i] = widen(raw_second[i])
+
     @cuda.jit
     def selective_scan_kernel(u, delta, A, B, C, D, z, delta_bias, out, last_state, dim, seqlen, dstate, softplus,
                               gated):
@@ -145,8 +162,9 @@ def kernel_for(threads: int, items: int, dtype: str):
             cuda.syncthreads()  # the previous chunk's carries are written (and the first chunk's zeros)
             valid = min(seqlen - start, np.int64(chunk))
             offset = row * seqlen + start
-            steps = load_widened(block, delta, offset, valid)
-            inputs = load_widened(block, u, offset, valid)
+            steps = coop.ThreadData(items, dtype=np.float32)
+            inputs = coop.ThreadData(items, dtype=np.float32)
+            load_two_widened(block, delta, u, offset, valid, steps, inputs)
             driven = coop.ThreadData(items, dtype=np.float32)  # delta * u
             y = coop.ThreadData(items, dtype=np.float32)
             for i in range(items):
@@ -162,8 +180,9 @@ def kernel_for(threads: int, items: int, dtype: str):
             state_offset = batch_index * dstate * seqlen + start  # B[batch_index, n, start], n = 0 first
             for n in range(dstate):
                 rate = rates[n]
-                b_n = load_widened(block, B, state_offset, valid)
-                c_n = load_widened(block, C, state_offset, valid)  # in flight with B's: one wait per state
+                b_n = coop.ThreadData(items, dtype=np.float32)
+                c_n = coop.ThreadData(items, dtype=np.float32)
+                load_two_widened(block, B, C, state_offset, valid, b_n, c_n)  # in flight together: one wait
                 decay = coop.ThreadData(items, dtype=np.float32)
                 value = coop.ThreadData(items, dtype=np.float32)
                 if valid == chunk:

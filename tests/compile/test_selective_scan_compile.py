@@ -16,6 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "workloads"))
 import selective_scan_plan as plan  # noqa: E402
 import selective_scan_reference as ref  # noqa: E402
+from sass_paths import vector_loads_in_flight  # noqa: E402
 
 SEQLENS = [512, 1024, 4096]  # tilings (32, 16), (64, 16), (128, 16)
 ITEM_BYTES = {"float32": 4, "bfloat16": 2}
@@ -36,6 +37,9 @@ def _check_build(built, threads: int, items: int, dtype: str) -> None:
     # 64-bit row index, once per block
     assert "FCHK" not in sass and sass.count("CALL.") <= 1
     assert len(re.findall(r"\bBAR\.SYNC\b", sass)) <= 4
+    # a state's B and C vectors are all in flight before the first is used: one wait per state, not two (a branch
+    # around each load, meeting after its items were taken from the vectors, made C's loads wait for B's)
+    assert vector_loads_in_flight(sass) >= 2 * items * ITEM_BYTES[dtype] // 16
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
