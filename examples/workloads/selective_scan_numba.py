@@ -126,9 +126,10 @@ def kernel_for(threads: int, items: int, dtype: str):
 
     @cuda.jit(device=True, inline="always")
     def load_two_widened(block, first, second, offset, valid, wide_first, wide_second):
-        """wide_first, wide_second <- two arrays' chunks at one offset, as load_widened each, both loads issued before either is used: one
-        branch on the chunk's length around both (a branch around each, whose two paths give the items in different
-        registers, made the first load's items needed where its branch ends, before the second load was issued)."""
+        """wide_first, wide_second <- two arrays' chunks at one offset, as load_widened each, both loads issued
+        before either is used: one branch on the chunk's length around both (a branch around each, whose two paths
+        give the items in different registers, made the first load's items needed where its branch ends, before the
+        second load was issued)."""
         raw_first = coop.ThreadData(items, dtype=raw_type)
         raw_second = coop.ThreadData(items, dtype=raw_type)
         if valid == chunk:
