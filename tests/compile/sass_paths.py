@@ -27,14 +27,21 @@ def registers(operand: str) -> set[int]:
     return out
 
 
+def branch_target(operands: list[str]) -> int | None:
+    """A branch's target address (``BRA 0x1a0``, ``BRA !P0, 0x1a0``, ``BRA.U !UP0, 0x1a0``), or None (an indirect
+    branch)."""
+    targets = [int(o, 16) for o in operands if re.fullmatch(r"0x[0-9a-f]+", o)]
+    return targets[-1] if targets else None
+
+
 def innermost_loop_around(code: list, opcode: str) -> tuple[int, int]:
     """(first, last) indices of the shortest backward branch's loop that holds every ``opcode`` instruction."""
     index = {address: i for i, (address, *_) in enumerate(code)}
     inside = [i for i, (_, _, op, _) in enumerate(code) if op.startswith(opcode)]
     assert inside, f"no {opcode} in the SASS"
-    loops = [(index[int(ops[0], 16)], i) for i, (_, _, op, ops) in enumerate(code)
-             if op == "BRA" and ops and int(ops[0], 16) in index
-             and index[int(ops[0], 16)] <= inside[0] and i >= inside[-1]]
+    loops = [(index[target], i) for i, (_, _, op, ops) in enumerate(code)
+             if op.startswith("BRA") and (target := branch_target(ops)) in index
+             and index[target] <= inside[0] and i >= inside[-1]]
     assert loops, f"no loop around the {opcode} instructions"
     return min(loops, key=lambda loop: loop[1] - loop[0])
 
@@ -66,11 +73,11 @@ def vector_loads_in_flight(sass: str, loop_around: str = "SHFL") -> int:
             best = max(best, count)
         elif not predicated:
             waiting = waiting - frozenset(registers(writes))
-        if opcode == "BRA":
-            target = index.get(int(operands[0], 16))
+        if opcode.startswith("BRA"):
+            target = index.get(branch_target(operands))  # type: ignore[arg-type]
             if target is not None:
                 stack.append((target, waiting, count))
-            if predicated:
+            if predicated or len(operands) > 1:  # a predicate in front, or one among the operands
                 stack.append((i + 1, waiting, count))
         elif not (opcode == "EXIT" and not predicated):
             stack.append((i + 1, waiting, count))
