@@ -122,6 +122,7 @@ class Ours:
         batch, dim, seqlen = x["u"].shape
         threads, items = self.kernels.tiling(seqlen)
         dtype = "bfloat16" if x["u"].dtype == torch.bfloat16 else "float32"
+        pairs = self.kernels.reads_pairs(seqlen, dtype)
         order = ("u", "delta", "A", "B", "C", "D", "z", "delta_bias")
         if self.backend == "numba":  # softplus and z on (the last two int32 flags)
             cuda = self.cuda
@@ -133,7 +134,7 @@ class Ours:
 
             args = [wrap(x[k]) for k in order] + [wrap(out), wrap(last_state)]
             args += [np.int64(dim), np.int64(seqlen), np.int64(DSTATE), np.int32(1), np.int32(1)]
-            configured = self.kernels.kernel_for(threads, items, dtype)[batch * dim, threads]
+            configured = self.kernels.kernel_for(threads, items, dtype, pairs)[batch * dim, threads]
             return lambda: configured(*args)
         import cutlass
         from cutlass.cute.runtime import from_dlpack
@@ -144,7 +145,7 @@ class Ours:
         args = [view(x[k]) for k in order] + [view(out), view(last_state)]
         args += [cutlass.Int64(dim), cutlass.Int64(seqlen), cutlass.Int32(DSTATE), cutlass.Int32(1),
                  cutlass.Int32(1), cutlass.Int32(batch * dim)]
-        compiled = cutlass.cute.compile(self.kernels.kernel_for(threads, items, dtype), *args)
+        compiled = cutlass.cute.compile(self.kernels.kernel_for(threads, items, dtype, pairs), *args)
         return lambda: compiled(*args)
 
 
@@ -289,7 +290,7 @@ def dry_run(backends: tuple[str, ...]) -> list[str]:
     from sampling_reference import built_line
 
     lines = []
-    from selective_scan_plan import tiling
+    from selective_scan_plan import reads_pairs, tiling
 
     tilings = sorted({tiling(s) for s in SEQLENS})
     for threads, items in tilings:
@@ -297,6 +298,7 @@ def dry_run(backends: tuple[str, ...]) -> list[str]:
         for dtype in DTYPES:
             inputs = ref.problem(1, 2, seqlen, DSTATE, dtype)
             out, last_state = ref.outputs(inputs["u"], DSTATE)
+            pairs = reads_pairs(seqlen, dtype)  # (the grid's lengths are all even)
             label = f"selective_scan {dtype} ({threads} x {items})"
             if "numba" in backends:
                 import selective_scan_numba as kernels
@@ -304,7 +306,7 @@ def dry_run(backends: tuple[str, ...]) -> list[str]:
                 import cuda.coop.numba_mlir as numba_coop
 
                 start = time.perf_counter()
-                built = numba_coop.compile_kernel(kernels.kernel_for(threads, items, dtype),
+                built = numba_coop.compile_kernel(kernels.kernel_for(threads, items, dtype, pairs),
                                                   kernels.arguments(inputs, out, last_state), block=threads, grid=2)
                 lines.append("numba " + built_line(label, built, "sm_90", time.perf_counter() - start, threads))
             if "cute" in backends:
@@ -314,7 +316,7 @@ def dry_run(backends: tuple[str, ...]) -> list[str]:
                 import cuda.coop.cutlass as cute_coop
 
                 start = time.perf_counter()
-                built = cute_coop.compile_kernel(cute_kernels.kernel_for(threads, items, dtype),
+                built = cute_coop.compile_kernel(cute_kernels.kernel_for(threads, items, dtype, pairs),
                                                  *(script.fake(a) for a in script.arguments(inputs, out, last_state)))
                 lines.append("cute " + built_line(label, built, "sm_90a", time.perf_counter() - start, threads))
     return lines

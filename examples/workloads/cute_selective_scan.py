@@ -81,7 +81,7 @@ def main() -> None:
     threads, items = kernels.tiling(args.seqlen)
     for dtype in DTYPES:
         inputs = ref.problem(args.batch, args.dim, args.seqlen, args.dstate, dtype)
-        launcher = kernels.kernel_for(threads, items, dtype)
+        launcher = kernels.kernel_for(threads, items, dtype, kernels.reads_pairs(args.seqlen, dtype))
         out, last_state = outputs(inputs["u"], args.dstate)
         start = time.perf_counter()
         built = cute_coop.compile_kernel(launcher, *(fake(a) for a in arguments(inputs, out, last_state)))

@@ -38,7 +38,7 @@ def main() -> None:
     rows = args.batch * args.dim
     for dtype in DTYPES:
         inputs = ref.problem(args.batch, args.dim, args.seqlen, args.dstate, dtype)
-        kernel = kernels.kernel_for(threads, items, dtype)
+        kernel = kernels.kernel_for(threads, items, dtype, kernels.reads_pairs(args.seqlen, dtype))
         out, last_state = outputs(inputs["u"], args.dstate)
         start = time.perf_counter()
         built = numba_coop.compile_kernel(kernel, kernels.arguments(inputs, out, last_state), block=threads,

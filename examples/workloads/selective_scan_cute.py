@@ -25,6 +25,9 @@ What differs from ``selective_scan_numba.py``, and why:
 * The carry and the rates are ``SmemAllocator`` tensors (``allocate_tensor(Float32, make_layout(MAX_DSTATE))``;
   numba: ``cuda.shared.array``), and ``cuda.syncthreads()`` is ``cute.arch.sync_threads()``.
 * A flag read in a run-time ``if`` (``softplus``, ``gated``) is compared with zero explicitly (an ``Int32``).
+* Rows of even length read their full chunks as 32-bit words of two bfloat16 positions, as numba's kernel: the
+  Int16 tensor seen as Uint32 by ``cute.recast_tensor`` (numba: ``array.view(np.uint32)``), at half the offset;
+  the compile-time choice is ``cutlass.const_expr(paired)`` (numba: a different device function per kernel).
 
 The NumPy oracle is ``selective_scan_reference.py``; ``cute_selective_scan.py`` runs and checks the kernels.
 """
@@ -37,7 +40,8 @@ import cutlass  # noqa: I001  (the compiler first, then cuda.coop)
 import cutlass.cute as cute
 import cuda.coop.cutlass as cute_coop  # noqa: F401  (registers the backend)
 from cuda import coop
-from selective_scan_plan import LOG2E, MAX_DSTATE, chunks, tiling  # noqa: F401  (pure Python, shared with numba)
+# (pure Python, shared with numba)
+from selective_scan_plan import LOG2E, MAX_DSTATE, chunks, reads_pairs, tiling  # noqa: F401
 from sfu_cute import exp2_approx  # the SFU's 2**x
 
 from cutlass import Float32, Int16, Int32, Int64, Uint32
@@ -68,6 +72,18 @@ def widen_bfloat16(bits):
 
 
 @cute.jit
+def widen_pair_low(word: Uint32):
+    """The bfloat16 in a 32-bit word's low half (the earlier of two positions) as Float32: one shift."""
+    return (word << Uint32(16)).bitcast(Float32)
+
+
+@cute.jit
+def widen_pair_high(word: Uint32):
+    """The bfloat16 in a 32-bit word's high half (the later position) as Float32: one mask."""
+    return (word & Uint32(0xFFFF0000)).bitcast(Float32)
+
+
+@cute.jit
 def narrow_float32(x: Float32):
     return x
 
@@ -81,49 +97,84 @@ def narrow_bfloat16(x: Float32):
 
 
 @functools.cache
-def kernel_for(threads: int, items: int, dtype: str):
+def kernel_for(threads: int, items: int, dtype: str, paired: bool = False):
     """The ``@cute.jit`` launcher for blocks of ``threads`` x ``items`` positions and inputs of ``dtype``
     ("float32", or "bfloat16" as Int16 bits): ``launch(u, delta, A, B, C, D, z, delta_bias, out, last_state, dim,
     seqlen, dstate, softplus, gated, rows)`` on flattened tensors, as numba's kernel takes them, plus the number of
-    rows (batch x dim: the grid)."""
+    rows (batch x dim: the grid). ``paired`` (bfloat16 rows of even length only: ``selective_scan_plan.reads_pairs``):
+    full chunks are read as 32-bit words of two positions, each widened with one shift or one mask."""
+    assert not paired or dtype == "bfloat16", "pairs are two bfloat16 positions"
     chunk = threads * items
     last = threads - 1
     raw_type = Int16 if dtype == "bfloat16" else Float32
     raw_numpy = np.int16 if dtype == "bfloat16" else np.float32
     widen = widen_bfloat16 if dtype == "bfloat16" else widen_float32
     narrow = narrow_bfloat16 if dtype == "bfloat16" else narrow_float32
+    words = items // 2
 
     @cute.jit
-    def load_widened(block, src: cute.Tensor, offset: Int64, valid: Int64):
-        """src[offset : offset + valid] as Float32 (blocked), the rest of the chunk zeros."""
-        raw = coop.ThreadData(items, raw_numpy)
-        if valid == chunk:
-            coop.load(block, src, raw, algorithm=LOAD, offset=offset)
-        else:
-            coop.load(block, src, raw, offset=offset, valid_items=valid, oob_default=raw_type(0))
-        wide = coop.ThreadData(items, np.float32)
+    def widen_into(raw, wide):
         for i in cutlass.range_constexpr(items):
             wide[i] = widen(raw[i])
-        return wide
+
+    @cute.jit
+    def widen_words_into(pairs, wide):
+        for j in cutlass.range_constexpr(words):
+            wide[2 * j] = widen_pair_low(pairs[j])
+            wide[2 * j + 1] = widen_pair_high(pairs[j])
+
+    @cute.jit
+    def load_full_pairs(block, first: cute.Tensor, second: cute.Tensor, offset: Int64, wide_first, wide_second):
+        """Two full chunks at an even offset, as 32-bit words: both loads issued, then both widened."""
+        pairs_first = coop.ThreadData(words, np.uint32)
+        pairs_second = coop.ThreadData(words, np.uint32)
+        coop.load(block, cute.recast_tensor(first, Uint32), pairs_first, algorithm=LOAD, offset=offset // 2)
+        coop.load(block, cute.recast_tensor(second, Uint32), pairs_second, algorithm=LOAD, offset=offset // 2)
+        widen_words_into(pairs_first, wide_first)
+        widen_words_into(pairs_second, wide_second)
 
     @cute.jit
     def load_two_widened(block, first: cute.Tensor, second: cute.Tensor, offset: Int64, valid: Int64, wide_first,
                          wide_second):
-        """wide_first, wide_second <- two tensors' chunks at one offset, as load_widened each, both loads issued
-        before either is used: one branch on the chunk's length around both (a branch around each, whose two paths
-        give the items in different registers, made the first load's items needed where its branch ends, before the
-        second load was issued)."""
-        raw_first = coop.ThreadData(items, raw_numpy)
-        raw_second = coop.ThreadData(items, raw_numpy)
+        """wide_first, wide_second <- two tensors' chunks at one offset (Float32; past ``valid``, zeros), both loads
+        issued before either is used, each path widening its own items: one branch on the chunk's length around
+        both (with a branch around each, whose two paths give the items in different registers, the first load's
+        items were needed where its branch ended, before the second load was issued; widened after the paths
+        meet, a bfloat16 item took an extraction and a shift)."""
         if valid == chunk:
-            coop.load(block, first, raw_first, algorithm=LOAD, offset=offset)
-            coop.load(block, second, raw_second, algorithm=LOAD, offset=offset)
+            if cutlass.const_expr(paired):
+                load_full_pairs(block, first, second, offset, wide_first, wide_second)
+            else:
+                raw_first = coop.ThreadData(items, raw_numpy)
+                raw_second = coop.ThreadData(items, raw_numpy)
+                coop.load(block, first, raw_first, algorithm=LOAD, offset=offset)
+                coop.load(block, second, raw_second, algorithm=LOAD, offset=offset)
+                widen_into(raw_first, wide_first)
+                widen_into(raw_second, wide_second)
         else:
+            raw_first = coop.ThreadData(items, raw_numpy)
+            raw_second = coop.ThreadData(items, raw_numpy)
             coop.load(block, first, raw_first, offset=offset, valid_items=valid, oob_default=raw_type(0))
             coop.load(block, second, raw_second, offset=offset, valid_items=valid, oob_default=raw_type(0))
-        for i in cutlass.range_constexpr(items):
-            wide_first[i] = widen(raw_first[i])
-            wide_second[i] = widen(raw_second[i])
+            widen_into(raw_first, wide_first)
+            widen_into(raw_second, wide_second)
+
+    @cute.jit
+    def load_one_widened(block, src: cute.Tensor, offset: Int64, valid: Int64, wide):
+        """wide <- one tensor's chunk at ``offset`` (Float32; past ``valid``, zeros)."""
+        if valid == chunk:
+            if cutlass.const_expr(paired):
+                pairs = coop.ThreadData(words, np.uint32)
+                coop.load(block, cute.recast_tensor(src, Uint32), pairs, algorithm=LOAD, offset=offset // 2)
+                widen_words_into(pairs, wide)
+            else:
+                raw = coop.ThreadData(items, raw_numpy)
+                coop.load(block, src, raw, algorithm=LOAD, offset=offset)
+                widen_into(raw, wide)
+        else:
+            raw = coop.ThreadData(items, raw_numpy)
+            coop.load(block, src, raw, offset=offset, valid_items=valid, oob_default=raw_type(0))
+            widen_into(raw, wide)
 
     @cute.kernel
     def selective_scan_kernel(u: cute.Tensor, delta: cute.Tensor, A: cute.Tensor, B: cute.Tensor, C: cute.Tensor,
@@ -190,7 +241,8 @@ def kernel_for(threads: int, items: int, dtype: str):
                     y[i] = y[i] + c_n[i] * h[i]
                 state_offset += seqlen
             if gated != 0:
-                gate = load_widened(block, z, offset, valid)
+                gate = coop.ThreadData(items, np.float32)
+                load_one_widened(block, z, offset, valid, gate)
                 for i in cutlass.range_constexpr(items):
                     y[i] = y[i] * gate[i] * cute.arch.rcp_approx(Float32(1) + exp_approx(-gate[i]))
             result = coop.ThreadData(items, raw_numpy)

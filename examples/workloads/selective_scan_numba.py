@@ -20,8 +20,9 @@ the neutral pair ``(1, 0)``, so the last thread's last state is the row's: the `
 
 What the state loop costs decides the kernel's speed (bfloat16 inputs halve its bytes, not its instructions), so it is
 kept short: B[n] and C[n] are loaded together (one wait for memory per state), as 16-byte vectors (8 bfloat16 items
-a vector); full chunks build their pairs without a test per position (only the ragged last chunk selects the neutral
-pair); ``A[n] * log2(e)`` is read from shared memory (stored once per row); and the exponentials are the SFU's
+a vector; rows of even length as 32-bit words of two positions, each widened by one shift or one mask); full chunks
+build their pairs without a test per position (only the ragged last chunk selects the neutral pair);
+``A[n] * log2(e)`` is read from shared memory (stored once per row); and the exponentials are the SFU's
 ``ex2.approx.ftz`` (``exp2_approx``: one instruction, where ``math.exp2`` adds a range test and two multiplies), the
 gate's division its ``rcp.approx.ftz``, the instructions mamba-ssm's ``--use_fast_math`` build uses. numba-cuda-mlir
 has no fast-math switch on this route, so the two come as inline PTX (``sfu_numba.py``).
@@ -37,7 +38,8 @@ import numpy as np
 from numba_cuda_mlir import cuda  # noqa: I001  (the compiler first, then cuda.coop)
 import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (registers the backend)
 from cuda import coop
-from selective_scan_plan import LOG2E, MAX_DSTATE, chunks, tiling  # noqa: F401  (pure Python, shared with CuTe)
+# (pure Python, shared with CuTe)
+from selective_scan_plan import LOG2E, MAX_DSTATE, chunks, reads_pairs, tiling  # noqa: F401
 from sfu_numba import exp2_approx, rcp_approx  # the SFU's 2**x and 1/x (inline PTX)
 
 LOAD = "vectorize"  # full chunks: each thread's items as 16-byte vector loads (the ragged last chunk: guarded)
@@ -94,53 +96,98 @@ def narrow_bfloat16(x):
     return np.uint16((bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16))
 
 
+@cuda.jit(device=True, inline="always")
+def widen_pair_low(word):
+    """The bfloat16 in a 32-bit word's low half (the earlier of two positions) as float32: one shift."""
+    return float_of_bits(np.uint32(word << np.uint32(16)))
+
+
+@cuda.jit(device=True, inline="always")
+def widen_pair_high(word):
+    """The bfloat16 in a 32-bit word's high half (the later position) as float32: one mask."""
+    return float_of_bits(np.uint32(word & np.uint32(0xFFFF0000)))
+
+
 @functools.cache
-def kernel_for(threads: int, items: int, dtype: str):
+def kernel_for(threads: int, items: int, dtype: str, paired: bool = False):
     """The kernel for blocks of ``threads`` x ``items`` positions and inputs of ``dtype`` ("float32", or "bfloat16"
     as uint16 bits). Launch: ``kernel[batch * dim, threads](u, delta, A, B, C, D, z, delta_bias, out, last_state,
     dim, seqlen, dstate, softplus, gated)`` on flattened C-contiguous arrays (``D`` and ``delta_bias`` always given:
-    zeros when absent; ``z`` read only when ``gated``)."""
+    zeros when absent; ``z`` read only when ``gated``). ``paired`` (bfloat16 rows of even length only:
+    ``selective_scan_plan.reads_pairs``): full chunks are read as 32-bit words of two positions, each widened with one
+    shift or one mask (from 16-bit items it took an extraction and a shift)."""
+    assert not paired or dtype == "bfloat16", "pairs are two bfloat16 positions"
     chunk = threads * items
     last = threads - 1
     raw_type = np.uint16 if dtype == "bfloat16" else np.float32
     widen = widen_bfloat16 if dtype == "bfloat16" else widen_float32
     narrow = narrow_bfloat16 if dtype == "bfloat16" else narrow_float32
     zero = raw_type(0)
+    words = items // 2
 
     @cuda.jit(device=True, inline="always")
-    def load_chunk(block, src, offset, valid, dst):
-        """dst <- src[offset : offset + valid] (blocked), the rest of the chunk ``zero``."""
-        if valid == chunk:
-            coop.load(block, src, dst, algorithm=LOAD, offset=offset)
-        else:
-            coop.load(block, src, dst, offset=offset, valid_items=valid, oob_default=zero)
-
-    @cuda.jit(device=True, inline="always")
-    def load_widened(block, src, offset, valid):
-        raw = coop.ThreadData(items, dtype=raw_type)
-        load_chunk(block, src, offset, valid, raw)
-        wide = coop.ThreadData(items, dtype=np.float32)
+    def widen_into(raw, wide):
         for i in range(items):
             wide[i] = widen(raw[i])
-        return wide
+
+    @cuda.jit(device=True, inline="always")
+    def widen_words_into(pairs, wide):
+        for j in range(words):
+            wide[2 * j] = widen_pair_low(pairs[j])
+            wide[2 * j + 1] = widen_pair_high(pairs[j])
+
+    @cuda.jit(device=True, inline="always")
+    def load_one_widened(block, src, offset, valid, wide):
+        """wide <- one array's chunk at ``offset`` (float32; past ``valid``, zeros)."""
+        if valid == chunk and paired:
+            pairs = coop.ThreadData(words, dtype=np.uint32)
+            coop.load(block, src.view(np.uint32), pairs, algorithm=LOAD, offset=offset // 2)
+            widen_words_into(pairs, wide)
+        else:
+            raw = coop.ThreadData(items, dtype=raw_type)
+            if valid == chunk:
+                coop.load(block, src, raw, algorithm=LOAD, offset=offset)
+            else:
+                coop.load(block, src, raw, offset=offset, valid_items=valid, oob_default=zero)
+            widen_into(raw, wide)
+
+    if paired:
+        @cuda.jit(device=True, inline="always")
+        def load_full(block, first, second, offset, wide_first, wide_second):
+            """Two full chunks at an even offset, as 32-bit words: both loads issued, then both widened."""
+            pairs_first = coop.ThreadData(words, dtype=np.uint32)
+            pairs_second = coop.ThreadData(words, dtype=np.uint32)
+            coop.load(block, first.view(np.uint32), pairs_first, algorithm=LOAD, offset=offset // 2)
+            coop.load(block, second.view(np.uint32), pairs_second, algorithm=LOAD, offset=offset // 2)
+            widen_words_into(pairs_first, wide_first)
+            widen_words_into(pairs_second, wide_second)
+    else:
+        @cuda.jit(device=True, inline="always")
+        def load_full(block, first, second, offset, wide_first, wide_second):
+            """Two full chunks: both loads issued, then both widened."""
+            raw_first = coop.ThreadData(items, dtype=raw_type)
+            raw_second = coop.ThreadData(items, dtype=raw_type)
+            coop.load(block, first, raw_first, algorithm=LOAD, offset=offset)
+            coop.load(block, second, raw_second, algorithm=LOAD, offset=offset)
+            widen_into(raw_first, wide_first)
+            widen_into(raw_second, wide_second)
 
     @cuda.jit(device=True, inline="always")
     def load_two_widened(block, first, second, offset, valid, wide_first, wide_second):
-        """wide_first, wide_second <- two arrays' chunks at one offset, as load_widened each, both loads issued
-        before either is used: one branch on the chunk's length around both (a branch around each, whose two paths
-        give the items in different registers, made the first load's items needed where its branch ends, before the
-        second load was issued)."""
-        raw_first = coop.ThreadData(items, dtype=raw_type)
-        raw_second = coop.ThreadData(items, dtype=raw_type)
+        """wide_first, wide_second <- two arrays' chunks at one offset (float32; past ``valid``, zeros), both loads
+        issued before either is used, each path widening its own items: one branch on the chunk's length around
+        both (with a branch around each, whose two paths give the items in different registers, the first load's
+        items were needed where its branch ended, before the second load was issued; widened after the paths
+        meet, a bfloat16 item took an extraction and a shift)."""
         if valid == chunk:
-            coop.load(block, first, raw_first, algorithm=LOAD, offset=offset)
-            coop.load(block, second, raw_second, algorithm=LOAD, offset=offset)
+            load_full(block, first, second, offset, wide_first, wide_second)
         else:
+            raw_first = coop.ThreadData(items, dtype=raw_type)
+            raw_second = coop.ThreadData(items, dtype=raw_type)
             coop.load(block, first, raw_first, offset=offset, valid_items=valid, oob_default=zero)
             coop.load(block, second, raw_second, offset=offset, valid_items=valid, oob_default=zero)
-        for i in range(items):
-            wide_first[i] = widen(raw_first[i])
-            wide_second[i] = widen(raw_second[i])
+            widen_into(raw_first, wide_first)
+            widen_into(raw_second, wide_second)
 
     @cuda.jit
     def selective_scan_kernel(u, delta, A, B, C, D, z, delta_bias, out, last_state, dim, seqlen, dstate, softplus,
@@ -204,7 +251,8 @@ def kernel_for(threads: int, items: int, dtype: str):
                     y[i] += c_n[i] * h[i]
                 state_offset += seqlen
             if gated:
-                gate = load_widened(block, z, offset, valid)
+                gate = coop.ThreadData(items, dtype=np.float32)
+                load_one_widened(block, z, offset, valid, gate)
                 for i in range(items):
                     y[i] = y[i] * gate[i] * rcp_approx(np.float32(1) + exp_approx(-gate[i]))
             result = coop.ThreadData(items, dtype=raw_type)
@@ -245,7 +293,7 @@ def selective_scan(u, delta, A, B, C, D, z, delta_bias, out, last_state, delta_s
     dstate = A.shape[1]
     threads, items = tiling(seqlen)
     dtype = "bfloat16" if u.dtype == np.uint16 else "float32"
-    kernel = kernel_for(threads, items, dtype)
+    kernel = kernel_for(threads, items, dtype, reads_pairs(seqlen, dtype))
     flat = [a.reshape(a.size) for a in (u, delta, A, B, C)]
     gate = flat[0] if z is None else z.reshape(z.size)
     kernel[batch * dim, threads](*flat, D, gate, delta_bias, out.reshape(out.size), last_state.reshape(last_state.size),

@@ -22,6 +22,12 @@ def tiling(seqlen: int) -> tuple[int, int]:
     return LONG
 
 
+def reads_pairs(seqlen: int, dtype: str) -> bool:
+    """Whether the kernels read full chunks as 32-bit words of two positions: bfloat16 rows of even length (every
+    row, and so every chunk, starts at an even position; an odd length leaves a row starting at an odd one)."""
+    return dtype == "bfloat16" and seqlen % 2 == 0
+
+
 def chunks(seqlen: int) -> int:
     """Chunks per row: the kernel's loop count, and the number of times each state crosses a chunk boundary."""
     threads, items = tiling(seqlen)

@@ -22,7 +22,11 @@ SEQLENS = [512, 1024, 4096]  # tilings (32, 16), (64, 16), (128, 16)
 ITEM_BYTES = {"float32": 4, "bfloat16": 2}
 
 
-def _check_build(built, threads: int, items: int, dtype: str) -> None:
+# (dtype, paired): bfloat16 rows of odd length read 16-bit items, of even length 32-bit words of two positions
+FORMS = [("float32", False), ("bfloat16", False), ("bfloat16", True)]
+
+
+def _check_build(built, threads: int, items: int, dtype: str, paired: bool) -> None:
     sass = built.sass()
     assert built.registers * threads <= 65536 and built.local_memory_bytes == 0
     assert built.shared_memory_bytes >= 4 * plan.MAX_DSTATE  # the carries
@@ -40,11 +44,14 @@ def _check_build(built, threads: int, items: int, dtype: str) -> None:
     # a state's B and C vectors are all in flight before the first is used: one wait per state, not two (a branch
     # around each load, meeting after its items were taken from the vectors, made C's loads wait for B's)
     assert vector_loads_in_flight(sass) >= 2 * items * ITEM_BYTES[dtype] // 16
+    # read as words, each later position is its word masked (one LOP3): u, delta, B, C and z
+    high_halves = len(re.findall(r"LOP3\.LUT R\d+, R\d+, 0xffff0000", sass))
+    assert high_halves >= 5 * items // 2 if paired else high_halves == 0, high_halves
 
 
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("dtype, paired", FORMS)
 @pytest.mark.parametrize("seqlen", SEQLENS)
-def test_numba_kernel_builds(seqlen, dtype):
+def test_numba_kernel_builds(seqlen, dtype, paired):
     pytest.importorskip("numba_cuda_mlir")
     import selective_scan_numba as kernels
 
@@ -53,15 +60,15 @@ def test_numba_kernel_builds(seqlen, dtype):
     threads, items = plan.tiling(seqlen)
     inputs = ref.problem(2, 3, seqlen, 16, dtype)
     out, last_state = ref.outputs(inputs["u"], 16)
-    built = numba_coop.compile_kernel(kernels.kernel_for(threads, items, dtype),
+    built = numba_coop.compile_kernel(kernels.kernel_for(threads, items, dtype, paired),
                                       kernels.arguments(inputs, out, last_state), block=threads, grid=6)
-    _check_build(built, threads, items, dtype)
+    _check_build(built, threads, items, dtype, paired)
     assert "InclusiveScan" in built.cpp_source
 
 
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("dtype, paired", FORMS)
 @pytest.mark.parametrize("seqlen", SEQLENS)
-def test_cute_kernel_builds(seqlen, dtype):
+def test_cute_kernel_builds(seqlen, dtype, paired):
     pytest.importorskip("cutlass")
     import cute_selective_scan as script
     import selective_scan_cute as kernels
@@ -71,9 +78,9 @@ def test_cute_kernel_builds(seqlen, dtype):
     threads, items = plan.tiling(seqlen)
     inputs = ref.problem(2, 3, seqlen, 16, dtype)
     out, last_state = ref.outputs(inputs["u"], 16)
-    built = cute_coop.compile_kernel(kernels.kernel_for(threads, items, dtype),
+    built = cute_coop.compile_kernel(kernels.kernel_for(threads, items, dtype, paired),
                                      *(script.fake(a) for a in script.arguments(inputs, out, last_state)))
-    _check_build(built, threads, items, dtype)
+    _check_build(built, threads, items, dtype, paired)
 
 
 def test_both_backends_take_the_same_arguments_but_the_scalars_width_and_the_grid():

@@ -47,7 +47,7 @@ def test_numba_kernel_matches_the_oracle(seqlen, dstate, dtype, options):
     threads, items = plan.tiling(seqlen)
     host = kernels.arguments(chosen, out, last_state, softplus)
     device = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in host]
-    kernels.kernel_for(threads, items, dtype)[2 * 3, threads](*device)
+    kernels.kernel_for(threads, items, dtype, plan.reads_pairs(seqlen, dtype))[2 * 3, threads](*device)
     _check(chosen, softplus, dtype, device[8].copy_to_host(), device[9].copy_to_host())
 
 
@@ -78,6 +78,6 @@ def test_cute_kernel_matches_the_oracle(seqlen, dstate, dtype, options):
     chosen, softplus = _problem(seqlen, dstate, dtype, options)
     out, last_state = ref.outputs(chosen["u"], dstate)
     threads, items = plan.tiling(seqlen)
-    got_out, got_state = script.launch(kernels.kernel_for(threads, items, dtype),
+    got_out, got_state = script.launch(kernels.kernel_for(threads, items, dtype, plan.reads_pairs(seqlen, dtype)),
                                        script.arguments(chosen, out, last_state, softplus))
     _check(chosen, softplus, dtype, got_out, got_state)
