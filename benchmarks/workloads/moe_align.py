@@ -163,7 +163,7 @@ def torch_launcher(topk_ids, experts: int, block_size: int, outputs):
 
 class Ours:
     """Our kernels on one backend, on torch tensors, each taking the path ``small_path`` and ``launch_plan`` choose
-    (the small kernel up to 1024 entries). numba: the host wrapper on the tensors wrapped once as device arrays. CuTe:
+    (the small kernel up to 8192 entries). numba: the host wrapper on the tensors wrapped once as device arrays. CuTe:
     each kernel compiled once (cute.compile) on buffers of the grid's largest sizes; the kernels read and write only
     the first ``numel`` / ``size`` slots (runtime scalars), so every shape reuses the build."""
 
@@ -213,8 +213,8 @@ class Ours:
         n, e = cutlass.Int64(numel), cutlass.Int32(experts)
         bits, bs, slots = cutlass.Int32(kernels.key_bits(experts)), cutlass.Int32(block_size), cutlass.Int64(size)
         outs = (t["sorted"], t["experts"], t["post"])
-        if kernels.small_path(numel):  # up to THREADS entries, one a thread: ranked by warps, no sort
-            steps = [("small", (t["ids"], *outs, n, e, bs, slots, cutlass.Int32(1)))]
+        if kernels.small_path(numel):  # up to 8192 entries, 1-8 a thread: ranked by warps, no sort
+            steps = [(f"small{kernels.small_items(numel)}", (t["ids"], *outs, n, e, bs, slots, cutlass.Int32(1)))]
         elif blocks == 1:
             steps = [("align", (t["ids"], *outs, n, e, bits, bs, slots, cutlass.Int32(1)))]
         else:
@@ -223,7 +223,9 @@ class Ours:
                      ("place", (t["ids"], t["counts"], *outs, n, e, bits, bs, slots, width, grid))]
         for step, args in steps:
             if step not in self.compiled:
-                self.compiled[step] = cute.compile(getattr(kernels, f"launch_{step}"), *args)
+                launcher = kernels.small_launcher(int(step[5:])) if step.startswith("small") else \
+                    getattr(kernels, f"launch_{step}")
+                self.compiled[step] = cute.compile(launcher, *args)
         bound = [(self.compiled[step], args) for step, args in steps]
 
         def launch():
@@ -333,8 +335,9 @@ def dry_run(backends: tuple[str, ...]) -> list[str]:
 
         import cuda.coop.cutlass as cute_coop
 
-        for tokens in (16, 1024, 65536):  # the small path, one block, two launches
-            for name, launcher, host, blocks in cute_moe_align.steps(ref.problem(tokens, 256, 8), 256, 128)[0]:
+        # the small kernel at 1 and 8 entries a lane, the one-block plan it replaced, two launches
+        for tokens, plan in ((16, None), (1024, None), (1024, (1, 2 * cute_moe_align.kernels.TILE)), (65536, None)):
+            for name, launcher, host, blocks in cute_moe_align.steps(ref.problem(tokens, 256, 8), 256, 128, plan)[0]:
                 start = time.perf_counter()
                 built = cute_coop.compile_kernel(launcher, *(cute_moe_align.fake(a) for a in host),
                                                  cutlass.Int32(blocks))

@@ -35,9 +35,9 @@ SCALARS = {np.dtype(np.int32): cutlass.Int32, np.dtype(np.int64): cutlass.Int64}
 
 def steps(topk_ids: np.ndarray, num_experts: int, block_size: int, plan: tuple[int, int] | None = None):
     """(name, launcher, host arguments, blocks) of the launches of one call, in order, on shared host arrays, and
-    the three output arrays: ``launch_small`` where ``small_path`` says so, ``launch_align`` for the one-block plan,
-    ``launch_count`` then ``launch_place`` for the others (``plan``: (blocks, span), default ``launch_plan``, and
-    then never the small path; ``plan=(0, 0)`` forces the small path)."""
+    the three output arrays: the small kernel's launcher where ``small_path`` says so, else ``launch_count`` then
+    ``launch_place`` (``plan``: (blocks, span), default ``launch_plan``, and then never the small path;
+    ``plan=(0, 0)`` forces the small path, ``plan=(1, span)`` the one-block kernel, ``launch_align``)."""
     flat = np.ascontiguousarray(topk_ids).reshape(-1)
     numel = flat.size
     kernels.check_arguments(numel, num_experts, block_size)
@@ -46,7 +46,9 @@ def steps(topk_ids: np.ndarray, num_experts: int, block_size: int, plan: tuple[i
     n, e, bits = np.int64(numel), np.int32(num_experts), np.int32(kernels.key_bits(num_experts))
     bs, size = np.int32(block_size), np.int64(outputs[0].size)
     if (plan is None and kernels.small_path(numel)) or blocks == 0:
-        return [("moe_align (an entry a thread)", kernels.launch_small, (flat, *outputs, n, e, bs, size), 1)], outputs
+        items = kernels.small_items(max(numel, 1))
+        return [(f"moe_align (small, {items} entries a thread)", kernels.small_launcher(items),
+                 (flat, *outputs, n, e, bs, size), 1)], outputs
     if blocks == 1:
         return [("moe_align (one block)", kernels.launch_align, (flat, *outputs, n, e, bits, bs, size), 1)], outputs
     counts = np.full(blocks * kernels.MAX_EXPERTS, -7, np.int32)

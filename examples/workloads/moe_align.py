@@ -27,20 +27,22 @@ import cuda.coop.numba_mlir as numba_coop  # noqa: E402
 
 def builds(numel: int, num_experts: int, block_size: int):
     """(name, kernel, host arguments, blocks) of the four kernels at this size, whatever ``small_path`` and
-    ``launch_plan`` say (the small kernel on the first ``THREADS`` entries at most)."""
+    ``launch_plan`` say (the small kernel on the first 8192 entries at most, ``small_items`` of them a lane)."""
     topk_ids = np.zeros(numel, np.int32)
     sorted_ids, expert_ids, post_pad = ref.poisoned_outputs(numel, num_experts, block_size)
     blocks, span = kernels.launch_plan(max(numel, 3 * kernels.TILE))
     counts = np.zeros(blocks * kernels.MAX_EXPERTS, np.int32)
     n, e, bits = np.int64(numel), np.int32(num_experts), np.int32(kernels.key_bits(num_experts))
     bs, size = np.int32(block_size), np.int64(sorted_ids.size)
+    small = min(numel, kernels.THREADS * kernels.SMALL_ITEMS[-1])
+    items = kernels.small_items(max(small, 1))
     return [("moe_align (one block)", kernels.align_kernel,
              (topk_ids, sorted_ids, expert_ids, post_pad, n, e, bits, bs, size), 1),
             ("moe_align count", kernels.count_kernel, (topk_ids, counts, n, e, np.int64(span)), blocks),
             ("moe_align place", kernels.place_kernel,
              (topk_ids, counts, sorted_ids, expert_ids, post_pad, n, e, bits, bs, size, np.int64(span)), blocks),
-            ("moe_align (an entry a thread)", kernels.small_kernel,
-             (topk_ids, sorted_ids, expert_ids, post_pad, np.int64(min(numel, kernels.THREADS)), e, bs, size), 1)]
+            (f"moe_align (small, {items} entries a thread)", kernels.small_kernel_for(items),
+             (topk_ids, sorted_ids, expert_ids, post_pad, np.int64(small), e, bs, size), 1)]
 
 
 def run(topk_ids: np.ndarray, num_experts: int, block_size: int):

@@ -10,11 +10,12 @@ in tiles of 1024 x 4.
   (sorted by the expert's bits only), ``discontinuity`` (heads and tails) of the sorted experts, and each expert's
   running base in shared memory.
 
-The smallest inputs (``small_path``: up to 1024 entries, one per thread) take ``launch_small``: each warp ranks its
-entries by a match of their experts and writes its per-expert counts, thread e turns expert e's counts over the
-warps into each warp's base, a block ``exclusive_sum`` of the padded counts gives the offsets; no sort. Inputs of up
-to two tiles (``launch_plan``) take one launch of one block (``launch_align``); larger ones two launches
-(``launch_count``, ``launch_place``) over up to 132 blocks.
+Inputs of up to 8192 entries (``small_path``) take ``small_launcher(small_items(numel))``:
+warp w holds its run of 32 x items entries and ranks them slot after slot by a match of their experts and its
+running per-expert counts, thread e turns expert e's counts over the warps into each warp's base, a block
+``exclusive_sum`` of the padded counts gives the offsets; no sort. Larger inputs take two launches (``launch_count``,
+``launch_place``) over up to 132 blocks; ``launch_align`` (one block that counts then places by tile sorts, the plan
+for up to two tiles before the small kernel took them) stays for comparing the two.
 
 What differs from ``moe_align_numba.py``, and why (the same dialect differences as the sampling kernels'):
 
@@ -26,12 +27,16 @@ What differs from ``moe_align_numba.py``, and why (the same dialect differences 
 * The shared arrays (``numba_coop.shared.array``) come from the DSL's ``SmemAllocator``, which places the
   cooperative scratch beside them; ``cuda.syncthreads()`` is ``cute.arch.sync_threads()``.
 * The grid size reaches ``place_kernel`` as an argument (numba reads ``cuda.gridDim.x``).
-* The small kernel's warp match is ``cute.arch.match_sync`` and its lane mask ``cute.arch.lanemask_lt()`` (numba:
-  ``cuda.match_any_sync``, and ``(1 << lane) - 1``: numba-cuda-mlir 0.6 does not lower ``cuda.lanemask_lt``).
+* The small kernel's warp match is ``cute.arch.match_sync``, its lane mask ``cute.arch.lanemask_lt()`` and its warp
+  barrier ``cute.arch.sync_warp()`` (numba: ``cuda.match_any_sync``, ``(1 << lane) - 1``: numba-cuda-mlir 0.6 does
+  not lower ``cuda.lanemask_lt``, and ``cuda.syncwarp()``); its entries a lane are a ``cutlass.Constexpr`` argument
+  of the kernel, given by its launcher (``small_launcher``; numba: one kernel per count, ``small_kernel_for``).
 
 The semantics and the NumPy oracle are in ``moe_align_reference.py``; ``cute_moe_align.py`` runs and checks them.
 """
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import cutlass  # noqa: I001  (the compiler first, then cuda.coop)
@@ -39,8 +44,8 @@ import cutlass.cute as cute
 import cuda.coop.cutlass as cute_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from moe_align_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with moe_align_numba.py)
-    BINS, ITEMS, MAX_EXPERTS, THREADS, TILE, cdiv, check_arguments, key_bits, launch_plan,
-    max_num_blocks, max_num_tokens_padded, small_path,
+    BINS, ITEMS, MAX_EXPERTS, SMALL_ITEMS, THREADS, TILE, cdiv, check_arguments, key_bits, launch_plan,
+    max_num_blocks, max_num_tokens_padded, small_items, small_path,
 )
 
 from cutlass import Int32, Int64, Uint32
@@ -178,29 +183,44 @@ def place(block, topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cut
 
 @cute.kernel
 def small_kernel(topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cute.Tensor, post_pad: cute.Tensor,
-                 numel: Int64, num_experts: Int32, block_size: Int32, size: Int64):
-    """``moe_align_numba.small_kernel``: up to THREADS entries, thread t holding entry t; each warp ranks its
-    entries by a match of their experts, the warps' counts give each warp's base, a block exclusive_sum the
-    offsets."""
+                 numel: Int64, num_experts: Int32, block_size: Int32, size: Int64, items: cutlass.Constexpr):
+    """``moe_align_numba.small_kernel_for(items)``: up to THREADS x items entries, warp w holding its run of
+    32 x items (lane l of slot j: the run's entry 32 j + l); slot after slot the warp ranks its entries by a match
+    of their experts and its running per-expert counts; the warps' counts give each warp's base, a block
+    exclusive_sum the offsets."""
+    span = 32 * items  # a warp's entries
     smem = SmemAllocator()
     counts = smem.allocate_tensor(Int32, cute.make_layout(WARPS * MAX_EXPERTS), 16)  # warp w's count, then base
     offsets = smem.allocate_tensor(Int32, cute.make_layout(MAX_EXPERTS + 1), 4)  # padded exclusive offsets
     fills = smem.allocate_tensor(Int32, cute.make_layout(MAX_EXPERTS), 4)  # where each expert's padding starts
+    ranked = smem.allocate_tensor(Int32, cute.make_layout(THREADS * items), 16)  # [entry]: expert << 16 | rank
     block = coop.this_block()
     n = Int32(numel)
     slots = Int32(size)
     t = Int32(block.rank())
     lane = t % Int32(32)
+    first = (t // Int32(32)) * Int32(span)  # this warp's first entry
     row = (t // Int32(32)) * Int32(MAX_EXPERTS)  # this warp's counts
     for j in cutlass.range_constexpr(MAX_EXPERTS // 32):  # each warp clears its own row: no barrier before counting
         counts[row + Int32(j * 32) + lane] = Int32(0)
-    raw = coop.ThreadData(1, np.int32)
-    coop.load(block, topk_ids, raw, valid_items=numel, oob_default=np.int32(-1))
-    x = raw[0] if raw[0] >= 0 and raw[0] < num_experts else num_experts
-    peers = cute.arch.match_sync(0xFFFFFFFF, x)  # the warp's lanes holding the same expert
-    rank = Int32(cute.arch.popc(peers & cute.arch.lanemask_lt()))  # those at earlier lanes: the rank
-    if peers >> Uint32(lane) == Uint32(1) and x < num_experts:  # the warp's last entry of the expert: its count
-        counts[row + x] = rank + Int32(1)
+    raw = coop.ThreadData(items, np.int32)
+    coop.load(coop.this_warp(), topk_ids, raw, algorithm="striped",
+              valid_items=cutlass.min(cutlass.max(n - first, Int32(0)), Int32(span)), oob_default=np.int32(-1))
+    if cutlass.const_expr(items > 1):
+        cute.arch.sync_warp()  # the row's zeros before any lane reads them
+    for j in cutlass.range_constexpr(items):
+        x = raw[j] if raw[j] >= 0 and raw[j] < num_experts else num_experts
+        peers = cute.arch.match_sync(0xFFFFFFFF, x)  # the slot's lanes holding the same expert
+        rank = Int32(cute.arch.popc(peers & cute.arch.lanemask_lt()))  # those at earlier lanes
+        if cutlass.const_expr(items > 1):
+            if x < num_experts:  # and the earlier slots' entries of the expert
+                rank += counts[row + x]
+            cute.arch.sync_warp()  # every lane has read its expert's count before the expert's last lane moves it on
+        if peers >> Uint32(lane) == Uint32(1) and x < num_experts:  # the slot's last entry of the expert
+            counts[row + x] = rank + Int32(1)
+        if cutlass.const_expr(items > 1):
+            cute.arch.sync_warp()  # the new counts before the next slot reads them
+        ranked[first + Int32(32 * j) + lane] = (x << Int32(16)) | rank
     cute.arch.sync_threads()
     mine = Int32(0)  # thread e: expert e's count; each warp's count becomes the warp's base
     if t < num_experts:
@@ -217,8 +237,11 @@ def small_kernel(topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cut
         offsets[num_experts] = offset + padded
     cute.arch.sync_threads()
     total = offsets[num_experts]
-    if x < num_experts:
-        sorted_ids[offsets[x] + counts[row + x] + rank] = t
+    for j in cutlass.range_constexpr(items):
+        entry = first + Int32(32 * j) + lane
+        x = ranked[entry] >> Int32(16)
+        if x < num_experts:
+            sorted_ids[offsets[x] + counts[row + x] + (ranked[entry] & Int32(0xFFFF))] = entry
     if t == Int32(0):
         post_pad[0] = total
     e = t // Int32(32)  # each expert's padding: one warp, coalesced
@@ -288,11 +311,18 @@ def launch_align(topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cut
         grid=(blocks, 1, 1), block=(THREADS, 1, 1))
 
 
-@cute.jit
-def launch_small(topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cute.Tensor, post_pad: cute.Tensor,
-                 numel: Int64, num_experts: Int32, block_size: Int32, size: Int64, blocks: Int32):
-    small_kernel(topk_ids, sorted_ids, expert_ids, post_pad, numel, num_experts, block_size, size).launch(
-        grid=(blocks, 1, 1), block=(THREADS, 1, 1))
+@functools.cache
+def small_launcher(items: int):
+    """The ``@cute.jit`` launcher of ``small_kernel`` at ``items`` entries a lane (``small_items``), taking what the
+    other launchers take: the kernel's arguments, then the grid."""
+
+    @cute.jit
+    def launch_small(topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cute.Tensor, post_pad: cute.Tensor,
+                     numel: Int64, num_experts: Int32, block_size: Int32, size: Int64, blocks: Int32):
+        small_kernel(topk_ids, sorted_ids, expert_ids, post_pad, numel, num_experts, block_size, size, items).launch(
+            grid=(blocks, 1, 1), block=(THREADS, 1, 1))
+
+    return launch_small
 
 
 @cute.jit

@@ -18,32 +18,38 @@ cooperative call. Thread ``e`` of a 1024-thread block owns expert ``e``; the ent
   among that expert's entries of the tile, and the expert's running base (shared memory, set past the run's last
   slot by the thread holding its tail, when another tile follows) places it.
 
-The smallest inputs (``small_path``: up to 1024 entries, one per thread) take ``small_kernel``: one block, no sort:
+Inputs of up to 8192 entries (``small_path``: up to 8 a thread) take the small kernel (``small_kernel_for``, one
+per number of entries a lane, ``small_items``): one block, no sort:
 
-* thread t loads entry t (a block ``load``; expert ``num_experts`` for ids outside the experts and past the last
-  entry); each warp matches its lanes' experts (``match_any_sync``, the one step that is not a cooperative call:
-  cuda.coop has no warp rank by a digit): the entries of the same expert at earlier lanes are its rank among the
-  warp's (stable), and the expert's last entry in the warp writes the warp's count of it (shared memory);
+* warp w loads its run of 32 x items entries (a warp ``striped`` load: lane l of slot j holds the run's entry
+  32 j + l; expert ``num_experts`` for ids outside the experts and past the last entry); slot after slot, the warp
+  matches its lanes' experts (``match_any_sync``, the one step that is not a cooperative call: cuda.coop has no warp
+  rank by a digit): the entries of the same expert at earlier lanes, plus the warp's running count of the expert
+  (shared memory), are the entry's rank among the warp's entries of its expert (stable), and the expert's last lane
+  in the slot moves the count on;
 * after a block barrier, thread e turns expert e's counts over the warps into each warp's base and their sum; a block
   ``exclusive_sum`` of the padded counts gives the offsets;
-* after a second barrier, entry t goes to its expert's offset plus its warp's base plus its rank; a warp per expert
-  writes the padding, the block the tail, thread e expert e's ``expert_ids``.
+* after a second barrier, each entry goes to its expert's offset plus its warp's base plus its rank; a warp per
+  expert writes the padding, the block the tail, thread e expert e's ``expert_ids``.
 
-Small inputs (``launch_plan``: up to 2 tiles) take one launch of one block (count, then place); larger ones two
-launches over up to 132 blocks: ``count_kernel`` writes each block's per-expert counts, ``place_kernel`` sums the
-counts of the blocks before it (its experts' bases) and of all blocks (the offsets) and places its entries.
+Larger inputs take two launches over up to 132 blocks (``launch_plan``): ``count_kernel`` writes each block's
+per-expert counts, ``place_kernel`` sums the counts of the blocks before it (its experts' bases) and of all blocks
+(the offsets) and places its entries. ``align_kernel``, one block that counts then places (the plan for up to 8192
+entries before the small kernel took them), stays for comparing the two.
 
 The semantics and the NumPy oracle are in ``moe_align_reference.py``; ``moe_align.py`` runs and checks them.
 """
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 from numba_cuda_mlir import cuda  # noqa: I001  (the compiler first, then cuda.coop)
 import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
 from moe_align_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with moe_align_cute.py)
-    BINS, ITEMS, MAX_EXPERTS, THREADS, TILE, cdiv, check_arguments, key_bits, launch_plan,
-    max_num_blocks, max_num_tokens_padded, small_path,
+    BINS, ITEMS, MAX_EXPERTS, SMALL_ITEMS, THREADS, TILE, cdiv, check_arguments, key_bits, launch_plan,
+    max_num_blocks, max_num_tokens_padded, small_items, small_path,
 )
 
 OUTSIDE = 0xFFFFFFFF  # the sort key of the tile's slots past its last entry (only fills them: never placed)
@@ -175,75 +181,105 @@ def place(block, topk_ids, sorted_ids, expert_ids, post_pad, begin, end, numel, 
         start += TILE
 
 
-@cuda.jit(launch_bounds=THREADS)
-def small_kernel(topk_ids, sorted_ids, expert_ids, post_pad, numel, num_experts, block_size, size):
-    """Up to THREADS entries (``small_path``), thread t holding entry t: each warp ranks its 32 entries among
-    themselves and writes its per-expert counts; thread e turns expert e's counts over the warps into each warp's
-    base and sums them; a block ``exclusive_sum`` of the padded counts gives the offsets. Two block barriers besides
-    the scan's; no sort. Sizes are below 2**31 (``check_arguments``), so the counts and slots are int32."""
-    counts = numba_coop.shared.array(WARPS * MAX_EXPERTS, np.int32)  # [w * 256 + e]: warp w's count, then base
-    offsets = numba_coop.shared.array(MAX_EXPERTS + 1, np.int32)  # padded exclusive offsets; [num_experts]: the total
-    fills = numba_coop.shared.array(MAX_EXPERTS, np.int32)  # where each expert's padding starts
-    block = coop.this_block()
-    n = np.int32(numel)
-    slots = np.int32(size)
-    t = np.int32(block.rank())
-    lane = t % 32
-    row = (t // 32) * MAX_EXPERTS  # this warp's counts
-    for j in range(MAX_EXPERTS // 32):  # each warp clears its own row: no block barrier before the counting
-        counts[row + j * 32 + lane] = np.int32(0)
-    raw = coop.ThreadData(1, np.int32)
-    coop.load(block, topk_ids, raw, valid_items=numel, oob_default=np.int32(-1))
-    x = raw[0] if raw[0] >= 0 and raw[0] < num_experts else num_experts
-    # the warp's lanes holding the same expert (an intrinsic: cuda.coop has no warp rank by a digit), and those at
-    # earlier lanes: the entry's rank among the warp's entries of its expert
-    peers = cuda.match_any_sync(0xFFFFFFFF, x)
-    rank = np.int32(cuda.popc(peers & ((np.uint32(1) << lane) - np.uint32(1))))
-    if peers >> lane == 1 and x < num_experts:  # the warp's last entry of the expert writes the warp's count
-        counts[row + x] = rank + 1
-    cuda.syncthreads()
-    mine = np.int32(0)  # thread e: expert e's count; each warp's count becomes the warp's base
-    if t < num_experts:
-        for w in range(WARPS):  # every warp cleared its row: a constant trip count, so the reads are all in flight
-            count = counts[w * MAX_EXPERTS + t]
-            counts[w * MAX_EXPERTS + t] = mine
-            mine += count
-    padded = np.int32((mine + block_size - 1) // block_size * block_size)  # an int32 scan (numba's sums are int64)
-    offset = coop.exclusive_sum(block, padded)
-    if t < num_experts:
-        offsets[t] = offset
-        fills[t] = offset + mine
-    if t == num_experts - 1:  # the last expert's end is the total
-        offsets[num_experts] = offset + padded
-    cuda.syncthreads()
-    total = offsets[num_experts]
-    if x < num_experts:
-        sorted_ids[offsets[x] + counts[row + x] + rank] = t
-    if t == 0:
-        post_pad[0] = total
-    e = t // 32  # each expert's padding: one warp, coalesced
-    while e < num_experts:
-        pad = fills[e] + lane
-        while pad < offsets[e + 1]:
-            sorted_ids[pad] = n
-            pad += 32
-        e += WARPS
-    q = total + t  # the tail
-    while q < slots:
-        sorted_ids[q] = n
-        q += THREADS
-    if t < num_experts:  # expert t's blocks
-        for b in range(offset // block_size, (offset + padded) // block_size):
-            expert_ids[b] = t
-    b = total // block_size + t  # the blocks past the total
-    while b < (slots + block_size - 1) // block_size:
-        expert_ids[b] = np.int32(-1)
-        b += THREADS
+@functools.cache
+def small_kernel_for(items: int):
+    """The small kernel for up to ``THREADS * items`` entries (``small_path``, ``small_items``): warp w holds entries
+    ``[w * 32 * items, (w + 1) * 32 * items)``, lane l of slot j entry ``w * 32 * items + 32 * j + l`` (a warp
+    ``striped`` load), and ranks them slot after slot: the lanes of a slot holding the same expert match, those at
+    earlier lanes plus the warp's running count of the expert (shared memory: the earlier slots') are the entry's
+    rank among the warp's entries of its expert, and the expert's last lane of the slot moves the running count on.
+    Thread e then turns expert e's counts over the warps into each warp's base and sums them; a block
+    ``exclusive_sum`` of the padded counts gives the offsets. Two block barriers besides the scan's; no sort. Sizes
+    are below 2**31 (``check_arguments``), so the counts and slots are int32."""
+    span = 32 * items  # a warp's entries
+
+    @cuda.jit(launch_bounds=THREADS)
+    def small_kernel(topk_ids, sorted_ids, expert_ids, post_pad, numel, num_experts, block_size, size):
+        counts = numba_coop.shared.array(WARPS * MAX_EXPERTS, np.int32)  # [w * 256 + e]: warp w's count, then base
+        offsets = numba_coop.shared.array(MAX_EXPERTS + 1, np.int32)  # padded exclusive offsets; [num_experts]: total
+        fills = numba_coop.shared.array(MAX_EXPERTS, np.int32)  # where each expert's padding starts
+        # [entry]: its expert << 16 | its rank among the warp's (< 256), until the bases are known (in registers,
+        # 8 a thread spilled beside the counts' reads)
+        ranked = numba_coop.shared.array(THREADS * items, np.int32)
+        block = coop.this_block()
+        n = np.int32(numel)
+        slots = np.int32(size)
+        t = np.int32(block.rank())
+        lane = t % 32
+        first = np.int32((t // 32) * span)  # this warp's first entry
+        row = (t // 32) * MAX_EXPERTS  # this warp's counts
+        for j in range(MAX_EXPERTS // 32):  # each warp clears its own row: no block barrier before the counting
+            counts[row + j * 32 + lane] = np.int32(0)
+        raw = coop.ThreadData(items, np.int32)
+        coop.load(coop.this_warp(), topk_ids, raw, algorithm="striped", valid_items=min(max(n - first, 0), span),
+                  oob_default=np.int32(-1))
+        below = (np.uint32(1) << lane) - np.uint32(1)  # the earlier lanes (numba-cuda-mlir 0.6: no lanemask_lt)
+        if items > 1:
+            cuda.syncwarp()  # the row's zeros before any lane reads them
+        for j in range(items):
+            x = raw[j] if raw[j] >= 0 and raw[j] < num_experts else num_experts
+            # the slot's lanes holding the same expert (an intrinsic: cuda.coop has no warp rank by a digit), and
+            # those at earlier lanes: with the earlier slots' count, the entry's rank among the warp's of its expert
+            peers = cuda.match_any_sync(0xFFFFFFFF, x)
+            rank = np.int32(cuda.popc(peers & below))
+            if items > 1:
+                if x < num_experts:
+                    rank += counts[row + x]
+                cuda.syncwarp()  # every lane has read its expert's count before the expert's last lane moves it on
+            if peers >> lane == 1 and x < num_experts:  # the slot's last entry of the expert: the warp's count so far
+                counts[row + x] = rank + 1
+            if items > 1:
+                cuda.syncwarp()  # the new counts before the next slot reads them
+            ranked[first + 32 * j + lane] = (x << 16) | rank
+        cuda.syncthreads()
+        mine = np.int32(0)  # thread e: expert e's count; each warp's count becomes the warp's base
+        if t < num_experts:
+            for w in range(WARPS):  # every warp cleared its row: a constant trip count, so the reads are all in flight
+                count = counts[w * MAX_EXPERTS + t]
+                counts[w * MAX_EXPERTS + t] = mine
+                mine += count
+        padded = np.int32((mine + block_size - 1) // block_size * block_size)  # an int32 scan (numba sums int64)
+        offset = coop.exclusive_sum(block, padded)
+        if t < num_experts:
+            offsets[t] = offset
+            fills[t] = offset + mine
+        if t == num_experts - 1:  # the last expert's end is the total
+            offsets[num_experts] = offset + padded
+        cuda.syncthreads()
+        total = offsets[num_experts]
+        for j in range(items):
+            entry = first + 32 * j + lane
+            x = ranked[entry] >> 16
+            if x < num_experts:
+                sorted_ids[offsets[x] + counts[row + x] + (ranked[entry] & 0xFFFF)] = entry
+        if t == 0:
+            post_pad[0] = total
+        e = t // 32  # each expert's padding: one warp, coalesced
+        while e < num_experts:
+            pad = fills[e] + lane
+            while pad < offsets[e + 1]:
+                sorted_ids[pad] = n
+                pad += 32
+            e += WARPS
+        q = total + t  # the tail
+        while q < slots:
+            sorted_ids[q] = n
+            q += THREADS
+        if t < num_experts:  # expert t's blocks
+            for b in range(offset // block_size, (offset + padded) // block_size):
+                expert_ids[b] = t
+        b = total // block_size + t  # the blocks past the total
+        while b < (slots + block_size - 1) // block_size:
+            expert_ids[b] = np.int32(-1)
+            b += THREADS
+
+    return small_kernel
 
 
 @cuda.jit(launch_bounds=THREADS)
 def align_kernel(topk_ids, sorted_ids, expert_ids, post_pad, numel, num_experts, key_bits, block_size, size):
-    """Small inputs: one block counts every entry, then places them."""
+    """Up to 2 tiles in one block: counting, then placing by tile sorts (``launch_plan``'s one-block plan; the host
+    wrapper runs the small kernel there now: kept for comparing the two)."""
     block = coop.this_block()
     mine = count_experts(block, topk_ids, np.int64(0), numel, num_experts)
     place(block, topk_ids, sorted_ids, expert_ids, post_pad, np.int64(0), numel, numel, num_experts, key_bits,
@@ -285,7 +321,7 @@ def moe_align_block_size(topk_ids, num_experts: int, block_size: int, sorted_ids
     """Launch MoE align on an int32 device array ``topk_ids`` (any shape; its flat order is the entries' order).
     Returns (sorted_token_ids, expert_ids, num_tokens_post_pad) device arrays, allocated here when not given
     (sizes: ``max_num_tokens_padded``, ``max_num_blocks``, 1; ``counts``: int32 workspace of blocks x 256 for the
-    two-launch path). One launch for small inputs (``small_kernel`` up to ``THREADS`` entries, ``small_path``), two for
+    two-launch path). One launch for small inputs (the small kernel, up to 8192 entries: ``small_path``), two for
 large ones (``launch_plan``)."""
     flat = topk_ids.reshape(-1)
     numel = flat.shape[0]
@@ -299,9 +335,7 @@ large ones (``launch_plan``)."""
     n, experts, bits = np.int64(numel), np.int32(num_experts), np.int32(key_bits(num_experts))
     bs, slots = np.int32(block_size), np.int64(size)
     if small_path(numel):
-        small_kernel[1, THREADS](flat, sorted_ids, expert_ids, post_pad, n, experts, bs, slots)
-    elif blocks == 1:
-        align_kernel[1, THREADS](flat, sorted_ids, expert_ids, post_pad, n, experts, bits, bs, slots)
+        small_kernel_for(small_items(numel))[1, THREADS](flat, sorted_ids, expert_ids, post_pad, n, experts, bs, slots)
     else:
         counts = cuda.device_array(blocks * MAX_EXPERTS, np.int32) if counts is None else counts
         count_kernel[blocks, THREADS](flat, counts, n, experts, np.int64(span))

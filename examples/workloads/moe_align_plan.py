@@ -1,13 +1,14 @@
 """The tiling, the buffer sizes and the host-side launch plan shared by ``moe_align_numba.py`` and
 ``moe_align_cute.py`` (pure Python: each backend's install imports it without the other's compiler).
 
-``small_path(numel)`` says whether the entries fit one per thread of one block (up to ``THREADS``): then
-``small_kernel`` runs them in one launch of one block, each warp ranking its 32 entries among themselves, with no
-sort and two block barriers besides one block ``exclusive_sum``. Otherwise ``launch_plan(numel)``
-says how ``moe_align_block_size`` runs over ``numel = tokens * k`` routed entries: one launch of one block while the
-entries fit in ``SINGLE_BLOCK_TILES`` tiles (the block counts them, then ranks and places them), else two launches of
-``blocks`` blocks, each over ``span`` consecutive entries (the first writes each block's per-expert counts, the
-second turns every block's counts into its destinations and places its entries).
+``small_path(numel)`` says whether the entries fit one launch of one block at up to ``SMALL_ITEMS[-1]`` entries a
+thread (8192: 1024 tokens at k = 8): then the small kernel of ``small_items(numel)`` entries a lane runs them, each
+warp ranking its own run of entries among themselves, with no sort and two block barriers besides one block
+``exclusive_sum``. Otherwise ``launch_plan(numel)`` says how ``moe_align_block_size`` runs over ``numel = tokens * k``
+routed entries: two launches of ``blocks`` blocks, each over ``span`` consecutive entries (the first writes each
+block's per-expert counts, the second turns every block's counts into its destinations and places its entries);
+``launch_plan`` also gives the one-block plan (``blocks == 1``: count, then rank and place by tile sorts) that the
+small kernel replaced, kept for comparing the two.
 """
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ ITEMS = 4  # routed entries per thread per tile: a 16-byte blocked load per thre
 TILE = THREADS * ITEMS
 MAX_EXPERTS = 256  # thread e < 256 owns expert e; the sort keys need at most 9 bits
 BINS = MAX_EXPERTS + 1  # counting bins: one per expert, one (the last) for ids outside [0, num_experts)
-SINGLE_BLOCK_TILES = 2  # up to this many tiles (8192 entries: 1024 tokens at k = 8) run as one launch of one block
+SINGLE_BLOCK_TILES = 2  # the one-block plan's limit (8192 entries), the small kernel's since: see launch_plan
+SMALL_ITEMS = (1, 2, 4, 8)  # entries a lane of the small kernel's specialisations (each warp ranks 32 x items)
 MAX_BLOCKS = 132  # the two-launch path fills one wave: one 1024-thread block per SM of an H100/H200
 
 
@@ -40,15 +42,25 @@ def max_num_blocks(numel: int, num_experts: int, block_size: int) -> int:
 
 
 def small_path(numel: int) -> bool:
-    """Whether ``moe_align_block_size`` takes the small path: one entry per thread of one block (up to ``THREADS``,
-    1024: decoding batches up to 128 tokens at k = 8).
+    """Whether ``moe_align_block_size`` takes the small kernel: one block, up to ``SMALL_ITEMS[-1]`` entries a
+    thread (8192 entries: every decoding batch and prefills up to 1024 tokens at k = 8).
 
     Why: the one-block path's cost is fixed by its 17-24 block barriers (a histogram, two or three radix-sort
-    passes, discontinuities) and the merge sort a single warp could use instead is a chain of dependent shared-memory
-    steps (5 rounds of a serial merge); issue 43's losses were at 16 tokens (32 to 128 entries, 0.43-0.99x of vLLM's
-    op). One entry per thread needs neither: a warp ranks an entry by comparing it with the warp's 32 experts (a
-    stable rank, as a sort would give), per-warp counts give each warp's base, and one block scan the offsets."""
-    return numel <= THREADS
+    passes, discontinuities per tile), and a single warp's merge sort is a chain of dependent shared-memory steps;
+    issue 43's losses were at 16 tokens (32 to 128 entries, 0.43-0.99x of vLLM's op). The small kernel needs
+    neither: each warp ranks its entries by matching their experts (a stable rank, as a sort would give), slot after
+    slot, keeping its running per-expert counts in shared memory; per-warp counts give each warp's base, and one
+    block scan the offsets."""
+    return numel <= THREADS * SMALL_ITEMS[-1]
+
+
+def small_items(numel: int) -> int:
+    """Entries a lane of the small kernel that runs ``numel`` entries (``small_path``): the fewest of SMALL_ITEMS
+    that hold them, since each is a slot the warp ranks after the one before."""
+    for items in SMALL_ITEMS:
+        if numel <= THREADS * items:
+            return items
+    raise ValueError(f"{numel} entries do not take the small path (at most {THREADS * SMALL_ITEMS[-1]})")
 
 
 def launch_plan(numel: int) -> tuple[int, int]:

@@ -42,9 +42,10 @@ def test_numba_kernels_build_within_one_block_of_1024_threads(which):
 
 
 def test_the_one_block_kernel_sorts_keys_alone_and_pads_by_warps():
-    """The small-input path (issue 43): the placing sort carries each entry's place in its key's low bits, so it is a
-    keys-only sort (no value exchange: 7 barriers a 4-bit pass, not 9), and no coop.sum beside the exclusive sum:
-    at most 32 block barriers in the kernel's code (39 before), 24 on the path of one tile of 256 experts."""
+    """The one-block plan (issue 43; the small kernel runs its inputs now): the placing sort carries each entry's
+    place in its key's low bits, so it is a keys-only sort (no value exchange: 7 barriers a 4-bit pass, not 9), and
+    no coop.sum beside the exclusive sum: at most 32 block barriers in the kernel's code (39 before), 24 on the path
+    of one tile of 256 experts."""
     pytest.importorskip("numba_cuda_mlir")
     import moe_align
 
@@ -58,16 +59,18 @@ def test_the_one_block_kernel_sorts_keys_alone_and_pads_by_warps():
     assert _block_barriers(built) <= 32
 
 
+@pytest.mark.parametrize("tokens", [16, 256, 1024])  # 1, 2 and 8 entries a lane at k = 8 (16 tokens at k = 2: 1)
 @pytest.mark.parametrize("experts, k", [(256, 8), (8, 2)])
 @pytest.mark.parametrize("backend", ["numba", "cute"])
-def test_the_small_kernel_ranks_without_a_sort(backend, experts, k):
-    """The smallest inputs (issue 43: up to plan.THREADS entries, one a thread, ``small_path``): each warp ranks its
-    entries by one match of their experts (MATCH in the SASS; no sort, no histogram), one block exclusive sum gives
-    the offsets; at most 4 block barriers in the kernel (the two around the per-warp counts and the scan's). The
-    1024-thread one-block kernel has up to 32 in its code, 17-24 on the path of 16 tokens."""
-    topk_ids = ref.problem(16, experts, k, seed=3)
-    assert plan.small_path(topk_ids.size) and plan.small_path(plan.THREADS) and not plan.small_path(
-        plan.THREADS + 1)
+def test_the_small_kernel_ranks_without_a_sort(backend, experts, k, tokens):
+    """Inputs of up to 8192 entries (issue 43: ``small_path``, ``small_items`` entries a lane): each warp ranks its
+    entries by one match of their experts a slot (as many MATCH in the SASS as slots; no sort, no histogram), one
+    block exclusive sum gives the offsets; at most 4 block barriers in the kernel (the two around the per-warp counts
+    and the scan's), and nothing in local memory at 8 slots either. The 1024-thread one-block kernel it replaced
+    has up to 32 in its code, 17-24 on the path of 16 tokens."""
+    topk_ids = ref.problem(tokens, experts, k, seed=3)
+    items = plan.small_items(topk_ids.size)
+    assert plan.small_path(topk_ids.size) and not plan.small_path(plan.THREADS * plan.SMALL_ITEMS[-1] + 1)
     if backend == "numba":
         pytest.importorskip("numba_cuda_mlir")
         import moe_align
@@ -86,9 +89,9 @@ def test_the_small_kernel_ranks_without_a_sort(backend, experts, k):
         (launch,), _ = cute_moe_align.steps(topk_ids, experts, 64)
         name, launcher, host, blocks = launch
         built = cute_coop.compile_kernel(launcher, *(cute_moe_align.fake(a) for a in host), cutlass.Int32(blocks))
-    assert "a thread" in name, name
+    assert f"{items} entries a thread" in name, name
     _check(name, built)
-    assert "BlockScan" in built.cpp_source and re.search(r"\bMATCH\.ANY\b", built.sass())
+    assert "BlockScan" in built.cpp_source and len(re.findall(r"\bMATCH\.ANY\b", built.sass())) >= items
     assert not re.search(r"Sort|BlockHistogram", built.cpp_source)
     assert _block_barriers(built) <= 4
 
@@ -102,7 +105,8 @@ def test_cute_kernels_build_within_one_block_of_1024_threads(path):
     import cuda.coop.cutlass as cute_coop
 
     topk_ids = ref.problem(NUMEL // 8 if path == "two_launches" else 200, EXPERTS, 8, seed=1)  # 1600: one block
-    launches, _ = cute_moe_align.steps(topk_ids, EXPERTS, BLOCK_SIZE)
+    one_block = (1, plan.SINGLE_BLOCK_TILES * plan.TILE)  # the plan the small kernel replaced (kept to compare)
+    launches, _ = cute_moe_align.steps(topk_ids, EXPERTS, BLOCK_SIZE, one_block if path == "one_block" else None)
     assert len(launches) == (1 if path == "one_block" else 2)
     for name, launcher, host, blocks in launches:
         built = cute_coop.compile_kernel(launcher, *(cute_moe_align.fake(a) for a in host), cutlass.Int32(blocks))

@@ -1,8 +1,9 @@
 """The MoE-align workload (examples/workloads/moe_align_*.py) on the GPU against its NumPy oracle, exactly: random
-routers over the issue's (experts, k) pairs, both launch paths (one block; count + place over many blocks), ragged
-last tiles, fewer entries than experts, block size 1, every entry on one expert, and ids outside the experts (which
-every implementation skips) at 256 experts, where they share the sort's top key range. Outputs are poisoned before
-each launch."""
+routers over the issue's (experts, k) pairs, every launch path (the small kernel at 1 to 8 entries a lane; count +
+place over many blocks; the one-block kernel the small one replaced, forced), ragged last tiles and warp runs, fewer
+entries than experts, block size 1, every entry on one expert, and ids outside the experts (which every
+implementation skips) at 256 experts, where they share the sort's top key range. Outputs are poisoned before each
+launch."""
 from __future__ import annotations
 
 import sys
@@ -22,28 +23,32 @@ rng = SEEDED_PER_TEST  # each test's own generator (tests/gpu/conftest.py)
 
 CASES = [  # tokens, experts, k, block_size, fraction of ids outside the experts
     (1, 8, 2, 16, 0.0), (16, 64, 6, 64, 0.0), (128, 128, 8, 128, 0.0), (1024, 256, 8, 16, 0.0),
-    (1000, 64, 6, 64, 0.02),  # one block, two tiles, a ragged last one
-    (2049, 8, 2, 64, 0.0),  # a whole tile and two entries past it, in one block
+    (1000, 64, 6, 64, 0.02),  # 6000 entries: the small kernel at 8 a lane, its last warps' runs ragged or empty
+    (2049, 8, 2, 64, 0.0),  # 4098 entries: 8 a lane, two past 4 a lane
     (8192, 8, 2, 128, 0.0), (8192, 256, 8, 64, 0.01),  # two launches
     (65536, 256, 8, 128, 0.0), (65536, 8, 2, 16, 0.0), (50001, 128, 8, 64, 0.03),
     (5, 256, 8, 128, 0.0),  # fewer entries than experts: vLLM's shorter buffers
     (3000, 256, 8, 1, 0.05), (777, 255, 3, 7, 0.1),
-    # one block, no ids outside: the sort orders by one bit fewer where the experts are a power of two (issue 43)
+    # no ids outside (the one-block plan sorted by one bit fewer where the experts are a power of two): now the
+    # small kernel at 2, 1, 2 and 2 entries a lane
     (160, 256, 8, 128, 0.0), (300, 16, 4, 32, 0.0), (1100, 1, 1, 16, 0.0), (600, 8, 2, 128, 0.0),
-    # the small path (plan.small_path: up to 1024 entries, one a thread; issue 43): the grid's 1, 16 and 128 tokens,
-    # its bound and one past it
+    # the small path (plan.small_path: up to 8192 entries, 1-8 a lane; issue 43): the grid's 1, 16, 128 and 1024
+    # tokens, the bounds between its slot counts and one past them
     (16, 128, 8, 16, 0.0), (16, 64, 6, 128, 0.05), (16, 256, 8, 64, 0.1), (16, 8, 2, 16, 0.2),
     (32, 256, 8, 64, 0.0), (32, 256, 8, 16, 0.02), (51, 64, 5, 7, 0.0), (33, 256, 8, 64, 0.0),
     (128, 8, 2, 1, 0.03), (3, 255, 3, 32, 0.5), (2, 3, 1, 4096, 0.0), (128, 256, 8, 16, 0.0),
     (128, 64, 6, 128, 0.01), (129, 256, 8, 64, 0.0), (1, 256, 8, 128, 0.0),
+    (1024, 128, 8, 64, 0.0), (1024, 64, 6, 16, 0.02), (512, 256, 8, 128, 0.0), (257, 256, 8, 16, 0.01),
+    (1025, 256, 8, 64, 0.0), (1024, 8, 2, 128, 0.0), (4097, 1, 1, 16, 0.0),
 ]
 
 
 @pytest.mark.parametrize("backend", ["numba", "cute"])
-@pytest.mark.parametrize("numel", [1, 7, 31, 32, 33, 100, 255, 256, 640, 1023, 1024])
+@pytest.mark.parametrize("numel", [1, 7, 31, 32, 33, 100, 255, 256, 640, 1023, 1024, 1025, 2048, 2049, 3333, 4096,
+                                   4097, 6000, 8191, 8192])
 def test_the_small_path_on_arbitrary_ids(backend, numel):
-    """Up to plan.THREADS entries of any ids (repeats within a token and a warp, negatives, ids at and far past the
-    experts), every expert count from 1 to 256, block sizes 1 to 256: exactly the stable oracle."""
+    """Up to 8192 entries (1 to 8 a lane) of any ids (repeats within a token, a slot and a warp's run, negatives, ids
+    at and far past the experts), every expert count from 1 to 256, block sizes 1 to 256: the stable oracle."""
     assert plan.small_path(numel)
     run = _numba if backend == "numba" else _cute
     for experts in (1, 5, 8, 64, 200, 256):
@@ -130,9 +135,13 @@ def test_both_paths_agree_on_the_same_input(backend):
 
 @pytest.mark.parametrize("backend", ["numba", "cute"])
 def test_the_small_kernel_and_the_one_block_kernel_agree(backend):
-    """16 tokens (128 entries) through the small kernel (``small_path``) and through the 1024-thread one-block kernel
-    (forced), both equal to the oracle."""
-    topk_ids = _ids(16, 256, 8, 0.03)
+    """16 and 1000 tokens (128 and 8000 entries) through the small kernel (``small_path``: 1 and 8 entries a lane)
+    and through the 1024-thread one-block kernel it replaced (forced), both equal to the oracle."""
+    for tokens in (16, 1000):
+        _small_and_one_block(backend, _ids(tokens, 256, 8, 0.03))
+
+
+def _small_and_one_block(backend, topk_ids):
     want = ref.moe_align_block_size(topk_ids, 256, 16)
     if backend == "numba":
         pytest.importorskip("numba_cuda_mlir")
@@ -145,7 +154,8 @@ def test_the_small_kernel_and_the_one_block_kernel_agree(backend):
             outputs = [cuda.to_device(a) for a in ref.poisoned_outputs(topk_ids.size, 256, 16)]
             size = np.int64(outputs[0].shape[0])
             if small:
-                kernels.small_kernel[1, plan.THREADS](flat, *outputs, n, e, bs, size)
+                kernels.small_kernel_for(plan.small_items(topk_ids.size))[1, plan.THREADS](flat, *outputs, n, e, bs,
+                                                                                          size)
             else:
                 kernels.align_kernel[1, plan.THREADS](flat, *outputs, n, e, bits, bs, size)
             ref.check([a.copy_to_host() for a in outputs], want)
@@ -154,7 +164,7 @@ def test_the_small_kernel_and_the_one_block_kernel_agree(backend):
         pytest.importorskip("torch")
         import cute_moe_align
 
-        for forced in ((0, 0), (1, plan.TILE)):
+        for forced in ((0, 0), (1, 2 * plan.TILE)):
             launches, outputs = cute_moe_align.steps(topk_ids, 256, 16, forced)
             assert ("a thread" in launches[0][0]) == (forced[0] == 0)
             ref.check(cute_moe_align.run_steps(launches, outputs), want)

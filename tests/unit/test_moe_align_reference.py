@@ -88,6 +88,13 @@ def test_launch_plan_covers_every_entry_once(numel):
     assert (blocks == 1) == (numel <= plan.SINGLE_BLOCK_TILES * plan.TILE)
 
 
+def test_small_items_are_the_fewest_slots_that_hold_the_entries():
+    assert [plan.small_items(n) for n in (1, 1024, 1025, 2048, 2049, 4096, 4097, 8192)] == [1, 1, 2, 2, 4, 4, 8, 8]
+    assert plan.small_path(8192) and not plan.small_path(8193)
+    with pytest.raises(ValueError, match="8193 entries do not take the small path"):
+        plan.small_items(8193)
+
+
 def test_argument_checks_name_the_argument_and_the_fix():
     with pytest.raises(ValueError, match=r"num_experts=257 is outside 1\.\.256.*split the experts"):
         plan.check_arguments(10, 257, 16)
@@ -96,24 +103,33 @@ def test_argument_checks_name_the_argument_and_the_fix():
 
 
 def small_path_model(flat: np.ndarray, experts: int, block_size: int):
-    """The small kernel's steps (moe_align_numba.small_kernel, moe_align_cute.small_kernel) in NumPy, thread t
-    holding entry t: per warp, each lane's peers (the lanes of its warp with the same expert: the match), its rank
-    (peers at earlier lanes) and the warp's count of an expert written by the expert's last lane in the warp; thread
-    e turns the warps' counts into bases and a sum; the exclusive sum of the padded counts; each entry placed at
-    offset + warp base + rank; each expert's padding, the tail and expert_ids written in the kernel's order (every
-    slot starts poisoned: a slot no step writes fails the check)."""
+    """The small kernel's steps (moe_align_numba.small_kernel_for, moe_align_cute.small_kernel) in NumPy at
+    ``small_items(numel)`` entries a lane: warp w holds entries w * 32 * items + 32 * j + lane (slot j); slot after
+    slot, each lane's peers (the slot's lanes with the same expert: the match), its rank (peers at earlier lanes,
+    plus the warp's running count of the expert, read by every lane before the expert's last lane of the slot moves
+    it on); thread e turns the warps' counts into bases and a sum; the exclusive sum of the padded counts; each entry
+    placed at offset + warp base + rank; each expert's padding, the tail and expert_ids written in the kernel's order
+    (every slot starts poisoned: a slot no step writes fails the check)."""
     numel, threads = flat.size, plan.THREADS
-    raw = np.full(threads, -1, np.int64)
+    items = plan.small_items(max(numel, 1))
+    span = 32 * items
+    raw = np.full(threads * items, -1, np.int64)
     raw[:numel] = flat
-    x = np.where((raw >= 0) & (raw < experts), raw, experts)
+    x = np.where((raw >= 0) & (raw < experts), raw, experts)  # by entry
     counts = np.zeros((threads // 32, plan.MAX_EXPERTS), np.int64)
-    rank = np.zeros(threads, np.int64)
-    for t in range(threads):
-        lane, warp = t % 32, t // 32
-        peers = sum(1 << j for j in range(32) if x[warp * 32 + j] == x[t])  # the match's mask
-        rank[t] = bin(peers & ((1 << lane) - 1)).count("1")
-        if peers >> lane == 1 and x[t] < experts:
-            counts[warp, x[t]] = rank[t] + 1
+    rank = np.zeros(threads * items, np.int64)
+    lanes = np.arange(32)
+    for warp in range(threads // 32):
+        for j in range(items):
+            at = warp * span + 32 * j
+            slot = x[at: at + 32]
+            peers = slot[:, None] == slot[None, :]  # [lane, k]: lane k holds the same expert (the match's mask)
+            inside = slot < experts
+            read = np.where(inside, counts[warp, np.minimum(slot, plan.MAX_EXPERTS - 1)], 0)  # every lane reads
+            rank[at: at + 32] = (peers & (lanes[None, :] < lanes[:, None])).sum(1) + read
+            last = ~(peers & (lanes[None, :] > lanes[:, None])).any(1)  # no peer at a later lane (peers >> lane == 1)
+            for lane in np.flatnonzero(last & inside):  # then the writes
+                counts[warp, slot[lane]] = rank[at + lane] + 1
     mine = np.zeros(threads, np.int64)
     for e in range(experts):
         for w in range(threads // 32):  # every warp's row (the rows of warps without entries are 0)
@@ -127,8 +143,8 @@ def small_path_model(flat: np.ndarray, experts: int, block_size: int):
     total = offsets[experts]
     size = plan.max_num_tokens_padded(numel, experts, block_size)
     sorted_ids = np.full(size, -7, np.int64)
-    for t in np.flatnonzero(x < experts):
-        sorted_ids[offsets[x[t]] + counts[t // 32, x[t]] + rank[t]] = t
+    for entry in np.flatnonzero(x < experts):
+        sorted_ids[offsets[x[entry]] + counts[entry // span, x[entry]] + rank[entry]] = entry
     for e in range(experts):
         sorted_ids[fills[e]: offsets[e + 1]] = numel
     sorted_ids[total:] = numel
@@ -139,11 +155,11 @@ def small_path_model(flat: np.ndarray, experts: int, block_size: int):
     return sorted_ids.astype(np.int32), expert_ids.astype(np.int32), np.array([total], np.int32)
 
 
-@pytest.mark.parametrize("numel", [1, 2, 31, 32, 33, 128, 200, 256, 1000, 1024])
+@pytest.mark.parametrize("numel", [1, 2, 31, 32, 33, 128, 200, 256, 1000, 1024, 1025, 2048, 3000, 4096, 6144, 8192])
 def test_the_small_paths_steps_give_the_stable_oracle(numel):
-    """The small path's algorithm (issue 43) on any ids up to plan.THREADS entries: repeats, ids outside the
+    """The small path's algorithm (issue 43) on any ids up to 8192 entries, 1 to 8 a lane: repeats, ids outside the
     experts (negative, at and far past them), 1 to 256 experts, block sizes 1 to 4096, every entry on one expert."""
-    assert plan.small_path(numel) and not plan.small_path(plan.THREADS + 1)
+    assert plan.small_path(numel) and not plan.small_path(plan.THREADS * plan.SMALL_ITEMS[-1] + 1)
     rng = np.random.default_rng(numel)
     for experts in (1, 3, 8, 64, 129, 256):
         for block_size in (1, 7, 16, 128, 4096):
