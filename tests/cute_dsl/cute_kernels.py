@@ -1076,3 +1076,23 @@ def scratch_sizes_kernel(src: cute.Tensor, dst: cute.Tensor):
 @cute.jit
 def scratch_sizes_launch(src: cute.Tensor, dst: cute.Tensor):
     scratch_sizes_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+STAGED = 3000  # int32 a kernel of its own allocates beside a call's scratch (12000 bytes)
+
+
+@cute.kernel
+def staged_scan_kernel(src: cute.Tensor, dst: cute.Tensor):
+    from cutlass.memory import SmemAllocator
+
+    block = coop.this_block()
+    staged = SmemAllocator().allocate_tensor(cutlass.Int32, cute.make_layout(STAGED), 16)
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    staged[block.rank()] = items[0]
+    cute.arch.sync_threads()
+    items[0] = staged[(block.rank() + 1) % THREADS]
+    coop.store(block, dst, coop.exclusive_sum(block, items))
+
+
+staged_scan_launch = one_block_launcher(staged_scan_kernel)

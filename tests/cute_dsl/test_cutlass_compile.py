@@ -276,6 +276,15 @@ def test_float16_payloads_are_rejected_at_the_line():
                         "float64; got float16")
 
 
+def test_shared_memory_counts_the_kernels_own_allocations():
+    """SPEC 12.7 / 9.11: ``.shared_memory_bytes`` is the static plus the dynamic shared memory the launch needs: the
+    kernel's own ``SmemAllocator`` arrays beside the calls' scratch (the report once gave the scratch alone)."""
+    plain = cute_coop.compile_kernel(ck.scan_launch, _tensor(), _tensor())
+    staged = cute_coop.compile_kernel(ck.staged_scan_launch, _tensor(), _tensor())
+    assert staged.shared_memory_bytes >= plain.shared_memory_bytes + 4 * ck.STAGED, (plain, staged)
+    assert staged.shared_memory_bytes <= plain.shared_memory_bytes + 4 * ck.STAGED + 64  # alignment, no more
+
+
 def test_the_calls_are_built_for_the_dsl_target():
     kernel = cute_coop.compile_kernel(ck.scan_launch, _tensor(), _tensor(), target="sm_100a")
     assert "SM100" in kernel.sass().upper() or "sm_100" in kernel.sass()

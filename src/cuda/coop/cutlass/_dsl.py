@@ -1,14 +1,11 @@
 """Every private name of the CuTe DSL the backend uses, in one place, behind the version check of ``_about`` (what
-the backend replaces of the DSL is in ``_patches``).
-
-What the backend needs from the DSL (docs: cutlass, "How it works"): the kernel being traced and its launch facts,
-a hook after each trace, calls of C functions, register and shared-memory pointers, and one step after the DSL's
-device pipeline to link the kernel with the CUB LTO-IR.
-"""
+the backend replaces of the DSL is in ``_patches``). What the backend needs from the DSL (docs: cutlass, "How it
+works"): the kernel being traced and its launch facts, a hook after each trace, calls of C functions, register and
+shared-memory pointers, one step after the DSL's device pipeline to link the kernel with the CUB LTO-IR, and what a
+compiled launcher holds (its cubin, the shared memory its launch asks for)."""
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 from typing import Any, Callable, Iterator, cast
 
@@ -549,14 +546,6 @@ def relocatable(pipeline: str, ptx_path: str) -> str:
     return pipeline[:at] + f" ptx-options='-c' ptx-version=+ptx90 dump-ptx-path='{ptx_path}'" + pipeline[at:]
 
 
-def find_ptx(where: str) -> str:
-    for root, _dirs, files in os.walk(where):
-        for name in files:
-            if name.endswith(".ptx"):
-                return os.path.join(root, name)
-    raise FileNotFoundError("the CuTe DSL wrote no PTX for a kernel with cuda.coop calls")
-
-
 def _device_binaries(module: Any) -> list[Any]:
     """The ``*_binary`` globals that hold a compiled module's device code."""
     return _operations_where(module, lambda op: op.name == "llvm.mlir.global"
@@ -597,3 +586,15 @@ def binary_of(compiled: Any) -> bytes:
     if not binaries:
         raise RuntimeError("the CuTe DSL's compiled launcher holds no device binary")
     return bytes(ir.StringAttr(binaries[0].attributes["value"]).value_bytes)
+
+
+def launch_dynamic_shared_bytes(compiled: Any) -> int | None:
+    """The constant ``dynamicSmemBytes`` its host code stores in a ``cudaLaunchConfig_t`` (the largest), or None."""
+    config = "[0, 2] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(array<3 x i32>, array<3 x i32>, i64, ptr, ptr, i32)>"
+    def sized(op: Any) -> bool:  # a store of a constant into the config's third field
+        if op.name != "llvm.store":
+            return False
+        value, field = (operand.owner for operand in op.operands)
+        return getattr(value, "name", "") == "llvm.mlir.constant" and str(field).endswith(config)
+    return max((ir.IntegerAttr(op.operands[0].owner.attributes["value"]).value
+                for op in _operations_where(compiled.ir_module, sized)), default=None)

@@ -92,7 +92,7 @@ def install_compile_step() -> None:
         with tempfile.TemporaryDirectory(prefix="cuda_coop_cute_") as where:
             ptx_path = os.path.join(where, "kernel.ptx")
             result = original(self, module, _dsl.relocatable(pipeline, ptx_path), *args, **kwargs)
-            with open(_dsl.find_ptx(where), encoding="utf-8") as handle:
+            with open(_find_ptx(where), encoding="utf-8") as handle:
                 ptx = handle.read()
         _dsl.replace_binary(result if result is not None else module, _linker(ptx, keys))
         return result
@@ -100,6 +100,14 @@ def install_compile_step() -> None:
     compile_with_coop.__wrapped__ = original  # type: ignore[attr-defined]
     setattr(compile_with_coop, _OURS, True)
     _compiler.Compiler.compile = compile_with_coop
+
+
+def _find_ptx(where: str) -> str:
+    for root, _dirs, files in os.walk(where):
+        for name in files:
+            if name.endswith(".ptx"):
+                return os.path.join(root, name)
+    raise FileNotFoundError("the CuTe DSL wrote no PTX for a kernel with cuda.coop calls")
 
 
 def _quiet_linking(compiler: Any) -> Any:
