@@ -24,19 +24,24 @@ __device__ __forceinline__ void scatter_field(Out* out, const Tuple (&in)[N], F 
 
 // `padding` in every blocked slot of member `rank` (slot i holding tile position rank*K + i) at or past
 // `valid_items`: a tile's missing items made the key that sorts last, or the tail of a partial tile's output.
+// `valid_items` is a tile's count, checked to lie in [0, the tile's items] first, so it fits 32 bits: each slot's
+// test is one compare of a constant with one difference (a 64-bit position per slot took two compares and its own
+// arithmetic).
 template <typename T, int K>
 __device__ __forceinline__ void pad_blocked(T (&items)[K], unsigned rank, long long valid_items, T padding) {
+  const int kept = (int)valid_items - (int)(rank * K);  // slots of this member before valid_items (may be < 0)
   for (int i = 0; i < K; ++i)
-    if ((long long)rank * K + i >= valid_items) items[i] = padding;
+    if (i >= kept) items[i] = padding;
 }
 
 // `value` in every striped slot of member `rank` (slot i holding tile position rank + i*threads) at or past
-// `valid_items`: the tail of a partial tile's striped output.
+// `valid_items` (checked, as above): the tail of a partial tile's striped output.
 template <typename T, int K>
 __device__ __forceinline__ void pad_striped(T (&items)[K], unsigned rank, unsigned threads, long long valid_items,
                                             T value) {
+  const int room = (int)valid_items - (int)rank;  // slot i lies before valid_items while i * threads < room
   for (int i = 0; i < K; ++i)
-    if ((long long)rank + (long long)i * threads >= valid_items) items[i] = value;
+    if (i * (int)threads >= room) items[i] = value;
 }
 
 }  // namespace cuda_coop
