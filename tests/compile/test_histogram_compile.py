@@ -305,9 +305,11 @@ def test_runtime_valid_items_counts_a_partial_tile_and_traps_out_of_range(algori
     assert f"unsigned char, int, int, 128, 4, 256, 2, cub::BLOCK_HISTO_{algorithm.upper()}" in provider
     assert "BPT.TRAP" in built.sass()  # the range check traps on the device
     header = (toolchain.OWN_INCLUDE / "cuda_coop" / "block" / "block_histogram_striped.cuh").read_text()
-    # atomic: the per-item atomic guarded by the blocked position; sort: invalid samples as bin 0, taken back out
-    assert "if (first + i < valid_items) atomicAdd(storage.counters + samples[i], (Counter)1);" in header
-    assert "items[i] = first + i < valid_items ? samples[i] : (T)0;" in header
+    # atomic: the per-item atomic guarded by the blocked position (slot i of the member's samples before
+    # valid_items); sort: invalid samples as bin 0, taken back out
+    assert "const int kept = (int)valid_items - (int)(linear_rank<BX, BY, BZ>() * K);" in header
+    assert "if (i < kept) atomicAdd(storage.counters + samples[i], (Counter)1);" in header
+    assert "items[i] = i < kept ? samples[i] : (T)0;" in header
     assert "Publish(output, (Counter)((long long)BX * BY * BZ * K - valid_items));" in header
 
 

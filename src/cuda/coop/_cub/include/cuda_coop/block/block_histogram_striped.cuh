@@ -71,20 +71,22 @@ class BlockHistogramStriped {
   // Atomic: CUB's counters zeroed, then its per-item shared-memory atomic, guarded. Sort: a private copy whose
   // missing samples are bin 0, CUB's sorting histogram, then their count taken back out of bin 0.
   __device__ __forceinline__ void Histogram(const T* samples, Out* output, long long valid_items) {
-    const long long first = (long long)linear_rank<BX, BY, BZ>() * K;
+    // this member's samples before valid_items (may be < 0; 32 bits: valid_items is a tile's count): one compare
+    // of each slot's constant with it
+    const int kept = (int)valid_items - (int)(linear_rank<BX, BY, BZ>() * K);
     if constexpr (ALGORITHM == cub::BLOCK_HISTO_ATOMIC) {
       CubHistogram(storage.algo).InitHistogram(storage.counters);
       __syncthreads();  // the counters are zero before any member counts
 #pragma unroll
       for (int i = 0; i < K; ++i) {
-        if (first + i < valid_items) atomicAdd(storage.counters + samples[i], (Counter)1);
+        if (i < kept) atomicAdd(storage.counters + samples[i], (Counter)1);
       }
       Publish(output, (Counter)0);
     } else {
       T items[K];
 #pragma unroll
       for (int i = 0; i < K; ++i) {
-        items[i] = first + i < valid_items ? samples[i] : (T)0;
+        items[i] = i < kept ? samples[i] : (T)0;
       }
       CubHistogram(storage.algo).Histogram(items, storage.counters);
       Publish(output, (Counter)((long long)BX * BY * BZ * K - valid_items));

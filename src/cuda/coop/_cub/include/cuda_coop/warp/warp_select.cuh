@@ -21,11 +21,12 @@ class WarpSelectRanks {
   template <typename Flag>
   __device__ __forceinline__ int Rank(const Flag (&flags)[K], long long valid_items, int (&ranks)[K]) const {
     const int first = (int)(linear_rank<BX, BY, BZ>() % W) * K;
+    const int in_range = (int)valid_items - first;  // slot i lies before valid_items while i < in_range (32 bits)
     int kept[K];
     int mine = 0;
 #pragma unroll
     for (int i = 0; i < K; ++i) {
-      kept[i] = (first + i < valid_items && flags[i] != 0) ? 1 : 0;
+      kept[i] = (i < in_range && flags[i] != 0) ? 1 : 0;
       mine += kept[i];
     }
     int before = 0;
@@ -37,7 +38,7 @@ class WarpSelectRanks {
 #pragma unroll
     for (int i = 0; i < K; ++i) {
       const int p = first + i;
-      ranks[i] = kept[i] ? before : (p < valid_items ? count + p - before : p);
+      ranks[i] = kept[i] ? before : (i < in_range ? count + p - before : p);
       before += kept[i];
     }
     return count;
