@@ -73,8 +73,8 @@ __device__ __forceinline__ arg_pair<T, I, VALID> arg_fold(const T (&items)[K], c
     } else {
       mine.i = (I)(first + k);
     }
-    if constexpr (VALID) {
-      mine.ok = (first + k) < valid_items ? 1 : 0;
+    if constexpr (VALID) {  // valid_items is a tile's count, range-checked: a 32-bit compare with the slot's constant
+      mine.ok = k < (int)valid_items - (int)first ? 1 : 0;
     }
     best = k == 0 ? mine : arg_op<LARGEST, IS_FLOAT>{}(best, mine);
   }
