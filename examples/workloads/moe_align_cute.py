@@ -11,7 +11,7 @@ in tiles of 1024 x 4.
   running base in shared memory.
 
 Inputs of up to 8192 entries (``small_path``) take ``small_launcher(small_items(numel))``:
-warp w holds its run of 32 x items entries and ranks them slot after slot by a match of their experts and its
+warp w holds its run of 32 x items entries and ranks them slot after slot by ballots of their experts and its
 running per-expert counts, thread e turns expert e's counts over the warps into each warp's base, a block
 ``exclusive_sum`` of the padded counts gives the offsets; no sort. Larger inputs take two launches (``launch_count``,
 ``launch_place``) over up to 132 blocks; ``launch_align`` (one block that counts then places by tile sorts, the plan
@@ -27,9 +27,9 @@ What differs from ``moe_align_numba.py``, and why (the same dialect differences 
 * The shared arrays (``numba_coop.shared.array``) come from the DSL's ``SmemAllocator``, which places the
   cooperative scratch beside them; ``cuda.syncthreads()`` is ``cute.arch.sync_threads()``.
 * The grid size reaches ``place_kernel`` as an argument (numba reads ``cuda.gridDim.x``).
-* The small kernel's warp match is ``cute.arch.match_sync``, its lane mask ``cute.arch.lanemask_lt()`` and its warp
-  barrier ``cute.arch.sync_warp()`` (numba: ``cuda.match_any_sync``, ``(1 << lane) - 1``: numba-cuda-mlir 0.6 does
-  not lower ``cuda.lanemask_lt``, and ``cuda.syncwarp()``); its entries a lane are a ``cutlass.Constexpr`` argument
+* The small kernel's ballots are ``cute.arch.vote_ballot_sync``, its lane mask ``cute.arch.lanemask_lt()`` and its
+  warp barrier ``cute.arch.sync_warp()`` (numba: ``cuda.ballot_sync``, ``(1 << lane) - 1``: numba-cuda-mlir 0.6
+  does not lower ``cuda.lanemask_lt``, and ``cuda.syncwarp()``); its entries a lane are a ``cutlass.Constexpr`` argument
   of the kernel, given by its launcher (``small_launcher``; numba: one kernel per count, ``small_kernel_for``).
 
 The semantics and the NumPy oracle are in ``moe_align_reference.py``; ``cute_moe_align.py`` runs and checks them.
@@ -181,11 +181,25 @@ def place(block, topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cut
         start += TILE
 
 
+KEY_BITS = 9  # expert ids 0 .. 256 (num_experts stands for ids outside): the bits the warp's ballots compare
+
+
+@cute.jit
+def ballot_peers(x: Int32):
+    """``moe_align_numba.ballot_peers``: the lanes of the warp holding the same x as this lane, from one ballot per
+    bit of x (``match_sync``'s time grows with the distinct values among the lanes)."""
+    peers = Uint32(0xFFFFFFFF)
+    for bit in cutlass.range_constexpr(KEY_BITS):
+        votes = Uint32(cute.arch.vote_ballot_sync(((x >> Int32(bit)) & Int32(1)) != Int32(0)))
+        peers &= cutlass.select_(((x >> Int32(bit)) & Int32(1)) != Int32(0), votes, votes ^ Uint32(0xFFFFFFFF))
+    return peers
+
+
 @cute.kernel
 def small_kernel(topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cute.Tensor, post_pad: cute.Tensor,
                  numel: Int64, num_experts: Int32, block_size: Int32, size: Int64, items: cutlass.Constexpr):
     """``moe_align_numba.small_kernel_for(items)``: up to THREADS x items entries, warp w holding its run of
-    32 x items (lane l of slot j: the run's entry 32 j + l); slot after slot the warp ranks its entries by a match
+    32 x items (lane l of slot j: the run's entry 32 j + l); slot after slot the warp ranks its entries by ballots
     of their experts and its running per-expert counts; the warps' counts give each warp's base, a block
     exclusive_sum the offsets."""
     span = 32 * items  # a warp's entries
@@ -210,7 +224,7 @@ def small_kernel(topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cut
         cute.arch.sync_warp()  # the row's zeros before any lane reads them
     for j in cutlass.range_constexpr(items):
         x = raw[j] if raw[j] >= 0 and raw[j] < num_experts else num_experts
-        peers = cute.arch.match_sync(0xFFFFFFFF, x)  # the slot's lanes holding the same expert
+        peers = ballot_peers(x)  # the slot's lanes holding the same expert
         rank = Int32(cute.arch.popc(peers & cute.arch.lanemask_lt()))  # those at earlier lanes
         if cutlass.const_expr(items > 1):
             if x < num_experts:  # and the earlier slots' entries of the expert

@@ -88,6 +88,27 @@ def test_launch_plan_covers_every_entry_once(numel):
     assert (blocks == 1) == (numel <= plan.SINGLE_BLOCK_TILES * plan.TILE)
 
 
+def ballot_peers_model(slot: np.ndarray, bits: int = 9) -> np.ndarray:
+    """moe_align_*.ballot_peers for a warp's 32 values: per lane, the AND over the value's bits of that bit's ballot
+    (the lanes whose bit is set) or its complement."""
+    peers = np.full(32, 0xFFFFFFFF, np.uint64)
+    for bit in range(bits):
+        votes = sum(1 << lane for lane in range(32) if (slot[lane] >> bit) & 1)
+        peers &= np.where((slot >> bit) & 1 == 1, votes, ~np.uint64(votes) & 0xFFFFFFFF).astype(np.uint64)
+    return peers
+
+
+def test_ballots_name_the_lanes_with_the_same_expert():
+    """The small kernel's peers: nine ballots give, for every lane, exactly the lanes holding its value, for values
+    0 .. 256 (256: ids outside the experts): few distinct, many, all distinct, all equal, the extremes."""
+    rng = np.random.default_rng(43)
+    slots = [rng.integers(0, 257, 32), rng.integers(0, 3, 32), np.arange(32) * 8, np.full(32, 256),
+             np.array([0, 256] * 16), rng.permutation(257)[:32]]
+    for slot in slots:
+        want = [sum(1 << k for k in range(32) if slot[k] == slot[lane]) for lane in range(32)]
+        assert list(ballot_peers_model(slot.astype(np.int64))) == want
+
+
 def test_small_items_are_the_fewest_slots_that_hold_the_entries():
     assert [plan.small_items(n) for n in (1, 1024, 1025, 2048, 2049, 4096, 4097, 8192)] == [1, 1, 2, 2, 4, 4, 8, 8]
     assert plan.small_path(8192) and not plan.small_path(8193)
@@ -105,7 +126,7 @@ def test_argument_checks_name_the_argument_and_the_fix():
 def small_path_model(flat: np.ndarray, experts: int, block_size: int):
     """The small kernel's steps (moe_align_numba.small_kernel_for, moe_align_cute.small_kernel) in NumPy at
     ``small_items(numel)`` entries a lane: warp w holds entries w * 32 * items + 32 * j + lane (slot j); slot after
-    slot, each lane's peers (the slot's lanes with the same expert: the match), its rank (peers at earlier lanes,
+    slot, each lane's peers (the slot's lanes with the same expert: the ballots), its rank (peers at earlier lanes,
     plus the warp's running count of the expert, read by every lane before the expert's last lane of the slot moves
     it on); thread e turns the warps' counts into bases and a sum; the exclusive sum of the padded counts; each entry
     placed at offset + warp base + rank; each expert's padding, the tail and expert_ids written in the kernel's order
@@ -123,7 +144,7 @@ def small_path_model(flat: np.ndarray, experts: int, block_size: int):
         for j in range(items):
             at = warp * span + 32 * j
             slot = x[at: at + 32]
-            peers = slot[:, None] == slot[None, :]  # [lane, k]: lane k holds the same expert (the match's mask)
+            peers = slot[:, None] == slot[None, :]  # [lane, k]: lane k holds the same expert (the ballots' mask)
             inside = slot < experts
             read = np.where(inside, counts[warp, np.minimum(slot, plan.MAX_EXPERTS - 1)], 0)  # every lane reads
             rank[at: at + 32] = (peers & (lanes[None, :] < lanes[:, None])).sum(1) + read
