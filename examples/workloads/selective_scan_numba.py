@@ -136,22 +136,14 @@ def kernel_for(threads: int, items: int, dtype: str, paired: bool = False):
             wide[2 * j] = widen_pair_low(pairs[j])
             wide[2 * j + 1] = widen_pair_high(pairs[j])
 
-    @cuda.jit(device=True, inline="always")
-    def load_one_widened(block, src, offset, valid, wide):
-        """wide <- one array's chunk at ``offset`` (float32; past ``valid``, zeros)."""
-        if valid == chunk and paired:
+    if paired:
+        @cuda.jit(device=True, inline="always")
+        def load_full_one(block, src, offset, wide):
+            """A full chunk at an even offset, as 32-bit words, widened."""
             pairs = coop.ThreadData(words, dtype=np.uint32)
             coop.load(block, src.view(np.uint32), pairs, algorithm=LOAD, offset=offset // 2)
             widen_words_into(pairs, wide)
-        else:
-            raw = coop.ThreadData(items, dtype=raw_type)
-            if valid == chunk:
-                coop.load(block, src, raw, algorithm=LOAD, offset=offset)
-            else:
-                coop.load(block, src, raw, offset=offset, valid_items=valid, oob_default=zero)
-            widen_into(raw, wide)
 
-    if paired:
         @cuda.jit(device=True, inline="always")
         def load_full(block, first, second, offset, wide_first, wide_second):
             """Two full chunks at an even offset, as 32-bit words: both loads issued, then both widened."""
@@ -163,6 +155,13 @@ def kernel_for(threads: int, items: int, dtype: str, paired: bool = False):
             widen_words_into(pairs_second, wide_second)
     else:
         @cuda.jit(device=True, inline="always")
+        def load_full_one(block, src, offset, wide):
+            """A full chunk, widened."""
+            raw = coop.ThreadData(items, dtype=raw_type)
+            coop.load(block, src, raw, algorithm=LOAD, offset=offset)
+            widen_into(raw, wide)
+
+        @cuda.jit(device=True, inline="always")
         def load_full(block, first, second, offset, wide_first, wide_second):
             """Two full chunks: both loads issued, then both widened."""
             raw_first = coop.ThreadData(items, dtype=raw_type)
@@ -171,6 +170,16 @@ def kernel_for(threads: int, items: int, dtype: str, paired: bool = False):
             coop.load(block, second, raw_second, algorithm=LOAD, offset=offset)
             widen_into(raw_first, wide_first)
             widen_into(raw_second, wide_second)
+
+    @cuda.jit(device=True, inline="always")
+    def load_one_widened(block, src, offset, valid, wide):
+        """wide <- one array's chunk at ``offset`` (float32; past ``valid``, zeros)."""
+        if valid == chunk:
+            load_full_one(block, src, offset, wide)
+        else:
+            raw = coop.ThreadData(items, dtype=raw_type)
+            coop.load(block, src, raw, offset=offset, valid_items=valid, oob_default=zero)
+            widen_into(raw, wide)
 
     @cuda.jit(device=True, inline="always")
     def load_two_widened(block, first, second, offset, valid, wide_first, wide_second):
