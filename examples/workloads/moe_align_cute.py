@@ -190,8 +190,9 @@ def ballot_peers(x: Int32):
     bit of x (``match_sync``'s time grows with the distinct values among the lanes)."""
     peers = Uint32(0xFFFFFFFF)
     for bit in cutlass.range_constexpr(KEY_BITS):
-        votes = Uint32(cute.arch.vote_ballot_sync(((x >> Int32(bit)) & Int32(1)) != Int32(0)))
-        peers &= cutlass.select_(((x >> Int32(bit)) & Int32(1)) != Int32(0), votes, votes ^ Uint32(0xFFFFFFFF))
+        mine = ((x >> Int32(bit)) & Int32(1)) != Int32(0)
+        votes = Uint32(cute.arch.vote_ballot_sync(mine))
+        peers &= cutlass.select_(mine, votes, votes ^ Uint32(0xFFFFFFFF))
     return peers
 
 

@@ -193,8 +193,9 @@ def ballot_peers(x):
     64-256 experts (8 matches a warp)."""
     peers = np.uint32(0xFFFFFFFF)
     for bit in range(KEY_BITS):
-        votes = np.uint32(cuda.ballot_sync(0xFFFFFFFF, (x >> bit) & 1))
-        peers &= votes if (x >> bit) & 1 else votes ^ np.uint32(0xFFFFFFFF)
+        mine = (x >> bit) & 1
+        votes = np.uint32(cuda.ballot_sync(0xFFFFFFFF, mine))
+        peers &= votes if mine else votes ^ np.uint32(0xFFFFFFFF)
     return peers
 
 

@@ -61,9 +61,9 @@ def compile_kernel(launcher: Any, *args: Any, target: str = "sm_90a") -> Compile
     built = report(cubin, seen.get("source", ""))
     # the dynamic shared memory the launch asks for: the DSL's allocations (SmemAllocator's), cuda.coop's scratch
     # among them; where the launch gives no constant, the scratch alone
-    scratch = seen.get("scratch", {})
     dynamic = _dsl.launch_dynamic_shared_bytes(compiled)
     if dynamic is None:
+        scratch = seen.get("scratch", {})
         dynamic = scratch.get(built.name, sum(scratch.values()) if len(scratch) == 1 else 0)
     return report(cubin, built.cpp_source, dynamic, name=built.name) if dynamic else built
 
