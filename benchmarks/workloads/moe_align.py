@@ -214,7 +214,8 @@ class Ours:
         bits, bs, slots = cutlass.Int32(kernels.key_bits(experts)), cutlass.Int32(block_size), cutlass.Int64(size)
         outs = (t["sorted"], t["experts"], t["post"])
         if kernels.small_path(numel):  # up to 8192 entries, 1-8 a thread: ranked by warps, no sort
-            steps = [(f"small{kernels.small_items(numel)}", (t["ids"], *outs, n, e, bs, slots, cutlass.Int32(1)))]
+            steps = [(f"small{kernels.small_items(numel)}", (t["ids"], *outs, n, e, bs, slots,
+                                                                cutlass.Int32(kernels.small_blocks(size))))]
         elif blocks == 1:
             steps = [("align", (t["ids"], *outs, n, e, bits, bs, slots, cutlass.Int32(1)))]
         else:

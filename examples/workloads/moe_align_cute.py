@@ -45,7 +45,7 @@ import cuda.coop.cutlass as cute_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from moe_align_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with moe_align_numba.py)
     BINS, ITEMS, MAX_EXPERTS, SMALL_ITEMS, THREADS, TILE, cdiv, check_arguments, key_bits, launch_plan,
-    max_num_blocks, max_num_tokens_padded, small_items, small_path,
+    max_num_blocks, max_num_tokens_padded, small_blocks, small_items, small_path,
 )
 
 from cutlass import Int32, Int64, Uint32
@@ -252,31 +252,36 @@ def small_kernel(topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cut
         offsets[num_experts] = offset + padded
     cute.arch.sync_threads()
     total = offsets[num_experts]
-    for j in cutlass.range_constexpr(items):
-        entry = first + Int32(32 * j) + lane
+    # every block ranked every entry: the writes (size slots in all) are shared out over the blocks
+    part = Int32(cute.arch.block_idx()[0])
+    parts = Int32(cute.arch.grid_dim()[0])
+    entry = part * Int32(THREADS) + t
+    while entry < n:
         x = ranked[entry] >> Int32(16)
         if x < num_experts:
-            sorted_ids[offsets[x] + counts[row + x] + (ranked[entry] & Int32(0xFFFF))] = entry
-    if t == Int32(0):
+            sorted_ids[offsets[x] + counts[(entry // Int32(span)) * Int32(MAX_EXPERTS) + x]
+                       + (ranked[entry] & Int32(0xFFFF))] = entry
+        entry += parts * Int32(THREADS)
+    if t == Int32(0) and part == Int32(0):
         post_pad[0] = total
-    e = t // Int32(32)  # each expert's padding: one warp, coalesced
+    e = part * Int32(WARPS) + t // Int32(32)  # each expert's padding: one warp, coalesced
     while e < num_experts:
         pad = fills[e] + lane
         while pad < offsets[e + Int32(1)]:
             sorted_ids[pad] = n
             pad += Int32(32)
-        e += Int32(WARPS)
-    q = total + t  # the tail
+        e += parts * Int32(WARPS)
+    q = total + part * Int32(THREADS) + t  # the tail
     while q < slots:
         sorted_ids[q] = n
-        q += Int32(THREADS)
-    if t < num_experts:  # expert t's blocks
+        q += parts * Int32(THREADS)
+    if t < num_experts and t % parts == part:  # expert t's blocks
         for b in cutlass.range(offset // block_size, (offset + padded) // block_size):
             expert_ids[b] = t
-    b = total // block_size + t  # the blocks past the total
+    b = total // block_size + part * Int32(THREADS) + t  # the blocks past the total
     while b < (slots + block_size - Int32(1)) // block_size:
         expert_ids[b] = Int32(-1)
-        b += Int32(THREADS)
+        b += parts * Int32(THREADS)
 
 
 @cute.kernel

@@ -50,7 +50,7 @@ import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
 from moe_align_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with moe_align_cute.py)
     BINS, ITEMS, MAX_EXPERTS, SMALL_ITEMS, THREADS, TILE, cdiv, check_arguments, key_bits, launch_plan,
-    max_num_blocks, max_num_tokens_padded, small_items, small_path,
+    max_num_blocks, max_num_tokens_padded, small_blocks, small_items, small_path,
 )
 
 OUTSIDE = 0xFFFFFFFF  # the sort key of the tile's slots past its last entry (only fills them: never placed)
@@ -266,31 +266,36 @@ def small_kernel_for(items: int):
             offsets[num_experts] = offset + padded
         cuda.syncthreads()
         total = offsets[num_experts]
-        for j in range(items):
-            entry = first + 32 * j + lane
+        # every block ranked every entry (the same counts, bases and offsets in each block's shared memory), so the
+        # writes, size slots in all, are shared out over the blocks: entries, padding, tail and expert_ids
+        part = np.int32(cuda.blockIdx.x)
+        parts = np.int32(cuda.gridDim.x)
+        entry = part * THREADS + t
+        while entry < n:
             x = ranked[entry] >> 16
             if x < num_experts:
-                sorted_ids[offsets[x] + counts[row + x] + (ranked[entry] & 0xFFFF)] = entry
-        if t == 0:
+                sorted_ids[offsets[x] + counts[(entry // span) * MAX_EXPERTS + x] + (ranked[entry] & 0xFFFF)] = entry
+            entry += parts * THREADS
+        if t == 0 and part == 0:
             post_pad[0] = total
-        e = t // 32  # each expert's padding: one warp, coalesced
+        e = part * WARPS + t // 32  # each expert's padding: one warp, coalesced
         while e < num_experts:
             pad = fills[e] + lane
             while pad < offsets[e + 1]:
                 sorted_ids[pad] = n
                 pad += 32
-            e += WARPS
-        q = total + t  # the tail
+            e += parts * WARPS
+        q = total + part * THREADS + t  # the tail
         while q < slots:
             sorted_ids[q] = n
-            q += THREADS
-        if t < num_experts:  # expert t's blocks
+            q += parts * THREADS
+        if t < num_experts and t % parts == part:  # expert t's blocks
             for b in range(offset // block_size, (offset + padded) // block_size):
                 expert_ids[b] = t
-        b = total // block_size + t  # the blocks past the total
+        b = total // block_size + part * THREADS + t  # the blocks past the total
         while b < (slots + block_size - 1) // block_size:
             expert_ids[b] = np.int32(-1)
-            b += THREADS
+            b += parts * THREADS
 
     return small_kernel
 
@@ -354,7 +359,8 @@ large ones (``launch_plan``)."""
     n, experts, bits = np.int64(numel), np.int32(num_experts), np.int32(key_bits(num_experts))
     bs, slots = np.int32(block_size), np.int64(size)
     if small_path(numel):
-        small_kernel_for(small_items(numel))[1, THREADS](flat, sorted_ids, expert_ids, post_pad, n, experts, bs, slots)
+        small_kernel_for(small_items(numel))[small_blocks(size), THREADS](flat, sorted_ids, expert_ids, post_pad, n,
+                                                                          experts, bs, slots)
     else:
         counts = cuda.device_array(blocks * MAX_EXPERTS, np.int32) if counts is None else counts
         count_kernel[blocks, THREADS](flat, counts, n, experts, np.int64(span))

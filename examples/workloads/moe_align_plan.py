@@ -19,6 +19,8 @@ MAX_EXPERTS = 256  # thread e < 256 owns expert e; the sort keys need at most 9 
 BINS = MAX_EXPERTS + 1  # counting bins: one per expert, one (the last) for ids outside [0, num_experts)
 SINGLE_BLOCK_TILES = 2  # the one-block plan's limit (8192 entries), the small kernel's since: see launch_plan
 SMALL_ITEMS = (1, 2, 4, 8)  # entries a lane of the small kernel's specialisations (each warp ranks 32 x items)
+SMALL_SLOTS_PER_BLOCK = 4096  # the small kernel's writes a block takes (sorted_token_ids' slots): see small_blocks
+SMALL_MAX_BLOCKS = 8
 MAX_BLOCKS = 132  # the two-launch path fills one wave: one 1024-thread block per SM of an H100/H200
 
 
@@ -61,6 +63,14 @@ def small_items(numel: int) -> int:
         if numel <= THREADS * items:
             return items
     raise ValueError(f"{numel} entries do not take the small path (at most {THREADS * SMALL_ITEMS[-1]})")
+
+
+def small_blocks(size: int) -> int:
+    """Blocks of the small kernel writing ``size`` slots of ``sorted_token_ids`` (entries, padding and tail: every
+    slot once). Every block ranks all the entries (the same work, on SMs that would idle), then takes its share of
+    the writes: one block's 32 warps issue a few thousand stores at most as fast as one SM issues them, and the
+    padding alone is up to 255 x (block_size - 1) slots (at 256 experts and block size 128, 32 K slots)."""
+    return max(1, min(SMALL_MAX_BLOCKS, cdiv(size, SMALL_SLOTS_PER_BLOCK)))
 
 
 def launch_plan(numel: int) -> tuple[int, int]:

@@ -123,14 +123,15 @@ def test_argument_checks_name_the_argument_and_the_fix():
         plan.check_arguments(10, 8, 0)
 
 
-def small_path_model(flat: np.ndarray, experts: int, block_size: int):
+def small_path_model(flat: np.ndarray, experts: int, block_size: int, blocks: int = 1):
     """The small kernel's steps (moe_align_numba.small_kernel_for, moe_align_cute.small_kernel) in NumPy at
     ``small_items(numel)`` entries a lane: warp w holds entries w * 32 * items + 32 * j + lane (slot j); slot after
     slot, each lane's peers (the slot's lanes with the same expert: the ballots), its rank (peers at earlier lanes,
     plus the warp's running count of the expert, read by every lane before the expert's last lane of the slot moves
     it on); thread e turns the warps' counts into bases and a sum; the exclusive sum of the padded counts; each entry
-    placed at offset + warp base + rank; each expert's padding, the tail and expert_ids written in the kernel's order
-    (every slot starts poisoned: a slot no step writes fails the check)."""
+    placed at offset + warp base + rank; each expert's padding, the tail and expert_ids written in the kernel's order,
+    each of ``blocks`` blocks its share with the kernel's strides (every slot starts poisoned: a slot no step writes
+    fails the check)."""
     numel, threads = flat.size, plan.THREADS
     items = plan.small_items(max(numel, 1))
     span = 32 * items
@@ -164,15 +165,20 @@ def small_path_model(flat: np.ndarray, experts: int, block_size: int):
     total = offsets[experts]
     size = plan.max_num_tokens_padded(numel, experts, block_size)
     sorted_ids = np.full(size, -7, np.int64)
-    for entry in np.flatnonzero(x < experts):
-        sorted_ids[offsets[x[entry]] + counts[entry // span, x[entry]] + rank[entry]] = entry
-    for e in range(experts):
-        sorted_ids[fills[e]: offsets[e + 1]] = numel
-    sorted_ids[total:] = numel
     expert_ids = np.full(plan.max_num_blocks(numel, experts, block_size), -7, np.int64)
-    for e in range(experts):
-        expert_ids[offset[e] // block_size: (offset[e] + padded[e]) // block_size] = e
-    expert_ids[total // block_size:] = -1
+    warps = threads // 32
+    for part in range(blocks):  # every block ranked the same; each writes its share, with the kernel's strides
+        for entry in range(numel):  # thread t's entries part * threads + t, + blocks * threads, ...
+            if (entry // threads) % blocks == part and x[entry] < experts:
+                sorted_ids[offsets[x[entry]] + counts[entry // span, x[entry]] + rank[entry]] = entry
+        for warp in range(warps):  # a warp an expert: warp w's experts part * warps + w, + blocks * warps, ...
+            for e in range(part * warps + warp, experts, blocks * warps):
+                sorted_ids[fills[e]: offsets[e + 1]] = numel
+        for e in range(part, experts, blocks):  # thread e, in the block e % blocks
+            expert_ids[offset[e] // block_size: (offset[e] + padded[e]) // block_size] = e
+        for t in range(threads):  # the tails: thread t's slots t, t + blocks * threads, ... past the block's start
+            sorted_ids[total + part * threads + t:: blocks * threads] = numel
+            expert_ids[total // block_size + part * threads + t:: blocks * threads] = -1
     return sorted_ids.astype(np.int32), expert_ids.astype(np.int32), np.array([total], np.int32)
 
 
@@ -188,4 +194,10 @@ def test_the_small_paths_steps_give_the_stable_oracle(numel):
             flat[rng.random(numel) < 0.05] = 2**31 - 1
             for ids in (flat, np.full(numel, experts - 1, np.int32)):
                 want = ref.moe_align_block_size(ids, experts, block_size)
-                ref.check(small_path_model(ids, experts, block_size), want)
+                size = plan.max_num_tokens_padded(numel, experts, block_size)
+                for blocks in sorted({1, 3, plan.small_blocks(size)}):
+                    ref.check(small_path_model(ids, experts, block_size, blocks), want)
+
+
+def test_small_blocks_share_the_writes_a_few_thousand_slots_each():
+    assert [plan.small_blocks(s) for s in (1, 4096, 4097, 16384, 16385, 32 * 1024, 10**6)] == [1, 1, 2, 4, 5, 8, 8]
