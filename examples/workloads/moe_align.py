@@ -42,7 +42,8 @@ def builds(numel: int, num_experts: int, block_size: int):
             ("moe_align place", kernels.place_kernel,
              (topk_ids, counts, sorted_ids, expert_ids, post_pad, n, e, bits, bs, size, np.int64(span)), blocks),
             (f"moe_align (small, {items} entries a thread)", kernels.small_kernel_for(items),
-             (topk_ids, sorted_ids, expert_ids, post_pad, np.int64(small), e, bs, size), kernels.small_blocks(int(size)))]
+             (topk_ids, sorted_ids, expert_ids, post_pad, np.int64(small), e, bs, size),
+             kernels.small_blocks(int(size)))]
 
 
 def run(topk_ids: np.ndarray, num_experts: int, block_size: int):
