@@ -214,7 +214,8 @@ class Ours:
         bits, bs, slots = cutlass.Int32(kernels.key_bits(experts)), cutlass.Int32(block_size), cutlass.Int64(size)
         outs = (t["sorted"], t["experts"], t["post"])
         if kernels.small_path(numel):  # up to 8192 entries, 1-8 a thread: ranked by warps, no sort
-            steps = [(f"small{kernels.small_items(numel)}", (t["ids"], *outs, n, e, bs, slots,
+            shape = f"{kernels.small_items(numel)}x{kernels.small_threads(numel)}"  # items a lane x threads
+            steps = [(f"small{shape}", (t["ids"], *outs, n, e, bs, slots,
                                                                 cutlass.Int32(kernels.small_blocks(size))))]
         elif blocks == 1:
             steps = [("align", (t["ids"], *outs, n, e, bits, bs, slots, cutlass.Int32(1)))]
@@ -224,7 +225,7 @@ class Ours:
                      ("place", (t["ids"], t["counts"], *outs, n, e, bits, bs, slots, width, grid))]
         for step, args in steps:
             if step not in self.compiled:
-                launcher = kernels.small_launcher(int(step[5:])) if step.startswith("small") else \
+                launcher = kernels.small_launcher(*map(int, step[5:].split("x"))) if step.startswith("small") else \
                     getattr(kernels, f"launch_{step}")
                 self.compiled[step] = cute.compile(launcher, *args)
         bound = [(self.compiled[step], args) for step, args in steps]
@@ -325,9 +326,9 @@ def dry_run(backends: tuple[str, ...]) -> list[str]:
 
         import cuda.coop.numba_mlir as numba_coop
 
-        for name, kernel, host, blocks in moe_align.builds(65536 * 8, 256, 128):
+        for name, kernel, host, blocks, threads in moe_align.builds(65536 * 8, 256, 128):
             start = time.perf_counter()
-            built = numba_coop.compile_kernel(kernel, host, block=1024, grid=blocks)
+            built = numba_coop.compile_kernel(kernel, host, block=threads, grid=blocks)
             lines.append("numba " + built_line(name, built, "sm_90", time.perf_counter() - start))
     if "cute" in backends:
         import cute_moe_align

@@ -46,8 +46,8 @@ def steps(topk_ids: np.ndarray, num_experts: int, block_size: int, plan: tuple[i
     n, e, bits = np.int64(numel), np.int32(num_experts), np.int32(kernels.key_bits(num_experts))
     bs, size = np.int32(block_size), np.int64(outputs[0].size)
     if (plan is None and kernels.small_path(numel)) or blocks == 0:
-        items = kernels.small_items(max(numel, 1))
-        return [(f"moe_align (small, {items} entries a thread)", kernels.small_launcher(items),
+        items, threads = kernels.small_items(max(numel, 1)), kernels.small_threads(numel)
+        return [(f"moe_align (small, {items} entries a thread of {threads})", kernels.small_launcher(items, threads),
                  (flat, *outputs, n, e, bs, size), kernels.small_blocks(outputs[0].size))], outputs
     if blocks == 1:
         return [("moe_align (one block)", kernels.launch_align, (flat, *outputs, n, e, bits, bs, size), 1)], outputs

@@ -26,8 +26,9 @@ import cuda.coop.numba_mlir as numba_coop  # noqa: E402
 
 
 def builds(numel: int, num_experts: int, block_size: int):
-    """(name, kernel, host arguments, blocks) of the four kernels at this size, whatever ``small_path`` and
-    ``launch_plan`` say (the small kernel on the first 8192 entries at most, ``small_items`` of them a lane)."""
+    """(name, kernel, host arguments, blocks, threads) of the four kernels at this size, whatever ``small_path`` and
+    ``launch_plan`` say (the small kernel on the first 8192 entries at most, ``small_items`` of them a lane, in a
+    block of ``small_threads``)."""
     topk_ids = np.zeros(numel, np.int32)
     sorted_ids, expert_ids, post_pad = ref.poisoned_outputs(numel, num_experts, block_size)
     blocks, span = kernels.launch_plan(max(numel, 3 * kernels.TILE))
@@ -35,15 +36,17 @@ def builds(numel: int, num_experts: int, block_size: int):
     n, e, bits = np.int64(numel), np.int32(num_experts), np.int32(kernels.key_bits(num_experts))
     bs, size = np.int32(block_size), np.int64(sorted_ids.size)
     small = min(numel, kernels.THREADS * kernels.SMALL_ITEMS[-1])
-    items = kernels.small_items(max(small, 1))
+    items, threads = kernels.small_items(max(small, 1)), kernels.small_threads(small)
     return [("moe_align (one block)", kernels.align_kernel,
-             (topk_ids, sorted_ids, expert_ids, post_pad, n, e, bits, bs, size), 1),
-            ("moe_align count", kernels.count_kernel, (topk_ids, counts, n, e, np.int64(span)), blocks),
+             (topk_ids, sorted_ids, expert_ids, post_pad, n, e, bits, bs, size), 1, kernels.THREADS),
+            ("moe_align count", kernels.count_kernel, (topk_ids, counts, n, e, np.int64(span)), blocks,
+             kernels.THREADS),
             ("moe_align place", kernels.place_kernel,
-             (topk_ids, counts, sorted_ids, expert_ids, post_pad, n, e, bits, bs, size, np.int64(span)), blocks),
-            (f"moe_align (small, {items} entries a thread)", kernels.small_kernel_for(items),
+             (topk_ids, counts, sorted_ids, expert_ids, post_pad, n, e, bits, bs, size, np.int64(span)), blocks,
+             kernels.THREADS),
+            (f"moe_align (small, {items} entries a thread of {threads})", kernels.small_kernel_for(items, threads),
              (topk_ids, sorted_ids, expert_ids, post_pad, np.int64(small), e, bs, size),
-             kernels.small_blocks(int(size)))]
+             kernels.small_blocks(int(size)), threads)]
 
 
 def run(topk_ids: np.ndarray, num_experts: int, block_size: int):
@@ -61,10 +64,10 @@ def main() -> None:
     parser.add_argument("--block-size", type=int, default=64)
     parser.add_argument("--large-tokens", type=int, default=65536, help="tokens of the two-launch check")
     args = parser.parse_args()
-    for name, kernel, host, blocks in builds(args.tokens * args.k, args.experts, args.block_size):
+    for name, kernel, host, blocks, threads in builds(args.tokens * args.k, args.experts, args.block_size):
         start = time.perf_counter()
-        built = numba_coop.compile_kernel(kernel, host, block=kernels.THREADS, grid=blocks)
-        print(built_line(name, built, "sm_90", time.perf_counter() - start, kernels.THREADS))
+        built = numba_coop.compile_kernel(kernel, host, block=threads, grid=blocks)
+        print(built_line(name, built, "sm_90", time.perf_counter() - start, threads))
     for tokens, invalid in ((args.tokens, 0.0), (args.tokens, 0.01), (16, 0.05), (args.large_tokens, 0.0)):
         topk_ids = ref.problem(tokens, args.experts, args.k, seed=tokens, invalid=invalid)
         blocks = 0 if kernels.small_path(topk_ids.size) else kernels.launch_plan(topk_ids.size)[0]

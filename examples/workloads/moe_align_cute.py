@@ -45,7 +45,7 @@ import cuda.coop.cutlass as cute_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from moe_align_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with moe_align_numba.py)
     BINS, ITEMS, MAX_EXPERTS, SMALL_ITEMS, THREADS, TILE, cdiv, check_arguments, key_bits, launch_plan,
-    max_num_blocks, max_num_tokens_padded, small_blocks, small_items, small_path,
+    max_num_blocks, max_num_tokens_padded, small_blocks, small_items, small_path, small_threads,
 )
 
 from cutlass import Int32, Int64, Uint32
@@ -198,17 +198,19 @@ def ballot_peers(x: Int32):
 
 @cute.kernel
 def small_kernel(topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cute.Tensor, post_pad: cute.Tensor,
-                 numel: Int64, num_experts: Int32, block_size: Int32, size: Int64, items: cutlass.Constexpr):
-    """``moe_align_numba.small_kernel_for(items)``: up to THREADS x items entries, warp w holding its run of
+                 numel: Int64, num_experts: Int32, block_size: Int32, size: Int64, items: cutlass.Constexpr,
+                 threads: cutlass.Constexpr):
+    """``moe_align_numba.small_kernel_for(items)``: up to threads x items entries, warp w holding its run of
     32 x items (lane l of slot j: the run's entry 32 j + l); slot after slot the warp ranks its entries by ballots
     of their experts and its running per-expert counts; the warps' counts give each warp's base, a block
     exclusive_sum the offsets."""
     span = 32 * items  # a warp's entries
+    warps = threads // 32
     smem = SmemAllocator()
-    counts = smem.allocate_tensor(Int32, cute.make_layout(WARPS * MAX_EXPERTS), 16)  # warp w's count, then base
+    counts = smem.allocate_tensor(Int32, cute.make_layout(warps * MAX_EXPERTS), 16)  # warp w's count, then base
     offsets = smem.allocate_tensor(Int32, cute.make_layout(MAX_EXPERTS + 1), 4)  # padded exclusive offsets
     fills = smem.allocate_tensor(Int32, cute.make_layout(MAX_EXPERTS), 4)  # where each expert's padding starts
-    ranked = smem.allocate_tensor(Int32, cute.make_layout(THREADS * items), 16)  # [entry]: expert << 16 | rank
+    ranked = smem.allocate_tensor(Int32, cute.make_layout(threads * items), 16)  # [entry]: expert << 16 | rank
     block = coop.this_block()
     n = Int32(numel)
     slots = Int32(size)
@@ -239,7 +241,7 @@ def small_kernel(topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cut
     cute.arch.sync_threads()
     mine = Int32(0)  # thread e: expert e's count; each warp's count becomes the warp's base
     if t < num_experts:
-        for w in cutlass.range_constexpr(WARPS):  # every warp cleared its row: unrolled, the reads all in flight
+        for w in cutlass.range_constexpr(warps):  # every warp cleared its row: unrolled, the reads all in flight
             count = counts[Int32(w * MAX_EXPERTS) + t]
             counts[Int32(w * MAX_EXPERTS) + t] = mine
             mine += count
@@ -255,33 +257,33 @@ def small_kernel(topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cut
     # every block ranked every entry: the writes (size slots in all) are shared out over the blocks
     part = Int32(cute.arch.block_idx()[0])
     parts = Int32(cute.arch.grid_dim()[0])
-    entry = part * Int32(THREADS) + t
+    entry = part * Int32(threads) + t
     while entry < n:
         x = ranked[entry] >> Int32(16)
         if x < num_experts:
             sorted_ids[offsets[x] + counts[(entry // Int32(span)) * Int32(MAX_EXPERTS) + x]
                        + (ranked[entry] & Int32(0xFFFF))] = entry
-        entry += parts * Int32(THREADS)
+        entry += parts * Int32(threads)
     if t == Int32(0) and part == Int32(0):
         post_pad[0] = total
-    e = part * Int32(WARPS) + t // Int32(32)  # each expert's padding: one warp, coalesced
+    e = part * Int32(warps) + t // Int32(32)  # each expert's padding: one warp, coalesced
     while e < num_experts:
         pad = fills[e] + lane
         while pad < offsets[e + Int32(1)]:
             sorted_ids[pad] = n
             pad += Int32(32)
-        e += parts * Int32(WARPS)
-    q = total + part * Int32(THREADS) + t  # the tail
+        e += parts * Int32(warps)
+    q = total + part * Int32(threads) + t  # the tail
     while q < slots:
         sorted_ids[q] = n
-        q += parts * Int32(THREADS)
+        q += parts * Int32(threads)
     if t < num_experts and t % parts == part:  # expert t's blocks
         for b in cutlass.range(offset // block_size, (offset + padded) // block_size):
             expert_ids[b] = t
-    b = total // block_size + part * Int32(THREADS) + t  # the blocks past the total
+    b = total // block_size + part * Int32(threads) + t  # the blocks past the total
     while b < (slots + block_size - Int32(1)) // block_size:
         expert_ids[b] = Int32(-1)
-        b += parts * Int32(THREADS)
+        b += parts * Int32(threads)
 
 
 @cute.kernel
@@ -332,15 +334,15 @@ def launch_align(topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cut
 
 
 @functools.cache
-def small_launcher(items: int):
+def small_launcher(items: int, threads: int = THREADS):
     """The ``@cute.jit`` launcher of ``small_kernel`` at ``items`` entries a lane (``small_items``), taking what the
     other launchers take: the kernel's arguments, then the grid."""
 
     @cute.jit
     def launch_small(topk_ids: cute.Tensor, sorted_ids: cute.Tensor, expert_ids: cute.Tensor, post_pad: cute.Tensor,
                      numel: Int64, num_experts: Int32, block_size: Int32, size: Int64, blocks: Int32):
-        small_kernel(topk_ids, sorted_ids, expert_ids, post_pad, numel, num_experts, block_size, size, items).launch(
-            grid=(blocks, 1, 1), block=(THREADS, 1, 1))
+        small_kernel(topk_ids, sorted_ids, expert_ids, post_pad, numel, num_experts, block_size, size, items,
+                     threads).launch(grid=(blocks, 1, 1), block=(threads, 1, 1))
 
     return launch_small
 

@@ -50,7 +50,7 @@ import cuda.coop.numba_mlir as numba_coop
 from cuda import coop
 from moe_align_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with moe_align_cute.py)
     BINS, ITEMS, MAX_EXPERTS, SMALL_ITEMS, THREADS, TILE, cdiv, check_arguments, key_bits, launch_plan,
-    max_num_blocks, max_num_tokens_padded, small_blocks, small_items, small_path,
+    max_num_blocks, max_num_tokens_padded, small_blocks, small_items, small_path, small_threads,
 )
 
 OUTSIDE = 0xFFFFFFFF  # the sort key of the tile's slots past its last entry (only fills them: never placed)
@@ -200,8 +200,9 @@ def ballot_peers(x):
 
 
 @functools.cache
-def small_kernel_for(items: int):
-    """The small kernel for up to ``THREADS * items`` entries (``small_path``, ``small_items``): warp w holds entries
+def small_kernel_for(items: int, threads: int = THREADS):
+    """The small kernel of ``threads`` threads for up to ``threads * items`` entries (``small_path``, ``small_items``,
+    ``small_threads``): warp w holds entries
     ``[w * 32 * items, (w + 1) * 32 * items)``, lane l of slot j entry ``w * 32 * items + 32 * j + l`` (a warp
     ``striped`` load), and ranks them slot after slot: of the lanes of a slot holding the same expert
     (``ballot_peers``), those at earlier lanes plus the warp's running count of the expert (shared memory: the
@@ -211,15 +212,16 @@ def small_kernel_for(items: int):
     ``exclusive_sum`` of the padded counts gives the offsets. Two block barriers besides the scan's; no sort. Sizes
     are below 2**31 (``check_arguments``), so the counts and slots are int32."""
     span = 32 * items  # a warp's entries
+    warps = threads // 32
 
-    @cuda.jit(launch_bounds=THREADS)
+    @cuda.jit(launch_bounds=threads)
     def small_kernel(topk_ids, sorted_ids, expert_ids, post_pad, numel, num_experts, block_size, size):
-        counts = numba_coop.shared.array(WARPS * MAX_EXPERTS, np.int32)  # [w * 256 + e]: warp w's count, then base
+        counts = numba_coop.shared.array(warps * MAX_EXPERTS, np.int32)  # [w * 256 + e]: warp w's count, then base
         offsets = numba_coop.shared.array(MAX_EXPERTS + 1, np.int32)  # padded exclusive offsets; [num_experts]: total
         fills = numba_coop.shared.array(MAX_EXPERTS, np.int32)  # where each expert's padding starts
         # [entry]: its expert << 16 | its rank among the warp's (< 256), until the bases are known (in registers,
         # 8 a thread spilled beside the counts' reads)
-        ranked = numba_coop.shared.array(THREADS * items, np.int32)
+        ranked = numba_coop.shared.array(threads * items, np.int32)
         block = coop.this_block()
         n = np.int32(numel)
         slots = np.int32(size)
@@ -253,7 +255,7 @@ def small_kernel_for(items: int):
         cuda.syncthreads()
         mine = np.int32(0)  # thread e: expert e's count; each warp's count becomes the warp's base
         if t < num_experts:
-            for w in range(WARPS):  # every warp cleared its row: a constant trip count, so the reads are all in flight
+            for w in range(warps):  # every warp cleared its row: a constant trip count, so the reads are all in flight
                 count = counts[w * MAX_EXPERTS + t]
                 counts[w * MAX_EXPERTS + t] = mine
                 mine += count
@@ -270,32 +272,32 @@ def small_kernel_for(items: int):
         # writes, size slots in all, are shared out over the blocks: entries, padding, tail and expert_ids
         part = np.int32(cuda.blockIdx.x)
         parts = np.int32(cuda.gridDim.x)
-        entry = part * THREADS + t
+        entry = part * threads + t
         while entry < n:
             x = ranked[entry] >> 16
             if x < num_experts:
                 sorted_ids[offsets[x] + counts[(entry // span) * MAX_EXPERTS + x] + (ranked[entry] & 0xFFFF)] = entry
-            entry += parts * THREADS
+            entry += parts * threads
         if t == 0 and part == 0:
             post_pad[0] = total
-        e = part * WARPS + t // 32  # each expert's padding: one warp, coalesced
+        e = part * warps + t // 32  # each expert's padding: one warp, coalesced
         while e < num_experts:
             pad = fills[e] + lane
             while pad < offsets[e + 1]:
                 sorted_ids[pad] = n
                 pad += 32
-            e += parts * WARPS
-        q = total + part * THREADS + t  # the tail
+            e += parts * warps
+        q = total + part * threads + t  # the tail
         while q < slots:
             sorted_ids[q] = n
-            q += parts * THREADS
+            q += parts * threads
         if t < num_experts and t % parts == part:  # expert t's blocks
             for b in range(offset // block_size, (offset + padded) // block_size):
                 expert_ids[b] = t
-        b = total // block_size + part * THREADS + t  # the blocks past the total
+        b = total // block_size + part * threads + t  # the blocks past the total
         while b < (slots + block_size - 1) // block_size:
             expert_ids[b] = np.int32(-1)
-            b += parts * THREADS
+            b += parts * threads
 
     return small_kernel
 
@@ -359,8 +361,9 @@ large ones (``launch_plan``)."""
     n, experts, bits = np.int64(numel), np.int32(num_experts), np.int32(key_bits(num_experts))
     bs, slots = np.int32(block_size), np.int64(size)
     if small_path(numel):
-        small_kernel_for(small_items(numel))[small_blocks(size), THREADS](flat, sorted_ids, expert_ids, post_pad, n,
-                                                                          experts, bs, slots)
+        threads = small_threads(numel)
+        small_kernel_for(small_items(numel), threads)[small_blocks(size), threads](flat, sorted_ids, expert_ids,
+                                                                                   post_pad, n, experts, bs, slots)
     else:
         counts = cuda.device_array(blocks * MAX_EXPERTS, np.int32) if counts is None else counts
         count_kernel[blocks, THREADS](flat, counts, n, experts, np.int64(span))

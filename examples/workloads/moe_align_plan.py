@@ -65,6 +65,17 @@ def small_items(numel: int) -> int:
     raise ValueError(f"{numel} entries do not take the small path (at most {THREADS * SMALL_ITEMS[-1]})")
 
 
+SMALL_FEW_THREADS = 256  # the small kernel's block for a few entries: still a thread per expert (MAX_EXPERTS)
+
+
+def small_threads(numel: int) -> int:
+    """Threads of the small kernel's block for ``numel`` entries: 256 (8 warps) for up to 256 entries, a lane each,
+    else THREADS. Decoding batches have a few dozen entries: a 1024-thread block would spend its 32 warps on a
+    block scan, 32 rows of counts per expert and barriers of 32 warps for them (vLLM launches max(experts, 32) +
+    256 threads there)."""
+    return SMALL_FEW_THREADS if numel <= SMALL_FEW_THREADS else THREADS
+
+
 def small_blocks(size: int) -> int:
     """Blocks of the small kernel writing ``size`` slots of ``sorted_token_ids`` (entries, padding and tail: every
     slot once). Every block ranks all the entries (the same work, on SMs that would idle), then takes its share of

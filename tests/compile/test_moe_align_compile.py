@@ -18,14 +18,14 @@ import moe_align_reference as ref  # noqa: E402
 NUMEL, EXPERTS, BLOCK_SIZE = 65536 * 8, 256, 128
 
 
-def _check(name, built):
-    assert built.registers * plan.THREADS <= 65536, f"{name}: {built.registers} registers cannot launch 1024 threads"
+def _check(name, built, threads=plan.THREADS):
+    assert built.registers * threads <= 65536, f"{name}: {built.registers} registers cannot launch {threads} threads"
     assert built.local_memory_bytes == 0, f"{name}: {built.local_memory_bytes} B of local memory"
     assert built.shared_memory_bytes <= 227 * 1024, f"{name}: {built.shared_memory_bytes} B shared"
     if "count" not in name:  # the per-expert offsets, bases and starts (small path: the warps' counts) are there
         assert built.shared_memory_bytes >= 4 * (3 * plan.MAX_EXPERTS + 1)
     if "small" in name:  # every warp's counts (the kernel's own shared arrays count on both backends: SPEC 9.11)
-        assert built.shared_memory_bytes >= 4 * (plan.THREADS // 32) * plan.MAX_EXPERTS, built.shared_memory_bytes
+        assert built.shared_memory_bytes >= 4 * (threads // 32) * plan.MAX_EXPERTS, built.shared_memory_bytes
 
 
 def _block_barriers(built) -> int:
@@ -39,8 +39,8 @@ def test_numba_kernels_build_within_one_block_of_1024_threads(which):
 
     import cuda.coop.numba_mlir as numba_coop
 
-    name, kernel, host, blocks = moe_align.builds(NUMEL, EXPERTS, BLOCK_SIZE)[which]
-    _check(name, numba_coop.compile_kernel(kernel, host, block=plan.THREADS, grid=blocks))
+    name, kernel, host, blocks, threads = moe_align.builds(NUMEL, EXPERTS, BLOCK_SIZE)[which]
+    _check(name, numba_coop.compile_kernel(kernel, host, block=threads, grid=blocks))
 
 
 def test_the_one_block_kernel_sorts_keys_alone_and_pads_by_warps():
@@ -53,7 +53,7 @@ def test_the_one_block_kernel_sorts_keys_alone_and_pads_by_warps():
 
     import cuda.coop.numba_mlir as numba_coop
 
-    name, kernel, host, blocks = moe_align.builds(128, EXPERTS, BLOCK_SIZE)[0]
+    name, kernel, host, blocks, _ = moe_align.builds(128, EXPERTS, BLOCK_SIZE)[0]
     built = numba_coop.compile_kernel(kernel, host, block=plan.THREADS, grid=blocks)
     sorts = re.findall(r"cub::BlockRadixSort<([^>]*)>", built.cpp_source)
     assert sorts and all("cub::NullType" in s.split(",")[3] for s in sorts), sorts
@@ -61,7 +61,8 @@ def test_the_one_block_kernel_sorts_keys_alone_and_pads_by_warps():
     assert _block_barriers(built) <= 32
 
 
-@pytest.mark.parametrize("tokens", [16, 256, 1024])  # 1, 2 and 8 entries a lane at k = 8 (16 tokens at k = 2: 1)
+# 1 entry a lane of 256 threads, 2 and 8 a lane of 1024 at k = 8 (16 tokens at k = 2: 1 of 256; 1024: 2 of 1024)
+@pytest.mark.parametrize("tokens", [16, 256, 1024])
 @pytest.mark.parametrize("experts, k", [(256, 8), (8, 2)])
 @pytest.mark.parametrize("backend", ["numba", "cute"])
 def test_the_small_kernel_ranks_without_a_sort(backend, experts, k, tokens):
@@ -80,8 +81,8 @@ def test_the_small_kernel_ranks_without_a_sort(backend, experts, k, tokens):
 
         import cuda.coop.numba_mlir as numba_coop
 
-        name, kernel, host, blocks = moe_align.builds(topk_ids.size, experts, 64)[3]
-        built = numba_coop.compile_kernel(kernel, host, block=plan.THREADS, grid=blocks)
+        name, kernel, host, blocks, threads = moe_align.builds(topk_ids.size, experts, 64)[3]
+        built = numba_coop.compile_kernel(kernel, host, block=threads, grid=blocks)
     else:
         pytest.importorskip("cutlass")
         import cute_moe_align
@@ -92,8 +93,9 @@ def test_the_small_kernel_ranks_without_a_sort(backend, experts, k, tokens):
         (launch,), _ = cute_moe_align.steps(topk_ids, experts, 64)
         name, launcher, host, blocks = launch
         built = cute_coop.compile_kernel(launcher, *(cute_moe_align.fake(a) for a in host), cutlass.Int32(blocks))
-    assert f"{items} entries a thread" in name, name
-    _check(name, built)
+    threads = plan.small_threads(topk_ids.size)
+    assert f"{items} entries a thread of {threads}" in name, name
+    _check(name, built, threads)
     sass = built.sass()
     assert "BlockScan" in built.cpp_source and len(re.findall(r"\bVOTE\.ANY\b", sass)) >= 9 * items
     assert "MATCH" not in sass

@@ -172,28 +172,32 @@ def _small_and_one_block(backend, topk_ids):
 
 @pytest.mark.parametrize("backend", ["numba", "cute"])
 @pytest.mark.parametrize("tokens, experts, k, block_size", [(16, 256, 8, 128), (1000, 256, 8, 16), (3, 8, 2, 64),
-                                                            (700, 64, 6, 1)])
+                                                            (700, 64, 6, 1), (32, 64, 8, 16)])
 def test_the_small_kernel_shares_its_writes_over_any_number_of_blocks(backend, tokens, experts, k, block_size):
     """The small kernel at 1, 2, 3, 8 and 13 blocks (``plan.small_blocks`` picks 1 to 8 from the slots; every block
-    ranks every entry and writes its share of entries, padding, tail and expert_ids): the same stable oracle."""
+    ranks every entry and writes its share of entries, padding, tail and expert_ids), in blocks of 256 threads
+    (``plan.small_threads``: up to 256 entries) and of 1024: the same stable oracle."""
     topk_ids = _ids(tokens, experts, k, 0.02)
     want = ref.moe_align_block_size(topk_ids, experts, block_size)
-    for blocks in (1, 2, 3, 8, 13):
-        if backend == "numba":
-            pytest.importorskip("numba_cuda_mlir")
-            import moe_align_numba as kernels
-            from numba_cuda_mlir import cuda
+    items = plan.small_items(topk_ids.size)
+    for threads in sorted({plan.small_threads(topk_ids.size), plan.THREADS}):
+        for blocks in (1, 2, 3, 8, 13):
+            if backend == "numba":
+                pytest.importorskip("numba_cuda_mlir")
+                import moe_align_numba as kernels
+                from numba_cuda_mlir import cuda
 
-            outputs = [cuda.to_device(a) for a in ref.poisoned_outputs(topk_ids.size, experts, block_size)]
-            kernels.small_kernel_for(plan.small_items(topk_ids.size))[blocks, plan.THREADS](
-                cuda.to_device(topk_ids.reshape(-1)), *outputs, np.int64(topk_ids.size), np.int32(experts),
-                np.int32(block_size), np.int64(outputs[0].shape[0]))
-            got = [a.copy_to_host() for a in outputs]
-        else:
-            pytest.importorskip("cutlass")
-            pytest.importorskip("torch")
-            import cute_moe_align
+                outputs = [cuda.to_device(a) for a in ref.poisoned_outputs(topk_ids.size, experts, block_size)]
+                kernels.small_kernel_for(items, threads)[blocks, threads](
+                    cuda.to_device(topk_ids.reshape(-1)), *outputs, np.int64(topk_ids.size), np.int32(experts),
+                    np.int32(block_size), np.int64(outputs[0].shape[0]))
+                got = [a.copy_to_host() for a in outputs]
+            else:
+                pytest.importorskip("cutlass")
+                pytest.importorskip("torch")
+                import cute_moe_align
 
-            launches, outputs = cute_moe_align.steps(topk_ids, experts, block_size, (0, 0))
-            got = cute_moe_align.run_steps([(*launch[:3], blocks) for launch in launches], outputs)
-        ref.check(got, want)
+                (launch,), outputs = cute_moe_align.steps(topk_ids, experts, block_size, (0, 0))
+                launcher = cute_moe_align.kernels.small_launcher(items, threads)
+                got = cute_moe_align.run_steps([(launch[0], launcher, launch[2], blocks)], outputs)
+            ref.check(got, want)

@@ -132,7 +132,8 @@ def small_path_model(flat: np.ndarray, experts: int, block_size: int, blocks: in
     placed at offset + warp base + rank; each expert's padding, the tail and expert_ids written in the kernel's order,
     each of ``blocks`` blocks its share with the kernel's strides (every slot starts poisoned: a slot no step writes
     fails the check)."""
-    numel, threads = flat.size, plan.THREADS
+    numel = flat.size
+    threads = plan.small_threads(numel)  # 256 up to 256 entries, else 1024
     items = plan.small_items(max(numel, 1))
     span = 32 * items
     raw = np.full(threads * items, -1, np.int64)
@@ -201,3 +202,8 @@ def test_the_small_paths_steps_give_the_stable_oracle(numel):
 
 def test_small_blocks_share_the_writes_a_few_thousand_slots_each():
     assert [plan.small_blocks(s) for s in (1, 4096, 4097, 16384, 16385, 32 * 1024, 10**6)] == [1, 1, 2, 4, 5, 8, 8]
+
+
+def test_a_few_entries_take_a_block_of_256_threads():
+    assert [plan.small_threads(n) for n in (1, 128, 256, 257, 8192)] == [256, 256, 256, 1024, 1024]
+    assert plan.small_threads(256) >= plan.MAX_EXPERTS  # still a thread per expert
