@@ -514,11 +514,17 @@ def test_items_per_thread_argument_value_is_specialised():
 
 
 def test_items_per_thread_argument_given_as_type():
+    """H4: the kernel cannot be specialised on an argument given as a type; the message has H4's shape, names the
+    parameter, the argument, its type and the call's line."""
     from numba_cuda_mlir.numba_cuda import types
 
     with pytest.raises(coop.CoopTypeError) as info:
         numba_coop.compile_kernel(k_items_from_argument, (I32, I32, types.int32), block=128, target="sm_90")
-    assert "'k'" in str(info.value)
+    message = str(info.value)
+    assert message.startswith("cuda.coop.ThreadData items_per_thread comes from kernel argument 'k', which the "
+                              "explicit signature types as int32"), message
+    assert "pass a literal or constant, or remove the signature" in message
+    assert f"test_errors.py:{line_of(k_items_from_argument, 'ThreadData')}" in message
 
 
 # ------------------------------------------------------------------ R8

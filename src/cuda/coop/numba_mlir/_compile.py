@@ -25,6 +25,17 @@ def _arg_name(py_func: Any, index: int) -> str:
         return str(index)
 
 
+def _typed_argument_message(request: Any, py_func: Any, index: int, given: Any) -> str:
+    """H4: a compile-time value (items_per_thread, ...) read from a kernel argument that compile_kernel was given as a
+    type, so the kernel cannot be specialised on its value."""
+    what = getattr(request, "coop_what", "a compile-time value")
+    loc = getattr(request, "loc", None)
+    site = f" (at {loc.filename}:{loc.line})" if getattr(loc, "filename", None) and getattr(loc, "line", None) else ""
+    return (f"{what} comes from kernel argument {_arg_name(py_func, index)!r}, which the explicit signature types as "
+            f"{given}{site}; pass a literal or constant, or remove the signature (compile_kernel: pass the argument's "
+            "value, e.g. 4, instead of its type)")
+
+
 def _buildable_architectures() -> tuple[int, ...]:
     """The known architectures NVRTC can build for (all known ones when it cannot be asked)."""
     try:
@@ -62,11 +73,7 @@ def compile_kernel(kernel: Any, args: Sequence[Any], /, *, block: int | Sequence
             for index in request.requested_args:
                 value = args[index]
                 if isinstance(value, nb.types.Type) or isinstance(argtypes[index], nb.types.Literal):
-                    raise CoopTypeError(
-                        f"compile_kernel argument {_arg_name(py_func, index)!r} is used as a compile-time integer "
-                        "(e.g. items_per_thread); "
-                        f"pass its value instead of the type {value}"
-                    ) from None
+                    raise CoopTypeError(_typed_argument_message(request, py_func, index, value)) from None
                 # a NumPy integer specialises like the Python int it holds
                 argtypes[index] = nb.literal_type(int(value) if isinstance(value, np.integer) else value)
                 progressed = True

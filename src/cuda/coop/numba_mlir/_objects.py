@@ -57,7 +57,9 @@ class KernelObjects(PlanState):
             # Specialise the kernel on this integer argument (its launches then literalise it: memoised)
             # (docs: concepts, "Compile-time values and specialisation").
             _patches.install(_patches.AT_FIRST_LITERAL)
-            raise nb.ForceLiteralArg({value.index}, loc=stmt.loc)
+            request = nb.ForceLiteralArg({value.index}, loc=stmt.loc)
+            request.coop_what = what or "a compile-time value"  # H4 names it where the argument comes as a type
+            raise request
         if must:
             raise CoopTypeError(f"{what} must be a compile-time value")
         return Runtime(nb.dtype_name(value.type) if isinstance(value, ArgRef) else None)
@@ -69,7 +71,7 @@ class KernelObjects(PlanState):
         def value(key: str) -> Any:  # read when the shared checks ask for it: the first mistake is reported
             if key != "items_per_thread":
                 return self._static(given[key], stmt, f"ThreadData {key}")
-            k = self._static(given[key], stmt, "", must=False)
+            k = self._static(given[key], stmt, "cuda.coop.ThreadData items_per_thread", must=False)
             if not is_extent(k):
                 self.reject_literal_unroll_of(given[key], "cuda.coop.ThreadData items_per_thread")
             return k
