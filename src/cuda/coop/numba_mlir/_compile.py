@@ -29,8 +29,8 @@ def _typed_argument_message(request: Any, py_func: Any, index: int, given: Any) 
     """H4: a compile-time value (items_per_thread, ...) read from a kernel argument that compile_kernel was given as a
     type, so the kernel cannot be specialised on its value."""
     what = getattr(request, "coop_what", "a compile-time value")
-    loc = getattr(request, "loc", None)
-    site = f" (at {loc.filename}:{loc.line})" if getattr(loc, "filename", None) and getattr(loc, "line", None) else ""
+    filename, line = getattr(request.loc, "filename", None), getattr(request.loc, "line", None)
+    site = f" (at {filename}:{line})" if filename and line else ""
     return (f"{what} comes from kernel argument {_arg_name(py_func, index)!r}, which the explicit signature types as "
             f"{given}{site}; pass a literal or constant, or remove the signature (compile_kernel: pass the argument's "
             "value, e.g. 4, instead of its type)")
