@@ -1652,9 +1652,28 @@ def g13_partial_warp_block(bid, src, dst):
     coop.store(coop.this_block(), dst, coop.inclusive_sum(warps, items))
 
 
+# ---- P14: a payload used as a run-time value
+def p14_payload_in_arithmetic(bid, src, dst):
+    items = coop.ThreadData(K, np.int32)
+    coop.load(coop.this_block(), src, items)
+    items[0] = items * 2  # HERE
+    coop.store(coop.this_block(), dst, items)
+
+
+def p14_payload_stored_into_an_array(bid, src, dst):
+    items = coop.ThreadData(K, np.int32)
+    coop.load(coop.this_block(), src, items)
+    dst[0] = items  # HERE
+    coop.store(coop.this_block(), dst, items)
+
+
 G21_WORDS = "numba-cuda-mlir names the variable the condition reads, the CuTe DSL the query it derives from"
 
 ERRORS = [
+    ErrorCase("p14-payload-in-arithmetic", p14_payload_in_arithmetic, coop.CoopTypeError,
+              "ThreadData items escapes to runtime through an arithmetic expression at error_cases.py:"),
+    ErrorCase("p14-payload-stored-into-an-array", p14_payload_stored_into_an_array, coop.CoopTypeError,
+              "ThreadData items escapes to runtime through an assignment into dst at error_cases.py:"),
     ErrorCase("o4-batched-scalar", o4_batched_scalar, coop.CoopTypeError,
               "cuda.coop.reduce_batched requires a ThreadData payload"),
     ErrorCase("o11-bins-not-covered", o11_bins_not_covered, coop.CoopValueError,

@@ -17,6 +17,7 @@ from . import _about, _dsl  # noqa: F401  (_about: the version check runs first)
 from ._native_stderr import native_stderr_without
 
 from cutlass.base_dsl import compiler as _compiler
+from cutlass.cute import tensor as _tensor
 from cutlass.cutlass_dsl import CuTeDSL
 
 AT_REGISTER = "when the backend is registered"
@@ -62,6 +63,27 @@ def pass_user_errors_through_trace_hooks() -> None:
     run_hooks.__wrapped__ = original  # type: ignore[attr-defined]
     setattr(run_hooks, _OURS, True)
     dsl_type._run_trace_finalize_hooks = run_hooks
+
+
+# --- a payload stored into a tensor element (P14) ----------------------------------------------
+# The DSL's tensor accepts numeric values only and says "unsupported data type: <class ...ThreadData>" for a payload,
+# with no line; numba-cuda-mlir reports the same mistake as P14 at the assignment.
+@once
+def report_payloads_stored_into_tensors() -> None:
+    original = _tensor._Tensor.__setitem__
+    if getattr(original, _OURS, False):
+        return
+
+    def setitem(self: Any, crd: Any, data: Any, *args: Any, **kwargs: Any) -> Any:
+        from ._values import ThreadData, caller_site, user_variable
+
+        if isinstance(data, ThreadData):
+            raise data._escapes(f"an assignment into {user_variable(self, caller_site()) or 'a tensor'}")
+        return original(self, crd, data, *args, **kwargs)
+
+    setitem.__wrapped__ = original  # type: ignore[attr-defined]
+    setattr(setitem, _OURS, True)
+    _tensor._Tensor.__setitem__ = setitem
 
 
 # --- the compile step ------------------------------------------------------------------------
@@ -168,4 +190,11 @@ PATCHES: tuple[Patch, ...] = (
                 "diagnostics (or clang's bitcode carrying the DSL's data layout); a link step hook in the DSL",
         when=AT_REGISTER, where="cutlass.register_backend", install=install_compile_step,
         relies_on=("cutlass._mlir.passmanager:PassManager.parse", "cutlass._mlir.passmanager:PassManager.run")),
+    Patch(
+        "report_payloads_stored_into_tensors",
+        targets=("cutlass.cute.tensor:_Tensor.__setitem__",),
+        reason="a ThreadData stored into a tensor element is P14 at the assignment's line, as on numba-cuda-mlir; the "
+               "DSL's own error (unsupported data type) names no line",
+        removal="a conversion hook on the DSL's tensor stores (a value type that can refuse itself)",
+        when=AT_REGISTER, where="cutlass.register_backend", install=report_payloads_stored_into_tensors),
 )

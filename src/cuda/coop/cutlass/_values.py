@@ -141,6 +141,29 @@ class ThreadData:
     def __repr__(self) -> str:
         return f"<cuda.coop ThreadData {self.items_per_thread} x {self._slot.root().dtype}>"
 
+    def _escapes(self, use: str) -> CoopError:
+        """P14: a payload used as a run-time value (numba-cuda-mlir finds the same uses in its IR)."""
+        site = caller_site()
+        return located(CoopTypeError(f"ThreadData {user_variable(self, site) or 'payload'} escapes to runtime "
+                                    f"through {use} at {os.path.basename(site[0])}:{site[1]}"), site)
+
+    def _arithmetic(self, *_: Any) -> Any:
+        raise self._escapes("an arithmetic expression")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _arithmetic
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = __matmul__ = __rmatmul__ = _arithmetic
+    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = __lshift__ = __rlshift__ = _arithmetic
+    __rshift__ = __rrshift__ = __neg__ = __pos__ = __abs__ = __invert__ = _arithmetic
+    __lt__ = __le__ = __gt__ = __ge__ = _arithmetic  # (== and != stay identity: the backend keys payloads by them)
+
+    def __bool__(self) -> bool:
+        raise self._escapes("a condition")
+
+    def _conversion(self) -> Any:
+        raise self._escapes("a conversion to a scalar")
+
+    __int__ = __float__ = __index__ = _conversion
+
     # CuTe carries values assigned in a traced loop or branch through its region: a ThreadData is its register tensor
     # A payload whose dtype is not known when a loop or branch starts (typed assignments in its body give it) is not
     # carried: its register tensor is allocated at the kernel's entry, so the region reads and writes the same
@@ -289,6 +312,15 @@ def caller_site() -> tuple[str, int]:
     while frame is not None and os.path.dirname(frame.f_code.co_filename) == here:
         frame = frame.f_back
     return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("<kernel>", 0)
+
+
+def user_variable(value: Any, site: tuple[str, int]) -> str | None:
+    """The name the kernel's Python gives ``value`` in the frame executing ``site`` (for messages)."""
+    frame = inspect.currentframe()
+    while frame is not None and (frame.f_code.co_filename, frame.f_lineno) != site:
+        frame = frame.f_back
+    names = [name for name, held in (frame.f_locals.items() if frame is not None else ()) if held is value]
+    return names[0] if names else None
 
 
 def name_at(site: tuple[str, int], pattern: str) -> str | None:
