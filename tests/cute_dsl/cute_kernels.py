@@ -1096,3 +1096,33 @@ def staged_scan_kernel(src: cute.Tensor, dst: cute.Tensor):
 
 
 staged_scan_launch = one_block_launcher(staged_scan_kernel)
+
+
+@cute.kernel
+def reshaped_in_branch_kernel(src: cute.Tensor, dst: cute.Tensor, n: cutlass.Int32):
+    block = coop.this_block()
+    items = coop.ThreadData(2, np.int32)
+    if n > 0:  # a run-time branch: the DSL carries items through it
+        items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    coop.store(block, dst, items)
+
+
+@cute.jit
+def reshaped_in_branch_launch(src: cute.Tensor, dst: cute.Tensor, n: cutlass.Int32):
+    reshaped_in_branch_kernel(src, dst, n).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def retyped_in_loop_kernel(src: cute.Tensor, dst: cute.Tensor, n: cutlass.Int32):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    for _ in range(n):  # a run-time loop
+        items = coop.ThreadData(K, np.float32)
+    coop.store(block, dst, items)
+
+
+@cute.jit
+def retyped_in_loop_launch(src: cute.Tensor, dst: cute.Tensor, n: cutlass.Int32):
+    retyped_in_loop_kernel(src, dst, n).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))

@@ -179,6 +179,21 @@ def test_p9_no_dtype_evidence_at_the_payloads_line():
                                "ThreadData before its first use; pass dtype=")
 
 
+@pytest.mark.parametrize("launcher, kernel, line, shapes", [
+    (ck.reshaped_in_branch_launch, ck.reshaped_in_branch_kernel, "if n > 0",
+     "items_per_thread=2, dtype=int32; items_per_thread=4, dtype=int32"),
+    (ck.retyped_in_loop_launch, ck.retyped_in_loop_kernel, "for _ in range(n)",
+     "items_per_thread=4, dtype=int32; items_per_thread=4, dtype=float32")])
+def test_p15_one_variable_two_payload_shapes_through_a_traced_region(launcher, kernel, line, shapes):
+    """P15 at the branch's or loop's line (numba-cuda-mlir's words), not the DSL's structure error with MLIR types."""
+    import cutlass
+
+    exc = _error(launcher, _tensor(), _tensor(), cutlass.Int32(1))
+    assert isinstance(exc, coop.CoopTypeError)
+    assert str(exc) == (f"{_at(kernel, line)}: variable items may refer to payloads with different extents or dtypes "
+                        f"({shapes})")
+
+
 def test_c15_a_target_the_dsl_does_not_know():
     with pytest.raises(coop.CoopValueError, match=r"^target must look like 'sm_90' or 'sm_90a' with a supported "
                                                   r"architecture \(sm_80, .*sm_90a.*\); got 'sm_12'$"):

@@ -64,7 +64,8 @@ def _check_installed(patches: tuple[Patch, ...], pristine: dict[str, str]) -> No
             assert (defined_in(value) or "").startswith("cuda.coop."), f"{patch.name}: {target} is not cuda.coop's"
             assert kind(value) == pristine[target], f"{patch.name}: {target} was a {pristine[target]}"
             if kind(value) == "callable":  # a wrapper keeps the compiler's own as __wrapped__
-                original = getattr(value.__func__ if isinstance(value, classmethod) else value, "__wrapped__", None)
+                original = getattr(value.__func__ if isinstance(value, (classmethod, staticmethod)) else value,
+                                   "__wrapped__", None)
                 assert original is not None and not (defined_in(original) or "").startswith("cuda.coop."), target
 
 

@@ -12,15 +12,18 @@ import os
 import tempfile
 from typing import Any, Callable
 
+from .._errors import CoopTypeError, located
 from .._patching import Patch, once
 from . import _about, _dsl  # noqa: F401  (_about: the version check runs first)
 from ._native_stderr import native_stderr_without
 
 from cutlass.base_dsl import compiler as _compiler
 from cutlass.cute import tensor as _tensor
+from cutlass.cutlass_dsl import cutlass_ast_decorators as _ast_decorators
 from cutlass.cutlass_dsl import CuTeDSL
 
 AT_REGISTER = "when the backend is registered"
+_DSL_FOLDER = os.path.dirname(os.path.dirname(os.path.abspath(_ast_decorators.__file__)))  # the cutlass package
 _OURS = "cuda_coop_patch"  # marks an installed wrapper: a second import of this module installs nothing again
 
 # what register_backend hands the patches: the link step, which bitcode is cuda.coop's, the errors that are the user's
@@ -84,6 +87,30 @@ def report_payloads_stored_into_tensors() -> None:
     setitem.__wrapped__ = original  # type: ignore[attr-defined]
     setattr(setitem, _OURS, True)
     _tensor._Tensor.__setitem__ = setitem
+
+
+# --- one variable, payloads of two shapes through a traced branch or loop (P15) -----------------
+# The DSL finds a carried value whose structure changed only after it, as its own error with the MLIR types of the
+# register tensors; numba-cuda-mlir reports the same mistake as P15.
+@once
+def report_payload_shape_changes() -> None:
+    original = _ast_decorators.ScfGenerator._check_region_result
+    if getattr(original, _OURS, False):
+        return
+
+    def check_region_result(original_value: Any, region_value: Any, arg_name: str, op_type_name: str) -> None:
+        from ._values import ThreadData, user_site
+
+        if isinstance(original_value, ThreadData) and isinstance(region_value, ThreadData):
+            before, after = original_value._shape(), region_value._shape()
+            if before != after:
+                raise located(CoopTypeError(f"variable {arg_name} may refer to payloads with different extents or "
+                                            f"dtypes ({before}; {after})"), user_site(_DSL_FOLDER))
+        original(original_value, region_value, arg_name, op_type_name)
+
+    check_region_result.__wrapped__ = original  # type: ignore[attr-defined]
+    setattr(check_region_result, _OURS, True)
+    _ast_decorators.ScfGenerator._check_region_result = staticmethod(check_region_result)
 
 
 # --- the compile step ------------------------------------------------------------------------
@@ -197,4 +224,12 @@ PATCHES: tuple[Patch, ...] = (
                "DSL's own error (unsupported data type) names no line",
         removal="a conversion hook on the DSL's tensor stores (a value type that can refuse itself)",
         when=AT_REGISTER, where="cutlass.register_backend", install=report_payloads_stored_into_tensors),
+    Patch(
+        "report_payload_shape_changes",
+        targets=("cutlass.cutlass_dsl.cutlass_ast_decorators:ScfGenerator._check_region_result",),
+        reason="a variable given payloads of two extents or dtypes across a traced branch or loop is P15 at its "
+               "line, as on numba-cuda-mlir; the DSL's own error shows the register tensors' MLIR types and starts "
+               "with an empty line",
+        removal="a structure-comparison hook for carried user values in the DSL",
+        when=AT_REGISTER, where="cutlass.register_backend", install=report_payload_shape_changes),
 )

@@ -141,6 +141,11 @@ class ThreadData:
     def __repr__(self) -> str:
         return f"<cuda.coop ThreadData {self.items_per_thread} x {self._slot.root().dtype}>"
 
+    def _shape(self) -> str:
+        """The extent and dtype as P15 names them (numba-cuda-mlir's words)."""
+        dtype = self._slot.root().dtype
+        return f"items_per_thread={self.items_per_thread}" + (f", dtype={dtype}" if dtype is not None else "")
+
     def _escapes(self, use: str) -> CoopError:
         """P14: a payload used as a run-time value (numba-cuda-mlir finds the same uses in its IR)."""
         site = caller_site()
@@ -310,6 +315,16 @@ def caller_site() -> tuple[str, int]:
     frame = inspect.currentframe()
     here = os.path.dirname(__file__)
     while frame is not None and os.path.dirname(frame.f_code.co_filename) == here:
+        frame = frame.f_back
+    return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("<kernel>", 0)
+
+
+def user_site(dsl_folder: str) -> tuple[str, int]:
+    """The file and line of the kernel's Python nearest on the stack, below this backend's frames and those of the
+    DSL (its package folder: a check the DSL runs for a traced region)."""
+    skipped = (os.path.dirname(os.path.abspath(__file__)), dsl_folder)
+    frame = inspect.currentframe()
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(skipped):
         frame = frame.f_back
     return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("<kernel>", 0)
 
