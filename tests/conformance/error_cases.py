@@ -1162,6 +1162,14 @@ def tuple_of_other_extents(bid, src, dst):
     coop.store(block, dst, x)
 
 
+def tuple_mixing_payloads_and_scalars(bid, src, dst):
+    block = coop.this_block()
+    a = coop.ThreadData(K, np.int32)
+    coop.load(block, src, a)
+    x, y = coop.reduce(block, (a, a[0]), binary_op=add_pairs)  # HERE
+    coop.store(block, dst, a)
+
+
 def tuple_operator_of_another_arity(bid, src, dst):
     block = coop.this_block()
     a = coop.ThreadData(K, np.int32)
@@ -1990,6 +1998,9 @@ ERRORS = [
     ErrorCase("segmented-s2-warp-temp-storage", segmented_sum_warp_temp_storage, coop.CoopValueError,
               "cuda.coop.sum does not accept temp_storage for warp groups; their scratch is always "
               "compiler-owned"),
+    ErrorCase("tuple-p18-mixing-payloads-and-scalars", tuple_mixing_payloads_and_scalars, coop.CoopTypeError,
+              "cuda.coop.reduce value must be a tuple of 1 to 8 payloads of one extent or scalars; got a tuple "
+              "mixing payloads and scalars"),
     ErrorCase("tuple-extents", tuple_of_other_extents, coop.CoopValueError,
               "cuda.coop.inclusive_scan value tuple payloads must have the same items_per_thread; got 4, 2"),
     ErrorCase("tuple-operator-arity", tuple_operator_of_another_arity, coop.CoopTypeError,

@@ -69,16 +69,14 @@ def check_operands(name: str, extents: Sequence[int], dtypes: Sequence[str | Non
     """1-8 operands (P18), all payloads of one extent or all scalars, each with a dtype; ``independent``: members that
     travel on their own (broadcast's) may mix scalars and payloads of any extents; ``moved``: members one permutation
     moves (select's ``items``), for which a mix of scalars and payloads is P18 too. ``param``: the operand's name."""
-    kind = "payloads of one extent or scalars" if moved else "payloads or scalars"
+    kind = "payloads or scalars" if independent else "payloads of one extent or scalars"
     if not 1 <= len(extents) <= MAX_OPERANDS:
         got = f"a tuple of {len(extents)}" if extents else "an empty tuple"
         raise CoopTypeError(f"{name} {param} must be a tuple of 1 to {MAX_OPERANDS} {kind}; got {got}")
     if len(set(extents)) > 1 and not independent:
-        if 0 in extents and moved:
+        if 0 in extents:  # P18: select's items and the members of reduce and the scans (SPEC 8.18) share one shape
             raise CoopTypeError(f"{name} {param} must be a tuple of 1 to {MAX_OPERANDS} {kind}; got a tuple mixing "
                                 "payloads and scalars")
-        if 0 in extents:
-            raise CoopTypeError(f"{name} {param} tuple mixes payloads and scalars; pass all payloads or all scalars")
         raise CoopValueError(f"{name} {param} tuple payloads must have the same items_per_thread; got "
                              f"{', '.join(map(str, extents))}")
     for position, dtype in enumerate(dtypes):
