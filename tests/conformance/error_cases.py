@@ -1660,6 +1660,13 @@ def g13_partial_warp_block(bid, src, dst):
     coop.store(coop.this_block(), dst, coop.inclusive_sum(warps, items))
 
 
+# ---- P8: two calls give an untyped payload two dtypes
+def p8_loaded_as_int_stored_as_float(bid, src, dst):
+    items = coop.ThreadData(K)  # HERE
+    coop.load(coop.this_block(), src, items)
+    coop.store(coop.this_block(), dst, items)
+
+
 # ---- P14: a payload used as a run-time value
 def p14_payload_in_arithmetic(bid, src, dst):
     items = coop.ThreadData(K, np.int32)
@@ -1678,6 +1685,8 @@ def p14_payload_stored_into_an_array(bid, src, dst):
 G21_WORDS = "numba-cuda-mlir names the variable the condition reads, the CuTe DSL the query it derives from"
 
 ERRORS = [
+    ErrorCase("p8-loaded-as-int-stored-as-float", p8_loaded_as_int_stored_as_float, coop.CoopTypeError,
+              "ThreadData items has conflicting dtypes int32 (cuda.coop.load at line", dst_dtype=np.float32),
     ErrorCase("p14-payload-in-arithmetic", p14_payload_in_arithmetic, coop.CoopTypeError,
               "ThreadData items escapes to runtime through an arithmetic expression at error_cases.py:"),
     ErrorCase("p14-payload-stored-into-an-array", p14_payload_stored_into_an_array, coop.CoopTypeError,

@@ -176,7 +176,8 @@ def test_p9_no_dtype_evidence_at_the_payloads_line():
     exc = _error(ck.no_dtype_launch, _tensor(), _tensor())
     assert isinstance(exc, coop.CoopTypeError)
     assert str(exc).startswith(f"{_at(ck.no_dtype_kernel, 'coop.ThreadData(K)')}: could not infer the dtype of "
-                               "ThreadData before its first use; pass dtype=")
+                               "ThreadData items; pass dtype= or assign values of known type (e.g. cutlass.Int32(x)) "
+                               "or load into it before its first use")
 
 
 @pytest.mark.parametrize("launcher, kernel, line, shapes", [

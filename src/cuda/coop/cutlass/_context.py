@@ -332,8 +332,12 @@ class KernelTracer:
         root = payload.root()
         if dtype is None:
             return
+        where = f"{call.name} at line {call.site[1]}" if call.site is not None else call.name
         if root.dtype is None:
             root.dtype = dtype
+            root.inferred_by = where
+        elif root.dtype != dtype and not root.explicit and root.inferred_by is not None:
+            raise root.conflicting(dtype, where)
         elif root.dtype != dtype and root.fragment is None and not root.explicit:
             raise CoopTypeError(f"{call.name} {param} has dtype {dtype} but the ThreadData was inferred as "
                                 f"{root.dtype}")

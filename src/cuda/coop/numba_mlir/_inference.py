@@ -16,6 +16,7 @@ from .._markers.base import op_name
 from . import _compat as nb
 from .._semantics.aggregates import is_aggregate
 from ._ir import THREAD_DATA, ArgRef, Obj, PayloadTuple, PayloadVal, dtype_of_object
+from ._checks import user_name
 from ._plan_state import OpCall, PlanState
 from .._calls import FAMILIES, front
 from .._cub.provider import Abi
@@ -77,8 +78,8 @@ class DtypeInference(PlanState):
         for payload in self.payloads:
             if payload.dtype is None:
                 raise located(CoopTypeError(
-                    f"could not infer the dtype of ThreadData {payload.var}; pass dtype= or assign values of "
-                    "known type (cast helper results, e.g. numpy.int32(x))"), payload.loc)
+                    f"could not infer the dtype of ThreadData {user_name(payload.var)}; pass dtype= or assign values "
+                    "of known type (cast helper results, e.g. numpy.int32(x))"), payload.loc)
             if not payload.explicit and payload.form == THREAD_DATA:
                 self.check_payload_size(payload)  # P17 with the inferred dtype (explicit ones were checked)
 
@@ -97,7 +98,7 @@ class DtypeInference(PlanState):
         for other in payload.evidence[1:]:
             if other[0] != first[0]:
                 raise located(CoopTypeError(
-                    f"ThreadData {payload.var} has conflicting dtypes {first[0]} ({first[1]}) and "
+                    f"ThreadData {user_name(payload.var)} has conflicting dtypes {first[0]} ({first[1]}) and "
                     f"{other[0]} ({other[1]})"
                 ), payload.loc)
         return first[0]
