@@ -1607,6 +1607,22 @@ def o12_successor_on_the_left(bid, src, dst):
     coop.store(block, dst, out)
 
 
+def o12_successor_with_valid_items(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.adjacent_difference(block, items, direction="right", valid_items=100, tile_successor_item=1)  # HERE
+    coop.store(block, dst, out)
+
+
+def o12_predecessor_of_tails(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.discontinuity(block, items, mode="tails", tile_predecessor_item=1)  # HERE
+    coop.store(block, dst, out)
+
+
 def g4_grid_sum(bid, src, dst):
     block = coop.this_block()
     items = coop.ThreadData(K, np.int32)
@@ -1697,6 +1713,10 @@ ERRORS = [
               "cuda.coop.histogram requires block_threads * bins_per_thread >= bins (128 * 2 < 300)"),
     ErrorCase("o12-successor-on-the-left", o12_successor_on_the_left, coop.CoopValueError,
               "cuda.coop.adjacent_difference direction='left' accepts only tile_predecessor_item"),
+    ErrorCase("o12-successor-with-valid-items", o12_successor_with_valid_items, coop.CoopValueError,
+              "cuda.coop.adjacent_difference tile_successor_item cannot be combined with valid_items"),
+    ErrorCase("o12-predecessor-of-tails", o12_predecessor_of_tails, coop.CoopValueError,
+              "cuda.coop.discontinuity mode='tails' accepts only tile_successor_item"),
     ErrorCase("g4-grid-sum", g4_grid_sum, coop.CoopUnsupportedError,
               "cuda.coop.sum does not support grid groups"),
     ErrorCase("g8-exhaustive-not-a-bool", g8_exhaustive_not_a_bool, coop.CoopTypeError,
