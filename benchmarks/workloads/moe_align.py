@@ -214,9 +214,9 @@ class Ours:
         bits, bs, slots = cutlass.Int32(kernels.key_bits(experts)), cutlass.Int32(block_size), cutlass.Int64(size)
         outs = (t["sorted"], t["experts"], t["post"])
         if kernels.small_path(numel):  # up to 8192 entries, 1-8 a thread: ranked by warps, no sort
-            shape = f"{kernels.small_items(numel)}x{kernels.small_threads(numel)}"  # items a lane x threads
-            steps = [(f"small{shape}", (t["ids"], *outs, n, e, bs, slots,
-                                                                cutlass.Int32(kernels.small_blocks(size))))]
+            threads = kernels.small_threads(numel)
+            grid = cutlass.Int32(kernels.small_blocks(numel, experts, size, threads))
+            steps = [(f"small{kernels.small_items(numel)}x{threads}", (t["ids"], *outs, n, e, bs, slots, grid))]
         elif blocks == 1:
             steps = [("align", (t["ids"], *outs, n, e, bits, bs, slots, cutlass.Int32(1)))]
         else:

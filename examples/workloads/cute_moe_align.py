@@ -48,7 +48,8 @@ def steps(topk_ids: np.ndarray, num_experts: int, block_size: int, plan: tuple[i
     if (plan is None and kernels.small_path(numel)) or blocks == 0:
         items, threads = kernels.small_items(max(numel, 1)), kernels.small_threads(numel)
         return [(f"moe_align (small, {items} entries a thread of {threads})", kernels.small_launcher(items, threads),
-                 (flat, *outputs, n, e, bs, size), kernels.small_blocks(outputs[0].size))], outputs
+                 (flat, *outputs, n, e, bs, size),
+                 kernels.small_blocks(numel, num_experts, outputs[0].size, threads))], outputs
     if blocks == 1:
         return [("moe_align (one block)", kernels.launch_align, (flat, *outputs, n, e, bits, bs, size), 1)], outputs
     counts = np.full(blocks * kernels.MAX_EXPERTS, -7, np.int32)

@@ -46,7 +46,7 @@ def builds(numel: int, num_experts: int, block_size: int):
              kernels.THREADS),
             (f"moe_align (small, {items} entries a thread of {threads})", kernels.small_kernel_for(items, threads),
              (topk_ids, sorted_ids, expert_ids, post_pad, np.int64(small), e, bs, size),
-             kernels.small_blocks(int(size)), threads)]
+             kernels.small_blocks(small, num_experts, int(size), threads), threads)]
 
 
 def run(topk_ids: np.ndarray, num_experts: int, block_size: int):

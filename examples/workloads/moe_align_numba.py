@@ -362,8 +362,9 @@ large ones (``launch_plan``)."""
     bs, slots = np.int32(block_size), np.int64(size)
     if small_path(numel):
         threads = small_threads(numel)
-        small_kernel_for(small_items(numel), threads)[small_blocks(size), threads](flat, sorted_ids, expert_ids,
-                                                                                   post_pad, n, experts, bs, slots)
+        blocks = small_blocks(numel, num_experts, size, threads)
+        small_kernel_for(small_items(numel), threads)[blocks, threads](flat, sorted_ids, expert_ids, post_pad, n,
+                                                                       experts, bs, slots)
     else:
         counts = cuda.device_array(blocks * MAX_EXPERTS, np.int32) if counts is None else counts
         count_kernel[blocks, THREADS](flat, counts, n, experts, np.int64(span))

@@ -196,12 +196,18 @@ def test_the_small_paths_steps_give_the_stable_oracle(numel):
             for ids in (flat, np.full(numel, experts - 1, np.int32)):
                 want = ref.moe_align_block_size(ids, experts, block_size)
                 size = plan.max_num_tokens_padded(numel, experts, block_size)
-                for blocks in sorted({1, 3, plan.small_blocks(size)}):
+                threads = plan.small_threads(numel)
+                for blocks in sorted({1, 3, plan.small_blocks(numel, experts, size, threads)}):
                     ref.check(small_path_model(ids, experts, block_size, blocks), want)
 
 
 def test_small_blocks_share_the_writes_a_few_thousand_slots_each():
-    assert [plan.small_blocks(s) for s in (1, 4096, 4097, 16384, 16385, 32 * 1024, 10**6)] == [1, 1, 2, 4, 5, 8, 8]
+    """At least a block per 4096 slots, per 1024 entries, per expert a warp; at most 8."""
+    assert [plan.small_blocks(2, 8, s, 256) for s in (1, 4096, 4097, 16384, 16385, 32 * 1024, 10**6)] == \
+        [1, 1, 2, 4, 5, 8, 8]
+    assert [plan.small_blocks(2, e, 32, 256) for e in (8, 9, 16, 64, 256)] == [1, 2, 2, 8, 8]
+    assert [plan.small_blocks(2, e, 32, 1024) for e in (8, 32, 33, 128, 256)] == [1, 1, 2, 4, 8]
+    assert [plan.small_blocks(n, 8, 32, 1024) for n in (1024, 1025, 6144, 8192)] == [1, 2, 6, 8]
 
 
 def test_a_few_entries_take_a_block_of_256_threads():
