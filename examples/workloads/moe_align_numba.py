@@ -193,7 +193,7 @@ def ballot_peers(x):
     64-256 experts (8 matches a warp)."""
     peers = np.uint32(0xFFFFFFFF)
     for bit in range(KEY_BITS):
-        mine = (x >> bit) & 1
+        mine = (x >> np.int32(bit)) & np.int32(1)
         votes = np.uint32(cuda.ballot_sync(0xFFFFFFFF, mine))
         peers &= votes if mine else votes ^ np.uint32(0xFFFFFFFF)
     return peers
@@ -211,8 +211,14 @@ def small_kernel_for(items: int, threads: int = THREADS):
     Thread e then turns expert e's counts over the warps into each warp's base and sums them; a block
     ``exclusive_sum`` of the padded counts gives the offsets. Two block barriers besides the scan's; no sort. Sizes
     are below 2**31 (``check_arguments``), so the counts and slots are int32."""
-    span = 32 * items  # a warp's entries
+    span = 32 * items  # a warp's entries (a power of two)
     warps = threads // 32
+    # the kernel's arithmetic is int32 throughout: numba types a Python int as int64, so `t // 32` or `x + 1` of an
+    # int32 would be 64-bit (a division by block_size a call to a 64-bit division routine)
+    one, warp_size, lane_bits, lanes_below = np.int32(1), np.int32(32), np.int32(5), np.int32(31)
+    span_bits, max_experts = np.int32(span.bit_length() - 1), np.int32(MAX_EXPERTS)
+    block_threads, block_warps = np.int32(threads), np.int32(warps)
+    key_shift, rank_mask = np.int32(16), np.int32(0xFFFF)
 
     @cuda.jit(launch_bounds=threads)
     def small_kernel(topk_ids, sorted_ids, expert_ids, post_pad, numel, num_experts, block_size, size):
@@ -226,15 +232,15 @@ def small_kernel_for(items: int, threads: int = THREADS):
         n = np.int32(numel)
         slots = np.int32(size)
         t = np.int32(block.rank())
-        lane = t % 32
-        first = np.int32((t // 32) * span)  # this warp's first entry
-        row = (t // 32) * MAX_EXPERTS  # this warp's counts
+        lane = t & lanes_below
+        first = (t >> lane_bits) << span_bits  # this warp's first entry
+        row = (t >> lane_bits) * max_experts  # this warp's counts
         for j in range(MAX_EXPERTS // 32):  # each warp clears its own row: no block barrier before the counting
-            counts[row + j * 32 + lane] = np.int32(0)
+            counts[np.uint32(row + np.int32(j * 32) + lane)] = np.int32(0)
         raw = coop.ThreadData(items, np.int32)
-        coop.load(coop.this_warp(), topk_ids, raw, algorithm="striped", valid_items=min(max(n - first, 0), span),
-                  oob_default=np.int32(-1))
-        below = (np.uint32(1) << lane) - np.uint32(1)  # the earlier lanes (numba-cuda-mlir 0.6: no lanemask_lt)
+        coop.load(coop.this_warp(), topk_ids, raw, algorithm="striped",
+                  valid_items=min(max(n - first, np.int32(0)), np.int32(span)), oob_default=np.int32(-1))
+        below = (np.uint32(1) << np.uint32(lane)) - np.uint32(1)  # earlier lanes (numba-cuda-mlir 0.6: no lanemask_lt)
         if items > 1:
             cuda.syncwarp()  # the row's zeros before any lane reads them
         for j in range(items):
@@ -245,59 +251,65 @@ def small_kernel_for(items: int, threads: int = THREADS):
             rank = np.int32(cuda.popc(peers & below))
             if items > 1:
                 if x < num_experts:
-                    rank += counts[row + x]
+                    rank += counts[np.uint32(row + x)]
                 cuda.syncwarp()  # every lane has read its expert's count before the expert's last lane moves it on
-            if peers >> lane == 1 and x < num_experts:  # the slot's last entry of the expert: the warp's count so far
-                counts[row + x] = rank + 1
+            if peers >> np.uint32(lane) == np.uint32(1) and x < num_experts:  # the slot's last entry of the expert
+                counts[np.uint32(row + x)] = rank + one
             if items > 1:
                 cuda.syncwarp()  # the new counts before the next slot reads them
-            ranked[first + 32 * j + lane] = (x << 16) | rank
+            ranked[np.uint32(first + np.int32(32 * j) + lane)] = (x << key_shift) | rank
         cuda.syncthreads()
         mine = np.int32(0)  # thread e: expert e's count; each warp's count becomes the warp's base
         if t < num_experts:
             for w in range(warps):  # every warp cleared its row: a constant trip count, so the reads are all in flight
-                count = counts[w * MAX_EXPERTS + t]
-                counts[w * MAX_EXPERTS + t] = mine
+                count = counts[np.uint32(np.int32(w * MAX_EXPERTS) + t)]
+                counts[np.uint32(np.int32(w * MAX_EXPERTS) + t)] = mine
                 mine += count
-        padded = np.int32((mine + block_size - 1) // block_size * block_size)  # an int32 scan (numba sums int64)
+        # numba divides signed ints in 64 bits (a called routine); these are non-negative: 32-bit unsigned division
+        unit = np.uint32(block_size)
+        padded = np.int32(np.uint32(mine + block_size - one) // unit * unit)  # an int32 scan (numba sums int64)
         offset = coop.exclusive_sum(block, padded)
         if t < num_experts:
-            offsets[t] = offset
-            fills[t] = offset + mine
-        if t == num_experts - 1:  # the last expert's end is the total
-            offsets[num_experts] = offset + padded
+            offsets[np.uint32(t)] = offset
+            fills[np.uint32(t)] = offset + mine
+        if t == num_experts - one:  # the last expert's end is the total
+            offsets[np.uint32(num_experts)] = offset + padded
         cuda.syncthreads()
-        total = offsets[num_experts]
+        total = offsets[np.uint32(num_experts)]
         # every block ranked every entry (the same counts, bases and offsets in each block's shared memory), so the
         # writes, size slots in all, are shared out over the blocks: entries, padding, tail and expert_ids
         part = np.int32(cuda.blockIdx.x)
         parts = np.int32(cuda.gridDim.x)
-        entry = part * threads + t
+        entry = part * block_threads + t
         while entry < n:
-            x = ranked[entry] >> 16
+            x = ranked[np.uint32(entry)] >> key_shift
             if x < num_experts:
-                sorted_ids[offsets[x] + counts[(entry // span) * MAX_EXPERTS + x] + (ranked[entry] & 0xFFFF)] = entry
-            entry += parts * threads
+                base = offsets[np.uint32(x)] + counts[np.uint32((entry >> span_bits) * max_experts + x)]
+                sorted_ids[np.uint32(base + (ranked[np.uint32(entry)] & rank_mask))] = entry
+            entry += parts * block_threads
         if t == 0 and part == 0:
             post_pad[0] = total
-        e = part * warps + t // 32  # each expert's padding: one warp, coalesced
+        e = part * block_warps + (t >> lane_bits)  # each expert's padding: one warp, coalesced
         while e < num_experts:
-            pad = fills[e] + lane
-            while pad < offsets[e + 1]:
-                sorted_ids[pad] = n
-                pad += 32
-            e += parts * warps
-        q = total + part * threads + t  # the tail
+            pad = fills[np.uint32(e)] + lane
+            while pad < offsets[np.uint32(e + one)]:
+                sorted_ids[np.uint32(pad)] = n
+                pad += warp_size
+            e += parts * block_warps
+        q = total + part * block_threads + t  # the tail
         while q < slots:
-            sorted_ids[q] = n
-            q += parts * threads
-        if t < num_experts and t % parts == part:  # expert t's blocks
-            for b in range(offset // block_size, (offset + padded) // block_size):
-                expert_ids[b] = t
-        b = total // block_size + part * threads + t  # the blocks past the total
-        while b < (slots + block_size - 1) // block_size:
-            expert_ids[b] = np.int32(-1)
-            b += parts * threads
+            sorted_ids[np.uint32(q)] = n
+            q += parts * block_threads
+        if t < num_experts and np.uint32(t) % np.uint32(parts) == np.uint32(part):  # expert t's blocks (whole ones)
+            b = np.int32(np.uint32(offset) // unit)
+            for _ in range(np.uint32(padded) // unit):
+                expert_ids[np.uint32(b)] = t
+                b += one
+        b = np.int32(np.uint32(total) // unit) + part * block_threads + t  # the blocks past the total
+        blocks = np.int32(np.uint32(slots + block_size - one) // unit)
+        while b < blocks:
+            expert_ids[np.uint32(b)] = np.int32(-1)
+            b += parts * block_threads
 
     return small_kernel
 
