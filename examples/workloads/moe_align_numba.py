@@ -199,6 +199,16 @@ def ballot_peers(x):
     return peers
 
 
+@cuda.jit(device=True, inline="always")
+def strided_count(start, stop, step):
+    """How many of start, start + step, ... lie below stop (non-negative int32s, step > 0), by a 32-bit unsigned
+    division: a `while i < stop: i += step` loop of numba's 64-bit ints has its trip count divided out by a called
+    64-bit routine."""
+    if start >= stop:
+        return np.uint32(0)
+    return np.uint32(stop - start - 1) // np.uint32(step) + np.uint32(1)
+
+
 @functools.cache
 def small_kernel_for(items: int, threads: int = THREADS):
     """The small kernel of ``threads`` threads for up to ``threads * items`` entries (``small_path``, ``small_items``,
@@ -281,7 +291,7 @@ def small_kernel_for(items: int, threads: int = THREADS):
         part = np.int32(cuda.blockIdx.x)
         parts = np.int32(cuda.gridDim.x)
         entry = part * block_threads + t
-        while entry < n:
+        for _ in range(strided_count(entry, n, parts * block_threads)):
             x = ranked[np.uint32(entry)] >> key_shift
             if x < num_experts:
                 base = offsets[np.uint32(x)] + counts[np.uint32((entry >> span_bits) * max_experts + x)]
@@ -297,7 +307,7 @@ def small_kernel_for(items: int, threads: int = THREADS):
                 pad += warp_size
             e += parts * block_warps
         q = total + part * block_threads + t  # the tail
-        while q < slots:
+        for _ in range(strided_count(q, slots, parts * block_threads)):
             sorted_ids[np.uint32(q)] = n
             q += parts * block_threads
         if t < num_experts and np.uint32(t) % np.uint32(parts) == np.uint32(part):  # expert t's blocks (whole ones)
@@ -307,7 +317,7 @@ def small_kernel_for(items: int, threads: int = THREADS):
                 b += one
         b = np.int32(np.uint32(total) // unit) + part * block_threads + t  # the blocks past the total
         blocks = np.int32(np.uint32(slots + block_size - one) // unit)
-        while b < blocks:
+        for _ in range(strided_count(b, blocks, parts * block_threads)):
             expert_ids[np.uint32(b)] = np.int32(-1)
             b += parts * block_threads
 
