@@ -412,6 +412,19 @@ def half_launch(src: cute.Tensor, dst: cute.Tensor):
 
 
 @cute.kernel
+def qualified_half_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.float16)
+    cute_coop.load(block, src, items)
+    cute_coop.store(block, dst, items)
+
+
+@cute.jit
+def qualified_half_launch(src: cute.Tensor, dst: cute.Tensor):
+    qualified_half_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
 def loop_kernel(src: cute.Tensor, dst: cute.Tensor, tiles: cutlass.Int32):
     """A running scan over tiles in a run-time loop: the payload is carried through CuTe's scf.for."""
     block = coop.this_block()

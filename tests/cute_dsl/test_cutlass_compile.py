@@ -268,12 +268,21 @@ def test_shuffle_rank_batched_logical_warps_run_length_and_queries_emit_their_ca
         assert f"cuda_coop_{family}" in kernel.cpp_source, family
 
 
-def test_float16_payloads_are_rejected_at_the_line():
+def test_float16_payloads_are_p1_in_common_calls():
+    """SPEC 12.3: float16 is P1 in a common call, whose fix names the namespace that builds it (this one does not)."""
     exc = _coop_error(_compile_error(ck.half_launch, _tensor(dtype=cutlass.Float16), _tensor(dtype=cutlass.Float16)))
     assert isinstance(exc, coop.CoopTypeError)
-    assert str(exc) == (f"{ck.__file__}:{_line(ck.half_kernel, 'ThreadData(K, np.float16)')}: cuda.coop.cutlass "
-                        "payloads support dtypes int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, "
-                        "float64; got float16")
+    assert str(exc) == (f"{ck.__file__}:{_line(ck.half_kernel, 'coop.load(')}: cuda.coop.load supports source dtypes "
+                        "int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64 through the common "
+                        "API; use cuda.coop.numba_mlir for float16")
+
+
+def test_float16_payloads_are_not_built_by_the_qualified_namespace_either():
+    exc = _coop_error(_compile_error(ck.qualified_half_launch, _tensor(dtype=cutlass.Float16),
+                                     _tensor(dtype=cutlass.Float16)))
+    assert isinstance(exc, coop.CoopTypeError)
+    assert str(exc).endswith("cuda.coop.cutlass payloads support dtypes int8, int16, int32, int64, uint8, uint16, "
+                             "uint32, uint64, float32, float64; got float16"), str(exc)
 
 
 def test_shared_memory_counts_the_kernels_own_allocations():

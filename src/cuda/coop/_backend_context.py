@@ -55,12 +55,14 @@ class ValueAbi:
 @dataclass(frozen=True)
 class BackendContext:
     """``backend``: its registered name; ``namespace``: its qualified namespace module; ``tracer``: the receiver of
-    marker calls, for a backend that executes the kernel's Python; ``abi``: how values cross to its code."""
+    marker calls, for a backend that executes the kernel's Python; ``abi``: how values cross to its code;
+    ``dtypes_elsewhere``: the qualified namespace that builds a qualified dtype this backend does not (P1's fix)."""
 
     backend: str
     namespace: str
     tracer: Tracer | None = None
     abi: ValueAbi = ValueAbi()
+    dtypes_elsewhere: tuple[tuple[str, str], ...] = ()
 
     def foreign_call(self, namespace: str, name: str) -> CoopTypeError | None:
         """R11 for ``namespace.name`` called in a kernel this backend compiles, when ``namespace`` is the qualified
@@ -112,7 +114,10 @@ def value_abi() -> ValueAbi:
     return context.abi if context is not None else ValueAbi()
 
 
-def qualified_namespace() -> str:
-    """The qualified namespace of the backend compiling now, for messages that point a user to it."""
+def qualified_namespace(dtype: str | None = None) -> str:
+    """The qualified namespace of the backend compiling now, for messages that point a user to it (for ``dtype``,
+    the one that builds it where this backend does not)."""
     context = current()
-    return context.namespace if context is not None else "the backend's qualified namespace"
+    if context is None:
+        return "the backend's qualified namespace"
+    return dict(context.dtypes_elsewhere).get(dtype or "", context.namespace)

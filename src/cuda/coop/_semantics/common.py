@@ -304,7 +304,7 @@ def require_common_dtype(op: str, param: str, dtype: str | None, qualified: bool
     if qualified or not (dtype in QUALIFIED_DTYPES or is_aggregate(dtype)):
         return
     raise CoopTypeError(f"{op} supports {param} dtypes {', '.join(NUMERIC_DTYPES)} through the common API; use "
-                        f"{qualified_namespace()} for {dtype}")
+                        f"{qualified_namespace(dtype)} for {dtype}")
 
 
 # The most items one thread's payload may hold (P17, a payload beyond a hard limit): per-item code of that size

@@ -39,4 +39,5 @@ BACKEND = "cutlass"
 # build (docs: cutlass). float16 is not built here (SPEC 12.3), so radix sort keys are no float16 either. (A
 # StatefulFunction's state crosses by pointer into a C function CuTe traces from the op: SPEC 12.9.)
 LACKS = frozenset({"float16"})
+DTYPES_ELSEWHERE = (("float16", "cuda.coop.numba_mlir"),)  # P1's fix for a qualified dtype this backend lacks
 BUILD_TAG = "cutlass"  # in the provider cache key and the dumped source's name

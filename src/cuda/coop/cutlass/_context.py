@@ -32,7 +32,7 @@ from ._emit import KernelPlan, Planned, emit, operand_type
 from ._route import route
 from ._values import (
     Call, PayloadPair, Slot, Storage, ThreadData, ThreadGroup, caller_site, describe, function_at, name_at,
-    number_dtype, require_payload_dtype, static_value,
+    number_dtype, static_value,
 )
 
 # rank and count are signed here (docs: cutlass, "What the kernel may hold"): SPEC 3.4's unsigned type -> CuTe's
@@ -156,8 +156,8 @@ class KernelTracer:
 
     def _new_slot(self, values: dict[str, Any], site: tuple[str, int] | None) -> Slot:
         spec = thread_data(values, dtype_of_object=self.dtype_of_object, dtype_words=self.dtype_words)
-        if spec.dtype in _dsl.OTHER_TYPES:  # numba-cuda-mlir's qualified dtypes: not built here (others: the call's P2)
-            require_payload_dtype(spec.dtype)
+        # float16 and booleans are not built here: a common call says P1 (float16) or P2 (booleans) at its line, as
+        # numba-cuda-mlir's do; making the register tensor says which dtypes this namespace builds
         name = name_at(site, r"^\s*(\w+)\s*=") if site is not None else None
         check_payload_extent(name or "payload", spec.items_per_thread, spec.dtype)
         return Slot(spec.items_per_thread, spec.dtype, spec.dtype is not None, self, site=site)
@@ -402,7 +402,8 @@ def backend_context() -> BackendContext | None:
     kernel = _dsl.current_kernel()
     if kernel is None:
         return None
-    return BackendContext(_about.BACKEND, _about.NAMESPACE, tracer_for(kernel), abi=_about.ABI)
+    return BackendContext(_about.BACKEND, _about.NAMESPACE, tracer_for(kernel), abi=_about.ABI,
+                          dtypes_elsewhere=_about.DTYPES_ELSEWHERE)
 
 
 __all__ = ["KernelTracer", "backend_context", "take_tracers", "tracer_for"]
