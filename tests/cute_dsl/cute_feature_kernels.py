@@ -181,9 +181,9 @@ def fragment_interop_kernel(src: cute.Tensor, scanned: cute.Tensor, totals: cute
     base = bid * (THREADS * K)
     block = coop.this_block()
     frag = cute.make_rmem_tensor((K,), cutlass.Int32)
-    coop.load(block, src, frag, offset=base)  # a register tensor as the load's output
-    prefix = coop.inclusive_sum(block, frag)  # ... as an operation's operand
-    total = coop.sum(block, frag)
+    cute_coop.load(block, src, frag, offset=base)  # a register tensor as the load's output (qualified calls only)
+    prefix = cute_coop.inclusive_sum(block, frag)  # ... as an operation's operand
+    total = cute_coop.sum(block, frag)
     coop.store(block, scanned, prefix, offset=base)
     if block.rank() == 0:
         totals[bid] = total
@@ -196,7 +196,7 @@ def fragment_interop_kernel(src: cute.Tensor, scanned: cute.Tensor, totals: cute
     out = cute.make_rmem_tensor((K,), cutlass.Int32)
     for i in cutlass.range_constexpr(K):
         out[i] = frag[i] - 7
-    coop.store(block, through, out, offset=base)  # ... as the store's value
+    cute_coop.store(block, through, out, offset=base)  # ... as the store's value
     twice = coop.ThreadData(K, np.int32)
     for i in cutlass.range_constexpr(K):
         twice.fragment[i] = prefix[i] * 2  # items.fragment written
@@ -204,7 +204,7 @@ def fragment_interop_kernel(src: cute.Tensor, scanned: cute.Tensor, totals: cute
     thrice = cute.make_rmem_tensor((K,), cutlass.Int32)
     for i in cutlass.range_constexpr(K):
         thrice[i] = prefix.fragment[i] * 3  # items.fragment read
-    coop.store(block, tripled, thrice, offset=base)
+    cute_coop.store(block, tripled, thrice, offset=base)
 
 
 @cute.jit

@@ -69,7 +69,7 @@ def fragment_kernel(src: cute.Tensor, dst: cute.Tensor):
     """Register tensors as payloads, and a ThreadData's fragment handed to CuTe code."""
     block = coop.this_block()
     frag = cute.make_rmem_tensor((K,), cutlass.Int32)
-    coop.load(block, src, frag)
+    cute_coop.load(block, src, frag)  # a register tensor: a qualified call's payload (P4 in a common one)
     items = cute_coop.ThreadData.from_fragment(frag)
     total = coop.inclusive_sum(block, items)
     doubled = coop.ThreadData(K, np.int32)
@@ -1139,3 +1139,16 @@ def retyped_in_loop_kernel(src: cute.Tensor, dst: cute.Tensor, n: cutlass.Int32)
 @cute.jit
 def retyped_in_loop_launch(src: cute.Tensor, dst: cute.Tensor, n: cutlass.Int32):
     retyped_in_loop_kernel(src, dst, n).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def common_fragment_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    frag = cute.make_rmem_tensor((K,), cutlass.Int32)
+    coop.load(block, src, frag)
+    coop.store(block, dst, cute_coop.ThreadData.from_fragment(frag))
+
+
+@cute.jit
+def common_fragment_launch(src: cute.Tensor, dst: cute.Tensor):
+    common_fragment_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))

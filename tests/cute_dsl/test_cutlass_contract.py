@@ -195,6 +195,15 @@ def test_p15_one_variable_two_payload_shapes_through_a_traced_region(launcher, k
                         f"({shapes})")
 
 
+def test_p4_a_register_tensor_in_a_common_call():
+    """SPEC 0 rule 2, 12.3: register tensors are payloads of cuda.coop.cutlass's calls; a common call says P4."""
+    exc = _error(ck.common_fragment_launch, _tensor(), _tensor())
+    assert isinstance(exc, coop.CoopTypeError)
+    assert str(exc) == (f"{_at(ck.common_fragment_kernel, 'coop.load(')}: cuda.coop.load requires a fixed-size "
+                        "ThreadData output payload in the common API; use cuda.coop.cutlass for register tensor "
+                        "payloads (or wrap the tensor: cuda.coop.cutlass.ThreadData.from_fragment)")
+
+
 def test_c15_a_target_the_dsl_does_not_know():
     with pytest.raises(coop.CoopValueError, match=r"^target must look like 'sm_90' or 'sm_90a' with a supported "
                                                   r"architecture \(sm_80, .*sm_90a.*\); got 'sm_12'$"):

@@ -97,7 +97,7 @@ def interop_kernel(src: cute.Tensor, dst: cute.Tensor, flags: cute.Tensor):
     mine[tid] = tid * 3 + 1
     block = coop.this_block()
     frag = cute.make_rmem_tensor((K,), cutlass.Int32)
-    coop.load(block, src, frag, offset=bid * (THREADS * K))
+    cute_coop.load(block, src, frag, offset=bid * (THREADS * K))  # a register tensor: a qualified call
     storage = coop.TempStorage()
     items = cute_coop.ThreadData.from_fragment(frag)
     prefix = coop.inclusive_sum(block, items, temp_storage=storage)

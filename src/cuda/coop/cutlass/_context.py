@@ -216,6 +216,13 @@ class KernelTracer:
         if isinstance(operand, Slot):
             return operand
         if _dsl.is_register_tensor(operand):
+            call = self._call
+            if call is not None and not call.qualified:  # P4: register tensors are cuda.coop.cutlass's (SPEC 12.3)
+                param = next((k for k, v in call.args.items() if v is operand or
+                              (isinstance(v, tuple) and any(m is operand for m in v))), "value")
+                raise CoopTypeError(f"{call.name} requires a fixed-size ThreadData {param} payload in the common API; "
+                                    f"use {_about.NAMESPACE} for register tensor payloads (or wrap the tensor: "
+                                    f"{_about.NAMESPACE}.ThreadData.from_fragment)")
             return self.fragment_slot(operand, "a payload operand", "tensor")
         return None
 
