@@ -223,8 +223,9 @@ def small_kernel_for(items: int, threads: int = THREADS):
     are below 2**31 (``check_arguments``), so the counts and slots are int32."""
     span = 32 * items  # a warp's entries (a power of two)
     warps = threads // 32
-    # the kernel's arithmetic is int32 throughout: numba types a Python int as int64, so `t // 32` or `x + 1` of an
-    # int32 would be 64-bit (a division by block_size a call to a 64-bit division routine)
+    # numba-cuda-mlir computes Python ints in 64 bits, tests every signed index for a negative value and divides
+    # signed ints through a called 64-bit routine: the indices and divisions below are unsigned 32-bit (all are
+    # non-negative), the warp and span factors shifts
     one, warp_size, lane_bits, lanes_below = np.int32(1), np.int32(32), np.int32(5), np.int32(31)
     span_bits, max_experts = np.int32(span.bit_length() - 1), np.int32(MAX_EXPERTS)
     block_threads, block_warps = np.int32(threads), np.int32(warps)
