@@ -292,7 +292,8 @@ def coop_kernel(operation: str, algorithm: str, k: int, io: str = ""):
             coop.load(warp, src, items, algorithm="striped", offset=base)
             total = coop.sum(warp, items, broadcast=False)  # lane 0 only, as in CUB
             if cuda.threadIdx.x & 31 == 0:  # bit operations: no Python-semantics sign fix-ups of % and //
-                totals[np.int64(cuda.blockIdx.x) * WARPS + (cuda.threadIdx.x >> 5)] = total
+                # an unsigned index: numba tests a signed one for a negative value (wraparound) on every access
+                totals[np.uint64(cuda.blockIdx.x) * np.uint64(WARPS) + np.uint64(cuda.threadIdx.x >> 5)] = total
 
         return warp_sum
     if operation == "exchange" and algorithm == "round_trip":
