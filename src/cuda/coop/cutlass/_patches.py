@@ -99,13 +99,13 @@ def report_payload_shape_changes() -> None:
         return
 
     def check_region_result(original_value: Any, region_value: Any, arg_name: str, op_type_name: str) -> None:
-        from ._values import ThreadData, user_site
+        from ._values import ThreadData, caller_site
 
         if isinstance(original_value, ThreadData) and isinstance(region_value, ThreadData):
             before, after = original_value._shape(), region_value._shape()
             if before != after:
                 raise located(CoopTypeError(f"variable {arg_name} may refer to payloads with different extents or "
-                                            f"dtypes ({before}; {after})"), user_site(_DSL_FOLDER))
+                                            f"dtypes ({before}; {after})"), caller_site(_DSL_FOLDER))
         original(original_value, region_value, arg_name, op_type_name)
 
     check_region_result.__wrapped__ = original  # type: ignore[attr-defined]

@@ -319,21 +319,16 @@ class Call:
 
 
 # ---- where in the kernel's Python
-def caller_site() -> tuple[str, int]:
-    """The file and line of the kernel's Python that called into this backend (its frames skipped)."""
-    frame = inspect.currentframe()
-    here = os.path.dirname(__file__)
-    while frame is not None and os.path.dirname(frame.f_code.co_filename) == here:
-        frame = frame.f_back
-    return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("<kernel>", 0)
+def caller_site(dsl_folder: str | None = None) -> tuple[str, int]:
+    """The file and line of the kernel's Python that called into this backend (its frames skipped; with
+    ``dsl_folder``, the DSL's too: a check the DSL runs for a traced region calls back into this backend)."""
+    here = os.path.dirname(os.path.abspath(__file__))
 
+    def skipped(folder: str) -> bool:
+        return folder == here or (dsl_folder is not None and (folder + os.sep).startswith(dsl_folder + os.sep))
 
-def user_site(dsl_folder: str) -> tuple[str, int]:
-    """The file and line of the kernel's Python nearest on the stack, below this backend's frames and those of the
-    DSL (its package folder: a check the DSL runs for a traced region)."""
-    skipped = (os.path.dirname(os.path.abspath(__file__)), dsl_folder)
     frame = inspect.currentframe()
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(skipped):
+    while frame is not None and skipped(os.path.dirname(os.path.abspath(frame.f_code.co_filename))):
         frame = frame.f_back
     return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("<kernel>", 0)
 
