@@ -45,27 +45,35 @@ def install(linker: Callable[[str, list[str]], bytes], attached: Callable[[str],
             patch.install()
 
 
+def _replace(owner: Any, attribute: str, wrap: Callable[[Any], Any], *, static: bool = False) -> None:
+    """Set ``owner.attribute`` to ``wrap(original)``, marked as cuda.coop's and keeping the original as
+    ``__wrapped__``; nothing when it is cuda.coop's already (a second import of this module)."""
+    original = getattr(owner, attribute)
+    if getattr(original, _OURS, False):
+        return
+    wrapper = wrap(original)
+    wrapper.__wrapped__ = original
+    setattr(wrapper, _OURS, True)
+    setattr(owner, attribute, staticmethod(wrapper) if static else wrapper)
+
+
 # --- a user's mistake found after the trace ----------------------------------------------------
 # The DSL reports any exception of a trace-finalize hook as its own internal error ("a bug in the DSL"), its message
 # wrapped; cuda.coop's hook raises the user's mistakes (CoopError: the call, the line, the fix) from there.
 @once
 def pass_user_errors_through_trace_hooks() -> None:
-    dsl_type = type(CuTeDSL._get_dsl())
-    original = dsl_type._run_trace_finalize_hooks
-    if getattr(original, _OURS, False):
-        return
+    def wrap(original: Callable[..., None]) -> Callable[..., None]:
+        def run_hooks(self: Any, module: Any, function_name: str) -> None:
+            try:
+                original(self, module, function_name)
+            except Exception as exc:
+                if isinstance(exc.__cause__, _passes):
+                    raise exc.__cause__ from None
+                raise
 
-    def run_hooks(self: Any, module: Any, function_name: str) -> None:
-        try:
-            original(self, module, function_name)
-        except Exception as exc:
-            if isinstance(exc.__cause__, _passes):
-                raise exc.__cause__ from None
-            raise
+        return run_hooks
 
-    run_hooks.__wrapped__ = original  # type: ignore[attr-defined]
-    setattr(run_hooks, _OURS, True)
-    dsl_type._run_trace_finalize_hooks = run_hooks
+    _replace(type(CuTeDSL._get_dsl()), "_run_trace_finalize_hooks", wrap)
 
 
 # --- a payload stored into a tensor element (P14) ----------------------------------------------
@@ -73,20 +81,17 @@ def pass_user_errors_through_trace_hooks() -> None:
 # with no line; numba-cuda-mlir reports the same mistake as P14 at the assignment.
 @once
 def report_payloads_stored_into_tensors() -> None:
-    original = _tensor._Tensor.__setitem__
-    if getattr(original, _OURS, False):
-        return
+    def wrap(original: Callable[..., Any]) -> Callable[..., Any]:
+        def setitem(self: Any, crd: Any, data: Any, *args: Any, **kwargs: Any) -> Any:
+            from ._values import ThreadData, caller_site, user_variable
 
-    def setitem(self: Any, crd: Any, data: Any, *args: Any, **kwargs: Any) -> Any:
-        from ._values import ThreadData, caller_site, user_variable
+            if isinstance(data, ThreadData):
+                raise data._escapes(f"an assignment into {user_variable(self, caller_site()) or 'a tensor'}")
+            return original(self, crd, data, *args, **kwargs)
 
-        if isinstance(data, ThreadData):
-            raise data._escapes(f"an assignment into {user_variable(self, caller_site()) or 'a tensor'}")
-        return original(self, crd, data, *args, **kwargs)
+        return setitem
 
-    setitem.__wrapped__ = original  # type: ignore[attr-defined]
-    setattr(setitem, _OURS, True)
-    _tensor._Tensor.__setitem__ = setitem
+    _replace(_tensor._Tensor, "__setitem__", wrap)
 
 
 # --- one variable, payloads of two shapes through a traced branch or loop (P15) -----------------
@@ -94,23 +99,20 @@ def report_payloads_stored_into_tensors() -> None:
 # register tensors; numba-cuda-mlir reports the same mistake as P15.
 @once
 def report_payload_shape_changes() -> None:
-    original = _ast_decorators.ScfGenerator._check_region_result
-    if getattr(original, _OURS, False):
-        return
+    def wrap(original: Callable[..., None]) -> Callable[..., None]:
+        def check_region_result(original_value: Any, region_value: Any, arg_name: str, op_type_name: str) -> None:
+            from ._values import ThreadData, caller_site
 
-    def check_region_result(original_value: Any, region_value: Any, arg_name: str, op_type_name: str) -> None:
-        from ._values import ThreadData, caller_site
+            if isinstance(original_value, ThreadData) and isinstance(region_value, ThreadData):
+                before, after = original_value._shape(), region_value._shape()
+                if before != after:
+                    raise located(CoopTypeError(f"variable {arg_name} may refer to payloads with different extents "
+                                                f"or dtypes ({before}; {after})"), caller_site(_DSL_FOLDER))
+            original(original_value, region_value, arg_name, op_type_name)
 
-        if isinstance(original_value, ThreadData) and isinstance(region_value, ThreadData):
-            before, after = original_value._shape(), region_value._shape()
-            if before != after:
-                raise located(CoopTypeError(f"variable {arg_name} may refer to payloads with different extents or "
-                                            f"dtypes ({before}; {after})"), caller_site(_DSL_FOLDER))
-        original(original_value, region_value, arg_name, op_type_name)
+        return check_region_result
 
-    check_region_result.__wrapped__ = original  # type: ignore[attr-defined]
-    setattr(check_region_result, _OURS, True)
-    _ast_decorators.ScfGenerator._check_region_result = staticmethod(check_region_result)
+    _replace(_ast_decorators.ScfGenerator, "_check_region_result", wrap, static=True)
 
 
 # --- the compile step ------------------------------------------------------------------------
@@ -123,32 +125,29 @@ def report_payload_shape_changes() -> None:
 #   stream, logger or warnings filter sees it), so it is filtered there, for the pass manager's run alone.
 @once
 def install_compile_step() -> None:
-    original = _compiler.Compiler.compile
-    if getattr(original, _OURS, False):
-        return
-
-    def compile_with_coop(self: Any, module: Any, pipeline: str, *args: Any, **kwargs: Any) -> Any:
-        assert _linker is not None and _attached is not None
-        keys, bitcode = _dsl.take_marks(module)
-        pipeline = _dsl.own_libraries(pipeline, bitcode, _attached)
-        if not keys:
-            if not bitcode:
-                return original(self, module, pipeline, *args, **kwargs)
-            if not hasattr(self, "passmanager"):  # not the DSL's Compiler of 4.8: the whole compile's window
-                with native_stderr_without(_dsl.DATA_LAYOUT_WARNING):
+    def wrap(original: Callable[..., Any]) -> Callable[..., Any]:
+        def compile_with_coop(self: Any, module: Any, pipeline: str, *args: Any, **kwargs: Any) -> Any:
+            assert _linker is not None and _attached is not None
+            keys, bitcode = _dsl.take_marks(module)
+            pipeline = _dsl.own_libraries(pipeline, bitcode, _attached)
+            if not keys:
+                if not bitcode:
                     return original(self, module, pipeline, *args, **kwargs)
-            return original(_quiet_linking(self), module, pipeline, *args, **kwargs)
-        with tempfile.TemporaryDirectory(prefix="cuda_coop_cute_") as where:
-            ptx_path = os.path.join(where, "kernel.ptx")
-            result = original(self, module, _dsl.relocatable(pipeline, ptx_path), *args, **kwargs)
-            with open(_find_ptx(where), encoding="utf-8") as handle:
-                ptx = handle.read()
-        _dsl.replace_binary(result if result is not None else module, _linker(ptx, keys))
-        return result
+                if not hasattr(self, "passmanager"):  # not the DSL's Compiler of 4.8: the whole compile's window
+                    with native_stderr_without(_dsl.DATA_LAYOUT_WARNING):
+                        return original(self, module, pipeline, *args, **kwargs)
+                return original(_quiet_linking(self), module, pipeline, *args, **kwargs)
+            with tempfile.TemporaryDirectory(prefix="cuda_coop_cute_") as where:
+                ptx_path = os.path.join(where, "kernel.ptx")
+                result = original(self, module, _dsl.relocatable(pipeline, ptx_path), *args, **kwargs)
+                with open(_find_ptx(where), encoding="utf-8") as handle:
+                    ptx = handle.read()
+            _dsl.replace_binary(result if result is not None else module, _linker(ptx, keys))
+            return result
 
-    compile_with_coop.__wrapped__ = original  # type: ignore[attr-defined]
-    setattr(compile_with_coop, _OURS, True)
-    _compiler.Compiler.compile = compile_with_coop
+        return compile_with_coop
+
+    _replace(_compiler.Compiler, "compile", wrap)
 
 
 def _find_ptx(where: str) -> str:
