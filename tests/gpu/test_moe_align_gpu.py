@@ -174,7 +174,7 @@ def _small_and_one_block(backend, topk_ids):
 @pytest.mark.parametrize("tokens, experts, k, block_size", [(16, 256, 8, 128), (1000, 256, 8, 16), (3, 8, 2, 64),
                                                             (700, 64, 6, 1), (32, 64, 8, 16)])
 def test_the_small_kernel_shares_its_writes_over_any_number_of_blocks(backend, tokens, experts, k, block_size):
-    """The small kernel at 1, 2, 3, 8 and 13 blocks (``plan.small_blocks`` picks 1 to 8 from the slots; every block
+    """The small kernel at 1, 2, 3, 8 and 13 blocks (``plan.small_blocks`` picks 1 to 8; every block
     ranks every entry and writes its share of entries, padding, tail and expert_ids), in blocks of 256 threads
     (``plan.small_threads``: up to 256 entries) and of 1024: the same stable oracle."""
     topk_ids = _ids(tokens, experts, k, 0.02)
