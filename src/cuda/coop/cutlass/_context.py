@@ -160,7 +160,7 @@ class KernelTracer:
         # numba-cuda-mlir's do; making the register tensor says which dtypes this namespace builds
         name = name_at(site, r"^\s*(\w+)\s*=") if site is not None else None
         check_payload_extent(name or "payload", spec.items_per_thread, spec.dtype)
-        return Slot(spec.items_per_thread, spec.dtype, spec.dtype is not None, self, site=site)
+        return Slot(spec.items_per_thread, spec.dtype, spec.dtype is not None, self, site=site, name=name or "payload")
 
     def fragment_slot(self, tensor: Any, name: str, param: str) -> Slot:
         if not _dsl.is_register_tensor(tensor):

@@ -40,6 +40,7 @@ class Slot:
     site: tuple[str, int] | None = None  # where the kernel made it (ThreadData(...)), for P9
     uncarried: bool = False  # not carried through traced regions (see ThreadData.__extract_mlir_values__)
     inferred_by: str | None = None  # the call whose operand gave the dtype ("cuda.coop.load at line 51"), for P8
+    name: str = "payload"  # the kernel's name for it (``items = coop.ThreadData(...)``), for messages
 
     def root(self) -> "Slot":
         slot = self
@@ -56,15 +57,13 @@ class Slot:
 
     def not_inferred(self) -> CoopError:
         """P9, at the line that made the payload: nothing before its first use said its dtype."""
-        name = (name_at(self.site, r"(\w+)\s*=") if self.site is not None else None) or "payload"
-        error = CoopTypeError(f"could not infer the dtype of ThreadData {name}; pass dtype= or assign values of "
+        error = CoopTypeError(f"could not infer the dtype of ThreadData {self.name}; pass dtype= or assign values of "
                               "known type (e.g. cutlass.Int32(x)) or load into it before its first use")
         return located(error, self.site) if self.site is not None else error
 
     def conflicting(self, dtype: str, where: str) -> CoopError:
         """P8 (numba-cuda-mlir's words), at the line that made the payload: two calls gave it two dtypes."""
-        name = (name_at(self.site, r"(\w+)\s*=") if self.site is not None else None) or "payload"
-        error = CoopTypeError(f"ThreadData {name} has conflicting dtypes {self.dtype} ({self.inferred_by}) and "
+        error = CoopTypeError(f"ThreadData {self.name} has conflicting dtypes {self.dtype} ({self.inferred_by}) and "
                               f"{dtype} ({where})")
         return located(error, self.site) if self.site is not None else error
 
