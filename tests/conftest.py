@@ -194,6 +194,7 @@ def _shard(items):
     return kept, dropped
 
 
+@pytest.hookimpl(trylast=True)  # after -k and -m deselect, so the shards split the selection, not the collection
 def pytest_collection_modifyitems(config, items):
     kept, dropped = _shard(items)
     if dropped:
