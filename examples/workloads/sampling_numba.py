@@ -30,6 +30,7 @@ The semantics and the NumPy oracles are in ``sampling_reference.py``; ``llm_samp
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -37,8 +38,9 @@ from numba_cuda_mlir import cuda  # noqa: I001  (the compiler first, then cuda.c
 import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from sampling_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with sampling_cute.py)
-    BINS, BINS_PER_LANE, CANDIDATES, HELD, HELD_GROUP, HELD_TILE, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS, TILE, VEC,
-    WARP_TILE, WARPS, WIDE, WIDE_TILE, select_plan, slice_plan, softmax_plan,
+    BINS, BINS_PER_LANE, CANDIDATES, CLUSTER, HELD, HELD_GROUP, HELD_TILE, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS,
+    TILE, VEC, WARP_TILE, WARPS, WIDE, WIDE_TILE, cluster_softmax_plan, select_plan, slice_plan, softmax_plan,
+    uses_cluster_softmax,
 )
 from sfu_numba import exp2_approx  # the SFU's 2**x (inline PTX), shared with the selective scan
 
@@ -446,6 +448,43 @@ def softmax_slices_kernel(logits, partials, out, arrive, vocab, slice_length, in
         write_held(block, out, held, begin, end, row_max, row_sum, thread_max)
     else:
         write_softmax(block, logits, out, begin, end, inv_temperature, row_max, row_sum)
+
+
+@functools.lru_cache(maxsize=None)
+def softmax_cluster_kernel(threads: int, held: int):
+    """The softmax of rows split over the CLUSTER blocks of a cluster launch (``cluster_softmax_plan``: block b of
+    the grid holds slice b % CLUSTER of row b // CLUSTER, ``held`` items a thread, in registers): each block's
+    (max, sum of exp) pairs meet the cluster's others in one cluster ``reduce`` through distributed shared memory,
+    and each block writes its slice from its registers. One read, one write, no grid barrier; blocks of ``threads``
+    threads, a kernel per (threads, held). Every held item is worked, those past the slice's end as -inf (no mass):
+    the plan's blocks fit their slices closely, and a test of the end per group of items would keep the loops
+    rolled and the items in local memory."""
+
+    @cuda.jit(launch_bounds=threads)
+    def kernel(logits, out, vocab, slice_length, inv_temperature):
+        block = coop.this_block()
+        part = np.int64(block.rank(level="cluster"))
+        row = np.int64(np.uint32(cuda.blockIdx.x) // np.uint32(CLUSTER))
+        begin = row * vocab + part * slice_length
+        n = max(np.int64(0), min(slice_length, vocab - part * slice_length))  # the last slices may be short
+        items = coop.ThreadData(held, np.float32)
+        coop.load(block, logits, items, algorithm="striped", offset=begin, valid_items=n, oob_default=NEG_INF)
+        m = NEG_INF
+        for i in range(held):
+            items[i] = items[i] * inv_temperature
+            m = max(m, items[i])
+        m_log2 = m * LOG2E if m != NEG_INF else np.float32(0)  # a thread of -inf items alone: no mass
+        s = np.float32(0)
+        for i in range(held):
+            items[i] = exp2_approx(items[i] * LOG2E - m_log2)
+            s += items[i]
+        row_max, row_sum = numba_coop.reduce(coop.this_cluster(), (m, s), binary_op=online_softmax_merge)
+        factor = math.exp2(m * LOG2E - row_max * LOG2E) / row_sum  # 0 for a thread of -inf items
+        for i in range(held):
+            items[i] = items[i] * factor
+        coop.store(block, out, items, algorithm="striped", offset=begin, valid_items=n)
+
+    return kernel
 
 
 @cuda.jit(device=True, inline="always")
@@ -1037,12 +1076,18 @@ def top_k_top_p_sampling_from_probs_kernel(probs, samples, vocab, top_k, top_p, 
 
 
 def softmax(logits, out, inv_temperature=np.float32(1), partials=None, arrive=None):
-    """Launch the softmax of a (batch, vocab) device array into ``out``: one launch, a block per row or, for small
-    batches, per row slice (``partials``: float32, 2 x batch x slices; ``arrive`` as ``top_k_mask_logits``; made
-    here when not given)."""
+    """Launch the softmax of a (batch, vocab) device array into ``out``: one launch, a cluster of blocks per row
+    (``uses_cluster_softmax``: small batches of short rows), else a block per row or, for small batches, per row
+    slice (``partials``: float32, 2 x batch x slices; ``arrive`` as ``top_k_mask_logits``; made here when not
+    given)."""
     batch, vocab = logits.shape
-    slices, length = resident_plan(batch, vocab, softmax_plan)
     flat, dst = logits.reshape(-1), out.reshape(-1)
+    if uses_cluster_softmax(batch, vocab):
+        threads, held, length = cluster_softmax_plan(vocab)
+        softmax_cluster_kernel(threads, held)[(batch * CLUSTER, 1, 1), (threads, 1, 1), 0, 0, (CLUSTER, 1, 1)](
+            flat, dst, np.int64(vocab), np.int64(length), inv_temperature)
+        return
+    slices, length = resident_plan(batch, vocab, softmax_plan)
     if slices == 1:
         softmax_kernel[batch, THREADS](flat, dst, np.int64(vocab), inv_temperature)
         return

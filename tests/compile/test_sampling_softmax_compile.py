@@ -1,5 +1,6 @@
 """The sampling workload's softmax (examples/workloads/sampling_numba.py, sampling_cute.py) built for sm_90 on the CPU,
-both backends, one block per row and over row slices: nothing in local memory at the 1024-thread register cap, and
+both backends, one block per row, over row slices, and over the blocks of a cluster (numba): nothing in local memory
+at the register cap of the block's threads, and
 every exponential the SFU's (``exp2_approx``: MUFU.EX2 with no libdevice ``expf``/``exp2f`` around it, whose range
 reduction shows as FFMA.SAT), so that a held row costs one MUFU an item and the (max, sum) merge of the
 block reduction one each."""
@@ -9,6 +10,7 @@ import re
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,6 +30,13 @@ def _built(backend: str, sliced: bool):
 
         import cuda.coop.numba_mlir as numba_coop
 
+        if sliced == "cluster":
+            import sampling_numba
+
+            threads, held, length = plan.cluster_softmax_plan(VOCAB)
+            host = (logits.ravel(), logits.ravel().copy(), np.int64(VOCAB), np.int64(length), np.float32(1))
+            return numba_coop.compile_kernel(sampling_numba.softmax_cluster_kernel(threads, held), host,
+                                             block=threads, grid=2 * plan.CLUSTER, cluster=plan.CLUSTER)
         if sliced:
             (name, kernel, host, blocks), = [b for b in llm_sampling.sliced_builds(2, VOCAB) if b[0].startswith(
                 "softmax")]
@@ -50,13 +59,19 @@ def _built(backend: str, sliced: bool):
     return cute_coop.compile_kernel(launcher, *(cute_llm_sampling.fake(a) for a in host), cutlass.Int32(blocks))
 
 
-@pytest.mark.parametrize("sliced", [False, True], ids=["row_per_block", "row_slices"])
-@pytest.mark.parametrize("backend", ["numba", "cute"])
+CASES = [("numba", False), ("numba", True), ("numba", "cluster"), ("cute", False), ("cute", True)]
+
+
+@pytest.mark.parametrize("backend, sliced", CASES, ids=[f"{b}-{ {False: 'row_per_block', True: 'row_slices'}.get(s, s)}"
+                                                        for b, s in CASES])
 def test_softmax_exponentials_are_the_sfus_and_nothing_spills(backend, sliced):
     built = _built(backend, sliced)
-    assert built.registers * plan.THREADS <= 65536
+    threads = plan.cluster_softmax_plan(VOCAB)[0] if sliced == "cluster" else plan.THREADS
+    assert built.registers * threads <= 65536
     assert built.local_memory_bytes == 0, f"{built.local_memory_bytes} B of local memory"
     sass = built.sass()
+    if sliced == "cluster":  # the slices' pairs meet through distributed shared memory, between cluster barriers
+        assert re.search(r"\bUCGABAR_ARV\b", sass) and re.search(r"\bUCGABAR_WAIT\b", sass)
     assert re.search(r"\bMUFU\.EX2\b", sass)
     libdevice = re.findall(r"\bFFMA\.SAT\b", sass)
     assert not libdevice, f"{len(libdevice)} FFMA.SAT: libdevice's exp is back"

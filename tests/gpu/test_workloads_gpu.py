@@ -116,6 +116,22 @@ def test_softmax_host_wrapper_slices_small_batches(batch, vocab, slices):
     assert kernels.resident_plan(batch, vocab, kernels.softmax_plan)[0] == slices
 
 
+@pytest.mark.parametrize("batch, vocab, distribution", [(1, 32000, "normal"), (3, 50001, "ties"), (2, 128256, "gumbel"),
+                                                       (5, 151936, "normal"), (1, 256000, "normal"), (4, 4099, "ties"),
+                                                       (3, 10, "normal"), (130, 32000, "gumbel")])
+def test_cluster_softmax_matches_the_oracle(batch, vocab, distribution):
+    """``softmax_cluster_kernel``: each row over the 8 blocks of a cluster (``cluster_softmax_plan``: 256 to 1024
+    threads, 16 or 32 items a thread), the slices' pairs merged by a cluster ``reduce``; short last slices (vocab
+    4099) and slices past the row's end (vocab 10: five of the eight blocks hold nothing)."""
+    logits, _ = rows(batch, vocab, distribution)
+    threads, held, length = kernels.cluster_softmax_plan(vocab)
+    out = cuda.to_device(np.full((batch, vocab), np.nan, np.float32))
+    launch = kernels.softmax_cluster_kernel(threads, held)[(batch * kernels.CLUSTER, 1, 1), (threads, 1, 1), 0, 0,
+                                                           (kernels.CLUSTER, 1, 1)]
+    launch(cuda.to_device(logits.reshape(-1)), out.reshape(-1), np.int64(vocab), np.int64(length), np.float32(1))
+    llm_sampling.check("softmax", out.copy_to_host(), ref.softmax(logits))
+
+
 @pytest.mark.parametrize("batch, vocab, distribution", [(1, 128256, "normal"), (6, 70001, "ties"),
                                                         (6, 100000, "gumbel"), (6, 32000, "gumbel"),
                                                         (200, 4096, "normal")])

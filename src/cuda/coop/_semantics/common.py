@@ -8,7 +8,7 @@ from typing import Sequence, TypeGuard
 from .._backend_context import qualified_namespace, value_abi
 from .._errors import CoopTypeError, CoopValueError
 from .aggregates import aggregate, is_aggregate
-from .tuples import is_tuple, tuple_c_type
+from .tuples import fields, is_tuple, tuple_c_type
 
 # Numeric dtypes of the common API: name -> (C++ type, size in bytes).
 NUMERIC_DTYPES: dict[str, tuple[str, int]] = {
@@ -53,8 +53,24 @@ def c_type(dtype: str) -> str:
 
 
 def itemsize(dtype: str) -> int:
+    return layout(dtype)[0]
+
+
+def layout(dtype: str) -> tuple[int, int]:
+    """(size, alignment) in bytes of one value as C lays it out; a tuple's is its struct's, the operands as fields
+    in order (``_cub.tuples``)."""
+    if is_tuple(dtype):
+        size, alignment = 0, 1
+        for member in fields(dtype):
+            member_size, member_alignment = layout(member)
+            size = -(-size // member_alignment) * member_alignment + member_size
+            alignment = max(alignment, member_alignment)
+        return -(-size // alignment) * alignment, alignment
     found = aggregate(dtype)
-    return found.size if found is not None else ALL_NUMERIC_DTYPES[dtype][1]
+    if found is not None:
+        return found.size, found.alignment
+    size = ALL_NUMERIC_DTYPES[dtype][1]
+    return size, size
 
 
 def is_selector_string(value: object) -> TypeGuard[str]:

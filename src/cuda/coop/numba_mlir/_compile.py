@@ -50,8 +50,9 @@ def _buildable_architectures() -> tuple[int, ...]:
 
 
 def compile_kernel(kernel: Any, args: Sequence[Any], /, *, block: int | Sequence[int], grid: int | Sequence[int] = 1,
-                   target: str = "sm_90") -> CompiledKernel:
-    """Build ``kernel`` for ``kernel[grid, block](*args)`` on ``target`` without launching it.
+                   target: str = "sm_90", cluster: int | Sequence[int] | None = None) -> CompiledKernel:
+    """Build ``kernel`` for ``kernel[grid, block](*args)`` (with ``cluster``: ``kernel[grid, block, 0, 0,
+    cluster]``) on ``target`` without launching it.
 
     ``args`` are sample arguments or numba types; integer values are specialised
     exactly as a launch would. Raises the same compile-time errors as a launch.
@@ -60,7 +61,8 @@ def compile_kernel(kernel: Any, args: Sequence[Any], /, *, block: int | Sequence
     target, _ = parse_target(target, _buildable_architectures())
     options = dict(getattr(kernel, "targetoptions", {}) or {})
     options["chip"] = target
-    options["__launch_config__"] = {"grid": _dim3(grid), "block": _dim3(block), "sharedmem": 0, "cluster": None}
+    options["__launch_config__"] = {"grid": _dim3(grid), "block": _dim3(block), "sharedmem": 0,
+                                     "cluster": None if cluster is None else _dim3(cluster)}
     from . import _compat as nb  # numba-cuda-mlir's internals load with the first build, not on import
 
     argtypes = [a if isinstance(a, nb.types.Type) else nb.typeof(a) for a in args]

@@ -1,8 +1,8 @@
 """CUB BlockReduce / WarpReduce providers (docs: operations/reduce)."""
 from __future__ import annotations
 
-from ..._semantics.aggregates import aggregate, uniform_word
-from ..._semantics.common import BLOCK, CLUSTER, THREAD, WARPS_IN_BLOCK, c_type, is_power_of_two, itemsize
+from ..._semantics.aggregates import uniform_word
+from ..._semantics.common import BLOCK, CLUSTER, THREAD, WARPS_IN_BLOCK, c_type, is_power_of_two, layout
 from ..._semantics.reduce import ReduceSpec, SegmentedReduceSpec
 from ..provider import REUSE_MARK, SCRATCH_PARAMS, Abi, CParam, Provider, c_signature, reuse_barrier
 from . import operators
@@ -57,9 +57,8 @@ def _warps_within_block(spec: ReduceSpec, t: str, op: str, lines: list[str], bx:
 def _cluster(spec: ReduceSpec, t: str, op: str, lines: list[str], bx: int, by: int, bz: int) -> str:
     """A cluster (``cuda_coop::BlockClusterReduce``, include/cuda_coop/block): each block's partial read by the
     others through distributed shared memory, in words of the widest width dividing its size and alignment."""
-    found = aggregate(spec.dtype)
-    size = itemsize(spec.dtype)
-    word = uniform_word(size, found.alignment if found is not None else size)
+    size, alignment = layout(spec.dtype)
+    word = uniform_word(size, alignment)
     algo = f"cuda_coop::BlockClusterReduce<{t}, {str(spec.broadcast).lower()}, {word}, {bx}, {by}, {bz}>"
     source = "in" if spec.items_per_thread else "value"
     lines += [f"  using Algo = {algo};",
