@@ -1,7 +1,10 @@
 """LLM sampling kernels in numba-cuda-mlir with cuda.coop: one 1024-thread block per row of a (batch, vocab) float32
 matrix, the vocabulary walked in tiles of 1024 x 4 items, every cross-thread step a cooperative call.
 
-* ``softmax``: a row of at most 32768 items (``HELD_TILE``) is read once into registers (32 items a thread), its
+* ``softmax``: small batches (up to 8 rows) of rows of at most 32768 items go over the 8 blocks of a cluster
+  (``softmax_cluster_kernel``: each block holds its slice in registers, the slices' (max, sum of exp) pairs meet in
+  a cluster ``reduce`` through distributed shared memory); other rows of at most 32768 items (``HELD_TILE``) are
+  read once into registers (32 items a thread), their
   (max, sum of exp) pair per thread reduced by one block ``reduce``, and written from the registers; a longer row
   takes an online (max, sum) pass and a pass that writes (small batches: over row slices in one launch, the slices'
   pairs meeting at a grid barrier, a slice held in registers across it when it fits);
