@@ -187,26 +187,20 @@ KEY_BITS = 9  # expert ids 0 .. 256 (num_experts stands for ids outside): the bi
 
 @cuda.jit(device=True, inline="always")
 def ballot_peers(x):
-    """The lanes of the warp holding the same x as this lane (what ``match_any_sync`` answers), from one ballot per
-    bit of x: nine votes whatever the values. The match's time grows with the distinct values among the lanes: on an
-    H100 the small kernel took 5.4 us at 128 tokens of 8 experts and 9.4-13.6 us of 256, 16-27 us at 1024 tokens of
-    64-256 experts (8 matches a warp)."""
+    """The lanes of the warp holding the same x (a uint32) as this lane (what ``match_any_sync`` answers), from one
+    ballot per bit of x: nine votes whatever the values. The match's time grows with the distinct values among the
+    lanes: on an H100 the small kernel took 5.4 us at 128 tokens of 8 experts and 9.4-13.6 us of 256, 16-27 us at
+    1024 tokens of 64-256 experts (8 matches a warp). All in uint32 (numba widens 32-bit operations to 64 bits). The
+    ballot is of the lanes whose bit is clear; the lane's own bit, moved to the sign and shifted back over the word,
+    flips it where set: four instructions a bit. Choosing the ballot or its complement by a test of the bit took
+    seven (the compiler tests the bit twice, once by a shift, a mask and a compare)."""
     peers = np.uint32(0xFFFFFFFF)
     for bit in range(KEY_BITS):
-        mine = (x >> np.int32(bit)) & np.int32(1)
-        votes = np.uint32(cuda.ballot_sync(0xFFFFFFFF, mine))
-        peers &= votes if mine else votes ^ np.uint32(0xFFFFFFFF)
+        clear = np.uint32(x & np.uint32(1 << bit)) == np.uint32(0)
+        votes = np.uint32(cuda.ballot_sync(0xFFFFFFFF, clear))  # the lanes whose bit is clear
+        mine = np.uint32(np.int32(np.uint32(x << np.uint32(31 - bit))) >> np.int32(31))  # all ones where it is set
+        peers = np.uint32(peers & (votes ^ mine))
     return peers
-
-
-@cuda.jit(device=True, inline="always")
-def strided_count(start, stop, step):
-    """How many of start, start + step, ... lie below stop (non-negative int32s, step > 0), by a 32-bit unsigned
-    division: a `while i < stop: i += step` loop of numba's 64-bit ints has its trip count divided out by a called
-    64-bit routine."""
-    if start >= stop:
-        return np.uint32(0)
-    return np.uint32(stop - start - 1) // np.uint32(step) + np.uint32(1)
 
 
 @functools.cache
@@ -223,13 +217,14 @@ def small_kernel_for(items: int, threads: int = THREADS):
     are below 2**31 (``check_arguments``), so the counts and slots are int32."""
     span = 32 * items  # a warp's entries (a power of two)
     warps = threads // 32
-    # numba-cuda-mlir computes Python ints in 64 bits, tests every signed index for a negative value and divides
-    # signed ints through a called 64-bit routine: the indices and divisions below are unsigned 32-bit (all are
-    # non-negative), the warp and span factors shifts
-    one, warp_size, lane_bits, lanes_below = np.int32(1), np.int32(32), np.int32(5), np.int32(31)
-    span_bits, max_experts = np.int32(span.bit_length() - 1), np.int32(MAX_EXPERTS)
-    block_threads, block_warps = np.int32(threads), np.int32(warps)
-    key_shift, rank_mask = np.int32(16), np.int32(0xFFFF)
+    # numba-cuda-mlir types int32 and uint32 arithmetic as 64-bit, tests every signed index for a negative value,
+    # divides signed ints through a called 64-bit routine and runs range() on 64-bit counters: the indices, loop
+    # counters and divisions below are uint32 (every one is non-negative and below 2**31), each sum wrapped back to
+    # uint32 so that the 64-bit steps fold to 32-bit ones, the grid-stride loops plain while loops
+    u = np.uint32
+    one, lanes_below, span_bits, max_experts = u(1), u(31), u(span.bit_length() - 1), u(MAX_EXPERTS)
+    warp_size, lane_bits, block_threads, block_warps = u(32), u(5), u(threads), u(warps)
+    key_shift, rank_mask = u(16), u(0xFFFF)
 
     @cuda.jit(launch_bounds=threads)
     def small_kernel(topk_ids, sorted_ids, expert_ids, post_pad, numel, num_experts, block_size, size):
@@ -239,88 +234,105 @@ def small_kernel_for(items: int, threads: int = THREADS):
         # [entry]: its expert << 16 | its rank among the warp's (< 256), until the bases are known (in registers,
         # 8 a thread spilled beside the counts' reads)
         ranked = numba_coop.shared.array(threads * items, np.int32)
+        # numba-cuda-mlir's arrays have a run-time stride (a 64-bit multiply per store); ravel's view has stride 1
+        sorted_out = sorted_ids.ravel()
+        expert_out = expert_ids.ravel()
         block = coop.this_block()
         n = np.int32(numel)
-        slots = np.int32(size)
-        t = np.int32(block.rank())
-        lane = t & lanes_below
-        first = (t >> lane_bits) << span_bits  # this warp's first entry
-        row = (t >> lane_bits) * max_experts  # this warp's counts
+        entries = u(numel)
+        slots = u(size)
+        experts = u(num_experts)
+        t = u(block.rank())
+        lane = u(t & lanes_below)
+        warp = u(t >> lane_bits)
+        first = u(warp << span_bits)  # this warp's first entry
+        row = u(warp * max_experts)  # this warp's counts
         for j in range(MAX_EXPERTS // 32):  # each warp clears its own row: no block barrier before the counting
-            counts[np.uint32(row + np.int32(j * 32) + lane)] = np.int32(0)
+            counts[u(row + u(j * 32) + lane)] = np.int32(0)
         raw = coop.ThreadData(items, np.int32)
         coop.load(coop.this_warp(), topk_ids, raw, algorithm="striped",
-                  valid_items=min(max(n - first, np.int32(0)), np.int32(span)), oob_default=np.int32(-1))
-        below = (np.uint32(1) << np.uint32(lane)) - np.uint32(1)  # earlier lanes (numba-cuda-mlir 0.6: no lanemask_lt)
+                  valid_items=np.int32(min(max(np.int32(n - np.int32(first)), np.int32(0)), np.int32(span))),
+                  oob_default=np.int32(-1))
+        at_or_above = u(u(0xFFFFFFFF) << lane)  # numba-cuda-mlir 0.6: no lanemask_lt
+        below = u(~at_or_above)  # the earlier lanes
+        above = u(at_or_above << one)  # the later lanes
         if items > 1:
             cuda.syncwarp()  # the row's zeros before any lane reads them
         for j in range(items):
-            x = raw[j] if raw[j] >= 0 and raw[j] < num_experts else num_experts
+            # ids outside [0, num_experts) (a negative one wraps above them) take num_experts (not by min():
+            # numba-cuda-mlir 0.6 takes the signed minimum of two uint32s)
+            x = u(raw[j])
+            x = x if x < experts else experts
             # the slot's lanes holding the same expert (ballots: cuda.coop has no warp rank by a digit), and those
             # at earlier lanes: with the earlier slots' count, the entry's rank among the warp's of its expert
             peers = ballot_peers(x)
-            rank = np.int32(cuda.popc(peers & below))
+            rank = u(cuda.popc(u(peers & below)))
             if items > 1:
-                if x < num_experts:
-                    rank += counts[np.uint32(row + x)]
+                if x < experts:
+                    rank = u(rank + u(counts[u(row + x)]))
                 cuda.syncwarp()  # every lane has read its expert's count before the expert's last lane moves it on
-            if peers >> np.uint32(lane) == np.uint32(1) and x < num_experts:  # the slot's last entry of the expert
-                counts[np.uint32(row + x)] = rank + one
+            if u(peers & above) == u(0) and x < experts:  # the slot's last entry of the expert
+                counts[u(row + x)] = np.int32(rank + one)
             if items > 1:
                 cuda.syncwarp()  # the new counts before the next slot reads them
-            ranked[np.uint32(first + np.int32(32 * j) + lane)] = (x << key_shift) | rank
+            ranked[u(first + u(32 * j) + lane)] = np.int32(u(x << key_shift) | rank)
         cuda.syncthreads()
         mine = np.int32(0)  # thread e: expert e's count; each warp's count becomes the warp's base
-        if t < num_experts:
+        if t < experts:
             for w in range(warps):  # every warp cleared its row: a constant trip count, so the reads are all in flight
-                count = counts[np.uint32(np.int32(w * MAX_EXPERTS) + t)]
-                counts[np.uint32(np.int32(w * MAX_EXPERTS) + t)] = mine
-                mine += count
+                count = counts[u(u(w * MAX_EXPERTS) + t)]
+                counts[u(u(w * MAX_EXPERTS) + t)] = mine
+                mine = np.int32(mine + count)
         # numba divides signed ints in 64 bits (a called routine); these are non-negative: 32-bit unsigned division
-        unit = np.uint32(block_size)
-        padded = np.int32(np.uint32(mine + block_size - one) // unit * unit)  # an int32 scan (numba sums int64)
+        unit = u(block_size)
+        whole = u(u(u(mine) + unit - one) // unit)  # expert t's blocks
+        padded = np.int32(whole * unit)  # an int32 scan (numba sums int64)
         offset = coop.exclusive_sum(block, padded)
-        if t < num_experts:
-            offsets[np.uint32(t)] = offset
-            fills[np.uint32(t)] = offset + mine
-        if t == num_experts - one:  # the last expert's end is the total
-            offsets[np.uint32(num_experts)] = offset + padded
+        if t < experts:
+            offsets[t] = offset
+            fills[t] = np.int32(offset + mine)
+        if t == u(experts - one):  # the last expert's end is the total
+            offsets[experts] = np.int32(offset + padded)
         cuda.syncthreads()
-        total = offsets[np.uint32(num_experts)]
+        total = u(offsets[experts])
         # every block ranked every entry (the same counts, bases and offsets in each block's shared memory), so the
         # writes, size slots in all, are shared out over the blocks: entries, padding, tail and expert_ids
-        part = np.int32(cuda.blockIdx.x)
-        parts = np.int32(cuda.gridDim.x)
-        entry = part * block_threads + t
-        for _ in range(strided_count(entry, n, parts * block_threads)):
-            x = ranked[np.uint32(entry)] >> key_shift
-            if x < num_experts:
-                base = offsets[np.uint32(x)] + counts[np.uint32((entry >> span_bits) * max_experts + x)]
-                sorted_ids[np.uint32(base + (ranked[np.uint32(entry)] & rank_mask))] = entry
-            entry += parts * block_threads
-        if t == 0 and part == 0:
-            post_pad[0] = total
-        e = part * block_warps + (t >> lane_bits)  # each expert's padding: one warp, coalesced
-        while e < num_experts:
-            pad = fills[np.uint32(e)] + lane
-            while pad < offsets[np.uint32(e + one)]:
-                sorted_ids[np.uint32(pad)] = n
-                pad += warp_size
-            e += parts * block_warps
-        q = total + part * block_threads + t  # the tail
-        for _ in range(strided_count(q, slots, parts * block_threads)):
-            sorted_ids[np.uint32(q)] = n
-            q += parts * block_threads
-        if t < num_experts and np.uint32(t) % np.uint32(parts) == np.uint32(part):  # expert t's blocks (whole ones)
-            b = np.int32(np.uint32(offset) // unit)
-            for _ in range(np.uint32(padded) // unit):
-                expert_ids[np.uint32(b)] = t
-                b += one
-        b = np.int32(np.uint32(total) // unit) + part * block_threads + t  # the blocks past the total
-        blocks = np.int32(np.uint32(slots + block_size - one) // unit)
-        for _ in range(strided_count(b, blocks, parts * block_threads)):
-            expert_ids[np.uint32(b)] = np.int32(-1)
-            b += parts * block_threads
+        part = u(cuda.blockIdx.x)
+        parts = u(cuda.gridDim.x)
+        stride = u(parts * block_threads)
+        entry = u(part * block_threads + t)
+        while entry < entries:
+            key = u(ranked[entry])
+            x = u(key >> key_shift)
+            if x < experts:
+                base = u(offsets[x]) + u(counts[u(u(entry >> span_bits) * max_experts + x)])
+                sorted_out[u(base + u(key & rank_mask))] = np.int32(entry)
+            entry = u(entry + stride)
+        if t == u(0) and part == u(0):
+            post_pad[0] = np.int32(total)
+        e = u(part * block_warps + warp)  # each expert's padding: one warp, coalesced
+        while e < experts:
+            pad = u(u(fills[e]) + lane)
+            end = u(offsets[u(e + one)])
+            while pad < end:
+                sorted_out[pad] = n
+                pad = u(pad + warp_size)
+            e = u(e + parts * block_warps)
+        q = u(total + part * block_threads + t)  # the tail
+        while q < slots:
+            sorted_out[q] = n
+            q = u(q + stride)
+        if t < experts and t % parts == part:  # expert t's blocks (whole ones)
+            b = u(u(offset) // unit)
+            stop = u(b + whole)
+            while b < stop:
+                expert_out[b] = np.int32(t)
+                b = u(b + one)
+        b = u(total // unit + part * block_threads + t)  # the blocks past the total
+        blocks = u(u(slots + unit - one) // unit)
+        while b < blocks:
+            expert_out[b] = np.int32(-1)
+            b = u(b + stride)
 
     return small_kernel
 
