@@ -1632,6 +1632,38 @@ def g4_grid_sum(bid, src, dst):
     coop.store(block, dst, items)
 
 
+# ---- the cluster reduce is qualified (SPEC 9.3): the common reduce rejects the group, the qualified one its options
+def g3_common_cluster_reduce(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    items[0] = coop.reduce(coop.this_cluster(), items, binary_op="max")  # HERE
+    coop.store(block, dst, items)
+
+
+@qualified
+def cluster_sum_with_temp_storage(ns):
+    def body(bid, src, dst):
+        block = coop.this_block()
+        temp = coop.TempStorage()
+        items = coop.ThreadData(K, np.int32)
+        coop.load(block, src, items)
+        items[0] = ns.sum(coop.this_cluster(), items, temp_storage=temp)  # HERE
+        coop.store(block, dst, items)
+    return body
+
+
+@qualified
+def cluster_reduce_with_valid_items(ns):
+    def body(bid, src, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(K, np.int32)
+        coop.load(block, src, items)
+        items[0] = ns.reduce(coop.this_cluster(), items[1], valid_items=64)  # HERE
+        coop.store(block, dst, items)
+    return body
+
+
 def g8_exhaustive_not_a_bool(bid, src, dst):
     lanes = coop.this_warp().group_by(8, exhaustive=1)  # HERE
     items = coop.ThreadData(K, np.int32)
@@ -1719,6 +1751,13 @@ ERRORS = [
               "cuda.coop.discontinuity mode='tails' accepts only tile_successor_item"),
     ErrorCase("g4-grid-sum", g4_grid_sum, coop.CoopUnsupportedError,
               "cuda.coop.sum does not support grid groups"),
+    ErrorCase("g3-common-cluster-reduce", g3_common_cluster_reduce, coop.CoopUnsupportedError,
+              "cuda.coop.reduce does not support group kind 'cluster'; supported group kinds: block, warp, "
+              "threads_within_warp; cuda.coop."),
+    ErrorCase("cluster-sum-temp-storage", cluster_sum_with_temp_storage, coop.CoopValueError,
+              ".sum does not accept temp_storage for cluster groups; their scratch is always compiler-owned"),
+    ErrorCase("cluster-reduce-valid-items", cluster_reduce_with_valid_items, coop.CoopValueError,
+              ".reduce valid_items is supported only for block and warp groups; got a cluster group"),
     ErrorCase("g8-exhaustive-not-a-bool", g8_exhaustive_not_a_bool, coop.CoopTypeError,
               "group_by exhaustive must be a compile-time bool"),
     ErrorCase("g12-more-groups-than-warps", g12_more_groups_than_warps, coop.CoopValueError,

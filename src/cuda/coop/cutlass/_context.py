@@ -26,6 +26,7 @@ from .._semantics.common import (
     BLOCK, CLUSTER, GRID, LOGICAL_WARP, THREAD, WARP, WARPS_IN_BLOCK, LaunchShape, Runtime, Static, check_block_shape,
     check_payload_extent,
 )
+from .._semantics.groups import require_cluster_target
 from .._semantics.tuples import fields, is_tuple
 from . import _about, _dsl
 from ._emit import KernelPlan, Planned, emit, operand_type
@@ -73,6 +74,7 @@ class KernelTracer:
         self.python_name: str | None = _dsl.kernel_function_name(kernel)
         self._marker: str = "cuda.coop"  # the marker being planned (G23 may be found by a group factory)
         self._launch: LaunchShape | None = None
+        self._cluster: tuple[int, int, int] | None = None
         self.plan = KernelPlan()
         self._call: Call | None = None
         # query symbols whose result differs between members -> (whether it differs within a warp, words)
@@ -81,7 +83,7 @@ class KernelTracer:
     @property
     def launch(self) -> LaunchShape:
         if self._launch is None:
-            block = _dsl.block_dim(self.kernel)
+            block = _dsl.launch_dim(self.kernel, "block")
             if block is None:
                 raise CoopValueError(f"{self._marker} needs the block shape of kernel {self.python_name or self.name} "
                                      "at compile time; pass block= as constants to .launch()")
@@ -89,6 +91,19 @@ class KernelTracer:
             check_block_shape(self.python_name or self.name, shape)  # G22
             self._launch = LaunchShape(shape)  # type: ignore[arg-type]
         return self._launch
+
+    def cluster_shape(self) -> tuple[int, int, int]:
+        """The launch's cluster shape, which an operation on a cluster group is built for (docs: cutlass, "What the
+        kernel may hold"): constants in ``.launch(cluster=...)``, or (1, 1, 1) for a launch without clusters; else
+        G23."""
+        if self._cluster is None:
+            shape = _dsl.launch_dim(self.kernel, "cluster")
+            if shape is None:
+                raise CoopValueError(f"{self._marker} needs the cluster shape of kernel "
+                                     f"{self.python_name or self.name} at compile time; pass cluster= as constants to "
+                                     ".launch()")
+            self._cluster = (int(shape[0]), int(shape[1]), int(shape[2]))
+        return self._cluster
 
     # the tracer side: every marker executed while CuTe traces this kernel arrives here
     def call(self, marker_call: MarkerCall) -> Any:
@@ -121,6 +136,8 @@ class KernelTracer:
                                shown=lambda option: literal_words(kwargs[option]))
         call = Call(name, qualified_name, bound, marker_call.qualified, site=marker_call.site)
         self._call = call
+        if isinstance(bound.get("group"), ThreadGroup):  # G20 before the group's kind, as numba-cuda-mlir checks it
+            require_cluster_target(bound["group"].spec, self.cc)
         front.check_operand_dtypes(call, self._declared_dtypes(bound))
         family = front.family_of(call, _about.BACKEND)
         front.evidence(self, call, family)
@@ -389,6 +406,9 @@ class KernelTracer:
                  scratch: tuple[Any, Any] | None = None) -> None:
         if site.check is not None:
             site.check(tuple(operand_type(self, o) for o in operands))
+        group = call.args.get("group")
+        if isinstance(group, ThreadGroup) and group.spec.kind == CLUSTER:
+            self.cluster_shape()  # G23 before the call is emitted
         use = None
         if scratch is not None:
             group, desc = scratch

@@ -75,11 +75,12 @@ def kernel_function_name(kernel: Any) -> str | None:
     return name if isinstance(name, str) and f"_{name}_" in kernel_name(kernel) else None
 
 
-def block_dim(kernel: Any) -> tuple[int, int, int] | None:
-    """The launch's block shape when it is a compile-time constant (None when it is not)."""
+def launch_dim(kernel: Any, which: str) -> tuple[int, int, int] | None:
+    """The launch's ``"block"`` or ``"cluster"`` shape when it is a compile-time constant, else None."""
     with ir.InsertionPoint(kernel.regions[0].blocks[0]):
         facts = _launch_facts._get_launch_facts()
-    return cast("tuple[int, int, int] | None", facts.exact_block_dim)
+    unclustered = which == "cluster" and facts.cluster_launch is False  # a launch without clusters: one block each
+    return (1, 1, 1) if unclustered else cast("tuple[int, int, int] | None", getattr(facts, f"exact_{which}_dim"))
 
 
 def compute_capability() -> int:
@@ -434,11 +435,6 @@ def field_of(results: Any, field: int, dtype: str) -> Any:
 
 def result_of(call_op: Any) -> Any:
     return call_op.results[0]
-
-
-def local_slot(dtype: str, kernel: Any) -> Any:
-    """One item of ``dtype`` in registers (a 1-item register tensor at the kernel's entry) for a call's result."""
-    return make_fragment(1, dtype, kernel)
 
 
 def shared_backing(kernel: Any, size: int, alignment: int) -> Any:

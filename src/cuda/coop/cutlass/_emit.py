@@ -143,7 +143,7 @@ class TracedEmitter:
         return _dsl.scalar(constant if operand is None else self.operands[operand], dtype)
 
     def result_slot(self, dtype: str) -> Any:
-        slot = _dsl.local_slot(dtype, self.tracer.kernel)
+        slot = _dsl.make_fragment(1, dtype, self.tracer.kernel)  # in registers, made at the kernel's entry
         self.outs.append((slot, dtype))
         return _dsl.tensor_pointer(slot)
 

@@ -194,8 +194,7 @@ def compile_kernel(
     target: str = "sm_90",
     cluster: int | Sequence[int] | None = None,
 ) -> CompiledKernel:
-    """Build ``kernel`` for ``kernel[grid, block](*args)`` (or ``[grid, block, 0, 0, cluster]``) on ``target``
-    without launching it."""
+    """Build ``kernel`` for ``kernel[grid, block](*args)`` on ``target`` without launching it."""
 
 
 def discontinuity(

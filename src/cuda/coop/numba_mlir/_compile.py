@@ -51,8 +51,9 @@ def _buildable_architectures() -> tuple[int, ...]:
 
 def compile_kernel(kernel: Any, args: Sequence[Any], /, *, block: int | Sequence[int], grid: int | Sequence[int] = 1,
                    target: str = "sm_90", cluster: int | Sequence[int] | None = None) -> CompiledKernel:
-    """Build ``kernel`` for ``kernel[grid, block](*args)`` (with ``cluster``: ``kernel[grid, block, 0, 0,
-    cluster]``) on ``target`` without launching it.
+    """Build ``kernel`` for ``kernel[grid, block](*args)`` on ``target`` without launching it.
+
+    ``cluster`` builds it for a cluster launch, ``kernel[grid, block, 0, 0, cluster]``.
 
     ``args`` are sample arguments or numba types; integer values are specialised
     exactly as a launch would. Raises the same compile-time errors as a launch.
