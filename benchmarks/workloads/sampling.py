@@ -106,6 +106,22 @@ class Ours:
         if batch * slices > torch.cuda.get_device_properties(0).multi_processor_count:
             slices, length = 1, vocab  # a grid barrier needs every block resident
         selects = ("top_k_mask_logits", "top_k_renorm_probs", "top_p_renorm_probs")
+        if name == "softmax" and k.uses_cluster_softmax(batch, vocab):  # a cluster of blocks a row
+            threads, held, length = k.cluster_softmax_plan(vocab)
+            args = (t["x"], t["out"], v, cutlass.Int64(length), cutlass.Float32(1.0), cutlass.Int32(batch))
+            step = f"softmax_cluster_{threads}x{held}"
+            if step not in self.compiled:
+                self.compiled[step] = compile_(k.softmax_cluster_launcher(threads, held), *args)
+            compiled_cluster = self.compiled[step]
+
+            def launch_cluster():
+                compiled_cluster(*args)
+
+            def collect_cluster():
+                out.reshape(-1).copy_(b["out"][: out.numel()])
+
+            launch_cluster.collect = collect_cluster
+            return launch_cluster
         if name in selects + sliced_samplers or (name == "softmax" and slices > 1):
             # one launch, a block per row or per row slice (its blocks meet at grid barriers)
             n, blocks = cutlass.Int64(length if slices > 1 else vocab), cutlass.Int32(batch * slices)
@@ -401,6 +417,13 @@ def dry_run(backends: tuple[str, ...]) -> list[str]:
             start = time.perf_counter()
             built = numba_coop.compile_kernel(kernel, host, block=1024, grid=blocks)
             lines.append("numba " + built_line(name, built, "sm_90", time.perf_counter() - start))
+        import sampling_numba
+
+        threads, held, host = _cluster_softmax_host()
+        start = time.perf_counter()
+        built = numba_coop.compile_kernel(sampling_numba.softmax_cluster_kernel(threads, held), host, block=threads,
+                                          grid=2 * sampling_numba.CLUSTER, cluster=sampling_numba.CLUSTER)
+        lines.append("numba " + built_line("softmax_cluster", built, "sm_90", time.perf_counter() - start, threads))
     if "cute" in backends:
         import cute_llm_sampling
         import cutlass
@@ -420,7 +443,23 @@ def dry_run(backends: tuple[str, ...]) -> list[str]:
                     built = cute_coop.compile_kernel(launcher, *(cute_llm_sampling.fake(a) for a in host),
                                                      cutlass.Int32(blocks))
                     lines.append("cute " + built_line(name, built, "sm_90a", time.perf_counter() - start))
+        import sampling_cute
+
+        threads, held, host = _cluster_softmax_host()
+        start = time.perf_counter()
+        built = cute_coop.compile_kernel(sampling_cute.softmax_cluster_launcher(threads, held),
+                                         *(cute_llm_sampling.fake(a) for a in host), cutlass.Int32(2))
+        lines.append("cute " + built_line("softmax_cluster", built, "sm_90a", time.perf_counter() - start, threads))
     return lines
+
+
+def _cluster_softmax_host(vocab: int = 32000):
+    """(threads, items a thread, host arguments) of the cluster softmax at a small batch's rows of ``vocab``."""
+    import sampling_plan
+
+    threads, held, length = sampling_plan.cluster_softmax_plan(vocab)
+    rows = np.zeros(2 * vocab, np.float32)
+    return threads, held, (rows, rows.copy(), np.int64(vocab), np.int64(length), np.float32(1))
 
 
 def write(records: list[dict], path: Path) -> None:

@@ -63,6 +63,7 @@ The semantics and the NumPy oracles are in ``sampling_reference.py``; ``cute_llm
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -71,8 +72,9 @@ import cutlass.cute as cute
 import cuda.coop.cutlass as cute_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from sampling_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with sampling_numba.py)
-    BINS, BINS_PER_LANE, CANDIDATES, HELD, HELD_GROUP, HELD_TILE, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS, TILE, VEC,
-    WARP_TILE, WARPS, WIDE, WIDE_TILE, select_plan, slice_plan, softmax_plan,
+    BINS, BINS_PER_LANE, CANDIDATES, CLUSTER, HELD, HELD_GROUP, HELD_TILE, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS,
+    TILE, VEC, WARP_TILE, WARPS, WIDE, WIDE_TILE, cluster_softmax_plan, select_plan, slice_plan, softmax_plan,
+    uses_cluster_softmax,
 )
 from sfu_cute import exp2_approx  # the SFU's 2**x, shared with the selective scan
 
@@ -493,6 +495,35 @@ def write_softmax(block, logits: cute.Tensor, out: cute.Tensor, begin: Int64, en
             probs[i] = exp2_approx(items[i] * inv_temperature * Float32(LOG2E) - max_log2) * scale
         coop.store(block, out, probs, algorithm="striped", offset=start, valid_items=min(end - start, WIDE_TILE))
         start += WIDE_TILE
+
+
+@cute.kernel
+def softmax_cluster_kernel(logits: cute.Tensor, out: cute.Tensor, vocab: Int64, slice_length: Int64,
+                           inv_temperature: Float32, threads: cutlass.Constexpr, held: cutlass.Constexpr):
+    """``sampling_numba.softmax_cluster_kernel``: a small batch's rows over the CLUSTER blocks of a cluster launch
+    (``launch_softmax_cluster``), each block's slice held in registers, the slices' (max, sum) pairs merged by a
+    cluster ``reduce`` through distributed shared memory; every held item worked, those past the slice as -inf."""
+    block = coop.this_block()
+    part = Int64(block.rank(level="cluster"))
+    row = Int64(Uint32(cute.arch.block_idx()[0]) // Uint32(CLUSTER))
+    begin = row * vocab + part * slice_length
+    n = cutlass.max(Int64(0), cutlass.min(slice_length, vocab - part * slice_length))  # the last slices may be short
+    items = coop.ThreadData(held, np.float32)
+    coop.load(block, logits, items, algorithm="striped", offset=begin, valid_items=n, oob_default=np.float32(NEG_INF))
+    m = Float32(NEG_INF)
+    for i in cutlass.range_constexpr(held):
+        items[i] = items[i] * inv_temperature
+        m = cutlass.max(m, items[i])
+    m_log2 = Float32(cutlass.select_(m != NEG_INF, m * Float32(LOG2E), Float32(0)))  # a -inf thread: no mass
+    s = Float32(0)
+    for i in cutlass.range_constexpr(held):
+        items[i] = exp2_approx(items[i] * Float32(LOG2E) - m_log2)
+        s += items[i]
+    row_max, row_sum = cute_coop.reduce(coop.this_cluster(), (m, s), binary_op=online_softmax_merge)
+    factor = cute.math.exp2(m * Float32(LOG2E) - row_max * Float32(LOG2E)) / row_sum  # 0: a -inf thread
+    for i in cutlass.range_constexpr(held):
+        items[i] = items[i] * factor
+    coop.store(block, out, items, algorithm="striped", offset=begin, valid_items=n)
 
 
 @cute.kernel
@@ -1072,6 +1103,20 @@ def top_k_top_p_sampling_from_probs_kernel(probs: cute.Tensor, samples: cute.Ten
 @cute.jit
 def launch_softmax(logits: cute.Tensor, out: cute.Tensor, vocab: Int64, inv_temperature: Float32, batch: Int32):
     softmax_kernel(logits, out, vocab, inv_temperature).launch(grid=(batch, 1, 1), block=(THREADS, 1, 1))
+
+
+@functools.cache
+def softmax_cluster_launcher(threads: int, held: int):
+    """The ``@cute.jit`` launcher of ``softmax_cluster_kernel`` for ``cluster_softmax_plan``'s (threads, held): the
+    kernel's arguments, then the batch (a cluster of CLUSTER blocks a row)."""
+
+    @cute.jit
+    def launch_softmax_cluster(logits: cute.Tensor, out: cute.Tensor, vocab: Int64, slice_length: Int64,
+                               inv_temperature: Float32, batch: Int32):
+        softmax_cluster_kernel(logits, out, vocab, slice_length, inv_temperature, threads, held).launch(
+            grid=(batch * CLUSTER, 1, 1), block=(threads, 1, 1), cluster=(CLUSTER, 1, 1))
+
+    return launch_softmax_cluster
 
 
 @cute.jit

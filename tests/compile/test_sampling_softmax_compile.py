@@ -1,5 +1,5 @@
 """The sampling workload's softmax (examples/workloads/sampling_numba.py, sampling_cute.py) built for sm_90 on the CPU,
-both backends, one block per row, over row slices, and over the blocks of a cluster (numba): nothing in local memory
+both backends, one block per row, over row slices, and over the blocks of a cluster: nothing in local memory
 at the register cap of the block's threads, and
 every exponential the SFU's (``exp2_approx``: MUFU.EX2 with no libdevice ``expf``/``exp2f`` around it, whose range
 reduction shows as FFMA.SAT), so that a held row costs one MUFU an item and the (max, sum) merge of the
@@ -50,6 +50,13 @@ def _built(backend: str, sliced: bool):
 
     import cuda.coop.cutlass as cute_coop
 
+    if sliced == "cluster":
+        import sampling_cute
+
+        threads, held, length = plan.cluster_softmax_plan(VOCAB)
+        host = (logits.ravel(), logits.ravel().copy(), np.int64(VOCAB), np.int64(length), np.float32(1))
+        return cute_coop.compile_kernel(sampling_cute.softmax_cluster_launcher(threads, held),
+                                        *(cute_llm_sampling.fake(a) for a in host), cutlass.Int32(2))
     if sliced:
         _, launches = cute_llm_sampling.sliced_launches(logits, probs, top_k, top_p, min_p)
         (name, launcher, host, blocks), = launches["softmax"][0]
@@ -59,7 +66,7 @@ def _built(backend: str, sliced: bool):
     return cute_coop.compile_kernel(launcher, *(cute_llm_sampling.fake(a) for a in host), cutlass.Int32(blocks))
 
 
-CASES = [("numba", False), ("numba", True), ("numba", "cluster"), ("cute", False), ("cute", True)]
+CASES = [(backend, shape) for backend in ("numba", "cute") for shape in (False, True, "cluster")]
 
 
 @pytest.mark.parametrize("backend, sliced", CASES, ids=[f"{b}-{ {False: 'row_per_block', True: 'row_slices'}.get(s, s)}"

@@ -2,8 +2,9 @@
 NumPy oracle: what a serving stack feeds it after ``top_k_mask_logits`` (-inf but for the top 50), a row whose first
 20000 items are -inf (whole threads of -inf items, whose share must be 0, not NaN), and a row of one finite logit.
 The held path keeps exp(x - the thread's maximum) and scales it by one exponential a thread, so a thread of -inf
-items is its edge case; one block per row (vocab 32000) and row slices meeting at a grid barrier (vocab 128256, one
-row). Outputs are poisoned (NaN) before each launch."""
+items is its edge case; one block per row (vocab 32000; numba's host wrapper takes the cluster kernel there, at
+batch <= 8) and row slices meeting at a grid barrier (vocab 128256, one row), and the cluster softmax launched
+directly on both backends. Outputs are poisoned (NaN) before each launch."""
 from __future__ import annotations
 
 import sys
@@ -43,7 +44,7 @@ def _numba(logits: np.ndarray) -> np.ndarray:
     from numba_cuda_mlir import cuda
 
     out = cuda.to_device(np.full(logits.shape, np.nan, np.float32))
-    kernels.softmax(cuda.to_device(logits), out)  # one block per row, or row slices (softmax_plan)
+    kernels.softmax(cuda.to_device(logits), out)  # a cluster or a block per row, or row slices (the host plan)
     return out.copy_to_host()
 
 
@@ -81,4 +82,48 @@ def test_softmax_of_masked_logits(backend, batch, vocab):
     logits = masked_rows(batch, vocab)
     got = (_numba if backend == "numba" else _cute)(logits)
     assert not np.isnan(got).any(), "a thread of -inf items gave NaN"
+    ref.check("softmax", got, ref.softmax(logits))
+
+
+def _cluster(backend: str, logits: np.ndarray) -> np.ndarray:
+    """The cluster softmax (``cluster_softmax_plan``: each row over the 8 blocks of a cluster) launched directly."""
+    import sampling_plan as plan
+
+    batch, vocab = logits.shape
+    threads, held, length = plan.cluster_softmax_plan(vocab)
+    if backend == "numba":
+        pytest.importorskip("numba_cuda_mlir")
+        import sampling_numba as kernels
+        from numba_cuda_mlir import cuda
+
+        out = cuda.to_device(np.full(logits.size, np.nan, np.float32))
+        launch = kernels.softmax_cluster_kernel(threads, held)[(batch * plan.CLUSTER, 1, 1), (threads, 1, 1), 0, 0,
+                                                               (plan.CLUSTER, 1, 1)]
+        launch(cuda.to_device(logits.reshape(-1)), out, np.int64(vocab), np.int64(length), np.float32(1))
+        return out.copy_to_host().reshape(batch, vocab)
+    pytest.importorskip("cutlass")
+    torch = pytest.importorskip("torch")
+    import cutlass
+    import sampling_cute
+    from cutlass.cute.runtime import from_dlpack
+
+    x = torch.from_numpy(logits.reshape(-1)).cuda()
+    out = torch.full((logits.size,), float("nan"), device="cuda")
+    sampling_cute.softmax_cluster_launcher(threads, held)(
+        from_dlpack(x), from_dlpack(out), cutlass.Int64(vocab), cutlass.Int64(length), cutlass.Float32(1.0),
+        cutlass.Int32(batch))
+    torch.cuda.synchronize()
+    return out.cpu().numpy().reshape(batch, vocab)
+
+
+@pytest.mark.parametrize("backend", ["numba", "cute"])
+@pytest.mark.parametrize("batch, vocab, masked", [(6, 32000, True), (2, 32000, False), (5, 4099, False),
+                                                  (3, 10, False), (1, 128256, False)])
+def test_cluster_softmax_of_masked_and_plain_logits(backend, batch, vocab, masked):
+    """The cluster softmax on both backends: masked rows (whole blocks of the cluster holding only -inf items: their
+    pair carries no mass), plain rows, short last slices (vocab 4099), blocks past the row's end (vocab 10: five of
+    the eight hold nothing) and a long row (8 blocks of 512 threads x 32 items)."""
+    logits = masked_rows(batch, vocab) if masked else rng.standard_normal((batch, vocab)).astype(np.float32)
+    got = _cluster(backend, logits)
+    assert not np.isnan(got).any(), "a block or thread of -inf items gave NaN"
     ref.check("softmax", got, ref.softmax(logits))
