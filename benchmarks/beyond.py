@@ -14,9 +14,9 @@ its timed launches (``oracle``). 256 threads per block, one tile per block unles
   ``valid_items=count`` (select) or the whole permutation (partition), each block's ``count`` to ``out2``. Twin:
   ``BlockScan`` of the flags + ``BlockExchange::ScatterToBlocked``; Triton: ``tl.cumsum`` ranks and a scattered store.
 * ``segment_sums``: ``coop.sum(block, items, head_flags=heads, compact=True)``, a segment starting where the low four
-  bits of the (whole) number are zero and at position 0; the totals stored with ``valid_items=count``. Twin: one
-  ``BlockScan`` over (flag, head count, value) triples; Triton: ``tl.associative_scan`` over (flag, value) pairs and a
-  ``tl.cumsum`` compaction.
+  bits of the (whole) number are zero and at position 0; the totals stored direct (``SEGMENT_STORE``) with
+  ``valid_items=count``. Twin: one ``BlockScan`` over (flag, head count, value) triples; Triton:
+  ``tl.associative_scan`` over (flag, value) pairs and a ``tl.cumsum`` compaction.
 * ``topk``: warp rows (32 lanes x 1 item) and logical-warp rows (8 lanes x 4 items), a row of 32 keys each (the MoE
   routing shape), ``topk_max_pairs(group, keys, positions, k=TOP)`` for TOP = 2, 4, 8, the TOP keys and positions
   stored at ``row * TOP``. Twin: ``WarpMergeSort`` of (key, position) descending; Triton: ``tl.sort`` of the keys'
@@ -87,8 +87,15 @@ def tile_algorithm(k: int) -> str:
 
 
 def partial_store(k: int) -> str:
-    """The store of the first ``count`` items (select, segment sums): direct at 4 items, the transpose beyond."""
+    """The store of the first ``count`` items of a select: direct at 4 items, the transpose beyond."""
     return "direct" if k <= 4 else "transpose"
+
+
+# The store of the compacted segment totals: direct at every width. There are few of them (one a segment: a sixteenth
+# of the tile here), so the transposing store's two barriers and shared round trip cost more than its coalescing
+# saves: on an H100 (main 5dc3a4a, --quick) the 256x16 rows went from 0.827-0.847x the twin with the transpose to
+# 0.939-0.947x (numba) and 0.977-1.004x (CuTe) direct; a select's 256x16 rows, which keep most items, fell to 0.39x.
+SEGMENT_STORE = "direct"
 
 
 def histogram_load(k: int) -> str:
@@ -393,7 +400,7 @@ def numba_kernel(row: Row):
 
         return select
     if op == "segment_sums":
-        store = partial_store(k)
+        store = SEGMENT_STORE
 
         @cuda.jit
         def segment_sums(src, aux, dst, out2):

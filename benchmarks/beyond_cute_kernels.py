@@ -17,7 +17,7 @@ from cuda.bindings import driver as cudrv
 import cuda.coop.cutlass as cute_coop  # registers the backend; its qualified scans with prefix_op
 from cuda import coop
 
-from .beyond import BINS, SEGMENT, THREADS, Row, histogram_load, largest, partial_store, tile_algorithm
+from .beyond import BINS, SEGMENT, SEGMENT_STORE, THREADS, Row, histogram_load, largest, partial_store, tile_algorithm
 
 _TYPES = {"int32": cutlass.Int32, "float32": cutlass.Float32}
 
@@ -83,7 +83,7 @@ def _kernel(row: Row):  # noqa: C901  (one kernel per operation)
 
         return select_kernel
     if op == "segment_sums":
-        store = partial_store(k)
+        store = SEGMENT_STORE
 
         @cute.kernel
         def segment_sums_kernel(src: cute.Tensor, aux: cute.Tensor, dst: cute.Tensor, out2: cute.Tensor):
