@@ -246,12 +246,16 @@ def append_candidates(block, bits, begin, end, high, prefix, keys, with_mass):
                 elif np.uint32(key & high) > prefix:
                     above += float_of_bits(words[i])
         tile_found = numba_coop.ThreadData(1, np.int32)
-        slot = numba_coop.exclusive_sum(block, np.int32(cuda.popc(held)), aggregate_output=tile_found) + found
-        for i in range(WIDE):
-            if (held >> np.uint32(i)) & np.uint32(1):
-                if slot < CANDIDATES:  # candidates are few: read again (an L1 hit) rather than held in registers
-                    keys[slot] = ordered_key(bits[start + i * THREADS + block.rank()])
-                slot += np.int32(1)
+        slot = np.uint32(numba_coop.exclusive_sum(block, np.int32(cuda.popc(held)), aggregate_output=tile_found)
+                         + found)
+        rank = np.uint32(block.rank())
+        rest = np.uint32(held)  # (a new name: ``held`` is typed 64-bit by its ``|=``)
+        while rest != np.uint32(0):  # the candidates alone, lowest item first (a loop over all WIDE items stayed
+            i = np.uint32(cuda.ffs(rest) - 1)  # rolled, its counter 64-bit); uint32 arithmetic, each step cast back
+            rest = np.uint32(rest & np.uint32(rest - np.uint32(1)))
+            if slot < np.uint32(CANDIDATES):  # candidates are few: read again (an L1 hit) rather than held
+                keys[slot] = ordered_key(bits[np.uint64(start + np.uint32(np.uint32(i * np.uint32(THREADS)) + rank))])
+            slot = np.uint32(slot + np.uint32(1))
         found += tile_found[0]
         start += WIDE_TILE
     cuda.syncthreads()  # the buffer is read by other threads next
@@ -267,11 +271,12 @@ def held_digit_counts(block, keys, count, shift, high, prefix):
     if block.rank() < BINS:
         bins[block.rank()] = np.int32(0)
     cuda.syncthreads()
-    j = np.int32(block.rank())
-    while j < count:
-        if keys[j] & high == prefix:
-            cuda.atomic.add(bins, (keys[j] >> shift) & np.uint32(0xFF), np.int32(1))
-        j += THREADS
+    j = np.uint32(block.rank())  # uint32: no test for a negative index, 32-bit steps
+    while j < np.uint32(count):
+        key = keys[j]
+        if key & high == prefix:
+            cuda.atomic.add(bins, np.uint32((key >> shift) & np.uint32(0xFF)), np.int32(1))
+        j = np.uint32(j + np.uint32(THREADS))
     cuda.syncthreads()
     mine = np.int32(bins[block.rank()]) if block.rank() < BINS else np.int32(0)
     cuda.syncthreads()  # every bin read before the next call clears them
@@ -282,11 +287,12 @@ def held_digit_counts(block, keys, count, shift, high, prefix):
 def held_mass(block, keys, count, pivot_key):
     """This thread's sum of the held values at or above the pivot key."""
     mass = np.float32(0)
-    j = np.int32(block.rank())
-    while j < count:
-        if keys[j] >= pivot_key:
-            mass += float_of_key(keys[j])
-        j += THREADS
+    j = np.uint32(block.rank())  # as held_digit_counts
+    while j < np.uint32(count):
+        key = keys[j]
+        if key >= pivot_key:
+            mass += float_of_key(key)
+        j = np.uint32(j + np.uint32(THREADS))
     return mass
 
 
@@ -294,9 +300,14 @@ def held_mass(block, keys, count, pivot_key):
 def slice_of_block(vocab, slice_length):
     """(slices per row, row, slice, first item, end) of this block in a sliced launch (block b: row b // slices,
     slice b % slices; items as offsets into the flattened matrix)."""
-    slices = (vocab + slice_length - 1) // slice_length
-    row = np.int64(cuda.blockIdx.x) // slices
-    part = np.int64(cuda.blockIdx.x) % slices
+    # uint32 divisions (vocab + slice_length < 2**32): numba-cuda-mlir divides int64s through a called routine
+    length = np.uint32(slice_length)
+    count = np.uint32(np.uint32(np.uint32(vocab) + np.uint32(length - np.uint32(1))) // length)
+    block = np.uint32(cuda.blockIdx.x)
+    row32 = np.uint32(block // count)
+    slices = np.int64(count)
+    row = np.int64(row32)
+    part = np.int64(np.uint32(block - np.uint32(row32 * count)))
     return slices, row, part, row * vocab + part * slice_length, row * vocab + min(vocab, (part + 1) * slice_length)
 
 
@@ -491,16 +502,31 @@ def softmax_cluster_kernel(threads: int, held: int):
 
 
 @cuda.jit(device=True, inline="always")
+def pivot_threshold(pivot):
+    """The float that ``at_or_above(bits, pivot)`` compares against as floats do (x >= it; pivot != 0): the value
+    whose ordered key is ``pivot`` (-0.0 and +0.0 equal, NaN fails, as ``at_or_above``), -inf for keys at or
+    below -inf's (a negative NaN's key: every number stays), NaN above +inf's (0xFFFFFFFF, a positive NaN's key:
+    none stays)."""
+    return NEG_INF if pivot <= np.uint32(0x007FFFFF) else float_of_key(pivot)
+
+
+@cuda.jit(device=True, inline="always")
 def mask(block, bits, out_bits, begin, end, pivot):
-    """bits[begin:end] at or above the pivot key to out_bits unchanged, -inf's bits elsewhere."""
+    """bits[begin:end] at or above the pivot key to out_bits unchanged, -inf's bits elsewhere: ``at_or_above`` as
+    one float compare an item (``pivot_threshold``; pivot 0 keeps every item, NaN included), on float32 views of
+    the bits (a float select moves the bits unchanged, NaN payloads included)."""
+    values = bits.view(np.float32)
+    out = out_bits.view(np.float32)
+    keep_all = pivot == 0
+    threshold = pivot_threshold(pivot)
     start = begin
     while start < end:
-        words = coop.ThreadData(WIDE, np.uint32)
-        load_wide(block, bits, words, start, end, np.uint32(0))
-        masked = coop.ThreadData(WIDE, np.uint32)
+        items = coop.ThreadData(WIDE, np.float32)
+        load_wide(block, values, items, start, end, np.float32(0))
+        masked = coop.ThreadData(WIDE, np.float32)
         for i in range(WIDE):
-            masked[i] = words[i] if at_or_above(words[i], pivot) else np.uint32(NEG_INF_BITS)
-        store_wide(block, out_bits, masked, start, end)
+            masked[i] = items[i] if (items[i] >= threshold) | keep_all else NEG_INF
+        store_wide(block, out, masked, start, end)
         start += WIDE_TILE
 
 
@@ -615,6 +641,8 @@ def top_k_mask_logits_kernel(bits, out_bits, counts, arrive, vocab, slice_length
     """On the uint32 views of the logits and of the output: the kept logits' bits move unchanged, -inf elsewhere.
     One block per row (slice_length >= vocab; ``counts`` and ``arrive`` unused), or per row slice in one launch
     whose blocks meet at grid barriers (``select_pivot``)."""
+    bits = bits.ravel()  # numba-cuda-mlir's arrays have a run-time stride (a 64-bit multiply per index); ravel's
+    out_bits = out_bits.ravel()  # view has stride 1
     slices, row, part, begin, end = slice_of_block(vocab, slice_length)
     block = coop.this_block()
     k = top_k[row]
@@ -633,6 +661,9 @@ def top_k_renorm_probs_kernel(probs, bits, out, counts, partials, arrive, vocab,
     """``bits`` is the uint32 view of ``probs``: the pivot is found on the bits (as ``top_k_mask_logits_kernel``),
     then compared as a float; over row slices, each slice's kept mass meets in partials[block] across one more grid
     barrier."""
+    probs = probs.ravel()  # stride-1 views (top_k_mask_logits_kernel)
+    bits = bits.ravel()
+    out = out.ravel()
     slices, row, part, begin, end = slice_of_block(vocab, slice_length)
     block = coop.this_block()
     k = top_k[row]
@@ -740,6 +771,9 @@ def top_p_renorm_probs_kernel(probs, bits, out, masses, partials, arrive, vocab,
     total is the first digit's bins summed. One block per row (slice_length >= vocab; ``masses`` and ``arrive``
     unused), or per row slice in one launch: each digit's bins meet across the row's slices in ``masses`` (int64,
     batch x 4 x slices x BINS) at a grid barrier, the slices' kept masses in ``partials`` at one more."""
+    probs = probs.ravel()  # stride-1 views (top_k_mask_logits_kernel)
+    bits = bits.ravel()
+    out = out.ravel()
     slices, row, part, begin, end = slice_of_block(vocab, slice_length)
     block = coop.this_block()
     p = top_p[row]
@@ -892,9 +926,9 @@ def sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begi
     chunk each (``warp_chunk_kept``), so the row is read at once rather than tile after dependent tile, and the block
     walks the crossing chunk (one or two tiles). (the sample, whether this block writes it: the crossing slice's
     block, or the row's first when rounding left no crossing)."""
+    # one crossing_part and one sample_kept for both shapes (each inlined once: the two copies doubled the code)
     if slices > 1:
-        first = part * slice_length
-        mass, last = slice_kept(block, probs, begin, end, first, at_least)
+        mass, last = slice_kept(block, probs, begin, end, part * slice_length, at_least)
         if block.rank() == 0:
             partials[cuda.blockIdx.x] = mass
             lasts[cuda.blockIdx.x] = last
@@ -904,23 +938,28 @@ def sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begi
         if block.rank() < slices:
             mine = cuda.ldcg(partials, row * slices + block.rank())
             my_last = cuda.ldcg(lasts, row * slices + block.rank())
-        crossing, running, row_last, target = crossing_part(block, mine, my_last, block.rank(), u, scaled)
-        writes = crossing == part or (crossing == NO_INDEX and part == 0)
-        chosen = max(row_last, np.int32(0))
-        if crossing == part:
-            found, _ = sample_kept(block, probs, begin, end - begin, np.float32(0), at_least, target, running)
-            chosen = np.int32(first + found)
+        my_part = block.rank()
     else:
         mine, my_last = warp_chunk_kept(block, probs, begin, end - begin, at_least)
-        crossing, running, row_last, target = crossing_part(block, mine, my_last, block.rank() // 32, u, scaled)
+        my_part = block.rank() // 32
+    crossing, running, row_last, target = crossing_part(block, mine, my_last, my_part, u, scaled)
+    chosen = max(row_last, np.int32(0))
+    if slices > 1:  # the crossing slice's block walks its slice
+        writes = crossing == part or (crossing == NO_INDEX and part == 0)
+        walks = crossing == part
+        first = part * slice_length
+        walk_begin = begin
+        walk_length = end - begin
+    else:  # the block walks the crossing chunk
         writes = True
-        chosen = max(row_last, np.int32(0))
-        if crossing != NO_INDEX:
-            chunk = chunk_length(end - begin)
-            first = np.int64(crossing) * chunk
-            found, _ = sample_kept(block, probs, begin + first, min(end - begin - first, chunk), np.float32(0),
-                                   at_least, target, running)
-            chosen = np.int32(first + found)
+        walks = crossing != NO_INDEX
+        chunk = chunk_length(end - begin)
+        first = np.int64(crossing) * chunk
+        walk_begin = begin + first
+        walk_length = min(end - begin - first, chunk)
+    if walks:
+        found, _ = sample_kept(block, probs, walk_begin, walk_length, np.float32(0), at_least, target, running)
+        chosen = np.int32(first + found)
     return chosen, writes
 
 
@@ -928,6 +967,7 @@ def sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begi
 def sampling_from_probs_kernel(probs, samples, partials, lasts, arrive, vocab, slice_length, seed, offset):
     """One block per row (slice_length >= vocab; partials, lasts and arrive unused), or per row slice in one launch
     (``sample_slices``)."""
+    probs = probs.ravel()  # stride-1 views (top_k_mask_logits_kernel)
     slices, row, part, begin, end = slice_of_block(vocab, slice_length)
     block = coop.this_block()
     u = philox_uniform(seed, offset, row)
@@ -942,6 +982,7 @@ def min_p_sampling_from_probs_kernel(probs, samples, partials, lasts, arrive, vo
                                      offset):
     """The row's largest probability, then ``sample_kept`` over p >= largest * min_p with u scaled by their mass;
     over row slices (``sample_slices``) the slices' largest meet in partials[batch x slices + block] first."""
+    probs = probs.ravel()  # stride-1 views (top_k_mask_logits_kernel)
     slices, row, part, begin, end = slice_of_block(vocab, slice_length)
     block = coop.this_block()
     u = philox_uniform(seed, offset, row)
@@ -1025,6 +1066,7 @@ def top_k_top_p_sampling_from_probs_kernel(probs, samples, vocab, top_k, top_p, 
     Each round is one pass over the row by warp chunks (``warp_chunk_above_two``): the masses and counts above the
     two pivots decide the round, and the chunks' masses above the one that becomes ``low`` are the next round's, so
     the next sample walks only its crossing chunk (``crossing_part``)."""
+    probs = probs.ravel()  # stride-1 views (top_k_mask_logits_kernel)
     row = np.int64(cuda.blockIdx.x)
     block = coop.this_block()
     base = row * vocab

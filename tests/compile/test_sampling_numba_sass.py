@@ -1,0 +1,101 @@
+"""The sampling workload's numba-cuda-mlir top-k and sampler kernels (examples/workloads/sampling_numba.py) built for
+sm_90 on the CPU, one block per row of 32000 items, their SASS held to what closed the gap to the CuTe build of the
+same code (sampling_cute.py): numba-cuda-mlir computes 32-bit integer arithmetic in 64 bits, divides int64s through
+a called routine, gives its arrays a run-time stride (a 64-bit multiply per index) and kept ``at_or_above``'s early
+returns as branches around every item of the mask pass. So: no CALL (the slice plan's divisions are uint32), the mask
+pass one float compare an item with no branch, no 64-bit multiply by a stride in a loop over the row, no local
+memory, and a static instruction count within a margin of the CuTe kernel's."""
+from __future__ import annotations
+
+import functools
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "examples" / "workloads"))
+import sampling_reference as ref  # noqa: E402
+
+VOCAB = 32000
+INSTRUCTION = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)([^;]*);")
+
+
+@functools.lru_cache(maxsize=None)
+def _numba(name: str):
+    pytest.importorskip("numba_cuda_mlir")
+    import llm_sampling
+
+    import cuda.coop.numba_mlir as numba_coop
+
+    (kernel, host), = [(k, h) for n, k, h, _, _ in llm_sampling.launches_for(*ref.problem(2, VOCAB)) if n == name]
+    return numba_coop.compile_kernel(kernel, host, block=1024, grid=2)
+
+
+@functools.lru_cache(maxsize=None)
+def _cute(name: str):
+    pytest.importorskip("cutlass")
+    import cute_llm_sampling
+    import cutlass
+
+    import cuda.coop.cutlass as cute_coop
+
+    (launcher, host), = [(k, h) for n, k, h, _, _ in cute_llm_sampling.launches_for(*ref.problem(2, VOCAB))
+                         if n == name]
+    return cute_coop.compile_kernel(launcher, *(cute_llm_sampling.fake(a) for a in host), cutlass.Int32(2))
+
+
+def _instructions(sass: str):
+    return [(int(m.group(1), 16), m.group(2), m.group(3)) for m in INSTRUCTION.finditer(sass)]
+
+
+def _loops(sass: str):
+    """The instructions of each loop: from a backward branch's target to the branch."""
+    code = _instructions(sass)
+    at = {address: i for i, (address, _, _) in enumerate(code)}
+    loops = []
+    for i, (address, op, rest) in enumerate(code):
+        target = re.search(r"0x([0-9a-f]+)", rest)
+        if op.startswith("BRA") and target and int(target.group(1), 16) <= address and int(target.group(1), 16) in at:
+            loops.append(code[at[int(target.group(1), 16)]:i + 1])
+    return loops
+
+
+def _ops(body, prefix: str) -> int:
+    return sum(1 for _, op, _ in body if op.startswith(prefix))
+
+
+NAMES = ["top_k_mask_logits", "top_k_renorm_probs", "sampling_from_probs"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_no_local_memory_no_called_division_no_stride_multiply_in_row_loops(name):
+    built = _numba(name)
+    assert built.local_memory_bytes == 0, f"{built.local_memory_bytes} B of local memory"
+    sass = built.sass()
+    if name == "top_k_mask_logits":  # (the renormalisation's one CALL is its float division)
+        assert not re.search(r"\bCALL\b", sass), "a called routine (the slice plan's int64 divisions) is back"
+    for body in _loops(sass):  # the passes over the row and the candidates' reads: global loads, no barrier
+        if _ops(body, "LDG.E") and not _ops(body, "BAR") and not _ops(body, "LDG.E.STRONG"):
+            assert not _ops(body, "IMAD.WIDE"), f"a 64-bit multiply (an array's stride) in a loop of {len(body)}"
+
+
+def test_mask_pass_is_one_float_compare_an_item():
+    """The masking pass (the loop that loads and stores the row): no branch around an item, only the two
+    convergence regions of ``load_wide``'s whole and partial tiles (before: 18 BSSY/BSYNC regions, 636 instructions
+    for the loop's two load paths; after: 2 and 213), at most 240 instructions in all."""
+    masks = [b for b in _loops(_numba("top_k_mask_logits").sass()) if _ops(b, "STG.E") and not _ops(b, "BAR")]
+    assert masks, "no masking loop found"
+    for body in masks:
+        assert _ops(body, "BSSY") <= 2, "the mask pass branches around its items"
+        assert _ops(body, "FSETP") >= 16, "the items are no longer compared as floats"
+        assert len(body) <= 240, f"{len(body)} instructions in the mask pass"
+
+
+@pytest.mark.parametrize("name, margin", [("top_k_mask_logits", 1.10), ("top_k_renorm_probs", 1.20),
+                                          ("sampling_from_probs", 1.0)])
+def test_static_instructions_within_a_margin_of_cutes(name, margin):
+    """Before: 2880 / 1888 (1.53x), 3448 / 2600 (1.33x) and 2824 / 1976 (1.43x) instructions, numba / CuTe."""
+    ours, theirs = len(_instructions(_numba(name).sass())), len(_instructions(_cute(name).sass()))
+    assert ours <= margin * theirs, f"numba {ours} against CuTe {theirs} instructions"
