@@ -355,7 +355,13 @@ def _numba_callbacks(dtype: str):
 
 @functools.lru_cache(maxsize=None)
 def numba_kernel(row: Row):
-    """The row's numba-cuda-mlir dispatcher: (src, aux, dst, out2), the tile a compile-time constant."""
+    """The row's numba-cuda-mlir dispatcher: (src, aux, dst, out2), the tile a compile-time constant.
+
+    Each kernel declares its block (``launch_bounds=THREADS``), as the CuTe launch's block does (its ``reqntid``):
+    ptxas allocates registers for 256 threads (the running segmented sum at 256x4: 40, 6 blocks per SM, not 48 and
+    5). A block's count goes to ``out2.ravel()`` at a uint32 index (numba's arrays carry a run-time stride and test a
+    signed index for a negative value) and the running scans count their tiles in uint32 (no 64-bit compare a tile).
+    """
     from numba_cuda_mlir import cuda  # noqa: I001  (the compiler first, then cuda.coop)
     import cuda.coop.numba_mlir as numba_coop
     from cuda import coop
@@ -364,7 +370,7 @@ def numba_kernel(row: Row):
     k, tile, op = row.items, row.tile, row.operation
     access = tile_algorithm(k)
     if op == "broadcast":
-        @cuda.jit
+        @cuda.jit(launch_bounds=THREADS)
         def broadcast(src, aux, dst, out2):
             block = coop.this_block()
             base = np.int64(cuda.blockIdx.x) * tile
@@ -380,7 +386,7 @@ def numba_kernel(row: Row):
         partition = op == "partition"
         store = access if partition else partial_store(k)
 
-        @cuda.jit
+        @cuda.jit(launch_bounds=THREADS)
         def select(src, aux, dst, out2):
             block = coop.this_block()
             base = np.int64(cuda.blockIdx.x) * tile
@@ -396,13 +402,13 @@ def numba_kernel(row: Row):
                 kept, count = coop.select(block, items, flags)
                 coop.store(block, dst, kept, algorithm=store, offset=base, valid_items=count)
             if cuda.threadIdx.x == 0:
-                out2[cuda.blockIdx.x] = count
+                out2.ravel()[np.uint32(cuda.blockIdx.x)] = count
 
         return select
     if op == "segment_sums":
         store = SEGMENT_STORE
 
-        @cuda.jit
+        @cuda.jit(launch_bounds=THREADS)
         def segment_sums(src, aux, dst, out2):
             block = coop.this_block()
             base = np.int64(cuda.blockIdx.x) * tile
@@ -414,7 +420,7 @@ def numba_kernel(row: Row):
             totals, count = coop.sum(block, items, head_flags=heads, compact=True)
             coop.store(block, dst, totals, algorithm=store, offset=base, valid_items=count)
             if cuda.threadIdx.x == 0:
-                out2[cuda.blockIdx.x] = count
+                out2.ravel()[np.uint32(cuda.blockIdx.x)] = count
 
         return segment_sums
     if op == "topk":
@@ -427,7 +433,7 @@ def numba_kernel(row: Row):
         u_width, u_top, u_groups, u_k = np.uint32(width), np.uint32(top), np.uint32(groups), np.uint32(k)
 
         if width == 32:
-            @cuda.jit
+            @cuda.jit(launch_bounds=THREADS)
             def warp_topk(src, aux, dst, out2):
                 block = coop.this_block()
                 keys = coop.ThreadData(k)
@@ -447,7 +453,7 @@ def numba_kernel(row: Row):
 
             return warp_topk
 
-        @cuda.jit
+        @cuda.jit(launch_bounds=THREADS)
         def logical_warp_topk(src, aux, dst, out2):
             block = coop.this_block()
             keys = coop.ThreadData(k)
@@ -469,7 +475,7 @@ def numba_kernel(row: Row):
     if op == "radix_sort_valid":
         pad = largest(row.dtype)
 
-        @cuda.jit
+        @cuda.jit(launch_bounds=THREADS)
         def radix_sort_valid(src, aux, dst, out2):
             block = coop.this_block()
             base = np.int64(cuda.blockIdx.x) * tile
@@ -484,7 +490,7 @@ def numba_kernel(row: Row):
     if op == "histogram_valid":
         load = histogram_load(k)
 
-        @cuda.jit
+        @cuda.jit(launch_bounds=THREADS)
         def histogram_valid(src, aux, dst, out2):
             block = coop.this_block()
             base = np.int64(cuda.blockIdx.x) * tile
@@ -498,16 +504,17 @@ def numba_kernel(row: Row):
 
     running, segments = _numba_callbacks(row.dtype)
     tiles, segment = row.tiles, SEGMENT
+    u_tiles = np.uint32(tiles)  # a 32-bit loop counter (numba's int64 range costs a 64-bit compare a tile)
     kind = np.dtype(row.dtype).type
     if op == "running_exclusive_sum":
-        @cuda.jit
+        @cuda.jit(launch_bounds=THREADS)
         def running_exclusive_sum(src, aux, dst, out2):
             block = coop.this_block()
             state = coop.ThreadData(1, dtype=kind)
             state[0] = 0  # every thread alike; thread 0's is the authoritative one
             items = coop.ThreadData(k)
             base = np.int64(cuda.blockIdx.x) * segment
-            for t in range(tiles):
+            for t in range(u_tiles):
                 offset = base + t * tile
                 coop.load(block, src, items, algorithm=access, offset=offset)
                 scanned = numba_coop.exclusive_sum(block, items, state, prefix_op=running)
@@ -515,7 +522,7 @@ def numba_kernel(row: Row):
 
         return running_exclusive_sum
     if op == "running_segmented_sum":
-        @cuda.jit
+        @cuda.jit(launch_bounds=THREADS)
         def running_segmented_sum(src, aux, dst, out2):
             block = coop.this_block()
             state = coop.ThreadData(1, dtype=kind)
@@ -523,7 +530,7 @@ def numba_kernel(row: Row):
             items = coop.ThreadData(k)
             heads = coop.ThreadData(k, np.int32)
             base = np.int64(cuda.blockIdx.x) * segment
-            for t in range(tiles):
+            for t in range(u_tiles):
                 offset = base + t * tile
                 coop.load(block, src, items, algorithm=access, offset=offset)
                 for i in range(k):
@@ -533,14 +540,14 @@ def numba_kernel(row: Row):
 
         return running_segmented_sum
 
-    @cuda.jit
+    @cuda.jit(launch_bounds=THREADS)
     def running_reverse_exclusive_sum(src, aux, dst, out2):
         block = coop.this_block()
         state = coop.ThreadData(1, dtype=kind)
         state[0] = 0
         items = coop.ThreadData(k)
         base = np.int64(cuda.blockIdx.x) * segment
-        for t in range(tiles):
+        for t in range(u_tiles):
             offset = base + (tiles - 1 - t) * tile  # the last tile first
             coop.load(block, src, items, algorithm="transpose", offset=offset)
             scanned = numba_coop.exclusive_sum(block, items, state, prefix_op=running, reverse=True)
