@@ -7,14 +7,8 @@ namespace cuda_coop {
 template <int BX, int BY, int BZ>
 __device__ __forceinline__ unsigned linear_rank() {
   // An index along an extent-1 dimension is 0: skip its special-register read, as CUB does.
-  // The call is built for this block shape, so the indices are below it: told to the optimiser, the index
-  // arithmetic of the whole kernel (every read of threadIdx is the same value) can stay unsigned and 32-bit, as
-  // under a launch bound that names the exact block (numba-cuda-mlir passes only the maximum).
-  __builtin_assume(threadIdx.x < (unsigned)BX);
   const unsigned y = BY == 1 ? 0u : threadIdx.y;
   const unsigned z = BZ == 1 ? 0u : threadIdx.z;
-  __builtin_assume(y < (unsigned)BY);
-  __builtin_assume(z < (unsigned)BZ);
   return threadIdx.x + BX * (y + BY * z);
 }
 
