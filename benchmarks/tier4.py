@@ -291,8 +291,9 @@ def coop_kernel(operation: str, algorithm: str, k: int, io: str = ""):
             base = np.int64(cuda.blockIdx.x) * tile
             items = coop.ThreadData(k)
             coop.load(block, src, items, algorithm=io, offset=base)
-            # The previous tile's last item; the first tile's first item is copied (x - 0).
-            predecessor = src[base - 1] if cuda.blockIdx.x > 0 else np.int32(0)
+            # The previous tile's last item; the first tile's first item is copied (x - 0). A stride-1 view at an
+            # unsigned index, as in block_discontinuity_heads_predecessor.
+            predecessor = src.ravel()[np.uint64(base - 1)] if cuda.blockIdx.x > 0 else np.int32(0)
             out = coop.adjacent_difference(block, items, tile_predecessor_item=predecessor)
             coop.store(block, dst, out, algorithm=io, offset=base)
 
@@ -315,8 +316,11 @@ def coop_kernel(operation: str, algorithm: str, k: int, io: str = ""):
             base = np.int64(cuda.blockIdx.x) * tile
             items = coop.ThreadData(k)
             coop.load(block, keys, items, algorithm=io, offset=base)
-            # The previous tile's last key; the first tile's first key differs from its complement: a head.
-            predecessor = keys[base - 1] if cuda.blockIdx.x > 0 else np.int32(~keys[0])
+            # The previous tile's last key; the first tile's first key differs from its complement: a head. Read
+            # through a stride-1 view at an unsigned index (numba's arrays carry a run-time stride, and a signed
+            # index is tested for a negative value): the one address computed as the twin computes it.
+            flat = keys.ravel()
+            predecessor = flat[np.uint64(base - 1)] if cuda.blockIdx.x > 0 else np.int32(~flat[0])
             flags = coop.discontinuity(block, items, tile_predecessor_item=predecessor)
             coop.store(block, dst, flags, algorithm=io, offset=base)
 
