@@ -27,6 +27,14 @@ build their pairs without a test per position (only the ragged last chunk select
 gate's division its ``rcp.approx.ftz``, the instructions mamba-ssm's ``--use_fast_math`` build uses. numba-cuda-mlir
 has no fast-math switch on this route, so the two come as inline PTX (``sfu_numba.py``).
 
+numba-cuda-mlir computes 32-bit integer arithmetic in 64 bits, tests signed indices for a negative value, divides
+signed ints through a called 64-bit routine, runs ``range()`` on 64-bit counters and gives its arrays a run-time
+stride; so the kernel's row, channel, state and position indices and its loop counters are uint32 (each sum wrapped
+back), its loops ``while`` loops, the row's division uint32, its arrays stride-1 views (``ravel``), and only the
+element offsets into the rows int64, as the CuTe kernel's; the block is declared (``launch_bounds``), as CuTe's
+launch declares it. The float arithmetic and its order are unchanged (tests/compile/test_selective_scan_numba_sass.py
+holds the SASS to CuTe's).
+
 The NumPy oracle is ``selective_scan_reference.py``; ``selective_scan.py`` runs and checks the kernels.
 """
 from __future__ import annotations
@@ -79,7 +87,7 @@ def widen_float32(x):
 @cuda.jit(device=True, inline="always")
 def widen_bfloat16(bits):
     """bfloat16 bits (uint16) -> float32."""
-    return float_of_bits(np.uint32(bits) << np.uint32(16))
+    return float_of_bits(np.uint32(np.uint32(bits) << np.uint32(16)))
 
 
 @cuda.jit(device=True, inline="always")
@@ -93,7 +101,10 @@ def narrow_bfloat16(x):
     bits = bits_of_float(x)
     if bits & np.uint32(0x7FFFFFFF) > np.uint32(0x7F800000):
         return np.uint16(0x7FC0)
-    return np.uint16((bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16))
+    # (each uint32 sum wrapped back: numba-cuda-mlir adds uint32s in 64 bits; a NaN, the only input whose sum would
+    # carry past bit 31, returned above, and the carry never reached the 16 bits kept)
+    rounded = np.uint32(np.uint32(bits + np.uint32(0x7FFF)) + np.uint32((bits >> np.uint32(16)) & np.uint32(1)))
+    return np.uint16(rounded >> np.uint32(16))
 
 
 @cuda.jit(device=True, inline="always")
@@ -124,6 +135,16 @@ def kernel_for(threads: int, items: int, dtype: str, paired: bool = False):
     narrow = narrow_bfloat16 if dtype == "bfloat16" else narrow_float32
     zero = raw_type(0)
     words = items // 2
+    # numba-cuda-mlir computes int32/uint32 arithmetic in 64 bits, tests every signed index for a negative value,
+    # divides signed ints through a called 64-bit routine, runs range() on 64-bit counters and gives its arrays a
+    # run-time stride (a 64-bit multiply per index): the row, channel, state and position indices below are uint32
+    # (each sum wrapped back, so that the 64-bit steps fold to 32-bit ones), the loops while loops on uint32
+    # counters, the arrays' stride-1 views (ravel) indexed by them. Only the element offsets into the (batch, dim,
+    # seqlen) and (batch, dstate, seqlen) arrays are 64-bit, as CuTe's Int64 offsets.
+    u = np.uint32
+    w = np.int64  # (cuda.coop takes offsets as int64, or unsigned of at most 32 bits)
+    one, zero_index, block_threads = u(1), u(0), u(threads)
+    chunk_items, item_count, last_rank = u(chunk), u(items), u(last)
 
     @cuda.jit(device=True, inline="always")
     def widen_into(raw, wide):
@@ -141,7 +162,7 @@ def kernel_for(threads: int, items: int, dtype: str, paired: bool = False):
         def load_full_one(block, src, offset, wide):
             """A full chunk at an even offset, as 32-bit words, widened."""
             pairs = coop.ThreadData(words, dtype=np.uint32)
-            coop.load(block, src.view(np.uint32), pairs, algorithm=LOAD, offset=offset // 2)
+            coop.load(block, src.view(np.uint32), pairs, algorithm=LOAD, offset=offset >> w(1))
             widen_words_into(pairs, wide)
 
         @cuda.jit(device=True, inline="always")
@@ -149,8 +170,8 @@ def kernel_for(threads: int, items: int, dtype: str, paired: bool = False):
             """Two full chunks at an even offset, as 32-bit words: both loads issued, then both widened."""
             pairs_first = coop.ThreadData(words, dtype=np.uint32)
             pairs_second = coop.ThreadData(words, dtype=np.uint32)
-            coop.load(block, first.view(np.uint32), pairs_first, algorithm=LOAD, offset=offset // 2)
-            coop.load(block, second.view(np.uint32), pairs_second, algorithm=LOAD, offset=offset // 2)
+            coop.load(block, first.view(np.uint32), pairs_first, algorithm=LOAD, offset=offset >> w(1))
+            coop.load(block, second.view(np.uint32), pairs_second, algorithm=LOAD, offset=offset >> w(1))
             widen_words_into(pairs_first, wide_first)
             widen_words_into(pairs_second, wide_second)
     else:
@@ -174,7 +195,7 @@ def kernel_for(threads: int, items: int, dtype: str, paired: bool = False):
     @cuda.jit(device=True, inline="always")
     def load_one_widened(block, src, offset, valid, wide):
         """wide <- one array's chunk at ``offset`` (float32; past ``valid``, zeros)."""
-        if valid == chunk:
+        if valid == chunk_items:
             load_full_one(block, src, offset, wide)
         else:
             raw = coop.ThreadData(items, dtype=raw_type)
@@ -188,7 +209,7 @@ def kernel_for(threads: int, items: int, dtype: str, paired: bool = False):
         both (with a branch around each, whose two paths give the items in different registers, the first load's
         items were needed where its branch ended, before the second load was issued; widened after the paths
         meet, a bfloat16 item took an extraction and a shift)."""
-        if valid == chunk:
+        if valid == chunk_items:
             load_full(block, first, second, offset, wide_first, wide_second)
         else:
             raw_first = coop.ThreadData(items, dtype=raw_type)
@@ -198,30 +219,46 @@ def kernel_for(threads: int, items: int, dtype: str, paired: bool = False):
             widen_into(raw_first, wide_first)
             widen_into(raw_second, wide_second)
 
-    @cuda.jit
-    def selective_scan_kernel(u, delta, A, B, C, D, z, delta_bias, out, last_state, dim, seqlen, dstate, softplus,
-                              gated):
+    @cuda.jit(launch_bounds=threads)
+    def selective_scan_kernel(u_in, delta_in, A_in, B_in, C_in, D_in, z_in, bias_in, out_in, last_state_in, dim,
+                              seqlen, dstate, softplus, gated):
+        # stride-1 views: one 64-bit add per access, no multiply by a run-time stride
+        u_, delta, A, B, C = u_in.ravel(), delta_in.ravel(), A_in.ravel(), B_in.ravel(), C_in.ravel()
+        D, z, delta_bias, out, last_state = D_in.ravel(), z_in.ravel(), bias_in.ravel(), out_in.ravel(), \
+            last_state_in.ravel()
         block = coop.this_block()
-        rank = block.rank()
-        row = np.int64(cuda.blockIdx.x)
-        batch_index = row // dim
-        channel = row % dim
+        rank = u(block.rank())
+        dims = u(dim)
+        length = u(seqlen)  # a row's positions (below 2**31)
+        states = u(dstate)
+        row = u(cuda.blockIdx.x)
+        batch_index = u(row // dims)  # 32-bit unsigned division (numba's int64 one is a called routine)
+        channel = u(row - u(batch_index * dims))
+        first_item = u(rank * item_count)  # this thread's first position in a chunk
         carry = cuda.shared.array(MAX_DSTATE, np.float32)  # each state's value at the end of the previous chunk
         rates = cuda.shared.array(MAX_DSTATE, np.float32)  # A[channel, n] * log2(e), read once per row
-        for n in range(rank, MAX_DSTATE, threads):
-            carry[n] = np.float32(0)
-        for n in range(rank, dstate, threads):
-            rates[n] = A[channel * dstate + n] * np.float32(LOG2E)
+        slot = rank  # (a name of its own: n, the state loop's counter, must not derive from the rank)
+        while slot < u(MAX_DSTATE):
+            carry[slot] = np.float32(0)
+            slot = u(slot + block_threads)
+        slot = rank
+        row_rates = u(channel * states)
+        while slot < states:
+            rates[slot] = A[u(row_rates + slot)] * np.float32(LOG2E)
+            slot = u(slot + block_threads)
         d_skip = D[channel]
         bias = delta_bias[channel]
-        start = np.int64(0)
-        while start < seqlen:
+        row_offset = w(w(row) * w(length))  # u[row, 0]
+        batch_offset = w(w(u(batch_index * states)) * w(length))  # B[batch_index, 0, 0]
+        start = u(0)
+        while start < length:
             cuda.syncthreads()  # the previous chunk's carries are written (and the first chunk's zeros)
-            valid = min(seqlen - start, np.int64(chunk))
-            offset = row * seqlen + start
+            remaining = u(length - start)
+            valid = remaining if remaining < chunk_items else chunk_items  # (numba's min of uint32s is signed)
+            offset = w(row_offset + w(start))
             steps = coop.ThreadData(items, dtype=np.float32)
             inputs = coop.ThreadData(items, dtype=np.float32)
-            load_two_widened(block, delta, u, offset, valid, steps, inputs)
+            load_two_widened(block, delta, u_, offset, valid, steps, inputs)
             driven = coop.ThreadData(items, dtype=np.float32)  # delta * u
             y = coop.ThreadData(items, dtype=np.float32)
             for i in range(items):
@@ -234,31 +271,33 @@ def kernel_for(threads: int, items: int, dtype: str, paired: bool = False):
                 step = steps[i]
                 driven[i] = step * inputs[i]
                 y[i] = d_skip * inputs[i]
-            state_offset = batch_index * dstate * seqlen + start  # B[batch_index, n, start], n = 0 first
-            for n in range(dstate):
+            state_offset = w(batch_offset + w(start))  # B[batch_index, n, start], n = 0 first
+            n = zero_index
+            while n < states:
                 rate = rates[n]
                 b_n = coop.ThreadData(items, dtype=np.float32)
                 c_n = coop.ThreadData(items, dtype=np.float32)
                 load_two_widened(block, B, C, state_offset, valid, b_n, c_n)  # in flight together: one wait
                 decay = coop.ThreadData(items, dtype=np.float32)
                 value = coop.ThreadData(items, dtype=np.float32)
-                if valid == chunk:
+                if valid == chunk_items:
                     for i in range(items):
                         decay[i] = exp2_approx(steps[i] * rate)
                         value[i] = b_n[i] * driven[i]
                 else:  # the ragged last chunk: positions past the row's end hold the neutral pair (1, 0)
                     for i in range(items):
-                        inside = rank * items + i < valid
+                        inside = u(first_item + u(i)) < valid
                         decay[i] = exp2_approx(steps[i] * rate) if inside else np.float32(1)
                         value[i] = b_n[i] * driven[i] if inside else np.float32(0)
-                if rank == 0:  # the carried state enters as the pair (1, h) in front of position 0
+                if rank == zero_index:  # the carried state enters as the pair (1, h) in front of position 0
                     value[0] = decay[0] * carry[n] + value[0]
                 _, h = coop.inclusive_scan(block, (decay, value), scan_op=ssm_combine, algorithm="warp_scans")
-                if rank == last:
+                if rank == last_rank:
                     carry[n] = h[items - 1]
                 for i in range(items):
                     y[i] += c_n[i] * h[i]
-                state_offset += seqlen
+                state_offset = w(state_offset + w(length))
+                n = u(n + one)
             if gated:
                 gate = coop.ThreadData(items, dtype=np.float32)
                 load_one_widened(block, z, offset, valid, gate)
@@ -267,14 +306,17 @@ def kernel_for(threads: int, items: int, dtype: str, paired: bool = False):
             result = coop.ThreadData(items, dtype=raw_type)
             for i in range(items):
                 result[i] = narrow(y[i])
-            if valid == chunk:
+            if valid == chunk_items:
                 coop.store(block, out, result, algorithm=LOAD, offset=offset)
             else:
                 coop.store(block, out, result, offset=offset, valid_items=valid)
-            start += chunk
+            start = u(start + chunk_items)
         cuda.syncthreads()
-        for n in range(rank, dstate, threads):
-            last_state[row * dstate + n] = carry[n]
+        slot = rank
+        row_states = u(row * states)
+        while slot < states:
+            last_state[u(row_states + slot)] = carry[slot]
+            slot = u(slot + block_threads)
 
     return selective_scan_kernel
 
@@ -300,6 +342,9 @@ def selective_scan(u, delta, A, B, C, D, z, delta_bias, out, last_state, delta_s
     arrays (zeros for none), ``z`` None for no gating. Returns ``out`` and ``last_state``."""
     batch, dim, seqlen = u.shape
     dstate = A.shape[1]
+    if batch * dim * dstate >= 2**31 or seqlen >= 2**31:  # the kernel's rows, states and positions are uint32
+        raise ValueError(f"selective_scan: batch x dim x dstate ({batch * dim * dstate}) and seqlen ({seqlen}) must "
+                         "be below 2**31")
     threads, items = tiling(seqlen)
     dtype = "bfloat16" if u.dtype == np.uint16 else "float32"
     kernel = kernel_for(threads, items, dtype, reads_pairs(seqlen, dtype))
