@@ -20,14 +20,14 @@ matrix, the vocabulary walked in tiles of 1024 x 4 items, every cross-thread ste
 * samplers: one Philox uniform per row (``sampling_reference.py`` documents the stream); a whole row's kept mass is
   summed by parts in one order-free pass: its block's 32 warps take a chunk each (``warp_chunk_kept``: striped warp
   ``load``s, a warp tuple ``reduce``), so every load of the row is in flight at once; an ``exclusive_sum`` over the
-  chunks' masses and one tuple ``reduce`` name the chunk where the running mass passes ``u`` (``crossing_part``),
-  and the block walks that chunk alone in tiles: a tuple ``reduce`` of (tile mass, last kept index) per tile, and at
-  the crossing tile an ``inclusive_sum`` and a ``reduce`` that find the first index past it. Small batches of long
-  rows (``select_plan``) split each row over the blocks of one launch: the slices' masses meet across a grid barrier
-  and the crossing slice's block walks it (``sample_slices``; min-p meets the slices' largest probabilities first).
-  The joint top-k/top-p sampler's rounds each take one pass by warp chunks (``warp_chunk_above_two``): the masses
-  and counts above the round's two pivots decide it, and the chunks' masses above the new lower bound are the next
-  round's parts.
+  chunks' masses and a ``reduce`` (min) name the chunk where the running mass passes ``u`` (``crossing_part``),
+  and the block walks that chunk alone in tiles: a ``sum`` and a ``reduce`` (tile mass, last kept index) per tile,
+  and at the crossing tile an ``inclusive_sum`` and a ``reduce`` that find the first index past it. Small batches of
+  long rows (``select_plan``) split each row over the blocks of one launch: the slices' masses meet across a grid
+  barrier and the crossing slice's block walks it (``sample_slices``; min-p meets the slices' largest probabilities
+  first). The joint top-k/top-p sampler's rounds each take one pass by warp chunks (``warp_chunk_above_two``): the
+  masses and counts above the round's two pivots decide it, and the chunks' masses above the new lower bound are the
+  next round's parts.
 
 The semantics and the NumPy oracles are in ``sampling_reference.py``; ``llm_sampling.py`` runs and checks them.
 """
@@ -134,6 +134,20 @@ def load_wide(block, source, items, start, end, fill):
     else:
         coop.load(block, source, items, algorithm="striped", offset=start, valid_items=end - start,
                   oob_default=fill)
+
+
+@cuda.jit(device=True, inline="always")
+def load_wide_in_loop(block, source, items, start, end, fill):
+    """``load_wide`` for a loop over tiles (start < end): the partial tile's valid items (0 < end - start < WIDE_TILE,
+    a power of two) masked with WIDE_TILE - 1, an unchanged value whose range the compiler sees, so the load's
+    run-time range check folds away (a max/min clamp did not: the compiler dropped the min first). The check's trap
+    branch was a second exit of the loop, after which ptxas no longer knew the warps reconverged: a divergence test
+    and a slow path at every later warp shuffle (BRA.DIV, WARPSYNC.COLLECTIVE; 544 of top_k_top_p's instructions)."""
+    if end - start >= WIDE_TILE:
+        coop.load(block, source, items, algorithm="striped", offset=start)
+    else:
+        coop.load(block, source, items, algorithm="striped", offset=start,
+                  valid_items=(end - start) & np.int64(WIDE_TILE - 1), oob_default=fill)
 
 
 @cuda.jit(device=True, inline="always")
@@ -809,20 +823,26 @@ def sample_kept(block, probs, base, vocab, above, at_least, target, running):
     found = NO_INDEX
     last = np.int32(-1)
     crossed = False  # the running mass passed target: this tile holds the sample (or rounding left none)
-    start = np.int64(0)
-    while start < vocab and not crossed:
+    length = np.uint32(vocab)  # (a row of fewer than 2**31 items: 32-bit counters and indices)
+    mine_at = np.uint32(block.rank() * VEC)
+    start = np.uint32(0)
+    while start < length and not crossed:
         items = coop.ThreadData(VEC, np.float32)
-        coop.load(block, probs, items, offset=base + start, valid_items=min(vocab - start, TILE),
-                  oob_default=np.float32(0))
+        left = np.uint32(length - start)
+        coop.load(block, probs, items, offset=base + start, valid_items=left if left < np.uint32(TILE) else TILE,
+                  oob_default=np.float32(0))  # (valid items the compiler sees in range: no trap branch in the loop)
         kept = coop.ThreadData(VEC, np.float32)
         mine = np.float32(0)
         my_last = np.int32(-1)
         for i in range(VEC):
             kept[i] = items[i] if items[i] > above and items[i] >= at_least else np.float32(0)
             if kept[i] > 0:
-                my_last = np.int32(start + block.rank() * VEC + i)
+                my_last = np.int32(np.uint32(start + mine_at) + np.uint32(i))
             mine += kept[i]
-        total, tile_last = coop.reduce(block, (mine, my_last), binary_op=sum_max)
+        # two reductions, not one of (mass, last) pairs: the same sums in the same order (the pair's first member is
+        # summed as ``sum`` sums), and thread 0 no longer holds 32 pairs at once (they spilled at 64 registers)
+        total = coop.sum(block, mine)
+        tile_last = coop.reduce(block, my_last, binary_op="max")
         last = max(last, tile_last)
         if running + total > target:  # only the crossing tile is scanned (FlashInfer's order: sum, then scan)
             crossed = True
@@ -830,10 +850,10 @@ def sample_kept(block, probs, base, vocab, above, at_least, target, running):
             my_first = NO_INDEX
             for i in range(VEC):
                 if kept[i] > 0 and my_first == NO_INDEX and running + prefix[i] > target:
-                    my_first = np.int32(start + block.rank() * VEC + i)
+                    my_first = np.int32(np.uint32(start + mine_at) + np.uint32(i))
             found = coop.reduce(block, my_first, binary_op="min")
         running += total
-        start += TILE
+        start = np.uint32(start + np.uint32(TILE))
     if found != NO_INDEX:
         return found, True
     return max(last, np.int32(0)), last >= 0
@@ -848,7 +868,7 @@ def slice_kept(block, probs, begin, end, first, at_least):
     start = begin
     while start < end:
         items = coop.ThreadData(WIDE, np.float32)
-        load_wide(block, probs, items, start, end, np.float32(0))
+        load_wide_in_loop(block, probs, items, start, end, np.float32(0))
         for i in range(WIDE):
             if items[i] > 0 and items[i] >= at_least:
                 mass += items[i]
@@ -857,19 +877,22 @@ def slice_kept(block, probs, begin, end, first, at_least):
     return coop.reduce(block, (mass, last), binary_op=sum_max)
 
 
-def first_crossing(a, b):
-    """(slice, mass before it) of the lower crossing slice, and the larger last kept index."""
-    return (a[0], a[1], max(a[2], b[2])) if a[0] <= b[0] else (b[0], b[1], max(a[2], b[2]))
-
-
 @cuda.jit(device=True, inline="always")
 def warp_chunk(block, begin, vocab):
     """This thread's warp's chunk of the row at ``begin``: (its first index in the row, the lane, the warp's own
-    tile origin, which a warp ``load`` adds to ``offset`` itself, the chunk's begin and end as offsets)."""
+    tile origin, which a warp ``load`` adds to ``offset`` itself, the chunk's begin and end as offsets, the chunk's
+    length: every warp's, the same in the whole block)."""
     chunk = chunk_length(vocab)
     first = np.int64(block.rank() // 32) * chunk
     return (first, np.int32(block.rank() % 32), np.int64(block.rank() // 32) * WARP_TILE, begin + first,
-            begin + min(vocab, first + chunk))
+            begin + min(vocab, first + chunk), chunk)
+
+
+@cuda.jit(device=True, inline="always")
+def warp_tile_items(chunk_begin, chunk_end, step):
+    """How many of the warp tile at chunk_begin + step lie before chunk_end: 0 ... WARP_TILE (none for the tiles of
+    a warp whose chunk is short or past the row's end)."""
+    return max(np.int64(0), min(chunk_end - (chunk_begin + step), np.int64(WARP_TILE)))
 
 
 @cuda.jit(device=True, inline="always")
@@ -877,20 +900,20 @@ def warp_chunk_kept(block, probs, begin, vocab, at_least):
     """The whole row's first pass: warp w sums the kept mass (p > 0 and p >= at_least) and finds the last kept index
     of chunk w (``chunk_length`` items from w x that), its lanes loading striped (coalesced, every load of the row
     independent of the others); (mass, last kept index or -1) in each warp's lane 0, (0, -1) in the other lanes."""
-    first, lane, origin, chunk_begin, chunk_end = warp_chunk(block, begin, vocab)
+    first, lane, origin, chunk_begin, chunk_end, chunk = warp_chunk(block, begin, vocab)
     warp = coop.this_warp()
     mass = np.float32(0)
     last = np.int32(-1)
-    start = chunk_begin
-    while start < chunk_end:
+    step = np.int64(0)
+    while step < chunk:  # every warp the same tiles (a bound the compiler sees is uniform), the last ones empty
         items = coop.ThreadData(NARROW, np.float32)
-        coop.load(warp, probs, items, algorithm="striped", offset=start - origin,
-                  valid_items=min(chunk_end - start, WARP_TILE), oob_default=np.float32(0))
+        coop.load(warp, probs, items, algorithm="striped", offset=chunk_begin + step - origin,
+                  valid_items=warp_tile_items(chunk_begin, chunk_end, step), oob_default=np.float32(0))
         for i in range(NARROW):
             if items[i] > 0 and items[i] >= at_least:
                 mass += items[i]
-                last = np.int32(first + (start - chunk_begin) + i * 32 + lane)
-        start += WARP_TILE
+                last = np.int32(first + step + i * 32 + lane)
+        step += WARP_TILE
     mass, last = coop.reduce(warp, (mass, last), binary_op=sum_max, broadcast=False)
     if lane != 0:
         mass = np.float32(0)
@@ -902,17 +925,22 @@ def warp_chunk_kept(block, probs, begin, vocab, at_least):
 def crossing_part(block, mine, my_last, part, u, scaled):
     """Which of a row's parts (slices or chunks, each held by one thread as its kept mass ``mine``, last kept index
     and number ``part``; other threads hold 0, -1) holds the sample, from the same numbers in the same order in every
-    block: an ``exclusive_sum`` of the masses and one tuple ``reduce`` picking the lowest part whose running mass
-    passes the target (``u``, or ``u`` times the kept mass with ``scaled``). (part or NO_INDEX when rounding left
+    block: an ``exclusive_sum`` of the masses, a ``reduce`` (min) picking the lowest part whose running mass passes the
+    target (``u``, or ``u`` times the kept mass with ``scaled``), whose mass before it the crossing parts leave in
+    shared memory, and a ``reduce`` (max) of the last kept indices (one tuple ``reduce`` of the three made thread 0
+    hold 32 triples at once: it spilled at the 64 registers of 1024 threads). (part or NO_INDEX when rounding left
     none, the mass before it, the row's last kept index, the target)."""
+    befores = cuda.shared.array(THREADS, np.float32)  # the crossing parts' masses before them, by part
     total = numba_coop.ThreadData(1, np.float32)
     before = numba_coop.exclusive_sum(block, mine, aggregate_output=total)
     target = u * total[0] if scaled else u
     mine_crosses = NO_INDEX
     if mine > 0 and before + mine > target:
         mine_crosses = np.int32(part)
-    crossing, running, row_last = coop.reduce(block, (mine_crosses, before, my_last),
-                                              binary_op=first_crossing)
+        befores[np.uint32(part)] = before
+    crossing = coop.reduce(block, mine_crosses, binary_op="min")  # (its barriers publish ``befores``)
+    row_last = coop.reduce(block, my_last, binary_op="max")
+    running = befores[np.uint32(crossing)] if crossing != NO_INDEX else np.float32(0)  # (unused without a crossing)
     return crossing, running, row_last, target
 
 
@@ -943,7 +971,6 @@ def sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begi
         mine, my_last = warp_chunk_kept(block, probs, begin, end - begin, at_least)
         my_part = block.rank() // 32
     crossing, running, row_last, target = crossing_part(block, mine, my_last, my_part, u, scaled)
-    chosen = max(row_last, np.int32(0))
     if slices > 1:  # the crossing slice's block walks its slice
         writes = crossing == part or (crossing == NO_INDEX and part == 0)
         walks = crossing == part
@@ -960,6 +987,8 @@ def sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begi
     if walks:
         found, _ = sample_kept(block, probs, walk_begin, walk_length, np.float32(0), at_least, target, running)
         chosen = np.int32(first + found)
+    else:  # (the fallback set here, not before the walk: not held across it)
+        chosen = max(row_last, np.int32(0))
     return chosen, writes
 
 
@@ -990,7 +1019,7 @@ def min_p_sampling_from_probs_kernel(probs, samples, partials, lasts, arrive, vo
     start = begin
     while start < end:
         items = coop.ThreadData(WIDE, np.float32)
-        load_wide(block, probs, items, start, end, np.float32(0))
+        load_wide_in_loop(block, probs, items, start, end, np.float32(0))
         for i in range(WIDE):
             largest = max(largest, items[i])
         start += WIDE_TILE
@@ -1018,7 +1047,7 @@ def above_two_pivots(a, b):
 def warp_chunk_above_two(block, probs, begin, vocab, pivot0, pivot1):
     """``warp_chunk_kept`` for the joint sampler's rounds: warp w's (mass, count, last index) of the values of chunk w
     above pivot0 and above pivot1, in its lane 0 (zeros and -1 in the other lanes)."""
-    first, lane, origin, chunk_begin, chunk_end = warp_chunk(block, begin, vocab)
+    first, lane, origin, chunk_begin, chunk_end, chunk = warp_chunk(block, begin, vocab)
     warp = coop.this_warp()
     mass0 = np.float32(0)
     count0 = np.int32(0)
@@ -1026,13 +1055,13 @@ def warp_chunk_above_two(block, probs, begin, vocab, pivot0, pivot1):
     mass1 = np.float32(0)
     count1 = np.int32(0)
     last1 = np.int32(-1)
-    start = chunk_begin
-    while start < chunk_end:
+    step = np.int64(0)
+    while step < chunk:  # as warp_chunk_kept: a uniform bound
         items = coop.ThreadData(NARROW, np.float32)
-        coop.load(warp, probs, items, algorithm="striped", offset=start - origin,
-                  valid_items=min(chunk_end - start, WARP_TILE), oob_default=np.float32(0))
+        coop.load(warp, probs, items, algorithm="striped", offset=chunk_begin + step - origin,
+                  valid_items=warp_tile_items(chunk_begin, chunk_end, step), oob_default=np.float32(0))
         for i in range(NARROW):
-            index = np.int32(first + (start - chunk_begin) + i * 32 + lane)
+            index = np.int32(first + step + i * 32 + lane)
             if items[i] > pivot0:
                 mass0 += items[i]
                 count0 += np.int32(1)
@@ -1041,7 +1070,7 @@ def warp_chunk_above_two(block, probs, begin, vocab, pivot0, pivot1):
                 mass1 += items[i]
                 count1 += np.int32(1)
                 last1 = index
-        start += WARP_TILE
+        step += WARP_TILE
     mass0, count0, last0, mass1, count1, last1 = coop.reduce(
         warp, (mass0, count0, last0, mass1, count1, last1), binary_op=sums_and_lasts, broadcast=False)
     if lane != 0:
@@ -1065,7 +1094,8 @@ def top_k_top_p_sampling_from_probs_kernel(probs, samples, vocab, top_k, top_p, 
     less than top_p mass lie strictly above the sample; else narrow (low, high] by the sample and the midpoint.
     Each round is one pass over the row by warp chunks (``warp_chunk_above_two``): the masses and counts above the
     two pivots decide the round, and the chunks' masses above the one that becomes ``low`` are the next round's, so
-    the next sample walks only its crossing chunk (``crossing_part``)."""
+    the next sample walks only its crossing chunk (``crossing_part``). Each thread's part of the round waits in shared
+    memory (its own slot), not in registers held across the round (they spilled)."""
     probs = probs.ravel()  # stride-1 views (top_k_mask_logits_kernel)
     row = np.int64(cuda.blockIdx.x)
     block = coop.this_block()
@@ -1078,13 +1108,20 @@ def top_k_top_p_sampling_from_probs_kernel(probs, samples, vocab, top_k, top_p, 
     high = np.float32(1)
     q = np.float32(1)
     chosen = np.int32(0)
-    draw = np.uint64(0)
+    draw = np.uint32(0)  # (32 bits: fewer live registers across the rounds)
     done = False
     chunk = chunk_length(vocab)
+    held_mass = cuda.shared.array(THREADS, np.float32)
+    held_last = cuda.shared.array(THREADS, np.int32)
+    rank = np.uint32(block.rank())
     mine, my_last = warp_chunk_kept(block, probs, base, vocab, np.float32(0))  # round 0 keeps p > 0
+    held_mass[rank] = mine
+    held_last[rank] = my_last
     while not done:
-        u = philox_uniform(seed, np.uint64(offset) + draw, row)
-        draw += np.uint64(1)
+        u = philox_uniform(seed, np.uint64(offset) + np.uint64(draw), row)
+        draw = np.uint32(draw + np.uint32(1))
+        mine = held_mass[rank]  # this thread's part of the round (its own slot: no barrier)
+        my_last = held_last[rank]
         crossing, running, row_last, target = crossing_part(block, mine, my_last, block.rank() // 32, u * q, False)
         if row_last < 0:  # nothing kept
             chosen = np.int32(0)
@@ -1107,13 +1144,13 @@ def top_k_top_p_sampling_from_probs_kernel(probs, samples, vocab, top_k, top_p, 
                 low = pivot0
                 high = pivot1
                 q = sum0
-                mine = mass0
-                my_last = last0
+                held_mass[rank] = mass0
+                held_last[rank] = last0
             else:
                 low = pivot1
                 q = sum1
-                mine = mass1
-                my_last = last1
+                held_mass[rank] = mass1
+                held_last[rank] = last1
             if not low < high:
                 done = True
     if block.rank() == 0:
