@@ -126,23 +126,14 @@ def ordered_key(bits):
 
 @cuda.jit(device=True, inline="always")
 def load_wide(block, source, items, start, end, fill):
-    """source[start:end] (at most WIDE_TILE) into ``items``, striped; ``fill`` past ``end``. A whole tile is loaded
-    without bounds, so the compiler issues every load before the first item is used (with bounds it spread them
-    between the uses, one or two at a time)."""
-    if end - start >= WIDE_TILE:
-        coop.load(block, source, items, algorithm="striped", offset=start)
-    else:
-        coop.load(block, source, items, algorithm="striped", offset=start, valid_items=end - start,
-                  oob_default=fill)
-
-
-@cuda.jit(device=True, inline="always")
-def load_wide_in_loop(block, source, items, start, end, fill):
-    """``load_wide`` for a loop over tiles (start < end): the partial tile's valid items (0 < end - start < WIDE_TILE,
-    a power of two) masked with WIDE_TILE - 1, an unchanged value whose range the compiler sees, so the load's
-    run-time range check folds away (a max/min clamp did not: the compiler dropped the min first). The check's trap
-    branch was a second exit of the loop, after which ptxas no longer knew the warps reconverged: a divergence test
-    and a slow path at every later warp shuffle (BRA.DIV, WARPSYNC.COLLECTIVE; 544 of top_k_top_p's instructions)."""
+    """source[start:end] (0 < end - start; at most WIDE_TILE) into ``items``, striped; ``fill`` past ``end``. A whole
+    tile is loaded without bounds, so the compiler issues every load before the first item is used (with bounds it
+    spread them between the uses, one or two at a time). A partial tile's valid items (0 < end - start < WIDE_TILE,
+    a power of two) are masked with WIDE_TILE - 1, an unchanged value whose range the compiler sees, so the load's
+    run-time range check folds away (a max/min clamp did not: the compiler dropped the min first). In the loops over
+    tiles that call this, the check's trap branch was a second exit of the loop, after which ptxas no longer knew
+    the warps reconverged: a divergence test and a slow path at every later warp shuffle (BRA.DIV,
+    WARPSYNC.COLLECTIVE; 544 of top_k_top_p's instructions)."""
     if end - start >= WIDE_TILE:
         coop.load(block, source, items, algorithm="striped", offset=start)
     else:
@@ -868,7 +859,7 @@ def slice_kept(block, probs, begin, end, first, at_least):
     start = begin
     while start < end:
         items = coop.ThreadData(WIDE, np.float32)
-        load_wide_in_loop(block, probs, items, start, end, np.float32(0))
+        load_wide(block, probs, items, start, end, np.float32(0))
         for i in range(WIDE):
             if items[i] > 0 and items[i] >= at_least:
                 mass += items[i]
@@ -1019,7 +1010,7 @@ def min_p_sampling_from_probs_kernel(probs, samples, partials, lasts, arrive, vo
     start = begin
     while start < end:
         items = coop.ThreadData(WIDE, np.float32)
-        load_wide_in_loop(block, probs, items, start, end, np.float32(0))
+        load_wide(block, probs, items, start, end, np.float32(0))
         for i in range(WIDE):
             largest = max(largest, items[i])
         start += WIDE_TILE
