@@ -1148,18 +1148,26 @@ def top_k_top_p_sampling_from_probs_kernel(probs, samples, vocab, top_k, top_p, 
         samples[row] = chosen
 
 
+def softmax_cluster(logits, out, inv_temperature=np.float32(1)):
+    """Launch ``softmax_cluster_kernel`` on a (batch, vocab) device array into ``out``, whatever the batch (``softmax``
+    takes it where ``uses_cluster_softmax`` says): a cluster of CLUSTER blocks a row, ``cluster_softmax_plan``'s
+    block."""
+    batch, vocab = logits.shape
+    threads, held, length = cluster_softmax_plan(vocab)
+    softmax_cluster_kernel(threads, held)[(batch * CLUSTER, 1, 1), (threads, 1, 1), 0, 0, (CLUSTER, 1, 1)](
+        logits.reshape(-1), out.reshape(-1), np.int64(vocab), np.int64(length), inv_temperature)
+
+
 def softmax(logits, out, inv_temperature=np.float32(1), partials=None, arrive=None):
     """Launch the softmax of a (batch, vocab) device array into ``out``: one launch, a cluster of blocks per row
     (``uses_cluster_softmax``: small batches of short rows), else a block per row or, for small batches, per row
     slice (``partials``: float32, 2 x batch x slices; ``arrive`` as ``top_k_mask_logits``; made here when not
     given)."""
     batch, vocab = logits.shape
-    flat, dst = logits.reshape(-1), out.reshape(-1)
     if uses_cluster_softmax(batch, vocab):
-        threads, held, length = cluster_softmax_plan(vocab)
-        softmax_cluster_kernel(threads, held)[(batch * CLUSTER, 1, 1), (threads, 1, 1), 0, 0, (CLUSTER, 1, 1)](
-            flat, dst, np.int64(vocab), np.int64(length), inv_temperature)
+        softmax_cluster(logits, out, inv_temperature)
         return
+    flat, dst = logits.reshape(-1), out.reshape(-1)
     slices, length = resident_plan(batch, vocab, softmax_plan)
     if slices == 1:
         softmax_kernel[batch, THREADS](flat, dst, np.int64(vocab), inv_temperature)

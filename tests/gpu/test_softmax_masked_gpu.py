@@ -96,11 +96,9 @@ def _cluster(backend: str, logits: np.ndarray) -> np.ndarray:
         import sampling_numba as kernels
         from numba_cuda_mlir import cuda
 
-        out = cuda.to_device(np.full(logits.size, np.nan, np.float32))
-        launch = kernels.softmax_cluster_kernel(threads, held)[(batch * plan.CLUSTER, 1, 1), (threads, 1, 1), 0, 0,
-                                                               (plan.CLUSTER, 1, 1)]
-        launch(cuda.to_device(logits.reshape(-1)), out, np.int64(vocab), np.int64(length), np.float32(1))
-        return out.copy_to_host().reshape(batch, vocab)
+        out = cuda.to_device(np.full(logits.shape, np.nan, np.float32))
+        kernels.softmax_cluster(cuda.to_device(logits), out)
+        return out.copy_to_host()
     pytest.importorskip("cutlass")
     torch = pytest.importorskip("torch")
     import cutlass
