@@ -417,12 +417,10 @@ def dry_run(backends: tuple[str, ...]) -> list[str]:
             start = time.perf_counter()
             built = numba_coop.compile_kernel(kernel, host, block=1024, grid=blocks)
             lines.append("numba " + built_line(name, built, "sm_90", time.perf_counter() - start))
-        import sampling_numba
-
-        threads, held, host = _cluster_softmax_host()
+        kernel, host, threads = llm_sampling.cluster_build(2, 32000)
         start = time.perf_counter()
-        built = numba_coop.compile_kernel(sampling_numba.softmax_cluster_kernel(threads, held), host, block=threads,
-                                          grid=2 * sampling_numba.CLUSTER, cluster=sampling_numba.CLUSTER)
+        built = numba_coop.compile_kernel(kernel, host, block=threads, grid=2 * llm_sampling.kernels.CLUSTER,
+                                          cluster=llm_sampling.kernels.CLUSTER)
         lines.append("numba " + built_line("softmax_cluster", built, "sm_90", time.perf_counter() - start, threads))
     if "cute" in backends:
         import cute_llm_sampling
@@ -443,23 +441,12 @@ def dry_run(backends: tuple[str, ...]) -> list[str]:
                     built = cute_coop.compile_kernel(launcher, *(cute_llm_sampling.fake(a) for a in host),
                                                      cutlass.Int32(blocks))
                     lines.append("cute " + built_line(name, built, "sm_90a", time.perf_counter() - start))
-        import sampling_cute
-
-        threads, held, host = _cluster_softmax_host()
+        launcher, host, threads = cute_llm_sampling.cluster_build(2, 32000)
         start = time.perf_counter()
-        built = cute_coop.compile_kernel(sampling_cute.softmax_cluster_launcher(threads, held),
-                                         *(cute_llm_sampling.fake(a) for a in host), cutlass.Int32(2))
+        built = cute_coop.compile_kernel(launcher, *(cute_llm_sampling.fake(a) for a in host), cutlass.Int32(2))
         lines.append("cute " + built_line("softmax_cluster", built, "sm_90a", time.perf_counter() - start, threads))
     return lines
 
-
-def _cluster_softmax_host(vocab: int = 32000):
-    """(threads, items a thread, host arguments) of the cluster softmax at a small batch's rows of ``vocab``."""
-    import sampling_plan
-
-    threads, held, length = sampling_plan.cluster_softmax_plan(vocab)
-    rows = np.zeros(2 * vocab, np.float32)
-    return threads, held, (rows, rows.copy(), np.int64(vocab), np.int64(length), np.float32(1))
 
 
 def write(records: list[dict], path: Path) -> None:

@@ -125,6 +125,16 @@ def sliced_launches(logits, probs, top_k, top_p, min_p, philox_seed: int = 12345
     }
 
 
+def cluster_build(batch: int, vocab: int):
+    """(launcher, host arguments, threads) of the cluster softmax (``softmax_cluster_launcher``, whose last argument
+    is the batch) on a problem's rows of ``vocab`` items."""
+    logits = problem(batch, vocab)[0]
+    threads, held, length = kernels.cluster_softmax_plan(vocab)
+    host = (logits.ravel(), np.full(logits.size, np.nan, np.float32), np.int64(vocab), np.int64(length),
+            np.float32(1))
+    return kernels.softmax_cluster_launcher(threads, held), host, threads
+
+
 def fake(a):
     """A launcher argument for a build without a GPU: a fake 1-D tensor for an array, a CuTe numeric for a scalar."""
     if isinstance(a, np.ndarray):
@@ -165,6 +175,10 @@ def main() -> None:
                 start = time.perf_counter()
                 compiled = cute_coop.compile_kernel(launcher, *(fake(a) for a in host), cutlass.Int32(blocks))
                 print(ref.built_line(name, compiled, "sm_90a", time.perf_counter() - start, kernels.THREADS))
+    launcher, host, threads = cluster_build(args.batch, args.vocab)  # small batches of rows a block would hold
+    start = time.perf_counter()
+    compiled = cute_coop.compile_kernel(launcher, *(fake(a) for a in host), batch)
+    print(ref.built_line("softmax_cluster", compiled, "sm_90a", time.perf_counter() - start, threads))
     for name, (steps, out, oracle) in sliced.items():
         try:
             got = run_steps(steps, out)

@@ -123,6 +123,16 @@ def sliced_builds(batch: int, vocab: int):
              (probs.ravel(), samples, partials, lasts, arrive, v, n, min_p, seed, offset), blocks)]
 
 
+def cluster_build(batch: int, vocab: int):
+    """(kernel, host arguments, threads) of the cluster softmax (``softmax_cluster_kernel``, launched with
+    ``kernels.CLUSTER`` blocks a row: ``kernels.softmax_cluster``) on a problem's rows of ``vocab`` items."""
+    logits = problem(batch, vocab)[0]
+    threads, held, length = kernels.cluster_softmax_plan(vocab)
+    host = (logits.ravel(), np.full(logits.size, np.nan, np.float32), np.int64(vocab), np.int64(length),
+            np.float32(1))
+    return kernels.softmax_cluster_kernel(threads, held), host, threads
+
+
 def sliced(batch: int, vocab: int) -> None:
     """Build the sliced launches' kernels, then run the host wrappers that choose them (``sampling_numba.softmax``,
     ``top_k_mask_logits``, ``top_k_renorm_probs``, ``top_p_renorm_probs``, ``sampling_from_probs``,
@@ -131,6 +141,11 @@ def sliced(batch: int, vocab: int) -> None:
         start = time.perf_counter()
         built = numba_coop.compile_kernel(kernel, host, block=kernels.THREADS, grid=blocks)
         print(ref.built_line(name, built, "sm_90", time.perf_counter() - start, kernels.THREADS))
+    kernel, host, threads = cluster_build(batch, vocab)  # small batches of rows a block would hold
+    start = time.perf_counter()
+    built = numba_coop.compile_kernel(kernel, host, block=threads, grid=batch * kernels.CLUSTER,
+                                      cluster=kernels.CLUSTER)
+    print(ref.built_line("softmax_cluster", built, "sm_90", time.perf_counter() - start, threads))
     logits, probs, top_k, top_p, min_p = problem(batch, vocab)
     seed, offset = 12345, 0
     try:

@@ -10,7 +10,6 @@ import re
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,12 +30,8 @@ def _built(backend: str, sliced: bool):
         import cuda.coop.numba_mlir as numba_coop
 
         if sliced == "cluster":
-            import sampling_numba
-
-            threads, held, length = plan.cluster_softmax_plan(VOCAB)
-            host = (logits.ravel(), logits.ravel().copy(), np.int64(VOCAB), np.int64(length), np.float32(1))
-            return numba_coop.compile_kernel(sampling_numba.softmax_cluster_kernel(threads, held), host,
-                                             block=threads, grid=2 * plan.CLUSTER, cluster=plan.CLUSTER)
+            kernel, host, threads = llm_sampling.cluster_build(2, VOCAB)
+            return numba_coop.compile_kernel(kernel, host, block=threads, grid=2 * plan.CLUSTER, cluster=plan.CLUSTER)
         if sliced:
             (name, kernel, host, blocks), = [b for b in llm_sampling.sliced_builds(2, VOCAB) if b[0].startswith(
                 "softmax")]
@@ -51,12 +46,8 @@ def _built(backend: str, sliced: bool):
     import cuda.coop.cutlass as cute_coop
 
     if sliced == "cluster":
-        import sampling_cute
-
-        threads, held, length = plan.cluster_softmax_plan(VOCAB)
-        host = (logits.ravel(), logits.ravel().copy(), np.int64(VOCAB), np.int64(length), np.float32(1))
-        return cute_coop.compile_kernel(sampling_cute.softmax_cluster_launcher(threads, held),
-                                        *(cute_llm_sampling.fake(a) for a in host), cutlass.Int32(2))
+        launcher, host, _ = cute_llm_sampling.cluster_build(2, VOCAB)
+        return cute_coop.compile_kernel(launcher, *(cute_llm_sampling.fake(a) for a in host), cutlass.Int32(2))
     if sliced:
         _, launches = cute_llm_sampling.sliced_launches(logits, probs, top_k, top_p, min_p)
         (name, launcher, host, blocks), = launches["softmax"][0]
