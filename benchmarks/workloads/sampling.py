@@ -448,7 +448,6 @@ def dry_run(backends: tuple[str, ...]) -> list[str]:
     return lines
 
 
-
 def write(records: list[dict], path: Path) -> None:
     import json
 
