@@ -298,7 +298,7 @@ def run(backends: tuple[str, ...], tokens=TOKENS, experts_k=EXPERTS_K, block_siz
                 for name, fn in fns.items():
                     warm = time_launches(fn, warmup=2, reps=reps, inner=5)
                     row["times_ms"][name] = {"warm": float(np.median(warm.batches_ms)), "cold": _cold_ms(fn, reps),
-                                             "host_us": warm.host_us}
+                                             "host_us": warm.host_us, "spin_ms": warm.spin_ms}
                 records.append(row)
                 log(_line(row))
                 checkpoint(records)

@@ -85,11 +85,12 @@ def markdown(environment: dict, records: list[dict]) -> str:
 
 
 def host_bound(times: dict) -> bool:
-    """Whether a warm timing measured the host: ``time_launches`` hides INNER launches' enqueue cost behind a SPIN_MS
-    spin kernel, so a call whose enqueue takes longer than SPIN_MS / INNER plus its GPU time starves the GPU. Records
-    before host_us was kept cannot say."""
+    """Whether a warm timing measured the host: ``time_launches`` hides INNER launches' enqueue cost behind a spin
+    kernel (SPIN_MS, doubled while the enqueue outlasted half of it; the spin used is ``spin_ms``), so a call whose
+    enqueue takes longer than spin / INNER plus its GPU time starves the GPU. Records before host_us was kept
+    cannot say."""
     host_ms = times.get("host_us", 0.0) / 1e3
-    return host_ms > SPIN_MS / INNER + times["warm"]
+    return host_ms > times.get("spin_ms", SPIN_MS) / INNER + times["warm"]
 
 
 def chart(records: list[dict], path: Path, vocab: int = 128256) -> bool:
@@ -154,6 +155,11 @@ def moe_markdown(environment: dict, records: list[dict]) -> str:
     for row in moe_summary(records):
         lines.append(f"| {row['backend']} | {row['warm']:.2f}x | {row['cold']:.2f}x | {row['worst']:.2f}x "
                      f"{row['worst_at']} | {row['torch']:.2f}x | {row['verified']}/{row['rows']} |")
+    bound = [f"T={r['tokens']} E={r['experts']} block={r['block_size']} {b}"
+             for r in records for b in MOE_OURS if b in r["times_ms"] and host_bound(r["times_ms"][b])]
+    if bound:
+        lines += ["", "Rows whose host enqueue cost per call exceeds the spin that hides it (their warm time is the "
+                      f"host's): {len(bound)}: " + "; ".join(bound[:20])]
     names = ("vllm_cuda", "vllm_triton", "torch") + MOE_OURS
     lines += ["", "Every row, warm L2 (microseconds):", "",
               "| tokens | experts | k | block | " + " | ".join(names) + " | verified |",

@@ -257,7 +257,8 @@ def run(backends: tuple[str, ...], batches=BATCHES, dims=DIMS, seqlens=SEQLENS, 
                     for name, fn in fns.items():
                         warm = time_launches(fn, warmup=2, reps=reps, inner=5)
                         row["times_ms"][name] = {"warm": float(np.median(warm.batches_ms)),
-                                                 "cold": _cold_ms(fn, reps), "host_us": warm.host_us}
+                                                 "cold": _cold_ms(fn, reps), "host_us": warm.host_us,
+                                                 "spin_ms": warm.spin_ms}
                     if torch_version:
                         args = [x[k] for k in ("u", "delta", "A", "B", "C", "D", "z", "delta_bias")]
                         got, state = torch_selective_scan(*args)

@@ -141,6 +141,29 @@ def test_sampling_report_geomeans_worst_rows_and_host_bound_rows():
     assert "| softmax | numba | 1.00x |" in text and "softmax V=128256 B=128 normal numba" in text
 
 
+def test_a_batch_is_timed_again_behind_a_longer_spin_while_the_host_outlasts_half_of_it():
+    from benchmarks.common import SPIN_MS, hidden_behind_spin
+
+    spins = []
+
+    def measure(spin_ms):  # a host that takes 3 ms to enqueue; the GPU time grows while the host shows through
+        spins.append(spin_ms)
+        return (0.01 if 3.0 <= spin_ms / 2 else 3.0 - spin_ms), 3.0
+
+    gpu_ms, host_ms, spin_ms = hidden_behind_spin(measure)
+    assert spins == [SPIN_MS, 2 * SPIN_MS, 4 * SPIN_MS] and (gpu_ms, host_ms, spin_ms) == (0.01, 3.0, 4 * SPIN_MS)
+    spins.clear()
+    assert hidden_behind_spin(measure, 0.5, retries=1) == (3.0 - 1.0, 3.0, 1.0)  # the last try stands
+    assert spins == [0.5, 1.0]
+
+
+def test_host_bound_counts_the_spin_the_batch_waited_behind():
+    from benchmarks.workloads import report as sampling_report
+
+    times = {"warm": 0.01, "host_us": 900.0}  # 5 enqueues of 0.9 ms: past a 2 ms spin, hidden by an 8 ms one
+    assert sampling_report.host_bound(times) and not sampling_report.host_bound({**times, "spin_ms": 8.0})
+
+
 def _moe_record(tokens, ours_ms, vllm_ms, ok=True):
     times = {"vllm_cuda": {"warm": vllm_ms, "cold": vllm_ms}, "torch": {"warm": 10 * ours_ms, "cold": 10 * ours_ms},
              "numba": {"warm": ours_ms, "cold": 2 * ours_ms}}
