@@ -9,8 +9,9 @@ one process, every output verified.
 Grid (issue 43): tokens 1, 16, 128, 1024, 8192, 65536 x (experts, k) in (8, 2), (64, 6), (128, 8), (256, 8) x block
 size 16, 64, 128; ``topk_ids`` int32 from a top-k of uniform random router scores (k distinct experts per token).
 Timing as the sampling benchmark's: "warm" = the median of CUDA-event batches of back-to-back calls behind a spin
-kernel (common.time_launches), "cold" = each call after a 256 MiB write that evicts L2. Every implementation writes
-into buffers allocated once, outside the timing (vLLM's CUDA op allocates its own small cumsum workspace inside).
+kernel (common.time_launches), "cold" = each call after a 256 MiB write that evicts L2 (behind a spin as well). Every
+implementation writes into buffers allocated once, outside the timing (vLLM's CUDA op allocates its own small cumsum
+workspace inside).
 
 Verification per row: ours and torch's equal the stable NumPy oracle (moe_align_reference.py) exactly; vLLM's
 outputs, whose order within an expert depends on atomics, as multisets per expert with the same post-pad count and

@@ -4,7 +4,7 @@ the torch code a PyTorch user writes, in one process, every output verified.
 Grid: vocab 32000, 128256, 151936, 256000 x batch 1, 8, 32, 128, 512 x two distributions (softmax of normal logits
 with sigma 1; of Gumbel logits with beta 0.1); top-k 50, top-p 0.9, min-p 0.1. Timing: CUDA events; "warm" =
 back-to-back launches behind a spin kernel (common.time_launches; the row stays in L2 where it fits), "cold" = each
-launch after a 256 MiB write that evicts L2.
+launch after a 256 MiB write that evicts L2, behind a spin too (``_cold_ms``: the GPU time, not the host's dispatch).
 
 Verification, per shape and implementation: deterministic functions against FlashInfer's output (softmax and renorm:
 kept set exact, values within a few float32 ulps; mask: bit for bit); samplers: every sample is a kept index of its

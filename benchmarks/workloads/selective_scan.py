@@ -8,11 +8,11 @@ d_state 16; B and C variable (batch, d_state, seqlen), one group; D, z, delta_bi
 layer's call). Inputs as ``selective_scan_reference.problem`` draws them, on the GPU.
 
 Timing: CUDA events; "warm" = back-to-back launches behind a spin kernel (common.time_launches), "cold" = each launch
-after a 256 MiB write that evicts L2. mamba-ssm is timed at ``selective_scan_cuda.fwd`` (its kernel and the
-allocation of its outputs: out, out_z and the per-chunk states x, which its backward needs and ours does not write);
-the torch version (``torch_selective_scan``: the recurrence of selective_scan_ref, one step per position, without its
-(batch, dim, seqlen, dstate) intermediates, which do not fit the GPU at the larger shapes) is timed warm only, over
-fewer launches: it takes about a second at seqlen 8192.
+after a 256 MiB write that evicts L2 (behind a spin as well). mamba-ssm is timed at ``selective_scan_cuda.fwd`` (its
+kernel and the allocation of its outputs: out, out_z and the per-chunk states x, which its backward needs and ours
+does not write); the torch version (``torch_selective_scan``: the recurrence of selective_scan_ref, one step per
+position, without its (batch, dim, seqlen, dstate) intermediates, which do not fit the GPU at the larger shapes) is
+timed warm only, over fewer launches: it takes about a second at seqlen 8192.
 
 Verification, per shape and implementation: out and last_state on ROWS sampled (batch, dim) rows against the float64
 NumPy oracle (``selective_scan_reference``), within its TOLERANCE (mamba-ssm's own test tolerance), outputs poisoned
