@@ -145,15 +145,21 @@ def spin_gpu(ms: float) -> None:
 
 
 def hidden_behind_spin(measure: Callable[[float], tuple[float, float]], spin_ms: float = SPIN_MS,
-                       retries: int = 4) -> tuple[float, float, float]:
+                       retries: int = 4) -> tuple[float, float, float, bool]:
     """Run ``measure(spin_ms)`` -> (GPU milliseconds, host milliseconds spent enqueueing behind the spin) until the
     host's enqueue took at most half the spin (so the GPU never waited for the host and the events timed only the
-    GPU), doubling the spin each time it did not. (GPU ms, host ms, the spin used). After ``retries`` doublings the
-    last measurement stands; ``Timing.spin_ms`` and ``host_us`` still show it (workloads/report.host_bound)."""
+    GPU), doubling the spin each time it did not. A call that synchronises waits out any spin (its host time grows
+    with the spin): then no spin hides its host cost, and the doubling stops at once. (GPU ms, host ms, the spin
+    used, whether the call synchronises); after ``retries`` doublings the last measurement stands, and
+    ``Timing.spin_ms`` and ``host_us`` still show it (workloads/report.host_bound)."""
+    previous_host_ms = None
     for attempt in range(retries + 1):
         gpu_ms, host_ms = measure(spin_ms)
         if host_ms <= spin_ms / 2 or attempt == retries:
-            return gpu_ms, host_ms, spin_ms
+            return gpu_ms, host_ms, spin_ms, False
+        if previous_host_ms is not None and host_ms - previous_host_ms >= spin_ms / 4:
+            return gpu_ms, host_ms, spin_ms / 2, True  # the host waited for the longer spin: it synchronises
+        previous_host_ms = host_ms
         spin_ms *= 2
     raise AssertionError("unreachable")
 
@@ -188,9 +194,10 @@ def time_launches(fn: Callable[[], None], warmup: int, reps: int, inner: int) ->
         return cp.cuda.get_elapsed_time(start, end) / inner, host_ms
 
     samples, host = [], []
-    spin_ms = SPIN_MS
+    spin_ms, synchronises = SPIN_MS, False
     for _ in range(reps):
-        gpu_ms, host_ms, spin_ms = hidden_behind_spin(batch, spin_ms)
+        gpu_ms, host_ms, spin_ms, found = hidden_behind_spin(batch, spin_ms, 0 if synchronises else 4)
+        synchronises = synchronises or found  # (then no later batch retries)
         samples.append(gpu_ms)
         host.append(host_ms / inner * 1e3)
     return Timing(samples, reps * inner, statistics.median(host), spin_ms)

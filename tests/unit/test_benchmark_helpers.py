@@ -146,15 +146,31 @@ def test_a_batch_is_timed_again_behind_a_longer_spin_while_the_host_outlasts_hal
 
     spins = []
 
-    def measure(spin_ms):  # a host that takes 3 ms to enqueue; the GPU time grows while the host shows through
+    def slow_host(spin_ms):  # takes 3 ms to enqueue; the GPU time grows while the host shows through
         spins.append(spin_ms)
         return (0.01 if 3.0 <= spin_ms / 2 else 3.0 - spin_ms), 3.0
 
-    gpu_ms, host_ms, spin_ms = hidden_behind_spin(measure)
-    assert spins == [SPIN_MS, 2 * SPIN_MS, 4 * SPIN_MS] and (gpu_ms, host_ms, spin_ms) == (0.01, 3.0, 4 * SPIN_MS)
+    assert hidden_behind_spin(slow_host) == (0.01, 3.0, 4 * SPIN_MS, False)
+    assert spins == [SPIN_MS, 2 * SPIN_MS, 4 * SPIN_MS]
     spins.clear()
-    assert hidden_behind_spin(measure, 0.5, retries=1) == (3.0 - 1.0, 3.0, 1.0)  # the last try stands
+    assert hidden_behind_spin(slow_host, 0.5, retries=1) == (3.0 - 1.0, 3.0, 1.0, False)  # the last try stands
     assert spins == [0.5, 1.0]
+
+
+def test_a_call_that_synchronises_stops_the_doubling_at_once():
+    from benchmarks.common import SPIN_MS, hidden_behind_spin
+
+    spins = []
+
+    def synchronising(spin_ms):  # the host waits out the spin, then 0.1 ms of its own work
+        spins.append(spin_ms)
+        return 0.2, spin_ms + 0.1
+
+    assert hidden_behind_spin(synchronising) == (0.2, 2 * SPIN_MS + 0.1, SPIN_MS, True)
+    assert spins == [SPIN_MS, 2 * SPIN_MS]
+    spins.clear()
+    assert hidden_behind_spin(synchronising, SPIN_MS, retries=0) == (0.2, SPIN_MS + 0.1, SPIN_MS, False)
+    assert spins == [SPIN_MS]
 
 
 def test_host_bound_counts_the_spin_the_batch_waited_behind():
