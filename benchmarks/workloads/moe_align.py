@@ -133,9 +133,9 @@ def vllm_triton_launcher(fn, topk_ids, experts: int, block_size: int, outputs):
 
 
 def torch_launcher(topk_ids, experts: int, block_size: int, outputs):
-    """What a PyTorch user writes, with no explicit host synchronisation (torch's CUDA bincount reads the ids' maximum
-    on the host, one implicit round trip): counts by bincount, padded offsets by cumsum, a stable sort of the expert
-    ids (so the same stable output as ours), one scatter; expert_ids by searchsorted."""
+    """What a PyTorch user writes, with no explicit host synchronisation (torch's CUDA bincount reads the ids'
+    minimum and maximum on the host: implicit round trips): counts by bincount, padded offsets by cumsum, a stable
+    sort of the expert ids (so the same stable output as ours), one scatter; expert_ids by searchsorted."""
     import torch
 
     sorted_ids, expert_ids, post_pad = outputs
