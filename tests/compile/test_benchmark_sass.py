@@ -26,20 +26,49 @@ if str(ROOT) not in sys.path:
 
 from benchmarks import cub_build, sass_audit  # noqa: E402
 
-# The rows: cute.py's (CuTe and numba kernels) and two numba family rows whose twins are tuned.
-CUTE_ROWS = ("block_sum", "exclusive_sum", "radix_sort", "histogram", "reverse_sum", "segmented_sum", "argmax",
-             "reverse_sum_256x16", "segmented_sum_256x16", "segmented_sum_256x4_float32", "argmax_256x4_float32")
+# The rows: every row of cute.py's table (its CuTe and numba kernels) and 20 rows of the numba families whose twins
+# are tuned or whose SASS the issue audited (sorts, tier 4, collectives: the address arithmetic of short kernels).
+CUTE_ROWS = ("copy_direct", "copy_transpose", "block_sum", "exclusive_sum", "exchange", "merge_sort", "radix_sort",
+             "histogram", "topk", "reverse_sum", "segmented_sum", "argmax", "reverse_sum_256x16",
+             "segmented_sum_256x16", "argmax_256x16", "reverse_sum_256x4_float32", "segmented_sum_256x4_float32",
+             "argmax_256x4_float32", "reverse_sum_256x16_float32", "segmented_sum_256x16_float32",
+             "argmax_256x16_float32")
 FAMILY_ROWS = (("tier4", "block_histogram_sort_256x16_uint8"), ("tier4", "block_histogram_sort_256x4_int32"),
-               ("tier4", "block_discontinuity_heads_predecessor_direct_256x4_int32"))
+               ("tier4", "block_discontinuity_heads_predecessor_direct_256x4_int32"),
+               ("tier4", "block_discontinuity_heads_direct_256x4_int32"),
+               ("tier4", "block_adjacent_difference_left_predecessor_direct_256x4_int32"),
+               ("tier4", "block_run_length_decode_d4_256x4_int32"), ("tier4", "warp_reduce_batched_sum_256x32_int32"),
+               ("tier4", "block_histogram_atomic_256x16_uint8"),
+               ("sort", "block_radix_sort_256x4_int32"), ("sort", "block_radix_sort_256x16_int32"),
+               ("sort", "block_merge_sort_256x4_int32"),
+               ("collectives", "warp_sum_256x4_int32"), ("collectives", "warp_sum_256x16_int32"),
+               ("collectives", "block_sum_partials_warp_reductions_256x4_int32"),
+               ("collectives", "block_sum_atomic_raking_256x16_int32"),
+               ("collectives", "block_exclusive_sum_raking_256x4_int32"),
+               ("collectives", "block_exclusive_sum_warp_scans_256x16_int32"),
+               ("collectives", "block_exchange_striped_to_blocked_256x4_int32"),
+               ("collectives", "block_exclusive_sum_raking_vectorize_256x4_int64"),
+               ("collectives", "block_exclusive_sum_raking_256x4_float64"))
 
 # Blocks of 256 threads per SM each twin keeps (registers; shared memory never limits these rows). The tuned ones
 # carry __launch_bounds__: radix sort 6 (nvcc 13.0 took 47 registers without, 5 blocks), segmented sums at 4 items 8
 # (39-40 registers without, 6), the sort-based histograms 6 and 3 (uint8 at 16 items: 90 registers without, 2).
-TWIN_BLOCKS = {"block_sum": 8, "exclusive_sum": 8, "radix_sort": 6, "histogram": 8, "reverse_sum": 8,
-               "segmented_sum": 8, "argmax": 8, "reverse_sum_256x16": 4, "segmented_sum_256x16": 3,
-               "segmented_sum_256x4_float32": 8, "argmax_256x4_float32": 8,
+TWIN_BLOCKS = {"copy_direct": 8, "copy_transpose": 8, "block_sum": 8, "exclusive_sum": 8, "exchange": 8,
+               "merge_sort": 8, "radix_sort": 6, "histogram": 8, "topk": 6, "reverse_sum": 8, "segmented_sum": 8,
+               "argmax": 8, "reverse_sum_256x16": 4, "segmented_sum_256x16": 3, "argmax_256x16": 8,
+               "reverse_sum_256x4_float32": 8, "segmented_sum_256x4_float32": 8, "argmax_256x4_float32": 8,
+               "reverse_sum_256x16_float32": 4, "segmented_sum_256x16_float32": 3, "argmax_256x16_float32": 8,
                "block_histogram_sort_256x16_uint8": 3, "block_histogram_sort_256x4_int32": 6,
-               "block_discontinuity_heads_predecessor_direct_256x4_int32": 8}
+               "block_discontinuity_heads_predecessor_direct_256x4_int32": 8,
+               "block_discontinuity_heads_direct_256x4_int32": 8,
+               "block_adjacent_difference_left_predecessor_direct_256x4_int32": 8,
+               "block_run_length_decode_d4_256x4_int32": 8, "warp_reduce_batched_sum_256x32_int32": 6,
+               "block_histogram_atomic_256x16_uint8": 8, "block_radix_sort_256x4_int32": 6,
+               "block_radix_sort_256x16_int32": 3, "block_merge_sort_256x4_int32": 8, "warp_sum_256x4_int32": 8,
+               "warp_sum_256x16_int32": 8, "block_sum_partials_warp_reductions_256x4_int32": 8,
+               "block_sum_atomic_raking_256x16_int32": 8, "block_exclusive_sum_raking_256x4_int32": 8,
+               "block_exclusive_sum_warp_scans_256x16_int32": 5, "block_exchange_striped_to_blocked_256x4_int32": 8,
+               "block_exclusive_sum_raking_vectorize_256x4_int64": 6, "block_exclusive_sum_raking_256x4_float64": 6}
 
 # Where ours differs from the twin today, per (row, backend): ours - twin for the counted classes (BAR, LDS, STS,
 # ATOMS, global atomics; a negative value: ours has fewer, and may not gain any), ours - twin for blocks per SM,
@@ -85,6 +114,46 @@ KNOWN: dict[tuple[str, str], dict[str, float]] = {
     # was keys[base - 1]: a negative-index test and a multiply by the run-time stride); the rest is the kernel's
     # 64-bit tile offset
     ("block_discontinuity_heads_predecessor_direct_256x4_int32", "numba"): {"ratio": 1.15},
+    # numba's address arithmetic for arrays of run-time offset and stride (issue 40's "short kernels"): the same
+    # memory instructions, barriers and shared accesses, more integer instructions around them
+    ("copy_direct", "cute"): {"ratio": 1.08},
+    ("copy_direct", "numba"): {"ratio": 1.24},
+    ("copy_transpose", "numba"): {"ratio": 1.14},
+    ("exchange", "numba"): {"ratio": 1.17},
+    ("block_exchange_striped_to_blocked_256x4_int32", "numba"): {"ratio": 1.17},
+    ("block_discontinuity_heads_direct_256x4_int32", "numba"): {"ratio": 1.14},
+    # indexed as written (tier4.py says why): the negative-index test and the stride product are back
+    ("block_adjacent_difference_left_predecessor_direct_256x4_int32", "numba"): {"ratio": 1.33},
+    ("warp_sum_256x4_int32", "numba"): {"ratio": 1.47},
+    ("warp_sum_256x16_int32", "numba"): {"ratio": 1.29},
+    ("block_sum_partials_warp_reductions_256x4_int32", "numba"): {"ratio": 1.31},
+    ("block_sum_atomic_raking_256x16_int32", "numba"): {"ratio": 1.12},
+    ("warp_reduce_batched_sum_256x32_int32", "numba"): {"ratio": 1.07},
+    # the sorts as the 256x4 rows above: CuTe's top-k keeps its passes in a loop of one, numba's shares shared loads
+    ("topk", "cute"): {"BAR": -6, "LDS": -24, "STS": -28, "ratio": 0.62},
+    ("topk", "numba"): {"LDS": -4, "ratio": 1.08},
+    ("block_radix_sort_256x4_int32", "numba"): {"LDS": -4, "ratio": 1.07},
+    ("block_radix_sort_256x16_int32", "numba"): {"LDS": -4},
+    ("block_histogram_atomic_256x16_uint8", "numba"): {"LDS": -4, "global atomics": -4, "ratio": 0.72},
+    ("block_exclusive_sum_warp_scans_256x16_int32", "numba"): {"LDS": -1},
+    ("block_exclusive_sum_raking_vectorize_256x4_int64", "numba"): {"ratio": 1.06},
+    # the stream checks the spec requires: a barrier fewer, one shared load and store more
+    ("block_run_length_decode_d4_256x4_int32", "numba"): {"BAR": -1, "LDS": 1, "STS": 1, "ratio": 1.22},
+    ("reverse_sum_256x4_float32", "cute"): {"BAR": -1, "LDS": -7, "STS": -8, "ratio": 0.61},
+    ("reverse_sum_256x4_float32", "numba"): {"BAR": -1, "LDS": -7, "STS": -8, "ratio": 0.65},
+    ("reverse_sum_256x16_float32", "cute"): {"BAR": -1, "LDS": -7, "STS": -8, "blocks": 1, "ratio": 0.78},
+    ("reverse_sum_256x16_float32", "numba"): {"BAR": -1, "LDS": -7, "STS": -8, "blocks": 1, "ratio": 0.80},
+    ("segmented_sum_256x16_float32", "cute"): {"LDS": 1, "ratio": 0.71},
+    ("argmax_256x16", "cute"): {"ratio": 1.15},
+    ("argmax_256x16", "numba"): {"ratio": 1.08},
+    ("argmax_256x16_float32", "cute"): {"ratio": 1.32},
+    ("argmax_256x16_float32", "numba"): {"ratio": 1.25},
+}
+# Global accesses that differ from the twin's, ours - twin per class: the vector load's fallback for an unaligned
+# tile (16 LDG.32 in the twin and numba's kernel, unrolled) is a loop of 4 in CuTe's; only the LDG.128 path runs.
+GLOBAL_KNOWN: dict[tuple[str, str], dict[str, int]] = {
+    ("argmax_256x16", "cute"): {"LDG.32": -12},
+    ("argmax_256x16_float32", "cute"): {"LDG.32": -12},
 }
 COUNTED = ("BAR", "LDS", "STS", "ATOMS", "global atomics")
 # Static instruction counts move a little with the compilers (nvcc 13.0 and 13.5 differ by up to 5% on these twins).
@@ -137,7 +206,10 @@ def test_row_matches_its_twin(audit, name, backend):
     known = KNOWN.get((name, backend), {})
     where = _where(audit, name, backend)
     assert ours.get("CALL") == 0 and ours.get("LDL") == ours.get("STL") == ours.local_bytes == 0, where
-    assert sass_audit.global_accesses(ours.counts) == sass_audit.global_accesses(twin.counts), where
+    expected = sass_audit.global_accesses(twin.counts)
+    for width, difference in GLOBAL_KNOWN.get((name, backend), {}).items():
+        expected[width] = expected.get(width, 0) + difference
+    assert sass_audit.global_accesses(ours.counts) == {k: v for k, v in expected.items() if v}, where
     for key in COUNTED:
         assert ours.get(key) - twin.get(key) <= known.get(key, 0), f"{key}: {where}"
     assert ours.blocks - twin.blocks >= known.get("blocks", 0), f"blocks per SM: {where}"
@@ -158,7 +230,7 @@ def test_twin_keeps_its_tuning(audit, name):
 
 def test_every_row_is_stated():
     assert set(TWIN_BLOCKS) == {name for name, _ in CASES}
-    assert set(KNOWN) <= set(CASES)
+    assert set(KNOWN) <= set(CASES) and set(GLOBAL_KNOWN) <= set(CASES)
 
 
 def test_blocks_per_sm():
