@@ -272,8 +272,6 @@ def _cold_ms(fn, reps: int) -> float:
     """Median time of one launch after a write that evicts L2 (256 MiB), CUDA events around the launch alone, the
     launch enqueued behind a spin kernel (``common.hidden_behind_spin``) so that the host's dispatch cost (tens of
     microseconds for a numba-cuda-mlir launch) is not timed as the GPU's: cold means an empty L2, not a slow host."""
-    import time
-
     import torch
 
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
