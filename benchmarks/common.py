@@ -158,7 +158,7 @@ def hidden_behind_spin(measure: Callable[[float], tuple[float, float]], spin_ms:
         if host_ms <= spin_ms / 2 or attempt == retries:
             return gpu_ms, host_ms, spin_ms, False
         if previous_host_ms is not None and host_ms - previous_host_ms >= spin_ms / 4:
-            return gpu_ms, host_ms, spin_ms / 2, True  # the host waited for the longer spin: it synchronises
+            return gpu_ms, host_ms, spin_ms, True  # the host waited for the longer spin: it synchronises
         previous_host_ms = host_ms
         spin_ms *= 2
     raise AssertionError("unreachable")

@@ -166,7 +166,7 @@ def test_a_call_that_synchronises_stops_the_doubling_at_once():
         spins.append(spin_ms)
         return 0.2, spin_ms + 0.1
 
-    assert hidden_behind_spin(synchronising) == (0.2, 2 * SPIN_MS + 0.1, SPIN_MS, True)
+    assert hidden_behind_spin(synchronising) == (0.2, 2 * SPIN_MS + 0.1, 2 * SPIN_MS, True)
     assert spins == [SPIN_MS, 2 * SPIN_MS]
     spins.clear()
     assert hidden_behind_spin(synchronising, SPIN_MS, retries=0) == (0.2, SPIN_MS + 0.1, SPIN_MS, False)
