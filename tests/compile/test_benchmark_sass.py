@@ -73,11 +73,14 @@ TWIN_BLOCKS = {"copy_direct": 8, "copy_transpose": 8, "block_sum": 8, "exclusive
 # Where ours differs from the twin today, per (row, backend): ours - twin for the counted classes (BAR, LDS, STS,
 # ATOMS, global atomics; a negative value: ours has fewer, and may not gain any), ours - twin for blocks per SM,
 # and ours / twin for the static instruction count. Everything unstated: the same classes, the same blocks, ratio 1.
+# Ratios well under 1 (CuTe's scans, and numba's since its kernels declare their exact block too, reqntid): the
+# twins declare a maximum block (launch bounds), so ptxas guards their warp shuffles with a divergent fallback
+# (BRA.DIV, WARPSYNC.COLLECTIVE) that ours do not need.
 KNOWN: dict[tuple[str, str], dict[str, float]] = {
     ("block_sum", "cute"): {"ratio": 0.84},
     ("block_sum", "numba"): {"ratio": 1.31},
     ("exclusive_sum", "cute"): {"ratio": 0.72},
-    ("exclusive_sum", "numba"): {"ratio": 1.04},
+    ("exclusive_sum", "numba"): {"ratio": 0.75},
     # CuTe keeps the radix passes in a loop of one pass (nvcc and numba unroll two): fewer static counts; the numba
     # kernel has 4 shared loads fewer than the twin
     ("radix_sort", "cute"): {"BAR": -6, "LDS": -24, "STS": -28, "ratio": 0.61},
@@ -95,12 +98,12 @@ KNOWN: dict[tuple[str, str], dict[str, float]] = {
     # the numba kernels at 4 items carry the twin's launch bounds (256, 8): 32 registers, 8 blocks per SM (39-40
     # registers and 6 blocks without)
     ("segmented_sum", "cute"): {"ratio": 0.67},
-    ("segmented_sum", "numba"): {"ratio": 1.05},
+    ("segmented_sum", "numba"): {"ratio": 0.65},
     ("segmented_sum_256x4_float32", "cute"): {"LDS": 1, "ratio": 0.63},
-    ("segmented_sum_256x4_float32", "numba"): {"ratio": 1.05},
+    ("segmented_sum_256x4_float32", "numba"): {"ratio": 0.65},
     # 63 registers: 4 blocks, where the twin's 80 keep 3 ((256, 4) bounds would spill it)
     ("segmented_sum_256x16", "cute"): {"blocks": 1, "ratio": 0.77},
-    ("segmented_sum_256x16", "numba"): {"ratio": 1.00},
+    ("segmented_sum_256x16", "numba"): {"ratio": 0.81},
     # float argmax follows NumPy's NaN rule (one unordered comparison and one NaN test per step); the twin's input
     # holds no NaN and its operator compares values only
     ("argmax", "cute"): {"ratio": 0.94},
@@ -136,14 +139,17 @@ KNOWN: dict[tuple[str, str], dict[str, float]] = {
     ("block_radix_sort_256x16_int32", "numba"): {"LDS": -4},
     ("block_histogram_atomic_256x16_uint8", "numba"): {"LDS": -4, "global atomics": -4, "ratio": 0.72},
     ("block_exclusive_sum_warp_scans_256x16_int32", "numba"): {"LDS": -1},
-    ("block_exclusive_sum_raking_vectorize_256x4_int64", "numba"): {"ratio": 1.06},
+    ("block_exclusive_sum_raking_vectorize_256x4_int64", "numba"): {"blocks": 2, "ratio": 0.70},
+    ("block_exclusive_sum_raking_256x4_int32", "numba"): {"ratio": 0.75},
+    ("block_exclusive_sum_raking_256x4_float64", "numba"): {"ratio": 0.60},
     # the stream checks the spec requires: a barrier fewer, one shared load and store more
-    ("block_run_length_decode_d4_256x4_int32", "numba"): {"BAR": -1, "LDS": 1, "STS": 1, "ratio": 1.22},
+    ("block_run_length_decode_d4_256x4_int32", "numba"): {"BAR": -1, "LDS": 1, "STS": 1, "ratio": 1.10},
     ("reverse_sum_256x4_float32", "cute"): {"BAR": -1, "LDS": -7, "STS": -8, "ratio": 0.61},
     ("reverse_sum_256x4_float32", "numba"): {"BAR": -1, "LDS": -7, "STS": -8, "ratio": 0.65},
     ("reverse_sum_256x16_float32", "cute"): {"BAR": -1, "LDS": -7, "STS": -8, "blocks": 1, "ratio": 0.78},
     ("reverse_sum_256x16_float32", "numba"): {"BAR": -1, "LDS": -7, "STS": -8, "blocks": 1, "ratio": 0.80},
     ("segmented_sum_256x16_float32", "cute"): {"LDS": 1, "ratio": 0.71},
+    ("segmented_sum_256x16_float32", "numba"): {"ratio": 0.80},
     ("argmax_256x16", "cute"): {"ratio": 1.15},
     ("argmax_256x16", "numba"): {"ratio": 1.08},
     ("argmax_256x16_float32", "cute"): {"ratio": 1.32},

@@ -33,13 +33,20 @@ def install(when: str) -> None:
             patch.install()
 
 
-# --- 32-bit shared-memory pointers for kernels that call CUB -------------------------------
-# nvcc and NVRTC address shared memory with 32-bit pointers (data layout "p3:32:32:32"), so
-# CUB's index arithmetic folds constant offsets into the shared loads and stores. numba-cuda-mlir
-# 0.6 translates kernels below sm_100 through its LLVM 7 C API with 64-bit shared pointers; the
-# inlined CUB code then sign-extends every index and keeps an address register per item
-# (a 256x16 exchange round trip: 56 registers instead of CUB C++'s 40). Kernels that contain
-# cuda.coop calls are translated with the same layout NVRTC uses; other kernels are untouched.
+# --- how a kernel with cuda.coop calls is translated -------------------------------------------
+# Two things numba-cuda-mlir 0.6 does for every kernel below sm_100 (translated through its LLVM 7 C API) that cost
+# a kernel calling CUB, and are changed for such kernels only:
+# * 64-bit shared pointers. nvcc and NVRTC address shared memory with 32-bit pointers (data layout "p3:32:32:32"), so
+#   CUB's index arithmetic folds constant offsets into the shared loads and stores; with 64-bit ones the inlined CUB
+#   code sign-extends every index and keeps an address register per item (a 256x16 exchange round trip: 56
+#   registers instead of CUB C++'s 40). These kernels are translated with NVRTC's layout.
+# * The block declared as a maximum at most (launch_bounds: maxntid; the translation has no attribute for more),
+#   though such a kernel is built for one block shape (its launch configuration: a new grid may reuse a build, a new
+#   block never does). Without the exact shape ptxas cannot prove a warp whole, and guards CUB's warp shuffles with a
+#   divergent fallback (BRA.DIV, WARPSYNC.COLLECTIVE: the 256x16 segment sums' kernel has 888 instructions, 768 with
+#   it; CuTe's kernels declare it). Such a kernel's LTO-IR is compiled from the translation's own IR with reqntid
+#   annotations (``_cub.nvvm``), by the libNVVM and with the options the translation uses: without the annotations
+#   this LTO-IR is the translation's, byte for byte (tests/compile/test_exact_block_compile.py).
 COOP_SYMBOL_PREFIXES = ("cuda_coop_", "__cuda_coop_")
 _SHORT_SHARED_POINTER = "p3:32:32:32"
 
@@ -52,18 +59,32 @@ def _has_coop_symbols(gpu_module: Any) -> bool:
     return False
 
 
+def _exact_block(target_options: dict[str, Any]) -> tuple[int, ...] | None:
+    """The block shape a kernel is built for (its launch configuration's); None without one, or for a build with
+    debug information (whose libNVVM options the translation keeps to itself)."""
+    config = target_options.get("__launch_config__")
+    if not config or target_options.get("debug") or target_options.get("lineinfo"):
+        return None
+    return tuple(int(extent) for extent in config["block"])
+
+
 @once
-def install_short_shared_pointers() -> None:
-    """Idempotent; a numba-cuda-mlir without these private hooks keeps its default (slower, still correct)."""
+def translate_cooperative_kernels() -> None:
+    """Idempotent; a numba-cuda-mlir without these private hooks keeps its own translation (slower, still correct)."""
     try:
         from numba_cuda_mlir import mlir_optimization as mo
         from numba_cuda_mlir.lowering_utilities.llvm_utils import NVPTX64_DATALAYOUT
+        from numba_cuda_mlir.numba_cuda.cudadrv.libs import get_libdevice
+        from numba_cuda_mlir.tools import get_gpu_compute_capability
 
         translate, get_capi, single_gpu_module = mo._call_llvm70_capi, mo._get_llvm70_capi, mo._get_single_gpu_module
+        libnvvm = mo._get_libnvvm_path
     except (ImportError, AttributeError):
         return
     if "-p3:" in NVPTX64_DATALAYOUT or not NVPTX64_DATALAYOUT.startswith("e-p:64:64:64-"):
         return  # a layout we do not know how to amend
+    from .._cub import nvvm
+
     layout = NVPTX64_DATALAYOUT.replace("e-p:64:64:64-", f"e-p:64:64:64-{_SHORT_SHARED_POINTER}-", 1).encode()
     state = threading.local()
 
@@ -84,14 +105,27 @@ def install_short_shared_pointers() -> None:
     def get_capi_with_layout() -> _CapiWithLayout:
         return _CapiWithLayout(get_capi())
 
-    def translate_coop_aware(module: Any, *args: Any, **kwargs: Any) -> Any:
+    def exact_block_ltoir(module: Any, target_options: dict[str, Any], block: tuple[int, ...]) -> bytes:
+        ir = nvvm.declare_exact_block(translate(module, target_options, gen_llvmir=True), block)
+        if ir is None:  # not the IR expected: the translation's own build
+            return bytes(translate(module, target_options, gen_lto=True))
+        chip = str(target_options.get("chip") or get_gpu_compute_capability())
+        with open(get_libdevice(), "rb") as libdevice:
+            return nvvm.compile_to_ltoir(ir, libnvvm().decode(), libdevice.read(), chip.replace("sm_", "compute_"),
+                                         int(target_options.get("opt_level", 2)))
+
+    def translate_coop_aware(module: Any, target_options: dict[str, Any], gen_lto: bool = False,
+                             gen_llvmir: bool = False) -> Any:
         previous = getattr(state, "coop", False)
         try:
             state.coop = _has_coop_symbols(single_gpu_module(module))
         except Exception:  # never fail a compile over the optimisation
             state.coop = False
         try:
-            return translate(module, *args, **kwargs)
+            block = _exact_block(target_options) if state.coop and gen_lto and not gen_llvmir else None
+            if block is not None:
+                return exact_block_ltoir(module, target_options, block)
+            return translate(module, target_options, gen_lto=gen_lto, gen_llvmir=gen_llvmir)
         finally:
             state.coop = previous
 
@@ -463,15 +497,20 @@ PATCHES: tuple[Patch, ...] = (
         when=AT_REGISTER, where="numba_mlir.register_backend", install=memoize_ready_launches,
         relies_on=(_LAUNCH_CONFIG + "_launch_config_key",)),
     Patch(
-        "install_short_shared_pointers",
+        "translate_cooperative_kernels",
         targets=(_OPTIMIZATION + "_get_llvm70_capi", _OPTIMIZATION + "_call_llvm70_capi"),
-        reason="0.6 translates kernels below sm_100 with 64-bit shared pointers; kernels with cuda.coop calls get "
-               "NVRTC's 32-bit ones (p3:32:32:32), so CUB's shared indexing folds as in CUB C++ (56 -> 40 "
-               "registers in a 256x16 exchange)",
-        removal="numba-cuda-mlir translating with 32-bit shared pointers (or taking the data layout as an option)",
-        when=AT_FIRST_KERNEL, where="numba_mlir._planner.CoopPlanner.run", install=install_short_shared_pointers,
-        relies_on=(_OPTIMIZATION + "_get_single_gpu_module",
-                   "numba_cuda_mlir.lowering_utilities.llvm_utils:NVPTX64_DATALAYOUT")),
+        reason="0.6 translates kernels below sm_100 with 64-bit shared pointers and declares a block as a maximum at "
+               "most (maxntid); kernels with cuda.coop calls get NVRTC's 32-bit shared pointers (p3:32:32:32: CUB's "
+               "shared indexing folds as in CUB C++, 56 -> 40 registers in a 256x16 exchange) and their LTO-IR "
+               "declares the exact block they are built for (reqntid: no divergent fallback around CUB's warp "
+               "shuffles), compiled by the same libNVVM with the translation's options",
+        removal="numba-cuda-mlir translating with 32-bit shared pointers (or taking the data layout as an option) and "
+                "emitting reqntid for a kernel specialised on its block shape",
+        when=AT_FIRST_KERNEL, where="numba_mlir._planner.CoopPlanner.run", install=translate_cooperative_kernels,
+        relies_on=(_OPTIMIZATION + "_get_single_gpu_module", _OPTIMIZATION + "_get_libnvvm_path",
+                   "numba_cuda_mlir.lowering_utilities.llvm_utils:NVPTX64_DATALAYOUT",
+                   "numba_cuda_mlir.numba_cuda.cudadrv.libs:get_libdevice",
+                   "numba_cuda_mlir.tools:get_gpu_compute_capability")),
     Patch(
         "memoize_literal_launch_types",
         targets=(_DISPATCHER + "_literal_type_for_value",),

@@ -508,7 +508,7 @@ class CoopPlanner(nb.WholeFunctionPlanner):  # type: ignore[misc]  # numba-cuda-
         func_ir = self.state.func_ir
         if not mentions_coop(func_ir):
             return False
-        _patches.install(_patches.AT_FIRST_KERNEL)  # 32-bit shared pointers, before it is translated
+        _patches.install(_patches.AT_FIRST_KERNEL)  # 32-bit shared pointers, the exact block: before translation
         if self.is_device_function:
             name = self.state.func_id.func_qualname
             raise located(CoopTypeError(
