@@ -102,3 +102,18 @@ def test_the_lto_ir_is_the_translations_own_without_the_annotation(monkeypatch):
     monkeypatch.setattr(mlir_optimization, "_call_llvm70_capi", both)
     numba_coop.compile_kernel(scan_tile, (I32, I32), block=(96, 1, 1))
     assert compiled == [1] and compared == [True]
+
+
+@cuda.jit(launch_bounds=256, lineinfo=True)
+def scan_tile_with_lines(src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(ITEMS, np.int32)
+    coop.load(block, src, items)
+    coop.store(block, dst, coop.inclusive_sum(block, items))
+
+
+def test_a_build_with_line_information_keeps_numba_cuda_mlirs_own_translation():
+    """(Its libNVVM options for line information are the translation's own: such a build is left as it is.)"""
+    built = numba_coop.compile_kernel(scan_tile_with_lines, (I32, I32), block=128)
+    attributes = _attributes(built.cubin)
+    assert attributes.get("EIATTR_MAX_THREADS") == [256, 1, 1] and "EIATTR_REQNTID" not in attributes, attributes
