@@ -22,7 +22,8 @@ One 1024-thread block per row of a (batch, vocab) float32 matrix, the vocabulary
   ``load``s, a warp tuple ``reduce``), so every load of the row is in flight at once; an ``exclusive_sum`` over the
   chunks' masses and one tuple ``reduce`` name the chunk where the running mass passes ``u`` (``crossing_part``),
   and the block walks that chunk alone in tiles: a tuple ``reduce`` of (tile mass, last kept index) per tile, and at
-  the crossing tile an ``inclusive_sum`` and a ``reduce`` that find the first index past it. Small batches of long
+  the crossing tile an ``inclusive_sum`` and a ``reduce`` that find the first index past it; in launches of two
+  waves or more (``walks_whole_rows``) plain sampling walks each row that way from its start. Small batches of long
   rows (``select_plan``) split each row over the blocks of one launch: the slices' masses meet across a grid barrier
   and the crossing slice's block walks it (``sample_slices``; min-p meets the slices' largest probabilities first).
   The joint top-k/top-p sampler's rounds each take one pass by warp chunks (``warp_chunk_above_two``): the masses
@@ -73,8 +74,8 @@ import cuda.coop.cutlass as cute_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from sampling_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with sampling_numba.py)
     BINS, BINS_PER_LANE, CANDIDATES, CLUSTER, HELD, HELD_GROUP, HELD_TILE, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS,
-    TILE, VEC, WARP_TILE, WARPS, WIDE, WIDE_TILE, cluster_softmax_plan, select_plan, slice_plan, softmax_plan,
-    uses_cluster_softmax,
+    TILE, VEC, WARP_TILE, WARPS, WHOLE_ROW_BLOCKS, WIDE, WIDE_TILE, cluster_softmax_plan, select_plan, slice_plan,
+    softmax_plan, uses_cluster_softmax, walks_whole_rows,
 )
 from sfu_cute import exp2_approx  # the SFU's 2**x, shared with the selective scan
 
@@ -894,10 +895,11 @@ def crossing_part(block, mine: Float32, my_last: Int32, part: Int32, u: Float32,
 @cute.jit
 def sample_slices(block, probs: cute.Tensor, partials: cute.Tensor, lasts: cute.Tensor, arrive: cute.Tensor,
                   row: Int64, slices: Int64, part: Int64, begin: Int64, end: Int64, slice_length: Int64,
-                  at_least: Float32, u: Float32, scaled: cutlass.Constexpr):
+                  at_least: Float32, u: Float32, scaled: cutlass.Constexpr, rows_walkable: cutlass.Boolean):
     """``sampling_numba.sample_slices``: the kept mass by parts (a row's slices, one block each, meeting at a grid
-    barrier; or a whole row's warp chunks), then only the part holding the sample walked. (the sample, whether this
-    block writes it)."""
+    barrier; or a whole row's warp chunks), then only the part holding the sample walked; with ``rows_walkable``, in
+    a launch of several waves (``walks_whole_rows``), the row walked from its start instead. (the sample, whether
+    this block writes it)."""
     none = Int32(NO_INDEX)
     first = Int64(0)
     walk_begin = begin
@@ -923,6 +925,8 @@ def sample_slices(block, probs: cute.Tensor, partials: cute.Tensor, lasts: cute.
         crossing, running, row_last, target = crossing_part(block, mine, my_last, Int32(block.rank()), u, scaled)
         walk = Int64(crossing) == part
         writes = walk or (crossing == none and part == 0)
+    elif rows_walkable and Int64(cute.arch.grid_dim()[0]) >= WHOLE_ROW_BLOCKS:  # walks_whole_rows: the row from its
+        walk = cutlass.Boolean(True)  # start, up to the sample (the defaults above)
     else:
         mine, my_last = warp_chunk_kept(block, probs, begin, end - begin, at_least)
         crossing, running, row_last, target = crossing_part(block, mine, my_last, Int32(block.rank() // 32), u,
@@ -950,7 +954,7 @@ def sampling_from_probs_kernel(probs: cute.Tensor, samples: cute.Tensor, partial
     block = coop.this_block()
     u = philox_uniform(seed, offset, row)
     chosen, writes = sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begin, end, slice_length,
-                                   Float32(0), u, False)
+                                   Float32(0), u, False, cutlass.Boolean(True))
     if block.rank() == 0 and writes:
         samples[row] = chosen
 
@@ -984,7 +988,7 @@ def min_p_sampling_from_probs_kernel(probs: cute.Tensor, samples: cute.Tensor, p
             mine = partials[blocks + row * slices + block.rank()]
         largest = coop.reduce(block, mine, binary_op="max")
     chosen, writes = sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begin, end, slice_length,
-                                   largest * min_p[row], u, True)
+                                   largest * min_p[row], u, True, cutlass.Boolean(False))
     if block.rank() == 0 and writes:
         samples[row] = chosen
 

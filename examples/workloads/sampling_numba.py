@@ -22,7 +22,9 @@ matrix, the vocabulary walked in tiles of 1024 x 4 items, every cross-thread ste
   ``load``s, a warp tuple ``reduce``), so every load of the row is in flight at once; an ``exclusive_sum`` over the
   chunks' masses and a ``reduce`` (min) name the chunk where the running mass passes ``u`` (``crossing_part``),
   and the block walks that chunk alone in tiles: a ``sum`` and a ``reduce`` (tile mass, last kept index) per tile,
-  and at the crossing tile an ``inclusive_sum`` and a ``reduce`` that find the first index past it. Small batches of
+  and at the crossing tile an ``inclusive_sum`` and a ``reduce`` that find the first index past it. In launches of
+  two waves or more (``walks_whole_rows``) plain sampling walks each row that way from its start, up to the sample,
+  with no chunk pass: the rows' reads then set the time, and a row is read only up to its sample. Small batches of
   long rows (``select_plan``) split each row over the blocks of one launch: the slices' masses meet across a grid
   barrier and the crossing slice's block walks it (``sample_slices``; min-p meets the slices' largest probabilities
   first). The joint top-k/top-p sampler's rounds each take one pass by warp chunks (``warp_chunk_above_two``): the
@@ -42,8 +44,8 @@ import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from sampling_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with sampling_cute.py)
     BINS, BINS_PER_LANE, CANDIDATES, CLUSTER, HELD, HELD_GROUP, HELD_TILE, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS,
-    TILE, VEC, WARP_TILE, WARPS, WIDE, WIDE_TILE, cluster_softmax_plan, select_plan, slice_plan, softmax_plan,
-    uses_cluster_softmax,
+    TILE, VEC, WARP_TILE, WARPS, WHOLE_ROW_BLOCKS, WIDE, WIDE_TILE, cluster_softmax_plan, select_plan, slice_plan,
+    softmax_plan, uses_cluster_softmax, walks_whole_rows,
 )
 from sfu_numba import exp2_approx  # the SFU's 2**x (inline PTX), shared with the selective scan
 
@@ -937,41 +939,50 @@ def crossing_part(block, mine, my_last, part, u, scaled):
 
 @cuda.jit(device=True, inline="always")
 def sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begin, end, slice_length, at_least,
-                  u, scaled):
+                  u, scaled, rows_walkable):
     """``sample_kept`` after a pass that sums the kept mass by parts, then walks only the part holding the sample.
     A row split into slices, one block each in one launch: each slice's kept mass and last kept index meet in
     partials/lasts[block] across a grid barrier, every block of the row finds the crossing slice alike
     (``crossing_part``) and that block alone walks its slice. A whole row (``slices`` 1): its block's warps take a
     chunk each (``warp_chunk_kept``), so the row is read at once rather than tile after dependent tile, and the block
-    walks the crossing chunk (one or two tiles). (the sample, whether this block writes it: the crossing slice's
-    block, or the row's first when rounding left no crossing)."""
-    # one crossing_part and one sample_kept for both shapes (each inlined once: the two copies doubled the code)
+    walks the crossing chunk (one or two tiles); with ``rows_walkable`` (unscaled sampling), in a launch of several
+    waves (``walks_whole_rows``), the block walks the row from its start instead, reading it only up to the sample.
+    (the sample, whether this block writes it: the crossing slice's block, or the row's first when rounding left no
+    crossing)."""
+    # one crossing_part and one sample_kept for every shape (each inlined once: the two copies doubled the code)
+    whole_rows = rows_walkable and slices == 1 and np.uint32(cuda.gridDim.x) >= np.uint32(WHOLE_ROW_BLOCKS)
+    mine = np.float32(0)
+    my_last = np.int32(-1)
+    my_part = np.int32(0)
     if slices > 1:
         mass, last = slice_kept(block, probs, begin, end, part * slice_length, at_least)
         if block.rank() == 0:
             partials[cuda.blockIdx.x] = mass
             lasts[cuda.blockIdx.x] = last
         grid_barrier(arrive)
-        mine = np.float32(0)
-        my_last = np.int32(-1)
         if block.rank() < slices:
             mine = cuda.ldcg(partials, row * slices + block.rank())
             my_last = cuda.ldcg(lasts, row * slices + block.rank())
-        my_part = block.rank()
-    else:
+        my_part = np.int32(block.rank())
+    elif not whole_rows:
         mine, my_last = warp_chunk_kept(block, probs, begin, end - begin, at_least)
-        my_part = block.rank() // 32
-    crossing, running, row_last, target = crossing_part(block, mine, my_last, my_part, u, scaled)
+        my_part = np.int32(block.rank() // 32)
+    crossing = np.int32(0)  # a row walked whole: its one "part", from a mass of 0 to u
+    running = np.float32(0)
+    row_last = np.int32(-1)
+    target = u
+    if not whole_rows:
+        crossing, running, row_last, target = crossing_part(block, mine, my_last, my_part, u, scaled)
     if slices > 1:  # the crossing slice's block walks its slice
         writes = crossing == part or (crossing == NO_INDEX and part == 0)
         walks = crossing == part
         first = part * slice_length
         walk_begin = begin
         walk_length = end - begin
-    else:  # the block walks the crossing chunk
+    else:  # the block walks the crossing chunk (the whole row: chunk 0 of the row's length)
         writes = True
         walks = crossing != NO_INDEX
-        chunk = chunk_length(end - begin)
+        chunk = end - begin if whole_rows else chunk_length(end - begin)
         first = np.int64(crossing) * chunk
         walk_begin = begin + first
         walk_length = min(end - begin - first, chunk)
@@ -992,7 +1003,7 @@ def sampling_from_probs_kernel(probs, samples, partials, lasts, arrive, vocab, s
     block = coop.this_block()
     u = philox_uniform(seed, offset, row)
     chosen, writes = sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begin, end, slice_length,
-                                   np.float32(0), u, False)
+                                   np.float32(0), u, False, True)
     if block.rank() == 0 and writes:
         samples[row] = chosen
 
@@ -1024,7 +1035,7 @@ def min_p_sampling_from_probs_kernel(probs, samples, partials, lasts, arrive, vo
             mine = cuda.ldcg(partials, cuda.gridDim.x + row * slices + block.rank())
         largest = coop.reduce(block, mine, binary_op="max")
     chosen, writes = sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begin, end,
-                                   slice_length, largest * min_p[row], u, True)
+                                   slice_length, largest * min_p[row], u, True, False)
     if block.rank() == 0 and writes:
         samples[row] = chosen
 

@@ -42,6 +42,20 @@ def slice_plan(batch: int, vocab: int) -> tuple[int, int]:
 SELECT_MIN_VOCAB = 4 * WIDE_TILE  # rows shorter than this stay whole (one block each)
 
 
+WHOLE_ROW_BLOCKS = 2 * SLICE_BLOCKS  # plain sampling walks its rows whole in launches of at least this many blocks
+
+
+def walks_whole_rows(blocks: int) -> bool:
+    """Whether plain sampling (``sampling_from_probs``, a block per row) walks each row in tiles from its start up to
+    the sample (FlashInfer's order: about half the row read, each tile after the last) rather than reading the whole
+    row at once by warp chunks and walking the crossing chunk: in a launch of two waves or more, where the blocks'
+    reads, not one block's latency, set the time. An A/B on an H100 (numba, CUDA events, the same samples but for
+    rows whose uniform lies within rounding of a prefix sum): vocab 32000 at batch 512 33.6 against 42.1 us, 128256
+    and 256000 at 512 101 and 187 against 110 and 195; at batch 256 and below the chunks won (16.8 against 18.9 us at
+    256, 8.1 against 11.1 at 8). The kernels decide it from their grid (``WHOLE_ROW_BLOCKS``)."""
+    return blocks >= WHOLE_ROW_BLOCKS
+
+
 def select_plan(batch: int, vocab: int) -> tuple[int, int]:
     """``slice_plan`` for the radix selects and the samplers: rows shorter than SELECT_MIN_VOCAB (65536) stay whole,
     one block per row. An A/B on an H100 at vocab 32000 (one block per row against one launch over 7 slices) found

@@ -199,13 +199,15 @@ def test_top_p_host_wrapper_slices_small_batches(batch, vocab, distribution):
 
 @pytest.mark.parametrize("batch, vocab, distribution", [(1, 128256, "normal"), (3, 65536, "gumbel"),
                                                         (6, 70001, "ties"), (8, 32000, "normal"),
-                                                        (66, 100000, "gumbel"), (200, 4096, "normal")])
+                                                        (66, 100000, "gumbel"), (200, 4096, "normal"),
+                                                        (264, 5000, "ties"), (400, 32000, "normal")])
 def test_sampler_host_wrappers_slice_small_batches(batch, vocab, distribution):
     """``sampling_numba.sampling_from_probs`` and ``min_p_sampling_from_probs`` split rows of 65536 items or more
     into slices for small batches (one launch: each slice's kept mass meets the others' across a grid barrier, and
-    the slice where the running mass passes u walks itself in order) and use one block per row otherwise: over
-    several offsets the samples equal the oracle's, with min_p at its edges and a one-hot row whose one is in the
-    last slice."""
+    the slice where the running mass passes u walks itself in order) and use one block per row otherwise (plain
+    sampling in a launch of 264 blocks or more walking each row from its start: ``walks_whole_rows``): over several
+    offsets the samples equal the oracle's, with min_p at its edges and a one-hot row whose one is in the last
+    slice."""
     _, probs = rows(batch, vocab, distribution)
     if batch > 1:
         probs[1] = 0

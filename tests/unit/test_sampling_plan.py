@@ -60,3 +60,15 @@ def test_warp_chunks_cover_the_row_from_each_warps_own_tile_origin(vocab):
     assert vocab <= plan.WARPS * chunk < vocab + plan.WARPS * plan.WARP_TILE  # covered, no longer than it must be
     assert all(w * chunk - w * plan.WARP_TILE >= 0 for w in range(plan.WARPS))
     assert plan.WARP_TILE == 32 * plan.NARROW and plan.WARPS * 32 == plan.THREADS  # the warps' loads' tile
+
+
+def test_plain_sampling_walks_rows_whole_from_two_waves_of_one_block_an_sm():
+    """``walks_whole_rows``: from two waves of the 1024-thread blocks (one an SM of an H100/H200) the rows are walked
+    from their start up to the sample; below, read at once by warp chunks. Only rows a block takes whole are walked:
+    a sliced launch never has more blocks than SLICE_BLOCKS."""
+    assert plan.WHOLE_ROW_BLOCKS == 2 * plan.SLICE_BLOCKS
+    assert not plan.walks_whole_rows(256) and plan.walks_whole_rows(264) and plan.walks_whole_rows(512)
+    for batch in (1, 8, 32, 64, 128):
+        for vocab in (65536, 128256, 256000):
+            slices, _ = plan.select_plan(batch, vocab)
+            assert batch * slices <= plan.SLICE_BLOCKS < plan.WHOLE_ROW_BLOCKS
