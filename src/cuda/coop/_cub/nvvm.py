@@ -68,10 +68,17 @@ def _library(path: str) -> ctypes.CDLL:
     return lib
 
 
-def compile_to_ltoir(ir: bytes, libnvvm: str, libdevice: bytes, arch: str, opt_level: int) -> bytes:
-    """LTO-IR of ``ir`` for ``arch`` (``compute_90``) from the libNVVM at ``libnvvm``, libdevice added lazily (only
-    what the IR calls is linked), as numba-cuda-mlir's own translation compiles it."""
+@functools.lru_cache(maxsize=4)
+def _read(path: str) -> bytes:
+    with open(path, "rb") as file:
+        return file.read()
+
+
+def compile_to_ltoir(ir: bytes, libnvvm: str, libdevice: str, arch: str, opt_level: int) -> bytes:
+    """LTO-IR of ``ir`` for ``arch`` (``compute_90``) from the libNVVM at ``libnvvm``, the libdevice at ``libdevice``
+    added lazily (only what the IR calls is linked), as numba-cuda-mlir's own translation compiles it."""
     lib = _library(libnvvm)
+    device_library = _read(libdevice)
     handle = ctypes.c_void_p()
 
     def check(status: int, what: str) -> None:
@@ -88,7 +95,7 @@ def compile_to_ltoir(ir: bytes, libnvvm: str, libdevice: bytes, arch: str, opt_l
     check(lib.nvvmCreateProgram(ctypes.byref(handle)), "nvvmCreateProgram")
     try:
         check(lib.nvvmAddModuleToProgram(handle, ir, len(ir), b"kernel"), "nvvmAddModuleToProgram")
-        check(lib.nvvmLazyAddModuleToProgram(handle, libdevice, len(libdevice), b"libdevice"),
+        check(lib.nvvmLazyAddModuleToProgram(handle, device_library, len(device_library), b"libdevice"),
               "nvvmLazyAddModuleToProgram")
         options = [f"-arch={arch}".encode(), f"-opt={opt_level}".encode(), b"-gen-lto"]
         check(lib.nvvmCompileProgram(handle, len(options), (ctypes.c_char_p * len(options))(*options)),

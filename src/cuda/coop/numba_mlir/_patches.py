@@ -110,9 +110,8 @@ def translate_cooperative_kernels() -> None:
         if ir is None:  # not the IR expected: the translation's own build
             return bytes(translate(module, target_options, gen_lto=True))
         chip = str(target_options.get("chip") or get_gpu_compute_capability())
-        with open(get_libdevice(), "rb") as libdevice:
-            return nvvm.compile_to_ltoir(ir, libnvvm().decode(), libdevice.read(), chip.replace("sm_", "compute_"),
-                                         int(target_options.get("opt_level", 2)))
+        return nvvm.compile_to_ltoir(ir, libnvvm().decode(), str(get_libdevice()), chip.replace("sm_", "compute_"),
+                                     int(target_options.get("opt_level", 2)))
 
     def translate_coop_aware(module: Any, target_options: dict[str, Any], gen_lto: bool = False,
                              gen_llvmir: bool = False) -> Any:
