@@ -36,20 +36,16 @@ def _attributes(cubin: bytes) -> dict[str, list[int]]:
     return {name: [int(value, 16) for value in values.split()] for name, values in found}
 
 
-@cuda.jit
-def scan_tile(src, dst):
+def _scan_tile(src, dst):
     block = coop.this_block()
     items = coop.ThreadData(ITEMS, np.int32)
     coop.load(block, src, items)
     coop.store(block, dst, coop.inclusive_sum(block, items))
 
 
-@cuda.jit(launch_bounds=256)
-def bounded_scan_tile(src, dst):
-    block = coop.this_block()
-    items = coop.ThreadData(ITEMS, np.int32)
-    coop.load(block, src, items)
-    coop.store(block, dst, coop.inclusive_sum(block, items))
+scan_tile = cuda.jit(_scan_tile)
+bounded_scan_tile = cuda.jit(launch_bounds=256)(_scan_tile)
+scan_tile_with_lines = cuda.jit(launch_bounds=256, lineinfo=True)(_scan_tile)
 
 
 @cuda.jit(launch_bounds=256)
@@ -102,14 +98,6 @@ def test_the_lto_ir_is_the_translations_own_without_the_annotation(monkeypatch):
     monkeypatch.setattr(mlir_optimization, "_call_llvm70_capi", both)
     numba_coop.compile_kernel(scan_tile, (I32, I32), block=(96, 1, 1))
     assert compiled == [1] and compared == [True]
-
-
-@cuda.jit(launch_bounds=256, lineinfo=True)
-def scan_tile_with_lines(src, dst):
-    block = coop.this_block()
-    items = coop.ThreadData(ITEMS, np.int32)
-    coop.load(block, src, items)
-    coop.store(block, dst, coop.inclusive_sum(block, items))
 
 
 def test_a_build_with_line_information_keeps_numba_cuda_mlirs_own_translation():
