@@ -75,7 +75,7 @@ from cuda import coop
 from sampling_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with sampling_numba.py)
     BINS, BINS_PER_LANE, CANDIDATES, CLUSTER, HELD, HELD_GROUP, HELD_TILE, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS,
     TILE, VEC, WARP_TILE, WARPS, WHOLE_ROW_BLOCKS, WIDE, WIDE_TILE, cluster_softmax_plan, select_plan, slice_plan,
-    softmax_plan, uses_cluster_softmax, walks_whole_rows,
+    softmax_plan, uses_cluster_softmax,
 )
 from sfu_cute import exp2_approx  # the SFU's 2**x, shared with the selective scan
 
