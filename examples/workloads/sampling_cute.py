@@ -19,10 +19,11 @@ One 1024-thread block per row of a (batch, vocab) float32 matrix, the vocabulary
   ``reduce`` to pick the bin), then a pass that renormalises; split rows as top-k's, on the bins' masses;
 * samplers: one Philox uniform per row (``sampling_reference.py`` documents the stream); a whole row's kept mass is
   summed by parts in one order-free pass: its block's 32 warps take a chunk each (``warp_chunk_kept``: striped warp
-  ``load``s, a warp tuple ``reduce``), so every load of the row is in flight at once; an ``exclusive_sum`` over the
-  chunks' masses and one tuple ``reduce`` name the chunk where the running mass passes ``u`` (``crossing_part``),
-  and the block walks that chunk alone in tiles: a tuple ``reduce`` of (tile mass, last kept index) per tile, and at
-  the crossing tile an ``inclusive_sum`` and a ``reduce`` that find the first index past it; in launches of two
+  ``load``s, a warp tuple ``reduce``), so every load of the row is in flight at once; the chunks' masses meet in
+  shared memory at one barrier and every warp alike names the chunk where the running mass passes ``u`` (a warp
+  ``exclusive_sum`` and a warp tuple ``reduce``: ``warp_crossing``), and the block walks that chunk alone in tiles,
+  one barrier a tile (``sample_kept``: warp scans, the warps' masses in shared memory, the crossing warp finding the
+  first index past ``u``); in launches of two
   waves or more (``walks_whole_rows``) plain sampling walks each row that way from its start. Small batches of long
   rows (``select_plan``) split each row over the blocks of one launch: the slices' masses meet across a grid barrier
   and the crossing slice's block walks it (``sample_slices``; min-p meets the slices' largest probabilities first).
@@ -73,9 +74,9 @@ import cutlass.cute as cute
 import cuda.coop.cutlass as cute_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from sampling_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with sampling_numba.py)
-    BINS, BINS_PER_LANE, CANDIDATES, CLUSTER, HELD, HELD_GROUP, HELD_TILE, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS,
-    TILE, VEC, WARP_TILE, WARPS, WHOLE_ROW_BLOCKS, WIDE, WIDE_TILE, cluster_softmax_plan, select_plan, slice_plan,
-    softmax_plan, uses_cluster_softmax,
+    BINS, BINS_PER_LANE, CANDIDATES, CLUSTER, HELD, HELD_GROUP, HELD_TILE, NARROW, NARROW_TILE, PARTS_PER_LANE,
+    SLICE_BLOCKS, THREADS, TILE, VEC, WARP_TILE, WARPS, WHOLE_ROW_BLOCKS, WIDE, WIDE_TILE, cluster_softmax_plan,
+    select_plan, slice_plan, softmax_plan, uses_cluster_softmax,
 )
 from sfu_cute import exp2_approx  # the SFU's 2**x, shared with the selective scan
 
@@ -143,8 +144,18 @@ def sum_max(a, b):
     return a[0] + b[0], cutlass.max(a[1], b[1])
 
 
+def min_max(a, b):
+    return cutlass.min(a[0], b[0]), cutlass.max(a[1], b[1])
+
+
+def lower_part(a, b):
+    """(part, mass before it) of the lower part."""
+    lower = a[0] <= b[0]
+    return cutlass.select_(lower, a[0], b[0]), cutlass.select_(lower, a[1], b[1])
+
+
 def first_crossing(a, b):
-    """(slice, mass before it) of the lower crossing slice, and the larger last kept index."""
+    """(part, mass before it) of the lower crossing part, and the larger last kept index."""
     lower = a[0] <= b[0]
     return (cutlass.select_(lower, a[0], b[0]), cutlass.select_(lower, a[1], b[1]), cutlass.max(a[2], b[2]))
 
@@ -779,16 +790,22 @@ def top_p_renorm_probs_kernel(probs: cute.Tensor, out: cute.Tensor, masses: cute
 @cute.jit
 def sample_kept(block, probs: cute.Tensor, base: Int64, vocab: Int64, above: Float32, at_least: Float32,
                 target: Float32, start_mass: Float32):
-    """FlashInfer's sampling rule over the kept probabilities (``p > above`` and ``p >= at_least``) of
-    probs[base:base + vocab], tiles in order from a mass of ``start_mass`` before them: the first kept index whose
-    inclusive prefix sum exceeds ``target``, else the last kept index (0 if none). Returns (index from base, whether
-    any probability was kept): the numba helper's two returns as one (CuTe rewrites no ``return`` under a run-time
-    ``if``)."""
+    """``sampling_numba.sample_kept``: FlashInfer's sampling rule over the kept probabilities (``p > above`` and
+    ``p >= at_least``) of probs[base:base + vocab] from a mass of ``start_mass`` before them, one block barrier a
+    tile (warp scans; the warps' masses meet in shared memory and every warp names the crossing warp alike). Returns
+    (index from base, the rank of a thread holding it), computed at the end (CuTe rewrites no ``return`` under a
+    run-time ``if``)."""
+    warp_masses = SmemAllocator().allocate_tensor(Float32, cute.make_layout(2 * WARPS), 16)  # by tile parity
+    warp = coop.this_warp()
+    lane = Int32(block.rank() % 32)
+    my_warp = Int32(block.rank() // 32)
     running = start_mass
     found = Int32(NO_INDEX)
+    holder = Int32(0)
     last = Int32(-1)
-    crossed = cutlass.Boolean(False)  # the running mass passed target: this tile holds the sample
+    crossed = cutlass.Boolean(False)
     start = Int64(0)
+    parity = Int32(0)
     while start < vocab and not crossed:
         items = coop.ThreadData(VEC, np.float32)
         coop.load(block, probs, items, offset=base + start, valid_items=min(vocab - start, TILE),
@@ -801,19 +818,40 @@ def sample_kept(block, probs: cute.Tensor, base: Int64, vocab: Int64, above: Flo
             if kept[i] > 0:
                 my_last = Int32(start + block.rank() * VEC + i)
             mine += kept[i]
-        total, tile_last = coop.reduce(block, (mine, my_last), binary_op=sum_max)
-        last = max(last, tile_last)
-        if running + total > target:  # only the crossing tile is scanned (FlashInfer's order: sum, then scan)
+        before = coop.exclusive_sum(warp, mine)
+        reach = before  # through this thread's items, added as the crossing warp adds them below
+        for i in cutlass.range_constexpr(VEC):
+            reach += kept[i]
+        if lane == 31:
+            warp_masses[parity * WARPS + my_warp] = reach
+        cute.arch.sync_threads()
+        warp_mass = warp_masses[parity * WARPS + lane]
+        tile_mass = cute_coop.ThreadData(1, np.float32)
+        warp_before = cute_coop.exclusive_sum(warp, warp_mass, aggregate_output=tile_mass)
+        crosses = Int32(NO_INDEX)
+        if warp_mass > 0 and (running + warp_before) + warp_mass > target:
+            crosses = lane
+        crossing, crossing_before = coop.reduce(warp, (crosses, warp_before), binary_op=lower_part)
+        if crossing != Int32(NO_INDEX):  # the same in every warp
             crossed = cutlass.Boolean(True)
-            prefix = coop.inclusive_sum(block, kept)
+            at = running + crossing_before
+            reach = before
             my_first = Int32(NO_INDEX)
             for i in cutlass.range_constexpr(VEC):
-                if kept[i] > 0 and my_first == NO_INDEX and running + prefix[i] > target:
+                reach += kept[i]
+                if kept[i] > 0 and my_first == NO_INDEX and my_warp == crossing and at + reach > target:
                     my_first = Int32(start + block.rank() * VEC + i)
-            found = coop.reduce(block, my_first, binary_op="min")
-        running += total
+            first, warp_last = coop.reduce(warp, (my_first, my_last), binary_op=min_max)
+            found = cutlass.select_(first != Int32(NO_INDEX), first, warp_last)
+            holder = crossing * Int32(32)
+        else:
+            running += tile_mass[0]
+            last = max(last, my_last)
         start += TILE
-    return (found if found != NO_INDEX else max(last, Int32(0))), (found != NO_INDEX or last >= 0)
+        parity = Int32(1) - parity
+    if not crossed:  # rounding (or nothing kept) left no crossing: the last kept index
+        found = max(coop.reduce(block, last, binary_op="max"), Int32(0))
+    return found, holder
 
 
 @cute.jit
@@ -877,19 +915,31 @@ def warp_chunk_kept(block, probs: cute.Tensor, begin: Int64, vocab: Int64, at_le
 
 
 @cute.jit
-def crossing_part(block, mine: Float32, my_last: Int32, part: Int32, u: Float32, scaled: cutlass.Constexpr):
-    """``sampling_numba.crossing_part``: (the part holding the sample or NO_INDEX, the mass before it, the row's last
-    kept index, the target)."""
+def warp_crossing(masses, lasts, u: Float32, scaled: cutlass.Constexpr):
+    """``sampling_numba.warp_crossing``: every warp alike, from this lane's parts (``masses``, ``lasts``: parts
+    lane x PARTS_PER_LANE onwards), (the part holding the sample or NO_INDEX, the mass before it, the row's last kept
+    index, the target)."""
+    warp = coop.this_warp()
+    lane = Int32(warp.rank())
+    mine = Float32(0)
+    my_last = Int32(-1)
+    for j in cutlass.range_constexpr(PARTS_PER_LANE):
+        mine += masses[j]
+        my_last = max(my_last, lasts[j])
     total = cute_coop.ThreadData(1, np.float32)
-    before = cute_coop.exclusive_sum(block, mine, aggregate_output=total)
+    running = cute_coop.exclusive_sum(warp, mine, aggregate_output=total)
     target = u
     if cutlass.const_expr(scaled):
         target = u * total[0]
-    mine_crosses = Int32(NO_INDEX)
-    if mine > 0 and before + mine > target:
-        mine_crosses = part
-    crossing, running, row_last = coop.reduce(block, (mine_crosses, before, my_last), binary_op=first_crossing)
-    return crossing, running, row_last, target
+    crosses = Int32(NO_INDEX)
+    before = Float32(0)
+    for j in cutlass.range_constexpr(PARTS_PER_LANE):
+        if crosses == NO_INDEX and masses[j] > 0 and running + masses[j] > target:
+            crosses = lane * PARTS_PER_LANE + j
+            before = running
+        running += masses[j]
+    crossing, before, row_last = coop.reduce(warp, (crosses, before, my_last), binary_op=first_crossing)
+    return crossing, before, row_last, target
 
 
 @cute.jit
@@ -897,10 +947,20 @@ def sample_slices(block, probs: cute.Tensor, partials: cute.Tensor, lasts: cute.
                   row: Int64, slices: Int64, part: Int64, begin: Int64, end: Int64, slice_length: Int64,
                   at_least: Float32, u: Float32, scaled: cutlass.Constexpr, rows_walkable: cutlass.Boolean):
     """``sampling_numba.sample_slices``: the kept mass by parts (a row's slices, one block each, meeting at a grid
-    barrier; or a whole row's warp chunks), then only the part holding the sample walked; with ``rows_walkable``, in
-    a launch of several waves (``walks_whole_rows``), the row walked from its start instead. (the sample, whether
-    this block writes it)."""
+    barrier; or a whole row's warp chunks, meeting in shared memory at one block barrier), every warp finding the
+    crossing part alike (``warp_crossing``), then only that part walked; with ``rows_walkable``, in a launch of
+    several waves (``walks_whole_rows``), the row walked from its start instead. (the sample, the rank of the thread
+    holding it, whether this block writes it)."""
     none = Int32(NO_INDEX)
+    smem = SmemAllocator()
+    chunk_masses = smem.allocate_tensor(Float32, cute.make_layout(WARPS), 16)
+    chunk_lasts = smem.allocate_tensor(Int32, cute.make_layout(WARPS), 16)
+    lane = Int32(block.rank() % 32)
+    masses = coop.ThreadData(PARTS_PER_LANE, np.float32)  # this lane's parts (warp_crossing)
+    part_lasts = coop.ThreadData(PARTS_PER_LANE, np.int32)
+    for j in cutlass.range_constexpr(PARTS_PER_LANE):
+        masses[j] = Float32(0)
+        part_lasts[j] = Int32(-1)
     first = Int64(0)
     walk_begin = begin
     length = end - begin
@@ -910,6 +970,7 @@ def sample_slices(block, probs: cute.Tensor, partials: cute.Tensor, lasts: cute.
     target = u
     walk = cutlass.Boolean(False)
     writes = cutlass.Boolean(True)
+    whole_rows = cutlass.Boolean(False)
     if slices > 1:
         first = part * slice_length
         mass, last = slice_kept(block, probs, begin, end, first, at_least)
@@ -917,31 +978,42 @@ def sample_slices(block, probs: cute.Tensor, partials: cute.Tensor, lasts: cute.
             partials[Int64(cute.arch.block_idx()[0])] = mass
             lasts[Int64(cute.arch.block_idx()[0])] = last
         grid_barrier(arrive)
-        mine = Float32(0)
-        my_last = Int32(-1)
-        if block.rank() < slices:
-            mine = partials[row * slices + block.rank()]
-            my_last = lasts[row * slices + block.rank()]
-        crossing, running, row_last, target = crossing_part(block, mine, my_last, Int32(block.rank()), u, scaled)
-        walk = Int64(crossing) == part
-        writes = walk or (crossing == none and part == 0)
+        for j in cutlass.range_constexpr(PARTS_PER_LANE):
+            slice_j = Int64(lane * PARTS_PER_LANE + j)
+            if slice_j < slices:
+                masses[j] = partials[row * slices + slice_j]
+                part_lasts[j] = lasts[row * slices + slice_j]
     elif rows_walkable and Int64(cute.arch.grid_dim()[0]) >= WHOLE_ROW_BLOCKS:  # walks_whole_rows: the row from its
-        walk = cutlass.Boolean(True)  # start, up to the sample (the defaults above)
+        whole_rows = cutlass.Boolean(True)  # start, up to the sample
+        walk = cutlass.Boolean(True)
     else:
         mine, my_last = warp_chunk_kept(block, probs, begin, end - begin, at_least)
-        crossing, running, row_last, target = crossing_part(block, mine, my_last, Int32(block.rank() // 32), u,
-                                                            scaled)
-        if crossing != none:  # one walk below for both forms: two calls of it spill more in this kernel
+        if lane == 0:
+            chunk_masses[block.rank() // 32] = mine
+            chunk_lasts[block.rank() // 32] = my_last
+        cute.arch.sync_threads()
+        for j in cutlass.range_constexpr(PARTS_PER_LANE):
+            chunk_j = lane * PARTS_PER_LANE + j
+            if chunk_j < WARPS:
+                masses[j] = chunk_masses[chunk_j]
+                part_lasts[j] = chunk_lasts[chunk_j]
+    if not whole_rows:  # one warp_crossing for both forms
+        crossing, running, row_last, target = warp_crossing(masses, part_lasts, u, scaled)
+        if slices > 1:
+            walk = Int64(crossing) == part
+            writes = walk or (crossing == none and part == 0)
+        elif crossing != none:  # one walk below for both forms: two calls of it spill more in this kernel
             walk = cutlass.Boolean(True)
             chunk = chunk_length(end - begin)
             first = Int64(crossing) * chunk
             walk_begin = begin + first
             length = min(end - begin - first, chunk)
     chosen = max(row_last, Int32(0))
+    holder = Int32(0)
     if walk:
-        found, _ = sample_kept(block, probs, walk_begin, length, Float32(0), at_least, target, running)
+        found, holder = sample_kept(block, probs, walk_begin, length, Float32(0), at_least, target, running)
         chosen = Int32(first + found)
-    return chosen, writes
+    return chosen, holder, writes
 
 
 @cute.kernel
@@ -953,9 +1025,9 @@ def sampling_from_probs_kernel(probs: cute.Tensor, samples: cute.Tensor, partial
     slices, row, part, begin, end = slice_of_block(vocab, slice_length)
     block = coop.this_block()
     u = philox_uniform(seed, offset, row)
-    chosen, writes = sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begin, end, slice_length,
-                                   Float32(0), u, False, cutlass.Boolean(True))
-    if block.rank() == 0 and writes:
+    chosen, holder, writes = sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begin, end,
+                                           slice_length, Float32(0), u, False, cutlass.Boolean(True))
+    if block.rank() == holder and writes:
         samples[row] = chosen
 
 
@@ -987,9 +1059,9 @@ def min_p_sampling_from_probs_kernel(probs: cute.Tensor, samples: cute.Tensor, p
         if block.rank() < slices:
             mine = partials[blocks + row * slices + block.rank()]
         largest = coop.reduce(block, mine, binary_op="max")
-    chosen, writes = sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begin, end, slice_length,
-                                   largest * min_p[row], u, True, cutlass.Boolean(False))
-    if block.rank() == 0 and writes:
+    chosen, holder, writes = sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begin, end,
+                                           slice_length, largest * min_p[row], u, True, cutlass.Boolean(False))
+    if block.rank() == holder and writes:
         samples[row] = chosen
 
 
@@ -1062,12 +1134,28 @@ def top_k_top_p_sampling_from_probs_kernel(probs: cute.Tensor, samples: cute.Ten
     draw = Uint64(0)
     done = cutlass.Boolean(False)
     chunk = chunk_length(vocab)
+    smem = SmemAllocator()
+    chunk_masses = smem.allocate_tensor(Float32, cute.make_layout(WARPS), 16)  # each warp's chunk part of the round
+    chunk_lasts = smem.allocate_tensor(Int32, cute.make_layout(WARPS), 16)
+    lane = Int32(block.rank() % 32)
+    my_warp = Int32(block.rank() // 32)
     mine, my_last = warp_chunk_kept(block, probs, base, vocab, Float32(0))  # round 0 keeps p > 0
+    if lane == 0:
+        chunk_masses[my_warp] = mine
+        chunk_lasts[my_warp] = my_last
     while not done:
         u = philox_uniform(seed, offset + draw, row)
         draw += Uint64(1)
-        crossing, running, row_last, target = crossing_part(block, mine, my_last, Int32(block.rank() // 32), u * q,
-                                                            False)
+        cute.arch.sync_threads()  # the round's chunk parts (last read before the block reduce below)
+        masses = coop.ThreadData(PARTS_PER_LANE, np.float32)
+        part_lasts = coop.ThreadData(PARTS_PER_LANE, np.int32)
+        for j in cutlass.range_constexpr(PARTS_PER_LANE):
+            masses[j] = Float32(0)
+            part_lasts[j] = Int32(-1)
+            if lane * PARTS_PER_LANE + j < WARPS:
+                masses[j] = chunk_masses[lane * PARTS_PER_LANE + j]
+                part_lasts[j] = chunk_lasts[lane * PARTS_PER_LANE + j]
+        crossing, running, row_last, target = warp_crossing(masses, part_lasts, u * q, False)
         if row_last < 0:  # nothing kept
             chosen = Int32(0)
             done = cutlass.Boolean(True)
@@ -1075,9 +1163,9 @@ def top_k_top_p_sampling_from_probs_kernel(probs: cute.Tensor, samples: cute.Ten
             chosen = row_last
             if crossing != Int32(NO_INDEX):
                 first = Int64(crossing) * chunk
-                found, _ = sample_kept(block, probs, base + first, min(vocab - first, chunk), low, Float32(0),
-                                       target, running)
-                chosen = Int32(first + found)
+                found, holder = sample_kept(block, probs, base + first, min(vocab - first, chunk), low, Float32(0),
+                                            target, running)
+                chosen = coop.broadcast(block, Int32(first + found), src_rank=holder & Int32(THREADS - 1))
             pivot0 = probs[base + chosen]
             pivot1 = (pivot0 + high) * Float32(0.5)
             mass0, count0, last0, mass1, count1, last1 = warp_chunk_above_two(block, probs, base, vocab, pivot0,
@@ -1090,13 +1178,15 @@ def top_k_top_p_sampling_from_probs_kernel(probs: cute.Tensor, samples: cute.Ten
                 low = pivot0
                 high = pivot1
                 q = sum0
-                mine = mass0
-                my_last = last0
+                if lane == 0:
+                    chunk_masses[my_warp] = mass0
+                    chunk_lasts[my_warp] = last0
             else:
                 low = pivot1
                 q = sum1
-                mine = mass1
-                my_last = last1
+                if lane == 0:
+                    chunk_masses[my_warp] = mass1
+                    chunk_lasts[my_warp] = last1
             if not low < high:
                 done = cutlass.Boolean(True)
     if block.rank() == 0:

@@ -19,10 +19,12 @@ matrix, the vocabulary walked in tiles of 1024 x 4 items, every cross-thread ste
   ``reduce`` to pick the bin), then a pass that renormalises; split rows as top-k's, on the bins' masses;
 * samplers: one Philox uniform per row (``sampling_reference.py`` documents the stream); a whole row's kept mass is
   summed by parts in one order-free pass: its block's 32 warps take a chunk each (``warp_chunk_kept``: striped warp
-  ``load``s, a warp tuple ``reduce``), so every load of the row is in flight at once; an ``exclusive_sum`` over the
-  chunks' masses and a ``reduce`` (min) name the chunk where the running mass passes ``u`` (``crossing_part``),
-  and the block walks that chunk alone in tiles: a ``sum`` and a ``reduce`` (tile mass, last kept index) per tile,
-  and at the crossing tile an ``inclusive_sum`` and a ``reduce`` that find the first index past it. In launches of
+  ``load``s, a warp tuple ``reduce``), so every load of the row is in flight at once; the chunks' masses meet in
+  shared memory at one barrier, and every warp alike scans them (a warp ``exclusive_sum``) and names the chunk where
+  the running mass passes ``u`` (a warp tuple ``reduce``: ``warp_crossing``), with no further block barrier; the
+  block walks that chunk alone in tiles, one barrier a tile (``sample_kept``: each warp scans its items, the warps'
+  masses meet in shared memory, every warp names the crossing warp alike, and that warp finds the first index past
+  ``u`` with a warp ``reduce``). In launches of
   two waves or more (``walks_whole_rows``) plain sampling walks each row that way from its start, up to the sample,
   with no chunk pass: the rows' reads then set the time, and a row is read only up to its sample. Small batches of
   long rows (``select_plan``) split each row over the blocks of one launch: the slices' masses meet across a grid
@@ -43,9 +45,9 @@ from numba_cuda_mlir import cuda  # noqa: I001  (the compiler first, then cuda.c
 import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from sampling_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with sampling_cute.py)
-    BINS, BINS_PER_LANE, CANDIDATES, CLUSTER, HELD, HELD_GROUP, HELD_TILE, NARROW, NARROW_TILE, SLICE_BLOCKS, THREADS,
-    TILE, VEC, WARP_TILE, WARPS, WHOLE_ROW_BLOCKS, WIDE, WIDE_TILE, cluster_softmax_plan, select_plan, slice_plan,
-    softmax_plan, uses_cluster_softmax,
+    BINS, BINS_PER_LANE, CANDIDATES, CLUSTER, HELD, HELD_GROUP, HELD_TILE, NARROW, NARROW_TILE, PARTS_PER_LANE,
+    SLICE_BLOCKS, THREADS, TILE, VEC, WARP_TILE, WARPS, WHOLE_ROW_BLOCKS, WIDE, WIDE_TILE, cluster_softmax_plan,
+    select_plan, slice_plan, softmax_plan, uses_cluster_softmax,
 )
 from sfu_numba import exp2_approx  # the SFU's 2**x (inline PTX), shared with the selective scan
 
@@ -116,6 +118,21 @@ def max_max_max(a, b):
 
 def sum_max(a, b):
     return a[0] + b[0], max(a[1], b[1])
+
+
+def min_max(a, b):
+    return min(a[0], b[0]), max(a[1], b[1])
+
+
+def lower_part(a, b):
+    """(part, mass before it) of the lower part."""
+    return (a[0], a[1]) if a[0] <= b[0] else (b[0], b[1])
+
+
+def first_crossing(a, b):
+    """(part, mass before it) of the lower crossing part, and the larger last kept index."""
+    lower = a[0] <= b[0]
+    return (a[0] if lower else b[0]), (a[1] if lower else b[1]), max(a[2], b[2])
 
 
 # ---------------------------------------------------------------------------------------------- helpers
@@ -811,14 +828,25 @@ def top_p_renorm_probs_kernel(probs, bits, out, masses, partials, arrive, vocab,
 def sample_kept(block, probs, base, vocab, above, at_least, target, running):
     """FlashInfer's sampling rule over the kept probabilities (``p > above`` and ``p >= at_least``) of
     probs[base:base + vocab], tiles in order from a mass of ``running`` before them: the first kept index whose
-    inclusive prefix sum exceeds ``target``, else the last kept index (0 if none). Returns (index from base,
-    whether any probability was kept)."""
+    inclusive prefix sum exceeds ``target``, else the last kept index (0 if none). One block barrier a tile: each
+    warp scans its 128 items (a warp ``exclusive_sum`` of its threads' masses) and its lane 31 leaves the warp's mass
+    in shared memory; after the barrier every warp scans the 32 warp masses alike (a second warp ``exclusive_sum``)
+    and names the first warp whose running mass passes the target (a warp ``reduce``), which alone has the answer:
+    its first kept index past the target, or its last kept one where rounding left none (one warp tuple ``reduce``).
+    Returns (index from base, the rank of a thread holding it: lane 0 of the crossing warp; 0 when no tile crossed,
+    every thread then holding the block's last kept index)."""
+    warp_masses = cuda.shared.array((2, WARPS), np.float32)  # by tile parity: no tile's writes meet the last one's
+    warp = coop.this_warp()  # reads, so one barrier a tile serves both
+    lane = np.uint32(block.rank() % 32)
+    my_warp = np.int32(block.rank() // 32)
     found = NO_INDEX
+    holder = np.int32(0)
     last = np.int32(-1)
-    crossed = False  # the running mass passed target: this tile holds the sample (or rounding left none)
+    crossed = False
     length = np.uint32(vocab)  # (a row of fewer than 2**31 items: 32-bit counters and indices)
     mine_at = np.uint32(block.rank() * VEC)
     start = np.uint32(0)
+    parity = np.uint32(0)
     while start < length and not crossed:
         items = coop.ThreadData(VEC, np.float32)
         left = np.uint32(length - start)
@@ -832,24 +860,40 @@ def sample_kept(block, probs, base, vocab, above, at_least, target, running):
             if kept[i] > 0:
                 my_last = np.int32(np.uint32(start + mine_at) + np.uint32(i))
             mine += kept[i]
-        # two reductions, not one of (mass, last) pairs: the same sums in the same order (the pair's first member is
-        # summed as ``sum`` sums), and thread 0 no longer holds 32 pairs at once (they spilled at 64 registers)
-        total = coop.sum(block, mine)
-        tile_last = coop.reduce(block, my_last, binary_op="max")
-        last = max(last, tile_last)
-        if running + total > target:  # only the crossing tile is scanned (FlashInfer's order: sum, then scan)
+        before = coop.exclusive_sum(warp, mine)  # the warp's mass before this thread's items
+        reach = before  # ... and through them, added as the crossing warp adds them below (the same rounding)
+        for i in range(VEC):
+            reach += kept[i]
+        if lane == 31:
+            warp_masses[parity, my_warp] = reach
+        cuda.syncthreads()
+        warp_mass = np.float32(warp_masses[parity, lane])
+        tile_mass = numba_coop.ThreadData(1, np.float32)
+        warp_before = numba_coop.exclusive_sum(warp, warp_mass, aggregate_output=tile_mass)
+        crosses = NO_INDEX
+        if warp_mass > 0 and (running + warp_before) + warp_mass > target:
+            crosses = np.int32(lane)
+        crossing, crossing_before = coop.reduce(warp, (crosses, warp_before), binary_op=lower_part)
+        if crossing != NO_INDEX:  # the same in every warp: the same numbers scanned alike
             crossed = True
-            prefix = coop.inclusive_sum(block, kept)
+            at = running + crossing_before
+            reach = before
             my_first = NO_INDEX
             for i in range(VEC):
-                if kept[i] > 0 and my_first == NO_INDEX and running + prefix[i] > target:
+                reach += kept[i]
+                if kept[i] > 0 and my_first == NO_INDEX and my_warp == crossing and at + reach > target:
                     my_first = np.int32(np.uint32(start + mine_at) + np.uint32(i))
-            found = coop.reduce(block, my_first, binary_op="min")
-        running += total
+            first, warp_last = coop.reduce(warp, (my_first, my_last), binary_op=min_max)
+            found = first if first != NO_INDEX else warp_last  # (only the crossing warp's are the answer)
+            holder = crossing * np.int32(32)
+        else:
+            running += tile_mass[0]
+            last = max(last, my_last)
         start = np.uint32(start + np.uint32(TILE))
-    if found != NO_INDEX:
-        return found, True
-    return max(last, np.int32(0)), last >= 0
+        parity = np.uint32(parity ^ np.uint32(1))
+    if not crossed:  # rounding (or nothing kept) left no crossing: the last kept index
+        found = max(coop.reduce(block, last, binary_op="max"), np.int32(0))
+    return found, holder
 
 
 @cuda.jit(device=True, inline="always")
@@ -915,26 +959,33 @@ def warp_chunk_kept(block, probs, begin, vocab, at_least):
 
 
 @cuda.jit(device=True, inline="always")
-def crossing_part(block, mine, my_last, part, u, scaled):
-    """Which of a row's parts (slices or chunks, each held by one thread as its kept mass ``mine``, last kept index
-    and number ``part``; other threads hold 0, -1) holds the sample, from the same numbers in the same order in every
-    block: an ``exclusive_sum`` of the masses, a ``reduce`` (min) picking the lowest part whose running mass passes the
-    target (``u``, or ``u`` times the kept mass with ``scaled``), whose mass before it the crossing parts leave in
-    shared memory, and a ``reduce`` (max) of the last kept indices (one tuple ``reduce`` of the three made thread 0
-    hold 32 triples at once: it spilled at the 64 registers of 1024 threads). (part or NO_INDEX when rounding left
-    none, the mass before it, the row's last kept index, the target)."""
-    befores = cuda.shared.array(THREADS, np.float32)  # the crossing parts' masses before them, by part
+def warp_crossing(masses, lasts, u, scaled):
+    """Which of a row's parts (slices or warp chunks) holds the sample, found by every warp alike, with no block
+    barrier: lane l holds parts l x PARTS_PER_LANE onwards (``masses`` and ``lasts``: their kept masses and last kept
+    indices, 0 and -1 past the row's parts); a warp ``exclusive_sum`` of the lanes' masses and a running sum through
+    each lane's parts give each part the mass before it, and one warp tuple ``reduce`` picks the lowest part whose
+    running mass passes the target (``u``, or ``u`` times the kept mass with ``scaled``), with the mass before it and
+    the row's last kept index: the same numbers in the same order in every warp of every block. (part or NO_INDEX
+    when rounding left none, the mass before it, the row's last kept index, the target)."""
+    warp = coop.this_warp()
+    lane = np.int32(warp.rank())
+    mine = np.float32(0)
+    my_last = np.int32(-1)
+    for j in range(PARTS_PER_LANE):
+        mine += masses[j]
+        my_last = max(my_last, lasts[j])
     total = numba_coop.ThreadData(1, np.float32)
-    before = numba_coop.exclusive_sum(block, mine, aggregate_output=total)
+    running = numba_coop.exclusive_sum(warp, mine, aggregate_output=total)
     target = u * total[0] if scaled else u
-    mine_crosses = NO_INDEX
-    if mine > 0 and before + mine > target:
-        mine_crosses = np.int32(part)
-        befores[np.uint32(part)] = before
-    crossing = coop.reduce(block, mine_crosses, binary_op="min")  # (its barriers publish ``befores``)
-    row_last = coop.reduce(block, my_last, binary_op="max")
-    running = befores[np.uint32(crossing)] if crossing != NO_INDEX else np.float32(0)  # (unused without a crossing)
-    return crossing, running, row_last, target
+    crosses = NO_INDEX
+    before = np.float32(0)
+    for j in range(PARTS_PER_LANE):
+        if crosses == NO_INDEX and masses[j] > 0 and running + masses[j] > target:
+            crosses = np.int32(lane * PARTS_PER_LANE + j)
+            before = running
+        running += masses[j]
+    crossing, before, row_last = coop.reduce(warp, (crosses, before, my_last), binary_op=first_crossing)
+    return crossing, before, row_last, target
 
 
 @cuda.jit(device=True, inline="always")
@@ -942,37 +993,47 @@ def sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begi
                   u, scaled, rows_walkable):
     """``sample_kept`` after a pass that sums the kept mass by parts, then walks only the part holding the sample.
     A row split into slices, one block each in one launch: each slice's kept mass and last kept index meet in
-    partials/lasts[block] across a grid barrier, every block of the row finds the crossing slice alike
-    (``crossing_part``) and that block alone walks its slice. A whole row (``slices`` 1): its block's warps take a
-    chunk each (``warp_chunk_kept``), so the row is read at once rather than tile after dependent tile, and the block
-    walks the crossing chunk (one or two tiles); with ``rows_walkable`` (unscaled sampling), in a launch of several
-    waves (``walks_whole_rows``), the block walks the row from its start instead, reading it only up to the sample.
-    (the sample, whether this block writes it: the crossing slice's block, or the row's first when rounding left no
-    crossing)."""
-    # one crossing_part and one sample_kept for every shape (each inlined once: the two copies doubled the code)
+    partials/lasts[block] across a grid barrier, every warp of every block of the row reads them all and finds the
+    crossing slice alike (``warp_crossing``) and that slice's block alone walks it. A whole row (``slices`` 1): its
+    block's warps take a chunk each (``warp_chunk_kept``), so the row is read at once rather than tile after dependent
+    tile; the chunks' masses meet in shared memory at one barrier, every warp finds the crossing chunk alike, and the
+    block walks it (one or two tiles); with ``rows_walkable`` (unscaled sampling), in a launch of several waves
+    (``walks_whole_rows``), the block walks the row from its start instead, reading it only up to the sample.
+    (the sample, the rank of the thread holding it, whether this block writes it: the crossing slice's block, or the
+    row's first when rounding left no crossing)."""
+    # one warp_crossing and one sample_kept for every shape (each inlined once: the two copies doubled the code)
     whole_rows = rows_walkable and slices == 1 and np.uint32(cuda.gridDim.x) >= np.uint32(WHOLE_ROW_BLOCKS)
-    mine = np.float32(0)
-    my_last = np.int32(-1)
-    my_part = np.int32(0)
+    chunk_masses = cuda.shared.array(WARPS, np.float32)
+    chunk_lasts = cuda.shared.array(WARPS, np.int32)
+    lane = np.uint32(block.rank() % 32)
+    masses = coop.ThreadData(PARTS_PER_LANE, np.float32)  # this lane's parts (warp_crossing)
+    part_lasts = coop.ThreadData(PARTS_PER_LANE, np.int32)
     if slices > 1:
         mass, last = slice_kept(block, probs, begin, end, part * slice_length, at_least)
         if block.rank() == 0:
             partials[cuda.blockIdx.x] = mass
             lasts[cuda.blockIdx.x] = last
         grid_barrier(arrive)
-        if block.rank() < slices:
-            mine = cuda.ldcg(partials, row * slices + block.rank())
-            my_last = cuda.ldcg(lasts, row * slices + block.rank())
-        my_part = np.int32(block.rank())
+        for j in range(PARTS_PER_LANE):
+            slice_j = np.int64(lane * np.uint32(PARTS_PER_LANE) + np.uint32(j))
+            masses[j] = cuda.ldcg(partials, row * slices + slice_j) if slice_j < slices else np.float32(0)
+            part_lasts[j] = cuda.ldcg(lasts, row * slices + slice_j) if slice_j < slices else np.int32(-1)
     elif not whole_rows:
         mine, my_last = warp_chunk_kept(block, probs, begin, end - begin, at_least)
-        my_part = np.int32(block.rank() // 32)
+        if lane == 0:
+            chunk_masses[np.uint32(block.rank() // 32)] = mine
+            chunk_lasts[np.uint32(block.rank() // 32)] = my_last
+        cuda.syncthreads()
+        for j in range(PARTS_PER_LANE):
+            chunk_j = np.uint32(lane * np.uint32(PARTS_PER_LANE) + np.uint32(j))
+            masses[j] = chunk_masses[chunk_j] if chunk_j < np.uint32(WARPS) else np.float32(0)
+            part_lasts[j] = chunk_lasts[chunk_j] if chunk_j < np.uint32(WARPS) else np.int32(-1)
     crossing = np.int32(0)  # a row walked whole: its one "part", from a mass of 0 to u
     running = np.float32(0)
     row_last = np.int32(-1)
     target = u
     if not whole_rows:
-        crossing, running, row_last, target = crossing_part(block, mine, my_last, my_part, u, scaled)
+        crossing, running, row_last, target = warp_crossing(masses, part_lasts, u, scaled)
     if slices > 1:  # the crossing slice's block walks its slice
         writes = crossing == part or (crossing == NO_INDEX and part == 0)
         walks = crossing == part
@@ -986,12 +1047,13 @@ def sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begi
         first = np.int64(crossing) * chunk
         walk_begin = begin + first
         walk_length = min(end - begin - first, chunk)
+    holder = np.int32(0)
     if walks:
-        found, _ = sample_kept(block, probs, walk_begin, walk_length, np.float32(0), at_least, target, running)
+        found, holder = sample_kept(block, probs, walk_begin, walk_length, np.float32(0), at_least, target, running)
         chosen = np.int32(first + found)
     else:  # (the fallback set here, not before the walk: not held across it)
         chosen = max(row_last, np.int32(0))
-    return chosen, writes
+    return chosen, holder, writes
 
 
 @cuda.jit(launch_bounds=THREADS)
@@ -1002,9 +1064,9 @@ def sampling_from_probs_kernel(probs, samples, partials, lasts, arrive, vocab, s
     slices, row, part, begin, end = slice_of_block(vocab, slice_length)
     block = coop.this_block()
     u = philox_uniform(seed, offset, row)
-    chosen, writes = sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begin, end, slice_length,
-                                   np.float32(0), u, False, True)
-    if block.rank() == 0 and writes:
+    chosen, holder, writes = sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begin, end,
+                                           slice_length, np.float32(0), u, False, True)
+    if block.rank() == holder and writes:
         samples[row] = chosen
 
 
@@ -1034,9 +1096,9 @@ def min_p_sampling_from_probs_kernel(probs, samples, partials, lasts, arrive, vo
         if block.rank() < slices:
             mine = cuda.ldcg(partials, cuda.gridDim.x + row * slices + block.rank())
         largest = coop.reduce(block, mine, binary_op="max")
-    chosen, writes = sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begin, end,
-                                   slice_length, largest * min_p[row], u, True, False)
-    if block.rank() == 0 and writes:
+    chosen, holder, writes = sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begin, end,
+                                           slice_length, largest * min_p[row], u, True, False)
+    if block.rank() == holder and writes:
         samples[row] = chosen
 
 
@@ -1096,8 +1158,9 @@ def top_k_top_p_sampling_from_probs_kernel(probs, samples, vocab, top_k, top_p, 
     less than top_p mass lie strictly above the sample; else narrow (low, high] by the sample and the midpoint.
     Each round is one pass over the row by warp chunks (``warp_chunk_above_two``): the masses and counts above the
     two pivots decide the round, and the chunks' masses above the one that becomes ``low`` are the next round's, so
-    the next sample walks only its crossing chunk (``crossing_part``). Each thread's part of the round waits in shared
-    memory (its own slot), not in registers held across the round (they spilled)."""
+    the next sample walks only its crossing chunk (``warp_crossing``). Each warp's lane 0 leaves its chunk's part of
+    the round in shared memory, every warp reading them all after one barrier a round (in registers held across the
+    round they spilled)."""
     probs = probs.ravel()  # stride-1 views (top_k_mask_logits_kernel)
     row = np.int64(cuda.blockIdx.x)
     block = coop.this_block()
@@ -1113,18 +1176,25 @@ def top_k_top_p_sampling_from_probs_kernel(probs, samples, vocab, top_k, top_p, 
     draw = np.uint32(0)  # (32 bits: fewer live registers across the rounds)
     done = False
     chunk = chunk_length(vocab)
-    held_mass = cuda.shared.array(THREADS, np.float32)
-    held_last = cuda.shared.array(THREADS, np.int32)
-    rank = np.uint32(block.rank())
+    chunk_masses = cuda.shared.array(WARPS, np.float32)
+    chunk_lasts = cuda.shared.array(WARPS, np.int32)
+    lane = np.uint32(block.rank() % 32)
+    my_warp = np.uint32(block.rank() // 32)
     mine, my_last = warp_chunk_kept(block, probs, base, vocab, np.float32(0))  # round 0 keeps p > 0
-    held_mass[rank] = mine
-    held_last[rank] = my_last
+    if lane == 0:
+        chunk_masses[my_warp] = mine
+        chunk_lasts[my_warp] = my_last
     while not done:
         u = philox_uniform(seed, np.uint64(offset) + np.uint64(draw), row)
         draw = np.uint32(draw + np.uint32(1))
-        mine = held_mass[rank]  # this thread's part of the round (its own slot: no barrier)
-        my_last = held_last[rank]
-        crossing, running, row_last, target = crossing_part(block, mine, my_last, block.rank() // 32, u * q, False)
+        cuda.syncthreads()  # the round's chunk parts, written by each warp's lane 0 (last read before the block
+        masses = coop.ThreadData(PARTS_PER_LANE, np.float32)  # reduce below: no second barrier a round)
+        part_lasts = coop.ThreadData(PARTS_PER_LANE, np.int32)
+        for j in range(PARTS_PER_LANE):
+            chunk_j = np.uint32(lane * np.uint32(PARTS_PER_LANE) + np.uint32(j))
+            masses[j] = chunk_masses[chunk_j] if chunk_j < np.uint32(WARPS) else np.float32(0)
+            part_lasts[j] = chunk_lasts[chunk_j] if chunk_j < np.uint32(WARPS) else np.int32(-1)
+        crossing, running, row_last, target = warp_crossing(masses, part_lasts, u * q, False)
         if row_last < 0:  # nothing kept
             chosen = np.int32(0)
             done = True
@@ -1132,9 +1202,10 @@ def top_k_top_p_sampling_from_probs_kernel(probs, samples, vocab, top_k, top_p, 
             chosen = row_last
             if crossing != NO_INDEX:
                 first = np.int64(crossing) * chunk
-                found, _ = sample_kept(block, probs, base + first, min(vocab - first, chunk), low, np.float32(0),
-                                       target, running)
-                chosen = np.int32(first + found)
+                found, holder = sample_kept(block, probs, base + first, min(vocab - first, chunk), low,
+                                            np.float32(0), target, running)
+                # (a rank the compiler sees in range: no run-time check, no trap branch)
+                chosen = coop.broadcast(block, np.int32(first + found), src_rank=holder & np.int32(THREADS - 1))
             pivot0 = probs[base + chosen]
             pivot1 = (pivot0 + high) * np.float32(0.5)
             mass0, count0, last0, mass1, count1, last1 = warp_chunk_above_two(block, probs, base, vocab, pivot0,
@@ -1146,13 +1217,15 @@ def top_k_top_p_sampling_from_probs_kernel(probs, samples, vocab, top_k, top_p, 
                 low = pivot0
                 high = pivot1
                 q = sum0
-                held_mass[rank] = mass0
-                held_last[rank] = last0
+                if lane == 0:
+                    chunk_masses[my_warp] = mass0
+                    chunk_lasts[my_warp] = last0
             else:
                 low = pivot1
                 q = sum1
-                held_mass[rank] = mass1
-                held_last[rank] = last1
+                if lane == 0:
+                    chunk_masses[my_warp] = mass1
+                    chunk_lasts[my_warp] = last1
             if not low < high:
                 done = True
     if block.rank() == 0:

@@ -42,6 +42,9 @@ def slice_plan(batch: int, vocab: int) -> tuple[int, int]:
 SELECT_MIN_VOCAB = 4 * WIDE_TILE  # rows shorter than this stay whole (one block each)
 
 
+PARTS_PER_LANE = -(-SLICE_BLOCKS // 32)  # a row's parts (slices or warp chunks) as one warp holds them: 5 a lane
+
+
 WHOLE_ROW_BLOCKS = 2 * SLICE_BLOCKS  # plain sampling walks its rows whole in launches of at least this many blocks
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -400,3 +401,32 @@ def reads_instance(a, b):
 def test_symbol_follows_attributes_read_from_an_instance():
     assert _symbol_changes(reads_instance, lambda: setattr(SETTINGS, "factor", 5),
                            lambda: setattr(SETTINGS, "factor", 2))
+
+
+def _min_max_kernel(dtype):
+    @cuda.jit
+    def kernel(src, dst):
+        block = coop.this_block()
+        warp = coop.this_warp()
+        value = src[block.rank()]
+        high = coop.reduce(block, value, binary_op="max")
+        low = coop.reduce(warp, value, binary_op=min)
+        dst[block.rank()] = coop.inclusive_scan(block, value, scan_op=np.maximum) + high - low
+
+    return kernel
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_min_and_max_combine_without_branches(dtype):
+    """``"min"``/``"max"`` of floats combine with one FMNMX (DMNMX for double) each: CCCL's cuda::maximum under
+    NVRTC tested each operand for NaN first, a branch around each of the block reduction's combinations (19 regions
+    in this kernel's float build). Integers keep CCCL's operator, so a warp reduces them with REDUX."""
+    data = np.zeros(128, dtype)
+    built = numba_coop.compile_kernel(_min_max_kernel(dtype), (data, data.copy()), block=128)
+    sass = built.sass()
+    assert len(re.findall(r"\bBSSY\b", sass)) <= 1, "NaN tests branch around the combinations again"
+    assert not re.search(r"FSETP\.\w+\.AND\s+\w+, \w+, \|R\d+\|, \+INF", sass), "operands tested for NaN"
+    if dtype == np.float32:
+        assert len(re.findall(r"\bFMNMX\b", sass)) >= 10
+    if dtype == np.int32:
+        assert re.search(r"\bREDUX\b", sass), "the warp's integer minimum no longer a REDUX"

@@ -215,7 +215,7 @@ def test_difference_op_builds(direction, boundary, partial, op):
         r"extern \"C\" __device__ int cuda_coop_fn_\w+_int32\(int, int\)", cpp)
 
 
-@pytest.mark.parametrize("op,functor", [("max", "cuda::maximum<float>{}"), (min, "cuda::minimum<float>{}")])
+@pytest.mark.parametrize("op,functor", [("max", "cuda_coop::maximum<float>{}"), (min, "cuda_coop::minimum<float>{}")])
 def test_difference_op_accepts_operator_names(op, functor):
     built = build_kernel(_difference_kernel(op, "right"), (F32, F32, F32, np.int32(9)), block=32)
     assert f"algo.SubtractRight(in, out, {functor})" in built.cpp_source

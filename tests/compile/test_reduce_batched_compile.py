@@ -54,7 +54,8 @@ def test_builds_for_every_width_batch_count_and_layout(width, layout):
     assert built.metadata["scratch_bytes"] == 0  # shuffle-based: no shared memory
 
 
-@pytest.mark.parametrize("op, functor", [("max", "cuda::maximum<float>"), ("  Bit-Xor ", None), (pick_max, "_op{}")])
+@pytest.mark.parametrize("op, functor", [("max", "cuda_coop::maximum<float>"), ("  Bit-Xor ", None),
+                                         (pick_max, "_op{}")])
 def test_operator_strings_and_python_operator(op, functor):
     @cuda.jit
     def kernel(src, dst):

@@ -91,7 +91,7 @@ def test_a_stateless_running_segmented_scalar_scan_takes_has_head():
 
     source = build_kernel(kernel, (F64, F64), block=THREADS).cpp_source
     assert re.search(r'extern "C" __device__ double cuda_coop_fn_\w+_float64_head_1\(double, int\);', source)
-    assert "algo.InclusiveScan(in, out, flag, cuda::maximum<double>{}, prefix);" in source
+    assert "algo.InclusiveScan(in, out, flag, cuda_coop::maximum<double>{}, prefix);" in source
 
 
 def test_the_callbacks_with_and_without_head_flags_are_two_functions():

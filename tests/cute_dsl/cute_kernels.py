@@ -603,6 +603,24 @@ def builtin_min_launch(src: cute.Tensor, dst: cute.Tensor):
 
 
 @cute.kernel
+def float_min_max_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.float32)
+    coop.load(block, src, items)
+    high = coop.reduce(block, items, binary_op="max")
+    low = coop.reduce(coop.this_warp(), items[0], binary_op=min)
+    out = coop.inclusive_scan(block, items, scan_op=np.maximum)
+    for i in range(K):
+        out[i] = out[i] + high - low
+    coop.store(block, dst, out)
+
+
+@cute.jit
+def float_min_max_launch(src: cute.Tensor, dst: cute.Tensor):
+    float_min_max_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
 def loop_assignment_kernel(src: cute.Tensor, dst: cute.Tensor):
     bid, _, _ = cute.arch.block_idx()
     block = coop.this_block()

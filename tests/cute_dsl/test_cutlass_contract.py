@@ -2,6 +2,8 @@
 the namespace's names, payload forms and errors in the documented words at the user's line."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 cutlass = pytest.importorskip("cutlass")
@@ -61,7 +63,20 @@ def test_a_1024_thread_scan_builds():
 def test_builtin_min_and_max_are_operators():
     kernel = cute_coop.compile_kernel(ck.builtin_min_launch, _tensor(), _tensor())
     source = kernel.cpp_source
-    assert "cuda::minimum" in source and "cuda::maximum" in source, source[-3000:]
+    # (cuda_coop::minimum / maximum: CCCL's but for float and double, util_operators.cuh)
+    assert re.search(r"cuda(_coop)?::minimum<", source) and re.search(r"cuda(_coop)?::maximum<", source), source[-3000:]
+
+
+def test_float_min_and_max_combine_without_branches():
+    """The CuTe half of test_operators_compile's ``test_min_and_max_combine_without_branches``: float ``"max"`` and
+    ``min`` combine with FMNMX, no operand tested for NaN (the route's clang has the builtins NVRTC lacks)."""
+    kernel = cute_coop.compile_kernel(ck.float_min_max_launch, _tensor(dtype=cutlass.Float32),
+                                      _tensor(dtype=cutlass.Float32))
+    sass = kernel.sass()
+    assert "cuda_coop::maximum<float>" in kernel.cpp_source
+    assert len(re.findall(r"\bBSSY\b", sass)) <= 1, "NaN tests branch around the combinations"
+    assert not re.search(r"FSETP\.\w+\.AND\s+\w+, \w+, \|R\d+\|, \+INF", sass), "operands tested for NaN"
+    assert len(re.findall(r"\bFMNMX\b", sass)) >= 10
 
 
 def test_s6_undersized_temp_storage_is_the_users_error_at_the_call():

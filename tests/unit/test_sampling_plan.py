@@ -72,3 +72,13 @@ def test_plain_sampling_walks_rows_whole_from_two_waves_of_one_block_an_sm():
         for vocab in (65536, 128256, 256000):
             slices, _ = plan.select_plan(batch, vocab)
             assert batch * slices <= plan.SLICE_BLOCKS < plan.WHOLE_ROW_BLOCKS
+
+
+@pytest.mark.parametrize("batch", [1, 2, 3, 8, 32, 64, 128, 512])
+@pytest.mark.parametrize("vocab", [4096, 32000, 65536, 128256, 151936, 256000, 1 << 22])
+def test_one_warp_holds_every_part_of_a_row(batch, vocab):
+    """``warp_crossing``: every warp reads all of a row's parts, PARTS_PER_LANE a lane: a sliced row's slices
+    (``select_plan``) and a whole row's warp chunks (WARPS) must fit in 32 lanes."""
+    slices, length = plan.select_plan(batch, vocab)
+    assert slices <= 32 * plan.PARTS_PER_LANE and plan.WARPS <= 32 * plan.PARTS_PER_LANE
+    assert slices * length >= vocab and (slices - 1) * length < vocab

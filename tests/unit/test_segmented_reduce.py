@@ -136,7 +136,7 @@ def test_a_block_provider_isolates_positions_past_valid_items_and_compacts_the_s
              "cuda_coop::isolated_starts(heads, first, (int)valid_items, cut);",
              "cuda_coop::segment_starts(heads, first, (int)valid_items, keep);",
              "const int n = cuda_coop::BlockSegmentedReverseScan<double, 4, 4, 4>(storage.scan).InclusiveScanCounting("
-             "in, totals, cut, keep, cuda::maximum<double>{}, ranks);",
+             "in, totals, cut, keep, cuda_coop::maximum<double>{}, ranks);",
              "cuda_coop::BlockScatterKept<double, 3, 4, 4, 4>(storage.x0).ScatterToBlocked(totals, out, keep, ranks, "
              "n);",
              "*count = n;"]

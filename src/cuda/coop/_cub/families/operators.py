@@ -4,18 +4,23 @@ from __future__ import annotations
 from ..._semantics.operators import OperatorSpec
 from ..tuples import operator_call, operator_declaration, tuple_fields
 
-HEADERS = ("cuda/std/functional", "cuda/functional")
+HEADERS = ("cuda/std/functional", "cuda/functional", "cuda_coop/util_operators.cuh")
 _FUNCTORS = {
     "sum": "cuda::std::plus<{t}>", "multiplies": "cuda::std::multiplies<{t}>", "min": "cuda::minimum<{t}>",
     "max": "cuda::maximum<{t}>", "bit_and": "cuda::std::bit_and<{t}>", "bit_or": "cuda::std::bit_or<{t}>",
     "bit_xor": "cuda::std::bit_xor<{t}>",
 }
+# min and max of floats: one FMNMX a combination where CCCL's under NVRTC tests each operand for NaN
+# (util_operators.cuh); integers keep CCCL's, which CUB reduces across a warp with one REDUX
+_FLOAT_FUNCTORS = {"min": "cuda_coop::minimum<{t}>", "max": "cuda_coop::maximum<{t}>"}
+_FLOATS = ("float", "double")
 
 
 def functor(spec: OperatorSpec, t: str) -> tuple[str, str]:
     """(declarations to place before the provider, expression constructing the functor)."""
     if spec.builtin:
-        return "", _FUNCTORS[spec.name].format(t=t) + "{}"
+        table = _FLOAT_FUNCTORS if t in _FLOATS and spec.name in _FLOAT_FUNCTORS else _FUNCTORS
+        return "", table[spec.name].format(t=t) + "{}"
     # A user callable compiled separately to LTO-IR with a C ABI; LTO inlines it into CUB.
     members = tuple_fields(t)
     if members is not None:  # over a tuple of operands: results through pointers, operands field by field

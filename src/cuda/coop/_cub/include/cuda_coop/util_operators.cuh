@@ -1,7 +1,73 @@
-// cuda-coop: operator adaptors shared by the algorithms of this folder.
+// cuda-coop: operators and operator adaptors shared by the algorithms of this folder.
 #pragma once
 
+#include <cuda/functional>
+#include <cuda/std/type_traits>
+
 namespace cuda_coop {
+
+// min and max of float and double as one instruction each (FMNMX). cuda::minimum / cuda::maximum of a floating type
+// call cuda::std::fmin / fmax, which under NVRTC (no compiler builtin) test each operand for NaN: branches around
+// every combination of a reduction. Which candidate a NaN yields is unspecified (SPEC 8.0), so the hardware's choice
+// serves: NVRTC's fminf and kin, clang's builtins (the CuTe route, CUDA_COOP_CLANG). On sm_100 and later CUB reduces
+// a warp's floats with one redux.sync when the operator is cuda::minimum / cuda::maximum itself: there those stay.
+template <typename T>
+struct float_minimum {
+  __device__ __forceinline__ T operator()(const T& a, const T& b) const {
+#if defined(CUDA_COOP_CLANG)
+    return __builtin_fmin(a, b);
+#else
+    return ::fmin(a, b);
+#endif
+  }
+};
+
+template <>
+struct float_minimum<float> {
+  __device__ __forceinline__ float operator()(const float& a, const float& b) const {
+#if defined(CUDA_COOP_CLANG)
+    return __builtin_fminf(a, b);
+#else
+    return ::fminf(a, b);
+#endif
+  }
+};
+
+template <typename T>
+struct float_maximum {
+  __device__ __forceinline__ T operator()(const T& a, const T& b) const {
+#if defined(CUDA_COOP_CLANG)
+    return __builtin_fmax(a, b);
+#else
+    return ::fmax(a, b);
+#endif
+  }
+};
+
+template <>
+struct float_maximum<float> {
+  __device__ __forceinline__ float operator()(const float& a, const float& b) const {
+#if defined(CUDA_COOP_CLANG)
+    return __builtin_fmaxf(a, b);
+#else
+    return ::fmaxf(a, b);
+#endif
+  }
+};
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
+template <typename T>
+using minimum = ::cuda::minimum<T>;
+template <typename T>
+using maximum = ::cuda::maximum<T>;
+#else
+template <typename T>
+using minimum = ::cuda::std::conditional_t<::cuda::std::is_same_v<T, float> || ::cuda::std::is_same_v<T, double>,
+                                           float_minimum<T>, ::cuda::minimum<T>>;
+template <typename T>
+using maximum = ::cuda::std::conditional_t<::cuda::std::is_same_v<T, float> || ::cuda::std::is_same_v<T, double>,
+                                           float_maximum<T>, ::cuda::maximum<T>>;
+#endif
 
 // `op` with its operands swapped: a forward scan with it over a mirrored sequence folds right to left.
 template <typename Op>
