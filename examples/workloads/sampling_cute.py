@@ -21,7 +21,7 @@ One 1024-thread block per row of a (batch, vocab) float32 matrix, the vocabulary
   summed by parts in one order-free pass: its block's 32 warps take a chunk each (``warp_chunk_kept``: striped warp
   ``load``s, a warp tuple ``reduce``), so every load of the row is in flight at once; the chunks' masses meet in
   shared memory at one barrier and every warp alike names the chunk where the running mass passes ``u`` (a warp
-  ``exclusive_sum`` and a warp tuple ``reduce``: ``warp_crossing``), and the block walks that chunk alone in tiles,
+  ``exclusive_sum`` and warp ``reduce``s: ``warp_crossing``), and the block walks that chunk alone in tiles,
   one barrier a tile (``sample_kept``: warp scans, the warps' masses in shared memory, the crossing warp finding the
   first index past ``u``); in launches of two
   waves or more (``walks_whole_rows``) plain sampling walks each row that way from its start. Small batches of long
@@ -146,18 +146,6 @@ def sum_max(a, b):
 
 def min_max(a, b):
     return cutlass.min(a[0], b[0]), cutlass.max(a[1], b[1])
-
-
-def lower_part(a, b):
-    """(part, mass before it) of the lower part."""
-    lower = a[0] <= b[0]
-    return cutlass.select_(lower, a[0], b[0]), cutlass.select_(lower, a[1], b[1])
-
-
-def first_crossing(a, b):
-    """(part, mass before it) of the lower crossing part, and the larger last kept index."""
-    lower = a[0] <= b[0]
-    return (cutlass.select_(lower, a[0], b[0]), cutlass.select_(lower, a[1], b[1]), cutlass.max(a[2], b[2]))
 
 
 # ---------------------------------------------------------------------------------------------- helpers
@@ -831,10 +819,10 @@ def sample_kept(block, probs: cute.Tensor, base: Int64, vocab: Int64, above: Flo
         crosses = Int32(NO_INDEX)
         if warp_mass > 0 and (running + warp_before) + warp_mass > target:
             crosses = lane
-        crossing, crossing_before = coop.reduce(warp, (crosses, warp_before), binary_op=lower_part)
+        crossing = coop.reduce(warp, crosses, binary_op="min")  # (one REDUX)
         if crossing != Int32(NO_INDEX):  # the same in every warp
             crossed = cutlass.Boolean(True)
-            at = running + crossing_before
+            at = running + coop.broadcast(warp, warp_before, src_rank=crossing & Int32(31))
             reach = before
             my_first = Int32(NO_INDEX)
             for i in cutlass.range_constexpr(VEC):
@@ -938,7 +926,9 @@ def warp_crossing(masses, lasts, u: Float32, scaled: cutlass.Constexpr):
             crosses = lane * PARTS_PER_LANE + j
             before = running
         running += masses[j]
-    crossing, before, row_last = coop.reduce(warp, (crosses, before, my_last), binary_op=first_crossing)
+    crossing = coop.reduce(warp, crosses, binary_op="min")  # (int32 minima and maxima: one REDUX each)
+    row_last = coop.reduce(warp, my_last, binary_op="max")
+    before = coop.broadcast(warp, before, src_rank=Int32(Uint32(crossing) // Uint32(PARTS_PER_LANE)) & Int32(31))
     return crossing, before, row_last, target
 
 
@@ -953,14 +943,10 @@ def sample_slices(block, probs: cute.Tensor, partials: cute.Tensor, lasts: cute.
     holding it, whether this block writes it)."""
     none = Int32(NO_INDEX)
     smem = SmemAllocator()
-    chunk_masses = smem.allocate_tensor(Float32, cute.make_layout(WARPS), 16)
-    chunk_lasts = smem.allocate_tensor(Int32, cute.make_layout(WARPS), 16)
-    lane = Int32(block.rank() % 32)
-    masses = coop.ThreadData(PARTS_PER_LANE, np.float32)  # this lane's parts (warp_crossing)
-    part_lasts = coop.ThreadData(PARTS_PER_LANE, np.int32)
-    for j in cutlass.range_constexpr(PARTS_PER_LANE):
-        masses[j] = Float32(0)
-        part_lasts[j] = Int32(-1)
+    part_masses = smem.allocate_tensor(Float32, cute.make_layout(32 * PARTS_PER_LANE), 16)  # the row's parts
+    part_lasts = smem.allocate_tensor(Int32, cute.make_layout(32 * PARTS_PER_LANE), 16)  # (warp_crossing)
+    rank = Int32(block.rank())
+    parts = Int32(WARPS)
     first = Int64(0)
     walk_begin = begin
     length = end - begin
@@ -978,27 +964,29 @@ def sample_slices(block, probs: cute.Tensor, partials: cute.Tensor, lasts: cute.
             partials[Int64(cute.arch.block_idx()[0])] = mass
             lasts[Int64(cute.arch.block_idx()[0])] = last
         grid_barrier(arrive)
-        for j in cutlass.range_constexpr(PARTS_PER_LANE):
-            slice_j = Int64(lane * PARTS_PER_LANE + j)
-            if slice_j < slices:
-                masses[j] = partials[row * slices + slice_j]
-                part_lasts[j] = lasts[row * slices + slice_j]
+        parts = Int32(slices)
+        if rank < parts:  # one read of each slice's numbers a block, then shared memory
+            part_masses[rank] = partials[row * slices + rank]
+            part_lasts[rank] = lasts[row * slices + rank]
     elif rows_walkable and Int64(cute.arch.grid_dim()[0]) >= WHOLE_ROW_BLOCKS:  # walks_whole_rows: the row from its
         whole_rows = cutlass.Boolean(True)  # start, up to the sample
         walk = cutlass.Boolean(True)
     else:
         mine, my_last = warp_chunk_kept(block, probs, begin, end - begin, at_least)
-        if lane == 0:
-            chunk_masses[block.rank() // 32] = mine
-            chunk_lasts[block.rank() // 32] = my_last
-        cute.arch.sync_threads()
-        for j in cutlass.range_constexpr(PARTS_PER_LANE):
-            chunk_j = lane * PARTS_PER_LANE + j
-            if chunk_j < WARPS:
-                masses[j] = chunk_masses[chunk_j]
-                part_lasts[j] = chunk_lasts[chunk_j]
+        if rank % 32 == 0:
+            part_masses[rank // 32] = mine
+            part_lasts[rank // 32] = my_last
     if not whole_rows:  # one warp_crossing for both forms
-        crossing, running, row_last, target = warp_crossing(masses, part_lasts, u, scaled)
+        cute.arch.sync_threads()
+        masses = coop.ThreadData(PARTS_PER_LANE, np.float32)  # this lane's parts
+        lane_lasts = coop.ThreadData(PARTS_PER_LANE, np.int32)
+        for j in cutlass.range_constexpr(PARTS_PER_LANE):
+            masses[j] = Float32(0)
+            lane_lasts[j] = Int32(-1)
+            if (rank % 32) * PARTS_PER_LANE + j < parts:
+                masses[j] = part_masses[(rank % 32) * PARTS_PER_LANE + j]
+                lane_lasts[j] = part_lasts[(rank % 32) * PARTS_PER_LANE + j]
+        crossing, running, row_last, target = warp_crossing(masses, lane_lasts, u, scaled)
         if slices > 1:
             walk = Int64(crossing) == part
             writes = walk or (crossing == none and part == 0)

@@ -21,7 +21,7 @@ matrix, the vocabulary walked in tiles of 1024 x 4 items, every cross-thread ste
   summed by parts in one order-free pass: its block's 32 warps take a chunk each (``warp_chunk_kept``: striped warp
   ``load``s, a warp tuple ``reduce``), so every load of the row is in flight at once; the chunks' masses meet in
   shared memory at one barrier, and every warp alike scans them (a warp ``exclusive_sum``) and names the chunk where
-  the running mass passes ``u`` (a warp tuple ``reduce``: ``warp_crossing``), with no further block barrier; the
+  the running mass passes ``u`` (warp ``reduce``s: ``warp_crossing``), with no further block barrier; the
   block walks that chunk alone in tiles, one barrier a tile (``sample_kept``: each warp scans its items, the warps'
   masses meet in shared memory, every warp names the crossing warp alike, and that warp finds the first index past
   ``u`` with a warp ``reduce``). In launches of
@@ -122,17 +122,6 @@ def sum_max(a, b):
 
 def min_max(a, b):
     return min(a[0], b[0]), max(a[1], b[1])
-
-
-def lower_part(a, b):
-    """(part, mass before it) of the lower part."""
-    return (a[0], a[1]) if a[0] <= b[0] else (b[0], b[1])
-
-
-def first_crossing(a, b):
-    """(part, mass before it) of the lower crossing part, and the larger last kept index."""
-    lower = a[0] <= b[0]
-    return (a[0] if lower else b[0]), (a[1] if lower else b[1]), max(a[2], b[2])
 
 
 # ---------------------------------------------------------------------------------------------- helpers
@@ -832,7 +821,8 @@ def sample_kept(block, probs, base, vocab, above, at_least, target, running):
     warp scans its 128 items (a warp ``exclusive_sum`` of its threads' masses) and its lane 31 leaves the warp's mass
     in shared memory; after the barrier every warp scans the 32 warp masses alike (a second warp ``exclusive_sum``)
     and names the first warp whose running mass passes the target (a warp ``reduce``), which alone has the answer:
-    its first kept index past the target, or its last kept one where rounding left none (one warp tuple ``reduce``).
+    its first kept index past the target, or its last kept one where rounding left none (one warp tuple ``reduce``);
+    the others' minima are int32 (one REDUX each) and the crossing warp's mass before it is a warp ``broadcast``.
     Returns (index from base, the rank of a thread holding it: lane 0 of the crossing warp; 0 when no tile crossed,
     every thread then holding the block's last kept index)."""
     warp_masses = cuda.shared.array((2, WARPS), np.float32)  # by tile parity: no tile's writes meet the last one's
@@ -873,10 +863,10 @@ def sample_kept(block, probs, base, vocab, above, at_least, target, running):
         crosses = NO_INDEX
         if warp_mass > 0 and (running + warp_before) + warp_mass > target:
             crosses = np.int32(lane)
-        crossing, crossing_before = coop.reduce(warp, (crosses, warp_before), binary_op=lower_part)
+        crossing = coop.reduce(warp, crosses, binary_op="min")  # (one REDUX)
         if crossing != NO_INDEX:  # the same in every warp: the same numbers scanned alike
             crossed = True
-            at = running + crossing_before
+            at = running + coop.broadcast(warp, warp_before, src_rank=crossing & np.int32(31))
             reach = before
             my_first = NO_INDEX
             for i in range(VEC):
@@ -963,10 +953,11 @@ def warp_crossing(masses, lasts, u, scaled):
     """Which of a row's parts (slices or warp chunks) holds the sample, found by every warp alike, with no block
     barrier: lane l holds parts l x PARTS_PER_LANE onwards (``masses`` and ``lasts``: their kept masses and last kept
     indices, 0 and -1 past the row's parts); a warp ``exclusive_sum`` of the lanes' masses and a running sum through
-    each lane's parts give each part the mass before it, and one warp tuple ``reduce`` picks the lowest part whose
-    running mass passes the target (``u``, or ``u`` times the kept mass with ``scaled``), with the mass before it and
-    the row's last kept index: the same numbers in the same order in every warp of every block. (part or NO_INDEX
-    when rounding left none, the mass before it, the row's last kept index, the target)."""
+    each lane's parts give each part the mass before it, a warp ``reduce`` (int32 min: one REDUX) picks the lowest
+    part whose running mass passes the target (``u``, or ``u`` times the kept mass with ``scaled``), a warp
+    ``broadcast`` hands on the mass before it and another ``reduce`` the row's last kept index: the same numbers in
+    the same order in every warp of every block. (part or NO_INDEX when rounding left none, the mass before it, the
+    row's last kept index, the target)."""
     warp = coop.this_warp()
     lane = np.int32(warp.rank())
     mine = np.float32(0)
@@ -984,7 +975,12 @@ def warp_crossing(masses, lasts, u, scaled):
             crosses = np.int32(lane * PARTS_PER_LANE + j)
             before = running
         running += masses[j]
-    crossing, before, row_last = coop.reduce(warp, (crosses, before, my_last), binary_op=first_crossing)
+    # int32 minima and maxima across a warp are one REDUX each; the mass before the crossing part comes from the lane
+    # holding it (a tuple reduce of the three took 15 dependent shuffles)
+    crossing = coop.reduce(warp, crosses, binary_op="min")
+    row_last = coop.reduce(warp, my_last, binary_op="max")
+    holder = np.int32(np.uint32(crossing) // np.uint32(PARTS_PER_LANE)) & np.int32(31)  # (NO_INDEX: any lane)
+    before = coop.broadcast(warp, before, src_rank=holder)
     return crossing, before, row_last, target
 
 
@@ -1003,37 +999,39 @@ def sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begi
     row's first when rounding left no crossing)."""
     # one warp_crossing and one sample_kept for every shape (each inlined once: the two copies doubled the code)
     whole_rows = rows_walkable and slices == 1 and np.uint32(cuda.gridDim.x) >= np.uint32(WHOLE_ROW_BLOCKS)
-    chunk_masses = cuda.shared.array(WARPS, np.float32)
-    chunk_lasts = cuda.shared.array(WARPS, np.int32)
-    lane = np.uint32(block.rank() % 32)
-    masses = coop.ThreadData(PARTS_PER_LANE, np.float32)  # this lane's parts (warp_crossing)
-    part_lasts = coop.ThreadData(PARTS_PER_LANE, np.int32)
+    part_masses = cuda.shared.array(32 * PARTS_PER_LANE, np.float32)  # the row's parts, as warp_crossing reads them
+    part_lasts = cuda.shared.array(32 * PARTS_PER_LANE, np.int32)
+    rank = np.uint32(block.rank())
+    parts = np.uint32(WARPS)
     if slices > 1:
         mass, last = slice_kept(block, probs, begin, end, part * slice_length, at_least)
         if block.rank() == 0:
             partials[cuda.blockIdx.x] = mass
             lasts[cuda.blockIdx.x] = last
         grid_barrier(arrive)
-        for j in range(PARTS_PER_LANE):
-            slice_j = np.int64(lane * np.uint32(PARTS_PER_LANE) + np.uint32(j))
-            masses[j] = cuda.ldcg(partials, row * slices + slice_j) if slice_j < slices else np.float32(0)
-            part_lasts[j] = cuda.ldcg(lasts, row * slices + slice_j) if slice_j < slices else np.int32(-1)
+        parts = np.uint32(slices)
+        if rank < parts:  # one read of each slice's numbers a block (every warp reading them all from global
+            part_masses[rank] = cuda.ldcg(partials, row * slices + block.rank())  # memory queued 32 times as many
+            part_lasts[rank] = cuda.ldcg(lasts, row * slices + block.rank())  # requests on the same lines)
     elif not whole_rows:
         mine, my_last = warp_chunk_kept(block, probs, begin, end - begin, at_least)
-        if lane == 0:
-            chunk_masses[np.uint32(block.rank() // 32)] = mine
-            chunk_lasts[np.uint32(block.rank() // 32)] = my_last
+        if rank % np.uint32(32) == np.uint32(0):
+            part_masses[rank // np.uint32(32)] = mine
+            part_lasts[rank // np.uint32(32)] = my_last
+    masses = coop.ThreadData(PARTS_PER_LANE, np.float32)  # this lane's parts (warp_crossing)
+    lane_lasts = coop.ThreadData(PARTS_PER_LANE, np.int32)
+    if not whole_rows:
         cuda.syncthreads()
         for j in range(PARTS_PER_LANE):
-            chunk_j = np.uint32(lane * np.uint32(PARTS_PER_LANE) + np.uint32(j))
-            masses[j] = chunk_masses[chunk_j] if chunk_j < np.uint32(WARPS) else np.float32(0)
-            part_lasts[j] = chunk_lasts[chunk_j] if chunk_j < np.uint32(WARPS) else np.int32(-1)
+            part_j = np.uint32((rank % np.uint32(32)) * np.uint32(PARTS_PER_LANE) + np.uint32(j))
+            masses[j] = part_masses[part_j] if part_j < parts else np.float32(0)
+            lane_lasts[j] = part_lasts[part_j] if part_j < parts else np.int32(-1)
     crossing = np.int32(0)  # a row walked whole: its one "part", from a mass of 0 to u
     running = np.float32(0)
     row_last = np.int32(-1)
     target = u
     if not whole_rows:
-        crossing, running, row_last, target = warp_crossing(masses, part_lasts, u, scaled)
+        crossing, running, row_last, target = warp_crossing(masses, lane_lasts, u, scaled)
     if slices > 1:  # the crossing slice's block walks its slice
         writes = crossing == part or (crossing == NO_INDEX and part == 0)
         walks = crossing == part
