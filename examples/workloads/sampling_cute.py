@@ -903,17 +903,22 @@ def warp_chunk_kept(block, probs: cute.Tensor, begin: Int64, vocab: Int64, at_le
 
 
 @cute.jit
-def warp_crossing(masses, lasts, u: Float32, scaled: cutlass.Constexpr):
-    """``sampling_numba.warp_crossing``: every warp alike, from this lane's parts (``masses``, ``lasts``: parts
-    lane x PARTS_PER_LANE onwards), (the part holding the sample or NO_INDEX, the mass before it, the row's last kept
-    index, the target)."""
+def warp_crossing(part_masses: cute.Tensor, part_lasts: cute.Tensor, parts: Int32, u: Float32,
+                  scaled: cutlass.Constexpr):
+    """``sampling_numba.warp_crossing``: every warp alike, lane l reading parts l x PARTS_PER_LANE onwards of the
+    shared ``part_masses`` and ``part_lasts``, (the part holding the sample or NO_INDEX, the mass before it, the row's
+    last kept index, the target)."""
     warp = coop.this_warp()
     lane = Int32(warp.rank())
+    masses = coop.ThreadData(PARTS_PER_LANE, np.float32)
     mine = Float32(0)
     my_last = Int32(-1)
     for j in cutlass.range_constexpr(PARTS_PER_LANE):
+        masses[j] = Float32(0)
+        if lane * PARTS_PER_LANE + j < parts:
+            masses[j] = part_masses[lane * PARTS_PER_LANE + j]
+            my_last = max(my_last, part_lasts[lane * PARTS_PER_LANE + j])
         mine += masses[j]
-        my_last = max(my_last, lasts[j])
     total = cute_coop.ThreadData(1, np.float32)
     running = cute_coop.exclusive_sum(warp, mine, aggregate_output=total)
     target = u
@@ -978,15 +983,7 @@ def sample_slices(block, probs: cute.Tensor, partials: cute.Tensor, lasts: cute.
             part_lasts[rank // 32] = my_last
     if not whole_rows:  # one warp_crossing for both forms
         cute.arch.sync_threads()
-        masses = coop.ThreadData(PARTS_PER_LANE, np.float32)  # this lane's parts
-        lane_lasts = coop.ThreadData(PARTS_PER_LANE, np.int32)
-        for j in cutlass.range_constexpr(PARTS_PER_LANE):
-            masses[j] = Float32(0)
-            lane_lasts[j] = Int32(-1)
-            if (rank % 32) * PARTS_PER_LANE + j < parts:
-                masses[j] = part_masses[(rank % 32) * PARTS_PER_LANE + j]
-                lane_lasts[j] = part_lasts[(rank % 32) * PARTS_PER_LANE + j]
-        crossing, running, row_last, target = warp_crossing(masses, lane_lasts, u, scaled)
+        crossing, running, row_last, target = warp_crossing(part_masses, part_lasts, parts, u, scaled)
         if slices > 1:
             walk = Int64(crossing) == part
             writes = walk or (crossing == none and part == 0)
@@ -1134,16 +1131,9 @@ def top_k_top_p_sampling_from_probs_kernel(probs: cute.Tensor, samples: cute.Ten
     while not done:
         u = philox_uniform(seed, offset + draw, row)
         draw += Uint64(1)
-        cute.arch.sync_threads()  # the round's chunk parts (last read before the block reduce below)
-        masses = coop.ThreadData(PARTS_PER_LANE, np.float32)
-        part_lasts = coop.ThreadData(PARTS_PER_LANE, np.int32)
-        for j in cutlass.range_constexpr(PARTS_PER_LANE):
-            masses[j] = Float32(0)
-            part_lasts[j] = Int32(-1)
-            if lane * PARTS_PER_LANE + j < WARPS:
-                masses[j] = chunk_masses[lane * PARTS_PER_LANE + j]
-                part_lasts[j] = chunk_lasts[lane * PARTS_PER_LANE + j]
-        crossing, running, row_last, target = warp_crossing(masses, part_lasts, u * q, False)
+        cute.arch.sync_threads()  # the round's chunk parts (read before the block reduce below, whose barriers
+        # keep the next round's writes after every read: one barrier a round)
+        crossing, running, row_last, target = warp_crossing(chunk_masses, chunk_lasts, Int32(WARPS), u * q, False)
         if row_last < 0:  # nothing kept
             chosen = Int32(0)
             done = cutlass.Boolean(True)

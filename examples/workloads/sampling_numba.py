@@ -949,22 +949,25 @@ def warp_chunk_kept(block, probs, begin, vocab, at_least):
 
 
 @cuda.jit(device=True, inline="always")
-def warp_crossing(masses, lasts, u, scaled):
-    """Which of a row's parts (slices or warp chunks) holds the sample, found by every warp alike, with no block
-    barrier: lane l holds parts l x PARTS_PER_LANE onwards (``masses`` and ``lasts``: their kept masses and last kept
-    indices, 0 and -1 past the row's parts); a warp ``exclusive_sum`` of the lanes' masses and a running sum through
-    each lane's parts give each part the mass before it, a warp ``reduce`` (int32 min: one REDUX) picks the lowest
-    part whose running mass passes the target (``u``, or ``u`` times the kept mass with ``scaled``), a warp
-    ``broadcast`` hands on the mass before it and another ``reduce`` the row's last kept index: the same numbers in
-    the same order in every warp of every block. (part or NO_INDEX when rounding left none, the mass before it, the
-    row's last kept index, the target)."""
+def warp_crossing(part_masses, part_lasts, parts, u, scaled):
+    """Which of a row's ``parts`` parts (slices or warp chunks) holds the sample, found by every warp alike, with no
+    block barrier: lane l reads parts l x PARTS_PER_LANE onwards from the shared ``part_masses`` and ``part_lasts``
+    (their kept masses and last kept indices, written before a barrier); a warp ``exclusive_sum`` of the lanes' masses
+    and a running sum through each lane's parts give each part the mass before it, a warp ``reduce`` (int32 min: one
+    REDUX) picks the lowest part whose running mass passes the target (``u``, or ``u`` times the kept mass with
+    ``scaled``), a warp ``broadcast`` hands on the mass before it and another ``reduce`` the row's last kept index:
+    the same numbers in the same order in every warp of every block. (part or NO_INDEX when rounding left none, the
+    mass before it, the row's last kept index, the target)."""
     warp = coop.this_warp()
     lane = np.int32(warp.rank())
+    masses = coop.ThreadData(PARTS_PER_LANE, np.float32)
     mine = np.float32(0)
     my_last = np.int32(-1)
     for j in range(PARTS_PER_LANE):
+        part_j = np.uint32(lane * PARTS_PER_LANE + j)
+        masses[j] = part_masses[part_j] if part_j < np.uint32(parts) else np.float32(0)
         mine += masses[j]
-        my_last = max(my_last, lasts[j])
+        my_last = max(my_last, part_lasts[part_j] if part_j < np.uint32(parts) else np.int32(-1))
     total = numba_coop.ThreadData(1, np.float32)
     running = numba_coop.exclusive_sum(warp, mine, aggregate_output=total)
     target = u * total[0] if scaled else u
@@ -1018,20 +1021,14 @@ def sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begi
         if rank % np.uint32(32) == np.uint32(0):
             part_masses[rank // np.uint32(32)] = mine
             part_lasts[rank // np.uint32(32)] = my_last
-    masses = coop.ThreadData(PARTS_PER_LANE, np.float32)  # this lane's parts (warp_crossing)
-    lane_lasts = coop.ThreadData(PARTS_PER_LANE, np.int32)
     if not whole_rows:
         cuda.syncthreads()
-        for j in range(PARTS_PER_LANE):
-            part_j = np.uint32((rank % np.uint32(32)) * np.uint32(PARTS_PER_LANE) + np.uint32(j))
-            masses[j] = part_masses[part_j] if part_j < parts else np.float32(0)
-            lane_lasts[j] = part_lasts[part_j] if part_j < parts else np.int32(-1)
     crossing = np.int32(0)  # a row walked whole: its one "part", from a mass of 0 to u
     running = np.float32(0)
     row_last = np.int32(-1)
     target = u
     if not whole_rows:
-        crossing, running, row_last, target = warp_crossing(masses, lane_lasts, u, scaled)
+        crossing, running, row_last, target = warp_crossing(part_masses, part_lasts, parts, u, scaled)
     if slices > 1:  # the crossing slice's block walks its slice
         writes = crossing == part or (crossing == NO_INDEX and part == 0)
         walks = crossing == part
@@ -1185,14 +1182,9 @@ def top_k_top_p_sampling_from_probs_kernel(probs, samples, vocab, top_k, top_p, 
     while not done:
         u = philox_uniform(seed, np.uint64(offset) + np.uint64(draw), row)
         draw = np.uint32(draw + np.uint32(1))
-        cuda.syncthreads()  # the round's chunk parts, written by each warp's lane 0 (last read before the block
-        masses = coop.ThreadData(PARTS_PER_LANE, np.float32)  # reduce below: no second barrier a round)
-        part_lasts = coop.ThreadData(PARTS_PER_LANE, np.int32)
-        for j in range(PARTS_PER_LANE):
-            chunk_j = np.uint32(lane * np.uint32(PARTS_PER_LANE) + np.uint32(j))
-            masses[j] = chunk_masses[chunk_j] if chunk_j < np.uint32(WARPS) else np.float32(0)
-            part_lasts[j] = chunk_lasts[chunk_j] if chunk_j < np.uint32(WARPS) else np.int32(-1)
-        crossing, running, row_last, target = warp_crossing(masses, part_lasts, u * q, False)
+        cuda.syncthreads()  # the round's chunk parts, written by each warp's lane 0 (read before the block reduce
+        # below, whose barriers keep the next round's writes after every read: one barrier a round)
+        crossing, running, row_last, target = warp_crossing(chunk_masses, chunk_lasts, WARPS, u * q, False)
         if row_last < 0:  # nothing kept
             chosen = np.int32(0)
             done = True
