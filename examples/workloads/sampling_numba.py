@@ -1012,22 +1012,23 @@ def sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begi
             partials[cuda.blockIdx.x] = mass
             lasts[cuda.blockIdx.x] = last
         grid_barrier(arrive)
+        # each slice's numbers read once a block (every warp reading all of them queued 32 times the requests on the
+        # same lines), then from shared memory
         parts = np.uint32(slices)
-        if rank < parts:  # one read of each slice's numbers a block (every warp reading them all from global
-            part_masses[rank] = cuda.ldcg(partials, row * slices + block.rank())  # memory queued 32 times as many
-            part_lasts[rank] = cuda.ldcg(lasts, row * slices + block.rank())  # requests on the same lines)
+        if rank < parts:
+            part_masses[rank] = cuda.ldcg(partials, row * slices + block.rank())
+            part_lasts[rank] = cuda.ldcg(lasts, row * slices + block.rank())
     elif not whole_rows:
         mine, my_last = warp_chunk_kept(block, probs, begin, end - begin, at_least)
         if rank % np.uint32(32) == np.uint32(0):
             part_masses[rank // np.uint32(32)] = mine
             part_lasts[rank // np.uint32(32)] = my_last
-    if not whole_rows:
-        cuda.syncthreads()
     crossing = np.int32(0)  # a row walked whole: its one "part", from a mass of 0 to u
     running = np.float32(0)
     row_last = np.int32(-1)
     target = u
     if not whole_rows:
+        cuda.syncthreads()  # the parts written above
         crossing, running, row_last, target = warp_crossing(part_masses, part_lasts, parts, u, scaled)
     if slices > 1:  # the crossing slice's block walks its slice
         writes = crossing == part or (crossing == NO_INDEX and part == 0)
