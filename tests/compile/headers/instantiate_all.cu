@@ -475,6 +475,9 @@ extern "C" __global__ void instantiate_all(int* ints, float* floats, two* twos, 
   rolled<two, 257>(twos, twos + 4096, ints[1], rank);
   group_reductions<int, true, 4>(ints, scratch, ::cuda::std::plus<int>{});
   group_reductions<double, true, 8>(reinterpret_cast<double*>(floats), scratch, cuda::maximum<double>{});
+  group_reductions<float, true, 4>(floats, scratch, cuda_coop::maximum<float>{});
+  group_reductions<double, true, 8>(reinterpret_cast<double*>(floats), scratch, cuda_coop::minimum<double>{});
+  group_reductions<int, true, 4>(ints, scratch, cuda_coop::minimum<int>{});
   group_reductions<two, false, 4>(twos, scratch, two_op{});
   group_reductions<unsigned char, true, 1>(reinterpret_cast<unsigned char*>(out), scratch, keep_right{});
   run_lengths<int, int, unsigned>(ints, flags, reinterpret_cast<unsigned*>(ints) + 512, scratch);

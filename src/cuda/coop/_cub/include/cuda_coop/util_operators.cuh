@@ -11,48 +11,26 @@ namespace cuda_coop {
 // every combination of a reduction. Which candidate a NaN yields is unspecified (SPEC 8.0), so the hardware's choice
 // serves: NVRTC's fminf and kin, clang's builtins (the CuTe route, CUDA_COOP_CLANG). On sm_100 and later CUB reduces
 // a warp's floats with one redux.sync when the operator is cuda::minimum / cuda::maximum itself: there those stay.
+#if defined(CUDA_COOP_CLANG)
+__device__ __forceinline__ float hardware_min(float a, float b) { return __builtin_fminf(a, b); }
+__device__ __forceinline__ double hardware_min(double a, double b) { return __builtin_fmin(a, b); }
+__device__ __forceinline__ float hardware_max(float a, float b) { return __builtin_fmaxf(a, b); }
+__device__ __forceinline__ double hardware_max(double a, double b) { return __builtin_fmax(a, b); }
+#else
+__device__ __forceinline__ float hardware_min(float a, float b) { return ::fminf(a, b); }
+__device__ __forceinline__ double hardware_min(double a, double b) { return ::fmin(a, b); }
+__device__ __forceinline__ float hardware_max(float a, float b) { return ::fmaxf(a, b); }
+__device__ __forceinline__ double hardware_max(double a, double b) { return ::fmax(a, b); }
+#endif
+
 template <typename T>
 struct float_minimum {
-  __device__ __forceinline__ T operator()(const T& a, const T& b) const {
-#if defined(CUDA_COOP_CLANG)
-    return __builtin_fmin(a, b);
-#else
-    return ::fmin(a, b);
-#endif
-  }
-};
-
-template <>
-struct float_minimum<float> {
-  __device__ __forceinline__ float operator()(const float& a, const float& b) const {
-#if defined(CUDA_COOP_CLANG)
-    return __builtin_fminf(a, b);
-#else
-    return ::fminf(a, b);
-#endif
-  }
+  __device__ __forceinline__ T operator()(const T& a, const T& b) const { return hardware_min(a, b); }
 };
 
 template <typename T>
 struct float_maximum {
-  __device__ __forceinline__ T operator()(const T& a, const T& b) const {
-#if defined(CUDA_COOP_CLANG)
-    return __builtin_fmax(a, b);
-#else
-    return ::fmax(a, b);
-#endif
-  }
-};
-
-template <>
-struct float_maximum<float> {
-  __device__ __forceinline__ float operator()(const float& a, const float& b) const {
-#if defined(CUDA_COOP_CLANG)
-    return __builtin_fmaxf(a, b);
-#else
-    return ::fmaxf(a, b);
-#endif
-  }
+  __device__ __forceinline__ T operator()(const T& a, const T& b) const { return hardware_max(a, b); }
 };
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
