@@ -615,9 +615,7 @@ def float_min_max_kernel(src: cute.Tensor, dst: cute.Tensor):
     coop.store(block, dst, out)
 
 
-@cute.jit
-def float_min_max_launch(src: cute.Tensor, dst: cute.Tensor):
-    float_min_max_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+float_min_max_launch = one_block_launcher(float_min_max_kernel)
 
 
 @cute.kernel
