@@ -74,9 +74,9 @@ import cutlass.cute as cute
 import cuda.coop.cutlass as cute_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from sampling_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with sampling_numba.py)
-    BINS, BINS_PER_LANE, CANDIDATES, CLUSTER, HELD, HELD_GROUP, HELD_TILE, NARROW, NARROW_TILE, PARTS_PER_LANE,
-    SLICE_BLOCKS, THREADS, TILE, VEC, WARP_TILE, WARPS, WHOLE_ROW_BLOCKS, WIDE, WIDE_TILE, cluster_softmax_plan,
-    select_plan, slice_plan, softmax_plan, uses_cluster_softmax,
+    BINS, BINS_PER_LANE, CANDIDATES, CLUSTER, HELD, HELD_GROUP, HELD_TILE, NARROW, NARROW_TILE, PART_SLOTS,
+    PARTS_PER_LANE, SLICE_BLOCKS, THREADS, TILE, VEC, WARP_TILE, WARPS, WHOLE_ROW_BLOCKS, WIDE, WIDE_TILE,
+    cluster_softmax_plan, select_plan, slice_plan, softmax_plan, uses_cluster_softmax,
 )
 from sfu_cute import exp2_approx  # the SFU's 2**x, shared with the selective scan
 
@@ -948,8 +948,8 @@ def sample_slices(block, probs: cute.Tensor, partials: cute.Tensor, lasts: cute.
     holding it, whether this block writes it)."""
     none = Int32(NO_INDEX)
     smem = SmemAllocator()
-    part_masses = smem.allocate_tensor(Float32, cute.make_layout(32 * PARTS_PER_LANE), 16)  # the row's parts
-    part_lasts = smem.allocate_tensor(Int32, cute.make_layout(32 * PARTS_PER_LANE), 16)  # (warp_crossing)
+    part_masses = smem.allocate_tensor(Float32, cute.make_layout(PART_SLOTS), 16)  # the row's parts
+    part_lasts = smem.allocate_tensor(Int32, cute.make_layout(PART_SLOTS), 16)  # (warp_crossing)
     rank = Int32(block.rank())
     parts = Int32(WARPS)
     first = Int64(0)

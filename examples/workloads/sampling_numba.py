@@ -45,9 +45,9 @@ from numba_cuda_mlir import cuda  # noqa: I001  (the compiler first, then cuda.c
 import cuda.coop.numba_mlir as numba_coop  # noqa: F401  (registers the backend)
 from cuda import coop
 from sampling_plan import (  # noqa: F401  (the tiling and the launch plan: pure Python, shared with sampling_cute.py)
-    BINS, BINS_PER_LANE, CANDIDATES, CLUSTER, HELD, HELD_GROUP, HELD_TILE, NARROW, NARROW_TILE, PARTS_PER_LANE,
-    SLICE_BLOCKS, THREADS, TILE, VEC, WARP_TILE, WARPS, WHOLE_ROW_BLOCKS, WIDE, WIDE_TILE, cluster_softmax_plan,
-    select_plan, slice_plan, softmax_plan, uses_cluster_softmax,
+    BINS, BINS_PER_LANE, CANDIDATES, CLUSTER, HELD, HELD_GROUP, HELD_TILE, NARROW, NARROW_TILE, PART_SLOTS,
+    PARTS_PER_LANE, SLICE_BLOCKS, THREADS, TILE, VEC, WARP_TILE, WARPS, WHOLE_ROW_BLOCKS, WIDE, WIDE_TILE,
+    cluster_softmax_plan, select_plan, slice_plan, softmax_plan, uses_cluster_softmax,
 )
 from sfu_numba import exp2_approx  # the SFU's 2**x (inline PTX), shared with the selective scan
 
@@ -1002,8 +1002,8 @@ def sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begi
     row's first when rounding left no crossing)."""
     # one warp_crossing and one sample_kept for every shape (each inlined once: the two copies doubled the code)
     whole_rows = rows_walkable and slices == 1 and np.uint32(cuda.gridDim.x) >= np.uint32(WHOLE_ROW_BLOCKS)
-    part_masses = cuda.shared.array(32 * PARTS_PER_LANE, np.float32)  # the row's parts, as warp_crossing reads them
-    part_lasts = cuda.shared.array(32 * PARTS_PER_LANE, np.int32)
+    part_masses = cuda.shared.array(PART_SLOTS, np.float32)  # the row's parts, as warp_crossing reads them
+    part_lasts = cuda.shared.array(PART_SLOTS, np.int32)
     rank = np.uint32(block.rank())
     parts = np.uint32(WARPS)
     if slices > 1:

@@ -43,6 +43,8 @@ SELECT_MIN_VOCAB = 4 * WIDE_TILE  # rows shorter than this stay whole (one block
 
 
 PARTS_PER_LANE = -(-SLICE_BLOCKS // 32)  # a row's parts (slices or warp chunks) as one warp holds them: 5 a lane
+PART_SLOTS = 32 * PARTS_PER_LANE  # the shared arrays of a row's parts (a constant: numba-cuda-mlir carves a shared
+# array whose shape is computed in the kernel out of dynamic shared memory, which a launch must then provide)
 
 
 WHOLE_ROW_BLOCKS = 2 * SLICE_BLOCKS  # plain sampling walks its rows whole in launches of at least this many blocks
