@@ -81,6 +81,53 @@ def test_shared_memory_matches_the_planned_backing():
     assert "BAR.SYNC" in transposed.sass() and "BAR.SYNC" not in baseline.sass()
 
 
+HALF = 40  # module-level: the extents below are computed from it in the kernel
+
+
+def make_mirror(computed):
+    """A block scan beside two user shared arrays whose extents are computed in the kernel (``2 * HALF``) or
+    written as literals: a compile-time value either way."""
+    if computed:
+        @cuda.jit
+        def kernel(src, dst):
+            block = coop.this_block()
+            flat = cuda.shared.array(2 * HALF, np.int32)
+            rows = cuda.shared.array((2, HALF + 0), np.int32)
+            mirror_body(block, src, dst, flat, rows)
+    else:
+        @cuda.jit
+        def kernel(src, dst):
+            block = coop.this_block()
+            flat = cuda.shared.array(80, np.int32)
+            rows = cuda.shared.array((2, 40), np.int32)
+            mirror_body(block, src, dst, flat, rows)
+    return kernel
+
+
+@cuda.jit(device=True, inline="always")
+def mirror_body(block, src, dst, flat, rows):
+    rank = block.rank()
+    if rank < 2 * HALF:
+        flat[rank] = src[rank]
+        rows[rank // HALF, rank % HALF] = src[rank] * 3
+    cuda.syncthreads()
+    total = coop.exclusive_sum(block, src[rank])
+    if rank < 2 * HALF:
+        back = 2 * HALF - 1 - rank
+        dst[rank] = flat[back] + rows[back // HALF, back % HALF] + total
+
+
+def test_shared_arrays_of_computed_extents_are_static():
+    # numba-cuda-mlir allocates a shared array statically only where each extent is a constant in its IR; a
+    # computed one (2 * HALF) it carves out of dynamic shared memory, which a launch without sharedmem lacks (the
+    # numba sampler faulted so on the H100). cuda-coop passes the computed value: the same build as the literals.
+    computed = numba_coop.compile_kernel(make_mirror(True), (X32, X32), block=128)
+    written = numba_coop.compile_kernel(make_mirror(False), (X32, X32), block=128)
+    assert computed.dynamic_shared_memory_bytes == written.dynamic_shared_memory_bytes == 0
+    assert computed.shared_memory_bytes == written.shared_memory_bytes
+    assert written.shared_memory_bytes >= 1024 + 2 * 80 * 4 + computed.metadata["scratch_bytes"]
+
+
 def test_exclusive_storage_takes_one_slice_per_call_site():
     @cuda.jit
     def kernel(src, dst, k):

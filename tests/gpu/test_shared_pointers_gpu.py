@@ -116,3 +116,39 @@ def test_user_shared_array_through_exchange():
     staged_exchange[GRID, threads](src, out)
     cuda.synchronize()
     np.testing.assert_array_equal(out, ~src)
+
+
+HALF = 48  # module-level: the kernel below computes its shared arrays' extents from it
+
+
+def test_user_shared_arrays_of_computed_extents():
+    """Shared arrays sized ``2 * HALF`` and ``(2, HALF + 0)`` (compile-time values computed in the kernel) beside a
+    block scan, launched without dynamic shared memory: numba-cuda-mlir alone would carve them out of dynamic shared
+    memory the launch does not have; cuda-coop makes them static (the numba sampler's illegal address)."""
+    threads = 128
+
+    @cuda.jit
+    def mirror(src, out):
+        block = coop.this_block()
+        flat = cuda.shared.array(2 * HALF, np.int32)
+        rows = cuda.shared.array((2, HALF + 0), np.int32)
+        rank = cuda.threadIdx.x
+        base = np.int64(cuda.blockIdx.x) * threads
+        if rank < 2 * HALF:
+            flat[rank] = src[base + rank]
+            rows[rank // HALF, rank % HALF] = src[base + rank] * 3
+        cuda.syncthreads()
+        before = coop.exclusive_sum(block, src[base + rank])
+        back = 2 * HALF - 1 - rank
+        out[base + rank] = (flat[back] + rows[back // HALF, back % HALF] if rank < 2 * HALF else 0) + before
+
+    n = GRID * threads
+    src = data(n, np.int32) // 8  # no overflow in 4 x src + a prefix sum
+    out = poisoned(n, np.int32)
+    mirror[GRID, threads](src, out)
+    cuda.synchronize()
+    tiles = src.reshape(GRID, threads).astype(np.int64)
+    mirrored = np.zeros_like(tiles)
+    mirrored[:, :2 * HALF] = 4 * tiles[:, 2 * HALF - 1::-1]
+    expected = (mirrored + np.cumsum(tiles, axis=1) - tiles).astype(np.int32)
+    np.testing.assert_array_equal(out.reshape(GRID, threads), expected)

@@ -86,6 +86,8 @@ class KernelRewrite(PlanState):
                         stmt.value = ir.Const(self.state.args[value.index].literal_value, loc)
                     elif isinstance(value, ir.Expr) and value.op in ("getattr", "call"):
                         callee = self.resolver.memo.get(value.func.name) if value.op == "call" else None
+                        if value.op == "call" and _is_shared_array(self.resolver.callee(stmt)):
+                            body.extend(self._constant_shape_statements(block, stmt))
                         callee_is_coop = isinstance(callee, MethodVal) or (
                             isinstance(callee, Obj) and self.is_coop_object(callee.value))
                         is_len = isinstance(callee, Obj) and callee.value is len
@@ -228,3 +230,7 @@ class KernelRewrite(PlanState):
             ir.Assign(ir.Global(payload.dtype, nb.numba_dtype(payload.dtype), loc), dtype_var, loc),
             ir.Assign(ir.Expr.call(array_fn, [size_var, dtype_var], (), loc), target, loc),
         ]
+
+
+def _is_shared_array(callee: Any) -> bool:
+    return isinstance(callee, Obj) and callee.value is nb.nb_cuda.shared.array

@@ -68,6 +68,46 @@ class SharedArrays(PlanState):
             return None
         return tuple(int(i) for i in items)
 
+    def _constant_shape_statements(self, block: Any, stmt: Any) -> list[Any]:
+        """A ``cuda.shared.array`` whose shape is a compile-time value computed in the kernel (``32 * N``) gets that
+        value as a constant: numba-cuda-mlir allocates an array statically only where each extent is a constant in
+        its IR, and carves any other out of dynamic shared memory, which a launch without ``sharedmem`` lacks (the
+        first access then faults). The statements to insert before ``stmt``, whose shape operand they replace."""
+        ir, loc, expr = nb.ir, stmt.loc, stmt.value
+        kws = dict(expr.kws)
+        var = expr.args[0] if expr.args else kws.get("shape")
+        if not isinstance(var, ir.Var) or self._written_as_constant(var):
+            return []
+        shape = self._shape_of(var, stmt)
+        if shape is None:
+            return []  # a run-time extent: numba-cuda-mlir's dynamic shared array, as the user wrote it
+        constant = ir.Var(block.scope, block.scope.redefine("$cuda_coop_shape", loc).name, loc)
+        if expr.args:
+            expr.args = [constant, *expr.args[1:]]
+        else:
+            expr.kws = [(k, constant if k == "shape" else v) for k, v in expr.kws]
+        return [ir.Assign(ir.Const(shape[0] if len(shape) == 1 and not self._is_tuple(var) else shape, loc),
+                          constant, loc)]
+
+    def _written_as_constant(self, var: Any) -> bool:
+        """Whether numba-cuda-mlir sees ``var`` (a shape) as constant extents: a literal or a global, or a tuple of
+        them."""
+        ir = nb.ir
+
+        def constant(name: str) -> bool:
+            found = self.resolver.definitions(name)
+            return len(found) == 1 and isinstance(found[0], (ir.Const, ir.Global, ir.FreeVar))
+
+        found = self.resolver.definitions(var.name)
+        if len(found) == 1 and isinstance(found[0], ir.Expr) and found[0].op == "build_tuple":
+            return all(constant(item.name) for item in found[0].items)
+        return constant(var.name)
+
+    def _is_tuple(self, var: Any) -> bool:
+        found = self.resolver.definitions(var.name)
+        return any(isinstance(d, nb.ir.Expr) and d.op == "build_tuple" for d in found) or any(
+            isinstance(d, (nb.ir.Const, nb.ir.Global, nb.ir.FreeVar)) and isinstance(d.value, tuple) for d in found)
+
     def _backing_array_uses(self) -> list[tuple[SharedArrayVal, ScratchUse, Descriptor]]:
         """One exclusive slice per ``numba_coop.shared.array``, placed like an explicit descriptor."""
         out = []
