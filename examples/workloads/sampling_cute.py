@@ -777,12 +777,12 @@ def top_p_renorm_probs_kernel(probs: cute.Tensor, out: cute.Tensor, masses: cute
 
 @cute.jit
 def sample_kept(block, probs: cute.Tensor, base: Int64, vocab: Int64, above: Float32, at_least: Float32,
-                target: Float32, start_mass: Float32):
+                target: Float32, start_mass: Float32, wide_loads: cutlass.Constexpr):
     """``sampling_numba.sample_kept``: FlashInfer's sampling rule over the kept probabilities (``p > above`` and
     ``p >= at_least``) of probs[base:base + vocab] from a mass of ``start_mass`` before them, one block barrier a
-    tile (warp scans; the warps' masses meet in shared memory and every warp names the crossing warp alike). Returns
-    (index from base, the rank of a thread holding it), computed at the end (CuTe rewrites no ``return`` under a
-    run-time ``if``)."""
+    tile (warp scans; the warps' masses meet in shared memory and every warp names the crossing warp alike), whole
+    tiles as 16-byte loads with ``wide_loads``. Returns (index from base, the rank of a thread holding it),
+    computed at the end (CuTe rewrites no ``return`` under a run-time ``if``)."""
     warp_masses = SmemAllocator().allocate_tensor(Float32, cute.make_layout(2 * WARPS), 16)  # by tile parity
     warp = coop.this_warp()
     lane = Int32(block.rank() % 32)
@@ -796,8 +796,15 @@ def sample_kept(block, probs: cute.Tensor, base: Int64, vocab: Int64, above: Flo
     parity = Int32(0)
     while start < vocab and not crossed:
         items = coop.ThreadData(VEC, np.float32)
-        coop.load(block, probs, items, offset=base + start, valid_items=min(vocab - start, TILE),
-                  oob_default=np.float32(0))
+        if cutlass.const_expr(wide_loads):
+            if vocab - start >= TILE:
+                coop.load(block, probs, items, algorithm="vectorize", offset=base + start)
+            else:
+                coop.load(block, probs, items, offset=base + start, valid_items=vocab - start,
+                          oob_default=np.float32(0))
+        else:
+            coop.load(block, probs, items, offset=base + start, valid_items=min(vocab - start, TILE),
+                      oob_default=np.float32(0))
         kept = coop.ThreadData(VEC, np.float32)
         mine = Float32(0)
         my_last = Int32(-1)
@@ -996,7 +1003,8 @@ def sample_slices(block, probs: cute.Tensor, partials: cute.Tensor, lasts: cute.
     chosen = max(row_last, Int32(0))
     holder = Int32(0)
     if walk:
-        found, holder = sample_kept(block, probs, walk_begin, length, Float32(0), at_least, target, running)
+        found, holder = sample_kept(block, probs, walk_begin, length, Float32(0), at_least, target, running,
+                                    True)  # (whole rows walked at batch >= 264: the 16-byte loads pay there)
         chosen = Int32(first + found)
     return chosen, holder, writes
 
@@ -1142,7 +1150,7 @@ def top_k_top_p_sampling_from_probs_kernel(probs: cute.Tensor, samples: cute.Ten
             if crossing != Int32(NO_INDEX):
                 first = Int64(crossing) * chunk
                 found, holder = sample_kept(block, probs, base + first, min(vocab - first, chunk), low, Float32(0),
-                                            target, running)
+                                            target, running, False)
                 chosen = coop.broadcast(block, Int32(first + found), src_rank=holder & Int32(THREADS - 1))
             pivot0 = probs[base + chosen]
             pivot1 = (pivot0 + high) * Float32(0.5)

@@ -125,6 +125,17 @@ def test_samplers_keep_nothing_in_local_memory(name, backend):
     assert built.local_memory_bytes == 0, f"{built.local_memory_bytes} B of local memory"
 
 
+@pytest.mark.parametrize("backend", ["numba", "cute"])
+def test_plain_sampler_walks_whole_tiles_in_16_byte_loads(backend):
+    """Rows walked whole (batch >= 264) load each whole tile as one 16-byte load a thread where the row is aligned
+    (``vectorize``; the guarded 4-byte loads otherwise): 5-7% on the H100 for CuTe's batch-512 rows, 1-2% for
+    numba's, the same samples. The joint sampler's one-chunk walk keeps the guarded loads (no extra code)."""
+    plain = (_numba if backend == "numba" else _cute)("sampling_from_probs").sass()
+    joint = (_numba if backend == "numba" else _cute)("top_k_top_p_sampling_from_probs").sass()
+    assert re.search(r"\bLDG\.E\.128\b", plain), "the walk's whole tiles lost their vector loads"
+    assert not re.search(r"\bLDG\.E\.128\b", joint)
+
+
 @pytest.mark.parametrize("name", SAMPLERS)
 def test_samplers_walk_with_one_block_barrier_a_tile(name):
     """The crossing part is found by warp scans in every warp alike (``warp_crossing``: no block barrier), and the
