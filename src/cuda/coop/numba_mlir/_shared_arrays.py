@@ -86,8 +86,7 @@ class SharedArrays(PlanState):
             expr.args = [constant, *expr.args[1:]]
         else:
             expr.kws = [(k, constant if k == "shape" else v) for k, v in expr.kws]
-        return [ir.Assign(ir.Const(shape[0] if len(shape) == 1 and not self._is_tuple(var) else shape, loc),
-                          constant, loc)]
+        return [ir.Assign(ir.Const(shape, loc), constant, loc)]  # (a 1-tuple shape is a 1-D array's)
 
     def _written_as_constant(self, var: Any) -> bool:
         """Whether numba-cuda-mlir sees ``var`` (a shape) as constant extents: a literal or a global, or a tuple of
@@ -102,11 +101,6 @@ class SharedArrays(PlanState):
         if len(found) == 1 and isinstance(found[0], ir.Expr) and found[0].op == "build_tuple":
             return all(constant(item.name) for item in found[0].items)
         return constant(var.name)
-
-    def _is_tuple(self, var: Any) -> bool:
-        found = self.resolver.definitions(var.name)
-        return any(isinstance(d, nb.ir.Expr) and d.op == "build_tuple" for d in found) or any(
-            isinstance(d, (nb.ir.Const, nb.ir.Global, nb.ir.FreeVar)) and isinstance(d.value, tuple) for d in found)
 
     def _backing_array_uses(self) -> list[tuple[SharedArrayVal, ScratchUse, Descriptor]]:
         """One exclusive slice per ``numba_coop.shared.array``, placed like an explicit descriptor."""
