@@ -1004,7 +1004,7 @@ def sample_slices(block, probs: cute.Tensor, partials: cute.Tensor, lasts: cute.
     holder = Int32(0)
     if walk:
         found, holder = sample_kept(block, probs, walk_begin, length, Float32(0), at_least, target, running,
-                                    True)  # (whole rows walked at batch >= 264: the 16-byte loads pay there)
+                                    True)  # (16-byte tile loads: they pay where rows are walked whole, batch >= 264)
         chosen = Int32(first + found)
     return chosen, holder, writes
 

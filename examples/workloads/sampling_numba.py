@@ -1051,7 +1051,7 @@ def sample_slices(block, probs, partials, lasts, arrive, row, slices, part, begi
     holder = np.int32(0)
     if walks:
         found, holder = sample_kept(block, probs, walk_begin, walk_length, np.float32(0), at_least, target, running,
-                                    True)  # (whole rows walked at batch >= 264: the 16-byte loads pay there)
+                                    True)  # (16-byte tile loads: they pay where rows are walked whole, batch >= 264)
         chosen = np.int32(first + found)
     else:  # (the fallback set here, not before the walk: not held across it)
         chosen = max(row_last, np.int32(0))
