@@ -91,7 +91,7 @@ def make_mirror(computed):
         @cuda.jit
         def kernel(src, dst):
             block = coop.this_block()
-            flat = cuda.shared.array(2 * HALF, np.int32)
+            flat = cuda.shared.array(shape=2 * HALF, dtype=np.int32)  # (by keyword, the other by position)
             rows = cuda.shared.array((2, HALF + 0), np.int32)
             mirror_body(block, src, dst, flat, rows)
     else:
