@@ -708,6 +708,20 @@ def positional_option_launch(src: cute.Tensor, dst: cute.Tensor):
 
 
 @cute.kernel
+def static_boolean_control_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    items[0] = coop.broadcast(block, items[0], src_rank=cutlass.Boolean(True))
+    coop.store(block, dst, items)
+
+
+@cute.jit
+def static_boolean_control_launch(src: cute.Tensor, dst: cute.Tensor):
+    static_boolean_control_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
 def no_dtype_kernel(src: cute.Tensor, dst: cute.Tensor):
     block = coop.this_block()
     items = coop.ThreadData(K)

@@ -187,6 +187,15 @@ def test_c5_an_option_passed_positionally():
                         "operands; pass options by keyword")
 
 
+def test_c6_a_static_cute_boolean_is_no_integer_control():
+    """A static ``cutlass.Boolean`` is a bool, as Python's ``True`` is: C6, not the rank 1."""
+    exc = _error(ck.static_boolean_control_launch, _tensor(), _tensor())
+    assert type(exc) is coop.CoopTypeError
+    assert str(exc) == (f"{_at(ck.static_boolean_control_kernel, 'coop.broadcast(')}: cuda.coop.broadcast src_rank "
+                        "must be a signed integer of at most 64 bits or an unsigned integer of at most 32 bits; "
+                        "got bool")
+
+
 def test_p9_no_dtype_evidence_at_the_payloads_line():
     exc = _error(ck.no_dtype_launch, _tensor(), _tensor())
     assert isinstance(exc, coop.CoopTypeError)

@@ -290,8 +290,8 @@ class KernelTracer:
             return None
         if isinstance(value, _dsl.Numeric) and not isinstance(value, (int, float)):
             static = static_value(value)
-            if static is not None:
-                return Static(static)
+            if static is not None:  # a static CuTe boolean stays a bool, which no integer control takes (C6)
+                return Static(bool(static) if _dsl.DTYPE_OF_TYPE.get(type(value)) == "bool" else static)
             return Runtime(_dsl.DTYPE_OF_TYPE.get(type(value)))
         return Static(value)  # a NumPy scalar keeps its dtype: a typed control of another dtype is C9, as on numba
 
