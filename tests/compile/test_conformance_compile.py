@@ -174,6 +174,23 @@ def test_specialised_argument_is_a_constant():
 
 
 @cuda.jit
+def k_arithmetic_over_arguments(src, dst, k, scale):
+    block = coop.this_block()
+    temp = coop.TempStorage(max(k, 2) * scale * 1024, alignment=-(-scale * 16))
+    items = coop.ThreadData(k + 0)  # the arguments appear bare nowhere
+    coop.load(block, src, items, algorithm="transpose", temp_storage=temp)
+    coop.store(block, dst, items)
+
+
+def test_arithmetic_over_integer_arguments_is_compile_time():
+    """SPEC 7.2: integer arithmetic (and min/max) over plain integer kernel arguments is a compile-time value: the
+    kernel is specialised on the arguments it uses, not only on ones passed bare to a call."""
+    built = numba_coop.compile_kernel(k_arithmetic_over_arguments, (I32, I32, 4, 2), block=128)
+    assert "BlockLoad<int, 128, 4, cub::BLOCK_LOAD_TRANSPOSE" in built.cpp_source
+    assert built.shared_memory_bytes >= 4 * 2 * 1024 and built.local_memory_bytes == 0  # the descriptor's size
+
+
+@cuda.jit
 def k_p15_extents_differ(src, dst, flag):
     block = coop.this_block()
     if flag > 0:

@@ -41,6 +41,37 @@ class ArgRef:
     type: Any
 
 
+@dataclass(frozen=True)
+class ArgExpr:
+    """Integer arithmetic over integer kernel arguments (and constants), ``n * 2``: a compile-time value once those
+    arguments are specialised (SPEC 7.2), a run-time integer where none is asked for."""
+
+    indices: frozenset[int]
+
+
+def arguments_of(value: Any) -> frozenset[int] | None:
+    """The kernel arguments an integer value computed at compile time would depend on: none for a constant, None
+    for a value no specialisation makes compile-time."""
+    if isinstance(value, Obj) and _is_int(value.value):
+        return frozenset()
+    if isinstance(value, ArgRef) and isinstance(value.type, nb.types.Integer):
+        return frozenset({value.index})
+    if isinstance(value, ArgExpr):
+        return value.indices
+    return None
+
+
+def integer_expression(fn: Callable[..., Any], operands: list[Any]) -> Any:
+    """``fn`` over resolved operands: a constant where they all are, an ``ArgExpr`` where integer kernel arguments
+    are among them, else UNKNOWN."""
+    if all(isinstance(o, Obj) and _is_int(o.value) for o in operands):
+        return Obj(fn(*(o.value for o in operands)))
+    arguments = [arguments_of(o) for o in operands]
+    if any(a is None for a in arguments):
+        return UNKNOWN
+    return ArgExpr(frozenset().union(*arguments))  # type: ignore[arg-type]
+
+
 @dataclass(eq=False)
 class GroupVal:
     spec: Any
@@ -284,16 +315,14 @@ class Resolver:
             return self.on_call(self.stmt_of.get(id(value)))
         if value.op in ("binop", "inplace_binop"):
             fn = _BINOPS.get(value.fn)
-            lhs, rhs = self.var(value.lhs.name), self.var(value.rhs.name)
-            if fn and isinstance(lhs, Obj) and isinstance(rhs, Obj) and _is_int(lhs.value) and _is_int(rhs.value):
-                return Obj(fn(lhs.value, rhs.value))
-            return UNKNOWN
+            return integer_expression(fn, [self.var(value.lhs.name), self.var(value.rhs.name)]) if fn else UNKNOWN
         if value.op == "unary" and value.fn in _UNARY:
             # A sign on a compile-time number is a compile-time number: -math.inf, -np.inf, -CONST
             # (docs: concepts, "Compile-time values and specialisation").
             inner = self.var(value.value.name)
-            return Obj(_UNARY[value.fn](inner.value)) if isinstance(inner, Obj) and _is_number(inner.value) \
-                else UNKNOWN
+            if isinstance(inner, Obj) and _is_number(inner.value):
+                return Obj(_UNARY[value.fn](inner.value))
+            return integer_expression(_UNARY[value.fn], [inner])
         if value.op == "cast":
             return self.var(value.value.name)
         if value.op in ("getitem", "static_getitem"):  # a row of a 2-D shared array: a per-thread payload

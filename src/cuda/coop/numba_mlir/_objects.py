@@ -16,7 +16,7 @@ from .._semantics.common import Runtime, require_alignment
 from . import _compat as nb, _patches
 from ._about import BACKEND, LACKS, NAMESPACE
 from ._inference import no_array_of
-from ._ir import UNKNOWN, ArgRef, DescVal, LOCAL_ARRAY, Obj, PayloadVal, dtype_of_object
+from ._ir import UNKNOWN, ArgExpr, ArgRef, DescVal, LOCAL_ARRAY, Obj, PayloadVal, arguments_of, dtype_of_object
 from ._plan_state import PlanState
 
 
@@ -53,11 +53,12 @@ class KernelObjects(PlanState):
         value = self.resolver.var(var.name)
         if isinstance(value, Obj):
             return value.value
-        if isinstance(value, ArgRef) and isinstance(value.type, nb.types.Integer):
-            # Specialise the kernel on this integer argument (its launches then literalise it: memoised)
+        arguments = arguments_of(value) if isinstance(value, (ArgRef, ArgExpr)) else None
+        if arguments:
+            # Specialise the kernel on these integer arguments (its launches then literalise them: memoised)
             # (docs: concepts, "Compile-time values and specialisation").
             _patches.install(_patches.AT_FIRST_LITERAL)
-            request = nb.ForceLiteralArg({value.index}, loc=stmt.loc)
+            request = nb.ForceLiteralArg(set(arguments), loc=stmt.loc)
             request.coop_what = what or "a compile-time value"  # H4 names it where the argument comes as a type
             raise request
         if must:

@@ -26,7 +26,7 @@ from .._semantics.common import itemsize
 from . import _compat as nb, _patches
 from ._ir import (
     UNKNOWN, ArgRef, DescVal, GroupVal, MethodVal, Obj, PayloadTuple, PayloadVal, Resolver,
-    dtype_of_object,
+    dtype_of_object, integer_expression,
 )
 from .._calls import FAMILIES, front
 from .._calls.build import (
@@ -150,9 +150,7 @@ class KernelPlan(KernelObjects, DtypeInference, KernelChecks, SharedArrays, Tupl
                         except ValueError:  # float("x"): numba reports it as Python would
                             pass
                 elif callee.value in (min, max) and stmt.value.args:
-                    args = [self.resolver.var(a.name) for a in stmt.value.args]
-                    if all(isinstance(a, Obj) and isinstance(a.value, int) for a in args):
-                        result = Obj(callee.value(*(a.value for a in args)))
+                    result = integer_expression(callee.value, [self.resolver.var(a.name) for a in stmt.value.args])
                 elif name in FAMILIES and (make_result := FAMILIES[name].result_payload) is not None:
                     call = self.op_call(stmt, None, callee.value)
                     result = make_result(self, call)
