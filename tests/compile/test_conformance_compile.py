@@ -223,6 +223,42 @@ def test_p15_payloads_of_different_shapes(kernel, shapes):
     assert "test_conformance_compile.py:" in message
 
 
+@cuda.jit
+def k_p15_copies_of_two_dtypes(src, dst, flag):
+    block = coop.this_block()
+    a = coop.ThreadData(4, dtype=np.int32)
+    b = coop.ThreadData(4, dtype=np.float32)
+    items = a if flag > 0 else b  # the merge is a compiler temporary, copied into items
+    coop.store(block, dst, items)
+
+
+@cuda.jit
+def k_p15_indexed_only(src, dst, flag):
+    a = coop.ThreadData(4, dtype=np.int32)
+    b = coop.ThreadData(2, dtype=np.int32)
+    if flag > 0:
+        items = a
+    else:
+        items = b
+    items[0] = src[0]
+    dst[0] = items[0]
+
+
+@pytest.mark.parametrize("kernel,shapes,marker", [
+    (k_p15_copies_of_two_dtypes, "(items_per_thread=4, dtype=int32; items_per_thread=4, dtype=float32)",
+     "np.float32)"),
+    (k_p15_indexed_only, "(items_per_thread=2, dtype=int32; items_per_thread=4, dtype=int32)", "items = b"),
+])
+def test_p15_payloads_merged_through_copies(kernel, shapes, marker):
+    """P15 sees payloads that reach a variable by copies (a ternary, ``items = a`` in each branch), whether or not
+    the variable reaches a cooperative call: a Python error at the line, never numba's typing error."""
+    with pytest.raises(coop.CoopTypeError) as info:
+        numba_coop.compile_kernel(kernel, (I32, I32, np.int32(1)), block=128)
+    message = str(info.value)
+    assert message.startswith(f"{__file__}:{line_of(kernel, marker)}: variable items may refer to payloads with "
+                              f"different extents or dtypes {shapes}"), message
+
+
 # ------------------------------------------------------------ cluster rank
 
 

@@ -274,12 +274,23 @@ class Resolver:
         """Several payloads one variable may hold (branches, loops): one payload when they all have one extent (P15;
         docs: concepts, "ThreadData payloads"; their dtypes are unified by the planner), else a merge the planner
         reports."""
+        name = self.copied_into(name)
         if all(isinstance(v, PayloadVal) for v in values) and len({v.items_per_thread for v in values}) == 1:
             for other in values[1:]:
                 if other is not values[0]:
                     self.merges.append((values[0], other, name))
             return values[0]
         return ("merge", values, name)
+
+    def copied_into(self, name: str) -> str:
+        """The user's variable a compiler temporary is copied into (``c = a if f else b`` merges into ``$phi``
+        first), for messages; ``name`` itself otherwise."""
+        if not name.startswith("$"):
+            return name
+        for target, definitions in self.func_ir._definitions.items():
+            if not target.startswith("$") and any(isinstance(d, nb.ir.Var) and d.name == name for d in definitions):
+                return str(target)
+        return name
 
     def expr(self, value: Any) -> Any:
         ir = nb.ir

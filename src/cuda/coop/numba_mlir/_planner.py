@@ -181,6 +181,9 @@ class KernelPlan(KernelObjects, DtypeInference, KernelChecks, SharedArrays, Tupl
                     callee = self.resolver.callee(stmt)
                     value = self.resolver.var(stmt.target.name)  # constructs groups/payloads in order
                     calls.append((stmt, block, callee, value))
+        merged = [name for name, definitions in self.func_ir._definitions.items() if len(definitions) > 1]
+        for name in merged:  # P15 sees every merge (``c = a`` in one branch, ``c = b`` in the other)
+            self.resolver.var(name)
         self._unify_merged_payloads()
         self._check_escapes()  # an escape is the root cause of what would fail later (G2, P14 before G1, S1)
         self._check_operands(calls)
@@ -195,6 +198,7 @@ class KernelPlan(KernelObjects, DtypeInference, KernelChecks, SharedArrays, Tupl
                     self._query(stmt, block, callee)
             except CoopError as exc:  # keep a callback's own failure (C14) as the cause
                 raise located(exc, stmt.loc) from exc.__cause__
+        self._check_unused_merges(merged)
         drop_unneeded_reuse_barriers(self.sites, scratch_use_may_follow(self.func_ir, self.sites))
         self._build()
         self._rewrite()
@@ -409,6 +413,16 @@ class KernelPlan(KernelObjects, DtypeInference, KernelChecks, SharedArrays, Tupl
             if b.explicit and not a.explicit:
                 a, b = b, a
             b.same_as = a
+
+    def _check_unused_merges(self, names: list[str]) -> None:
+        """P15 for a variable that may hold payloads of different extents but reaches no cooperative call (only
+        indexed): reported where it is assigned, as a call would report it."""
+        for name in names:
+            value = self.resolver.var(name)
+            if isinstance(value, tuple) and all(isinstance(v, PayloadVal) for v in value[1]):
+                where = [stmt.loc for block in self.func_ir.blocks.values() for stmt in block.body
+                         if isinstance(stmt, nb.ir.Assign) and stmt.target.name == name]
+                raise located(self._merge_error(value), max(where, key=lambda loc: loc.line))
 
     def _merge_error(self, merged: tuple[Any, ...]) -> CoopError:
         name = user_name(merged[2]) if len(merged) > 2 else "?"
