@@ -1694,6 +1694,22 @@ def s5_negative_storage(bid, src, dst):
     coop.store(block, dst, coop.exclusive_sum(block, items, temp_storage=storage))
 
 
+def s5_runtime_storage_size(bid, src, dst):
+    block = coop.this_block()
+    storage = coop.TempStorage(src[0])  # HERE
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    coop.store(block, dst, coop.exclusive_sum(block, items, temp_storage=storage))
+
+
+def s5_runtime_storage_alignment(bid, src, dst):
+    block = coop.this_block()
+    storage = coop.TempStorage(4096, alignment=src[0])  # HERE
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    coop.store(block, dst, coop.exclusive_sum(block, items, temp_storage=storage))
+
+
 def g6_float_count(bid, src, dst):
     lanes = coop.this_warp().group_by(2.0)  # HERE
     items = coop.ThreadData(K, np.int32)
@@ -1771,6 +1787,10 @@ ERRORS = [
               block=(48, 1, 1)),
     ErrorCase("s5-negative-storage", s5_negative_storage, coop.CoopValueError,
               "TempStorage size_in_bytes must be a compile-time positive integer; got -64"),
+    ErrorCase("s5-runtime-storage-size", s5_runtime_storage_size, coop.CoopTypeError,
+              "TempStorage size_in_bytes must be a compile-time value"),
+    ErrorCase("s5-runtime-storage-alignment", s5_runtime_storage_alignment, coop.CoopTypeError,
+              "TempStorage alignment must be a compile-time value"),
     ErrorCase("c5-unknown-keyword", c5_unknown_keyword, coop.CoopTypeError,
               "cuda.coop.load got an unexpected keyword argument 'count'"),
     ErrorCase("c5-option-positional", c5_option_positional, coop.CoopTypeError,

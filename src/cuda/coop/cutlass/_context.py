@@ -126,7 +126,7 @@ class KernelTracer:
                                       kwargs, namespace=_about.NAMESPACE, backend=_about.BACKEND)
             if name == "ThreadData":
                 return ThreadData._of(self._new_slot(values, marker_call.site))
-            descriptor = temp_storage(len(self.plan.descriptors), values)
+            descriptor = temp_storage(len(self.plan.descriptors), _compile_time_values("TempStorage", values))
             self.plan.descriptors.append(descriptor)
             return Storage(descriptor)
         marker = _marker(name, marker_call.namespace)
@@ -434,3 +434,17 @@ def backend_context() -> BackendContext | None:
 
 
 __all__ = ["KernelTracer", "backend_context", "take_tracers", "tracer_for"]
+
+
+def _compile_time_values(name: str, values: dict[str, Any]) -> dict[str, Any]:
+    """A constructor's arguments as Python values: a static CuTe numeric its value (a static ``Boolean`` a bool), a
+    dynamic one S5 in numba-cuda-mlir's words (the DSL's own error otherwise, when the shared checks convert it)."""
+    out = {}
+    for key, value in values.items():
+        if isinstance(value, _dsl.Numeric) and not isinstance(value, (int, float)):
+            static = static_value(value)
+            if static is None:
+                raise CoopTypeError(f"{name} {key} must be a compile-time value")
+            value = bool(static) if _dsl.DTYPE_OF_TYPE.get(type(value)) == "bool" else static
+        out[key] = value
+    return out
