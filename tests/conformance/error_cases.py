@@ -1710,6 +1710,12 @@ def s5_runtime_storage_alignment(bid, src, dst):
     coop.store(block, dst, coop.exclusive_sum(block, items, temp_storage=storage))
 
 
+def p16_read_past_the_payload(bid, src, dst):
+    items = coop.ThreadData(K, np.int32)
+    coop.load(coop.this_block(), src, items)
+    dst[0] = items[K]  # HERE
+
+
 def g6_float_count(bid, src, dst):
     lanes = coop.this_warp().group_by(2.0)  # HERE
     items = coop.ThreadData(K, np.int32)
@@ -1791,6 +1797,8 @@ ERRORS = [
               "TempStorage size_in_bytes must be a compile-time value"),
     ErrorCase("s5-runtime-storage-alignment", s5_runtime_storage_alignment, coop.CoopTypeError,
               "TempStorage alignment must be a compile-time value"),
+    ErrorCase("p16-read-past-the-payload", p16_read_past_the_payload, coop.CoopIndexError,
+              "ThreadData items index 4 is out of range for items_per_thread 4"),
     ErrorCase("c5-unknown-keyword", c5_unknown_keyword, coop.CoopTypeError,
               "cuda.coop.load got an unexpected keyword argument 'count'"),
     ErrorCase("c5-option-positional", c5_option_positional, coop.CoopTypeError,

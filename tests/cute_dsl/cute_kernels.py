@@ -1157,6 +1157,56 @@ def reshaped_in_branch_launch(src: cute.Tensor, dst: cute.Tensor, n: cutlass.Int
 
 
 @cute.kernel
+def storage_in_branch_kernel(src: cute.Tensor, dst: cute.Tensor, n: cutlass.Int32):
+    block = coop.this_block()
+    small, large = coop.TempStorage(4096), coop.TempStorage(8192)
+    temp = small
+    if n > 0:  # a run-time branch: the variable may hold either descriptor
+        temp = large
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    coop.store(block, dst, coop.exclusive_sum(block, items, temp_storage=temp))
+
+
+@cute.jit
+def storage_in_branch_launch(src: cute.Tensor, dst: cute.Tensor, n: cutlass.Int32):
+    storage_in_branch_kernel(src, dst, n).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def group_in_loop_kernel(src: cute.Tensor, dst: cute.Tensor, n: cutlass.Int32):
+    group = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(coop.this_block(), src, items)
+    for _ in range(n):  # a run-time loop: the variable may hold either group
+        items = coop.inclusive_sum(group, items)
+        group = coop.this_warp()
+    coop.store(coop.this_block(), dst, items)
+
+
+@cute.jit
+def group_in_loop_launch(src: cute.Tensor, dst: cute.Tensor, n: cutlass.Int32):
+    group_in_loop_kernel(src, dst, n).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def one_storage_in_branch_kernel(src: cute.Tensor, dst: cute.Tensor, n: cutlass.Int32):
+    block = coop.this_block()
+    storage = coop.TempStorage(4096)
+    temp = storage
+    if n > 0:  # the same descriptor either way
+        temp = storage
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    coop.store(block, dst, coop.exclusive_sum(block, items, temp_storage=temp))
+
+
+@cute.jit
+def one_storage_in_branch_launch(src: cute.Tensor, dst: cute.Tensor, n: cutlass.Int32):
+    one_storage_in_branch_kernel(src, dst, n).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
 def retyped_in_loop_kernel(src: cute.Tensor, dst: cute.Tensor, n: cutlass.Int32):
     block = coop.this_block()
     items = coop.ThreadData(K, np.int32)

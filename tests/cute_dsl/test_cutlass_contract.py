@@ -219,6 +219,28 @@ def test_p15_one_variable_two_payload_shapes_through_a_traced_region(launcher, k
                         f"({shapes})")
 
 
+@pytest.mark.parametrize("launcher, kernel, line, variable", [
+    (ck.storage_in_branch_launch, ck.storage_in_branch_kernel, "if n > 0", "temp"),
+    (ck.group_in_loop_launch, ck.group_in_loop_kernel, "for _ in range(n)", "group")])
+def test_one_variable_two_groups_or_descriptors_through_a_traced_region(launcher, kernel, line, variable):
+    """Groups and descriptors hold no run-time value: the DSL carried the first through a run-time branch or loop
+    silently. Now numba-cuda-mlir's words at the branch's or loop's line."""
+    import cutlass
+
+    exc = _error(launcher, _tensor(), _tensor(), cutlass.Int32(1))
+    assert type(exc) is coop.CoopTypeError
+    assert str(exc) == (f"{_at(kernel, line)}: variable {variable} may refer to different cuda.coop values (a "
+                        "ThreadGroup, ThreadData or TempStorage must come from exactly one construction site, or "
+                        "payloads of one shape)")
+
+
+def test_the_same_descriptor_through_a_traced_branch_builds():
+    import cutlass
+
+    built = cute_coop.compile_kernel(ck.one_storage_in_branch_launch, _tensor(), _tensor(), cutlass.Int32(1))
+    assert built.shared_memory_bytes >= 4096
+
+
 def test_p4_a_register_tensor_in_a_common_call():
     """SPEC 0 rule 2, 12.3: register tensors are payloads of cuda.coop.cutlass's calls; a common call says P4."""
     exc = _error(ck.common_fragment_launch, _tensor(), _tensor())

@@ -83,6 +83,20 @@ def k_h3_unrolled_algorithm(src, dst):
     coop.store(block, dst, items)
 
 
+@cuda.jit
+def k_h3_unrolled_group_width(src, dst):
+    for width in cuda.literal_unroll((8, 16)):
+        lanes = coop.this_warp().group_by(width)  # HERE
+        dst[0] = coop.sum(lanes, src[cuda.threadIdx.x])
+
+
+@cuda.jit
+def k_h3_unrolled_storage_size(src, dst):
+    for size in cuda.literal_unroll((1024, 2048)):
+        temp = coop.TempStorage(size)  # HERE
+        dst[0] = coop.sum(coop.this_block(), src[cuda.threadIdx.x], temp_storage=temp)
+
+
 # ------------------------------------------------------------------ H2: coop calls inside operators
 
 
@@ -174,6 +188,12 @@ CASES = {
     "h3_unrolled_algorithm": (k_h3_unrolled_algorithm, (I32, I32), coop.CoopTypeError,
                               "cuda.coop.load algorithm depends on a literal_unroll value; write separate explicit "
                               "calls"),
+    "h3_unrolled_group_width": (k_h3_unrolled_group_width, (I32, I32), coop.CoopTypeError,
+                                "ThreadGroup.group_by count depends on a literal_unroll value; write separate "
+                                "explicit calls"),
+    "h3_unrolled_storage_size": (k_h3_unrolled_storage_size, (I32, I32), coop.CoopTypeError,
+                                 "cuda.coop.TempStorage size_in_bytes depends on a literal_unroll value; write "
+                                 "separate explicit calls"),
     "h2_operator_calls_sum": (k_h2_operator_calls_sum, (I32, I32), coop.CoopTypeError,
                               "cuda.coop.reduce binary_op op_with_block_sum contains cuda.coop operations; callbacks "
                               "may only do per-thread computation"),

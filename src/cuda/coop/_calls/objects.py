@@ -110,6 +110,14 @@ def temp_storage(index: int, values: Mapping[str, Any]) -> Descriptor:
                            values["sharing"])
 
 
+# ---- one variable, several construction sites
+def several_sites(variable: str) -> CoopTypeError:
+    """A variable that may refer to the groups, payloads or descriptors of several construction sites (a branch or a
+    loop reassigns it): each must come from exactly one, or be payloads of one shape (P15)."""
+    return CoopTypeError(f"variable {variable} may refer to different cuda.coop values (a ThreadGroup, ThreadData or "
+                         "TempStorage must come from exactly one construction site, or payloads of one shape)")
+
+
 # ---- groups made by group_by, and group queries
 def group_by(parent: GroupSpec, values: Mapping[str, Any], launch: LaunchShape) -> GroupSpec:
     """The group ``parent.group_by(...)`` makes in a kernel launched with ``launch``, every backend's checks in one

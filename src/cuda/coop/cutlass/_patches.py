@@ -94,15 +94,21 @@ def report_payloads_stored_into_tensors() -> None:
     _replace(_tensor._Tensor, "__setitem__", wrap)
 
 
-# --- one variable, payloads of two shapes through a traced branch or loop (P15) -----------------
+# --- one variable, payloads of two shapes or two groups or descriptors through a traced branch or loop (P15) ---
 # The DSL finds a carried value whose structure changed only after it, as its own error with the MLIR types of the
-# register tensors; numba-cuda-mlir reports the same mistake as P15.
+# register tensors, and keeps the first of two groups or descriptors silently (they hold no run-time value);
+# numba-cuda-mlir reports both mistakes as P15.
 @once
 def report_payload_shape_changes() -> None:
     def wrap(original: Callable[..., None]) -> Callable[..., None]:
         def check_region_result(original_value: Any, region_value: Any, arg_name: str, op_type_name: str) -> None:
-            from ._values import ThreadData, caller_site
+            from .._calls.objects import several_sites
+            from ._values import Storage, ThreadData, ThreadGroup, caller_site
 
+            carried = (ThreadGroup, Storage)  # no run-time value: the DSL would keep the first one silently
+            if (isinstance(original_value, carried) or isinstance(region_value, carried)) \
+                    and original_value is not region_value:
+                raise located(several_sites(arg_name), caller_site(_DSL_FOLDER))
             if isinstance(original_value, ThreadData) and isinstance(region_value, ThreadData):
                 before, after = original_value._shape(), region_value._shape()
                 if before != after:

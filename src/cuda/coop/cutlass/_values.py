@@ -124,7 +124,8 @@ class ThreadData:
             k = self._slot.items_per_thread
             if not -k <= index < k:
                 site = caller_site()
-                name = name_at(site, r"(\w+)\s*\[") or "payload"
+                # the kernel's own name for it (``dst[0] = items[4]`` names items), else the line's first subscript
+                name = user_variable(self, site) or name_at(site, r"(\w+)\s*\[") or "payload"
                 raise located(CoopIndexError(f"ThreadData {name} index {int(index)} is out of range for "
                                              f"items_per_thread {k}"), site)
             return int(index) % k

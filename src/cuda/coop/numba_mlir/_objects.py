@@ -109,8 +109,13 @@ class KernelObjects(PlanState):
 
     def _temp_storage(self, stmt: Any, marker: Any) -> DescVal:
         bound = self._bind(stmt, marker.__new__, "cuda.coop.TempStorage", skip_self=True)
-        values = {key: self._static(var, stmt, f"TempStorage {key}")
-                  for key, var in with_defaults(marker.__new__, bound).items()}
+        values = {}
+        for key, var in with_defaults(marker.__new__, bound).items():
+            value = self._static(var, stmt, f"TempStorage {key}", must=False)
+            if isinstance(value, Runtime):  # H3 where a literal_unroll loop feeds it, else S5
+                self.reject_literal_unroll_of(var, f"cuda.coop.TempStorage {key}")
+                raise CoopTypeError(f"TempStorage {key} must be a compile-time value")
+            values[key] = value
         result = DescVal(temp_storage(len(self.descriptors), values), stmt, stmt.loc)
         self.descriptors.append(result)
         return result

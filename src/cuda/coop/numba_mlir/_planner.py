@@ -36,7 +36,7 @@ from .._calls.build import (
     scratch_use,
 )
 from .._calls.context import CallContext
-from .._calls.objects import FACTORIES, factory_group, group_by, plan_query, with_defaults
+from .._calls.objects import FACTORIES, factory_group, group_by, plan_query, several_sites, with_defaults
 from .._calls.site import Emission, SiteCall
 from ._lowering import operator_link
 from ._checks import KernelChecks, user_name
@@ -163,6 +163,9 @@ class KernelPlan(KernelObjects, DtypeInference, KernelChecks, SharedArrays, Tupl
                 bound = with_defaults(function, self._bind(stmt, function, "ThreadGroup.group_by", skip_self=True))
                 # a run-time value stays a Runtime: G6 / G8 where the shared checks reach it
                 values = {key: self._static(var, stmt, "", must=False) for key, var in bound.items()}
+                for key, value in values.items():
+                    if isinstance(value, Runtime):  # H3 before G6 / G8: a literal_unroll value is the cause
+                        self.reject_literal_unroll_of(bound[key], f"ThreadGroup.group_by {key}")
                 spec = group_by(callee.group.spec, values, self.launch)
                 result = GroupVal(spec, stmt.loc)
                 self.groups.append(result)
@@ -433,8 +436,7 @@ class KernelPlan(KernelObjects, DtypeInference, KernelChecks, SharedArrays, Tupl
         if len(payloads) == len(merged[1]):
             a, b = sorted({_shape(p) for p in payloads})[:2]
             return CoopTypeError(f"variable {name} may refer to payloads with different extents or dtypes ({a}; {b})")
-        return CoopTypeError(f"variable {name} may refer to different cuda.coop values (a ThreadGroup, ThreadData or "
-                             "TempStorage must come from exactly one construction site, or payloads of one shape)")
+        return several_sites(name)
 
     def _query(self, stmt: Any, block: Any, method: MethodVal) -> None:
         name = f"ThreadGroup.{method.name}"
