@@ -163,9 +163,9 @@ class KernelPlan(KernelObjects, DtypeInference, KernelChecks, SharedArrays, Tupl
                 bound = with_defaults(function, self._bind(stmt, function, "ThreadGroup.group_by", skip_self=True))
                 # a run-time value stays a Runtime: G6 / G8 where the shared checks reach it
                 values = {key: self._static(var, stmt, "", must=False) for key, var in bound.items()}
-                for key, value in values.items():
+                for param, value in values.items():
                     if isinstance(value, Runtime):  # H3 before G6 / G8: a literal_unroll value is the cause
-                        self.reject_literal_unroll_of(bound[key], f"ThreadGroup.group_by {key}")
+                        self.reject_literal_unroll_of(bound[param], f"ThreadGroup.group_by {param}")
                 spec = group_by(callee.group.spec, values, self.launch)
                 result = GroupVal(spec, stmt.loc)
                 self.groups.append(result)
