@@ -1737,6 +1737,14 @@ def p8_loaded_as_int_stored_as_float(bid, src, dst):
     coop.store(coop.this_block(), dst, items)
 
 
+def p8_assigned_int_and_float(bid, src, dst):
+    items = coop.ThreadData(K)  # HERE
+    for i in range(K):
+        items[i] = src[i]
+    items[1] = dst[1]  # a float32 element: evidence against the int32 ones
+    dst[0] = coop.sum(coop.this_block(), items)
+
+
 # ---- P14: a payload used as a run-time value
 def p14_payload_in_arithmetic(bid, src, dst):
     items = coop.ThreadData(K, np.int32)
@@ -1757,6 +1765,8 @@ G21_WORDS = "numba-cuda-mlir names the variable the condition reads, the CuTe DS
 ERRORS = [
     ErrorCase("p8-loaded-as-int-stored-as-float", p8_loaded_as_int_stored_as_float, coop.CoopTypeError,
               "ThreadData items has conflicting dtypes int32 (cuda.coop.load at line", dst_dtype=np.float32),
+    ErrorCase("p8-assigned-int-and-float", p8_assigned_int_and_float, coop.CoopTypeError,
+              "ThreadData items has conflicting dtypes int32 (assignment at line", dst_dtype=np.float32),
     ErrorCase("p14-payload-in-arithmetic", p14_payload_in_arithmetic, coop.CoopTypeError,
               "ThreadData items escapes to runtime through an arithmetic expression at error_cases.py:"),
     ErrorCase("p14-payload-stored-into-an-array", p14_payload_stored_into_an_array, coop.CoopTypeError,

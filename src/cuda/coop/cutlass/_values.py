@@ -40,6 +40,7 @@ class Slot:
     site: tuple[str, int] | None = None  # where the kernel made it (ThreadData(...)), for P9
     uncarried: bool = False  # not carried through traced regions (see ThreadData.__extract_mlir_values__)
     inferred_by: str | None = None  # the call whose operand gave the dtype ("cuda.coop.load at line 51"), for P8
+    assigned_at: str | None = None  # the typed assignment that gave it ("assignment at line 52"), for P8
     name: str = "payload"  # the kernel's name for it (``items = coop.ThreadData(...)``), for messages
 
     def root(self) -> "Slot":
@@ -62,9 +63,10 @@ class Slot:
         return located(error, self.site) if self.site is not None else error
 
     def conflicting(self, dtype: str, where: str) -> CoopError:
-        """P8 (numba-cuda-mlir's words), at the line that made the payload: two calls gave it two dtypes."""
-        error = CoopTypeError(f"ThreadData {self.name} has conflicting dtypes {self.dtype} ({self.inferred_by}) and "
-                              f"{dtype} ({where})")
+        """P8 (numba-cuda-mlir's words), at the line that made the payload: two calls, or two typed assignments,
+        gave it two dtypes."""
+        error = CoopTypeError(f"ThreadData {self.name} has conflicting dtypes {self.dtype} "
+                              f"({self.inferred_by or self.assigned_at}) and {dtype} ({where})")
         return located(error, self.site) if self.site is not None else error
 
     def materialise(self) -> Any:
@@ -137,10 +139,15 @@ class ThreadData:
     def __setitem__(self, index: Any, value: Any) -> None:
         slot = self._slot
         index = self._index(index)
-        if slot.root().dtype is None:  # a typed assignment gives the dtype (docs: concepts, "ThreadData payloads")
-            dtype = value_dtype(value)
-            if dtype is not None:
-                slot.root().dtype = dtype
+        root, dtype = slot.root(), value_dtype(value)
+        if dtype is not None and (root.dtype is None or root.assigned_at is not None):
+            # a typed assignment gives the dtype where nothing else did, and two that disagree are P8, as on
+            # numba-cuda-mlir (docs: concepts, "ThreadData payloads")
+            where = f"assignment at line {caller_site()[1]}"
+            if root.dtype is None:
+                root.dtype, root.assigned_at = dtype, where
+            elif root.dtype != dtype and not root.explicit and root.inferred_by is None:
+                raise root.conflicting(dtype, where)
         fragment = slot.materialise()
         # converted to the payload's dtype, as numba-cuda-mlir converts it (docs: concepts, "ThreadData payloads"):
         # the DSL refuses a store of another type

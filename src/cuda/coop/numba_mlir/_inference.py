@@ -55,19 +55,30 @@ class DtypeInference(PlanState):
                         except CoopError as exc:
                             raise located(exc, stmt.loc) from None
         weak: dict[int, list[tuple[str, str]]] = {}
+        # rule 3 decides only payloads that rules 1 and 2 left open; every typed assignment to one is evidence, and
+        # two that disagree are P8
+        by_operations = {id(p.root()) for p in self.payloads if p.root().dtype is not None or p.root().evidence}
+        counted: set[int] = set()
         for _ in range(4):  # payload-to-payload assignments propagate in a few rounds
             for block in self.func_ir.blocks.values():
                 for stmt in block.body:
-                    if isinstance(stmt, (nb.ir.SetItem, nb.ir.StaticSetItem)):
+                    if isinstance(stmt, (nb.ir.SetItem, nb.ir.StaticSetItem)) and id(stmt) not in counted:
                         target = self.resolver.var(stmt.target.name)
                         if not isinstance(target, PayloadVal):
                             continue
                         root = target.root()
-                        if root.dtype is None and not root.evidence:
-                            dtype, is_weak = self._value_dtype(stmt.value)
-                            if dtype is not None:
-                                (weak.setdefault(id(root), []) if is_weak else root.evidence).append(
-                                    (dtype, f"assignment at line {stmt.loc.line}"))
+                        if id(root) in by_operations:
+                            continue
+                        dtype, is_weak = self._value_dtype(stmt.value)
+                        if dtype is not None:
+                            counted.add(id(stmt))
+                            evidence = (dtype, f"assignment at line {stmt.loc.line}")
+                            if is_weak:
+                                weak.setdefault(id(root), []).append(evidence)
+                            else:
+                                root.evidence.append(evidence)
+                                if root.dtype is not None and root.dtype != dtype:
+                                    root.dtype = self._decide(root)  # P8: an earlier round decided otherwise
             self._settle_dtypes()
         for payload in self.payloads:
             root = payload.root()
