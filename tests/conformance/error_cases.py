@@ -1582,6 +1582,17 @@ def g21_block_call_under_a_value_a_loop_carries_from_the_rank(bid, src, dst):
     coop.store(block, dst, items)
 
 
+@staged.jit
+def g21_block_call_under_another_groups_membership(bid, src, dst):
+    block = coop.this_block()
+    lanes = coop.this_warp().group_by(24, exhaustive=False)
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    if lanes.is_member():  # the one per-thread condition allowed is the call's own group's
+        items = coop.inclusive_sum(block, items)  # HERE
+    coop.store(block, dst, items)
+
+
 # ---- rows once tested on numba-cuda-mlir alone (a catalogue audit): O4, O11, O12, G4, G8, G12, G19, S5
 def o4_batched_scalar(bid, src, dst):
     warp = coop.this_warp()
@@ -2169,4 +2180,7 @@ ERRORS = [
     ErrorCase("g21-carried-by-a-loop", g21_block_call_under_a_value_a_loop_carries_from_the_rank, coop.CoopValueError,
               "cuda.coop.inclusive_sum on block groups must be reached by every member, but it is under a condition "
               "that depends on ", words_differ=G21_WORDS),
+    ErrorCase("g21-under-another-groups-membership", g21_block_call_under_another_groups_membership,
+              coop.CoopValueError, "cuda.coop.inclusive_sum on block groups must be reached by every member, but it is "
+              "under a condition that depends on ", words_differ=G21_WORDS),
 ]

@@ -78,7 +78,9 @@ class KernelTracer:
         self.plan = KernelPlan()
         self._call: Call | None = None
         # query symbols whose result differs between members -> (whether it differs within a warp, words)
-        self.varying: dict[str, tuple[bool, str]] = {}
+        # G21's per-thread query results: symbol -> (varies within a warp, words, the group whose own calls may sit
+        # under it: its is_member())
+        self.varying: dict[str, tuple[bool, str, Any]] = {}
 
     @property
     def launch(self) -> LaunchShape:
@@ -213,7 +215,9 @@ class KernelTracer:
         self.add_site(call, [], site_call, Emission(provider))
         if method in ("rank", "rank_as") and _ORDER[spec.level] < _ORDER[group.spec.kind]:  # differs between members
             within_warp = group.spec.is_warp_scope and spec.level == "thread"
-            self.varying[provider.symbol] = (within_warp, f"the {group.spec.kind} group's rank({spec.level!r})")
+            self.varying[provider.symbol] = (within_warp, f"the {group.spec.kind} group's rank({spec.level!r})", None)
+        elif method == "is_member" and not group.spec.exhaustive:  # a per-thread condition for any other group's call
+            self.varying[provider.symbol] = (False, f"the {group.spec.kind} group's is_member()", group.spec)
         return call.returned
 
     # the CallContext side

@@ -113,8 +113,8 @@ def check_participation(tracer: Any, call: Call, call_op: Any) -> None:
         return
     kind = group.spec.kind
     sources = dict(_dsl.LANE_OPS) if group.spec.is_warp_scope else {**_dsl.THREAD_INDEX_OPS, **_dsl.LANE_OPS}
-    varying = {symbol: words for symbol, (within_warp, words) in tracer.varying.items()
-               if within_warp or not group.spec.is_warp_scope}
+    varying = {symbol: words for symbol, (within_warp, words, owner) in tracer.varying.items()
+               if (within_warp or not group.spec.is_warp_scope) and owner != group.spec}
     source = _divergence.divergent_condition(call_op, sources, varying)
     if source is not None:
         where = enclosing_if(call.site) or "an if statement of the kernel"
