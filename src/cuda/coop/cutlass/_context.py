@@ -293,10 +293,10 @@ class KernelTracer:
         if value is None:
             return None
         if isinstance(value, _dsl.Numeric) and not isinstance(value, (int, float)):
-            static = static_value(value)
-            if static is not None:  # a static CuTe boolean stays a bool, which no integer control takes (C6)
-                return Static(bool(static) if _dsl.DTYPE_OF_TYPE.get(type(value)) == "bool" else static)
-            return Runtime(_dsl.DTYPE_OF_TYPE.get(type(value)))
+            static, dtype = static_value(value), _dsl.DTYPE_OF_TYPE.get(type(value))
+            if static is not None:  # typed, as a NumPy scalar constant is on numba-cuda-mlir (C6, C9)
+                return Static(bool(static) if dtype in (None, "bool") else np.dtype(dtype).type(static))
+            return Runtime(dtype)
         return Static(value)  # a NumPy scalar keeps its dtype: a typed control of another dtype is C9, as on numba
 
     def static(self, call: Call, key: str, default: Any, kind: str = "value") -> Any:
