@@ -716,6 +716,32 @@ def static_boolean_control_kernel(src: cute.Tensor, dst: cute.Tensor):
     coop.store(block, dst, items)
 
 
+@cute.kernel
+def static_uint64_control_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items, valid_items=cutlass.Uint64(3), oob_default=0)
+    coop.store(block, dst, items)
+
+
+@cute.jit
+def static_uint64_control_launch(src: cute.Tensor, dst: cute.Tensor):
+    static_uint64_control_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def static_int64_fill_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items, valid_items=3, oob_default=cutlass.Int64(1))
+    coop.store(block, dst, items)
+
+
+@cute.jit
+def static_int64_fill_launch(src: cute.Tensor, dst: cute.Tensor):
+    static_int64_fill_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
 @cute.jit
 def static_boolean_control_launch(src: cute.Tensor, dst: cute.Tensor):
     static_boolean_control_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))

@@ -196,6 +196,20 @@ def test_c6_a_static_cute_boolean_is_no_integer_control():
                         "got bool")
 
 
+@pytest.mark.parametrize("launcher, kernel, message", [
+    (ck.static_uint64_control_launch, ck.static_uint64_control_kernel,
+     "cuda.coop.load valid_items must be a signed integer of at most 64 bits or an unsigned integer of at most 32 "
+     "bits; got uint64"),
+    (ck.static_int64_fill_launch, ck.static_int64_fill_kernel,
+     "cuda.coop.load oob_default must have the payload dtype int32; got int64; cast it")])
+def test_c6_c9_a_static_cute_numeric_keeps_its_dtype(launcher, kernel, message):
+    """A static ``cutlass.Uint64(3)`` or ``cutlass.Int64(1)`` is typed, as a NumPy scalar constant is on
+    numba-cuda-mlir: C6 for an unsigned 64-bit control, C9 for a fill value of another dtype."""
+    exc = _error(launcher, _tensor(), _tensor())
+    assert type(exc) is coop.CoopTypeError
+    assert str(exc) == f"{_at(kernel, 'coop.load(')}: {message}"
+
+
 def test_p9_no_dtype_evidence_at_the_payloads_line():
     exc = _error(ck.no_dtype_launch, _tensor(), _tensor())
     assert isinstance(exc, coop.CoopTypeError)
