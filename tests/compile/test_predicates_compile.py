@@ -375,6 +375,22 @@ def test_exclusive_digit_prefix_builds(threads, bits, descending):
     assert f"algo.RankKeys(bits, ranks, cub::BFEDigitExtractor<unsigned int>(3, {bits}), prefix);" in cpp
 
 
+def test_exclusive_digit_prefix_of_scalar_keys_is_written():
+    """The scalar-key form (one key a thread, SPEC 9.1) passes the prefix payload to CUB too: it was dropped, and the
+    payload stayed unwritten."""
+    @cuda.jit
+    def kernel(src, ranks_out, prefix_out):
+        block = coop.this_block()
+        prefix = coop.ThreadData(2)
+        rank = numba_coop.radix_rank(block, src[block.rank()], begin_bit=3, radix_bits=7, exclusive_digit_prefix=prefix)
+        coop.store(block, ranks_out, rank)
+        coop.store(block, prefix_out, prefix)
+
+    cpp = build_kernel(kernel, (U32, I32, I32), block=64).cpp_source
+    assert "algo.RankKeys(bits, ranks, cub::BFEDigitExtractor<unsigned int>(3, 7), prefix);" in cpp
+    assert re.search(r'extern "C" __device__ int \w+\(unsigned int key, int\* digit_prefix, char\* scratch', cpp)
+
+
 def test_exclusive_digit_prefix_with_explicit_int32_and_2d_block():
     build_kernel(_rank_kernel(7, 2, dtype=np.int32), (I32, I32, I32), block=(16, 4, 1))
 

@@ -300,6 +300,19 @@ def rank_kernel(k, begin, bits, descending, extent):
     return rank
 
 
+def scalar_rank_kernel(begin, bits, extent):
+    @cuda.jit
+    def rank(src, ranks_out, prefix_out):
+        block = coop.this_block()
+        key = src[np.int64(cuda.blockIdx.x) * block.count() + block.rank()]
+        prefix = coop.ThreadData(extent)
+        ranks = numba_coop.radix_rank(block, key, begin_bit=begin, radix_bits=bits, exclusive_digit_prefix=prefix)
+        ranks_out[np.int64(cuda.blockIdx.x) * block.count() + block.rank()] = ranks
+        coop.store(block, prefix_out, prefix, offset=np.int64(cuda.blockIdx.x) * block.count() * extent)
+
+    return rank
+
+
 def ordered_digits(keys, begin, bits):
     """The digit of SPEC 8.9's ordered representation (signed keys: sign bit inverted)."""
     raw = keys.view(np.uint32).astype(np.uint64)
@@ -344,3 +357,22 @@ def test_radix_rank_exclusive_digit_prefix(shape, dtype):
             expected_ranks[order] = np.arange(tile, dtype=np.int32)
             np.testing.assert_array_equal(ranks.reshape(GRID, tile)[index], expected_ranks, err_msg=what)
         np.testing.assert_array_equal(kept, src)
+
+
+@pytest.mark.parametrize("bits", [3, 6, 8])
+def test_radix_rank_of_scalar_keys_fills_the_digit_prefix(bits):
+    """One key a thread (SPEC 9.1) with exclusive_digit_prefix (9.8): ranks and prefixes as for a payload of one."""
+    threads, begin = 64, 26 - bits
+    extent = -(-(1 << bits) // threads)
+    src = full_range(rng, GRID * threads, np.uint32)
+    ranks = poisoned(src.size, np.int32)
+    prefix = poisoned(GRID * threads * extent, np.int32)
+    launch(scalar_rank_kernel(begin, bits, extent), (threads, 1, 1), src, ranks, prefix)
+    for index, chunk in enumerate(src.reshape(GRID, threads)):
+        digits = ordered_digits(chunk, begin, bits)
+        counts = np.bincount(digits, minlength=1 << bits)
+        expected_ranks = np.empty(threads, np.int32)
+        expected_ranks[np.argsort(digits, kind="stable")] = np.arange(threads)
+        np.testing.assert_array_equal(ranks.reshape(GRID, threads)[index], expected_ranks)
+        np.testing.assert_array_equal(prefix.reshape(GRID, threads * extent)[index, :1 << bits],
+                                      np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int32))

@@ -24,7 +24,7 @@ from .._semantics.sort import (
 )
 from .context import C, P, Call, CallContext, dtype_of
 from .shape import CallShape, call_shape
-from .site import OperandType, Operands, SiteCall, bind, emit, require_payload_dtype, require_runtime_int
+from .site import OperandType, Operands, SiteCall, emit, require_payload_dtype, require_runtime_int
 
 
 def _controls(op: str) -> tuple[str, ...]:
@@ -64,11 +64,18 @@ def _one_key(ctx: CallContext[C, P], call: C, shape: CallShape) -> None:
     name, args, dtype = call.name, call.args, shape.dtypes[0]
     descending = ctx.static(call, "descending", False, kind="bool")
     if call.op == "radix_rank":
-        rank = plan_radix_rank(shape, RadixRankOptions(**_bounds(ctx, call), descending=descending))
+        prefix = _prefix_payload(ctx, call) if _has_prefix(call) else None
+        rank = plan_radix_rank(shape, RadixRankOptions(
+            **_bounds(ctx, call), descending=descending,
+            exclusive_digit_prefix=(prefix.dtype, prefix.items_per_thread) if prefix is not None else None))
         emission = emit(lambda s: cub_sort.one_key(cub_sort.emit_rank(s), dtype, "int32"), rank)
         provider = emission.provider
-        site = SiteCall(provider.symbol, bind(provider, {"key": 0}), dtype, "int32")
-        return ctx.add_site(call, [shape.operands[0]], site, emission, shape.scratch)
+        operands = Operands()
+        operands.add("key", shape.operands[0])
+        if prefix is not None:
+            operands.add("digit_prefix", call.args[PREFIX])
+        site = SiteCall(provider.symbol, operands.params(provider), dtype, "int32")
+        return ctx.add_site(call, operands.values, site, emission, shape.scratch)
     value_dtype = _scalar_values(ctx, call) if call.op == "radix_sort_pairs" else None
     spec = plan_radix_sort(shape, RadixSortOptions(
         values=(value_dtype, 1) if value_dtype else None, descending=descending,

@@ -199,14 +199,15 @@ def emit(spec: SortSpec) -> Provider:
                          f"typename {parts.algo}::TempStorage" if parts.scratch else None, params)
 
 
-def _scalar_entry(provider: Provider, result: str, params: list[CParam], body: str) -> Provider:
+def _scalar_entry(provider: Provider, result: str, params: list[CParam], body: str, arrays: int) -> Provider:
     """The qualified scalar forms (docs: qualified, "Payload forms"): the item function is kept under another name
     (inlined) and a C entry point of ``params`` (then the item function's controls, then the scratch) wraps it with
-    one-item arrays; the controls are the item function's integer and key parameters between the outputs and the
-    scratch, forwarded in order (``@ARGS@`` in ``body``)."""
+    one-item arrays; the controls are the item function's parameters between its ``arrays`` key and result arrays
+    and the scratch (integers, keys, radix_rank's digit-prefix payload), forwarded in order (``@ARGS@`` in
+    ``body``)."""
     inner = provider.template.replace('extern "C" __device__ void @SYM@(',
                                       "static __device__ __forceinline__ void @SYM@_items(")
-    controls = [param for param in provider.params if param.abi in (Abi.I64, Abi.ELEM)]
+    controls = [param for param in provider.params[arrays:] if param.abi not in (Abi.SCRATCH, Abi.STRIDE)]
     params = [*params, *controls, *SCRATCH_PARAMS]
     args = "".join(f", {c.name}" for c in controls)
     wrapper = (f'extern "C" __device__ {result} @SYM@({c_signature(params)}) {{\n'
@@ -220,7 +221,7 @@ def one_key(provider: Provider, key_dtype: str, result_dtype: str) -> Provider:
     return _scalar_entry(
         provider, result_t, [CParam(Abi.VALUE, key_t, "key")],
         f"  const {key_t} keys[1] = {{key}};\n  {result_t} out[1];\n"
-        "  @SYM@_items(keys, out@ARGS@, scratch, stride);\n  return out[0];\n")
+        "  @SYM@_items(keys, out@ARGS@, scratch, stride);\n  return out[0];\n", arrays=2)
 
 
 def one_pair(provider: Provider, key_dtype: str, value_dtype: str) -> Provider:
@@ -233,4 +234,4 @@ def one_pair(provider: Provider, key_dtype: str, value_dtype: str) -> Provider:
     return _scalar_entry(
         provider, "void", params,
         f"  const {key_t} keys[1] = {{key}};\n  const {value_t} values[1] = {{value}};\n"
-        "  @SYM@_items(keys, values, key_out, value_out@ARGS@, scratch, stride);\n")
+        "  @SYM@_items(keys, values, key_out, value_out@ARGS@, scratch, stride);\n", arrays=4)
