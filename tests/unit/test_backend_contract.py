@@ -129,7 +129,7 @@ def registry(monkeypatch):
     monkeypatch.setattr(_backends, "_entry_points_read", True)
     registered = []
     module = types.ModuleType(RECORDER)
-    module.register_backend = lambda: registered.append(RECORDER)
+    module._register_backend = lambda: registered.append(RECORDER)
     monkeypatch.setitem(sys.modules, RECORDER, module)
     backend = _backends.Backend(("recorder", "rec"), RECORDER, "recorder_compiler", "Install recorder")
     _backends.add_backend(backend)
@@ -159,9 +159,9 @@ def test_a_failing_backend_warns_and_leaves_the_others(registry, monkeypatch):
     def broken():
         raise ImportError("recorder_compiler 9.9 is not supported")
 
-    sys.modules[RECORDER].register_backend = broken
+    sys.modules[RECORDER]._register_backend = broken
     other = types.ModuleType("tests.second_coop")
-    other.register_backend = lambda: registered.append("second")
+    other._register_backend = lambda: registered.append("second")
     monkeypatch.setitem(sys.modules, "tests.second_coop", other)
     _backends.add_backend(_backends.Backend(("second",), "tests.second_coop", "recorder_compiler"))
     monkeypatch.setenv("CUDA_COOP_DISABLE_AUTO_DSL_REGISTRATION", "0")
@@ -184,7 +184,7 @@ def test_backends_named_by_entry_points_are_found_on_demand(monkeypatch):
     monkeypatch.setattr(metadata, "entry_points", lambda group: [entry] if group == _backends.ENTRY_POINT_GROUP else [])
     registered = []
     module = types.ModuleType("tests.plugin_coop")
-    module.register_backend = lambda: registered.append("plugin")
+    module._register_backend = lambda: registered.append("plugin")
     monkeypatch.setitem(sys.modules, "tests.plugin_coop", module)
     coop.register("plugin")
     assert registered == ["plugin"]

@@ -3,8 +3,6 @@
 Common, backend-independent API. Activate a compiler backend with
 ``coop.register("numba-cuda-mlir")`` (or import ``cuda.coop.numba_mlir``).
 """
-from __future__ import annotations
-
 import pkgutil as _pkgutil
 
 __path__ = _pkgutil.extend_path(__path__, __name__)

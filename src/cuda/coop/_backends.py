@@ -2,7 +2,7 @@
 documentation; "Adding a backend" in CONTRIBUTING.md).
 
 A backend is described by a ``Backend``: its names, the module of its qualified namespace (importing that module
-activates the backend and its ``register_backend()`` is idempotent), and the compiler package whose presence in
+activates the backend and its ``_register_backend()`` is idempotent), and the compiler package whose presence in
 ``sys.modules`` makes ``import cuda.coop`` register it automatically. The built-in backends are listed here; other
 packages add theirs with ``add_backend`` or through the ``cuda.coop.backends`` entry-point group, whose entries
 name a ``Backend`` (read the first time a name is not found).
@@ -94,7 +94,7 @@ def register(backend: str, /) -> None:
         names = " or ".join(repr(name) for known in backends() for name in known.names)
         raise ValueError(f"Unsupported cuda.coop backend {backend!r}; expected {names}.")
     with _lock:
-        importlib.import_module(found.module).register_backend()
+        importlib.import_module(found.module)._register_backend()
 
 
 def auto_register() -> None:

@@ -6,9 +6,7 @@ qualified variants, ``ThreadData.from_fragment`` wraps a register tensor, ``Stat
 callback with state, and ``compile_kernel`` builds a launcher without a GPU. Import it with an alias (``import
 cuda.coop.cutlass as cute_coop``): a bare ``import cuda.coop.cutlass`` rebinds the name ``cuda``.
 """
-from __future__ import annotations
-
-import threading
+import threading as _threading
 
 from . import _about  # noqa: F401  (the version check)
 from .. import (  # noqa: F401  (re-exported common names)
@@ -27,11 +25,11 @@ globals().update(_qualified_markers(_NAMESPACE, _LACKS))
 # stateful block prefix callbacks: the very class of cuda.coop.numba_mlir (docs: cutlass, "Prefix callbacks")
 StatefulFunction = _scan.StatefulFunction
 
-_lock = threading.Lock()
+_lock = _threading.Lock()
 _registered = False
 
 
-def register_backend() -> None:
+def _register_backend() -> None:
     """Install the trace probe, the trace-finalize hook and the compile step once per process (idempotent)."""
     global _registered
     with _lock:
@@ -48,7 +46,7 @@ def register_backend() -> None:
         _registered = True
 
 
-register_backend()
+_register_backend()
 
 __all__ = [
     "__version__", "this_thread", "this_warp", "this_block", "this_cluster", "this_grid", "ThreadGroup",

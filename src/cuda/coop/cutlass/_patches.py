@@ -26,7 +26,7 @@ AT_REGISTER = "when the backend is registered"
 _DSL_FOLDER = os.path.dirname(os.path.dirname(os.path.abspath(_ast_decorators.__file__)))  # the cutlass package
 _OURS = "cuda_coop_patch"  # marks an installed wrapper: a second import of this module installs nothing again
 
-# what register_backend hands the patches: the link step, which bitcode is cuda.coop's, the errors that are the user's
+# what _register_backend hands the patches: the link step, which bitcode is cuda.coop's, the errors that are the user's
 _linker: Callable[[str, list[str]], bytes] | None = None
 _attached: Callable[[str], bool] | None = None
 _passes: tuple[type[BaseException], ...] = ()
@@ -207,7 +207,7 @@ PATCHES: tuple[Patch, ...] = (
         reason="the DSL reports any exception of a trace-finalize hook as its own internal error; a CoopError "
                "raised by cuda.coop's hook (a user's mistake: the call, the line, the fix) is raised as it is",
         removal="the DSL letting a hook's exceptions of declared types through (register_trace_finalize_hook)",
-        when=AT_REGISTER, where="cutlass.register_backend", install=pass_user_errors_through_trace_hooks,
+        when=AT_REGISTER, where="cutlass._register_backend", install=pass_user_errors_through_trace_hooks,
         relies_on=("cutlass.cutlass_dsl:CuTeDSL._get_dsl",
                    "cutlass.base_dsl.dsl:BaseDSL.register_trace_finalize_hook")),
     Patch(
@@ -220,7 +220,7 @@ PATCHES: tuple[Patch, ...] = (
                "written back after it, less that warning; _native_stderr)",
         removal="the DSL linking a module's own bitcode only and routing LLVM's linker warnings through MLIR "
                 "diagnostics (or clang's bitcode carrying the DSL's data layout); a link step hook in the DSL",
-        when=AT_REGISTER, where="cutlass.register_backend", install=install_compile_step,
+        when=AT_REGISTER, where="cutlass._register_backend", install=install_compile_step,
         relies_on=("cutlass._mlir.passmanager:PassManager.parse", "cutlass._mlir.passmanager:PassManager.run")),
     Patch(
         "report_payloads_stored_into_tensors",
@@ -228,7 +228,7 @@ PATCHES: tuple[Patch, ...] = (
         reason="a ThreadData stored into a tensor element is P14 at the assignment's line, as on numba-cuda-mlir; the "
                "DSL's own error (unsupported data type) names no line",
         removal="a conversion hook on the DSL's tensor stores (a value type that can refuse itself)",
-        when=AT_REGISTER, where="cutlass.register_backend", install=report_payloads_stored_into_tensors),
+        when=AT_REGISTER, where="cutlass._register_backend", install=report_payloads_stored_into_tensors),
     Patch(
         "report_payload_shape_changes",
         targets=("cutlass.cutlass_dsl.cutlass_ast_decorators:ScfGenerator._check_region_result",),
@@ -236,5 +236,5 @@ PATCHES: tuple[Patch, ...] = (
                "line, as on numba-cuda-mlir; the DSL's own error shows the register tensors' MLIR types and starts "
                "with an empty line",
         removal="a structure-comparison hook for carried user values in the DSL",
-        when=AT_REGISTER, where="cutlass.register_backend", install=report_payload_shape_changes),
+        when=AT_REGISTER, where="cutlass._register_backend", install=report_payload_shape_changes),
 )

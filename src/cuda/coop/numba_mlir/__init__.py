@@ -7,9 +7,7 @@ Import it with an alias (``import cuda.coop.numba_mlir as numba_coop``): a bare
 ``import cuda.coop.numba_mlir`` rebinds the name ``cuda``. See the "The qualified
 namespace" and "API reference: cuda.coop.numba_mlir" pages of the documentation.
 """
-from __future__ import annotations
-
-import threading
+import threading as _threading
 
 from . import _entry
 from .. import (  # noqa: F401  (re-exported common names)
@@ -30,11 +28,11 @@ StatefulFunction = _scan.StatefulFunction  # qualified-only: stateful block pref
 from numba_cuda_mlir.cuda import local as local  # noqa: E402
 from ._memory import shared as shared  # noqa: E402  (numba_coop.shared.array: inside the cooperative backing)
 
-_lock = threading.Lock()
+_lock = _threading.Lock()
 _registered = False
 
 
-def register_backend() -> None:
+def _register_backend() -> None:
     """Install the planner once per process (idempotent; importing this module calls it)."""
     global _registered
     with _lock:
@@ -53,7 +51,7 @@ def register_backend() -> None:
         _registered = True
 
 
-register_backend()
+_register_backend()
 
 __all__ = [
     "__version__", "this_thread", "this_warp", "this_block", "this_cluster", "this_grid", "ThreadGroup",

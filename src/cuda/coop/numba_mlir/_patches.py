@@ -465,7 +465,7 @@ PATCHES: tuple[Patch, ...] = (
                "a dispatcher's launches only on free-threaded Python, so every dispatcher gets that build's launch "
                "lock (issue 18)",
         removal="numba-cuda-mlir serialising launches with the GIL too (every dispatcher made with _launch_lock)",
-        when=AT_REGISTER, where="numba_mlir.register_backend", install=serialise_launches),
+        when=AT_REGISTER, where="numba_mlir._register_backend", install=serialise_launches),
     Patch(
         "reuse_builds_across_grids",
         targets=(_DISPATCHER + "_find_launch_config_overload_locked",
@@ -474,7 +474,7 @@ PATCHES: tuple[Patch, ...] = (
                "metadata of NVIDIA/numba-cuda-mlir#203); cuda.coop's planner reads the block shape only, so a new grid "
                "reuses the build and its loaded module (issue 19, item 1)",
         removal="numba-cuda-mlir letting a planner say which parts of the launch configuration its build reads",
-        when=AT_REGISTER, where="numba_mlir.register_backend", install=reuse_builds_across_grids,
+        when=AT_REGISTER, where="numba_mlir._register_backend", install=reuse_builds_across_grids,
         relies_on=(_LAUNCH_CONFIG + "_is_launch_config_key_tuple", _LAUNCH_CONFIG + "_launch_config_key",
                    _DISPATCHER + "_can_reuse_overload", _DISPATCHER + "_remember_kernel_dispatcher_locked",
                    _DISPATCHER + "_new_kernel_dispatcher")),
@@ -485,7 +485,7 @@ PATCHES: tuple[Patch, ...] = (
                "NVIDIA/numba-cuda-mlir#202 made it); cuda.coop's planner changes only kernels with cuda.coop calls, "
                "which that cache never holds (issue 19, item 3)",
         removal="numba-cuda-mlir skipping its disk cache only for kernels a planner changed",
-        when=AT_REGISTER, where="numba_mlir.register_backend", install=keep_disk_cache_for_plain_kernels),
+        when=AT_REGISTER, where="numba_mlir._register_backend", install=keep_disk_cache_for_plain_kernels),
     Patch(
         "memoize_ready_launches",
         targets=(_DISPATCHER + "_get_ready_launch", _DISPATCHER + "_remember_kernel_dispatcher_locked"),
@@ -493,7 +493,7 @@ PATCHES: tuple[Patch, ...] = (
                "microseconds); the answer is remembered until a build or native dispatcher is replaced "
                "(benchmarks/RESULTS.md, launch cost 2b)",
         removal="numba-cuda-mlir remembering the ready launch itself, as it does with no planner registered",
-        when=AT_REGISTER, where="numba_mlir.register_backend", install=memoize_ready_launches,
+        when=AT_REGISTER, where="numba_mlir._register_backend", install=memoize_ready_launches,
         relies_on=(_LAUNCH_CONFIG + "_launch_config_key",)),
     Patch(
         "translate_cooperative_kernels",
