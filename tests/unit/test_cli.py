@@ -422,3 +422,14 @@ def test_doctor_on_this_machine(tmp_path):
         assert "no GPU present: kernels can be built for sm_90 but not launched" in gpu[0]
     assert re.search(r"OK    sample build: .* for sm_90 in [\d.]+ s", done.stdout)
     assert len(list((tmp_path / "cuda-coop").glob("*.bin"))) == 1  # the sample build's provider
+
+
+def test_a_bad_setting_or_path_is_a_message_not_a_traceback(capsys, monkeypatch, tmp_path):
+    """The user's mistake in a setting or a path ends the command with its message and status 1."""
+    monkeypatch.setenv("CUDA_COOP_DISABLE_CACHE", "maybe")
+    assert main(["cache", "info"]) == 1
+    assert capsys.readouterr().err.startswith("python -m cuda.coop cache: CUDA_COOP_DISABLE_CACHE='maybe' is not a "
+                                              "boolean")
+    monkeypatch.delenv("CUDA_COOP_DISABLE_CACHE")
+    assert main(["explain", "load", "--svg", str(tmp_path / "missing" / "load.svg")]) == 1
+    assert "python -m cuda.coop explain: [Errno 2] No such file or directory" in capsys.readouterr().err

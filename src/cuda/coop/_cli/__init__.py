@@ -6,8 +6,10 @@ when it runs (the doctor imports the backend; the explainers never do).
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
 
+from .._errors import CoopError
 from .._version import __version__
 from . import cache_command, explain
 
@@ -39,4 +41,8 @@ def _doctor(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     handler: Callable[[argparse.Namespace], int] = args.handler  # set by each command's parser
-    return handler(args)
+    try:
+        return handler(args)
+    except (CoopError, OSError) as exc:  # the user's setting or path: a message and status 1, not a traceback
+        print(f"python -m cuda.coop {args.command}: {exc}", file=sys.stderr)
+        return 1
