@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from cuda.coop._cli import doctor, main
-from cuda.coop._cub import cache
+from cuda.coop._cub import cache, cache_inventory
 from cuda.coop._semantics import layouts
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -293,6 +293,26 @@ def test_cache_info_and_clear_touch_only_what_cuda_coop_wrote(cache_home, capsys
     assert sorted(p.name for p in cache_home.iterdir()) == ["f" * 64 + ".bin", "notes.txt"]
     assert outside.read_bytes() == b"keep"
     assert cache.load(keys[0]) is None  # the in-process memo went too
+
+
+def test_cache_info_and_clear_count_the_payload_files(cache_home, capsys):
+    """The bitcode the CuTe route links lies in the cache's files/ folder: cuda.coop's own files, counted by
+    ``cache info`` and removed by ``cache clear`` with their folder (another file there stays, and so does it)."""
+    _store("a")
+    bitcode = cache.payload_file(b"BC\xc0\xde" + bytes(200), ".bc")
+    assert bitcode.parent == cache_home / "files"
+    info = cache_inventory.inventory()
+    assert (info.entries, info.other_files, info.foreign_files) == (1, 1, 0)
+    assert info.total_bytes >= bitcode.stat().st_size
+    assert main(["cache", "clear"]) == 0
+    assert "removed 2 files" in capsys.readouterr().out
+    assert not cache_home.exists()
+
+    cache.payload_file(b"BC\xc0\xde" + bytes(100), ".bc")
+    (cache_home / "files" / "notes.txt").write_text("mine")
+    assert cache_inventory.inventory().foreign_files == 1
+    assert main(["cache", "clear"]) == 0
+    assert sorted(p.name for p in (cache_home / "files").iterdir()) == ["notes.txt"]
 
 
 def test_cache_clear_removes_the_emptied_directory(cache_home, capsys):

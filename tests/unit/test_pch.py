@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from cuda.coop import CoopBuildError
-from cuda.coop._cub import cache, nvrtc, program, toolchain
+from cuda.coop._cub import cache, cache_inventory, nvrtc, program, toolchain
 from cuda.coop._cub import pch as pch_store
 from cuda.coop._cub.provider import Provider
 
@@ -412,7 +412,7 @@ def test_cache_info_reports_and_clear_removes_pch_files(pch_home, capsys):
     out = capsys.readouterr().out
     assert "precompiled headers: 2 (" in out and "1 of running processes" in out and "1 left by processes" in out
     assert "other files" not in out  # PCH directories are cuda.coop's own
-    info = cache.inventory()
+    info = cache_inventory.inventory()
     assert info.pch_bytes == pch.stat().st_size + 1000 and info.total_bytes >= info.pch_bytes
 
     assert main(["cache", "clear"]) == 0

@@ -27,7 +27,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def info(args: argparse.Namespace) -> int:
-    from .._cub import cache
+    from .._cub import cache_inventory as cache
 
     found = cache.inventory()
     print(f"location: {found.directory}")
@@ -54,7 +54,7 @@ def info(args: argparse.Namespace) -> int:
 
 
 def clear(args: argparse.Namespace) -> int:
-    from .._cub import cache
+    from .._cub import cache_inventory as cache
 
     directory = cache.inventory(check_entries=False).directory
     removed, freed = cache.clear()

@@ -303,7 +303,7 @@ def check_gpu(toolkit: tuple[int, int] | None) -> Iterator[Check]:
 # ---------------------------------------------------------------- cache
 
 def check_cache() -> Check:
-    from .._cub import cache
+    from .._cub import cache_inventory as cache
 
     try:
         info = cache.inventory()
