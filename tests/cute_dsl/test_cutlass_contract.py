@@ -135,8 +135,10 @@ def test_s7_scratch_above_the_device_limit_names_the_python_kernel():
                         "most 232448")
 
 
-@pytest.mark.parametrize("shape", [(2048, 1, 1), (8, 8, 128)])
+@pytest.mark.parametrize("shape", [(2048, 1, 1), (8, 8, 128), (0, 1, 1), (-1, 1, 1)])
 def test_g22_invalid_block_shapes(shape):
+    """G22 for constants out of CUDA's range (the DSL leaves zero and negative extents out of its launch facts: not
+    G23, as for a run-time extent)."""
     n = 2048 * 4
     exc = _error(ck.big_block_launch, _tensor(n), _tensor(n), shape)
     assert isinstance(exc, coop.CoopValueError)

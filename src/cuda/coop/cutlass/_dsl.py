@@ -80,7 +80,11 @@ def launch_dim(kernel: Any, which: str) -> tuple[int, int, int] | None:
     with ir.InsertionPoint(kernel.regions[0].blocks[0]):
         facts = _launch_facts._get_launch_facts()
     unclustered = which == "cluster" and facts.cluster_launch is False  # a launch without clusters: one block each
-    return (1, 1, 1) if unclustered else cast("tuple[int, int, int] | None", getattr(facts, f"exact_{which}_dim"))
+    exact = (1, 1, 1) if unclustered else cast("tuple[int, int, int] | None", getattr(facts, f"exact_{which}_dim"))
+    attrs = kernel.attributes  # constants out of range (0, negative) are not facts; the reqntid keeps them: G22
+    if exact is None and which == "block" and "nvvm.reqntid" in attrs:
+        exact = cast("tuple[int, int, int]", tuple(int(v) for v in ir.DenseI32ArrayAttr(attrs["nvvm.reqntid"])))
+    return exact
 
 
 def compute_capability() -> int:
