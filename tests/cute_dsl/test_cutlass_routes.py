@@ -405,3 +405,12 @@ def test_the_route_can_be_forced_to_link(fresh_route):
     fresh_route.setenv(_route.ROUTE_VARIABLE, "link")
     assert _route.route() == "link"
     assert "CUDA_COOP_CUTE_ROUTE=link" in _route.clang_lookup().reason
+
+
+def test_a_misspelt_route_is_the_users_error(fresh_route):
+    """Not a silent default: the setting and what it accepts."""
+    fresh_route.setenv(_route.ROUTE_VARIABLE, "bogus")
+    with pytest.raises(coop.CoopValueError, match=r"^CUDA_COOP_CUTE_ROUTE='bogus' is not a route; accepted: link, "):
+        _route.route()
+    fresh_route.setenv(_route.ROUTE_VARIABLE, " Bitcode ")
+    assert _route.clang_lookup().reason is None or "CUDA_COOP_CUTE_ROUTE" not in _route.clang_lookup().reason

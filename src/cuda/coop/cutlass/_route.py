@@ -9,6 +9,7 @@ import re
 import warnings
 
 from .._cub import bitcode
+from .._errors import CoopValueError
 from . import _dsl
 
 _log = logging.getLogger("cuda.coop")
@@ -18,8 +19,13 @@ ROUTE_VARIABLE = "CUDA_COOP_CUTE_ROUTE"  # "link" forces the link route (for com
 @functools.lru_cache(maxsize=1)
 def clang_lookup() -> bitcode.ClangLookup:
     """Whether this process builds CuTe kernels' calls as bitcode: the ziglang clang, or why not."""
-    if os.environ.get(ROUTE_VARIABLE, "").strip().lower() == "link":
+    raw = os.environ.get(ROUTE_VARIABLE, "")
+    chosen = raw.strip().lower()
+    if chosen == "link":
         return bitcode.ClangLookup(None, f"{ROUTE_VARIABLE}=link asks for the link route")
+    if chosen not in ("", "bitcode"):  # a misspelt setting is the user's mistake, never a silent default
+        raise CoopValueError(f"{ROUTE_VARIABLE}={raw!r} is not a route; accepted: link, bitcode (the default where "
+                             "the ziglang wheel's clang can serve the CuTe DSL), or unset")
     return bitcode.find_clang(_dsl.llvm_major())
 
 
