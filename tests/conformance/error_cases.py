@@ -1593,6 +1593,131 @@ def g21_block_call_under_another_groups_membership(bid, src, dst):
     coop.store(block, dst, items)
 
 
+# ---- rows once tested on numba-cuda-mlir alone or per backend (catalogue audit e): G14, P10, P17, C14, S8, O13, O15
+def g14_block_group_by_not_dividing(bid, src, dst):
+    warps = coop.this_block().group_by(3)  # HERE
+    items = coop.ThreadData(K, np.int32)
+    coop.load(coop.this_block(), src, items)
+    coop.store(coop.this_block(), dst, coop.inclusive_sum(warps, items))
+
+
+def p10_load_int_into_float(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.float32)
+    coop.load(block, src, items)  # HERE
+    coop.store(block, dst, items)
+
+
+def p10_store_float_into_int(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.float32)
+    for i in range(K):
+        items[i] = np.float32(1.5)
+    coop.store(block, dst, items)  # HERE
+
+
+def p17_radix_tile_above_cub_limit(bid, src, dst):
+    block = coop.this_block()
+    keys = coop.ThreadData(1024, np.int32)
+    coop.load(block, src, keys)
+    out = coop.radix_sort_keys(block, keys)  # HERE
+    coop.store(block, dst, out)
+
+
+def c14_integer_operator(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    items[0] = coop.reduce(block, items, binary_op=3)  # HERE
+    coop.store(block, dst, items)
+
+
+def s8_dynamic_storage_aligned_to_32(bid, src, dst):
+    block = coop.this_block()
+    storage = coop.TempStorage(60000, alignment=32)
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    out = coop.exclusive_sum(block, items, temp_storage=storage)  # HERE
+    coop.store(block, dst, out)
+
+
+def less(a, b):
+    return a < b
+
+
+@qualified
+def o13_compare_op_descending(ns):
+    def body(bid, src, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(K, np.int32)
+        coop.load(block, src, items)
+        out = ns.merge_sort_keys(block, items, compare_op=less, descending=True)  # HERE
+        coop.store(block, dst, out)
+    return body
+
+
+@qualified
+def o15_scatter_without_ranks(ns):
+    def body(bid, src, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(K, np.int32)
+        coop.load(block, src, items)
+        out = ns.exchange(block, items, mode="scatter_to_striped")  # HERE
+        coop.store(block, dst, out)
+    return body
+
+
+@qualified
+def o15_guarded_scatter_time_sliced(ns):
+    def body(bid, src, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(K, np.int32)
+        ranks = coop.ThreadData(K, np.int32)
+        coop.load(block, src, items)
+        coop.load(block, src, ranks)
+        out = ns.exchange(block, items, mode="scatter_to_striped_guarded", ranks=ranks,  # HERE
+                          warp_time_slicing=True)
+        coop.store(block, dst, out)
+    return body
+
+
+# ---- G2, P4 and H2 on both backends (catalogue audit e: the CuTe backend raised Python's own errors or other words)
+def g2_group_in_arithmetic(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    items[0] = block * 2  # HERE
+    coop.store(block, dst, items)
+
+
+def g2_group_stored_into_an_array(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    dst[0] = block  # HERE
+    coop.store(block, dst, items)
+
+
+def p4_common_shuffle_of_a_scalar(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    items[0] = coop.shuffle(block, items[1])  # HERE
+    coop.store(block, dst, items)
+
+
+def add_a_block_sum(a, b):
+    return a + coop.sum(coop.this_block(), b)
+
+
+def h2_operator_calls_sum(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    items[0] = coop.reduce(block, items, binary_op=add_a_block_sum)  # HERE
+    coop.store(block, dst, items)
+
+
 # ---- rows once tested on numba-cuda-mlir alone (a catalogue audit): O4, O11, O12, G4, G8, G12, G19, S5
 def o4_batched_scalar(bid, src, dst):
     warp = coop.this_warp()
@@ -2183,4 +2308,31 @@ ERRORS = [
     ErrorCase("g21-under-another-groups-membership", g21_block_call_under_another_groups_membership,
               coop.CoopValueError, "cuda.coop.inclusive_sum on block groups must be reached by every member, but it is "
               "under a condition that depends on ", words_differ=G21_WORDS),
+    ErrorCase("g14-block-group-by-not-dividing", g14_block_group_by_not_dividing, coop.CoopValueError,
+              "exhaustive ThreadGroup.group_by requires the count to divide the parent unit count (4)"),
+    ErrorCase("p10-load-int-into-float", p10_load_int_into_float, coop.CoopTypeError,
+              "cuda.coop.load source dtype int32 does not match payload dtype float32"),
+    ErrorCase("p10-store-float-into-int", p10_store_float_into_int, coop.CoopTypeError,
+              "cuda.coop.store destination dtype int32 does not match payload dtype float32; cast the value"),
+    ErrorCase("p17-radix-tile-above-cub-limit", p17_radix_tile_above_cub_limit, coop.CoopValueError,
+              "cuda.coop.radix_sort_keys tile of 131072 items exceeds CUB's limit of 65535 for this algorithm"),
+    ErrorCase("c14-integer-operator", c14_integer_operator, coop.CoopTypeError,
+              "cuda.coop.reduce binary_op must be an operator string or a Python/device function; got 3"),
+    ErrorCase("s8-dynamic-storage-aligned-to-32", s8_dynamic_storage_aligned_to_32, coop.CoopValueError,
+              "shared-memory alignment 32 exceeds the 16-byte limit of dynamic shared memory"),
+    ErrorCase("o13-compare-op-descending", o13_compare_op_descending, coop.CoopValueError,
+              ".merge_sort_keys compare_op cannot be combined with descending=True"),
+    ErrorCase("o15-scatter-without-ranks", o15_scatter_without_ranks, coop.CoopValueError,
+              ".exchange mode='scatter_to_striped' requires ranks"),
+    ErrorCase("o15-guarded-scatter-time-sliced", o15_guarded_scatter_time_sliced, coop.CoopValueError,
+              ".exchange mode='scatter_to_striped_guarded' does not support warp_time_slicing"),
+    ErrorCase("g2-group-in-arithmetic", g2_group_in_arithmetic, coop.CoopTypeError,
+              "ThreadGroup block escapes to runtime through an arithmetic expression at "),
+    ErrorCase("g2-group-stored-into-an-array", g2_group_stored_into_an_array, coop.CoopTypeError,
+              "ThreadGroup block escapes to runtime through an assignment into dst at "),
+    ErrorCase("p4-common-shuffle-scalar", p4_common_shuffle_of_a_scalar, coop.CoopTypeError,
+              "cuda.coop.shuffle requires a fixed-size ThreadData value payload in the common API; use "),
+    ErrorCase("h2-operator-calls-sum", h2_operator_calls_sum, coop.CoopTypeError,
+              "cuda.coop.reduce binary_op add_a_block_sum contains cuda.coop operations; callbacks may only do "
+              "per-thread computation"),
 ]

@@ -20,6 +20,7 @@ from .._calls.objects import FACTORIES, bind_constructor, factory_group, plan_qu
 from .._calls.site import Emission, SiteCall
 from .._cub.families import groups as cub_groups
 from .._markers import temp_storage as _ts_markers
+from .._markers.records import extension
 from .._errors import CoopError, CoopTypeError, CoopUnsupportedError, CoopValueError, located, plain_text
 from .._version import __version__
 from .._semantics.common import (
@@ -248,8 +249,13 @@ class KernelTracer:
         return None
 
     def require_payload(self, call: Call, param: str) -> Slot:
-        payload = self.payload(call.args.get(param))
+        operand = call.args.get(param)
+        payload = self.payload(operand)
         if payload is None:
+            if not call.qualified and extension(call.op).scalar_form and self.operand_form(operand) is None:
+                # P4: one scalar a thread is a qualified payload form (SPEC 9.1, 12.3), as on numba-cuda-mlir
+                raise CoopTypeError(f"{call.name} requires a fixed-size ThreadData {param} payload in the common API; "
+                                    f"use {_about.NAMESPACE} for scalar payloads")
             raise CoopTypeError(f"{call.name} {param} must be a ThreadData payload; got "
                                 f"{describe(call.args.get(param))}")
         return payload
@@ -397,8 +403,8 @@ class KernelTracer:
                 _dsl.define_function(symbol, [dtype] * arity + list(extra),
                                      "boolean" if result == "boolean" else dtype, function, self.gpu_module)
         except CoopError as exc:  # a cooperative call inside the operator (R1 there): callbacks are per thread
-            raise CoopTypeError(f"{name} {param} {label} contains a cuda.coop call ({exc}); callbacks may only do "
-                                "per-thread computation") from None
+            raise CoopTypeError(f"{name} {param} {label} contains cuda.coop operations; callbacks may only do "
+                                "per-thread computation") from exc
         except Exception as exc:  # the DSL could not trace it (its diagnostics are coloured for a terminal)
             text = plain_text(str(exc)).strip()
             reason = f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"

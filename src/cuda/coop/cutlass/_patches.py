@@ -76,16 +76,16 @@ def pass_user_errors_through_trace_hooks() -> None:
     _replace(type(CuTeDSL._get_dsl()), "_run_trace_finalize_hooks", wrap)
 
 
-# --- a payload stored into a tensor element (P14) ----------------------------------------------
+# --- a payload or a group stored into a tensor element (P14, G2) ------------------------------
 # The DSL's tensor accepts numeric values only and says "unsupported data type: <class ...ThreadData>" for a payload,
 # with no line; numba-cuda-mlir reports the same mistake as P14 at the assignment.
 @once
 def report_payloads_stored_into_tensors() -> None:
     def wrap(original: Callable[..., Any]) -> Callable[..., Any]:
         def setitem(self: Any, crd: Any, data: Any, *args: Any, **kwargs: Any) -> Any:
-            from ._values import ThreadData, caller_site, user_variable
+            from ._values import ThreadData, ThreadGroup, caller_site, user_variable
 
-            if isinstance(data, ThreadData):
+            if isinstance(data, (ThreadData, ThreadGroup)):
                 raise data._escapes(f"an assignment into {user_variable(self, caller_site()) or 'a tensor'}")
             return original(self, crd, data, *args, **kwargs)
 
@@ -108,6 +108,10 @@ def report_payload_shape_changes() -> None:
             carried = (ThreadGroup, Storage)  # no run-time value: the DSL would keep the first one silently
             if (isinstance(original_value, carried) or isinstance(region_value, carried)) \
                     and original_value is not region_value:
+                if isinstance(original_value, Storage) and isinstance(region_value, Storage):  # S3's words
+                    raise located(CoopTypeError(f"variable {arg_name} may refer to several TempStorage descriptors; a "
+                                                "temp_storage must resolve to exactly one TempStorage constructor in "
+                                                "this kernel"), caller_site(_DSL_FOLDER))
                 raise located(several_sites(arg_name), caller_site(_DSL_FOLDER))
             if isinstance(original_value, ThreadData) and isinstance(region_value, ThreadData):
                 before, after = original_value._shape(), region_value._shape()

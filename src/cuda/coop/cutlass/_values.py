@@ -238,6 +238,28 @@ class ThreadGroup:
     def __new_from_mlir_values__(self, values: list[Any]) -> "ThreadGroup":
         return self
 
+    def _escapes(self, use: str) -> CoopError:
+        """G2: a group used as a run-time value (numba-cuda-mlir finds the same uses in its IR)."""
+        site = caller_site()
+        return located(CoopTypeError(f"ThreadGroup {user_variable(self, site) or 'group'} escapes to runtime through "
+                                     f"{use} at {os.path.basename(site[0])}:{site[1]}; groups may only be used with "
+                                     "cuda.coop operations, group methods and inlined helpers"), site)
+
+    def _arithmetic(self, *_: Any) -> Any:
+        raise self._escapes("an arithmetic expression")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _arithmetic
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = __neg__ = __pos__ = _arithmetic
+    __lt__ = __le__ = __gt__ = __ge__ = _arithmetic  # (== and != stay identity: the backend compares groups)
+
+    def __bool__(self) -> bool:
+        raise self._escapes("a condition")
+
+    def _conversion(self) -> Any:
+        raise self._escapes("a conversion to a scalar")
+
+    __int__ = __float__ = __index__ = _conversion
+
     def _bound(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         """Every parameter of ``method`` (the bound argument, else its documented default), at the kernel's line."""
         try:
