@@ -16,7 +16,7 @@ from .._semantics.common import Runtime, require_alignment
 from . import _compat as nb, _patches
 from ._about import BACKEND, LACKS, NAMESPACE
 from ._inference import no_array_of
-from ._ir import UNKNOWN, ArgExpr, ArgRef, DescVal, LOCAL_ARRAY, Obj, PayloadVal, arguments_of, dtype_of_object
+from ._ir import UNKNOWN, ArgRef, DescVal, LOCAL_ARRAY, Obj, PayloadVal, arguments_of, dtype_of_object
 from ._plan_state import PlanState
 
 
@@ -53,7 +53,7 @@ class KernelObjects(PlanState):
         value = self.resolver.var(var.name)
         if isinstance(value, Obj):
             return value.value
-        arguments = arguments_of(value) if isinstance(value, (ArgRef, ArgExpr)) else None
+        arguments = arguments_of(value)  # none for a constant (an Obj, above), None for a run-time value
         if arguments:
             # Specialise the kernel on these integer arguments (its launches then literalise them: memoised)
             # (docs: concepts, "Compile-time values and specialisation").
