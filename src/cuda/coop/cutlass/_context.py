@@ -78,9 +78,8 @@ class KernelTracer:
         self._cluster: tuple[int, int, int] | None = None
         self.plan = KernelPlan()
         self._call: Call | None = None
-        # query symbols whose result differs between members -> (whether it differs within a warp, words)
-        # G21's per-thread query results: symbol -> (varies within a warp, words, the group whose own calls may sit
-        # under it: its is_member())
+        # G21: query symbols whose result differs between members -> (whether it differs within a warp, words, the
+        # group whose own calls may sit under it: its is_member())
         self.varying: dict[str, tuple[bool, str, Any]] = {}
 
     @property
@@ -256,8 +255,7 @@ class KernelTracer:
                 # P4: one scalar a thread is a qualified payload form (SPEC 9.1, 12.3), as on numba-cuda-mlir
                 raise CoopTypeError(f"{call.name} requires a fixed-size ThreadData {param} payload in the common API; "
                                     f"use {_about.NAMESPACE} for scalar payloads")
-            raise CoopTypeError(f"{call.name} {param} must be a ThreadData payload; got "
-                                f"{describe(call.args.get(param))}")
+            raise CoopTypeError(f"{call.name} {param} must be a ThreadData payload; got {describe(operand)}")
         return payload
 
     def operand_form(self, operand: Any) -> str | None:
