@@ -78,36 +78,7 @@ class Slot:
         return self.fragment
 
 
-class _CompileTimeValue:
-    """A payload or a group used as a run-time value (arithmetic, a condition, a conversion, a tensor element):
-    P14 or G2 at the kernel's line, in numba-cuda-mlir's words (it finds the same uses in its IR)."""
-
-    _KIND, _UNNAMED, _FIX = "ThreadData", "payload", ""
-
-    def _escapes(self, use: str) -> CoopError:
-        site = caller_site()
-        return located(CoopTypeError(f"{self._KIND} {user_variable(self, site) or self._UNNAMED} escapes to runtime "
-                                     f"through {use} at {os.path.basename(site[0])}:{site[1]}{self._FIX}"), site)
-
-    def _arithmetic(self, *_: Any) -> Any:
-        raise self._escapes("an arithmetic expression")
-
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _arithmetic
-    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = __matmul__ = __rmatmul__ = _arithmetic
-    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = __lshift__ = __rlshift__ = _arithmetic
-    __rshift__ = __rrshift__ = __neg__ = __pos__ = __abs__ = __invert__ = _arithmetic
-    __lt__ = __le__ = __gt__ = __ge__ = _arithmetic  # (== and != stay identity: the backend keys payloads by them)
-
-    def __bool__(self) -> bool:
-        raise self._escapes("a condition")
-
-    def _conversion(self) -> Any:
-        raise self._escapes("a conversion to a scalar")
-
-    __int__ = __float__ = __index__ = _conversion
-
-
-class ThreadData(_CompileTimeValue):
+class ThreadData:
     """``ThreadData(items_per_thread, dtype=None, *, alignment=None)``: a payload in a CuTe kernel,
     ``items_per_thread`` items of one dtype in a register tensor (``.fragment``), as ``cuda.coop.ThreadData``.
 
@@ -191,6 +162,29 @@ class ThreadData(_CompileTimeValue):
         dtype = self._slot.root().dtype
         return f"items_per_thread={self.items_per_thread}" + (f", dtype={dtype}" if dtype is not None else "")
 
+    def _escapes(self, use: str) -> CoopError:
+        """P14: a payload used as a run-time value (numba-cuda-mlir finds the same uses in its IR)."""
+        site = caller_site()
+        return located(CoopTypeError(f"ThreadData {user_variable(self, site) or 'payload'} escapes to runtime "
+                                    f"through {use} at {os.path.basename(site[0])}:{site[1]}"), site)
+
+    def _arithmetic(self, *_: Any) -> Any:
+        raise self._escapes("an arithmetic expression")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _arithmetic
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = __matmul__ = __rmatmul__ = _arithmetic
+    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = __lshift__ = __rlshift__ = _arithmetic
+    __rshift__ = __rrshift__ = __neg__ = __pos__ = __abs__ = __invert__ = _arithmetic
+    __lt__ = __le__ = __gt__ = __ge__ = _arithmetic  # (== and != stay identity: the backend keys payloads by them)
+
+    def __bool__(self) -> bool:
+        raise self._escapes("a condition")
+
+    def _conversion(self) -> Any:
+        raise self._escapes("a conversion to a scalar")
+
+    __int__ = __float__ = __index__ = _conversion
+
     # CuTe carries values assigned in a traced loop or branch through its region: a ThreadData is its register tensor
     # A payload whose dtype is not known when a loop or branch starts (typed assignments in its body give it) is not
     # carried: its register tensor is allocated at the kernel's entry, so the region reads and writes the same
@@ -226,14 +220,12 @@ class ThreadData(_CompileTimeValue):
 setattr(ThreadData.__new__, "__signature__", inspect.signature(CommonThreadData.__new__))  # cuda.coop.ThreadData's
 
 
-class ThreadGroup(_CompileTimeValue):
+class ThreadGroup:
     """A group inside a CuTe kernel; its methods are planned like the numba-cuda-mlir backend's. Their arguments are
     bound to the signatures of ``cuda.coop.ThreadGroup``'s methods (set on these below), so that a mistake is the
     same error (C5) on both backends."""
 
     __module__ = "cuda.coop.cutlass"
-    _KIND, _UNNAMED = "ThreadGroup", "group"
-    _FIX = "; groups may only be used with cuda.coop operations, group methods and inlined helpers"
 
     def __init__(self, spec: Any, tracer: Any):  # the kernel's _context.KernelTracer
         self.spec = spec
@@ -245,6 +237,28 @@ class ThreadGroup(_CompileTimeValue):
 
     def __new_from_mlir_values__(self, values: list[Any]) -> "ThreadGroup":
         return self
+
+    def _escapes(self, use: str) -> CoopError:
+        """G2: a group used as a run-time value (numba-cuda-mlir finds the same uses in its IR)."""
+        site = caller_site()
+        return located(CoopTypeError(f"ThreadGroup {user_variable(self, site) or 'group'} escapes to runtime through "
+                                     f"{use} at {os.path.basename(site[0])}:{site[1]}; groups may only be used with "
+                                     "cuda.coop operations, group methods and inlined helpers"), site)
+
+    def _arithmetic(self, *_: Any) -> Any:
+        raise self._escapes("an arithmetic expression")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _arithmetic
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = __neg__ = __pos__ = _arithmetic
+    __lt__ = __le__ = __gt__ = __ge__ = _arithmetic  # (== and != stay identity: the backend compares groups)
+
+    def __bool__(self) -> bool:
+        raise self._escapes("a condition")
+
+    def _conversion(self) -> Any:
+        raise self._escapes("a conversion to a scalar")
+
+    __int__ = __float__ = __index__ = _conversion
 
     def _bound(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         """Every parameter of ``method`` (the bound argument, else its documented default), at the kernel's line."""
