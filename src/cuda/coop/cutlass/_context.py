@@ -441,9 +441,6 @@ def backend_context() -> BackendContext | None:
                           dtypes_elsewhere=_about.DTYPES_ELSEWHERE)
 
 
-__all__ = ["KernelTracer", "backend_context", "take_tracers", "tracer_for"]
-
-
 def _compile_time_values(name: str, values: dict[str, Any]) -> dict[str, Any]:
     """A constructor's arguments as Python values: a static CuTe numeric its value (a static ``Boolean`` a bool), a
     dynamic one S5 in numba-cuda-mlir's words (the DSL's own error otherwise, when the shared checks convert it)."""
@@ -456,3 +453,7 @@ def _compile_time_values(name: str, values: dict[str, Any]) -> dict[str, Any]:
             value = bool(static) if _dsl.DTYPE_OF_TYPE.get(type(value)) == "bool" else static
         out[key] = value
     return out
+
+
+__all__ = ["KernelTracer", "backend_context", "take_tracers", "tracer_for"]
+
