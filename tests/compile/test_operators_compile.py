@@ -90,6 +90,25 @@ def test_one_function_as_scan_op_and_reduce_op_at_two_dtypes():
     assert len(_symbols(built.cpp_source)) == 2
 
 
+RAKING = False
+
+
+def test_an_operator_before_a_conditional_expression_in_the_same_call():
+    """numba carries a call's earlier operands across the blocks of a conditional expression among its later ones
+    as copies; the operator callable is still consumed at compile time (once a raw TypingError "Untyped global
+    name")."""
+    @cuda.jit
+    def kernel(x, d):
+        block = coop.this_block()
+        d[block.rank()] = coop.reduce(block, x[block.rank()], binary_op=larger,
+                                      algorithm="raking" if RAKING else None)
+        d[block.rank() + 128] = coop.inclusive_scan(block, x[block.rank()], scan_op=scaled if RAKING else larger)
+
+    built = numba_coop.compile_kernel(kernel, (X32, np.zeros(256, np.int32)), block=128, target="sm_90")
+    assert "cub::BLOCK_REDUCE_WARP_REDUCTIONS" in built.cpp_source and "CALL" not in built.sass()
+    assert len(_symbols(built.cpp_source)) == 1  # the scan's operator is larger too: one function, one dtype
+
+
 def test_symbol_names_the_dtype_and_arity():
     assert callable_symbol(larger, "int32") != callable_symbol(larger, "float32")
     assert callable_symbol(larger, "int32") != callable_symbol(larger, "int32", arity=1)

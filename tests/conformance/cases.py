@@ -654,9 +654,11 @@ def carry_sum(state, aggregate):
 
 
 def carry_max(state, aggregate):
+    """A running max's carry, with an ``if`` on run-time values (the CuTe backend traces callbacks as ``@cute.jit``
+    functions, so their control flow becomes the DSL's)."""
     prefix = state[0]
-    larger = aggregate > prefix
-    state[0] = aggregate * larger + prefix * (1 - larger)
+    if aggregate > prefix:
+        state[0] = aggregate
     return prefix
 
 
@@ -669,24 +671,25 @@ def carry_aggregate(state, aggregate):
 
 
 def carry_sum_heads(state, aggregate, has_head):
-    """A running segmented sum's carry (SPEC 8.24): the aggregate after a head, else the prefix plus it."""
+    """A running segmented sum's carry, verbatim from SPEC 8.24: the aggregate after a head, else the prefix plus
+    it (a conditional expression on run-time values, on both backends)."""
     prefix = state[0]
-    state[0] = aggregate + prefix * (1 - has_head)
+    state[0] = aggregate if has_head else prefix + aggregate
     return prefix
 
 
 def carry_max_heads(state, aggregate, has_head):
     prefix = state[0]
-    larger = aggregate > prefix
-    running = aggregate * larger + prefix * (1 - larger)
-    state[0] = aggregate * has_head + running * (1 - has_head)
+    running = aggregate if aggregate > prefix else prefix
+    state[0] = aggregate if has_head != 0 else running
     return prefix
 
 
 def carry_keep_left_heads(state, aggregate, has_head):
     """keep_left's carry: the open segment's first value goes on until a head starts another."""
     prefix = state[0]
-    state[0] = aggregate * has_head + prefix * (1 - has_head)
+    if has_head:
+        state[0] = aggregate
     return prefix
 
 

@@ -962,7 +962,7 @@ def cutlass_max_launch(src: cute.Tensor, dst: cute.Tensor):
 
 
 def branchy_max(a, b):
-    if a > b:  # an `if` on run-time values: CuTe cannot trace it (its diagnostic is coloured for a terminal)
+    if a > b:  # a return inside an `if` on run-time values: CuTe cannot stage it (its diagnostic is coloured)
         return a
     return b
 

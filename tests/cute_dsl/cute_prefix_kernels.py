@@ -23,8 +23,7 @@ class RunningMax:
 
     def __call__(state, aggregate):
         prefix = state[0]
-        larger = aggregate > prefix
-        state[0] = aggregate * larger + prefix * (1 - larger)
+        state[0] = aggregate if aggregate > prefix else prefix
         return prefix
 
 
@@ -37,11 +36,32 @@ def untraceable(state, aggregate):
 
 
 def segment_carry(state, aggregate, has_head):
-    """A running segmented sum's carry: the aggregate after a head, else the prefix plus it (no ``if`` on a run-time
-    value: CuTe traces the arithmetic)."""
+    """A running segmented sum's carry, SPEC 8.24's verbatim: the aggregate after a head, else the prefix plus it (a
+    conditional expression on run-time values: the backend traces a plain function as CuTe traces a ``@cute.jit``
+    one)."""
     prefix = state[0]
-    state[0] = aggregate + prefix * (1 - has_head)
+    state[0] = aggregate if has_head else prefix + aggregate
     return prefix
+
+
+def capped_total(cap):
+    """A closure: the callback sees its enclosing function's ``cap``, and branches with an ``if`` statement."""
+    def carry(state, aggregate):
+        prefix = state[0]
+        total = prefix + aggregate
+        if total > cap:
+            total = cap
+        state[0] = total
+        return prefix
+
+    return carry
+
+
+def larger_of(a, b):  # an operator with a conditional expression on run-time values
+    return a if a > b else b
+
+
+larger_as_lambda = lambda a, b: a if a > b else b  # noqa: E731 - a lambda's source cannot be rewritten
 
 
 def seed_with_heads(aggregate, has_head):
@@ -52,6 +72,7 @@ RUNNING = cute_coop.StatefulFunction(running_total, np.int32)
 SEGMENTS = cute_coop.StatefulFunction(segment_carry, np.int32)
 RUNNING_MAX = cute_coop.StatefulFunction(RunningMax, cutlass.Float64, name="running_max")
 RUNNING_I64 = cute_coop.StatefulFunction(running_total, np.int64)
+CAPPED = cute_coop.StatefulFunction(capped_total(1 << 20), np.int32)
 BROKEN = cute_coop.StatefulFunction(untraceable, np.int32)
 
 
@@ -106,6 +127,29 @@ def segmented_tiles_kernel(src: cute.Tensor, dst: cute.Tensor):
                                        head_flags=heads)
         out = cute_coop.inclusive_sum(block, out, prefix_op=seed_with_heads, head_flags=heads)
         coop.store(block, dst, out, offset=t * (THREADS * K))
+
+
+@cute.kernel
+def branching_callbacks_kernel(src: cute.Tensor, dst: cute.Tensor):
+    """Callbacks that branch on run-time values: a closure's ``if`` as a prefix callback, a conditional expression
+    as a scan operator."""
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    state = coop.ThreadData(1, np.int32)
+    state[0] = 0
+    for t in cutlass.range(TILES):
+        coop.load(block, src, items, offset=t * (THREADS * K))
+        out = cute_coop.exclusive_sum(block, items, state, prefix_op=CAPPED)
+        out = cute_coop.inclusive_scan(block, out, scan_op=larger_of)
+        coop.store(block, dst, out, offset=t * (THREADS * K))
+
+
+@cute.kernel
+def lambda_operator_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    coop.store(block, dst, cute_coop.inclusive_scan(block, items, scan_op=larger_as_lambda))  # HERE
 
 
 @cute.kernel
@@ -197,8 +241,10 @@ def common_prefix_kernel(src: cute.Tensor, dst: cute.Tensor):
 tiles_launch = launcher(tiles_kernel)
 segmented_tiles_launch = launcher(segmented_tiles_kernel)
 reverse_tiles_launch = launcher(reverse_tiles_kernel)
+branching_callbacks_launch = launcher(branching_callbacks_kernel)
 fragment_state_launch = launcher(fragment_state_kernel)
-ERROR_KERNELS = {"global": global_state_kernel, "shared": shared_state_kernel, "two_items": two_items_state_kernel,
+ERROR_KERNELS = {"lambda": lambda_operator_kernel, "global": global_state_kernel, "shared": shared_state_kernel,
+                 "two_items": two_items_state_kernel,
                  "two_registers": two_registers_state_kernel, "other_dtype": other_dtype_state_kernel,
                  "stateless_with_state": stateless_with_state_kernel, "untraceable": untraceable_op_kernel,
                  "common": common_prefix_kernel}

@@ -73,6 +73,26 @@ def test_running_segmented_scans_take_has_head_and_build_inline():
     assert "CALL" not in kernel.sass() and kernel.local_memory_bytes == 0
 
 
+def test_callbacks_branch_on_run_time_values_and_stay_untouched():
+    """A plain function's ``if`` and conditional expressions on run-time values (SPEC 8.24's carry is one) trace as
+    in a ``@cute.jit`` function, closures included: the backend traces a decorated copy, so the user's functions keep
+    their code and gain no DSL attributes; inlined as before."""
+    before = {f: f.__code__ for f in (pk.segment_carry, pk.larger_of, pk.CAPPED.function)}
+    n = pk.TILES * pk.THREADS * pk.K
+    for launch in (pk.segmented_tiles_launch, pk.branching_callbacks_launch):
+        kernel = cute_coop.compile_kernel(launch, _tensor(n), _tensor(n))
+        assert "CALL" not in kernel.sass() and kernel.local_memory_bytes == 0
+    for function, code in before.items():
+        assert function.__code__ is code
+        assert not [name for name in vars(function) if name.startswith("_dsl") or name.startswith("_pre")]
+    assert pk.segment_carry(_State(5), 3, 0) == 5 and pk.larger_of(2, 7) == 7  # still plain Python on the host
+
+
+class _State(list):
+    def __init__(self, value):
+        super().__init__([value])
+
+
 def test_a_reverse_running_scan_builds_inline():
     n = pk.TILES * pk.THREADS * pk.K
     kernel = cute_coop.compile_kernel(pk.reverse_tiles_launch, _tensor(n), _tensor(n))
@@ -81,6 +101,10 @@ def test_a_reverse_running_scan_builds_inline():
 
 
 ERRORS = {
+    "lambda": (coop.CoopTypeError, "scan_op <lambda> could not be compiled for (int32, int32): it branches on a "
+                                   "run-time value (an if, a conditional expression, and/or), which CuTe rewrites "
+                                   "only in a def whose source it can read; write it as a def function, or use "
+                                   "cutlass.select_(condition, a, b)"),
     "global": (coop.CoopTypeError, "state must be a one-item register payload; got a global-memory array"),
     "shared": (coop.CoopTypeError, "state must be a one-item register payload; got a shared-memory array"),
     "two_items": (coop.CoopTypeError, "state must be a one-item register payload; got a ThreadData of 2 items"),
@@ -110,5 +134,5 @@ def test_state_mistakes_are_reported_at_the_call(name):
     lines, start = inspect.getsourcelines(kernel)
     line = start + next(i for i, text in enumerate(lines) if "# HERE" in text)
     assert first.startswith(f"{pk.__file__}:{line}: "), first
-    if name != "common":
+    if name not in ("common", "lambda"):
         assert first.split(": ", 1)[1].startswith("cuda.coop.cutlass.exclusive_sum "), first

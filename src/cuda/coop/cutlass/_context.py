@@ -29,7 +29,7 @@ from .._semantics.common import (
 )
 from .._semantics.groups import require_cluster_target
 from .._semantics.tuples import fields, is_tuple
-from . import _about, _dsl
+from . import _about, _callbacks, _dsl
 from ._emit import KernelPlan, Planned, emit, operand_type
 from ._route import route
 from ._values import (
@@ -405,7 +405,8 @@ class KernelTracer:
                                 "per-thread computation") from exc
         except Exception as exc:  # the DSL could not trace it (its diagnostics are coloured for a terminal)
             text = plain_text(str(exc)).strip()
-            reason = f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
+            first = text.splitlines()[0] if text else ""
+            reason = _callbacks.failure_reason(text) or f"{type(exc).__name__}: {first}"
             raise CoopTypeError(operator_failure(name, param, label, dtype, arity=arity, reason=reason,
                                                  state_dtype=state_dtype, extra=extra)) from None
         return []

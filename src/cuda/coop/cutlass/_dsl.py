@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterator, cast
 
 import numpy as np
 
-from . import _about  # noqa: F401  (the version check runs first)
+from . import _about, _callbacks  # noqa: F401  (the version check runs first)
 
 import cutlass  # noqa: E402
 import cutlass.cute as cute  # noqa: E402
@@ -335,7 +335,8 @@ def define_function(symbol: str, arg_dtypes: list[str], result_dtype: str, body:
     result_type = cutlass.Boolean if result_dtype == "boolean" else NUMERIC_TYPES[result_dtype]
     params = [NUMERIC_TYPES[d].mlir_type for d in arg_dtypes]
     with _defining(symbol, params, [result_type.mlir_type], gpu_module) as entry:
-        value = body(*[NUMERIC_TYPES[d](a) for d, a in zip(arg_dtypes, entry.arguments)])
+        traced = _callbacks.traceable(body, cute.jit)
+        value = traced(*[NUMERIC_TYPES[d](a) for d, a in zip(arg_dtypes, entry.arguments)])
         func.ReturnOp([result_type(value).ir_value()])
 
 
@@ -358,9 +359,8 @@ def define_stateful_function(symbol: str, state_dtype: str, arg_dtypes: list[str
                              body: Callable[..., Any], gpu_module: Any) -> None:
     """Define ``result symbol(S* state, args...)`` (once) by tracing ``body(state, *args)``, where ``state`` is a
     one-item register tensor of ``state_dtype`` holding ``*state`` on entry and written back to it on return (a
-    StatefulFunction prefix callback; docs: cutlass, "Prefix callbacks"). Inlined into the C++ caller, which
-    passes the address of the calling thread's own one-item register payload, the copy and the payload both stay
-    in registers."""
+    StatefulFunction prefix callback; docs: cutlass, "Prefix callbacks"). Inlined into the C++ caller, which passes
+    the address of the calling thread's own one-item register payload, both stay in registers."""
     if symbol in ir.SymbolTable(gpu_module):
         return
     state_type = NUMERIC_TYPES[state_dtype]
@@ -370,7 +370,7 @@ def define_stateful_function(symbol: str, state_dtype: str, arg_dtypes: list[str
         pointer, *values = entry.arguments
         state = cute.make_rmem_tensor((1,), state_type)
         state[0] = state_type(llvm.load(state_type.mlir_type, pointer))
-        value = body(state, *[NUMERIC_TYPES[d](a) for d, a in zip(arg_dtypes, values)])
+        value = _callbacks.traceable(body, cute.jit)(state, *[NUMERIC_TYPES[d](a) for d, a in zip(arg_dtypes, values)])
         llvm.store(state_type(state[0]).ir_value(), pointer)
         func.ReturnOp([result_type(value).ir_value()])
 
@@ -388,7 +388,7 @@ def define_tuple_function(symbol: str, dtypes: list[str], body: Callable[..., An
         values = list(entry.arguments)
         a = tuple(NUMERIC_TYPES[d](v) for d, v in zip(dtypes, values[count:2 * count]))
         b = tuple(NUMERIC_TYPES[d](v) for d, v in zip(dtypes, values[2 * count:]))
-        result = body(a, b)
+        result = _callbacks.traceable(body, cute.jit)(a, b)
         if not isinstance(result, (tuple, list)) or len(result) != count:
             shape = f"a tuple of {len(result)}" if isinstance(result, (tuple, list)) else type(result).__name__
             raise TypeError(f"it returns {shape}; a tuple of {count} values is needed")
