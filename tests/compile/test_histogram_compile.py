@@ -148,7 +148,7 @@ def test_sample_dtype_is_p2(sample):
 @pytest.mark.parametrize("counter, shown", [(np.float32, "float32"), (np.int16, "int16"), (np.uint8, "uint8")])
 def test_counter_dtype_is_p2(counter, shown):
     expect_compile_error(_kernel(counter=counter), (np.zeros(1024, np.int32), _out(None)), coop.CoopTypeError,
-                         f"cuda.coop.histogram does not support counter dtype {shown}; supported: "
+                         f"cuda.coop.histogram does not support counter_dtype dtype {shown}; supported: "
                          "int32, uint32, int64, uint64")
 
 

@@ -175,7 +175,8 @@ def test_runtime_decoded_items_per_thread_is_c4():
     expect_compile_error(kernel, (*_bulk_args()[:3], np.float32(2.0)), coop.CoopTypeError, "decoded_items_per_thread")
 
 
-def test_negative_static_offset_is_c8():
+@pytest.mark.parametrize("form", ["window", "into"])
+def test_negative_static_offset_is_c8_naming_the_parameter(form):
     @cuda.jit
     def kernel(values, lengths, dst):
         block = coop.this_block()
@@ -183,10 +184,16 @@ def test_negative_static_offset_is_c8():
         n = coop.ThreadData(2)
         coop.load(block, values, v)
         coop.load(block, lengths, n)
-        coop.run_length_decode_into(block, v, n, dst, decoded_items_per_thread=2, destination_offset=-3)
+        if form == "into":
+            coop.run_length_decode_into(block, v, n, dst, decoded_items_per_thread=2, destination_offset=-3)
+        else:
+            coop.store(block, dst, coop.run_length_decode(block, v, n, decoded_items_per_thread=2,
+                                                          decoded_window_offset=-3))
 
+    name, param = ("run_length_decode_into", "destination_offset") if form == "into" else \
+        ("run_length_decode", "decoded_window_offset")
     expect_compile_error(kernel, _bulk_args()[:3], coop.CoopValueError,
-                         "cuda.coop.run_length_decode_into static offset must be nonnegative; got -3")
+                         f"cuda.coop.{name} static {param} must be nonnegative; got -3")
 
 
 @pytest.mark.parametrize("offset", [np.uint64(1), np.float64(1.0)])

@@ -419,6 +419,16 @@ def c8_warp_store_offset(bid, src, dst):
     coop.store(warp, dst, items, offset=-2)  # HERE
 
 
+def c8_run_length_destination_offset(bid, src, dst):
+    block = coop.this_block()
+    values = coop.ThreadData(2, np.int32)
+    lengths = coop.ThreadData(2, np.int32)
+    coop.load(block, src, values)
+    coop.load(block, src, lengths)
+    coop.run_length_decode_into(block, values, lengths, dst, decoded_items_per_thread=2,  # HERE
+                                destination_offset=-1)
+
+
 def c10_fractional_oob_default(bid, src, dst):
     block = coop.this_block()
     items = coop.ThreadData(K, np.int32)
@@ -2029,6 +2039,8 @@ ERRORS = [
               "cuda.coop.sum static valid_items must be between 1 and 128; got 0"),
     ErrorCase("c8-warp-store-offset", c8_warp_store_offset, coop.CoopValueError,
               "cuda.coop.store static offset must be nonnegative; got -2"),
+    ErrorCase("c8-run-length-destination-offset", c8_run_length_destination_offset, coop.CoopValueError,
+              "cuda.coop.run_length_decode_into static destination_offset must be nonnegative; got -1"),
     ErrorCase("c10-fractional-oob-default", c10_fractional_oob_default, coop.CoopValueError,
               "cuda.coop.load oob_default literal 1.5 is not representable as int32"),
     ErrorCase("c10-negative-unsigned", c10_negative_unsigned_initial_value, coop.CoopValueError,

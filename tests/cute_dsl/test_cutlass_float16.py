@@ -65,3 +65,31 @@ def test_float16_scalars_are_a_coop_error_at_the_line(kernel, words):
         cute_coop.compile_kernel(ck.one_block_launcher(kernel), tensor, tensor)
     line = ck.marked_line(kernel)
     assert str(info.value) == f"{__file__}:{line}: {words}; cuda.coop.cutlass supports dtypes {DTYPES}"
+
+
+@cute.kernel
+def float16_fragment_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    keys = cute_coop.ThreadData.from_fragment(cute.make_rmem_tensor(4, cutlass.Float16))  # HERE
+    cute_coop.load(block, src, keys)
+    cute_coop.store(block, dst, cute_coop.radix_sort_keys(block, keys))
+
+
+@cute.kernel
+def float16_register_operand_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    keys = cute.make_rmem_tensor(4, cutlass.Float16)
+    cute_coop.load(block, src, keys)  # HERE
+    cute_coop.store(block, dst, keys)
+
+
+@pytest.mark.parametrize("kernel", [float16_fragment_kernel, float16_register_operand_kernel],
+                         ids=["from_fragment", "register-operand"])
+def test_float16_register_tensors_are_a_coop_error_at_the_line(kernel):
+    """A float16 register tensor as a payload (SPEC 12.3 interop) is the payload dtype error, at the line that
+    wraps or passes it, never a KeyError from the emitter."""
+    tensor = make_fake_tensor(cutlass.Float16, (4 * THREADS,), stride=(1,))
+    with pytest.raises(coop.CoopTypeError) as info:
+        cute_coop.compile_kernel(ck.one_block_launcher(kernel), tensor, tensor)
+    assert str(info.value) == (f"{__file__}:{ck.marked_line(kernel)}: cuda.coop.cutlass payloads support dtypes "
+                               f"{DTYPES}; got float16")

@@ -42,7 +42,8 @@ def counter_dtype_of(name: str, dtype: str | None) -> str:
     """``None`` (the default) means int32; the backend passes the dtype name it read, or a repr it could not."""
     dtype = "int32" if dtype is None else dtype
     if dtype not in COUNTER_DTYPES:
-        raise CoopTypeError(f"{name} does not support counter dtype {dtype}; supported: {', '.join(COUNTER_DTYPES)}")
+        raise CoopTypeError(f"{name} does not support counter_dtype dtype {dtype}; supported: "
+                            f"{', '.join(COUNTER_DTYPES)}")
     return dtype
 
 

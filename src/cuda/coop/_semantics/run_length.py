@@ -131,7 +131,7 @@ def plan_run_length_decode(shape: CallShape, opts: RunLengthOptions) -> RunLengt
     if isinstance(offset, Static):
         literal = int(offset.value)  # type: ignore[call-overload]
         if literal < 0:
-            raise CoopValueError(f"{name} static offset must be nonnegative; got {literal}")
+            raise CoopValueError(f"{name} static {param} must be nonnegative; got {literal}")  # C8, naming it
     elif offset is None:
         literal = 0
     offset_dtype = offset_dtype_of(name, extensions.offset_dtype)

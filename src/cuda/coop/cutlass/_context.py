@@ -34,7 +34,7 @@ from ._emit import KernelPlan, Planned, emit, operand_type
 from ._route import route
 from ._values import (
     Call, PayloadPair, Slot, Storage, ThreadData, ThreadGroup, caller_site, describe, function_at, name_at,
-    number_dtype, static_value,
+    number_dtype, require_payload_dtype, static_value,
 )
 
 # rank and count are signed here (docs: cutlass, "What the kernel may hold"): SPEC 3.4's unsigned type -> CuTe's
@@ -192,6 +192,7 @@ class KernelTracer:
         dtype = _dsl.element_dtype(tensor)
         if dtype is None:
             raise CoopTypeError(f"{name} {param} element type {tensor.element_type} is not a supported dtype")
+        require_payload_dtype(dtype)  # float16 too (a fragment's element type maps to it; not built here)
         return Slot(shape[0], dtype, True, self, fragment=_dsl.canonical_fragment(tensor, shape[0]))
 
     # group methods
