@@ -1270,6 +1270,32 @@ class _Staged:
 staged = _Staged()
 
 
+def _scans_in_branches(T, K, dtype):
+    """One variable given the result of one of two scans by a run-time branch (even blocks an inclusive sum, odd
+    ones an exclusive max), then stored: the CuTe backend carries a payload through the DSL's branch by its items,
+    so both results stay in registers (compile tests: no local memory)."""
+    @staged.jit
+    def body(bid, src, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(K, dtype)
+        coop.load(block, src, items, offset=bid * (T * K))
+        out = coop.ThreadData(K, dtype)
+        if bid % 2 == 0:
+            out = coop.inclusive_sum(block, items)
+        else:
+            out = coop.exclusive_scan(block, items, scan_op="max", initial_value=-1000)
+        coop.store(block, dst, out, offset=bid * (T * K))
+
+    def oracle(v):
+        t = tiles(v["src"], T * K)
+        sums = np.cumsum(t, axis=1, dtype=t.dtype)
+        init = np.full((t.shape[0], 1), -1000, t.dtype)
+        maxima = np.concatenate([init, np.maximum(init, np.maximum.accumulate(t, axis=1)[:, :-1])], 1)
+        even = (np.arange(t.shape[0]) % 2 == 0)[:, None]
+        return {"dst": np.where(even, sums, maxima).reshape(-1)}
+    return body, oracle, {}
+
+
 def moved_bits(dtype):
     """Inputs whose bits must arrive unchanged (broadcast moves bits; SPEC 8.19): integers over their whole range;
     floats small values among -0.0, +0.0 and NaNs of assorted payloads and signs, quiet and signalling (never the
@@ -3575,6 +3601,7 @@ _VARIANTS = [
     ("scan", "exclusive_sum", _scan("exclusive_sum"), INT_AND_FLOAT, COMBOS_3D),
     ("scan", "inclusive_max", _scan("inclusive_max"), INT_AND_FLOAT, COMBOS_3D),
     ("scan", "exclusive_max", _scan("exclusive_max"), INT_AND_FLOAT, COMBOS_3D),
+    ("scan", "results_in_branches", _scans_in_branches, INT_AND_FLOAT, COMBOS_3D),
     ("scan", "reverse_inclusive_sum", _reverse_scan("inclusive_sum"), INT_AND_FLOAT, COMBOS_3D),
     ("scan", "reverse_exclusive_sum", _reverse_scan("exclusive_sum"), INT_AND_FLOAT, COMBOS_3D),
     ("scan", "reverse_exclusive_max", _reverse_scan("exclusive_max"), INT_AND_FLOAT, COMBOS_3D),

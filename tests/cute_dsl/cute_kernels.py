@@ -1258,3 +1258,25 @@ def common_fragment_kernel(src: cute.Tensor, dst: cute.Tensor):
 @cute.jit
 def common_fragment_launch(src: cute.Tensor, dst: cute.Tensor):
     common_fragment_kernel(src, dst).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))
+
+
+@cute.kernel
+def branch_results_kernel(src: cute.Tensor, dst: cute.Tensor, tiles: cutlass.Int32):
+    """A run-time tile loop whose payload variable takes the result of one of two calls in a run-time branch (the
+    first tile has no predecessor item), then is stored."""
+    block = coop.this_block()
+    items = coop.ThreadData(2, np.int16)
+    for tile in cutlass.range(tiles):
+        base = cutlass.Int64(tile) * (THREADS * 2)
+        coop.load(block, src, items, offset=base)
+        out = coop.ThreadData(2, np.int16)
+        if tile == 0:
+            out = coop.adjacent_difference(block, items, direction="left")
+        else:
+            out = coop.adjacent_difference(block, items, direction="left", tile_predecessor_item=src[base - 1])
+        coop.store(block, dst, out, offset=base)
+
+
+@cute.jit
+def branch_results_launch(src: cute.Tensor, dst: cute.Tensor, tiles: cutlass.Int32):
+    branch_results_kernel(src, dst, tiles).launch(grid=(1, 1, 1), block=(THREADS, 1, 1))

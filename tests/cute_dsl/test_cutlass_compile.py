@@ -452,3 +452,14 @@ def test_decoded_offset_dtype_is_a_type():
     assert str(exc) == (f"{ck.__file__}:{_line(ck.wide_offsets_kernel, 'run_length_decode_into(')}: cuda.coop.cutlass."
                         "run_length_decode_into decoded_offset_dtype must be a NumPy scalar type, not the string "
                         "'uint64': pass np.uint64")
+
+
+def test_a_payload_variable_given_results_in_run_time_branches_stays_in_registers():
+    """A payload is carried through the DSL's branch by its items, not by the address of its register tensor: an
+    address chosen at run time put both results in local memory (80 bytes in this tile loop), which the same kernel
+    in CUDA C++ does not have (SPEC 12.6). Its results on both backends: the conformance cases
+    ``scan-results_in_branches-*``."""
+    n = 4 * ck.THREADS * 2
+    kernel = cute_coop.compile_kernel(ck.branch_results_launch, _tensor(n, cutlass.Int16), _tensor(n, cutlass.Int16),
+                                      cutlass.Int32(4))
+    assert kernel.local_memory_bytes == 0 and "CALL" not in kernel.sass()
