@@ -194,21 +194,15 @@ class ThreadData:
         if root.uncarried or (self._slot.fragment is None and root.dtype is None):
             root.uncarried = True
             return []
-        # carried by its items, not by its register tensor's address: a variable given the results of two calls in
-        # a run-time branch then joins their values, and every fragment stays in registers (an address chosen at run
-        # time would put both in local memory, which the same kernel in CUDA C++ does not have; SPEC 12.6)
-        fragment = self._slot.materialise()
-        return [value for i in range(self.items_per_thread) for value in fragment[i].__extract_mlir_values__()]
+        return self._slot.materialise().__extract_mlir_values__()
 
     def __new_from_mlir_values__(self, values: Any) -> "ThreadData":
         slot = self._slot
         if slot.root().uncarried:
             return self
-        dtype = slot.root().known_dtype()
-        fragment = _dsl.make_fragment(slot.items_per_thread, dtype, slot.tracer.kernel)
-        for i, value in enumerate(values):
-            fragment[i] = _dsl.wrap(value, dtype)
-        return ThreadData._of(Slot(slot.items_per_thread, dtype, True, slot.tracer, fragment=fragment, follows=slot))
+        view = Slot(slot.items_per_thread, slot.root().dtype, True, slot.tracer,
+                    fragment=slot.materialise().__new_from_mlir_values__(values), follows=slot)
+        return ThreadData._of(view)
 
     @classmethod
     def from_fragment(cls, tensor: Any) -> "ThreadData":
