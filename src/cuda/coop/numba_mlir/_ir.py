@@ -234,6 +234,12 @@ class Resolver:
     def definitions_through_copies(self, var: Any) -> list[Any]:
         """The definitions of ``var`` and of the variables it copies (``b = a``), each variable once; the copies
         themselves left out."""
+        return self.copies_of(var)[1]
+
+    def copies_of(self, var: Any) -> tuple[set[str], list[Any]]:
+        """(the names of ``var`` and of the variables it copies, their definitions that are not copies). numba
+        copies a call's earlier operands across the blocks of a conditional expression among its later ones
+        (``f(op, x if c else y)``)."""
         found: list[Any] = []
         seen: set[str] = set()
         pending = [var]
@@ -247,7 +253,7 @@ class Resolver:
                     pending.append(definition)
                 else:
                     found.append(definition)
-        return found
+        return seen, found
 
     def var(self, name: str) -> Any:
         if name in self.memo:

@@ -28,7 +28,7 @@ class KernelRewrite(PlanState):
             for var in [*expr.args, *(v for _, v in expr.kws)]:
                 if var.name in kept or not isinstance(self.resolver.var(var.name), Obj):
                     continue
-                names, definitions = self._copied_from(var)  # a conditional expression in the call copies it
+                names, definitions = self.resolver.copies_of(var)  # a conditional expression copies it
                 if all(isinstance(d, (ir.Global, ir.FreeVar)) or (isinstance(d, ir.Expr) and d.op == "getattr")
                        for d in definitions):
                     dropped.update(names)  # e.g. binary_op=module.op
@@ -197,23 +197,6 @@ class KernelRewrite(PlanState):
             members = [first, *members[made.inner:]]
         out.append(ir.Assign(ir.Expr.build_tuple(members, loc), target, loc))
         return out
-
-    def _copied_from(self, var: Any) -> tuple[set[str], list[Any]]:
-        """The names ``var`` is copied from (itself included) and their definitions that are not copies: numba
-        carries a call's earlier operands across the blocks of a conditional expression in a later one
-        (``f(op, x if c else y)``) as copies."""
-        names, definitions, pending = set(), [], [var.name]
-        while pending:
-            name = pending.pop()
-            if name in names:
-                continue
-            names.add(name)
-            for definition in self.resolver.definitions(name):
-                if isinstance(definition, nb.ir.Var):
-                    pending.append(definition.name)
-                else:
-                    definitions.append(definition)
-        return names, definitions
 
     def _local_array(self, block: Any, loc: Any, target: Any, payload: PayloadVal) -> list[Any]:
         """``target = cuda.local.array(K, dtype)`` as IR statements; the last one is the assignment."""
