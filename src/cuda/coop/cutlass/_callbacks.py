@@ -30,7 +30,8 @@ def traceable(body: Callable[..., Any], jit: Callable[..., Any]) -> Callable[...
     copy = _copies.get(body)
     if copy is None:
         copy = _jit_copy(body, jit) or body
-        _copies[body] = copy
+        if body.__closure__ is None:  # a closure's copy holds its cells' values of now: made again each time
+            _copies[body] = copy
     return copy
 
 
@@ -52,7 +53,7 @@ def _jit_copy(body: Any, jit: Callable[..., Any]) -> Callable[..., Any] | None:
     function = textwrap.indent(ast.get_source_segment(textwrap.dedent("".join(lines)), definition) or "", "    ")
     head = [f"def {_FACTORY}({', '.join((_DSL, *freevars))}):", f"    @{_DSL}.jit"]
     text = "\n" * max(first_line - 1 - len(head), 0) + "\n".join([*head, function, f"    return {body.__name__}", ""])
-    name = f"{filename} (traced by cuda.coop as @cute.jit)"
+    name = f"{filename} ({body.__qualname__} at line {first_line}, traced by cuda.coop as @cute.jit)"  # one each
     linecache.cache[name] = (len(text), None, text.splitlines(keepends=True), name)
     namespace: dict[str, Any] = {}
     try:
