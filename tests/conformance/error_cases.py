@@ -64,6 +64,13 @@ def c5_option_positional(bid, src, dst):
     coop.store(block, dst, out)
 
 
+def c5_factory_with_a_size(bid, src, dst):
+    warp = coop.this_warp(32)  # HERE
+    items = coop.ThreadData(K, np.int32)
+    coop.load(warp, src, items)
+    coop.store(warp, dst, items)
+
+
 def c5_scan_keyword(bid, src, dst):
     block = coop.this_block()
     items = coop.ThreadData(K, np.int32)
@@ -1959,6 +1966,8 @@ ERRORS = [
               "cuda.coop.load got an unexpected keyword argument 'count'"),
     ErrorCase("c5-option-positional", c5_option_positional, coop.CoopTypeError,
               "cuda.coop.exchange takes 2 positional operands; pass options by keyword"),
+    ErrorCase("c5-factory-with-a-size", c5_factory_with_a_size, coop.CoopTypeError,
+              "cuda.coop.this_warp takes 0 positional operands"),
     ErrorCase("c5-scan-keyword", c5_scan_keyword, coop.CoopTypeError,
               "cuda.coop.inclusive_sum got an unexpected keyword argument 'init'"),
     ErrorCase("c3-blocked-to-striped", c3_blocked_to_striped, coop.CoopValueError,

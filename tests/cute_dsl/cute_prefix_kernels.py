@@ -64,6 +64,10 @@ def larger_of(a, b):  # an operator with a conditional expression on run-time va
 larger_as_lambda = lambda a, b: a if a > b else b  # noqa: E731 - a lambda's source cannot be rewritten
 
 
+def three_arguments(a, b, c):  # an operator of the wrong arity: the message names it, not the traced copy
+    return a if a > b else c
+
+
 def seed_with_heads(aggregate, has_head):
     return aggregate + has_head
 
@@ -150,6 +154,14 @@ def lambda_operator_kernel(src: cute.Tensor, dst: cute.Tensor):
     items = coop.ThreadData(K, np.int32)
     coop.load(block, src, items)
     coop.store(block, dst, cute_coop.inclusive_scan(block, items, scan_op=larger_as_lambda))  # HERE
+
+
+@cute.kernel
+def wrong_arity_operator_kernel(src: cute.Tensor, dst: cute.Tensor):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    coop.store(block, dst, cute_coop.inclusive_scan(block, items, scan_op=three_arguments))  # HERE
 
 
 @cute.kernel
@@ -243,7 +255,8 @@ segmented_tiles_launch = launcher(segmented_tiles_kernel)
 reverse_tiles_launch = launcher(reverse_tiles_kernel)
 branching_callbacks_launch = launcher(branching_callbacks_kernel)
 fragment_state_launch = launcher(fragment_state_kernel)
-ERROR_KERNELS = {"lambda": lambda_operator_kernel, "global": global_state_kernel, "shared": shared_state_kernel,
+ERROR_KERNELS = {"lambda": lambda_operator_kernel, "wrong_arity": wrong_arity_operator_kernel,
+                 "global": global_state_kernel, "shared": shared_state_kernel,
                  "two_items": two_items_state_kernel,
                  "two_registers": two_registers_state_kernel, "other_dtype": other_dtype_state_kernel,
                  "stateless_with_state": stateless_with_state_kernel, "untraceable": untraceable_op_kernel,

@@ -4,6 +4,7 @@ call's line that lists the dtypes this backend builds, never a KeyError from ins
 here because CuTe reads their source."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 cutlass = pytest.importorskip("cutlass")
@@ -83,8 +84,18 @@ def float16_register_operand_kernel(src: cute.Tensor, dst: cute.Tensor):
     cute_coop.store(block, dst, keys)
 
 
-@pytest.mark.parametrize("kernel", [float16_fragment_kernel, float16_register_operand_kernel],
-                         ids=["from_fragment", "register-operand"])
+@cute.kernel
+def float16_filled_in_a_loop_kernel(src: cute.Tensor, dst: cute.Tensor):
+    items = coop.ThreadData(4, np.float16)  # HERE
+    for i in range(4):  # a traced loop carries the payload, which makes its register tensor before any call
+        items[i] = cutlass.Float16(1)
+    out = coop.exchange(coop.this_block(), items)
+    dst[0] = cutlass.Float32(out[0])
+
+
+@pytest.mark.parametrize("kernel", [float16_fragment_kernel, float16_register_operand_kernel,
+                                    float16_filled_in_a_loop_kernel],
+                         ids=["from_fragment", "register-operand", "filled-in-a-loop"])
 def test_float16_register_tensors_are_a_coop_error_at_the_line(kernel):
     """A float16 register tensor as a payload (SPEC 12.3 interop) is the payload dtype error, at the line that
     wraps or passes it, never a KeyError from the emitter."""

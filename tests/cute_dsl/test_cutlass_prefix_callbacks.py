@@ -101,6 +101,8 @@ def test_a_reverse_running_scan_builds_inline():
 
 
 ERRORS = {
+    "wrong_arity": (coop.CoopTypeError, "scan_op three_arguments could not be compiled for (int32, int32): TypeError: "
+                                        "three_arguments() missing 1 required positional argument: 'c'"),
     "lambda": (coop.CoopTypeError, "scan_op <lambda> could not be compiled for (int32, int32): it branches on a "
                                    "run-time value (an if, a conditional expression, and/or), which CuTe rewrites "
                                    "only in a def whose source it can read; write it as a def function, or use "
@@ -134,5 +136,5 @@ def test_state_mistakes_are_reported_at_the_call(name):
     lines, start = inspect.getsourcelines(kernel)
     line = start + next(i for i, text in enumerate(lines) if "# HERE" in text)
     assert first.startswith(f"{pk.__file__}:{line}: "), first
-    if name not in ("common", "lambda"):
+    if name not in ("common", "lambda", "wrong_arity"):
         assert first.split(": ", 1)[1].startswith("cuda.coop.cutlass.exclusive_sum "), first

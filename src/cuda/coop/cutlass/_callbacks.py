@@ -71,6 +71,11 @@ class _Decorators:
         self.jit = jit
 
 
+def without_copy_names(text: str) -> str:
+    """``text`` (a failure while tracing a callback) naming the user's function, not the factory of its copy."""
+    return text.replace(f"{_FACTORY}.<locals>.", "")
+
+
 def failure_reason(text: str) -> str | None:
     """The reason to give when CuTe's preprocessor or tracer refused a callback, in Python's words: the DSL's own
     sentence without its diagnostic code, or for a branch on a run-time value in a function this module could not
@@ -88,4 +93,4 @@ def failure_reason(text: str) -> str | None:
     return said or None
 
 
-__all__ = ["failure_reason", "traceable"]
+__all__ = ["failure_reason", "traceable", "without_copy_names"]

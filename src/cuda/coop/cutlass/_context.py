@@ -121,7 +121,9 @@ class KernelTracer:
         name = marker_call.name
         args = tuple(_dsl.plain_builtin(a) for a in marker_call.args)  # binary_op=min in a kernel
         kwargs = {k: _dsl.plain_builtin(v) for k, v in marker_call.kwargs.items()}
-        if name in FACTORIES:
+        if name in FACTORIES:  # C5 for any argument: a factory takes none
+            bind_arguments(f"{marker_call.namespace}.{name}", inspect.signature(_marker(name, marker_call.namespace)),
+                           args, kwargs, namespace=_about.NAMESPACE, backend=_about.BACKEND)
             return ThreadGroup(factory_group(name, self.launch), self)
         if name in ("ThreadData", "TempStorage"):  # bound to the documented signature, as numba-cuda-mlir does
             values = bind_constructor(f"{marker_call.namespace}.{name}", _marker(name, marker_call.namespace), args,
@@ -405,7 +407,7 @@ class KernelTracer:
             raise CoopTypeError(f"{name} {param} {label} contains cuda.coop operations; callbacks may only do "
                                 "per-thread computation") from exc
         except Exception as exc:  # the DSL could not trace it (its diagnostics are coloured for a terminal)
-            text = plain_text(str(exc)).strip()
+            text = _callbacks.without_copy_names(plain_text(str(exc)).strip())
             first = text.splitlines()[0] if text else ""
             reason = _callbacks.failure_reason(text) or f"{type(exc).__name__}: {first}"
             raise CoopTypeError(operator_failure(name, param, label, dtype, arity=arity, reason=reason,

@@ -72,7 +72,10 @@ class Slot:
     def materialise(self) -> Any:
         if self.fragment is None:
             dtype = self.known_dtype()
-            require_payload_dtype(dtype)
+            try:
+                require_payload_dtype(dtype)
+            except CoopError as exc:  # made before any call took it (a traced loop carries it): at its constructor
+                raise (located(exc, self.site) if self.site is not None else exc) from None
             self.dtype = dtype
             self.fragment = _dsl.make_fragment(self.items_per_thread, dtype, self.tracer.kernel)
         return self.fragment

@@ -123,6 +123,7 @@ class KernelPlan(KernelObjects, DtypeInference, KernelChecks, SharedArrays, Tupl
             if isinstance(callee, Obj):
                 name = op_name(callee.value)
                 if name in FACTORIES:
+                    self._bind(stmt, callee.value, f"cuda.coop.{name}")  # C5: a factory takes no arguments
                     result = GroupVal(factory_group(name, self.launch), stmt.loc)
                     self.groups.append(result)
                 elif name == "ThreadData":
