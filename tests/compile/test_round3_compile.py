@@ -320,6 +320,34 @@ def test_h3_a_literal_unroll_value_as_an_extent():
     assert f"test_round3_compile.py:{line_of(extent_from_literal_unroll, '# EXTENT')}" in message
 
 
+@cuda.jit
+def algorithm_from_literal_unroll(src, dst):
+    items = coop.ThreadData(4, np.int32)
+    for algorithm in literal_unroll(("direct", "striped")):
+        coop.load(coop.this_block(), src, items, algorithm=algorithm)  # SELECTOR
+        coop.store(coop.this_block(), dst, items)
+
+
+@cuda.jit
+def operator_from_literal_unroll(src, dst):
+    block = coop.this_block()
+    for op in literal_unroll(("min", "max")):
+        dst[block.rank()] = coop.reduce(block, src[block.rank()], binary_op=op)  # OPERATOR
+
+
+@pytest.mark.parametrize("kernel, words, mark", [
+    (algorithm_from_literal_unroll, "cuda.coop.load algorithm", "# SELECTOR"),
+    (operator_from_literal_unroll, "cuda.coop.reduce binary_op", "# OPERATOR"),
+], ids=["selector", "operator"])
+def test_h3_a_literal_unroll_value_as_a_selector_or_operator(kernel, words, mark):
+    """SPEC 7.4: a literal_unroll value must not pick a selector or an operator (H3), at the call's line."""
+    with pytest.raises(coop.CoopTypeError) as info:
+        build_kernel(kernel, (I32, I32))
+    message = str(info.value)
+    assert f"{words} depends on a literal_unroll value; write separate explicit calls" in message
+    assert f"test_round3_compile.py:{line_of(kernel, mark)}" in message.splitlines()[0]
+
+
 def test_r1_backing_shared_array_on_the_host():
     with pytest.raises(coop.CoopCompilerContextRequiredError) as info:
         numba_coop.shared.array(4, np.int32)
