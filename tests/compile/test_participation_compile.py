@@ -124,6 +124,28 @@ def test_block_sum_in_an_inlined_helper_names_the_helpers_variables():
     assert f"{FILE}:{line_of(_lead_sums, 'COND')});" in message, message
 
 
+@cuda.jit(device=True, inline="always")
+def _sums_over_rank_trips(block, src, dst):
+    r = block.rank()
+    for i in range(r % 3):  # COND
+        dst[i] = coop.sum(block, src[i])  # CALL
+
+
+@cuda.jit
+def k_block_sum_in_a_loop_over_rank_trips(src, dst):
+    _sums_over_rank_trips(coop.this_block(), src, dst)
+
+
+def test_a_loop_trip_count_from_the_rank_names_the_users_variable():
+    """The loop's condition reads ``r`` through numba's ``$phi`` temporaries (``_vphi..`` once inlined): the message
+    names ``r``, never a temporary."""
+    with pytest.raises(coop.CoopValueError) as info:
+        numba_coop.compile_kernel(k_block_sum_in_a_loop_over_rank_trips, (I32, I32), block=128, target="sm_90")
+    first = str(info.value).splitlines()[0]
+    assert "depends on r (derived from block.rank()) (" in first and "_v" not in first, first
+    assert f"{FILE}:{line_of(_sums_over_rank_trips, 'COND')});" in first, first
+
+
 @cuda.jit
 def k_warp_sum_under_lane(src, dst):
     warp = coop.this_warp()

@@ -64,7 +64,7 @@ def _user_name(name: str) -> str | None:
     while (found := _INLINED.match(name)) is not None:
         name, inlined = name[found.end():], True
     if inlined:  # a temporary's ``$`` and a version's ``.`` arrive as ``_v`` and ``_``
-        if re.match(r"^_v\d", name) or name.startswith("arg_"):
+        if name.startswith("_v") or name.startswith("arg_"):  # ``$phi114`` too, not only ``$12``
             return None
         return re.sub(r"_\d+$", "", name) or None
     if name.startswith("$") or name.startswith("arg."):
