@@ -7,7 +7,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._cub.report import CompiledKernel as CompiledKernel, report
-from .._errors import CoopTypeError
+from .._errors import CoopError, CoopTypeError, located
 from .._semantics.targets import KNOWN_ARCHITECTURES, parse_target
 
 
@@ -25,15 +25,15 @@ def _arg_name(py_func: Any, index: int) -> str:
         return str(index)
 
 
-def _typed_argument_message(request: Any, py_func: Any, index: int, given: Any) -> str:
+def _typed_argument_error(request: Any, py_func: Any, index: int, given: Any) -> CoopError:
     """H4: a compile-time value (items_per_thread, ...) read from a kernel argument that compile_kernel was given as a
-    type, so the kernel cannot be specialised on its value."""
+    type, so the kernel cannot be specialised on its value; at the line that reads it, as every error."""
     what = getattr(request, "coop_what", "a compile-time value")
+    error = CoopTypeError(f"{what} comes from kernel argument {_arg_name(py_func, index)!r}, which the explicit "
+                          f"signature types as {given}; pass a literal or constant, or remove the signature "
+                          "(compile_kernel: pass the argument's value, e.g. 4, instead of its type)")
     filename, line = getattr(request.loc, "filename", None), getattr(request.loc, "line", None)
-    site = f" (at {filename}:{line})" if filename and line else ""
-    return (f"{what} comes from kernel argument {_arg_name(py_func, index)!r}, which the explicit signature types as "
-            f"{given}{site}; pass a literal or constant, or remove the signature (compile_kernel: pass the argument's "
-            "value, e.g. 4, instead of its type)")
+    return located(error, request.loc) if filename and line else error
 
 
 def _buildable_architectures() -> tuple[int, ...]:
@@ -76,7 +76,7 @@ def compile_kernel(kernel: Any, args: Sequence[Any], /, *, block: int | Sequence
             for index in request.requested_args:
                 value = args[index]
                 if isinstance(value, nb.types.Type) or isinstance(argtypes[index], nb.types.Literal):
-                    raise CoopTypeError(_typed_argument_message(request, py_func, index, value)) from None
+                    raise _typed_argument_error(request, py_func, index, value) from None
                 # a NumPy integer specialises like the Python int it holds
                 argtypes[index] = nb.literal_type(int(value) if isinstance(value, np.integer) else value)
                 progressed = True
