@@ -1610,6 +1610,26 @@ def g21_block_call_under_another_groups_membership(bid, src, dst):
     coop.store(block, dst, items)
 
 
+@staged.jit
+def g21_block_call_under_a_warps_index(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    if coop.this_warp().rank(level="block") == 0:  # one value per warp: the block's warps differ
+        items = coop.inclusive_sum(block, items)  # HERE
+    coop.store(block, dst, items)
+
+
+@staged.jit
+def g21_block_call_in_a_loop_whose_trips_the_rank_decides(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    for _ in range(block.rank() % 3):
+        items = coop.inclusive_sum(block, items)  # HERE
+    coop.store(block, dst, items)
+
+
 # ---- rows once tested on numba-cuda-mlir alone or per backend (catalogue audit e): G14, P10, P17, C14, S8, O13, O15
 def g14_block_group_by_not_dividing(bid, src, dst):
     warps = coop.this_block().group_by(3)  # HERE
@@ -2327,6 +2347,12 @@ ERRORS = [
               "cuda.coop.inclusive_sum on block groups must be reached by every member, but it is under a condition "
               "that depends on ", words_differ=G21_WORDS),
     ErrorCase("g21-under-another-groups-membership", g21_block_call_under_another_groups_membership,
+              coop.CoopValueError, "cuda.coop.inclusive_sum on block groups must be reached by every member, but it is "
+              "under a condition that depends on ", words_differ=G21_WORDS),
+    ErrorCase("g21-under-a-warps-index", g21_block_call_under_a_warps_index, coop.CoopValueError,
+              "cuda.coop.inclusive_sum on block groups must be reached by every member, but it is under a condition "
+              "that depends on ", words_differ=G21_WORDS),
+    ErrorCase("g21-trip-count-from-the-rank", g21_block_call_in_a_loop_whose_trips_the_rank_decides,
               coop.CoopValueError, "cuda.coop.inclusive_sum on block groups must be reached by every member, but it is "
               "under a condition that depends on ", words_differ=G21_WORDS),
     ErrorCase("g14-block-group-by-not-dividing", g14_block_group_by_not_dividing, coop.CoopValueError,

@@ -219,6 +219,9 @@ class KernelTracer:
         if method in ("rank", "rank_as") and _ORDER[spec.level] < _ORDER[group.spec.kind]:  # differs between members
             within_warp = group.spec.is_warp_scope and spec.level == "thread"
             self.varying[provider.symbol] = (within_warp, f"the {group.spec.kind} group's rank({spec.level!r})", None)
+        elif method in ("rank", "rank_as") and group.spec.kind == WARP and _ORDER[spec.level] > _ORDER[WARP]:
+            # a warp's rank in its block (or coarser): one value per warp, so it differs between a block's members
+            self.varying[provider.symbol] = (False, f"the {group.spec.kind} group's rank({spec.level!r})", None)
         elif method == "is_member" and not group.spec.exhaustive:  # a per-thread condition for any other group's call
             self.varying[provider.symbol] = (False, f"the {group.spec.kind} group's is_member()", group.spec)
         return call.returned

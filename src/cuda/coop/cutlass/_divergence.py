@@ -18,16 +18,20 @@ from . import _dsl
 LIMIT = 400  # values visited per condition: a kernel's conditions rarely reach more
 
 
-def divergent_condition(op: Any, sources: dict[str, str], varying_calls: dict[str, str]) -> str | None:
-    """What the condition of the first ``if`` around ``op`` depends on, when it derives from one of ``sources`` (op
-    name -> words) or from a call of a symbol in ``varying_calls``; else None."""
+def divergent_condition(op: Any, sources: dict[str, str], varying_calls: dict[str, str]) -> tuple[str, bool] | None:
+    """What the condition of an ``if``, or the trip count of a ``for``, around ``op`` depends on, when it derives from
+    one of ``sources`` (op name -> words) or from a call of a symbol in ``varying_calls``, and whether it is a loop's;
+    else None."""
     parent = op.parent
     with _dsl.reading_ir():
         while parent is not None and parent.name not in _dsl.KERNEL_OPS:
-            if parent.name == "scf.if":
-                found = depends_on(parent.operands[0], sources, varying_calls)
+            # an if's condition, or a for loop's bounds and step (a trip count that differs between members)
+            deciding = parent.operands[:1] if parent.name == "scf.if" else \
+                list(parent.operands)[:3] if parent.name == "scf.for" else []
+            for value in deciding:
+                found = depends_on(value, sources, varying_calls)
                 if found is not None:
-                    return found
+                    return found, parent.name == "scf.for"
             parent = parent.parent
     return None
 

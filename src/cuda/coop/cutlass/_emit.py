@@ -115,9 +115,11 @@ def check_participation(tracer: Any, call: Call, call_op: Any) -> None:
     sources = dict(_dsl.LANE_OPS) if group.spec.is_warp_scope else {**_dsl.THREAD_INDEX_OPS, **_dsl.LANE_OPS}
     varying = {symbol: words for symbol, (within_warp, words, owner) in tracer.varying.items()
                if (within_warp or not group.spec.is_warp_scope) and owner != group.spec}
-    source = _divergence.divergent_condition(call_op, sources, varying)
-    if source is not None:
-        where = enclosing_if(call.site) or "an if statement of the kernel"
+    divergent = _divergence.divergent_condition(call_op, sources, varying)
+    if divergent is not None:
+        source, in_loop = divergent
+        where = enclosing_if(call.site, ("for ", "while ") if in_loop else ("if ", "elif ", "else")) or \
+            "a branch or loop around the call"
         raise CoopValueError(f"{call.name} on {kind} groups must be reached by every member, but it is under a "
                              f"condition that depends on {source} ({where}); use valid_items / oob_default, or "
                              "move the condition inside the values")

@@ -390,8 +390,9 @@ def function_at(site: tuple[str, int]) -> str | None:
     return None
 
 
-def enclosing_if(site: tuple[str, int] | None) -> str | None:
-    """``file:line`` of the ``if`` whose body holds the call at ``site`` (CuTe keeps no location on it)."""
+def enclosing_if(site: tuple[str, int] | None, headers: tuple[str, ...] = ("if ", "elif ", "else")) -> str | None:
+    """``file:line`` of the ``if`` (or another statement of ``headers``: a loop's) whose body holds the call at
+    ``site`` (CuTe keeps no location on it)."""
     if site is None:
         return None
     filename, line = site
@@ -403,7 +404,7 @@ def enclosing_if(site: tuple[str, int] | None) -> str | None:
         if not stripped or stripped.startswith("#"):
             continue
         if len(above) - len(above.lstrip()) < indent:
-            if stripped.startswith(("if ", "elif ", "else")):
+            if stripped.startswith(headers):
                 return f"{filename}:{number}"
             indent = len(above) - len(above.lstrip())
             if stripped.startswith(("def ", "@")):
