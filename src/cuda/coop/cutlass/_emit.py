@@ -15,7 +15,7 @@ from .._cub.provider import Abi
 from .._errors import CoopValueError
 from .._semantics.common import THREAD
 from . import _divergence, _dsl
-from ._values import Call, Slot, ThreadGroup, describe, enclosing_if, number_dtype
+from ._values import Call, Slot, ThreadGroup, describe, enclosing_statement, number_dtype
 
 
 @dataclass
@@ -118,7 +118,7 @@ def check_participation(tracer: Any, call: Call, call_op: Any) -> None:
     divergent = _divergence.divergent_condition(call_op, sources, varying)
     if divergent is not None:
         source, in_loop = divergent
-        where = enclosing_if(call.site, ("for ", "while ") if in_loop else ("if ", "elif ", "else")) or \
+        where = enclosing_statement(call.site, ("for ", "while ") if in_loop else ("if ", "elif ", "else")) or \
             "a branch or loop around the call"
         raise CoopValueError(f"{call.name} on {kind} groups must be reached by every member, but it is under a "
                              f"condition that depends on {source} ({where}); use valid_items / oob_default, or "

@@ -390,7 +390,8 @@ def function_at(site: tuple[str, int]) -> str | None:
     return None
 
 
-def enclosing_if(site: tuple[str, int] | None, headers: tuple[str, ...] = ("if ", "elif ", "else")) -> str | None:
+def enclosing_statement(site: tuple[str, int] | None,
+                        headers: tuple[str, ...] = ("if ", "elif ", "else")) -> str | None:
     """``file:line`` of the ``if`` (or another statement of ``headers``: a loop's) whose body holds the call at
     ``site`` (CuTe keeps no location on it)."""
     if site is None:
