@@ -3,7 +3,7 @@
 Every block loads its tile of 128 threads x 4 int32 items and computes
 
 * its sum (``coop.sum``, the result in every thread);
-* the bitwise xor of its items with your operator (``binary_op``: a lambda CuTe traces);
+* the bitwise xor of its items with your operator (``binary_op``: a module-level function CuTe traces);
 * its largest item and that item's first position in the tile (``argmax``), and each warp's
   smallest item and its position in the warp's part of the tile (``argmin`` on a warp group).
   ``broadcast=False``, an option of the qualified namespace ``cuda.coop.cutlass``, leaves the
@@ -33,6 +33,10 @@ TILE = THREADS * K
 WARPS = THREADS // 32
 
 
+def xor(a, b):  # an operator lives at module scope (one defined in the kernel body is C16)
+    return a ^ b
+
+
 @cute.kernel
 def reduce_tiles(src: cute.Tensor, per_tile: cute.Tensor, per_warp: cute.Tensor):
     tile, _, _ = cute.arch.block_idx()
@@ -41,7 +45,7 @@ def reduce_tiles(src: cute.Tensor, per_tile: cute.Tensor, per_warp: cute.Tensor)
     items = coop.ThreadData(K, np.int32)
     coop.load(block, src, items, offset=tile * TILE)
     total = coop.sum(block, items)
-    mixed = coop.reduce(block, items, binary_op=lambda a, b: a ^ b)
+    mixed = coop.reduce(block, items, binary_op=xor)
     largest, at = cute_coop.argmax(block, items, broadcast=False)  # defined in rank 0 only
     smallest, warp_at = cute_coop.argmin(warp, items, broadcast=False)  # in lane 0 of each warp
     if block.rank() == 0:

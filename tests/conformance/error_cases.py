@@ -436,6 +436,16 @@ def c8_run_length_destination_offset(bid, src, dst):
                                 destination_offset=-1)
 
 
+def c16_operator_defined_in_the_body(bid, src, dst):
+    def mine(a, b):
+        return a + b
+
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    coop.store(block, dst, coop.inclusive_scan(block, items, scan_op=mine))  # HERE
+
+
 def c10_fractional_oob_default(bid, src, dst):
     block = coop.this_block()
     items = coop.ThreadData(K, np.int32)
@@ -2070,6 +2080,9 @@ ERRORS = [
               "cuda.coop.store static offset must be nonnegative; got -2"),
     ErrorCase("c8-run-length-destination-offset", c8_run_length_destination_offset, coop.CoopValueError,
               "cuda.coop.run_length_decode_into static destination_offset must be nonnegative; got -1"),
+    ErrorCase("c16-operator-defined-in-the-body", c16_operator_defined_in_the_body, coop.CoopTypeError,
+              "cuda.coop.inclusive_scan scan_op c16_operator_defined_in_the_body.<locals>.mine is defined inside the "
+              "kernel; define operator callables at module scope"),
     ErrorCase("c10-fractional-oob-default", c10_fractional_oob_default, coop.CoopValueError,
               "cuda.coop.load oob_default literal 1.5 is not representable as int32"),
     ErrorCase("c10-negative-unsigned", c10_negative_unsigned_initial_value, coop.CoopValueError,

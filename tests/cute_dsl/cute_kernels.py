@@ -11,6 +11,18 @@ from cuda import coop
 THREADS, K = 128, 4
 
 
+def add(a, b):  # operators live at module scope: one defined in the kernel body is C16 (SPEC 7.3)
+    return a + b
+
+
+def less(a, b):
+    return a < b
+
+
+def cutlass_larger(a, b):  # an operator calling a cutlass function
+    return cutlass.max(a, b)
+
+
 def one_block_launcher(kernel):
     """A ``@cute.jit`` launcher of ``kernel(src, dst)`` on one block of THREADS threads."""
     @cute.jit
@@ -101,7 +113,7 @@ def user_operator_kernel(src: cute.Tensor, dst: cute.Tensor):
     block = coop.this_block()
     items = coop.ThreadData(K, np.int32)
     coop.load(block, src, items)
-    out = coop.inclusive_scan(block, items, scan_op=lambda a, b: a + b)
+    out = coop.inclusive_scan(block, items, scan_op=add)
     coop.store(block, dst, out)
 
 
@@ -518,7 +530,7 @@ def ordered_descending_kernel(src: cute.Tensor, dst: cute.Tensor):
     block = coop.this_block()
     keys = coop.ThreadData(K, np.int32)
     coop.load(block, src, keys)
-    out = cute_coop.merge_sort_keys(block, keys, compare_op=lambda a, b: a < b, descending=True)
+    out = cute_coop.merge_sort_keys(block, keys, compare_op=less, descending=True)
     coop.store(block, dst, out)
 
 
@@ -780,7 +792,7 @@ def raw_value_kernel(src: cute.Tensor, dst: cute.Tensor):
     items = coop.ThreadData(K, np.int32)
     coop.load(block, src, items)
     picked = cutlass.select_(items[0] > items[1], items[0], items[1])  # the DSL's untyped value, not a numeric
-    total = coop.reduce(block, picked, binary_op=lambda a, b: a + b)
+    total = coop.reduce(block, picked, binary_op=add)
     items[0] = total
     coop.store(block, dst, items)
 
@@ -878,7 +890,7 @@ def user_functions_kernel(src: cute.Tensor, dst: cute.Tensor, sorted_out: cute.T
     items = coop.ThreadData(K, np.int32)
     coop.load(block, src, items, offset=base)
     total = coop.reduce(block, items, binary_op=xor_op)
-    prefix = coop.inclusive_scan(block, items, scan_op=lambda a, b: a + b)
+    prefix = coop.inclusive_scan(block, items, scan_op=add)
     coop.store(block, dst, prefix, offset=base)
     keys = cute_coop.merge_sort_keys(block, items, compare_op=greater)
     coop.store(block, sorted_out, keys, offset=base)
@@ -952,7 +964,7 @@ def cutlass_max_kernel(src: cute.Tensor, dst: cute.Tensor):
     block = coop.this_block()
     items = coop.ThreadData(K, np.float32)
     coop.load(block, src, items)
-    out = coop.inclusive_scan(block, items, scan_op=lambda a, b: cutlass.max(a, b))
+    out = coop.inclusive_scan(block, items, scan_op=cutlass_larger)
     coop.store(block, dst, out)
 
 

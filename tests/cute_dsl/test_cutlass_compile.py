@@ -333,7 +333,7 @@ def _fn_symbols(cpp_source):
 
 
 def test_a_cutlass_operator_builds_in_steady_time_in_a_long_running_process():
-    """An operator calling a cutlass function (``lambda a, b: cutlass.max(a, b)``) is described by what it is, not by
+    """An operator calling a cutlass function (``cutlass.max(a, b)``) is described by what it is, not by
     the process around it (docs: operations/operators, "Your own function"): reading unrelated source files between
     builds changes neither its symbol (nor so CuTe's key) nor the time a build takes."""
     from cutlass import max as cutlass_max

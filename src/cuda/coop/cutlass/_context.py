@@ -33,7 +33,7 @@ from . import _about, _callbacks, _dsl
 from ._emit import KernelPlan, Planned, emit, operand_type
 from ._route import route
 from ._values import (
-    Call, PayloadPair, Slot, Storage, ThreadData, ThreadGroup, caller_site, describe, function_at, name_at,
+    Call, PayloadPair, Slot, Storage, ThreadData, ThreadGroup, caller_site, describe, function_at, made_at, name_at,
     number_dtype, require_payload_dtype, static_value,
 )
 
@@ -133,6 +133,7 @@ class KernelTracer:
             descriptor = temp_storage(len(self.plan.descriptors), _compile_time_values("TempStorage", values))
             self.plan.descriptors.append(descriptor)
             return Storage(descriptor)
+        kwargs = {k: made_at(marker_call.site, v) for k, v in kwargs.items()}  # C16 for a callable made here
         marker = _marker(name, marker_call.namespace)
         qualified_name = f"{marker_call.namespace}.{name}"
         bound = bind_arguments(qualified_name, inspect.signature(marker), args, kwargs, namespace=_about.NAMESPACE,

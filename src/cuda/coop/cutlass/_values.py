@@ -390,6 +390,33 @@ def function_at(site: tuple[str, int]) -> str | None:
     return None
 
 
+@dataclass(eq=False)
+class LocalFunction:
+    """A lambda or ``def`` made by the function that calls the operation (the kernel, or a helper it traces): C16,
+    as numba-cuda-mlir finds it in the kernel it inlines (operator resolution reads ``defined_in_kernel``)."""
+
+    name: str
+    defined_in_kernel = True
+
+
+def made_at(site: tuple[str, int] | None, value: Any) -> Any:
+    """``value``, or a ``LocalFunction`` where it is a Python function whose code belongs to the code running ``site``
+    (it was defined in that function's body)."""
+    if site is None or not inspect.isfunction(value):
+        return value
+    frame = inspect.currentframe()
+    while frame is not None and (frame.f_code.co_filename, frame.f_lineno) != site:
+        frame = frame.f_back
+    pending = list(frame.f_code.co_consts) if frame is not None else []
+    while pending:
+        const = pending.pop()
+        if const is value.__code__:
+            return LocalFunction(value.__qualname__)
+        if inspect.iscode(const):
+            pending.extend(const.co_consts)
+    return value
+
+
 def enclosing_statement(site: tuple[str, int] | None,
                         headers: tuple[str, ...] = ("if ", "elif ", "else")) -> str | None:
     """``file:line`` of the ``if`` (or another statement of ``headers``: a loop's) whose body holds the call at
