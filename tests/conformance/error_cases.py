@@ -446,6 +446,24 @@ def c16_operator_defined_in_the_body(bid, src, dst):
     coop.store(block, dst, coop.inclusive_scan(block, items, scan_op=mine))  # HERE
 
 
+def p14_iterating_a_payload(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    total = items[0] * 0
+    for item in items:  # HERE
+        total += item
+    dst[block.rank()] = total
+
+
+def p14_slicing_a_payload(bid, src, dst):
+    block = coop.this_block()
+    items = coop.ThreadData(K, np.int32)
+    coop.load(block, src, items)
+    half = items[0:2]  # HERE
+    dst[block.rank()] = half[0]
+
+
 def c10_fractional_oob_default(bid, src, dst):
     block = coop.this_block()
     items = coop.ThreadData(K, np.int32)
@@ -2083,6 +2101,10 @@ ERRORS = [
     ErrorCase("c16-operator-defined-in-the-body", c16_operator_defined_in_the_body, coop.CoopTypeError,
               "cuda.coop.inclusive_scan scan_op c16_operator_defined_in_the_body.<locals>.mine is defined inside the "
               "kernel; define operator callables at module scope"),
+    ErrorCase("p14-iterating-a-payload", p14_iterating_a_payload, coop.CoopTypeError,
+              "ThreadData items escapes to runtime through iteration at error_cases.py:"),
+    ErrorCase("p14-slicing-a-payload", p14_slicing_a_payload, coop.CoopTypeError,
+              "ThreadData items escapes to runtime through slicing at error_cases.py:"),
     ErrorCase("c10-fractional-oob-default", c10_fractional_oob_default, coop.CoopValueError,
               "cuda.coop.load oob_default literal 1.5 is not representable as int32"),
     ErrorCase("c10-negative-unsigned", c10_negative_unsigned_initial_value, coop.CoopValueError,

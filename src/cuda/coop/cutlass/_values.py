@@ -123,8 +123,14 @@ class ThreadData:
     def __len__(self) -> int:
         return self._slot.items_per_thread
 
+    def __iter__(self) -> Any:
+        raise self._escapes("iteration")
+
     def _index(self, index: Any) -> Any:
-        """P16: a literal index is within ``-K .. K-1`` (a negative one counts from the end, as in Python)."""
+        """P16: a literal index is within ``-K .. K-1`` (a negative one counts from the end, as in Python); P14 for a
+        slice."""
+        if isinstance(index, slice):
+            raise self._escapes("slicing", "; index single items instead")
         if isinstance(index, (int, np.integer)) and not isinstance(index, bool):
             k = self._slot.items_per_thread
             if not -k <= index < k:
@@ -165,11 +171,11 @@ class ThreadData:
         dtype = self._slot.root().dtype
         return f"items_per_thread={self.items_per_thread}" + (f", dtype={dtype}" if dtype is not None else "")
 
-    def _escapes(self, use: str) -> CoopError:
+    def _escapes(self, use: str, hint: str = "") -> CoopError:
         """P14: a payload used as a run-time value (numba-cuda-mlir finds the same uses in its IR)."""
         site = caller_site()
         return located(CoopTypeError(f"ThreadData {user_variable(self, site) or 'payload'} escapes to runtime "
-                                    f"through {use} at {os.path.basename(site[0])}:{site[1]}"), site)
+                                    f"through {use} at {os.path.basename(site[0])}:{site[1]}{hint}"), site)
 
     def _arithmetic(self, *_: Any) -> Any:
         raise self._escapes("an arithmetic expression")
