@@ -47,6 +47,15 @@ def _callable_aliases() -> dict[Any, str]:
     return table
 
 
+@dataclass(frozen=True, eq=False)
+class LocalFunction:
+    """A lambda or ``def`` made in the body of the kernel (or of the helper that makes the call): as an operator or
+    predicate it is C16. Each backend finds them its own way (numba-cuda-mlir in the kernel's IR, the CuTe backend
+    among the constants of the calling frame's code)."""
+
+    name: str
+
+
 @dataclass(frozen=True)
 class OperatorSpec:
     """A resolved operator: a built-in functor name, or a user callable with a stable symbol."""
@@ -237,7 +246,7 @@ def resolve_operator(op: str, param: str, value: Any, dtype: str) -> OperatorSpe
         canonical = _ALIASES.get(value.strip().lower().replace("-", "_"))
         if canonical is None:
             raise CoopValueError(f"{op} {param} must be one of: {', '.join(_BUILTINS)}; got {value!r}")
-    elif getattr(value, "defined_in_kernel", False) is True:  # a lambda or def in the kernel body (C16)
+    elif isinstance(value, LocalFunction):  # a lambda or def in the kernel body (C16)
         # operators are defined at module level (docs: operations/operators, "Your own function")
         raise CoopTypeError(f"{op} {param} {value.name} is defined inside the kernel; define operator callables at "
                             "module scope")
@@ -267,7 +276,7 @@ def resolve_predicate(op: str, param: str, value: Any, dtype: str) -> OperatorSp
     """
     if value is None:
         return None
-    if getattr(value, "defined_in_kernel", False) is True:
+    if isinstance(value, LocalFunction):
         raise CoopTypeError(f"{op} {param} {value.name} is defined inside the kernel; define operator callables at "
                             "module scope")
     function = getattr(value, "py_func", value)

@@ -22,6 +22,7 @@ from .._markers.groups import GROUP_METHODS, ThreadGroup as GroupMarker
 from .._markers.thread_data import ThreadData as CommonThreadData
 from .._calls.objects import bind_method, group_by
 from .._errors import CoopError, CoopIndexError, CoopTypeError, located
+from .._semantics.operators import LocalFunction
 from . import _about, _dsl
 
 
@@ -394,15 +395,6 @@ def function_at(site: tuple[str, int]) -> str | None:
             return frame.f_code.co_name
         frame = frame.f_back
     return None
-
-
-@dataclass(eq=False)
-class LocalFunction:
-    """A lambda or ``def`` made by the function that calls the operation (the kernel, or a helper it traces): C16,
-    as numba-cuda-mlir finds it in the kernel it inlines (operator resolution reads ``defined_in_kernel``)."""
-
-    name: str
-    defined_in_kernel = True
 
 
 def made_at(site: tuple[str, int] | None, value: Any) -> Any:

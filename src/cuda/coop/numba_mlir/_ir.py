@@ -13,6 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .._calls.site import SiteCall
+from .._semantics.operators import LocalFunction
 from . import _compat as nb
 
 
@@ -188,15 +189,6 @@ class PayloadTuple:
 
 
 @dataclass(eq=False)
-class LocalFunction:
-    """A lambda or function defined inside the kernel body (numba turns it into a fresh dispatcher)."""
-
-    name: str
-    code: Any
-    defined_in_kernel = True  # read by operator resolution: such callables are C16
-
-
-@dataclass(eq=False)
 class DescVal:
     descriptor: Any
     stmt: Any
@@ -305,7 +297,7 @@ class Resolver:
         if isinstance(value, (ir.Global, ir.FreeVar, ir.Const)):
             code = getattr(getattr(value.value, "py_func", value.value), "__code__", None)
             if code is not None and id(code) in self.local_code:
-                return Obj(LocalFunction(getattr(code, "co_qualname", code.co_name), code))
+                return Obj(LocalFunction(getattr(code, "co_qualname", code.co_name)))
             return Obj(value.value)
         if isinstance(value, ir.Arg):
             ty = self.arg_types[value.index]
@@ -315,7 +307,7 @@ class Resolver:
         if not isinstance(value, ir.Expr):
             return UNKNOWN
         if value.op == "make_function":  # a closure numba left as is (non-constant defaults)
-            return Obj(LocalFunction(getattr(value.code, "co_qualname", value.code.co_name), value.code))
+            return Obj(LocalFunction(getattr(value.code, "co_qualname", value.code.co_name)))
         if value.op == "getattr":
             base = self.var(value.value.name)
             if isinstance(base, Obj):
