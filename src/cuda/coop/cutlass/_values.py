@@ -11,6 +11,7 @@ import linecache
 import os
 import re
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any, NoReturn
 
 import numpy as np
@@ -372,11 +373,17 @@ def caller_site(dsl_folder: str | None = None) -> tuple[str, int]:
     return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("<kernel>", 0)
 
 
-def user_variable(value: Any, site: tuple[str, int]) -> str | None:
-    """The name the kernel's Python gives ``value`` in the frame executing ``site`` (for messages)."""
+def frame_at(site: tuple[str, int]) -> FrameType | None:
+    """The frame on the current stack executing ``site`` (file, line): the kernel's Python while it is traced."""
     frame = inspect.currentframe()
     while frame is not None and (frame.f_code.co_filename, frame.f_lineno) != site:
         frame = frame.f_back
+    return frame
+
+
+def user_variable(value: Any, site: tuple[str, int]) -> str | None:
+    """The name the kernel's Python gives ``value`` in the frame executing ``site`` (for messages)."""
+    frame = frame_at(site)
     names = [name for name, held in (frame.f_locals.items() if frame is not None else ()) if held is value]
     return names[0] if names else None
 
@@ -389,12 +396,8 @@ def name_at(site: tuple[str, int], pattern: str) -> str | None:
 
 def function_at(site: tuple[str, int]) -> str | None:
     """The name of the function executing ``site`` (file, line) on the current stack: the kernel's Python name."""
-    frame = inspect.currentframe()
-    while frame is not None:
-        if (frame.f_code.co_filename, frame.f_lineno) == site:
-            return frame.f_code.co_name
-        frame = frame.f_back
-    return None
+    frame = frame_at(site)
+    return frame.f_code.co_name if frame is not None else None
 
 
 def made_at(site: tuple[str, int] | None, value: Any) -> Any:
@@ -402,9 +405,7 @@ def made_at(site: tuple[str, int] | None, value: Any) -> Any:
     (it was defined in that function's body)."""
     if site is None or not inspect.isfunction(value):
         return value
-    frame = inspect.currentframe()
-    while frame is not None and (frame.f_code.co_filename, frame.f_lineno) != site:
-        frame = frame.f_back
+    frame = frame_at(site)
     pending = list(frame.f_code.co_consts) if frame is not None else []
     while pending:
         const = pending.pop()
