@@ -543,3 +543,22 @@ def test_r8_explicit_signature_needs_a_launch(monkeypatch):
             coop.load(coop.this_block(), src, items)
             coop.store(coop.this_block(), dst, items)
     assert not isinstance(info.value, coop.CoopError)
+
+
+# ------------------------------------------------------------------ configuration read at a build
+
+
+@cuda.jit
+def k_config_flag(src, dst):
+    items = coop.ThreadData(4)
+    coop.load(coop.this_block(), src, items, algorithm="transpose")  # CONFIG HERE
+    coop.store(coop.this_block(), dst, items)
+
+
+def test_a_bad_cache_flag_is_located_at_the_kernel(monkeypatch):
+    """A CUDA_COOP_* flag with an unknown spelling stops the build (SPEC 1.5) at the kernel's first call, as every
+    compile-time message is located (the CuTe backend's twin: tests/cute_dsl/test_cutlass_compile.py)."""
+    monkeypatch.setenv("CUDA_COOP_DISABLE_CACHE", "bogus")
+    expect_compile_error(k_config_flag, (I32, I32), coop.CoopValueError,
+                         "CUDA_COOP_DISABLE_CACHE='bogus' is not a boolean; accepted spellings:", site="prefix",
+                         line_marker="CONFIG HERE")

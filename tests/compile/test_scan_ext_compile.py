@@ -282,7 +282,8 @@ def test_aggregate_output_must_be_one_item_of_the_value_dtype():
         coop.store(coop.this_block(), dst, numba_coop.inclusive_sum(coop.this_block(), items, aggregate_output=agg))
 
     expect_compile_error(dtype, (I32, I32), coop.CoopTypeError,
-                         "cuda.coop.numba_mlir.inclusive_sum value dtype int32 does not match payload dtype float64")
+                         "cuda.coop.numba_mlir.inclusive_sum aggregate_output dtype float64 does not match value "
+                         "dtype int32")
 
     @cuda.jit
     def scalar(src, dst):
@@ -378,3 +379,30 @@ def test_stateful_callable_that_does_not_compile():
     expect_compile_error(kernel, (I32, I32), coop.CoopTypeError,
                          "cuda.coop.numba_mlir.exclusive_sum prefix_op broken_state could not be compiled "
                          "for (int32 state, int32)")
+
+
+def test_a_local_array_of_two_dimensions_is_no_payload():
+    """Only a one-dimensional local array is a payload form (SPEC 9.1): a 2-D one is named as such, as an output and
+    as an operand (it read as an unimplemented form, or as a scalar of unknown dtype)."""
+    @cuda.jit
+    def output(src, dst):
+        tile = cuda.local.array((2, 2), np.int32)
+        numba_coop.load(coop.this_block(), src, tile)
+
+    expect_compile_error(output, (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.load output must be a one-dimensional local array "
+                         "(numba_coop.local.array(n, dtype)) or a ThreadData payload; got a local array of shape "
+                         "(2, 2)")
+
+    @cuda.jit
+    def operand(src, dst):
+        tile = cuda.local.array((2, 2), np.int32)
+        for i in range(2):
+            for j in range(2):
+                tile[i, j] = src[i * 2 + j]
+        dst[cuda.threadIdx.x] = numba_coop.inclusive_sum(coop.this_block(), tile)
+
+    expect_compile_error(operand, (I32, I32), coop.CoopTypeError,
+                         "cuda.coop.numba_mlir.inclusive_sum value must be a one-dimensional local array "
+                         "(numba_coop.local.array(n, dtype)) or a ThreadData payload; got a local array of shape "
+                         "(2, 2)")

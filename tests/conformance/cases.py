@@ -275,6 +275,63 @@ def _exchange(mode):
     return factory
 
 
+def _exchange_storage_attributes(T, K, dtype):
+    """An exchange through an explicit TempStorage whose attributes (its constructor's arguments, SPEC 6.1) the kernel
+    reads as compile-time values: added to each thread's first item, and deciding two compile-time branches."""
+    size, alignment = 4 * T * K * np.dtype(dtype).itemsize, 32
+
+    def body(bid, src, dst):
+        block = coop.this_block()
+        storage = coop.TempStorage(size, alignment=alignment, auto_sync=True, sharing="exclusive")
+        items = coop.ThreadData(K, dtype)
+        coop.load(block, src, items, offset=bid * (T * K))
+        moved = coop.exchange(block, items, mode="blocked_to_striped", temp_storage=storage)
+        moved[0] = moved[0] + storage.size_in_bytes // storage.alignment
+        if storage.auto_sync:
+            moved[K - 1] = moved[K - 1] + 3
+        if storage.sharing == "exclusive":
+            moved[K - 1] = moved[K - 1] + 5
+        coop.store(block, dst, moved, offset=bid * (T * K))
+
+    def oracle(v):
+        t = tiles(v["src"], T * K).reshape(-1, K, T).transpose(0, 2, 1).copy()
+        t[:, :, 0] += size // alignment
+        t[:, :, K - 1] += 8
+        return {"dst": t.reshape(-1)}
+    return body, oracle, {}
+
+
+class _IndexOnly:
+    """A size that says its integer only through ``__index__`` (SPEC 6.1 accepts such objects)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __index__(self):
+        return self.value
+
+
+SCRATCH_BYTES = _IndexOnly(8192)  # module-level compile-time values (SPEC 7.2) of NumPy's and of the user's types
+SCRATCH_ALIGNMENT = np.int32(16)
+ITEM_ALIGNMENT = np.int64(16)
+
+
+def _exchange_index_globals(T, K, dtype):
+    """An exchange whose TempStorage size is an ``__index__`` object and whose alignments are NumPy integers, all
+    module-level globals."""
+    def body(bid, src, dst):
+        block = coop.this_block()
+        storage = coop.TempStorage(SCRATCH_BYTES, alignment=SCRATCH_ALIGNMENT)
+        items = coop.ThreadData(K, dtype, alignment=ITEM_ALIGNMENT)
+        coop.load(block, src, items, offset=bid * (T * K))
+        coop.store(block, dst, coop.exchange(block, items, mode="blocked_to_striped", temp_storage=storage),
+                   offset=bid * (T * K))
+
+    def oracle(v):
+        return {"dst": tiles(v["src"], T * K).reshape(-1, K, T).transpose(0, 2, 1).reshape(-1)}
+    return body, oracle, {}
+
+
 # ------------------------------------------------------------------------------------------- reduce / sum
 
 _FOLD = {"sum": np.add, "min": np.minimum, "max": np.maximum}
@@ -3591,6 +3648,8 @@ _VARIANTS = [
     ("load_partial", "valid_items", _load_partial, INT_AND_FLOAT, COMBOS_3D),
     ("exchange", "blocked_to_striped", _exchange("blocked_to_striped"), INT_AND_FLOAT, COMBOS_3D),
     ("exchange", "striped_to_blocked", _exchange("striped_to_blocked"), INT_AND_FLOAT, COMBOS_3D),
+    ("exchange", "storage_attributes", _exchange_storage_attributes, (np.int32,), (((128, 1, 1), 4),)),
+    ("exchange", "index_globals", _exchange_index_globals, (np.int32,), (((128, 1, 1), 4),)),
     ("reduce", "block_sum", _reduce("sum", False), INT_AND_FLOAT, COMBOS_3D),
     ("reduce", "block_min", _reduce("min", False), INT_AND_FLOAT, COMBOS_3D),
     ("reduce", "block_max", _reduce("max", False), INT_AND_FLOAT, COMBOS_3D),

@@ -1946,6 +1946,20 @@ def p8_assigned_int_and_float(bid, src, dst):
     dst[0] = coop.sum(coop.this_block(), items)
 
 
+def p8_explicit_dtype_and_a_cast(bid, src, dst):
+    items = coop.ThreadData(K, np.int64)
+    for i in range(K):
+        items[i] = np.int32(i)  # HERE
+    coop.store(coop.this_block(), dst, items)
+
+
+def p8_array_element_and_a_store(bid, src, dst):
+    items = coop.ThreadData(K)  # HERE
+    for i in range(K):
+        items[i] = src[i]  # an int32 element: evidence against the float32 destination
+    coop.store(coop.this_block(), dst, items)
+
+
 # ---- P14: a payload used as a run-time value
 def p14_payload_in_arithmetic(bid, src, dst):
     items = coop.ThreadData(K, np.int32)
@@ -1968,6 +1982,10 @@ ERRORS = [
               "ThreadData items has conflicting dtypes int32 (cuda.coop.load at line", dst_dtype=np.float32),
     ErrorCase("p8-assigned-int-and-float", p8_assigned_int_and_float, coop.CoopTypeError,
               "ThreadData items has conflicting dtypes int32 (assignment at line", dst_dtype=np.float32),
+    ErrorCase("p8-explicit-dtype-and-a-cast", p8_explicit_dtype_and_a_cast, coop.CoopTypeError,
+              "ThreadData items has conflicting dtypes int64 (dtype= at line", dst_dtype=np.int64),
+    ErrorCase("p8-array-element-and-a-store", p8_array_element_and_a_store, coop.CoopTypeError,
+              "ThreadData items has conflicting dtypes float32 (cuda.coop.store at line", dst_dtype=np.float32),
     ErrorCase("p14-payload-in-arithmetic", p14_payload_in_arithmetic, coop.CoopTypeError,
               "ThreadData items escapes to runtime through an arithmetic expression at error_cases.py:"),
     ErrorCase("p14-payload-stored-into-an-array", p14_payload_stored_into_an_array, coop.CoopTypeError,

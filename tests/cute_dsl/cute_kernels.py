@@ -1085,8 +1085,9 @@ def last_warp_launch(src: cute.Tensor, dst: cute.Tensor, valid: cute.Tensor, n: 
 @cute.kernel
 def converting_assignment_kernel(wide: cute.Tensor, reals: cute.Tensor, small_out: cute.Tensor,
                                  real_out: cute.Tensor, whole_out: cute.Tensor, short_out: cute.Tensor):
-    """``items[i] = v`` converts ``v`` to the payload's dtype, as numba-cuda-mlir does (SPEC 4, 12.3): integers keep
-    their low bits, floats truncate toward zero; CuTe values of another type, Python and NumPy numbers alike."""
+    """``items[i] = v`` of a Python number converts it to the payload's dtype, as numba-cuda-mlir does (SPEC 4,
+    12.3): integers keep their low bits, floats truncate toward zero; a typed value of another dtype is P8 (``dtype``
+    never converts), so the CuTe values are cast first, as its message says."""
     tid, _, _ = cute.arch.thread_idx()
     block = coop.this_block()
     small = coop.ThreadData(K, np.uint8)
@@ -1094,13 +1095,13 @@ def converting_assignment_kernel(wide: cute.Tensor, reals: cute.Tensor, small_ou
     whole = coop.ThreadData(K, np.int32)
     short = coop.ThreadData(K, np.int16)
     for i in range(K):
-        small[i] = cutlass.Uint32(wide[tid * K + i])  # a Uint32 into uint8 items: the low byte
-        real[i] = wide[tid * K + i]  # an Int32 into float32 items
-        whole[i] = reals[tid * K + i]  # a Float32 into int32 items: truncated toward zero
-    short[0] = cutlass.Int64(wide[tid * K]) * 3  # an Int64 into int16 items: the low 16 bits
+        small[i] = cutlass.Uint8(cutlass.Uint32(wide[tid * K + i]))  # a Uint32 cast to uint8: the low byte
+        real[i] = cutlass.Float32(wide[tid * K + i])  # an Int32 cast to float32
+        whole[i] = cutlass.Int32(reals[tid * K + i])  # a Float32 cast to int32: truncated toward zero
+    short[0] = cutlass.Int16(cutlass.Int64(wide[tid * K]) * 3)  # an Int64 cast to int16: the low 16 bits
     short[1] = 70000  # a Python int: the low 16 bits (4464)
     short[2] = -1.75  # a Python float: truncated toward zero (-1)
-    short[3] = np.uint32(40000)  # a NumPy number: the low 16 bits (-25536)
+    short[3] = 40000  # a Python int: the low 16 bits (-25536)
     coop.store(block, small_out, small)
     coop.store(block, real_out, real)
     coop.store(block, whole_out, whole)

@@ -79,6 +79,17 @@ def _coop_error(exc):
     return exc
 
 
+def test_a_bad_cache_flag_is_located_at_the_kernel(monkeypatch):
+    """A CUDA_COOP_* flag with an unknown spelling stops the build (SPEC 1.5) at the kernel's first call, as on
+    numba-cuda-mlir (it came without a location from the bitcode route's cache lookup)."""
+    monkeypatch.setenv("CUDA_COOP_DISABLE_CACHE", "bogus")
+    exc = _coop_error(_compile_error(ck.scan_launch, _tensor(), _tensor()))
+    assert isinstance(exc, coop.CoopValueError)
+    first = str(exc).splitlines()[0]
+    assert re.match(r".*cute_kernels\.py:\d+: CUDA_COOP_DISABLE_CACHE='bogus' is not a boolean; accepted spellings:",
+                    first), first
+
+
 def test_g23_block_shape_not_constant():
     exc = _coop_error(_compile_error(ck.scan_launch_dynamic_block, _tensor(), _tensor(), 128))
     assert isinstance(exc, coop.CoopValueError)
@@ -147,6 +158,30 @@ def test_r11_cutlass_namespace_in_a_numba_kernel():
     with pytest.raises(coop.CoopTypeError, match="cuda.coop.cutlass.load belongs to cuda.coop.cutlass; this kernel "
                                                 "is compiled by numba-cuda-mlir: use cuda.coop.load or "
                                                 "cuda.coop.numba_mlir.load"):
+        numba_coop.compile_kernel(kernel, (x, x), block=128)
+
+
+def test_r11_cutlass_payload_class_in_a_numba_kernel():
+    """cuda.coop.cutlass.ThreadData is that namespace's own class: made in a numba-cuda-mlir kernel it is R11 at its
+    line (it read as a scalar handed to the next call)."""
+    pytest.importorskip("numba_cuda_mlir")
+    from numba_cuda_mlir import cuda
+
+    import cuda.coop.numba_mlir as numba_coop
+
+    @cuda.jit
+    def kernel(src, dst):
+        block = coop.this_block()
+        items = cute_coop.ThreadData(4)
+        coop.load(block, src, items)
+        coop.store(block, dst, items)
+
+    x = np.arange(512, dtype=np.int32)
+    line = kernel.py_func.__code__.co_firstlineno + 3
+    with pytest.raises(coop.CoopTypeError, match=rf"test_cutlass_compile.py:{line}: cuda.coop.cutlass.ThreadData "
+                                                r"belongs to cuda.coop.cutlass; this kernel is compiled by "
+                                                r"numba-cuda-mlir: use cuda.coop.ThreadData or "
+                                                r"cuda.coop.numba_mlir.ThreadData"):
         numba_coop.compile_kernel(kernel, (x, x), block=128)
 
 
@@ -424,10 +459,9 @@ def test_p11_says_what_is_wrong_with_the_layout(shape, stride, words):
 
 
 def test_an_item_assignment_of_another_dtype_builds():
-    """``items[i] = v`` with ``v`` a CuTe value of another type (a Uint32 into uint8 items, an Int32 into float32
-    items, a Float32 into int32 items, an Int64 into int16 items) or a Python or NumPy number converts it, as
-    numba-cuda-mlir does (SPEC 4, 12.3): the DSL's own store refused it with a ValueError and no line. Builds only;
-    tests/gpu/test_cutlass_assignment_gpu.py checks the converted values."""
+    """``items[i] = v`` with ``v`` a Python number converts it, as numba-cuda-mlir does (SPEC 4, 12.3): the DSL's own
+    store refused it with a ValueError and no line; CuTe values cast to the payload's dtype build beside them. Builds
+    only; tests/gpu/test_cutlass_assignment_gpu.py checks the converted values."""
     n = ck.THREADS * ck.K
     kernel = cute_coop.compile_kernel(
         ck.converting_assignment_launch, _tensor(n), _tensor(n, cutlass.Float32), _tensor(n, cutlass.Uint8),

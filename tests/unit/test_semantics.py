@@ -81,6 +81,7 @@ def test_factory_groups():
     ("block", 4, True, L128, GroupSpec(WARPS_IN_BLOCK, 128, 1, True)),
     ("block", 3, False, LaunchShape((256, 1, 1)), GroupSpec(WARPS_IN_BLOCK, 96, 2, False)),
     ("block", 2, True, LaunchShape((16, 4, 2)), GroupSpec(WARPS_IN_BLOCK, 64, 2, True)),
+    ("warp", np.int64(8), True, L128, GroupSpec(LOGICAL_WARP, 8, 16, True)),  # a NumPy global (SPEC 7.2)
 ])
 def test_group_by_specs(parent, count, exhaustive, launch, expected):
     spec = groups.group_by(groups.factory_group(parent, launch), count, exhaustive, launch)
@@ -94,7 +95,7 @@ def test_group_by_g7_count_positive(count):
         groups.group_by(_warp(), count, True, L128)
 
 
-@pytest.mark.parametrize("count", [True, 2.0, "2", None])
+@pytest.mark.parametrize("count", [True, np.bool_(True), 2.0, "2", None])
 def test_group_by_g6_count_type(count):
     with pytest.raises(CoopTypeError, match=r"^ThreadGroup\.group_by count must be a compile-time integer$"):
         groups.group_by(_warp(), count, True, L128)
@@ -344,6 +345,17 @@ def test_make_descriptor_defaults_and_normalisation():
             == (3, 256, 8, True, "exclusive"))
     desc = make_descriptor(0, None, None, False, "shared")
     assert (desc.size_in_bytes, desc.alignment, desc.sharing) == (None, None, "shared")
+    # NumPy integers and __index__ objects are compile-time integers for the alignment too, as plain ints
+    desc = make_descriptor(1, np.int64(512), np.int32(16), False, "shared")
+    assert (desc.size_in_bytes, desc.alignment) == (512, 16)
+    assert type(desc.size_in_bytes) is int and type(desc.alignment) is int
+    assert make_descriptor(2, None, _Index(32), False, "shared").alignment == 32
+
+
+def test_compile_time_int_accepts_index_objects_and_refuses_bools():
+    from cuda.coop._semantics.common import compile_time_int
+    assert [compile_time_int(v) for v in (7, np.int8(-3), np.uint64(9), _Index(5))] == [7, -3, 9, 5]
+    assert [compile_time_int(v) for v in (True, np.bool_(True), 2.0, "3", None)] == [None] * 5
 
 
 @pytest.mark.parametrize("size, exc, fragment", [

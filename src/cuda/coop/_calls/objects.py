@@ -9,7 +9,6 @@ here; what it makes of the result (a payload in its IR, a register tensor) stays
 from __future__ import annotations
 
 import inspect
-import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -18,7 +17,7 @@ from .._errors import CoopTypeError, CoopValueError
 from .._markers.groups import ThreadGroup
 from .._semantics import groups as sem_groups
 from .._semantics.common import (
-    BLOCK, CLUSTER, GRID, THREAD, WARP, GroupSpec, LaunchShape, require_alignment,
+    BLOCK, CLUSTER, GRID, THREAD, WARP, GroupSpec, LaunchShape, compile_time_int, require_alignment,
 )
 from .._semantics.groups import QuerySpec
 from .._semantics.temp_storage import Descriptor, make_descriptor
@@ -64,7 +63,7 @@ def bind_method(method: str, args: tuple[Any, ...], kwargs: dict[str, Any], *, n
 
 def is_extent(value: object) -> bool:
     """Whether ``value`` can be a ThreadData's ``items_per_thread`` (an integer, not a bool; P6 checks the sign)."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)  # a NumPy integer is one
+    return compile_time_int(value) is not None  # a NumPy integer is one, and any object with __index__
 
 
 @dataclass(frozen=True)
@@ -97,9 +96,9 @@ def thread_data(values: Mapping[str, Any], *, dtype_of_object: Callable[[Any], s
             raise CoopTypeError(f"ThreadData dtype must be {dtype_words}; got {dtype_obj!r}")
     alignment = values["alignment"]
     if alignment is not None:
-        if isinstance(alignment, bool) or not isinstance(alignment, int):
+        if compile_time_int(alignment) is None:
             raise CoopTypeError(f"ThreadData alignment must be a compile-time integer; got {alignment!r}")
-        require_alignment("ThreadData", alignment)
+        alignment = require_alignment("ThreadData", alignment)
     return ThreadDataSpec(k, dtype, alignment)
 
 

@@ -61,7 +61,9 @@ def evidence(ctx: CallContext[C, P], call: C) -> None:
     args = call.args
     if "aggregate_output" in args and "value" in args:
         aggregate, value = ctx.payload(args["aggregate_output"]), ctx.payload(args["value"])
-        if aggregate is not None and value is not None:
+        if aggregate is not None and aggregate.root().explicit:
+            pass  # a declared dtype is checked against the value's when the call is planned, naming aggregate_output
+        elif aggregate is not None and value is not None:
             ctx.follow_dtype(aggregate, value, call, "value")
         elif aggregate is not None:
             try:

@@ -102,11 +102,26 @@ def is_power_of_two(value: int) -> bool:
     return value > 0 and value & (value - 1) == 0
 
 
-def require_alignment(what: str, alignment: object) -> None:
+def compile_time_int(value: object) -> int | None:
+    """``value`` as an ``int`` where it is a compile-time integer: an ``int``, a NumPy integer or any object with
+    ``__index__`` (SPEC 6.1); None for a bool (Python's or NumPy's) and for anything that cannot say its integer (a
+    compiler's run-time value)."""
+    if isinstance(value, bool) or type(value).__name__ == "bool_" or not hasattr(value, "__index__"):
+        return None
+    try:
+        return int(value.__index__())
+    except Exception:  # a run-time value of a compiler refuses in its own words: not a compile-time integer
+        return None
+
+
+def require_alignment(what: str, alignment: object) -> int:
     """P13: ``alignment`` of ``what`` (``ThreadData``, ``TempStorage``, a shared or local array) is a positive power
-    of two (a value that is not an integer at all is P13 too, where ``what`` has no type check of its own)."""
-    if isinstance(alignment, bool) or not isinstance(alignment, int) or not is_power_of_two(alignment):
+    of two (a value that is not an integer at all is P13 too, where ``what`` has no type check of its own); returned
+    as an ``int``."""
+    number = compile_time_int(alignment)
+    if number is None or not is_power_of_two(number):
         raise CoopValueError(f"{what} alignment must be a positive power of two; got {alignment!r}")
+    return number
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ from .._markers import records
 from .._markers.records import LOGICAL_WARP_WIDTHS as LOGICAL_WARP_WIDTHS
 from .._errors import CoopTypeError, CoopUnsupportedError, CoopValueError
 from .common import (
-    BLOCK, CLUSTER, GRID, LOGICAL_WARP, THREAD, WARP, WARPS_IN_BLOCK, GroupSpec, LaunchShape, is_selector_string,
+    BLOCK, CLUSTER, GRID, LOGICAL_WARP, THREAD, WARP, WARPS_IN_BLOCK, GroupSpec, LaunchShape, compile_time_int,
+    is_selector_string,
     selector_type_error,
 )
 
@@ -38,8 +39,10 @@ def group_by(parent: GroupSpec, count: object, exhaustive: object, launch: Launc
         raise CoopUnsupportedError("nested ThreadGroup.group_by is not supported")
     if parent.kind not in (WARP, BLOCK):
         raise CoopUnsupportedError("ThreadGroup.group_by supports only physical warp and block parents")
-    if isinstance(count, bool) or not isinstance(count, int):
+    number = compile_time_int(count)
+    if number is None:
         raise CoopTypeError("ThreadGroup.group_by count must be a compile-time integer")
+    count = number
     if count <= 0:
         raise CoopValueError("ThreadGroup.group_by count must be positive")
     if not isinstance(exhaustive, bool):

@@ -6,10 +6,12 @@ from typing import TypeAlias
 
 from .._backend_context import qualified_namespace
 from .._errors import CoopTypeError, CoopValueError
-from .common import ScratchNeed, normalize_selector, require_alignment
+from .common import ScratchNeed, compile_time_int, normalize_selector, require_alignment
 from .targets import opt_in_shared_limit
 
 STATIC_LIMIT = 48 * 1024
+# what a kernel may read of a TempStorage: its constructor's arguments, as compile-time values (SPEC 6.1)
+DESCRIPTOR_ATTRIBUTES = ("size_in_bytes", "alignment", "auto_sync", "sharing")
 DYNAMIC_MAX_ALIGNMENT = 16
 
 
@@ -34,19 +36,19 @@ def keeps_reuse_barrier(descriptor: Descriptor | None) -> bool:
 def make_descriptor(index: int, size_in_bytes: object, alignment: object, auto_sync: object,
                     sharing: object) -> Descriptor:
     if size_in_bytes is not None:
-        if isinstance(size_in_bytes, bool) or not hasattr(size_in_bytes, "__index__"):
+        size = compile_time_int(size_in_bytes)
+        if size is None:
             raise CoopTypeError("TempStorage size_in_bytes must be a compile-time positive integer; "
                                 f"got {size_in_bytes!r}")
-        size: int = size_in_bytes.__index__()
-        size_in_bytes = size
-        if size_in_bytes <= 0:
+        if size <= 0:
             raise CoopValueError("TempStorage size_in_bytes must be a compile-time positive integer; "
-                                 f"got {size_in_bytes!r}")
+                                 f"got {size!r}")
+        size_in_bytes = size
     if alignment is not None:
-        if isinstance(alignment, bool) or not isinstance(alignment, int):
+        if compile_time_int(alignment) is None:
             raise CoopTypeError("TempStorage alignment must be a compile-time positive power of two; "
                                 f"got {alignment!r}")
-        require_alignment("TempStorage", alignment)
+        alignment = require_alignment("TempStorage", alignment)
     if not isinstance(auto_sync, bool):
         raise CoopTypeError(f"TempStorage auto_sync must be a compile-time bool; got {auto_sync!r}")
     try:

@@ -375,7 +375,7 @@ class KernelTracer:
         if root.dtype is None:
             root.dtype = dtype
             root.inferred_by = where
-        elif root.dtype != dtype and not root.explicit and root.inferred_by is not None:
+        elif root.dtype != dtype and not root.explicit and (root.inferred_by or root.assigned_at) is not None:
             raise root.conflicting(dtype, where)
         elif root.dtype != dtype and root.fragment is None and not root.explicit:
             raise CoopTypeError(f"{call.name} {param} has dtype {dtype} but the ThreadData was inferred as "

@@ -54,7 +54,10 @@ def finish_trace(dsl: Any, module: Any, function_name: str) -> None:
     calls = [planned for tracer in tracers for planned in tracer.plan.planned]
     label = " and ".join(t.python_name or t.name for t in tracers)
     source = translation_unit([call.provider for call in calls], _about.ABI)
-    attached, clang_failure = _bitcode(source, scratch_symbols(calls))
+    try:
+        attached, clang_failure = _bitcode(source, scratch_symbols(calls))
+    except CoopError as exc:  # a configuration error (CUDA_COOP_*): at the first call, as on numba-cuda-mlir
+        raise located(exc, calls[0].where) from None
     built = None
     if attached is not None and attached.scratch is not None:
         use_scratch_sizes(calls, attached.scratch)

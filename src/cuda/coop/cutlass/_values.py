@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import _markers
 from .._backend_context import current
+from .._semantics.temp_storage import DESCRIPTOR_ATTRIBUTES
 from .._markers.base import dispatch
 from .._markers.groups import GROUP_METHODS, ThreadGroup as GroupMarker
 from .._markers.thread_data import ThreadData as CommonThreadData
@@ -64,11 +65,20 @@ class Slot:
                               "known type (e.g. cutlass.Int32(x)) or load into it before its first use")
         return located(error, self.site) if self.site is not None else error
 
-    def conflicting(self, dtype: str, where: str) -> CoopError:
-        """P8 (numba-cuda-mlir's words), at the line that made the payload: two calls, or two typed assignments,
-        gave it two dtypes."""
-        error = CoopTypeError(f"ThreadData {self.name} has conflicting dtypes {self.dtype} "
-                              f"({self.inferred_by or self.assigned_at}) and {dtype} ({where})")
+    def conflicting(self, dtype: str, where: str, at: tuple[str, int] | None = None) -> CoopError:
+        """P8 (numba-cuda-mlir's words): two calls, two typed assignments, or a call and an assignment gave the
+        payload two dtypes (at the line that made it; the call's evidence named first), or an assignment disagrees
+        with its explicit dtype (at ``at``, the assignment: ``dtype`` never converts)."""
+        if self.explicit:
+            site = self.site[1] if self.site is not None else "?"
+            error = CoopTypeError(f"ThreadData {self.name} has conflicting dtypes {self.dtype} (dtype= at line "
+                                  f"{site}) and {dtype} ({where}); cast the value")
+            return located(error, at) if at is not None else error
+        first, second = (self.dtype, self.inferred_by or self.assigned_at), (dtype, where)
+        if self.inferred_by is None and not where.startswith("assignment"):
+            first, second = second, first
+        error = CoopTypeError(f"ThreadData {self.name} has conflicting dtypes {first[0]} ({first[1]}) and "
+                              f"{second[0]} ({second[1]})")
         return located(error, self.site) if self.site is not None else error
 
     def materialise(self) -> Any:
@@ -151,14 +161,17 @@ class ThreadData:
         slot = self._slot
         index = self._index(index)
         root, dtype = slot.root(), value_dtype(value)
-        if dtype is not None and (root.dtype is None or root.assigned_at is not None):
-            # a typed assignment gives the dtype where nothing else did, and two that disagree are P8, as on
-            # numba-cuda-mlir (docs: concepts, "ThreadData payloads")
-            where = f"assignment at line {caller_site()[1]}"
+        if dtype is not None:
+            # a typed assignment gives the dtype where nothing else did; one that disagrees with the dtype another
+            # gave, or with the explicit dtype, is P8, as on numba-cuda-mlir (docs: concepts, "ThreadData
+            # payloads"). The payloads operations return and wrapped fragments (no site) convert, as there, and so
+            # does a truth value (a comparison), which numba-cuda-mlir counts as no evidence.
+            site = caller_site()
+            where = f"assignment at line {site[1]}"
             if root.dtype is None:
                 root.dtype, root.assigned_at = dtype, where
-            elif root.dtype != dtype and not root.explicit and root.inferred_by is None:
-                raise root.conflicting(dtype, where)
+            elif root.dtype != dtype and root.site is not None and dtype != "bool":
+                raise root.conflicting(dtype, where, site)
         fragment = slot.materialise()
         # converted to the payload's dtype, as numba-cuda-mlir converts it (docs: concepts, "ThreadData payloads"):
         # the DSL refuses a store of another type
@@ -318,6 +331,13 @@ for _method in GROUP_METHODS:  # cuda.coop.ThreadGroup's signatures (and their d
 @dataclass(eq=False)
 class Storage:
     descriptor: Any
+
+    def __getattr__(self, name: str) -> Any:
+        """``size_in_bytes``, ``alignment``, ``auto_sync``, ``sharing``: the constructor's arguments, compile-time
+        Python values (SPEC 6.1)."""
+        if name in DESCRIPTOR_ATTRIBUTES:
+            return getattr(self.descriptor, name)
+        raise AttributeError(f"'TempStorage' object has no attribute {name!r}")
 
     def __extract_mlir_values__(self) -> list[Any]:  # carried like a group: no run-time value
         return []

@@ -129,6 +129,7 @@ class KernelChecks(PlanState):
         payload = self.payload(call.args[param])
         if payload is not None:
             return payload
+        self.reject_multidimensional_local_array(call, param)
         form = self.operand_form(call.args[param])
         # a qualified scalar form (docs: qualified, "Payload forms")
         if form is None and extension(call.op).scalar_form:
@@ -140,6 +141,21 @@ class KernelChecks(PlanState):
             raise CoopTypeError(f"{call.name} requires a fixed-size ThreadData {param} payload in the common API; "
                                 f"use cuda.coop.numba_mlir for {form} payloads")
         raise CoopTypeError(f"{call.name} {param} must be a ThreadData payload; got a scalar")
+
+    def reject_multidimensional_local_array(self, call: OpCall, param: str) -> None:
+        """P4's shape: a local array is a payload only with one dimension (docs: qualified, "Payload forms")."""
+        var = call.args.get(param)
+        for definition in self.resolver.definitions(var.name) if isinstance(var, nb.ir.Var) else ():
+            if isinstance(definition, nb.ir.Expr) and definition.op == "call":
+                stmt = self.resolver.stmt_of[id(definition)]
+                callee = self.resolver.callee(stmt)
+                if isinstance(callee, Obj) and callee.value is nb.nb_cuda.local.array:
+                    shape_var = definition.args[0] if definition.args else dict(definition.kws).get("shape")
+                    shape = self._shape_of(shape_var, stmt)
+                    if shape is not None and len(shape) != 1:
+                        raise CoopTypeError(
+                            f"{call.name} {param} must be a one-dimensional local array (numba_coop.local.array(n, "
+                            f"dtype)) or a ThreadData payload; got a local array of shape {shape}")
 
     def operand_form(self, var: Any) -> str | None:
         """``local array`` / ``shared array row`` / ``array`` when a variable is one, else None."""

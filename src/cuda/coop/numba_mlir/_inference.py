@@ -68,6 +68,7 @@ class DtypeInference(PlanState):
                             continue
                         root = target.root()
                         if id(root) in by_operations:
+                            self._check_assignment_agrees(stmt, root, counted)
                             continue
                         dtype, is_weak = self._value_dtype(stmt.value)
                         if dtype is not None:
@@ -93,6 +94,43 @@ class DtypeInference(PlanState):
                     "of known type (cast helper results, e.g. numpy.int32(x))"), payload.loc)
             if not payload.explicit and payload.form == THREAD_DATA:
                 self.check_payload_size(payload)  # P17 with the inferred dtype (explicit ones were checked)
+
+    def _check_assignment_agrees(self, stmt: Any, root: PayloadVal, counted: set[int]) -> None:
+        """P8: a typed assignment into a payload that its explicit dtype or a cooperative operation types must agree
+        with it; ``dtype`` never converts (docs: concepts, "ThreadData payloads"). Literals, arithmetic (whose dtype
+        is estimated here), and the payloads that operations return are left to numba-cuda-mlir's conversions."""
+        if root.form != THREAD_DATA or root.result:
+            return
+        dtype, is_weak = self._value_dtype(stmt.value)
+        if dtype is None or is_weak or self._is_arithmetic(stmt.value):
+            return
+        counted.add(id(stmt))
+        where = f"assignment at line {stmt.loc.line}"
+        if root.explicit:
+            if dtype != root.dtype:
+                raise located(CoopTypeError(
+                    f"ThreadData {user_name(root.var)} has conflicting dtypes {root.dtype} (dtype= at line "
+                    f"{root.loc.line}) and {dtype} ({where}); cast the value"), stmt.loc)
+            return
+        root.evidence.append((dtype, where))
+        if root.dtype is not None and root.dtype != dtype:
+            root.dtype = self._decide(root)
+
+    def _is_arithmetic(self, var: Any) -> bool:
+        """Whether ``var`` is the result of arithmetic (or ``min``/``max``), whose dtype this pass only estimates:
+        evidence for an untyped payload, but not held against a dtype already given (numba-cuda-mlir converts)."""
+        for definition in self.resolver.definitions(var.name):
+            if isinstance(definition, nb.ir.Var):
+                if self._is_arithmetic(definition):
+                    return True
+            elif isinstance(definition, nb.ir.Expr):
+                if definition.op in ("binop", "inplace_binop", "unary"):
+                    return True
+                if definition.op == "call":
+                    callee = self.resolver.callee(self.resolver.stmt_of[id(definition)])
+                    if isinstance(callee, Obj) and callee.value in (min, max):
+                        return True
+        return False
 
     def _settle_dtypes(self) -> None:
         for output, source, call, param in self.dtype_follows:

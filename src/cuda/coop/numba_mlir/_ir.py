@@ -14,6 +14,7 @@ import numpy as np
 
 from .._calls.site import SiteCall
 from .._semantics.operators import LocalFunction
+from .._semantics.temp_storage import DESCRIPTOR_ATTRIBUTES
 from . import _compat as nb
 
 
@@ -319,6 +320,8 @@ class Resolver:
                 return MethodVal(base, value.attr)
             if isinstance(base, PayloadVal) and value.attr == "items_per_thread":
                 return Obj(base.items_per_thread)
+            if isinstance(base, DescVal) and value.attr in DESCRIPTOR_ATTRIBUTES:
+                return Obj(getattr(base.descriptor, value.attr))
             return UNKNOWN
         if value.op == "call":
             return self.on_call(self.stmt_of.get(id(value)))

@@ -122,6 +122,11 @@ class KernelPlan(KernelObjects, DtypeInference, KernelChecks, SharedArrays, Tupl
         try:
             if isinstance(callee, Obj):
                 name = op_name(callee.value)
+                if isinstance(callee.value, type) and callee.value.__qualname__ == "ThreadData":
+                    # another backend's payload class (cuda.coop.cutlass.ThreadData) is its qualified name: R11
+                    foreign = CONTEXT.foreign_call(callee.value.__module__, "ThreadData")
+                    if foreign is not None:
+                        raise foreign
                 if name in FACTORIES:
                     self._bind(stmt, callee.value, f"cuda.coop.{name}")  # C5: a factory takes no arguments
                     result = GroupVal(factory_group(name, self.launch), stmt.loc)
@@ -337,6 +342,7 @@ class KernelPlan(KernelObjects, DtypeInference, KernelChecks, SharedArrays, Tupl
         if dtype is None and self._is_truth_value(var):  # the operation says whether it takes booleans
             dtype = "bool"
         if dtype is None:
+            self.reject_multidimensional_local_array(call, param)
             raise CoopTypeError(f"could not infer the dtype of {call.name} {param}; cast it to a NumPy scalar type "
                                 "(e.g. numpy.int32(x)) or compute it from a typed array element")
         return dtype

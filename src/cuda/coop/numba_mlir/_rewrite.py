@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .._semantics.aggregates import is_aggregate
+from .._semantics.common import compile_time_int
 from . import _compat as nb
 from ._ir import THREAD_DATA, DescVal, GroupVal, MethodVal, Obj, PayloadTuple, PayloadVal
 from ._plan_state import PlanState
@@ -82,6 +85,9 @@ class KernelRewrite(PlanState):
                     elif isinstance(value, (ir.Global, ir.FreeVar)) and (
                             self.is_coop_object(value.value) or stmt.target.name in dropped):
                         stmt.value = ir.Const(0, loc)
+                    elif isinstance(value, (ir.Global, ir.FreeVar)) and _index_object(value.value):
+                        # an object with __index__ (SPEC 6.1) is a compile-time integer numba-cuda-mlir cannot type
+                        stmt.value = ir.Const(compile_time_int(value.value), loc)
                     elif isinstance(value, ir.Arg) and isinstance(self.state.args[value.index], nb.types.Literal):
                         # A specialised integer argument is a constant: loops over it unroll, payloads stay
                         # in registers (the argument is still passed, and not read).
@@ -103,7 +109,7 @@ class KernelRewrite(PlanState):
                             base = self.resolver.memo.get(value.value.name)
                             if stmt.target.name in dropped:
                                 stmt.value = ir.Const(0, loc)
-                            elif isinstance(resolved, Obj) and isinstance(base, PayloadVal):
+                            elif isinstance(resolved, Obj) and isinstance(base, (PayloadVal, DescVal)):
                                 stmt.value = ir.Const(resolved.value, loc)
                             elif isinstance(resolved, Obj) and resolved.value is nb.nb_cuda.local:
                                 # numba_coop.local is numba-cuda-mlir's own: typed from the object, not from
@@ -236,3 +242,10 @@ class KernelRewrite(PlanState):
 
 def _is_shared_array(callee: Any) -> bool:
     return isinstance(callee, Obj) and callee.value is nb.nb_cuda.shared.array
+
+
+def _index_object(value: object) -> bool:
+    """Whether ``value`` is an object of the user's that says an integer through ``__index__`` (not a number, type,
+    function or array numba-cuda-mlir types itself)."""
+    return not isinstance(value, (int, np.generic, np.ndarray, type)) and not callable(value) and \
+        compile_time_int(value) is not None
