@@ -301,6 +301,30 @@ def _exchange_storage_attributes(T, K, dtype):
     return body, oracle, {}
 
 
+def _converted_results(T, K, dtype):
+    """What still converts into a payload of another dtype (SPEC 4: ``dtype`` never converts typed evidence): a
+    cooperative call's scalar result and Python numbers, into float64 items."""
+    def body(bid, src, dst):
+        block = coop.this_block()
+        items = coop.ThreadData(K, dtype)
+        coop.load(block, src, items, offset=bid * (T * K))
+        total = coop.sum(block, items)
+        wide = coop.ThreadData(K, np.float64)
+        for i in range(K):
+            wide[i] = total
+        wide[K - 1] = 3
+        coop.store(block, dst, wide, offset=bid * (T * K))
+
+    def oracle(v):
+        t = tiles(v["src"], T * K).astype(np.int64)
+        out = np.repeat(t.sum(axis=1), T * K).reshape(-1, T, K).astype(np.float64)
+        out[:, :, K - 1] = 3
+        return {"dst": out.reshape(-1)}
+    n = GRID * T * K
+    return body, oracle, {"operands": (Array("src", dtype, n, "in", small(dtype)(n)), Array("dst", np.float64, n,
+                                                                                             "out"))}
+
+
 class _IndexOnly:
     """A size that says its integer only through ``__index__`` (SPEC 6.1 accepts such objects)."""
 
@@ -3650,6 +3674,7 @@ _VARIANTS = [
     ("exchange", "striped_to_blocked", _exchange("striped_to_blocked"), INT_AND_FLOAT, COMBOS_3D),
     ("exchange", "storage_attributes", _exchange_storage_attributes, (np.int32,), (((128, 1, 1), 4),)),
     ("exchange", "index_globals", _exchange_index_globals, (np.int32,), (((128, 1, 1), 4),)),
+    ("load_store", "converted_results", _converted_results, (np.int32,), (((128, 1, 1), 4), ((8, 4, 1), 2))),
     ("reduce", "block_sum", _reduce("sum", False), INT_AND_FLOAT, COMBOS_3D),
     ("reduce", "block_min", _reduce("min", False), INT_AND_FLOAT, COMBOS_3D),
     ("reduce", "block_max", _reduce("max", False), INT_AND_FLOAT, COMBOS_3D),

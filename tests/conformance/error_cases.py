@@ -1960,6 +1960,25 @@ def p8_array_element_and_a_store(bid, src, dst):
     coop.store(coop.this_block(), dst, items)
 
 
+def p8_two_assignments_and_a_store(bid, src, dst):
+    items = coop.ThreadData(K)  # HERE
+    items[0] = src[0]
+    for i in range(1, K):
+        items[i] = np.int64(7)  # a cast: evidence against the int32 element above, met before the store
+    coop.store(coop.this_block(), dst, items)
+
+
+def p8_explicit_dtype_and_a_copy(bid, src, dst):
+    wide = coop.ThreadData(K)
+    for i in range(K):
+        wide[i] = np.int64(i)
+    items = coop.ThreadData(K, np.int32)
+    items[0] = wide[0]  # HERE: the first mismatch in the kernel's order (wide's dtype is decided by its casts)
+    for i in range(1, K):
+        items[i] = np.int64(i)
+    coop.store(coop.this_block(), dst, items)
+
+
 # ---- P14: a payload used as a run-time value
 def p14_payload_in_arithmetic(bid, src, dst):
     items = coop.ThreadData(K, np.int32)
@@ -1986,6 +2005,10 @@ ERRORS = [
               "ThreadData items has conflicting dtypes int64 (dtype= at line", dst_dtype=np.int64),
     ErrorCase("p8-array-element-and-a-store", p8_array_element_and_a_store, coop.CoopTypeError,
               "ThreadData items has conflicting dtypes float32 (cuda.coop.store at line", dst_dtype=np.float32),
+    ErrorCase("p8-two-assignments-and-a-store", p8_two_assignments_and_a_store, coop.CoopTypeError,
+              "ThreadData items has conflicting dtypes int32 (assignment at line"),
+    ErrorCase("p8-explicit-dtype-and-a-copy", p8_explicit_dtype_and_a_copy, coop.CoopTypeError,
+              "ThreadData items has conflicting dtypes int32 (dtype= at line"),
     ErrorCase("p14-payload-in-arithmetic", p14_payload_in_arithmetic, coop.CoopTypeError,
               "ThreadData items escapes to runtime through an arithmetic expression at error_cases.py:"),
     ErrorCase("p14-payload-stored-into-an-array", p14_payload_stored_into_an_array, coop.CoopTypeError,

@@ -357,6 +357,20 @@ def test_compile_time_int_accepts_index_objects_and_refuses_bools():
     assert [compile_time_int(v) for v in (7, np.int8(-3), np.uint64(9), _Index(5))] == [7, -3, 9, 5]
     assert [compile_time_int(v) for v in (True, np.bool_(True), 2.0, "3", None)] == [None] * 5
 
+    class Boolean:  # a compiler's truth value that answers __index__ (the CuTe DSL's)
+        def __index__(self):
+            return 1
+
+    class Float32:  # a compiler's float whose __index__ returns a float
+        def __index__(self):
+            return 2.5
+
+    class Dynamic:  # a run-time value that refuses
+        def __index__(self):
+            raise RuntimeError("not known until the kernel runs")
+
+    assert [compile_time_int(v) for v in (Boolean(), Float32(), Dynamic())] == [None] * 3
+
 
 @pytest.mark.parametrize("size, exc, fragment", [
     (True, CoopTypeError, "TempStorage size_in_bytes must be a compile-time positive integer; got True"),

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import enum
+import operator
 from dataclasses import dataclass
 from typing import Sequence, TypeGuard
 
@@ -106,12 +107,16 @@ def compile_time_int(value: object) -> int | None:
     """``value`` as an ``int`` where it is a compile-time integer: an ``int``, a NumPy integer or any object with
     ``__index__`` (SPEC 6.1); None for a bool (Python's or NumPy's) and for anything that cannot say its integer (a
     compiler's run-time value)."""
-    if isinstance(value, bool) or type(value).__name__ == "bool_" or not hasattr(value, "__index__"):
+    if isinstance(value, bool) or type(value).__name__ in _TRUTH_TYPES:
         return None
-    try:
-        return int(value.__index__())
-    except Exception:  # a run-time value of a compiler refuses in its own words: not a compile-time integer
+    try:  # an __index__ that returns no int (a float numeric of a compiler) is refused by operator.index
+        return operator.index(value)  # type: ignore[arg-type]
+    except Exception:  # a compiler's run-time value refuses in its own words: not a compile-time integer
         return None
+
+
+# the names of truth-value types that still answer __index__: NumPy's (1.x) and the CuTe DSL's
+_TRUTH_TYPES = ("bool_", "Boolean")
 
 
 def require_alignment(what: str, alignment: object) -> int:

@@ -81,6 +81,9 @@ class KernelTracer:
         # G21: query symbols whose result differs between members -> (whether it differs within a warp, words, the
         # group whose own calls may sit under it: its is_member())
         self.varying: dict[str, tuple[bool, str, Any]] = {}
+        # the scalars cooperative calls returned: assigned into a payload they convert, as on numba-cuda-mlir, where a
+        # call's result is no dtype evidence (docs: concepts, "ThreadData payloads"); kept alive, so ids stay theirs
+        self.scalar_results: dict[int, Any] = {}
 
     @property
     def launch(self) -> LaunchShape:
@@ -171,10 +174,15 @@ class KernelTracer:
 
     def _result(self, call: Call) -> Any:
         if isinstance(call.result, PayloadPair):  # the out results, in order
-            return call.result.returned(tuple(call.returned) if call.result.scalars else ())
+            outs = tuple(call.returned) if call.result.scalars else ()
+            self.scalar_results.update((id(out), out) for out in outs)
+            return call.result.returned(outs)
         if isinstance(call.result, Slot):
             return ThreadData._of(call.result)
-        return call.returned
+        returned = call.returned
+        for value in returned if isinstance(returned, tuple) else (returned,):
+            self.scalar_results[id(value)] = value
+        return returned
 
     def _new_slot(self, values: dict[str, Any], site: tuple[str, int] | None) -> Slot:
         spec = thread_data(values, dtype_of_object=self.dtype_of_object, dtype_words=self.dtype_words)

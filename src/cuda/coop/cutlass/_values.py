@@ -18,13 +18,13 @@ import numpy as np
 
 from .. import _markers
 from .._backend_context import current
-from .._semantics.temp_storage import DESCRIPTOR_ATTRIBUTES
 from .._markers.base import dispatch
 from .._markers.groups import GROUP_METHODS, ThreadGroup as GroupMarker
 from .._markers.thread_data import ThreadData as CommonThreadData
 from .._calls.objects import bind_method, group_by
 from .._errors import CoopError, CoopIndexError, CoopTypeError, located
 from .._semantics.operators import LocalFunction
+from .._semantics.temp_storage import DESCRIPTOR_ATTRIBUTES
 from . import _about, _dsl
 
 
@@ -165,12 +165,14 @@ class ThreadData:
             # a typed assignment gives the dtype where nothing else did; one that disagrees with the dtype another
             # gave, or with the explicit dtype, is P8, as on numba-cuda-mlir (docs: concepts, "ThreadData
             # payloads"). The payloads operations return and wrapped fragments (no site) convert, as there, and so
-            # does a truth value (a comparison), which numba-cuda-mlir counts as no evidence.
+            # do a truth value (a comparison) and a cooperative call's scalar result, which numba-cuda-mlir counts as
+            # no evidence.
             site = caller_site()
             where = f"assignment at line {site[1]}"
             if root.dtype is None:
                 root.dtype, root.assigned_at = dtype, where
-            elif root.dtype != dtype and root.site is not None and dtype != "bool":
+            elif root.dtype != dtype and root.site is not None and dtype != "bool" and \
+                    id(value) not in slot.tracer.scalar_results:
                 raise root.conflicting(dtype, where, site)
         fragment = slot.materialise()
         # converted to the payload's dtype, as numba-cuda-mlir converts it (docs: concepts, "ThreadData payloads"):

@@ -81,6 +81,7 @@ class DtypeInference(PlanState):
                                 if root.dtype is not None and root.dtype != dtype:
                                     root.dtype = self._decide(root)  # P8: an earlier round decided otherwise
             self._settle_dtypes()
+        self._raise_first_mismatch()
         for payload in self.payloads:
             root = payload.root()
             if root.dtype is None and id(root) in weak:
@@ -97,39 +98,59 @@ class DtypeInference(PlanState):
 
     def _check_assignment_agrees(self, stmt: Any, root: PayloadVal, counted: set[int]) -> None:
         """P8: a typed assignment into a payload that its explicit dtype or a cooperative operation types must agree
-        with it; ``dtype`` never converts (docs: concepts, "ThreadData payloads"). Literals, arithmetic (whose dtype
-        is estimated here), and the payloads that operations return are left to numba-cuda-mlir's conversions."""
+        with it; ``dtype`` never converts (docs: concepts, "ThreadData payloads"). Only direct evidence counts
+        against a dtype already given (``_is_direct``); literals, kernel arguments, arithmetic (whose dtype is only
+        estimated here), results of cooperative calls, and the payloads that operations return are left to
+        numba-cuda-mlir's conversions. A mismatch with an explicit dtype is kept, and the first in the kernel's
+        order raised once every round has run (``_raise_first_mismatch``), as a tracing backend meets it."""
         if root.form != THREAD_DATA or root.result:
             return
         dtype, is_weak = self._value_dtype(stmt.value)
-        if dtype is None or is_weak or self._is_arithmetic(stmt.value):
+        if dtype is None or is_weak or dtype == "bool" or not self._is_direct(stmt.value):
             return
         counted.add(id(stmt))
         where = f"assignment at line {stmt.loc.line}"
         if root.explicit:
             if dtype != root.dtype:
-                raise located(CoopTypeError(
+                self.__dict__.setdefault("_mismatches", []).append((stmt.loc.line, located(CoopTypeError(
                     f"ThreadData {user_name(root.var)} has conflicting dtypes {root.dtype} (dtype= at line "
-                    f"{root.loc.line}) and {dtype} ({where}); cast the value"), stmt.loc)
+                    f"{root.loc.line}) and {dtype} ({where}); cast the value"), stmt.loc)))
             return
         root.evidence.append((dtype, where))
         if root.dtype is not None and root.dtype != dtype:
             root.dtype = self._decide(root)
 
-    def _is_arithmetic(self, var: Any) -> bool:
-        """Whether ``var`` is the result of arithmetic (or ``min``/``max``), whose dtype this pass only estimates:
-        evidence for an untyped payload, but not held against a dtype already given (numba-cuda-mlir converts)."""
-        for definition in self.resolver.definitions(var.name):
-            if isinstance(definition, nb.ir.Var):
-                if self._is_arithmetic(definition):
-                    return True
-            elif isinstance(definition, nb.ir.Expr):
-                if definition.op in ("binop", "inplace_binop", "unary"):
-                    return True
-                if definition.op == "call":
-                    callee = self.resolver.callee(self.resolver.stmt_of[id(definition)])
-                    if isinstance(callee, Obj) and callee.value in (min, max):
-                        return True
+    def _raise_first_mismatch(self) -> None:
+        mismatches = self.__dict__.get("_mismatches")
+        if mismatches:
+            raise min(mismatches, key=lambda found: found[0])[1]
+
+    def _is_direct(self, var: Any, depth: int = 0) -> bool:
+        """Whether ``var`` is direct dtype evidence (SPEC 4, rule 3): an element of a kernel array or of a payload
+        (read by indexing or by a cache-hinted load or atomic), an explicit cast (``np.int32(x)``) or a NumPy scalar
+        constant, through copies, from one definition."""
+        value = self.resolver.var(var.name)
+        if isinstance(value, Obj):
+            return isinstance(value.value, np.generic) and value.value.dtype.kind in "iuf"
+        definitions = self.resolver.definitions(var.name)
+        if len(definitions) != 1 or depth > 16:
+            return False
+        definition = definitions[0]
+        if isinstance(definition, nb.ir.Var):
+            return self._is_direct(definition, depth + 1)
+        if not isinstance(definition, nb.ir.Expr):
+            return False
+        if definition.op in ("getitem", "static_getitem"):
+            base = self.resolver.var(definition.value.name)
+            return isinstance(base, PayloadVal) or (isinstance(base, ArgRef) and isinstance(base.type, nb.types.Array))
+        if definition.op == "call":
+            stmt = self.resolver.stmt_of.get(id(definition))
+            callee = self.resolver.callee(stmt) if stmt is not None else None
+            if not isinstance(callee, Obj) or isinstance(callee.value, str):
+                return False
+            if any(callee.value is read for read in nb.ELEMENT_READS):
+                return True
+            return callee.value not in (int, float, bool) and dtype_of_object(callee.value) is not None
         return False
 
     def _settle_dtypes(self) -> None:
@@ -143,9 +164,14 @@ class DtypeInference(PlanState):
             payload.dtype = root.dtype
 
     def _decide(self, payload: PayloadVal) -> str:
-        first = payload.evidence[0]
-        for other in payload.evidence[1:]:
+        """The one dtype the evidence gives, or P8 for the first evidence that disagrees, met in the kernel's order
+        (as a tracing backend meets it); an operation is named before an assignment it disagrees with."""
+        ordered = sorted(payload.evidence, key=_line_of)
+        first = ordered[0]
+        for other in ordered[1:]:
             if other[0] != first[0]:
+                if first[1].startswith("assignment") and not other[1].startswith("assignment"):
+                    first, other = other, first
                 raise located(CoopTypeError(
                     f"ThreadData {user_name(payload.var)} has conflicting dtypes {first[0]} ({first[1]}) and "
                     f"{other[0]} ({other[1]})"
@@ -357,3 +383,9 @@ class DtypeInference(PlanState):
                             return [flat[:made.inner], *flat[made.inner:]] if made.inner else flat
                         return outs or ([site.site.result_dtype] if site.site.result_dtype else None)
         return None
+
+
+def _line_of(evidence: tuple[str, str]) -> int:
+    """The line an evidence's place names (``"cuda.coop.load at line 12"``)."""
+    _, _, line = evidence[1].rpartition("line ")
+    return int(line) if line.isdigit() else 0

@@ -122,7 +122,8 @@ class KernelPlan(KernelObjects, DtypeInference, KernelChecks, SharedArrays, Tupl
         try:
             if isinstance(callee, Obj):
                 name = op_name(callee.value)
-                if isinstance(callee.value, type) and callee.value.__qualname__ == "ThreadData":
+                if isinstance(callee.value, type) and callee.value.__qualname__ == "ThreadData" and \
+                        callee.value.__module__.startswith("cuda.coop."):
                     # another backend's payload class (cuda.coop.cutlass.ThreadData) is its qualified name: R11
                     foreign = CONTEXT.foreign_call(callee.value.__module__, "ThreadData")
                     if foreign is not None:

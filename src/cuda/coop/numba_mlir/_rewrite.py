@@ -6,6 +6,7 @@ consumed are dropped before typing, and variables that may hold several payloads
 """
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 import numpy as np
@@ -245,7 +246,15 @@ def _is_shared_array(callee: Any) -> bool:
 
 
 def _index_object(value: object) -> bool:
-    """Whether ``value`` is an object of the user's that says an integer through ``__index__`` (not a number, type,
-    function or array numba-cuda-mlir types itself)."""
-    return not isinstance(value, (int, np.generic, np.ndarray, type)) and not callable(value) and \
-        compile_time_int(value) is not None
+    """Whether ``value`` is an object of the user's that says an integer through ``__index__`` and that
+    numba-cuda-mlir cannot type (a number, enum member, array or any object it types keeps its own meaning)."""
+    if isinstance(value, (int, np.generic, np.ndarray, type, enum.Enum)) or callable(value) or \
+            hasattr(value, "__cuda_array_interface__") or hasattr(value, "__array_interface__"):
+        return False
+    if compile_time_int(value) is None:
+        return False
+    try:
+        nb.typeof(value)
+    except Exception:  # numba's own words for an object it cannot type: the integer it says stands for it
+        return True
+    return False

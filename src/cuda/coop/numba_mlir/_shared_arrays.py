@@ -42,7 +42,7 @@ class SharedArrays(PlanState):
                 raise CoopTypeError(f"{NAME} shape must be a compile-time positive integer or tuple of them")
             if dtype is None:
                 raise CoopTypeError(f"{NAME} dtype must be a NumPy or Numba scalar type; got {dtype_obj!r}")
-            require_alignment(NAME, alignment)
+            alignment = require_alignment(NAME, alignment)
         if shape is None or dtype is None:
             return UNKNOWN
         if is_aggregate(dtype):  # numba-cuda-mlir 0.6 cannot index shared arrays of records
