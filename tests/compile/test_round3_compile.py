@@ -157,7 +157,7 @@ def scan_with_mistyped_aggregate(src, dst, totals):
 
 def test_an_explicit_aggregate_dtype_must_match_the_scan():
     with pytest.raises(coop.CoopTypeError,
-                       match="inclusive_sum value dtype int32 does not match payload dtype int64") as info:
+                       match="inclusive_sum aggregate_output dtype int64 does not match value dtype int32") as info:
         build_kernel(scan_with_mistyped_aggregate, (I32, I32, I32))
     assert f"test_round3_compile.py:{line_of(scan_with_mistyped_aggregate, 'mistyped aggregate')}" in str(info.value)
 
