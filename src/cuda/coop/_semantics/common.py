@@ -343,6 +343,31 @@ def require_common_dtype(op: str, param: str, dtype: str | None, qualified: bool
                         f"{qualified_namespace(dtype)} for {dtype}")
 
 
+_ASSIGNMENT = "assignment at line "
+
+
+def assignment_at(line: int) -> str:
+    """Where a typed assignment gave a payload dtype evidence, as P8 names it."""
+    return f"{_ASSIGNMENT}{line}"
+
+
+def conflicting_dtypes(name: str, first: tuple[str, str], second: tuple[str, str]) -> CoopTypeError:
+    """P8: two pieces of payload ``name``'s dtype evidence, ``(dtype, where)`` each, disagree; ``first`` was met first
+    in the kernel's order, and an operation is named before an assignment it disagrees with (docs: concepts,
+    "ThreadData payloads")."""
+    if first[1].startswith(_ASSIGNMENT) and not second[1].startswith(_ASSIGNMENT):
+        first, second = second, first
+    return CoopTypeError(f"ThreadData {name} has conflicting dtypes {first[0]} ({first[1]}) and {second[0]} "
+                         f"({second[1]})")
+
+
+def declared_dtype_conflict(name: str, declared: str, line: int | str, dtype: str, where: str) -> CoopTypeError:
+    """P8: a typed assignment (``where``) disagrees with the ``dtype=`` payload ``name`` declared at ``line``
+    (``dtype`` never converts)."""
+    return CoopTypeError(f"ThreadData {name} has conflicting dtypes {declared} (dtype= at line {line}) and {dtype} "
+                         f"({where}); cast the value")
+
+
 # The most items one thread's payload may hold (P17, a payload beyond a hard limit): per-item code of that size
 # builds for minutes and the payload lives in local memory; larger tiles belong in shared memory or in a loop over
 # tiles.

@@ -23,6 +23,7 @@ from .._markers.groups import GROUP_METHODS, ThreadGroup as GroupMarker
 from .._markers.thread_data import ThreadData as CommonThreadData
 from .._calls.objects import bind_method, group_by
 from .._errors import CoopError, CoopIndexError, CoopTypeError, located
+from .._semantics.common import assignment_at, conflicting_dtypes, declared_dtype_conflict
 from .._semantics.operators import LocalFunction
 from .._semantics.temp_storage import DESCRIPTOR_ATTRIBUTES
 from . import _about, _dsl
@@ -70,15 +71,11 @@ class Slot:
         payload two dtypes (at the line that made it; the call's evidence named first), or an assignment disagrees
         with its explicit dtype (at ``at``, the assignment: ``dtype`` never converts)."""
         if self.explicit:
-            site = self.site[1] if self.site is not None else "?"
-            error = CoopTypeError(f"ThreadData {self.name} has conflicting dtypes {self.dtype} (dtype= at line "
-                                  f"{site}) and {dtype} ({where}); cast the value")
+            line = self.site[1] if self.site is not None else "?"
+            error = declared_dtype_conflict(self.name, str(self.dtype), line, dtype, where)
             return located(error, at) if at is not None else error
-        first, second = (self.dtype, self.inferred_by or self.assigned_at), (dtype, where)
-        if self.inferred_by is None and not where.startswith("assignment"):
-            first, second = second, first
-        error = CoopTypeError(f"ThreadData {self.name} has conflicting dtypes {first[0]} ({first[1]}) and "
-                              f"{second[0]} ({second[1]})")
+        error = conflicting_dtypes(self.name, (str(self.dtype), str(self.inferred_by or self.assigned_at)),
+                                   (dtype, where))
         return located(error, self.site) if self.site is not None else error
 
     def materialise(self) -> Any:
@@ -168,7 +165,7 @@ class ThreadData:
             # do a truth value (a comparison) and a cooperative call's scalar result, which numba-cuda-mlir counts as
             # no evidence.
             site = caller_site()
-            where = f"assignment at line {site[1]}"
+            where = assignment_at(site[1])
             if root.dtype is None:
                 root.dtype, root.assigned_at = dtype, where
             elif root.dtype != dtype and root.site is not None and dtype != "bool" and \

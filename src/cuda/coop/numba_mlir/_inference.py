@@ -15,6 +15,7 @@ from .._errors import CoopError, CoopTypeError, CoopUnsupportedError, located
 from .._markers.base import op_name
 from . import _compat as nb
 from .._semantics.aggregates import is_aggregate
+from .._semantics.common import assignment_at, conflicting_dtypes, declared_dtype_conflict
 from ._ir import THREAD_DATA, ArgRef, Obj, PayloadTuple, PayloadVal, dtype_of_object
 from ._checks import user_name
 from ._plan_state import OpCall, PlanState
@@ -73,7 +74,7 @@ class DtypeInference(PlanState):
                         dtype, is_weak = self._value_dtype(stmt.value)
                         if dtype is not None:
                             counted.add(id(stmt))
-                            evidence = (dtype, f"assignment at line {stmt.loc.line}")
+                            evidence = (dtype, assignment_at(stmt.loc.line))
                             if is_weak:
                                 weak.setdefault(id(root), []).append(evidence)
                             else:
@@ -109,12 +110,11 @@ class DtypeInference(PlanState):
         if dtype is None or is_weak or dtype == "bool" or not self._is_direct(stmt.value):
             return
         counted.add(id(stmt))
-        where = f"assignment at line {stmt.loc.line}"
+        where = assignment_at(stmt.loc.line)
         if root.explicit:
             if dtype != root.dtype:
-                self.__dict__.setdefault("_mismatches", []).append((stmt.loc.line, located(CoopTypeError(
-                    f"ThreadData {user_name(root.var)} has conflicting dtypes {root.dtype} (dtype= at line "
-                    f"{root.loc.line}) and {dtype} ({where}); cast the value"), stmt.loc)))
+                conflict = declared_dtype_conflict(user_name(root.var), str(root.dtype), root.loc.line, dtype, where)
+                self.__dict__.setdefault("_mismatches", []).append((stmt.loc.line, located(conflict, stmt.loc)))
             return
         root.evidence.append((dtype, where))
         if root.dtype is not None and root.dtype != dtype:
@@ -170,12 +170,7 @@ class DtypeInference(PlanState):
         first = ordered[0]
         for other in ordered[1:]:
             if other[0] != first[0]:
-                if first[1].startswith("assignment") and not other[1].startswith("assignment"):
-                    first, other = other, first
-                raise located(CoopTypeError(
-                    f"ThreadData {user_name(payload.var)} has conflicting dtypes {first[0]} ({first[1]}) and "
-                    f"{other[0]} ({other[1]})"
-                ), payload.loc)
+                raise located(conflicting_dtypes(user_name(payload.var), first, other), payload.loc)
         return first[0]
 
     def follow_dtype(self, output: PayloadVal, source: PayloadVal, call: OpCall, param: str) -> None:
