@@ -1979,6 +1979,12 @@ def p8_explicit_dtype_and_a_copy(bid, src, dst):
     coop.store(coop.this_block(), dst, items)
 
 
+# ---- the group before its arguments (SPEC 10.1's order): G15 before a run-time option's C4
+def g15_before_a_run_time_option(bid, src, dst):
+    fives = coop.this_warp().group_by(5, exhaustive=False)
+    dst[0] = coop.sum(fives, src[0], broadcast=src[1] > 0)  # HERE
+
+
 # ---- P14: a payload used as a run-time value
 def p14_payload_in_arithmetic(bid, src, dst):
     items = coop.ThreadData(K, np.int32)
@@ -2009,6 +2015,9 @@ ERRORS = [
               "ThreadData items has conflicting dtypes int32 (assignment at line"),
     ErrorCase("p8-explicit-dtype-and-a-copy", p8_explicit_dtype_and_a_copy, coop.CoopTypeError,
               "ThreadData items has conflicting dtypes int32 (dtype= at line"),
+    ErrorCase("g15-before-a-run-time-option", g15_before_a_run_time_option, coop.CoopUnsupportedError,
+              "cuda.coop.sum supports logical-warp widths 1, 2, 4, 8, 16, 32, or 17-31 from group_by(W, "
+              "exhaustive=False); got 5"),
     ErrorCase("p14-payload-in-arithmetic", p14_payload_in_arithmetic, coop.CoopTypeError,
               "ThreadData items escapes to runtime through an arithmetic expression at error_cases.py:"),
     ErrorCase("p14-payload-stored-into-an-array", p14_payload_stored_into_an_array, coop.CoopTypeError,

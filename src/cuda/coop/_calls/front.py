@@ -19,7 +19,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from .._errors import CoopUnsupportedError
-from .._semantics.common import check_payload_dtype, require_common_dtype
+from .._semantics.common import GroupSpec, LaunchShape, check_payload_dtype, require_common_dtype
+from .._semantics.groups import require_cluster_target, require_operation_group
+from .._semantics.reduce import require_reduce_group
 from .._version import __version__
 from . import FAMILIES, Family
 from .context import C, P, Call, CallContext
@@ -59,6 +61,16 @@ def evidence(ctx: CallContext[C, P], call: C, family: Family) -> None:
 def result(ctx: CallContext[C, P], call: C, family: Family) -> Any:
     """The fresh payload (or tuple of payloads) ``call`` returns; None when it returns none."""
     return family.result_payload(ctx, call) if family.result_payload is not None else None
+
+
+def check_group(op: str, name: str, group: GroupSpec, launch: LaunchShape, cc: int) -> None:
+    """The call's group before anything about its arguments (SPEC 10.1's order): G20 (a cluster needs sm_90), then
+    the kinds and widths the operation takes (G3, G4, G15; reduce and sum by their own, richer rule)."""
+    require_cluster_target(group, cc)
+    if op in ("reduce", "sum"):
+        require_reduce_group(name, group, launch)
+    else:
+        require_operation_group(op, name, group)
 
 
 def plan(ctx: CallContext[C, P], call: C, family: Family, dtypes: OperandDtypes) -> None:

@@ -27,7 +27,6 @@ from .._semantics.common import (
     BLOCK, CLUSTER, GRID, LOGICAL_WARP, THREAD, WARP, WARPS_IN_BLOCK, LaunchShape, Runtime, Static, check_block_shape,
     check_payload_extent,
 )
-from .._semantics.groups import require_cluster_target
 from .._semantics.tuples import fields, is_tuple
 from . import _about, _callbacks, _dsl
 from ._emit import KernelPlan, Planned, emit, operand_type
@@ -144,8 +143,8 @@ class KernelTracer:
                                shown=lambda option: literal_words(kwargs[option]))
         call = Call(name, qualified_name, bound, marker_call.qualified, site=marker_call.site)
         self._call = call
-        if isinstance(bound.get("group"), ThreadGroup):  # G20 before the group's kind, as numba-cuda-mlir checks it
-            require_cluster_target(bound["group"].spec, self.cc)
+        if isinstance(bound.get("group"), ThreadGroup):  # the group before its arguments, as numba-cuda-mlir checks it
+            front.check_group(name, qualified_name, bound["group"].spec, self.launch, self.cc)
         front.check_operand_dtypes(call, self._declared_dtypes(bound))
         family = front.family_of(call, _about.BACKEND)
         front.evidence(self, call, family)

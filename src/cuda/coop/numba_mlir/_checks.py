@@ -17,8 +17,7 @@ from .._version import __version__
 from .._markers.base import op_name
 from .._markers.records import extension
 from .._semantics.common import check_payload_bytes, check_payload_dtype, check_payload_extent
-from .._semantics.groups import require_cluster_target, require_operation_group
-from .._semantics.reduce import require_reduce_group
+from .._calls import front
 from .._semantics.tuples import takes_tuples, tuple_operand
 from . import _compat as nb
 from ._lowering import operand_type
@@ -61,12 +60,7 @@ class KernelChecks(PlanState):
                 call = self.op_call(stmt, block, callee.value)
                 self.op_calls.append(call)
                 if "group" in call.args:
-                    group = self.group(call).spec
-                    require_cluster_target(group, self.cc)
-                    if call.op in ("reduce", "sum"):
-                        require_reduce_group(call.name, group, self.launch)
-                    else:
-                        require_operation_group(call.op, call.name, group)
+                    front.check_group(call.op, call.name, self.group(call).spec, self.launch, self.cc)
                 arrays: dict[int, str] = {}  # the user's arrays passed as payloads: id -> parameter
                 for param, var in call.args.items():
                     if param == "group" or not isinstance(var, nb.ir.Var):
