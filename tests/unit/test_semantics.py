@@ -608,3 +608,16 @@ def test_a_numpy_integer_constant_is_a_runtime_integer_control_of_its_dtype():
     for value, named in ((np.uint64(5), "uint64"), (np.float32(5), "float32"), (True, "bool"), (5.0, "float")):
         with pytest.raises(CoopTypeError, match=f"valid_items must be a signed integer .*; got {named}$"):
             check_runtime_int("cuda.coop.load", "valid_items", Static(value))
+
+
+def test_p2_names_the_operand_and_lists_what_it_takes():
+    """A bool payload as run lengths lists the integer dtypes (it listed the floats too); a payload constructor's own
+    ``dtype=`` is named once ("does not support dtype dtype bool" before)."""
+    from cuda.coop._semantics.common import INTEGER_DTYPES, check_payload_dtype
+    with pytest.raises(CoopTypeError) as info:
+        check_payload_dtype("cuda.coop.run_length_decode", "run_lengths", "bool", qualified=False)
+    assert str(info.value) == ("cuda.coop.run_length_decode does not support run_lengths dtype bool; supported: "
+                               + ", ".join(INTEGER_DTYPES))
+    with pytest.raises(CoopTypeError) as info:
+        check_payload_dtype("cuda.coop.ThreadData", "dtype", "bool", qualified=True)
+    assert str(info.value).startswith("cuda.coop.ThreadData does not support dtype bool; supported: int8")

@@ -316,7 +316,7 @@ LOCAL_MEMORY_LIMIT = 512 * 1024
 
 # Payload operands that hold integers in every namespace, whatever the operation's dtype (docs: operations/scan,
 # "Reverse and segmented scans"; operations/argreduce): a P2 there lists the integer dtypes only.
-INTEGER_OPERANDS = ("head_flags", "indices", "flags")
+INTEGER_OPERANDS = ("head_flags", "indices", "flags", "run_lengths")
 
 
 def check_payload_dtype(op: str, param: str, dtype: str | None, qualified: bool) -> None:
@@ -331,7 +331,8 @@ def check_payload_dtype(op: str, param: str, dtype: str | None, qualified: bool)
     require_common_dtype(op, param, dtype, qualified)
     if dtype in QUALIFIED_DTYPES or is_aggregate(dtype):
         return  # a qualified call's
-    raise CoopTypeError(f"{op} does not support {param} dtype {dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
+    what = "dtype" if param == "dtype" else f"{param} dtype"  # a constructor's own dtype= is named once
+    raise CoopTypeError(f"{op} does not support {what} {dtype}; supported: {', '.join(NUMERIC_DTYPES)}")
 
 
 def require_common_dtype(op: str, param: str, dtype: str | None, qualified: bool) -> None:
