@@ -164,13 +164,12 @@ class ThreadData:
             # payloads"). The payloads operations return and wrapped fragments (no site) convert, as there, and so
             # do a truth value (a comparison) and a cooperative call's scalar result, which numba-cuda-mlir counts as
             # no evidence.
-            site = caller_site()
-            where = assignment_at(site[1])
             if root.dtype is None:
-                root.dtype, root.assigned_at = dtype, where
+                root.dtype, root.assigned_at = dtype, assignment_at(caller_site()[1])
             elif root.dtype != dtype and root.site is not None and dtype != "bool" and \
                     id(value) not in slot.tracer.scalar_results:
-                raise root.conflicting(dtype, where, site)
+                site = caller_site()
+                raise root.conflicting(dtype, assignment_at(site[1]), site)
         fragment = slot.materialise()
         # converted to the payload's dtype, as numba-cuda-mlir converts it (docs: concepts, "ThreadData payloads"):
         # the DSL refuses a store of another type

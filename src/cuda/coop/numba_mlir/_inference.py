@@ -60,6 +60,7 @@ class DtypeInference(PlanState):
         # two that disagree are P8
         by_operations = {id(p.root()) for p in self.payloads if p.root().dtype is not None or p.root().evidence}
         counted: set[int] = set()
+        mismatches: list[tuple[int, CoopError]] = []  # typed assignments against an explicit dtype, by line
         for _ in range(4):  # payload-to-payload assignments propagate in a few rounds
             for block in self.func_ir.blocks.values():
                 for stmt in block.body:
@@ -69,7 +70,7 @@ class DtypeInference(PlanState):
                             continue
                         root = target.root()
                         if id(root) in by_operations:
-                            self._check_assignment_agrees(stmt, root, counted)
+                            self._check_assignment_agrees(stmt, root, counted, mismatches)
                             continue
                         dtype, is_weak = self._value_dtype(stmt.value)
                         if dtype is not None:
@@ -82,7 +83,8 @@ class DtypeInference(PlanState):
                                 if root.dtype is not None and root.dtype != dtype:
                                     root.dtype = self._decide(root)  # P8: an earlier round decided otherwise
             self._settle_dtypes()
-        self._raise_first_mismatch()
+        if mismatches:  # the first in the kernel's order, as a tracing backend meets it
+            raise min(mismatches, key=lambda found: found[0])[1]
         for payload in self.payloads:
             root = payload.root()
             if root.dtype is None and id(root) in weak:
@@ -97,13 +99,14 @@ class DtypeInference(PlanState):
             if not payload.explicit and payload.form == THREAD_DATA:
                 self.check_payload_size(payload)  # P17 with the inferred dtype (explicit ones were checked)
 
-    def _check_assignment_agrees(self, stmt: Any, root: PayloadVal, counted: set[int]) -> None:
+    def _check_assignment_agrees(self, stmt: Any, root: PayloadVal, counted: set[int],
+                                 mismatches: list[tuple[int, CoopError]]) -> None:
         """P8: a typed assignment into a payload that its explicit dtype or a cooperative operation types must agree
         with it; ``dtype`` never converts (docs: concepts, "ThreadData payloads"). Only direct evidence counts
         against a dtype already given (``_is_direct``); literals, kernel arguments, arithmetic (whose dtype is only
         estimated here), results of cooperative calls, and the payloads that operations return are left to
-        numba-cuda-mlir's conversions. A mismatch with an explicit dtype is kept, and the first in the kernel's
-        order raised once every round has run (``_raise_first_mismatch``), as a tracing backend meets it."""
+        numba-cuda-mlir's conversions. A mismatch with an explicit dtype goes to ``mismatches`` (by line): the first
+        in the kernel's order is raised once every round has run."""
         if root.form != THREAD_DATA or root.result:
             return
         dtype, is_weak = self._value_dtype(stmt.value)
@@ -114,16 +117,11 @@ class DtypeInference(PlanState):
         if root.explicit:
             if dtype != root.dtype:
                 conflict = declared_dtype_conflict(user_name(root.var), str(root.dtype), root.loc.line, dtype, where)
-                self.__dict__.setdefault("_mismatches", []).append((stmt.loc.line, located(conflict, stmt.loc)))
+                mismatches.append((stmt.loc.line, located(conflict, stmt.loc)))
             return
         root.evidence.append((dtype, where))
         if root.dtype is not None and root.dtype != dtype:
             root.dtype = self._decide(root)
-
-    def _raise_first_mismatch(self) -> None:
-        mismatches = self.__dict__.get("_mismatches")
-        if mismatches:
-            raise min(mismatches, key=lambda found: found[0])[1]
 
     def _is_direct(self, var: Any, depth: int = 0) -> bool:
         """Whether ``var`` is direct dtype evidence (SPEC 4, rule 3): an element of a kernel array or of a payload
